@@ -1,0 +1,1 @@
+"""The entry points: the command line, and (later) the GitHub App web app and its adapter."""

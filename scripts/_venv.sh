@@ -1,0 +1,26 @@
+# Sourced by scripts/demo and scripts/test: create or reuse .venv and install the project into it.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${STEPWISE_VENV:-$ROOT/.venv}"
+PY="${PYTHON:-}"
+if [ -z "$PY" ]; then
+  for candidate in python3.13 python3.12 python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 \
+      && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      PY="$candidate"; break
+    fi
+  done
+fi
+[ -n "$PY" ] || { echo "Stepwise needs Python 3.11 or newer on PATH (set PYTHON=/path/to/python3.11)." >&2; exit 2; }
+command -v git >/dev/null 2>&1 || { echo "Stepwise needs git on PATH." >&2; exit 2; }
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PY" -m venv "$VENV"
+fi
+# Reinstall only when the project metadata changed since the last install.
+STAMP="$VENV/.stepwise-installed"
+EXTRAS="${STEPWISE_EXTRAS:-}"
+WANT="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)$EXTRAS"
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT$EXTRAS"
+  echo "$WANT" > "$STAMP"
+fi
