@@ -1,0 +1,21 @@
+"""Editors change a batch's files in the worktree; they never stage, commit or validate."""
+
+from __future__ import annotations
+
+from jobs.editors.base import EditError, Editor, EditRequest, EditResult
+from jobs.editors.command import CommandEditor
+from jobs.editors.llm import LlmEditor
+from jobs.editors.replace import ReplaceEditor
+from jobs.sandbox import Sandbox, SandboxPolicy
+from jobs.spec import Recipe, TaskSpec
+
+__all__ = ["EditError", "EditRequest", "EditResult", "Editor", "editor_for"]
+
+
+def editor_for(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy) -> Editor:
+    """The editor that carries out `spec.recipe`."""
+    if spec.recipe is Recipe.REPLACE:
+        return ReplaceEditor()
+    if spec.recipe is Recipe.COMMAND:
+        return CommandEditor(sandbox=sandbox, policy=policy)
+    return LlmEditor()

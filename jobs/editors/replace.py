@@ -1,0 +1,40 @@
+"""The `replace` recipe: each `find` pattern substituted with the `replace` template, per match."""
+
+from __future__ import annotations
+
+import re
+
+from jobs.editors.base import EditError, EditRequest, EditResult
+
+
+class ReplaceEditor:
+    name = "replace"
+
+    def apply(self, request: EditRequest) -> EditResult:
+        template = request.spec.replace or ""
+        patterns = [re.compile(pattern, re.MULTILINE) for pattern in request.spec.find]
+        file_summaries: dict[str, str] = {}
+        total = 0
+        for rel in request.files:
+            path = request.worktree / rel
+            try:
+                # newline="" keeps the file's own line endings.
+                with path.open(encoding="utf-8", newline="") as handle:
+                    text = handle.read()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise EditError(
+                    f"cannot read {rel} as UTF-8 text: {exc}",
+                    hint="exclude the file from `paths` or convert it to UTF-8",
+                ) from exc
+            count = 0
+            for pattern in patterns:
+                text, made = pattern.subn(template, text)
+                count += made
+            if count:
+                with path.open("w", encoding="utf-8", newline="") as handle:
+                    handle.write(text)
+                file_summaries[rel] = f"{count} replacement{'s' if count != 1 else ''}"
+                total += count
+        summary = f"{total} replacement{'s' if total != 1 else ''} in {len(file_summaries)} file" \
+            f"{'s' if len(file_summaries) != 1 else ''}"
+        return EditResult(summary=summary, file_summaries=file_summaries)

@@ -1,0 +1,372 @@
+"""The engine: advances a job step by step, writing the record after every step, until a gate or the end."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jobs import branch_sync, review
+from jobs.attempt import AttemptOutcome, AttemptRunner, Result, sandbox_policy
+from jobs.config import CONFIG_PATH, load_config
+from jobs.editors import editor_for
+from jobs.editors.llm import LLM_UNAVAILABLE
+from jobs.errors import BadInputError, ErrorInfo, RetryClass, StepwiseError
+from jobs.forge import Forge, Publication
+from jobs.gates import open_gate
+from jobs.model import (
+    Attempt,
+    Batch,
+    BatchStatus,
+    Event,
+    Gate,
+    Job,
+    JobStatus,
+)
+from jobs.notes import gate_prompt, render_card, render_plan
+from jobs.note_commit import commit_note
+from jobs.plan import build_plan, select_scope
+from jobs.sandbox import Sandbox
+from jobs.spec import IssueTask, Recipe, parse_issue
+from jobs.store import ConflictError, JobStore
+from jobs.workspace import Repository, Worktree
+
+EXIT_COMPLETED, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 5
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: JobStatus
+    exit_code: int
+    message: str
+
+
+@dataclass
+class Services:
+    repository: Repository
+    store: JobStore
+    sandbox: Sandbox
+    forge: Forge
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+
+class CancelSignal(Exception):
+    """Raised at a safe point when the stored record asks for cancellation."""
+
+
+def outcome_of(job: Job) -> Outcome:
+    if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
+        return Outcome(job.status, job.gate.exit_code, gate_prompt(job))
+    if job.status is JobStatus.COMPLETED:
+        return Outcome(job.status, EXIT_COMPLETED, f"job completed; change note {job.note_path}")
+    if job.status is JobStatus.CANCELLED:
+        return Outcome(job.status, EXIT_CANCELLED, "job cancelled")
+    message = job.error.message if job.error else f"job is {job.status}"
+    return Outcome(job.status, EXIT_FAILED, message)
+
+
+def create_job(issue: IssueTask, number: int, services: Services) -> Job:
+    """A new job record for `issue`, on a new branch at the repository's current HEAD."""
+    repo = services.repository
+    if issue.spec.recipe is Recipe.LLM:
+        raise BadInputError(LLM_UNAVAILABLE, hint="use recipe `replace` or `command` for now",
+                            code="llm_unavailable")
+    base_sha = repo.resolve("HEAD")
+    if base_sha is None:
+        raise BadInputError("the repository has no commits yet",
+                            hint="commit your code first; Stepwise works from a commit")
+    config = load_config(repo.show_file(base_sha, CONFIG_PATH))
+    now = services.clock()
+    branch = f"stepwise/issue-{number}"
+    run = 1
+    while repo.branch_head(branch) is not None:
+        run += 1
+        branch = f"stepwise/issue-{number}-{run}"
+    repo.create_branch(branch, base_sha)
+    return Job(
+        id=f"{number}-{uuid.uuid4().hex[:12]}", number=number, title=issue.title,
+        repo=str(repo.root), created_at=now, updated_at=now, spec=issue.spec,
+        spec_digest=issue.spec.digest(), spec_text=issue.spec_text, config=config,
+        base_branch=repo.current_branch() or "HEAD", base_sha=base_sha, branch=branch,
+        head_sha=base_sha,
+        note_path=f"{config.notes_dir}/{now:%Y%m%dT%H%M%SZ}-issue-{number}.md",
+    )
+
+
+class Engine:
+    """Advances one job; owns its worktree for the life of the object."""
+
+    def __init__(self, services: Services, job: Job, *, auto_approve: bool = False) -> None:
+        self.services = services
+        self.job = job
+        self.auto_approve = auto_approve
+        self._runner: AttemptRunner | None = None
+
+    # -- record keeping ---------------------------------------------------------------------
+    def now(self) -> datetime:
+        return self.services.clock()
+
+    def save(self) -> None:
+        self.job.updated_at = self.now()
+        try:
+            # The store bumps `version` on this object; keep using it (callers hold its batches).
+            self.services.store.save(self.job)
+        except ConflictError:
+            stored = self.services.store.load(self.job.number)
+            if stored is not None and stored.status is JobStatus.CANCEL_REQUESTED:
+                raise CancelSignal from None
+            raise
+
+    def event(self, kind: str, message: str, batch: int | None = None) -> None:
+        self.job.events.append(Event(at=self.now(), kind=kind, message=message, batch=batch))
+
+    def publish(self, kind: Publication, text: str) -> None:
+        self.services.forge.publish(self.job, kind, text)
+
+    def check_cancel(self) -> None:
+        stored = self.services.store.load(self.job.number)
+        if stored is not None and stored.status is JobStatus.CANCEL_REQUESTED:
+            raise CancelSignal
+
+    # -- the worktree -----------------------------------------------------------------------
+    @property
+    def runner(self) -> AttemptRunner:
+        if self._runner is None:
+            repo = self.services.repository
+            path = repo.state_dir / "worktrees" / f"issue-{self.job.number}"
+            worktree = repo.open_worktree(path, self.job.head_sha)
+            policy = sandbox_policy(self.job.config, hidden=(repo.state_dir,))
+            editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy)
+            self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
+                                         self.services.clock)
+        return self._runner
+
+    @property
+    def worktree(self) -> Worktree:
+        return self.runner.worktree
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.worktree.remove()
+            self._runner = None
+
+    # -- the loop ---------------------------------------------------------------------------
+    def advance(self) -> Outcome:
+        """Run until the job reaches a gate or ends; the record is saved after every step."""
+        try:
+            while True:
+                status = self.job.status
+                if status is JobStatus.AWAITING_HUMAN and self._auto_pass():
+                    continue
+                if status in (JobStatus.AWAITING_HUMAN, JobStatus.COMPLETED,
+                              JobStatus.CANCELLED, JobStatus.FAILED):
+                    return outcome_of(self.job)
+                if status is JobStatus.CANCEL_REQUESTED:
+                    raise CancelSignal
+                if status is JobStatus.INTERRUPTED:
+                    self.job.set_status(JobStatus.RUNNING if self.job.approved_digest
+                                        else JobStatus.PLANNING)
+                if status is JobStatus.QUEUED:
+                    self.job.set_status(JobStatus.PLANNING)
+                    self.save()
+                if self.job.status is JobStatus.PLANNING:
+                    self.plan()
+                else:
+                    self.step()
+        except CancelSignal:
+            return self.finish_cancel()
+        except StepwiseError as exc:
+            if exc.retry_class is RetryClass.DO_NOT_RETRY:
+                return self.fail(exc.info())
+            raise
+        finally:
+            self.close()
+
+    def _auto_pass(self) -> bool:
+        from jobs.gates import Verb, apply_verb
+
+        gate = self.job.gate
+        if not self.auto_approve or gate is None or gate.kind not in (Gate.PLAN, Gate.MILESTONE):
+            return False
+        if gate.kind is Gate.PLAN and self.job.baseline_ok is False:
+            return False  # a failing baseline is shown to a human, never waved through
+        self.event("gate", f"{gate.id} passed by --yes")
+        apply_verb(self.job, Verb.APPROVE)
+        self.save()
+        return True
+
+    def apply_pending_issue(self) -> None:
+        """Adopt an issue text that changed since the job was planned (see `spec_changed`)."""
+        pending = self.job.extra.pop("pending_issue", None)
+        if not isinstance(pending, dict):
+            return
+        issue = parse_issue(str(pending["title"]), str(pending["body"]))
+        job = self.job
+        job.title, job.spec, job.spec_text = issue.title, issue.spec, issue.spec_text
+        job.spec_digest, job.approved_digest = issue.spec.digest(), None
+        self.event("plan", "re-planning with the changed spec")
+
+    def plan(self) -> None:
+        self.apply_pending_issue()
+        job, repo = self.job, self.services.repository
+        head = job.head_sha
+        finished = [b for b in job.batches if b.status in (BatchStatus.COMPLETED,
+                    BatchStatus.SKIPPED, BatchStatus.REVERTED)]
+        tracked = repo.tracked_files(head)
+        never = [*job.config.protected_paths, f"{job.config.notes_dir.rstrip('/')}/**"]
+        scope = select_scope(tracked, paths=job.spec.paths, exclude=job.spec.exclude, never=never)
+        planned = build_plan(
+            scope_files=scope, contents=repo.read_texts(head, scope), find=job.spec.find,
+            batch_size=job.spec.batch_size or job.config.batch_size,
+            batches_per_milestone=job.config.batches_per_milestone,
+        )
+        first_milestone = max((b.milestone for b in finished), default=0)
+        job.batches = finished + [
+            Batch(number=len(finished) + p.number, milestone=first_milestone + p.milestone,
+                  files=list(p.files), targets=p.targets)
+            for p in planned.batches
+        ]
+        job.scope_files = list(planned.scope_files)
+        job.target_count = planned.target_count
+        self.run_baseline()
+        self.event("plan", f"{len(planned.batches)} batches planned")
+        self.publish(Publication.PLAN, render_plan(job))
+        trusted_skip = not job.config.require_plan_approval and job.baseline_ok is not False
+        if trusted_skip:
+            job.approved_digest = job.spec_digest
+            job.set_status(JobStatus.RUNNING)
+            self.save()
+        else:
+            self.open(Gate.PLAN, "the plan is ready for review")
+
+    def run_baseline(self) -> None:
+        runner = self.runner
+        self.worktree.reset(self.job.head_sha)
+        failure = runner.ensure_setup(self.job.config)
+        from jobs.attempt import run_commands
+
+        evidence = [] if failure is None else [failure]
+        if failure is None:
+            evidence, failure = run_commands(runner.sandbox, self.job.config.validate_argvs(),
+                                             cwd=self.worktree.path, policy=runner.policy)
+        self.job.baseline = evidence
+        self.job.baseline_ok = failure is None
+
+    def open(self, kind: Gate, reason: str, *, batch: int | None = None,
+             milestone: int | None = None, report: ErrorInfo | None = None) -> None:
+        open_gate(self.job, kind, reason=reason, now=self.now(), batch=batch,
+                  milestone=milestone, report=report)
+        self.event("gate", f"{self.job.gate.id if self.job.gate else kind}: {reason}", batch)
+        self.save()
+        self.publish(Publication.GATE, gate_prompt(self.job))
+
+    def step(self) -> None:
+        """Do the next piece of work: sync with the branch, a batch, a milestone end or the end."""
+        self.check_cancel()
+        if branch_sync.sync(self):
+            return
+        job = self.job
+        pending = [b for b in job.batches if b.status in (BatchStatus.PENDING,
+                   BatchStatus.IN_PROGRESS, BatchStatus.FAILED)]
+        if not pending:
+            review.finish(self)
+            return
+        batch = pending[0]
+        previous = batch.milestone - 1
+        if previous >= 1 and previous not in job.approved_milestones:
+            self.milestone_gate(previous)
+            return
+        self.run_batch(batch)
+
+    def milestone_gate(self, milestone: int) -> None:
+        commit_note(self, f"milestone {milestone}/{self.job.milestone_count}")
+        self.publish(Publication.MILESTONE_REPORT, render_card(self.job, fold_finished=False))
+        self.open(Gate.MILESTONE, f"milestone {milestone} of {self.job.milestone_count} is done",
+                  milestone=milestone)
+
+    def run_batch(self, batch: Batch) -> None:
+        job = self.job
+        if batch.status is not BatchStatus.IN_PROGRESS:
+            batch.set_status(BatchStatus.IN_PROGRESS)
+        attempt = Attempt(number=len(batch.attempts) + 1, started_at=self.now())
+        batch.attempts.append(attempt)
+        self.save()
+        outcome = self.runner.run(job, batch, attempt)
+        attempt.finished_at = self.now()
+        attempt.outcome = outcome.result.value
+        self.record(batch, attempt, outcome)
+
+    def record(self, batch: Batch, attempt: Attempt, outcome: AttemptOutcome) -> None:
+        job = self.job
+        if outcome.result is Result.COMMITTED:
+            job.head_sha = outcome.commit or job.head_sha
+            batch.commit, batch.leftovers = outcome.commit, outcome.leftovers
+            batch.consecutive_failures = 0
+            batch.set_status(BatchStatus.COMPLETED)
+            self.event("batch", f"batch {batch.number} committed", batch.number)
+            self.save()
+            self.publish(Publication.PROGRESS, render_card(job))
+        elif outcome.result is Result.SKIPPED:
+            batch.set_status(BatchStatus.SKIPPED)
+            batch.reason = outcome.reason
+            self.event("batch", f"batch {batch.number} skipped: {outcome.reason}", batch.number)
+            self.save()
+        elif outcome.result is Result.GATED and outcome.gate is not None:
+            batch.set_status(BatchStatus.PENDING)
+            self.open(outcome.gate, f"batch {batch.number}: {outcome.reason}", batch=batch.number)
+        else:
+            attempt.error = outcome.error
+            batch.consecutive_failures += 1
+            batch.set_status(BatchStatus.FAILED)
+            self.event("attempt", f"batch {batch.number} attempt {attempt.number} failed: "
+                       f"{outcome.error.code if outcome.error else 'unknown'}", batch.number)
+            if batch.consecutive_failures >= job.config.max_failed_attempts:
+                self.open(Gate.FAILURE, f"batch {batch.number} failed "
+                          f"{batch.consecutive_failures} times in a row",
+                          batch=batch.number, report=outcome.error)
+            else:
+                self.save()
+
+    # -- endings ----------------------------------------------------------------------------
+    def fail(self, error: ErrorInfo) -> Outcome:
+        self.job.error = error
+        if self.job.status is not JobStatus.FAILED:
+            self.job.set_status(JobStatus.FAILED)
+        self.event("failed", error.message)
+        self.save()
+        self.publish(Publication.SUMMARY, render_card(self.job))
+        return outcome_of(self.job)
+
+    def cancel_now(self) -> Outcome:
+        """Record a cancellation made while nothing was running, with the note."""
+        try:
+            return self.finish_cancel()
+        finally:
+            self.close()
+
+    def finish_cancel(self) -> Outcome:
+        stored = self.services.store.load(self.job.number)
+        if stored is not None:
+            self.job = stored
+        branch_sync.adopt_only(self)
+        if self.job.status is not JobStatus.CANCELLED:
+            if self.job.status is not JobStatus.CANCEL_REQUESTED:
+                self.job.set_status(JobStatus.CANCEL_REQUESTED)
+            self.job.set_status(JobStatus.CANCELLED)
+        for batch in self.job.batches:
+            if batch.status is BatchStatus.IN_PROGRESS:
+                batch.set_status(BatchStatus.PENDING)
+        self.event("cancelled", "job cancelled")
+        self.save()
+        if any(b.commit for b in self.job.batches) and self.services.repository.branch_head(
+            self.job.branch
+        ):
+            commit_note(self, "cancelled")
+        self.publish(Publication.SUMMARY, render_card(self.job))
+        return outcome_of(self.job)
+
+
+def state_dir_of(repo: Path) -> Path:
+    return Repository(repo).state_dir

@@ -1,0 +1,18 @@
+"""Conversions from sandbox results to the evidence recorded in the job."""
+
+from __future__ import annotations
+
+from jobs.model import CommandEvidence
+from jobs.sandbox import CommandResult
+
+
+def command_evidence(result: CommandResult) -> CommandEvidence:
+    return CommandEvidence(
+        argv=list(result.argv),
+        exit_code=result.exit_code,
+        duration_s=round(result.duration_s, 3),
+        output_tail=result.output_tail,
+        output_lines=result.output_lines,
+        timed_out=result.timed_out,
+        isolated=result.isolated,
+    )

@@ -1,0 +1,38 @@
+"""The forge port: what the engine tells the outside world, and the local implementation of it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Protocol
+
+from jobs.model import Job
+
+
+class Publication(StrEnum):
+    """Kinds of message; on GitHub each maps to a comment or to the PR body (the progress card)."""
+
+    PLAN = "plan"
+    PROGRESS = "progress"
+    GATE = "gate"
+    MILESTONE_REPORT = "milestone_report"
+    SUMMARY = "summary"
+    NOTICE = "notice"
+
+
+class Forge(Protocol):
+    def publish(self, job: Job, kind: Publication, text: str) -> None:
+        """Show `text` to the people steering `job`."""
+        ...
+
+
+class LocalForge:
+    """Local mode: everything goes to a callback (the CLI prints it); nothing leaves the machine."""
+
+    def __init__(self, sink: Callable[[Publication, str], None]) -> None:
+        self.sink = sink
+        self.log: list[tuple[Publication, str]] = []
+
+    def publish(self, job: Job, kind: Publication, text: str) -> None:
+        self.log.append((kind, text))
+        self.sink(kind, text)

@@ -1,0 +1,124 @@
+"""Local mode: the engine on a git checkout, with the JSON file store and no GitHub or Redis."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jobs.engine import Engine, Outcome, Services, create_job, outcome_of
+from jobs.errors import BadInputError
+from jobs.forge import LocalForge, Publication
+from jobs.gates import RefusedError, Verb, apply_verb, open_gate
+from jobs.model import Gate, Job, JobStatus
+from jobs.notes import render_card
+from jobs.revert import revert_batch
+from jobs.sandbox import Sandbox, make_sandbox
+from jobs.spec import IssueTask, parse_issue_file
+from jobs.store import FileStore
+from jobs.workspace import Repository
+
+Sink = Callable[[Publication, str], None]
+
+
+def read_issue(path: Path) -> IssueTask:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInputError(f"cannot read the issue file {path}: {exc.strerror}",
+                            hint="pass --issue with the path of a markdown file") from exc
+    return parse_issue_file(text)
+
+
+class LocalSession:
+    """One CLI invocation against one repository and issue number."""
+
+    def __init__(self, repo: Path, number: int, *, sink: Sink,
+                 sandbox: Sandbox | None = None,
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        if number < 0:
+            raise BadInputError("--number must be 0 or a positive issue number",
+                                hint="e.g. --number 42")
+        self.number = number
+        repository = Repository(repo)
+        self.store = FileStore(repository.state_dir)
+        self.services = Services(
+            repository=repository, store=self.store,
+            sandbox=sandbox or make_sandbox(require_isolation=False),
+            forge=LocalForge(sink), clock=clock,
+        )
+
+    def load(self) -> Job:
+        job = self.store.load(self.number)
+        if job is None:
+            raise BadInputError(f"there is no job for issue #{self.number} in this repository",
+                                hint="start one with `stepwise run --issue FILE.md`",
+                                code="no_job")
+        return job
+
+    def run(self, issue: IssueTask, *, yes: bool) -> Outcome:
+        with self.store.lock(self.number):
+            job = self.store.load(self.number)
+            if job is None:
+                job = self.store.save(create_job(issue, self.number, self.services))
+            elif job.is_terminal:
+                return outcome_of(job)
+            elif issue.spec.digest() != job.spec_digest:
+                job = self._spec_changed(job, issue)
+            return Engine(self.services, job, auto_approve=yes).advance()
+
+    def _spec_changed(self, job: Job, issue: IssueTask) -> Job:
+        job.extra["pending_issue"] = {"title": issue.title, "body": issue.body}
+        if job.approved_digest is None and job.status is JobStatus.AWAITING_HUMAN:
+            job.gate = None
+            job.set_status(JobStatus.PLANNING)  # nothing approved yet: just plan again
+        elif job.status is JobStatus.AWAITING_HUMAN or job.status is JobStatus.RUNNING:
+            job.gate = None
+            if job.status is JobStatus.AWAITING_HUMAN:
+                job.set_status(JobStatus.RUNNING)
+            open_gate(job, Gate.SPEC_CHANGED,
+                      reason="the issue's spec changed after the plan was approved",
+                      now=self.services.clock())
+        return self.store.save(job)
+
+    def verb(self, verb: Verb, *, reason: str = "") -> tuple[str, Outcome]:
+        """Apply a gate verb; `approve`, `retry` and `skip` carry on until the next gate."""
+        if verb is Verb.CANCEL and self.store.is_locked(self.number):
+            job = self.load()
+            message = apply_verb(job, verb)
+            self.store.save(job)
+            return message, outcome_of(job)
+        with self.store.lock(self.number):
+            job = self.load()
+            message = apply_verb(job, verb, reason=reason)
+            job = self.store.save(job)
+            engine = Engine(self.services, job)
+            if job.status is JobStatus.CANCELLED:
+                return message, engine.cancel_now()
+            return message, engine.advance()
+
+    def revert(self, batch: int) -> tuple[str, Outcome]:
+        with self.store.lock(self.number):
+            engine = Engine(self.services, self.load())
+            try:
+                message = revert_batch(engine, batch)
+            finally:
+                engine.close()
+            return message, outcome_of(engine.job)
+
+    def instruct(self, text: str) -> str:
+        if not text.strip():
+            raise RefusedError("`instruct` needs the instruction text",
+                               hint="e.g. stepwise instruct \"keep the public names\"")
+        with self.store.lock(self.number):
+            job = self.load()
+            if job.is_terminal:
+                raise RefusedError(f"the job is already {job.status}",
+                                   hint="instructions apply to later batches of a live job")
+            job.instructions.append(text.strip())
+            self.store.save(job)
+            return f"instruction recorded ({len(job.instructions)} standing)"
+
+    def status(self) -> tuple[str, Outcome]:
+        job = self.load()
+        return render_card(job), outcome_of(job)

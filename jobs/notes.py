@@ -1,0 +1,238 @@
+"""Pure renderers: the plan, the progress card, gate prompts and the change note, from the job record."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from jobs.model import Batch, BatchStatus, CommandEvidence, Gate, Job, JobStatus
+
+STATUS_MARKS = {
+    BatchStatus.PENDING: "·",
+    BatchStatus.IN_PROGRESS: "…",
+    BatchStatus.COMPLETED: "✓",
+    BatchStatus.FAILED: "✗",
+    BatchStatus.SKIPPED: "↷",
+    BatchStatus.REVERTED: "↺",
+}
+
+GATE_VERBS: dict[Gate, tuple[str, str]] = {
+    Gate.PLAN: ("approve", "start the job"),
+    Gate.MILESTONE: ("approve", "go on with the next milestone"),
+    Gate.SPEC_CHANGED: ("approve", "re-plan with the new spec"),
+    Gate.LARGE_CHANGE: ("approve", "commit the large batch"),
+    Gate.DELETION: ("approve", "commit the batch with its deletions"),
+    Gate.SCOPE: ("approve", "accept the wider batch"),
+    Gate.FAILURE: ("retry", "retry the batch with the attempt counter reset"),
+    Gate.HUMAN_COMMIT: ("approve", "continue on top of the pushed commits"),
+    Gate.INTERRUPTED: ("approve", "resume the job"),
+    Gate.BUDGET: ("approve", "grant one more budget"),
+}
+
+GATE_OTHER_VERBS: dict[Gate, tuple[str, ...]] = {
+    Gate.PLAN: ("cancel",),
+    Gate.MILESTONE: ("cancel", "revert <batch>"),
+    Gate.SPEC_CHANGED: ("cancel",),
+    Gate.LARGE_CHANGE: ("skip <reason>", "cancel"),
+    Gate.DELETION: ("skip <reason>", "cancel"),
+    Gate.SCOPE: ("retry", "skip <reason>", "cancel"),
+    Gate.FAILURE: ("approve", "skip <reason>", "cancel"),
+    Gate.HUMAN_COMMIT: ("cancel",),
+    Gate.INTERRUPTED: ("cancel",),
+    Gate.BUDGET: ("skip <reason>", "cancel"),
+}
+
+
+def short(sha: str | None) -> str:
+    return sha[:7] if sha else "—"
+
+
+def files_label(files: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(files[:limit])
+    return shown if len(files) <= limit else f"{shown} and {len(files) - limit} more"
+
+
+def command_line(evidence: CommandEvidence) -> str:
+    suffix = " (timed out)" if evidence.timed_out else ""
+    return f"`{evidence.display}` → exit {evidence.exit_code}{suffix}"
+
+
+def batch_commands(batch: Batch) -> str:
+    attempt = batch.last_attempt
+    if attempt is None or not attempt.commands:
+        return "—"
+    return "; ".join(command_line(cmd) for cmd in attempt.commands)
+
+
+def render_plan(job: Job) -> str:
+    spec = job.spec
+    lines = [
+        f"## Plan for #{job.number}: {job.title}",
+        "",
+        f"- Recipe: `{spec.recipe}`" + (f", run `{spec.run}`" if spec.run else ""),
+        f"- Paths: {', '.join(f'`{p}`' for p in spec.paths)}"
+        + (f"; excluding {', '.join(f'`{p}`' for p in spec.exclude)}" if spec.exclude else ""),
+    ]
+    if spec.find:
+        lines.append(f"- Find: {', '.join(f'`{p}`' for p in spec.find)}")
+    if spec.replace is not None:
+        lines.append(f"- Replace with: `{spec.replace}`")
+    lines += [
+        f"- Done when: `{spec.done_when}`",
+        f"- Files in scope: {len(job.scope_files)}; targets: {job.target_count} "
+        f"in {sum(len(b.files) for b in job.batches)} files",
+        f"- {len(job.batches)} batches in {job.milestone_count} milestones "
+        f"(batch size {spec.batch_size or job.config.batch_size}, "
+        f"{job.config.batches_per_milestone} batches per milestone)",
+        f"- Validation: {', '.join(f'`{c}`' for c in job.config.validate_commands) or 'none'}",
+        f"- Baseline on `{short(job.base_sha)}`: {baseline_label(job)}",
+        f"- Branch: `{job.branch}`",
+    ]
+    if spec.not_doing:
+        lines += ["", "Not doing:", *[f"- {item}" for item in spec.not_doing]]
+    for milestone in range(1, job.milestone_count + 1):
+        lines += ["", f"### Milestone {milestone}"]
+        for batch in job.milestone_batches(milestone):
+            lines.append(
+                f"- batch {batch.number}: {files_label(batch.files, 5)} ({batch.targets} targets)"
+            )
+    if not job.batches:
+        lines += ["", "Nothing matches: there is no work to do."]
+    return "\n".join(lines)
+
+
+def baseline_label(job: Job) -> str:
+    if job.baseline_ok is None:
+        return "not run"
+    if not job.baseline:
+        return "no validation commands configured"
+    verdict = "passes" if job.baseline_ok else "FAILS — batches cannot pass validation until it is fixed"
+    return f"{verdict} ({'; '.join(command_line(c) for c in job.baseline)})"
+
+
+def gate_prompt(job: Job, *, prefix: str = "stepwise ") -> str:
+    """What happened at the open gate and the exact command to continue."""
+    gate = job.gate
+    if gate is None:
+        return ""
+    verb, meaning = GATE_VERBS[gate.kind]
+    lines = [f"Waiting at gate `{gate.kind}` ({gate.id}): {gate.reason}"]
+    if gate.report is not None:
+        report = gate.report
+        lines += [
+            f"Error `{report.code}` ({report.retry_class}): {report.message}",
+            f"Hint: {report.hint}" if report.hint else "",
+        ]
+        tail = report.evidence.get("output_tail")
+        if isinstance(tail, str) and tail:
+            lines += ["Output tail:", "```", tail.rstrip(), "```"]
+    lines.append(f"To {meaning}: `{prefix}{verb}`")
+    others = ", ".join(f"`{prefix}{other}`" for other in GATE_OTHER_VERBS[gate.kind])
+    lines.append(f"Other choices: {others}")
+    return "\n".join(line for line in lines if line != "")
+
+
+def render_card(job: Job, *, fold_finished: bool = True) -> str:
+    """The progress card: status, open gate, milestones and batches (finished milestones fold)."""
+    done = sum(1 for b in job.batches if b.status is BatchStatus.COMPLETED)
+    lines = [
+        f"**Stepwise #{job.number}** — {job.title}",
+        f"Status: `{job.status}` · batches {done}/{len(job.batches)} completed · "
+        f"branch `{job.branch}` at `{short(job.head_sha)}`",
+    ]
+    if job.gate is not None:
+        lines += ["", gate_prompt(job)]
+    if job.error is not None:
+        lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): {job.error.message}"]
+    for milestone in range(1, job.milestone_count + 1):
+        batches = job.milestone_batches(milestone)
+        finished = all(b.status in (BatchStatus.COMPLETED, BatchStatus.SKIPPED,
+                                    BatchStatus.REVERTED) for b in batches)
+        counts = f"{sum(b.status is BatchStatus.COMPLETED for b in batches)}/{len(batches)}"
+        lines.append(f"\nMilestone {milestone} ({counts} completed)")
+        if finished and fold_finished and job.status is not JobStatus.COMPLETED:
+            continue
+        for batch in batches:
+            lines.append(f"  {STATUS_MARKS[batch.status]} {batch_line(batch)}")
+    return "\n".join(lines)
+
+
+def batch_line(batch: Batch) -> str:
+    text = f"batch {batch.number}: {batch.status}"
+    if batch.commit:
+        text += f" `{short(batch.commit)}`"
+    if batch.reason:
+        text += f" — {batch.reason}"
+    return f"{text} — {files_label(batch.files)}"
+
+
+def render_note(job: Job, *, now: datetime) -> str:
+    """The change note committed under `notes_dir`: what was done, with its evidence."""
+    spec = job.spec
+    lines = [
+        f"# Stepwise change note: {job.title} (#{job.number})",
+        "",
+        f"- Job: `{job.id}`, status `{job.status}`, written {now:%Y-%m-%d %H:%M:%SZ}",
+        f"- Started: {job.created_at:%Y-%m-%d %H:%M:%SZ} on `{job.base_branch}` at "
+        f"`{short(job.base_sha)}`; branch `{job.branch}`",
+        f"- Recipe `{spec.recipe}`; paths {', '.join(f'`{p}`' for p in spec.paths)}"
+        + (f"; excluded {', '.join(f'`{p}`' for p in spec.exclude)}" if spec.exclude else ""),
+        f"- Baseline validation: {baseline_label(job)}",
+        "",
+        "## Goal",
+        "",
+        job.title,
+        "",
+        "## Not doing",
+        "",
+        *([f"- {item}" for item in spec.not_doing] or ["- (nothing listed)"]),
+    ]
+    if job.instructions:
+        lines += ["", "## Standing instructions", "", *[f"- {i}" for i in job.instructions]]
+    lines += ["", "## Batches", "", "| Milestone | Batch | Status | Files | Commit | Validation |",
+              "|---|---|---|---|---|---|"]
+    for batch in job.batches:
+        lines.append(
+            f"| {batch.milestone} | {batch.number} | {batch.status} | "
+            f"{'<br>'.join(_cell(f) for f in batch.files)} | {short(batch.commit)} | "
+            f"{_cell(batch_commands(batch))} |"
+        )
+    lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
+    lines += _reasons(job, BatchStatus.REVERTED, "Reverted")
+    lines += _review(job)
+    leftovers = sorted({item for b in job.batches for item in b.leftovers}
+                       | set(job.final_review.leftovers if job.final_review else []))
+    lines += ["", "## Leftovers for a human to confirm", ""]
+    lines += [f"- `{item}`" for item in leftovers] or ["- none"]
+    if job.status is JobStatus.CANCELLED:
+        undone = [b.number for b in job.batches if b.status in (BatchStatus.PENDING,
+                                                               BatchStatus.FAILED)]
+        lines += ["", "## Cancelled", "",
+                  f"The job was cancelled; batches not done: {', '.join(map(str, undone)) or 'none'}."]
+    lines += ["", "Undo any batch by reverting its commit (`stepwise revert <batch>`)."]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _reasons(job: Job, status: BatchStatus, title: str) -> list[str]:
+    chosen = [b for b in job.batches if b.status is status]
+    if not chosen:
+        return []
+    return ["", f"## {title}", "", *[f"- batch {b.number}: {b.reason or 'no reason given'}"
+                                     for b in chosen]]
+
+
+def _review(job: Job) -> list[str]:
+    review = job.final_review
+    if review is None:
+        return []
+    lines = ["", "## Final review", "",
+             f"- Branch head merged with base `{short(review.merged_with_base)}`: "
+             + ("passes" if review.ok else "does NOT pass")]
+    lines += [f"- {command_line(c)}" for c in review.commands]
+    if review.unfinished_batches:
+        lines.append(f"- Unfinished batches: {', '.join(map(str, review.unfinished_batches))}")
+    return lines
