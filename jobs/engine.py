@@ -25,8 +25,8 @@ from jobs.model import (
     Job,
     JobStatus,
 )
-from jobs.notes import gate_prompt, render_card, render_plan
 from jobs.note_commit import commit_note
+from jobs.notes import gate_prompt, render_card, render_plan
 from jobs.plan import build_plan, select_scope
 from jobs.sandbox import Sandbox
 from jobs.spec import IssueTask, Recipe, parse_issue

@@ -115,7 +115,8 @@ class Repository:
         )
         if done.returncode != 0:
             raise WorkspaceError(f"git cat-file failed: {done.stderr.decode()[-500:]}")
-        data, offset, result = done.stdout, 0, {}
+        data, offset = done.stdout, 0
+        result: dict[str, str | None] = {}
         for path in wanted:
             header_end = data.index(b"\n", offset)
             header = data[offset:header_end].split()
