@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -12,10 +12,10 @@ from jobs.config import RepoConfig
 from jobs.editors import EditError, Editor, EditRequest
 from jobs.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.evidence import command_evidence
-from jobs.guard import GuardPolicy, check_diff
+from jobs.guard import GuardPolicy, GuardVerdict, Rule, check_diff
 from jobs.model import Attempt, Batch, CommandEvidence, Gate, Job, Target
 from jobs.notes import files_label
-from jobs.plan import compile_patterns, matching_lines
+from jobs.plan import compile_patterns, matching_lines, select_scope
 from jobs.sandbox import Sandbox, SandboxPolicy
 from jobs.spec import DoneWhen, Recipe
 from jobs.workspace import Repository, Worktree
@@ -113,6 +113,27 @@ class AttemptRunner:
         return [Target(path=path, line=line) for path in files
                 for line in matching_lines(texts.get(path) or "", patterns)]
 
+    def check(self, job: Job, batch: Batch) -> GuardVerdict:
+        """Guard the staged diff. An approved `scope` gate widens the batch to the in-scope files
+        the edit touched, and the other rules (deletion, size, ...) still apply to the result."""
+        scope = set(job.scope_files)
+        never = [*job.config.protected_paths, f"{job.config.notes_dir.rstrip('/')}/**"]
+        # Files the edit created inside `paths` are in scope too (for allow_new_files).
+        scope.update(select_scope(self.worktree.staged_paths(), paths=job.spec.paths,
+                                  exclude=job.spec.exclude, never=never))
+        diff = self.worktree.staged_diff()
+        policy = guard_policy(job.config, batch.approved_gates)
+        verdict = check_diff(diff, batch_files=batch.files, scope_files=scope, policy=policy)
+        if Gate.SCOPE in batch.approved_gates and verdict.gate == Gate.SCOPE:
+            wider = sorted({*batch.files, *(v.path for v in verdict.violations
+                                           if v.rule is Rule.OUTSIDE_BATCH_IN_SCOPE)})
+            verdict = check_diff(diff, batch_files=wider, scope_files=scope, policy=policy)
+            if verdict.ok:
+                batch.files = wider
+        if verdict.gate is not None and Gate(verdict.gate) in batch.approved_gates:
+            verdict = replace(verdict, gate=None)
+        return verdict
+
     def run(self, job: Job, batch: Batch, attempt: Attempt) -> AttemptOutcome:
         try:
             return self._run(job, batch, attempt)
@@ -140,23 +161,21 @@ class AttemptRunner:
         attempt.edit_summary = edit.summary
         attempt.commands.extend(edit.commands)
         wt.stage_all()
-        diff = wt.staged_diff()
-        if not diff.strip():
+        if not wt.staged_paths():
             if job.spec.recipe is Recipe.COMMAND and not before:
                 return AttemptOutcome(Result.SKIPPED, reason=NOTHING_TO_CHANGE)
             return _failure("edit_changed_nothing", RetryClass.NEEDS_HUMAN,
                             f"the edit changed nothing while {len(before)} targets remain",
                             "check that `replace` or `run` really changes the matched text",
                             {"remaining": [str(t) for t in before[:20]]})
-        verdict = check_diff(diff, batch_files=batch.files, scope_files=job.scope_files,
-                             policy=guard_policy(job.config, batch.approved_gates))
+        verdict = self.check(job, batch)
         attempt.lines_added, attempt.lines_removed = verdict.lines_added, verdict.lines_removed
         if verdict.violations and verdict.gate is None:
             return _failure("guard_refused", RetryClass.NEEDS_HUMAN,
                             "the edit was refused by the diff guard:\n" + verdict.describe(),
                             "narrow the spec, or change the config flag named above",
                             {"violations": [f"{v.path}: {v.rule}" for v in verdict.violations]})
-        if verdict.gate is not None and Gate(verdict.gate) not in batch.approved_gates:
+        if verdict.gate is not None:
             return AttemptOutcome(Result.GATED, gate=Gate(verdict.gate),
                                   reason=verdict.describe())
         tree = wt.write_tree()

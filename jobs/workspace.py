@@ -207,10 +207,24 @@ class Worktree:
         self.git("add", "-A")
 
     def staged_diff(self) -> str:
-        return self.git(
-            "-c", "core.quotepath=false", "diff", "--cached", "-M", "--no-color",
-            "--no-ext-diff", "HEAD",
+        """The staged change against HEAD, exactly as git printed it (never stripped).
+
+        Prefixes are fixed so a user's `diff.noprefix`/`diff.mnemonicPrefix` cannot change the
+        headers; undecodable bytes survive as surrogates instead of failing the read.
+        """
+        done = subprocess.run(
+            ["git", "-c", "core.quotepath=false", "diff", "--cached", "-M", "--no-color",
+             "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/", "HEAD"],
+            cwd=self.path, capture_output=True, env=_git_env(), check=False,
         )
+        if done.returncode != 0:
+            raise WorkspaceError(f"git diff failed: {done.stderr.decode(errors='replace')[-500:]}")
+        return done.stdout.decode("utf-8", errors="surrogateescape")
+
+    def staged_paths(self) -> list[str]:
+        out = self.git("-c", "core.quotepath=false", "diff", "--cached", "--name-only", "-z",
+                       "--no-renames", "HEAD")
+        return [name for name in out.split("\0") if name]
 
     def write_tree(self) -> str:
         return self.git("write-tree").strip()
