@@ -19,8 +19,12 @@ fi
 # Reinstall only when the project metadata changed since the last install.
 STAMP="$VENV/.stepwise-installed"
 EXTRAS="${STEPWISE_EXTRAS:-}"
-WANT="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)$EXTRAS"
-if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT$EXTRAS"
+HASH="$("$PY" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest()[:16])' "$ROOT/pyproject.toml")"
+WANT="$HASH$EXTRAS"
+HAVE="$(cat "$STAMP" 2>/dev/null || true)"
+# An install with the dev extras also serves a plain run.
+if [ "$HAVE" != "$WANT" ] && [ "$HAVE" != "$HASH[dev]" ]; then
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT$EXTRAS" 2>&1 \
+    | { grep -v "^WARNING: Location .* is ignored" || true; } >&2
   echo "$WANT" > "$STAMP"
 fi

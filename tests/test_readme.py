@@ -1,0 +1,38 @@
+"""The README's state diagrams and the transition tables in jobs/model.py change together."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from jobs.model import BATCH_TRANSITIONS, JOB_TRANSITIONS
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+EDGE = re.compile(r"^\s*(\w+) --> (\w+)")
+
+
+def diagram_edges() -> list[set[tuple[str, str]]]:
+    blocks = re.findall(r"```mermaid\n(.*?)```", README.read_text(), flags=re.S)
+    return [
+        {m.groups() for line in block.splitlines() if (m := EDGE.match(line))} for block in blocks
+    ]
+
+
+def table_edges(table: dict) -> set[tuple[str, str]]:  # type: ignore[type-arg]
+    return {(str(a), str(b)) for a, targets in table.items() for b in targets}
+
+
+def test_job_diagram_matches_transition_table() -> None:
+    assert diagram_edges()[0] == table_edges(JOB_TRANSITIONS)
+
+
+def test_batch_diagram_matches_transition_table() -> None:
+    assert diagram_edges()[1] == table_edges(BATCH_TRANSITIONS)
+
+
+def test_readme_first_screen_gives_the_two_commands() -> None:
+    first_screen = "\n".join(README.read_text().splitlines()[:15])
+    assert "./scripts/demo" in first_screen
+    assert "./scripts/test" in first_screen
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert "./scripts/test" in ci
