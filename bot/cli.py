@@ -32,8 +32,12 @@ EXIT_BAD_INPUT = 2
 
 
 def show(kind: Publication, text: str) -> None:
+    if kind is Publication.NOTICE:
+        console.print(f"[cyan]→[/] {text}")
+        return
     if kind is Publication.PROGRESS:
-        console.print(f"[dim]{text.splitlines()[1] if len(text.splitlines()) > 1 else text}[/]")
+        status_line = next((line for line in text.splitlines() if line.startswith("Status:")), "")
+        console.print(f"  [dim]{status_line}[/]")
         return
     console.print(Markdown(text))
     console.print()

@@ -26,8 +26,9 @@ from jobs.model import (
     JobStatus,
 )
 from jobs.note_commit import commit_note
-from jobs.notes import gate_prompt, render_card, render_plan
+from jobs.notes import files_label, gate_prompt, render_card, render_plan
 from jobs.plan import build_plan, select_scope
+from jobs.programs import refusal_reason, split_command
 from jobs.sandbox import Sandbox
 from jobs.spec import IssueTask, Recipe, parse_issue
 from jobs.store import ConflictError, JobStore
@@ -78,6 +79,12 @@ def create_job(issue: IssueTask, number: int, services: Services) -> Job:
         raise BadInputError("the repository has no commits yet",
                             hint="commit your code first; Stepwise works from a commit")
     config = load_config(repo.show_file(base_sha, CONFIG_PATH))
+    if issue.spec.run is not None:
+        refusal = refusal_reason(split_command(issue.spec.run), config.allow_commands)
+        if refusal is not None:
+            raise BadInputError(f"spec field `run` cannot run: {refusal}",
+                                hint="use an allowed program, or allow it in .github/stepwise.yml",
+                                code="invalid_spec")
     now = services.clock()
     branch = f"stepwise/issue-{number}"
     run = 1
@@ -195,6 +202,7 @@ class Engine:
         self.event("gate", f"{gate.id} passed by --yes")
         apply_verb(self.job, Verb.APPROVE)
         self.save()
+        self.publish(Publication.NOTICE, f"gate {gate.id} passed (--yes)")
         return True
 
     def apply_pending_issue(self) -> None:
@@ -293,6 +301,8 @@ class Engine:
         attempt = Attempt(number=len(batch.attempts) + 1, started_at=self.now())
         batch.attempts.append(attempt)
         self.save()
+        self.publish(Publication.NOTICE, f"batch {batch.number}/{len(job.batches)} "
+                     f"(attempt {attempt.number}): {files_label(batch.files)}")
         outcome = self.runner.run(job, batch, attempt)
         attempt.finished_at = self.now()
         attempt.outcome = outcome.result.value

@@ -116,27 +116,26 @@ def gate_prompt(job: Job, *, prefix: str = "stepwise ") -> str:
     if gate is None:
         return ""
     verb, meaning = GATE_VERBS[gate.kind]
-    lines = [f"Waiting at gate `{gate.kind}` ({gate.id}): {gate.reason}"]
+    paragraphs = [f"Waiting at gate `{gate.kind}` ({gate.id}): {gate.reason}"]
     if gate.report is not None:
         report = gate.report
-        lines += [
-            f"Error `{report.code}` ({report.retry_class}): {report.message}",
-            f"Hint: {report.hint}" if report.hint else "",
-        ]
+        paragraphs.append(f"Error `{report.code}` ({report.retry_class}): {report.message}")
+        if report.hint:
+            paragraphs.append(f"Hint: {report.hint}")
         tail = report.evidence.get("output_tail")
         if isinstance(tail, str) and tail:
-            lines += ["Output tail:", "```", tail.rstrip(), "```"]
-    lines.append(f"To {meaning}: `{prefix}{verb}`")
+            paragraphs.append(f"Output tail:\n```\n{tail.rstrip()}\n```")
+    paragraphs.append(f"To {meaning}: `{prefix}{verb}`")
     others = ", ".join(f"`{prefix}{other}`" for other in GATE_OTHER_VERBS[gate.kind])
-    lines.append(f"Other choices: {others}")
-    return "\n".join(line for line in lines if line != "")
+    paragraphs.append(f"Other choices: {others}")
+    return "\n\n".join(paragraphs)
 
 
 def render_card(job: Job, *, fold_finished: bool = True) -> str:
     """The progress card: status, open gate, milestones and batches (finished milestones fold)."""
     done = sum(1 for b in job.batches if b.status is BatchStatus.COMPLETED)
     lines = [
-        f"**Stepwise #{job.number}** — {job.title}",
+        f"**Stepwise #{job.number}** — {job.title}\n",
         f"Status: `{job.status}` · batches {done}/{len(job.batches)} completed · "
         f"branch `{job.branch}` at `{short(job.head_sha)}`",
     ]
@@ -149,11 +148,11 @@ def render_card(job: Job, *, fold_finished: bool = True) -> str:
         finished = all(b.status in (BatchStatus.COMPLETED, BatchStatus.SKIPPED,
                                     BatchStatus.REVERTED) for b in batches)
         counts = f"{sum(b.status is BatchStatus.COMPLETED for b in batches)}/{len(batches)}"
-        lines.append(f"\nMilestone {milestone} ({counts} completed)")
+        lines.append(f"\nMilestone {milestone} ({counts} completed)\n")
         if finished and fold_finished and job.status is not JobStatus.COMPLETED:
             continue
         for batch in batches:
-            lines.append(f"  {STATUS_MARKS[batch.status]} {batch_line(batch)}")
+            lines.append(f"- {STATUS_MARKS[batch.status]} {batch_line(batch)}")
     return "\n".join(lines)
 
 
@@ -189,13 +188,14 @@ def render_note(job: Job, *, now: datetime) -> str:
     ]
     if job.instructions:
         lines += ["", "## Standing instructions", "", *[f"- {i}" for i in job.instructions]]
-    lines += ["", "## Batches", "", "| Milestone | Batch | Status | Files | Commit | Validation |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "## Batches", "",
+              "| Milestone | Batch | Status | Files | Summary | Commit | Validation |",
+              "|---|---|---|---|---|---|---|"]
     for batch in job.batches:
         lines.append(
             f"| {batch.milestone} | {batch.number} | {batch.status} | "
-            f"{'<br>'.join(_cell(f) for f in batch.files)} | {short(batch.commit)} | "
-            f"{_cell(batch_commands(batch))} |"
+            f"{'<br>'.join(_cell(f) for f in batch.files)} | {_cell(batch.summary) or '—'} | "
+            f"{short(batch.commit)} | {_cell(batch_commands(batch))} |"
         )
     lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
     lines += _reasons(job, BatchStatus.REVERTED, "Reverted")
