@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -20,3 +20,12 @@ def repo_factory(tmp_path: Path) -> RepoFactory:
         return make_repo(tmp_path / (name or f"repo{next(counter)}"), files)
 
     return factory
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A real redis-server for the whole session (each test should flush what it uses)."""
+    from tests.redis_server import running_redis
+
+    with running_redis() as url:
+        yield url

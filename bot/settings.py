@@ -1,0 +1,77 @@
+"""Server-mode settings from `STEPWISE_*` environment variables (pydantic-settings), validated once."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from jobs.errors import BadInputError
+
+ENV_PREFIX = "STEPWISE_"
+
+
+class SettingsError(BadInputError):
+    """A missing or malformed setting; start-up stops with this message."""
+
+    code = "invalid_settings"
+
+
+class Settings(BaseSettings):
+    """Everything the web app and the workers need; secrets are SecretStr and never printed."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    app_id: int = Field(gt=0)
+    app_slug: str = Field(default="stepwise", pattern=r"^[a-z0-9][a-z0-9-]{0,38}$")
+    private_key: SecretStr | None = None
+    private_key_path: Path | None = None
+    webhook_secret: SecretStr = Field(min_length=1)
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    github_api_url: str = Field(default="https://api.github.com", pattern=r"^https?://")
+    workdir: Path = Path("/var/lib/stepwise")
+    host: str = "0.0.0.0"  # noqa: S104 - the web app listens on all interfaces by default
+    port: int = Field(default=8000, gt=0, lt=65536)
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: SecretStr | None = None
+    dashboard_token: SecretStr | None = None
+    task_center_url: str | None = None
+    allow_unsandboxed: bool = False
+
+    @model_validator(mode="after")
+    def _one_private_key(self) -> Settings:
+        if self.private_key is None and self.private_key_path is None:
+            raise ValueError("set STEPWISE_PRIVATE_KEY (the PEM text) or STEPWISE_PRIVATE_KEY_PATH")
+        if self.private_key_path is not None and not self.private_key_path.is_file():
+            raise ValueError(f"STEPWISE_PRIVATE_KEY_PATH {self.private_key_path} is not a file")
+        return self
+
+    def app_private_key(self) -> str:
+        if self.private_key is not None:
+            return self.private_key.get_secret_value()
+        assert self.private_key_path is not None  # checked by the validator
+        return self.private_key_path.read_text(encoding="utf-8")
+
+
+def load_settings() -> Settings:
+    """Read and validate the environment; a problem names the variable and how to fix it."""
+    try:
+        return Settings()  # values come from the environment
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field = ".".join(str(part) for part in error["loc"])
+            name = f"{ENV_PREFIX}{field.upper()}" if field else "settings"
+            problems.append(f"{name}: {error['msg']}")
+        raise SettingsError(
+            "server settings are missing or malformed: " + "; ".join(problems),
+            hint="set the named STEPWISE_* environment variables (see README, 'Install the app')",
+        ) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return load_settings()
