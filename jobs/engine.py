@@ -51,15 +51,16 @@ class Services:
     sandbox: Sandbox
     forge: Forge
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    command_suffix: str = ""  # appended to the commands gate prompts print (local: --repo)
 
 
 class CancelSignal(Exception):
     """Raised at a safe point when the stored record asks for cancellation."""
 
 
-def outcome_of(job: Job) -> Outcome:
+def outcome_of(job: Job, *, suffix: str = "") -> Outcome:
     if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
-        return Outcome(job.status, job.gate.exit_code, gate_prompt(job))
+        return Outcome(job.status, job.gate.exit_code, gate_prompt(job, suffix=suffix))
     if job.status is JobStatus.COMPLETED:
         return Outcome(job.status, EXIT_COMPLETED, f"job completed; change note {job.note_path}")
     if job.status is JobStatus.CANCELLED:
@@ -169,7 +170,7 @@ class Engine:
                     continue
                 if status in (JobStatus.AWAITING_HUMAN, JobStatus.COMPLETED,
                               JobStatus.CANCELLED, JobStatus.FAILED):
-                    return outcome_of(self.job)
+                    return outcome_of(self.job, suffix=self.services.command_suffix)
                 if status is JobStatus.CANCEL_REQUESTED:
                     raise CancelSignal
                 if status is JobStatus.INTERRUPTED:
@@ -268,7 +269,7 @@ class Engine:
                   milestone=milestone, report=report)
         self.event("gate", f"{self.job.gate.id if self.job.gate else kind}: {reason}", batch)
         self.save()
-        self.publish(Publication.GATE, gate_prompt(self.job))
+        self.publish(Publication.GATE, gate_prompt(self.job, suffix=self.services.command_suffix))
 
     def step(self) -> None:
         """Do the next piece of work: sync with the branch, a batch, a milestone end or the end."""
@@ -347,7 +348,7 @@ class Engine:
         self.event("failed", error.message)
         self.save()
         self.publish(Publication.SUMMARY, render_card(self.job))
-        return outcome_of(self.job)
+        return outcome_of(self.job, suffix=self.services.command_suffix)
 
     def cancel_now(self) -> Outcome:
         """Record a cancellation made while nothing was running, with the note."""
@@ -375,7 +376,7 @@ class Engine:
         ):
             commit_note(self, "cancelled")
         self.publish(Publication.SUMMARY, render_card(self.job))
-        return outcome_of(self.job)
+        return outcome_of(self.job, suffix=self.services.command_suffix)
 
 
 def state_dir_of(repo: Path) -> Path:

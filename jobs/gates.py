@@ -73,6 +73,9 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
         )
     if verb is Verb.SKIP and not reason.strip():
         raise RefusedError("`skip` needs a reason", hint="e.g. `stepwise skip generated code`")
+    if verb is Verb.SKIP and gate.batch is None:
+        raise RefusedError(f"the `{gate.kind}` gate is not about one batch, so there is "
+                           "nothing to skip", hint="use `approve` or `cancel`")
     message = _pass(job, gate, verb, reason.strip())
     job.gate = None
     return message
@@ -103,6 +106,10 @@ def _pass(job: Job, gate: OpenGate, verb: Verb, reason: str) -> str:
     if gate.kind is Gate.FAILURE and batch is not None:
         batch.consecutive_failures = 0
         return f"batch {batch.number} will be retried (attempt counter reset)"
+    if gate.kind is Gate.FAILURE and verb is Verb.APPROVE and gate.report is not None \
+            and gate.report.code == "final_review_failed":
+        job.extra["accept_review"] = True  # what the gate's hint promises: finish anyway
+        return "finishing although the final review did not pass"
     if gate.kind is Gate.HUMAN_COMMIT:
         job.extra["accept_branch_head"] = True
         return "continuing on top of the pushed commits"

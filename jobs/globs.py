@@ -10,24 +10,28 @@ from pathlib import PurePosixPath
 
 @lru_cache(maxsize=1024)
 def _compile(pattern: str) -> re.Pattern[str]:
-    # A pattern without a slash matches the file name at any depth, as in .gitignore.
+    # As in .gitignore: a pattern without a slash matches a name at any depth, a pattern that
+    # names a directory covers everything below it, `**` is special only as a whole segment,
+    # and nothing but a `**` segment matches a slash.
     anchored = "/" in pattern.rstrip("/")
-    body = pattern.lstrip("/") if anchored else pattern
-    if pattern.endswith("/"):
-        body = body.rstrip("/") + "/**"
+    body = pattern.strip("/") if anchored else pattern.rstrip("/")
     out: list[str] = []
     i = 0
     while i < len(body):
         char = body[i]
-        if body.startswith("**/", i):
+        whole_segment = body.startswith("**", i) and (i == 0 or body[i - 1] == "/") and (
+            i + 2 == len(body) or body[i + 2] == "/"
+        )
+        if whole_segment and i + 2 < len(body):
             out.append("(?:.*/)?")
             i += 3
-        elif body.startswith("**", i):
+        elif whole_segment:
             out.append(".*")
             i += 2
         elif char == "*":
+            while i < len(body) and body[i] == "*":
+                i += 1
             out.append("[^/]*")
-            i += 1
         elif char == "?":
             out.append("[^/]")
             i += 1
@@ -37,16 +41,17 @@ def _compile(pattern: str) -> re.Pattern[str]:
                 out.append(re.escape(char))
                 i += 1
             else:
-                inner = body[i + 1 : end].replace("\\", "\\\\")
-                if inner.startswith("!"):
-                    inner = "^" + inner[1:]
-                out.append(f"[{inner}]")
+                inner = body[i + 1 : end].replace("\\", "\\\\").replace("/", "")
+                negated = inner.startswith(("!", "^"))
+                inner = inner[1:] if negated else inner
+                out.append(f"[^/{inner}]" if negated else f"[{inner}]")
                 i = end + 1
         else:
             out.append(re.escape(char))
             i += 1
     prefix = "" if anchored else "(?:.*/)?"
-    return re.compile(prefix + "".join(out) + r"\Z")
+    below = r"/.*\Z" if pattern.endswith("/") else r"(?:/.*)?\Z"
+    return re.compile(prefix + "".join(out) + below)
 
 
 def glob_match(path: str, pattern: str) -> bool:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs.engine import Engine, Outcome, Services, create_job, outcome_of
-from jobs.errors import BadInputError
+from jobs.errors import BadInputError, WorkspaceError
 from jobs.forge import LocalForge, Publication
 from jobs.gates import RefusedError, Verb, apply_verb, open_gate
 from jobs.model import Gate, Job, JobStatus
@@ -40,12 +41,18 @@ class LocalSession:
             raise BadInputError("--number must be 0 or a positive issue number",
                                 hint="e.g. --number 42")
         self.number = number
-        repository = Repository(repo)
+        try:
+            repository = Repository(repo)
+        except WorkspaceError as exc:  # a wrong --repo is bad input (exit 2), not a failure
+            raise BadInputError(exc.message, hint=exc.hint, code=exc.code) from None
         self.store = FileStore(repository.state_dir)
+        # Gate prompts print commands that work as printed, from any directory.
+        self.suffix = f" --repo {shlex.quote(str(repository.root))}" + (
+            f" --number {number}" if number else "")
         self.services = Services(
             repository=repository, store=self.store,
             sandbox=sandbox or make_sandbox(require_isolation=False),
-            forge=LocalForge(sink), clock=clock,
+            forge=LocalForge(sink), clock=clock, command_suffix=self.suffix,
         )
 
     def load(self) -> Job:
@@ -62,7 +69,7 @@ class LocalSession:
             if job is None:
                 job = self.store.save(create_job(issue, self.number, self.services))
             elif job.is_terminal:
-                return outcome_of(job)
+                return outcome_of(job, suffix=self.suffix)
             elif issue.spec.digest() != job.spec_digest:
                 job = self._spec_changed(job, issue)
             return Engine(self.services, job, auto_approve=yes).advance()
@@ -87,7 +94,7 @@ class LocalSession:
             job = self.load()
             message = apply_verb(job, verb)
             self.store.save(job)
-            return message, outcome_of(job)
+            return message, outcome_of(job, suffix=self.suffix)
         with self.store.lock(self.number):
             job = self.load()
             message = apply_verb(job, verb, reason=reason)
@@ -104,7 +111,7 @@ class LocalSession:
                 message = revert_batch(engine, batch)
             finally:
                 engine.close()
-            return message, outcome_of(engine.job)
+            return message, outcome_of(engine.job, suffix=self.suffix)
 
     def instruct(self, text: str) -> str:
         if not text.strip():
@@ -121,4 +128,4 @@ class LocalSession:
 
     def status(self) -> tuple[str, Outcome]:
         job = self.load()
-        return render_card(job), outcome_of(job)
+        return render_card(job, suffix=self.suffix), outcome_of(job, suffix=self.suffix)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
 from jobs.model import Batch, BatchStatus, CommandEvidence, Gate, Job, JobStatus
+
+FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
 
 STATUS_MARKS = {
     BatchStatus.PENDING: "·",
@@ -90,12 +93,21 @@ def render_plan(job: Job) -> str:
     ]
     if spec.not_doing:
         lines += ["", "Not doing:", *[f"- {item}" for item in spec.not_doing]]
+    listed = 0
     for milestone in range(1, job.milestone_count + 1):
+        batches = job.milestone_batches(milestone)
+        if listed + len(batches) > PLAN_BATCH_LINES and listed:
+            rest = [b for b in job.batches if b.milestone >= milestone]
+            lines += ["", f"… and {len(rest)} more batches in milestones {milestone}–"
+                      f"{job.milestone_count} ({sum(len(b.files) for b in rest)} files, "
+                      f"{sum(b.targets for b in rest)} targets)"]
+            break
         lines += ["", f"### Milestone {milestone}"]
-        for batch in job.milestone_batches(milestone):
+        for batch in batches:
             lines.append(
                 f"- batch {batch.number}: {files_label(batch.files, 5)} ({batch.targets} targets)"
             )
+        listed += len(batches)
     if not job.batches:
         lines += ["", "Nothing matches: there is no work to do."]
     return "\n".join(lines)
@@ -110,8 +122,12 @@ def baseline_label(job: Job) -> str:
     return f"{verdict} ({'; '.join(command_line(c) for c in job.baseline)})"
 
 
-def gate_prompt(job: Job, *, prefix: str = "stepwise ") -> str:
-    """What happened at the open gate and the exact command to continue."""
+def gate_prompt(job: Job, *, prefix: str = "stepwise ", suffix: str = "") -> str:
+    """What happened at the open gate and the exact command to continue.
+
+    `suffix` follows each command: local mode names the checkout and issue number there
+    (`--repo PATH --number N`) so the printed command works exactly as printed.
+    """
     gate = job.gate
     if gate is None:
         return ""
@@ -125,14 +141,44 @@ def gate_prompt(job: Job, *, prefix: str = "stepwise ") -> str:
         tail = report.evidence.get("output_tail")
         if isinstance(tail, str) and tail:
             paragraphs.append(f"Output tail:\n```\n{tail.rstrip()}\n```")
-    paragraphs.append(f"To {meaning}: `{prefix}{verb}`")
-    others = ", ".join(f"`{prefix}{other}`" for other in GATE_OTHER_VERBS[gate.kind])
+    paragraphs.append(f"To {meaning}: `{prefix}{verb}{suffix}`")
+    others = ", ".join(f"`{prefix}{other}{suffix}`" for other in GATE_OTHER_VERBS[gate.kind])
     paragraphs.append(f"Other choices: {others}")
     return "\n\n".join(paragraphs)
 
 
-def render_card(job: Job, *, fold_finished: bool = True) -> str:
-    """The progress card: status, open gate, milestones and batches (finished milestones fold)."""
+CARD_DETAIL_LIMIT = 40  # jobs with more batches list only the milestone in focus batch by batch
+PLAN_BATCH_LINES = 60  # the plan lists this many batches, then sums up the rest
+
+
+def _finished(batches: Sequence[Batch]) -> bool:
+    return all(b.status in FINISHED for b in batches)
+
+
+def _counts(batches: Sequence[Batch]) -> str:
+    tally = Counter(b.status for b in batches)
+    return ", ".join(f"{tally[status]} {status}" for status in BatchStatus if tally[status])
+
+
+def focus_milestone(job: Job) -> int | None:
+    """The milestone a reader cares about now: the gate's, else the first unfinished one."""
+    if job.gate is not None and job.gate.milestone is not None:
+        return job.gate.milestone
+    if job.gate is not None and job.gate.batch is not None:
+        return job.batch(job.gate.batch).milestone
+    for milestone in range(1, job.milestone_count + 1):
+        if not _finished(job.milestone_batches(milestone)):
+            return milestone
+    return None
+
+
+def render_card(job: Job, *, fold_finished: bool = True, suffix: str = "") -> str:
+    """The progress card (the PR body): status, the open gate, milestones and batches.
+
+    Small jobs list every unfinished milestone's batches (and finished ones too when
+    `fold_finished` is false or the job is completed); larger jobs list only the milestone in
+    focus and sum up runs of the others, so the card stays far below GitHub's 65,536 characters.
+    """
     done = sum(1 for b in job.batches if b.status is BatchStatus.COMPLETED)
     lines = [
         f"**Stepwise #{job.number}** — {job.title}\n",
@@ -140,19 +186,37 @@ def render_card(job: Job, *, fold_finished: bool = True) -> str:
         f"branch `{job.branch}` at `{short(job.head_sha)}`",
     ]
     if job.gate is not None:
-        lines += ["", gate_prompt(job)]
+        lines += ["", gate_prompt(job, suffix=suffix)]
     if job.error is not None:
         lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): {job.error.message}"]
+    small = len(job.batches) <= CARD_DETAIL_LIMIT
+    focus = focus_milestone(job)
+    folded: list[int] = []
+
+    def flush() -> None:
+        if folded:
+            batches = [b for m in folded for b in job.milestone_batches(m)]
+            label = f"Milestone {folded[0]}" if len(folded) == 1 else \
+                f"Milestones {folded[0]}–{folded[-1]}"
+            lines.append(f"\n{label}: {_counts(batches)}\n")
+            folded.clear()
+
     for milestone in range(1, job.milestone_count + 1):
         batches = job.milestone_batches(milestone)
-        finished = all(b.status in (BatchStatus.COMPLETED, BatchStatus.SKIPPED,
-                                    BatchStatus.REVERTED) for b in batches)
+        finished = _finished(batches)
+        if small:
+            show = not finished or not fold_finished or job.status is JobStatus.COMPLETED
+        else:
+            show = milestone == focus
+        if not show and not small:
+            folded.append(milestone)
+            continue
+        flush()
         counts = f"{sum(b.status is BatchStatus.COMPLETED for b in batches)}/{len(batches)}"
         lines.append(f"\nMilestone {milestone} ({counts} completed)\n")
-        if finished and fold_finished and job.status is not JobStatus.COMPLETED:
-            continue
-        for batch in batches:
-            lines.append(f"- {STATUS_MARKS[batch.status]} {batch_line(batch)}")
+        if show:
+            lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b)}" for b in batches)
+    flush()
     return "\n".join(lines)
 
 

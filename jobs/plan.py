@@ -62,10 +62,13 @@ def matching_lines(text: str, patterns: Sequence[re.Pattern[str]]) -> tuple[int,
         return ()
     starts = [0]
     starts.extend(index + 1 for index, char in enumerate(text) if char == "\n")
+    last_line = len(starts) - 1 if text.endswith("\n") else len(starts)
     lines: set[int] = set()
     for pattern in patterns:
         for match in pattern.finditer(text):
-            lines.add(bisect.bisect_right(starts, match.start()))
+            line = bisect.bisect_right(starts, match.start())
+            if line <= last_line:  # a zero-width match after the final newline is no line
+                lines.add(line)
     return tuple(sorted(lines))
 
 

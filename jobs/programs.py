@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 from pathlib import PurePosixPath
@@ -17,6 +18,9 @@ BLOCKED_PROGRAMS = frozenset(
         "bwrap", "nsenter", "unshare", "chroot", "apt", "apt-get", "dpkg",
     }
 )  # fmt: skip
+
+
+_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*", re.ASCII)
 
 
 def split_command(text: str) -> list[str]:
@@ -41,7 +45,7 @@ def _allowed(name: str, allow_commands: Sequence[str]) -> bool:
         if name == allowed:
             return True
         rest = name.removeprefix(allowed)
-        if rest != name and rest.replace(".", "").isdigit():
+        if rest != name and _VERSION.fullmatch(rest):
             return True
     return False
 

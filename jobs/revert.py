@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jobs import branch_sync
-from jobs.errors import WorkspaceError
+from jobs.errors import StateError, WorkspaceError
 from jobs.gates import RefusedError
 from jobs.model import BatchStatus, JobStatus
 from jobs.note_commit import commit_note
@@ -22,7 +22,10 @@ def revert_batch(engine: Engine, number: int) -> str:
         raise RefusedError(f"the job is {job.status}; a batch can be reverted only while it waits",
                            hint="wait for the next gate, then revert")
     branch_sync.adopt_only(engine)
-    batch = job.batch(number)
+    try:
+        batch = job.batch(number)
+    except StateError as exc:  # a wrong batch number is a refused command (exit 2), not a failure
+        raise RefusedError(exc.message, hint=exc.hint, code=exc.code) from None
     if batch.status is not BatchStatus.COMPLETED or batch.commit is None:
         raise RefusedError(f"batch {number} is {batch.status}, not completed",
                            hint="only a committed batch can be reverted")

@@ -49,11 +49,11 @@ class FileStore:
     def load(self, number: int) -> Job | None:
         path = self.path_for(number)
         try:
-            text = path.read_text(encoding="utf-8")
+            raw = path.read_bytes()
         except FileNotFoundError:
             return None
         try:
-            return Job.model_validate_json(text)
+            return Job.model_validate_json(raw)
         except ValidationError as exc:
             raise StateError(
                 f"the progress file {path} is damaged: {exc.errors()[0]['msg']}",

@@ -105,9 +105,14 @@ class Repository:
 
     def read_texts(self, sha: str, paths: Iterable[str]) -> dict[str, str | None]:
         """File contents at `sha` (None for binary or non-UTF-8 files), in one git call."""
-        wanted = list(paths)
+        paths = list(paths)
+        # A newline would split the line-based request: such (rare) names are read one by one.
+        result: dict[str, str | None] = {
+            path: self._read_one(sha, path) for path in paths if "\n" in path
+        }
+        wanted = [path for path in paths if "\n" not in path]
         if not wanted:
-            return {}
+            return result
         request = "".join(f"{sha}:{path}\n" for path in wanted).encode()
         done = subprocess.run(
             ["git", "cat-file", "--batch"], cwd=self.root, input=request,
@@ -116,19 +121,24 @@ class Repository:
         if done.returncode != 0:
             raise WorkspaceError(f"git cat-file failed: {done.stderr.decode()[-500:]}")
         data, offset = done.stdout, 0
-        result: dict[str, str | None] = {}
         for path in wanted:
             header_end = data.index(b"\n", offset)
-            header = data[offset:header_end].split()
-            if len(header) < 3 or header[1] == b"missing":
+            header = data[offset:header_end]
+            # "<object> missing" (the object name may contain spaces) or "<sha> <type> <size>".
+            if header.endswith((b" missing", b" ambiguous")):
                 result[path] = None
                 offset = header_end + 1
                 continue
-            size = int(header[2])
+            size = int(header.rsplit(b" ", 1)[1])
             blob = data[header_end + 1 : header_end + 1 + size]
             offset = header_end + 1 + size + 1
             result[path] = _decode_text(blob)
         return result
+
+    def _read_one(self, sha: str, path: str) -> str | None:
+        done = subprocess.run(["git", "cat-file", "blob", f"{sha}:{path}"], cwd=self.root,
+                              capture_output=True, env=_git_env(), check=False)
+        return _decode_text(done.stdout) if done.returncode == 0 else None
 
     def show_file(self, sha: str, path: str) -> str | None:
         return self.read_texts(sha, [path]).get(path)
