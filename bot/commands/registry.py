@@ -1,0 +1,33 @@
+"""The comment commands in help-table order, looked up by verb and rendered as the help table."""
+
+from __future__ import annotations
+
+from bot.commands import approve, cancel, instruct, retry, revert, skip, status
+from bot.commands import help as help_command
+from bot.commands.parser import PREFIX, CommandSpec
+
+# The order of DESIGN.md's command table; `/stepwise help` and the README's table are rendered from it.
+COMMANDS: tuple[CommandSpec, ...] = (
+    approve.SPEC,
+    retry.SPEC,
+    skip.SPEC,
+    cancel.SPEC,
+    revert.SPEC,
+    instruct.SPEC,
+    status.SPEC,
+    help_command.SPEC,
+)
+_BY_VERB = {spec.verb: spec for spec in COMMANDS}
+
+HELP_TABLE_HEADER = "| command | effect |\n|---|---|"
+
+
+def spec_for(verb: str) -> CommandSpec | None:
+    """The spec of `verb` (matched case-insensitively), or None when there is no such command."""
+    return _BY_VERB.get(verb.lower())
+
+
+def help_table(prefix: str = PREFIX) -> str:
+    """The markdown table `| command | effect |` of every command, written with `prefix`."""
+    rows = (f"| `{prefix} {spec.usage}` | {spec.summary} |" for spec in COMMANDS)
+    return "\n".join((HELP_TABLE_HEADER, *rows))
