@@ -1,0 +1,133 @@
+"""The Redis job store: the job document and each batch under their own keys, compare-and-set saves.
+
+Keys (all under `stepwise:`):
+  job:<id>            the job without its batches (JSON), carrying `version`
+  job:<id>:batches    a hash: batch number -> batch JSON; a save writes only the batches that changed
+  issue:<repo>#<n>    the id of the latest job for that issue
+  jobs                a sorted set of job ids by creation time (the task center's index)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import redis
+from pydantic import ValidationError
+
+from jobs.errors import StateError
+from jobs.model import Batch, Job
+from jobs.store import ConflictError
+
+PREFIX = "stepwise:"
+
+
+def job_key(job_id: str) -> str:
+    return f"{PREFIX}job:{job_id}"
+
+
+def issue_key(repo: str, number: int) -> str:
+    return f"{PREFIX}issue:{repo}#{number}"
+
+
+class RedisStore:
+    """Durable records in Redis. Safe for several workers: a stale save raises ConflictError."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.redis = client
+        # What this process last read or wrote for each batch, to write only what changed.
+        self._seen: dict[str, dict[str, str]] = {}
+
+    # -- reads ----------------------------------------------------------------------------------
+    def load_id(self, job_id: str) -> Job | None:
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.get(job_key(job_id))
+        pipe.hgetall(f"{job_key(job_id)}:batches")
+        raw_doc, raw_batches = pipe.execute()
+        if raw_doc is None:
+            return None
+        batches = {_text(k): _text(v) for k, v in raw_batches.items()}
+        try:
+            doc: dict[str, Any] = json.loads(raw_doc)
+            doc["batches"] = [json.loads(batches[k]) for k in sorted(batches, key=int)]
+            job = Job.model_validate(doc)
+        except (ValueError, ValidationError) as exc:
+            raise StateError(
+                f"the Redis record of job {job_id} is damaged: {exc}",
+                hint="restore Redis from its append-only file, or delete the record to "
+                "rebuild the job from GitHub",
+            ) from exc
+        self._seen[job_id] = batches
+        return job
+
+    def find(self, repo: str, number: int) -> Job | None:
+        job_id = self.redis.get(issue_key(repo, number))
+        return self.load_id(_text(job_id)) if job_id else None
+
+    def reload(self, job: Job) -> Job | None:
+        return self.load_id(job.id)
+
+    def job_ids(self, *, newest_first: bool = True, limit: int = 100, offset: int = 0) -> list[str]:
+        end = offset + limit - 1
+        items = (self.redis.zrevrange(f"{PREFIX}jobs", offset, end) if newest_first
+                 else self.redis.zrange(f"{PREFIX}jobs", offset, end))
+        return [_text(item) for item in items if isinstance(item, bytes | str)]
+
+    # -- writes ---------------------------------------------------------------------------------
+    def save(self, job: Job) -> Job:
+        """Write `job` if the stored version is still `job.version`; bumps `job.version`."""
+        key = job_key(job.id)
+        doc = job.model_dump(mode="json", exclude={"batches"})
+        doc["version"] = job.version + 1
+        batches = {str(b.number): b.model_dump_json() for b in job.batches}
+        seen = self._seen.get(job.id, {})
+        changed = {k: v for k, v in batches.items() if seen.get(k) != v}
+        removed = [k for k in seen if k not in batches]
+        with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                pipe.watch(key)  # type: ignore[no-untyped-call]
+                current = pipe.get(key)
+                stored_version = json.loads(current)["version"] if current else 0
+                if current is not None and stored_version != job.version:
+                    raise ConflictError(
+                        f"job {job.id} was changed by another worker (stored version "
+                        f"{stored_version}, expected {job.version})",
+                        hint="the step is dropped; the job continues from the stored record",
+                    )
+                if current is None and job.version != 0:
+                    raise StateError(f"the Redis record of job {job.id} disappeared",
+                                     hint="rebuild the job from GitHub")
+                pipe.multi()
+                pipe.set(key, json.dumps(doc))
+                if changed:
+                    pipe.hset(f"{key}:batches", mapping=dict(changed.items()))
+                if removed:
+                    pipe.hdel(f"{key}:batches", *removed)
+                if current is None:
+                    pipe.set(issue_key(_repo_of(job), job.number), job.id)
+                    pipe.zadd(f"{PREFIX}jobs", {job.id: job.created_at.timestamp()})
+                pipe.execute()
+            except redis.WatchError as exc:
+                raise ConflictError(f"job {job.id} was changed by another worker meanwhile",
+                                    hint="the step is dropped; the job continues from the "
+                                    "stored record") from exc
+        self._seen[job.id] = batches
+        job.version += 1
+        return job
+
+    def delete(self, job: Job) -> None:
+        self.redis.delete(job_key(job.id), f"{job_key(job.id)}:batches")
+        self.redis.zrem(f"{PREFIX}jobs", job.id)
+        self._seen.pop(job.id, None)
+
+
+def _repo_of(job: Job) -> str:
+    return str(job.extra.get("github_repo", job.repo))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def batch_from_json(text: str) -> Batch:
+    return Batch.model_validate_json(text)
