@@ -65,6 +65,9 @@ def outcome_of(job: Job, *, suffix: str = "") -> Outcome:
         return Outcome(job.status, EXIT_COMPLETED, f"job completed; change note {job.note_path}")
     if job.status is JobStatus.CANCELLED:
         return Outcome(job.status, EXIT_CANCELLED, "job cancelled")
+    if job.status is JobStatus.CANCEL_REQUESTED:  # accepted, not a failure: it ends cancelled
+        return Outcome(job.status, EXIT_CANCELLED,
+                       "cancel requested: the job stops at the next safe point")
     message = job.error.message if job.error else f"job is {job.status}"
     return Outcome(job.status, EXIT_FAILED, message)
 

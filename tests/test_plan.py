@@ -6,8 +6,6 @@ import random
 from collections import Counter
 from posixpath import dirname
 
-import pytest
-
 from jobs.plan import (
     Plan,
     PlannedBatch,
