@@ -32,6 +32,8 @@ EXIT_BAD_INPUT = 2
 
 
 def show(kind: Publication, text: str) -> None:
+    if kind is Publication.GATE:
+        return  # the command ends at the gate and prints its prompt, with the exact commands
     if kind is Publication.NOTICE:
         console.print(f"[cyan]→[/] {text}")
         return
@@ -46,8 +48,8 @@ def show(kind: Publication, text: str) -> None:
 def finish(outcome: Outcome, message: str | None = None) -> None:
     if message:
         console.print(f"[bold]{message}[/]")
-    colour = "green" if outcome.exit_code == 0 else "yellow" if outcome.exit_code in (3, 4) \
-        else "red"
+    waiting = outcome.exit_code in (3, 4)
+    colour = "green" if outcome.exit_code == 0 else "yellow" if waiting else "red"
     console.print(f"[{colour}]{outcome.message}[/]")
     raise typer.Exit(outcome.exit_code)
 

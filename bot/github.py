@@ -45,6 +45,8 @@ def classify(exc: Exception) -> ForgeError:
             else "check the App's permissions and installation on this repository",
             evidence={"status": status},
         )
+    if isinstance(exc, RequestError) and isinstance(exc.exc, RequestFailed):
+        return classify(exc.exc)  # a token mint that failed inside another call
     if isinstance(exc, RequestError):
         return ForgeError(f"could not reach GitHub: {type(exc.exc).__name__}",
                           code="github_unreachable", retry_class=RetryClass.AUTO_RETRY,
@@ -165,7 +167,8 @@ class Installation:
 
     def file(self, owner: str, name: str, path: str, ref: str) -> str | None:
         try:
-            data = _json(self._gh().rest.repos.get_content(owner, name, path, ref=ref))
+            gh = self._gh()
+            data = _json(gh.rest.repos.get_content(owner, name, path, ref=ref))
         except RequestFailed as exc:
             if exc.response.status_code == 404:
                 return None
@@ -203,7 +206,8 @@ class Installation:
     def update_comment(self, owner: str, name: str, comment_id: int, body: str) -> bool:
         """Edit a comment; False when it no longer exists."""
         try:
-            self._gh().rest.issues.update_comment(owner, name, comment_id, body=body)
+            gh = self._gh()
+            gh.rest.issues.update_comment(owner, name, comment_id, body=body)
         except RequestFailed as exc:
             if exc.response.status_code == 404:
                 return False
@@ -219,7 +223,8 @@ class Installation:
     def permission(self, owner: str, name: str, login: str) -> str:
         """The user's real role: admin, maintain, write, triage, read or none."""
         try:
-            data = _json(self._gh().rest.repos.get_collaborator_permission_level(
+            gh = self._gh()
+            data = _json(gh.rest.repos.get_collaborator_permission_level(
                 owner, name, quote(login, safe="")))
         except RequestFailed as exc:
             if exc.response.status_code == 404:
@@ -239,7 +244,8 @@ class Installation:
         """Open a draft PR (a normal one where drafts are refused); returns (pull, is_draft)."""
         for draft in (True, False):
             try:
-                data = _json(self._gh().rest.pulls.create(owner, name, title=title, head=head,
+                gh = self._gh()
+                data = _json(gh.rest.pulls.create(owner, name, title=title, head=head,
                                                     base=base, body=body, draft=draft))
                 return _pull(data), draft
             except RequestFailed as exc:

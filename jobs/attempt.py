@@ -13,7 +13,7 @@ from jobs.editors import EditError, Editor, EditRequest
 from jobs.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.evidence import command_evidence
 from jobs.guard import GuardPolicy, GuardVerdict, Rule, check_diff
-from jobs.model import Attempt, Batch, CommandEvidence, Gate, Job, Target
+from jobs.model import Attempt, Batch, BatchStatus, CommandEvidence, Gate, Job, Target
 from jobs.notes import files_label
 from jobs.plan import compile_patterns, matching_lines, select_scope
 from jobs.sandbox import Sandbox, SandboxPolicy
@@ -66,7 +66,7 @@ def commit_message(job: Job, batch: Batch, summary: str) -> str:
         f"stepwise(#{job.number}): batch {batch.number}/{len(job.batches)} — "
         f"{files_label(batch.files)}\n\n{summary}\n\n"
         f"Stepwise-Job: {job.id}\nStepwise-Batch: {batch.number}\n"
-        f"Stepwise-Milestone: {batch.milestone}\n"
+        f"Stepwise-Milestone: {batch.milestone}\nStepwise-Spec: {job.spec_digest[:16]}\n"
     )
 
 
@@ -129,7 +129,11 @@ class AttemptRunner:
                                            if v.rule is Rule.OUTSIDE_BATCH_IN_SCOPE)})
             verdict = check_diff(diff, batch_files=wider, scope_files=scope, policy=policy)
             if verdict.ok:
+                moved = set(wider) - set(batch.files)
                 batch.files = wider
+                for other in job.batches:  # a file moved into this batch leaves its later one
+                    if other is not batch and other.status is BatchStatus.PENDING:
+                        other.files = [f for f in other.files if f not in moved]
         if verdict.gate is not None and Gate(verdict.gate) in batch.approved_gates:
             verdict = replace(verdict, gate=None)
         return verdict

@@ -43,6 +43,18 @@ def sync(engine: Engine, *, open_gates: bool = True) -> bool:
     return True
 
 
+def foreign_commits(engine: Engine) -> list[str]:
+    """Descriptions of commits on the branch that are not ours (our own are recorded on the way)."""
+    job, repo = engine.job, engine.services.repository
+    actual = repo.branch_head(job.branch)
+    if actual is None or actual == job.head_sha:
+        return []
+    if not repo.is_ancestor(job.head_sha, actual):
+        return ["its history was rewritten"]
+    return [f"{c.sha[:7]} {c.subject!r}" for c in repo.commits(job.head_sha, actual)
+            if not _explain(engine, c)]
+
+
 def adopt_only(engine: Engine) -> None:
     """Record our own commits that reached the branch, without opening gates (used when ending)."""
     try:

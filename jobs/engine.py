@@ -29,6 +29,7 @@ from jobs.note_commit import commit_note
 from jobs.notes import files_label, gate_prompt, render_card, render_plan
 from jobs.plan import build_plan, select_scope
 from jobs.programs import refusal_reason, split_command
+from jobs.recover import find_orphan
 from jobs.sandbox import Sandbox
 from jobs.spec import IssueTask, Recipe, parse_issue
 from jobs.store import ConflictError, JobStore
@@ -90,19 +91,27 @@ def create_job(issue: IssueTask, number: int, services: Services) -> Job:
                                 hint="use an allowed program, or allow it in .github/stepwise.yml",
                                 code="invalid_spec")
     now = services.clock()
-    branch = f"stepwise/issue-{number}"
-    run = 1
-    while repo.branch_head(branch) is not None:
-        run += 1
-        branch = f"stepwise/issue-{number}-{run}"
-    repo.create_branch(branch, base_sha)
+    job_id = f"{number}-{uuid.uuid4().hex[:12]}"
+    note_path = f"{config.notes_dir}/{now:%Y%m%dT%H%M%SZ}-issue-{number}.md"
+    orphan = find_orphan(repo, number, issue.spec.digest(), config.notes_dir)
+    if orphan is not None:
+        # The record was lost but the branch remembers: same id, so its batches are adopted.
+        job_id, branch, base_sha = orphan.job_id, orphan.branch, orphan.base_sha
+        now = orphan.created_at or now
+        note_path = orphan.note_path or note_path
+    else:
+        branch = f"stepwise/issue-{number}"
+        run = 1
+        while repo.branch_head(branch) is not None:
+            run += 1
+            branch = f"stepwise/issue-{number}-{run}"
+        repo.create_branch(branch, base_sha)
     return Job(
-        id=f"{number}-{uuid.uuid4().hex[:12]}", number=number, title=issue.title,
-        repo=str(repo.root), created_at=now, updated_at=now, spec=issue.spec,
+        id=job_id, number=number, title=issue.title,
+        repo=str(repo.root), created_at=now, updated_at=services.clock(), spec=issue.spec,
         spec_digest=issue.spec.digest(), spec_text=issue.spec_text, config=config,
         base_branch=repo.current_branch() or "HEAD", base_sha=base_sha, branch=branch,
-        head_sha=base_sha,
-        note_path=f"{config.notes_dir}/{now:%Y%m%dT%H%M%SZ}-issue-{number}.md",
+        head_sha=base_sha, note_path=note_path,
     )
 
 

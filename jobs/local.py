@@ -127,5 +127,10 @@ class LocalSession:
             return f"instruction recorded ({len(job.instructions)} standing)"
 
     def status(self) -> tuple[str, Outcome]:
+        """The card, and the job's exit code (0 while it is still working)."""
         job = self.load()
-        return render_card(job, suffix=self.suffix), outcome_of(job, suffix=self.suffix)
+        outcome = outcome_of(job, suffix=self.suffix)
+        if job.status in (JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
+                          JobStatus.INTERRUPTED):
+            outcome = Outcome(job.status, 0, f"job is {job.status}")
+        return render_card(job, suffix=self.suffix), outcome

@@ -46,6 +46,11 @@ GATE_OTHER_VERBS: dict[Gate, tuple[str, ...]] = {
 }
 
 
+def plural(count: int, noun: str) -> str:
+    suffix = "" if count == 1 else ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")
+    return f"{count} {noun}{suffix}"
+
+
 def short(sha: str | None) -> str:
     return sha[:7] if sha else "—"
 
@@ -84,7 +89,7 @@ def render_plan(job: Job) -> str:
         f"- Done when: `{spec.done_when}`",
         f"- Files in scope: {len(job.scope_files)}; targets: {job.target_count} "
         f"in {sum(len(b.files) for b in job.batches)} files",
-        f"- {len(job.batches)} batches in {job.milestone_count} milestones "
+        f"- {plural(len(job.batches), 'batch')} in {plural(job.milestone_count, 'milestone')} "
         f"(batch size {spec.batch_size or job.config.batch_size}, "
         f"{job.config.batches_per_milestone} batches per milestone)",
         f"- Validation: {', '.join(f'`{c}`' for c in job.config.validate_commands) or 'none'}",

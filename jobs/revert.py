@@ -21,6 +21,12 @@ def revert_batch(engine: Engine, number: int) -> str:
     if job.status in (JobStatus.RUNNING, JobStatus.PLANNING, JobStatus.CANCEL_REQUESTED):
         raise RefusedError(f"the job is {job.status}; a batch can be reverted only while it waits",
                            hint="wait for the next gate, then revert")
+    foreign = branch_sync.foreign_commits(engine)
+    if foreign:
+        raise RefusedError(
+            f"someone else changed `{job.branch}` ({'; '.join(foreign[:3])}); reverting now "
+            "could undo their work", hint="run `stepwise run` (or approve at the human_commit "
+            "gate) so the job takes their commits in, then revert", code="branch_changed")
     branch_sync.adopt_only(engine)
     try:
         batch = job.batch(number)

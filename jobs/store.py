@@ -57,8 +57,9 @@ class FileStore:
         except ValidationError as exc:
             raise StateError(
                 f"the progress file {path} is damaged: {exc.errors()[0]['msg']}",
-                hint="restore it from a backup, or move it aside to start the job afresh "
-                "(committed batches are adopted from the branch's trailers)",
+                hint="restore it from a backup, or move it aside and run the same issue again: "
+                "the job is found again from its branch's trailers and its committed batches "
+                "are adopted, not redone",
             ) from exc
 
     def save(self, job: Job) -> Job:

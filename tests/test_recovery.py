@@ -29,6 +29,8 @@ from tests.test_e2e_support import (
     session,
     show,
     snapshot,
+    state_path,
+    stepwise_branches,
 )
 
 
@@ -365,3 +367,30 @@ def test_human_fix_pushed_at_a_failure_gate_then_retry_completes(tmp_path: Path)
     assert git(repo, "rev-parse", f"{batch.commit}^") == fix
     assert [a.outcome for a in batch.attempts] == ["failed", "failed", "committed"]
     assert job.final_review is not None and job.final_review.ok
+
+
+# -- the whole record lost: the job is found again from its branch -------------------------------
+
+def test_lost_progress_file_is_rebuilt_from_the_branch_without_redoing_batches(
+    tmp_path: Path,
+) -> None:
+    repo = build_sample(tmp_path / "repo", config=config_text(batches_per_milestone=1))
+    first = session(repo).run(issue(), yes=False)
+    assert_exit(first, 3)
+    _, at_milestone = session(repo).verb(Verb.APPROVE)
+    assert_exit(at_milestone, 3)  # milestone 1 (one batch) done, its note committed
+    before = load_job(repo)
+    committed = before.batch(1).commit
+    state_path(repo).unlink()
+
+    outcome = session(repo).run(issue(), yes=True)
+
+    assert_exit(outcome, 0)
+    job = load_job(repo)
+    assert job.id == before.id and job.branch == before.branch == "stepwise/issue-7"
+    assert job.note_path == before.note_path
+    assert job.batch(1).commit == committed and job.batch(1).adopted
+    commits = batch_commits(branch_commits(repo, job))
+    numbers = [c.trailers["Stepwise-Batch"] for c in commits]
+    assert sorted(numbers) == [str(b.number) for b in job.batches]  # each batch exactly once
+    assert stepwise_branches(repo) == ["stepwise/issue-7"]

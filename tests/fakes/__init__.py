@@ -1,0 +1,1 @@
+"""Test fakes: a loopback fake GitHub server and recorded webhook deliveries."""
