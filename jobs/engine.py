@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jobs import branch_sync, review
 from jobs.attempt import AttemptOutcome, AttemptRunner, Result, sandbox_policy
-from jobs.config import CONFIG_PATH, load_config
+from jobs.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.editors import editor_for
 from jobs.editors.llm import LLM_UNAVAILABLE
 from jobs.errors import BadInputError, ErrorInfo, RetryClass, StepwiseError
@@ -73,17 +73,34 @@ def outcome_of(job: Job, *, suffix: str = "") -> Outcome:
     return Outcome(job.status, EXIT_FAILED, message)
 
 
-def create_job(issue: IssueTask, number: int, services: Services) -> Job:
-    """A new job record for `issue`, on a new branch at the repository's current HEAD."""
+@dataclass(frozen=True)
+class Base:
+    """Where a job starts: a branch, its commit, and the config read from it."""
+
+    branch: str
+    sha: str
+    config: RepoConfig
+
+
+def local_base(repo: Repository) -> Base:
+    """The checkout's current branch and commit (local mode)."""
+    sha = repo.resolve("HEAD")
+    if sha is None:
+        raise BadInputError("the repository has no commits yet",
+                            hint="commit your code first; Stepwise works from a commit")
+    return Base(branch=repo.current_branch() or "HEAD", sha=sha,
+                config=load_config(repo.show_file(sha, CONFIG_PATH)))
+
+
+def create_job(issue: IssueTask, number: int, services: Services, *,
+               base: Base | None = None, repo_name: str | None = None) -> Job:
+    """A new job record for `issue`, on a new branch at `base` (default: the checkout's HEAD)."""
     repo = services.repository
     if issue.spec.recipe is Recipe.LLM:
         raise BadInputError(LLM_UNAVAILABLE, hint="use recipe `replace` or `command` for now",
                             code="llm_unavailable")
-    base_sha = repo.resolve("HEAD")
-    if base_sha is None:
-        raise BadInputError("the repository has no commits yet",
-                            hint="commit your code first; Stepwise works from a commit")
-    config = load_config(repo.show_file(base_sha, CONFIG_PATH))
+    base = base or local_base(repo)
+    base_sha, config = base.sha, base.config
     if issue.spec.run is not None:
         refusal = refusal_reason(split_command(issue.spec.run), config.allow_commands)
         if refusal is not None:
@@ -108,9 +125,9 @@ def create_job(issue: IssueTask, number: int, services: Services) -> Job:
         repo.create_branch(branch, base_sha)
     return Job(
         id=job_id, number=number, title=issue.title,
-        repo=str(repo.root), created_at=now, updated_at=services.clock(), spec=issue.spec,
+        repo=repo_name or str(repo.root), created_at=now, updated_at=services.clock(), spec=issue.spec,
         spec_digest=issue.spec.digest(), spec_text=issue.spec_text, config=config,
-        base_branch=repo.current_branch() or "HEAD", base_sha=base_sha, branch=branch,
+        base_branch=base.branch, base_sha=base_sha, branch=branch,
         head_sha=base_sha, note_path=note_path,
     )
 
@@ -134,7 +151,7 @@ class Engine:
             # The store bumps `version` on this object; keep using it (callers hold its batches).
             self.services.store.save(self.job)
         except ConflictError:
-            stored = self.services.store.load(self.job.number)
+            stored = self.services.store.reload(self.job)
             if stored is not None and stored.status is JobStatus.CANCEL_REQUESTED:
                 raise CancelSignal from None
             raise
@@ -146,7 +163,7 @@ class Engine:
         self.services.forge.publish(self.job, kind, text)
 
     def check_cancel(self) -> None:
-        stored = self.services.store.load(self.job.number)
+        stored = self.services.store.reload(self.job)
         if stored is not None and stored.status is JobStatus.CANCEL_REQUESTED:
             raise CancelSignal
 
@@ -173,10 +190,19 @@ class Engine:
             self._runner = None
 
     # -- the loop ---------------------------------------------------------------------------
-    def advance(self) -> Outcome:
-        """Run until the job reaches a gate or ends; the record is saved after every step."""
+    def advance(self, *, max_steps: int | None = None) -> Outcome:
+        """Run until the job reaches a gate or ends (or `max_steps` steps were taken).
+
+        The record is saved after every step; a job stopped by `max_steps` is still `running`
+        and its outcome's exit code is 0.
+        """
+        steps = 0
         try:
             while True:
+                if max_steps is not None and steps >= max_steps and not self.job.is_terminal \
+                        and self.job.status is not JobStatus.AWAITING_HUMAN:
+                    return Outcome(self.job.status, 0, f"job is {self.job.status}")
+                steps += 1
                 status = self.job.status
                 if status is JobStatus.AWAITING_HUMAN and self._auto_pass():
                     continue
@@ -254,7 +280,9 @@ class Engine:
         self.run_baseline()
         self.event("plan", f"{len(planned.batches)} batches planned")
         self.publish(Publication.PLAN, render_plan(job))
-        trusted_skip = not job.config.require_plan_approval and job.baseline_ok is not False
+        # An issue written or edited by someone without write access is always shown first.
+        trusted_skip = (not job.config.require_plan_approval and job.baseline_ok is not False
+                        and not job.extra.get("untrusted_spec"))
         if trusted_skip:
             job.approved_digest = job.spec_digest
             job.set_status(JobStatus.RUNNING)
@@ -370,7 +398,7 @@ class Engine:
             self.close()
 
     def finish_cancel(self) -> Outcome:
-        stored = self.services.store.load(self.job.number)
+        stored = self.services.store.reload(self.job)
         if stored is not None:
             self.job = stored
         branch_sync.adopt_only(self)

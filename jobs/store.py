@@ -30,7 +30,9 @@ class BusyError(StateError):
 
 
 class JobStore(Protocol):
-    def load(self, number: int) -> Job | None: ...
+    def reload(self, job: Job) -> Job | None:
+        """The stored copy of `job`, or None."""
+        ...
 
     def save(self, job: Job) -> Job:
         """Write `job` if the stored version is still `job.version`; return the saved copy."""
@@ -45,6 +47,9 @@ class FileStore:
 
     def path_for(self, number: int) -> Path:
         return self.state_dir / f"issue-{number}.json"
+
+    def reload(self, job: Job) -> Job | None:
+        return self.load(job.number)
 
     def load(self, number: int) -> Job | None:
         path = self.path_for(number)
