@@ -172,6 +172,41 @@ def demo(
     guarded(action)
 
 
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Listen address (STEPWISE_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Listen port (STEPWISE_PORT).")] = None,
+) -> None:
+    """Run the web app (webhooks, health) with uvicorn."""
+    def action() -> None:
+        import uvicorn
+
+        from bot.app import create_app
+        from bot.settings import load_settings
+
+        settings = load_settings()
+        uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port,
+                    log_level="info")
+    guarded(action)
+
+
+@app.command()
+def worker(
+    burst: Annotated[bool, typer.Option("--burst", help="Stop when the queue is empty.")] = False,
+) -> None:
+    """Run an RQ worker on the `stepwise` queue (scheduler included)."""
+    def action() -> None:
+        from bot.context import ServerContext
+        from bot.handlers import handlers
+        from bot.settings import load_settings
+        from jobs.worker import install_handlers, run_worker
+
+        context = ServerContext.from_settings(load_settings())
+        install_handlers(handlers(context))
+        run_worker(context.redis, burst=burst)
+    guarded(action)
+
+
 def main() -> None:
     app()
 

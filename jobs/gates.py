@@ -127,3 +127,17 @@ def _cancel(job: Job) -> str:
         return "cancel already requested"
     job.set_status(JobStatus.CANCELLED)
     return "job cancelled"
+
+
+def note_spec_change(job: Job, *, title: str, body: str, now: datetime) -> None:
+    """The issue text changed: re-plan at once if nothing was approved, else open `spec_changed`."""
+    job.extra["pending_issue"] = {"title": title, "body": body}
+    if job.approved_digest is None and job.status is JobStatus.AWAITING_HUMAN:
+        job.gate = None
+        job.set_status(JobStatus.PLANNING)  # nothing approved yet: just plan again
+    elif job.status in (JobStatus.AWAITING_HUMAN, JobStatus.RUNNING):
+        job.gate = None
+        if job.status is JobStatus.AWAITING_HUMAN:
+            job.set_status(JobStatus.RUNNING)
+        open_gate(job, Gate.SPEC_CHANGED,
+                  reason="the issue's spec changed after the plan was approved", now=now)

@@ -10,8 +10,8 @@ from pathlib import Path
 from jobs.engine import Engine, Outcome, Services, create_job, outcome_of
 from jobs.errors import BadInputError, WorkspaceError
 from jobs.forge import LocalForge, Publication
-from jobs.gates import RefusedError, Verb, apply_verb, open_gate
-from jobs.model import Gate, Job, JobStatus
+from jobs.gates import RefusedError, Verb, apply_verb, note_spec_change
+from jobs.model import Job, JobStatus
 from jobs.notes import render_card
 from jobs.revert import revert_batch
 from jobs.sandbox import Sandbox, make_sandbox
@@ -75,17 +75,7 @@ class LocalSession:
             return Engine(self.services, job, auto_approve=yes).advance()
 
     def _spec_changed(self, job: Job, issue: IssueTask) -> Job:
-        job.extra["pending_issue"] = {"title": issue.title, "body": issue.body}
-        if job.approved_digest is None and job.status is JobStatus.AWAITING_HUMAN:
-            job.gate = None
-            job.set_status(JobStatus.PLANNING)  # nothing approved yet: just plan again
-        elif job.status is JobStatus.AWAITING_HUMAN or job.status is JobStatus.RUNNING:
-            job.gate = None
-            if job.status is JobStatus.AWAITING_HUMAN:
-                job.set_status(JobStatus.RUNNING)
-            open_gate(job, Gate.SPEC_CHANGED,
-                      reason="the issue's spec changed after the plan was approved",
-                      now=self.services.clock())
+        note_spec_change(job, title=issue.title, body=issue.body, now=self.services.clock())
         return self.store.save(job)
 
     def verb(self, verb: Verb, *, reason: str = "") -> tuple[str, Outcome]:

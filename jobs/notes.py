@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from jobs.model import Batch, BatchStatus, CommandEvidence, Gate, Job, JobStatus
@@ -177,7 +177,8 @@ def focus_milestone(job: Job) -> int | None:
     return None
 
 
-def render_card(job: Job, *, fold_finished: bool = True, suffix: str = "") -> str:
+def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise ",
+                suffix: str = "", link: Callable[[str], str] | None = None) -> str:
     """The progress card (the PR body): status, the open gate, milestones and batches.
 
     Small jobs list every unfinished milestone's batches (and finished ones too when
@@ -191,7 +192,7 @@ def render_card(job: Job, *, fold_finished: bool = True, suffix: str = "") -> st
         f"branch `{job.branch}` at `{short(job.head_sha)}`",
     ]
     if job.gate is not None:
-        lines += ["", gate_prompt(job, suffix=suffix)]
+        lines += ["", gate_prompt(job, prefix=prefix, suffix=suffix)]
     if job.error is not None:
         lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): {job.error.message}"]
     small = len(job.batches) <= CARD_DETAIL_LIMIT
@@ -220,15 +221,16 @@ def render_card(job: Job, *, fold_finished: bool = True, suffix: str = "") -> st
         counts = f"{sum(b.status is BatchStatus.COMPLETED for b in batches)}/{len(batches)}"
         lines.append(f"\nMilestone {milestone} ({counts} completed)\n")
         if show:
-            lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b)}" for b in batches)
+            lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b, link)}" for b in batches)
     flush()
     return "\n".join(lines)
 
 
-def batch_line(batch: Batch) -> str:
+def batch_line(batch: Batch, link: Callable[[str], str] | None = None) -> str:
     text = f"batch {batch.number}: {batch.status}"
     if batch.commit:
-        text += f" `{short(batch.commit)}`"
+        text += f" [`{short(batch.commit)}`]({link(batch.commit)})" if link else \
+            f" `{short(batch.commit)}`"
     if batch.reason:
         text += f" — {batch.reason}"
     return f"{text} — {files_label(batch.files)}"

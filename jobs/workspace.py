@@ -64,7 +64,7 @@ def run_git(args: Sequence[str], *, cwd: Path, stdin: str | None = None,
 
 
 class Repository:
-    """The user's repository, addressed by path."""
+    """A repository addressed by path: the user's checkout, or a bare clone (server mode)."""
 
     def __init__(self, path: Path) -> None:
         path = path.resolve()
@@ -73,7 +73,9 @@ class Repository:
                 f"{path} is not a directory", hint="pass --repo with a git checkout's path",
                 code="not_a_repository",
             )
-        top = run_git(["rev-parse", "--show-toplevel"], cwd=path, check=False).strip()
+        bare = run_git(["rev-parse", "--is-bare-repository"], cwd=path, check=False).strip()
+        top = str(path) if bare == "true" else \
+            run_git(["rev-parse", "--show-toplevel"], cwd=path, check=False).strip()
         if not top:
             raise WorkspaceError(
                 f"{path} is not inside a git repository",

@@ -1,0 +1,58 @@
+"""What a worker process needs, built once from the settings: Redis, the store, GitHub, the sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from redis import Redis
+
+from bot.forge_github import GitHubForge
+from bot.github import GitHubApp, Installation
+from bot.mirror import MirroredRepository, open_mirror
+from bot.settings import Settings
+from jobs.engine import Services
+from jobs.model import Job
+from jobs.redis_store import RedisStore
+from jobs.sandbox import Sandbox, make_sandbox
+
+
+@dataclass
+class ServerContext:
+    settings: Settings
+    redis: Redis
+    store: RedisStore
+    github: GitHubApp
+    sandbox: Sandbox
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, connection: Redis | None = None,
+                      sandbox: Sandbox | None = None) -> ServerContext:
+        client = connection or Redis.from_url(settings.redis_url)
+        return cls(
+            settings=settings, redis=client, store=RedisStore(client),
+            github=GitHubApp(app_id=settings.app_id, private_key=settings.app_private_key(),
+                             base_url=settings.github_api_url),
+            sandbox=sandbox or make_sandbox(require_isolation=not settings.allow_unsandboxed),
+        )
+
+    def installation(self, installation_id: int) -> Installation:
+        return self.github.client(installation_id)
+
+    def mirror(self, client: Installation, full_name: str, clone_url: str,
+               default_branch: str) -> MirroredRepository:
+        return open_mirror(self.settings.workdir, full_name, clone_url,
+                           auth=client.git_auth_args, default_branch=default_branch)
+
+    def services_for(self, job: Job) -> tuple[Services, GitHubForge]:
+        """The engine's services for a stored job: its repository's mirror and its forge."""
+        client = self.installation(int(job.extra["installation_id"]))
+        owner, name = job.repo.split("/", 1)
+        info = client.repo(owner, name)
+        repository = self.mirror(client, job.repo, info.clone_url, info.default_branch)
+        forge = GitHubForge(client, job.repo, squash_only=info.squash_only)
+        services = Services(repository=repository, store=self.store, sandbox=self.sandbox,
+                            forge=forge, clock=self.clock)
+        return services, forge

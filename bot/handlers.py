@@ -1,0 +1,287 @@
+"""Worker tasks: start a job from a label, apply comment commands, advance one step, react to closes."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from bot.authz import decide
+from bot.commands import Command, InvalidCommand, UnknownCommand, help_table, parse_comment
+from bot.context import ServerContext
+from bot.events import Event, Kind
+from bot.forge_github import COMMAND_PREFIX, GitHubForge
+from jobs.config import CONFIG_PATH, load_config
+from jobs.engine import Base, Engine, Services, create_job
+from jobs.errors import BadInputError, StepwiseError
+from jobs.gates import RefusedError, Verb, apply_verb, note_spec_change
+from jobs.model import Job, JobStatus
+from jobs.revert import revert_batch
+from jobs.spec import parse_issue
+from jobs.worker import Handler, enqueue, job_lock, rq_id
+
+log = logging.getLogger(__name__)
+ACTIVE = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
+                    JobStatus.CANCEL_REQUESTED, JobStatus.INTERRUPTED})
+COMMENT_TTL_S = 30 * 24 * 3600
+
+
+def pull_key(repo: str, number: int) -> str:
+    return f"stepwise:pull:{repo}#{number}"
+
+
+def schedule_advance(ctx: ServerContext, job: Job) -> None:
+    enqueue(ctx.redis, "advance", {"job_id": job.id}, job_id=rq_id("advance", job.id))
+
+
+def job_for(ctx: ServerContext, repo: str, number: int) -> Job | None:
+    """The job of an issue, or of the pull request it opened."""
+    job = ctx.store.find(repo, number)
+    if job is None:
+        job_id = ctx.redis.get(pull_key(repo, number))
+        if isinstance(job_id, bytes):
+            job = ctx.store.load_id(job_id.decode())
+    return job
+
+
+# -- start --------------------------------------------------------------------------------------
+def on_labeled(ctx: ServerContext, event: Event) -> None:
+    client = ctx.installation(event.installation_id)
+    owner, name = event.repo.split("/", 1)
+    info = client.repo(owner, name)
+    forge = GitHubForge(client, event.repo, squash_only=info.squash_only)
+    try:
+        config = load_config(client.file(owner, name, CONFIG_PATH, info.default_branch))
+    except BadInputError as exc:
+        if event.label == "stepwise":
+            forge.reply(None, event.number, "", f"Stepwise cannot start: {exc.message}\n\n"
+                        f"Fix: {exc.hint}")
+        return
+    if event.label != config.trigger_label:
+        return
+    with job_lock(ctx.redis, f"start:{event.repo}#{event.number}") as acquired:
+        if not acquired:
+            return
+        role = client.permission(owner, name, event.sender)
+        decision = decide(login=event.sender, role=role, approvers=config.approvers,
+                          action="start a job")
+        if not decision.allowed:
+            forge.reply(None, event.number, "", f"Stepwise did not start: {decision.reason}.")
+            return
+        existing = ctx.store.find(event.repo, event.number)
+        if existing is not None and not existing.is_terminal:
+            pull = existing.extra.get("pull")
+            where = f" in #{pull['number']}" if isinstance(pull, dict) else ""
+            forge.reply(None, event.number, "", f"A Stepwise job for this issue is already "
+                        f"`{existing.status}`{where}; nothing new was started.")
+            return
+        issue = client.issue(owner, name, event.number)
+        try:
+            task = parse_issue(issue.title, issue.body)
+        except BadInputError as exc:
+            forge.reply(None, event.number, "", f"Stepwise cannot start: {exc.message}\n\n"
+                        f"Fix: {exc.hint}")
+            return
+        repository = ctx.mirror(client, event.repo, info.clone_url, info.default_branch)
+        base_sha = repository.branch_head(info.default_branch)
+        if base_sha is None:
+            return
+        services = Services(repository=repository, store=ctx.store, sandbox=ctx.sandbox,
+                            forge=forge, clock=ctx.clock)
+        try:
+            job = create_job(task, event.number, services, repo_name=event.repo,
+                             base=Base(branch=info.default_branch, sha=base_sha, config=config))
+        except BadInputError as exc:
+            forge.reply(None, event.number, "", f"Stepwise cannot start: {exc.message}\n\n"
+                        f"Fix: {exc.hint}")
+            return
+        author_role = client.permission(owner, name, issue.author)
+        job.extra.update(installation_id=event.installation_id, started_by=event.sender,
+                         untrusted_spec=author_role not in ("admin", "maintain", "write"))
+        ctx.store.save(job)
+    schedule_advance(ctx, job)
+
+
+# -- advancing ----------------------------------------------------------------------------------
+def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    """One step of one job; the next step is queued when this one ends."""
+    job_id = str(payload["job_id"])
+    with job_lock(ctx.redis, job_id) as acquired:
+        if not acquired:
+            return  # another worker is advancing it and will queue what follows
+        job = ctx.store.load_id(job_id)
+        if job is None or job.is_terminal or job.status is JobStatus.AWAITING_HUMAN:
+            return
+        services, _ = ctx.services_for(job)
+        engine = Engine(services, job)
+        engine.advance(max_steps=1)
+        job = engine.job
+        ctx.store.save(job)  # what the forge remembered (comment ids, the pull request)
+        pull = job.extra.get("pull")
+        if isinstance(pull, dict):
+            ctx.redis.set(pull_key(job.repo, int(pull["number"])), job.id)
+    if job.status in ACTIVE:
+        enqueue(ctx.redis, "advance", {"job_id": job.id},
+                job_id=rq_id("advance", job.id, str(job.version)))
+
+
+def revert(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    job = ctx.store.load_id(str(payload["job_id"]))
+    if job is None:
+        return
+    with job_lock(ctx.redis, job.id) as acquired:
+        if not acquired:
+            enqueue(ctx.redis, "revert", payload, delay_s=5)
+            return
+        services, forge = ctx.services_for(job)
+        engine = Engine(services, job)
+        try:
+            message = revert_batch(engine, int(payload["batch"]))
+        except RefusedError as exc:
+            message = f"Not reverted: {exc.message} ({exc.hint})"
+        finally:
+            engine.close()
+        ctx.store.save(engine.job)
+        forge.reply(engine.job, forge.thread(engine.job), f"revert:{payload['comment_id']}",
+                    message)
+
+
+# -- comments -----------------------------------------------------------------------------------
+def on_comment(ctx: ServerContext, event: Event) -> None:
+    if event.sender_is_bot:
+        return
+    commands = parse_comment(event.body, app_slug=ctx.settings.app_slug)
+    if not commands:
+        return
+    if not ctx.redis.set(f"stepwise:comment:{event.comment_id}", "1", nx=True, ex=COMMENT_TTL_S):
+        return  # this comment was already handled (redelivery or reconciler)
+    client = ctx.installation(event.installation_id)
+    owner, name = event.repo.split("/", 1)
+    forge = GitHubForge(client, event.repo)
+    job = job_for(ctx, event.repo, event.number)
+    answers = []
+    accepted = False
+    for command in commands:
+        text, changed = apply_command(ctx, event, job, command)
+        answers.append(text)
+        accepted = accepted or changed
+        if job is not None:
+            job = ctx.store.load_id(job.id) or job
+    if accepted:
+        client.react(owner, name, event.comment_id, "+1")
+    replies = [a for a in answers if a]
+    if replies:
+        forge.reply(job, event.number, f"reply:{event.comment_id}", "\n\n".join(replies))
+
+
+def apply_command(ctx: ServerContext, event: Event, job: Job | None,
+                  command: Command | UnknownCommand | InvalidCommand) -> tuple[str, bool]:
+    """(reply text, whether something changed) for one command of a comment."""
+    quoted = f"> {command.raw.strip()}\n\n"
+    if isinstance(command, UnknownCommand):
+        hint = f" Did you mean `{command.suggestion}`?" if command.suggestion else ""
+        return quoted + f"Unknown command `{command.word}`.{hint}\n\n" + help_table(), False
+    if isinstance(command, InvalidCommand):
+        return quoted + command.problem, False
+    if command.verb == "help":
+        return help_table(), False
+    if job is None:
+        return quoted + "There is no Stepwise job on this issue or pull request.", False
+    if command.verb == "status":
+        return GitHubForge(ctx.installation(event.installation_id), job.repo).card(job), False
+    owner, name = event.repo.split("/", 1)
+    role = ctx.installation(event.installation_id).permission(owner, name, event.sender)
+    decision = decide(login=event.sender, role=role, approvers=job.config.approvers,
+                      action=f"`{command.verb}`")
+    if not decision.allowed:
+        return quoted + f"Refused: {decision.reason}. Nothing changed.", False
+    if job.gate is not None and event.created_at and \
+            job.gate.opened_at.isoformat().replace("+00:00", "Z") > event.created_at:
+        return quoted + (f"Refused: this comment predates gate `{job.gate.id}`, which opened "
+                         "later; answer the gate that is open now."), False
+    try:
+        message = steer(ctx, event, job, command)
+    except (RefusedError, StepwiseError) as exc:
+        return quoted + f"Refused: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""), False
+    return (quoted + message) if message else "", True
+
+
+def steer(ctx: ServerContext, event: Event, job: Job, command: Command) -> str:
+    """Apply an authorised steering command; '' when a reaction says enough."""
+    if command.verb == "revert":
+        enqueue(ctx.redis, "revert", {"job_id": job.id, "batch": int(command.argument),
+                                      "comment_id": event.comment_id})
+        return ""
+    if command.verb == "instruct":
+        job.instructions.append(command.argument)
+        ctx.store.save(job)
+        return ""
+    apply_verb(job, Verb(command.verb), reason=command.argument)
+    ctx.store.save(job)
+    if job.status is JobStatus.CANCELLED:
+        return "Cancelled."
+    schedule_advance(ctx, job)
+    return ""
+
+
+# -- closes, edits and pushes ---------------------------------------------------------------------
+def on_closed(ctx: ServerContext, event: Event) -> None:
+    job = job_for(ctx, event.repo, event.number)
+    if job is None or job.is_terminal:
+        return
+    if event.kind is Kind.PULL_CLOSED and event.merged:
+        job.extra["merged"] = True
+        ctx.store.save(job)
+        return
+    apply_verb(job, Verb.CANCEL)
+    ctx.store.save(job)
+    schedule_advance(ctx, job)
+
+
+def on_issue_edited(ctx: ServerContext, event: Event) -> None:
+    job = ctx.store.find(event.repo, event.number)
+    if job is None or job.is_terminal:
+        return
+    try:
+        task = parse_issue(event.title, event.body)
+    except BadInputError:
+        return  # reported when the gate is answered; the running job keeps its approved spec
+    if task.spec.digest() == job.spec_digest:
+        return
+    owner, name = event.repo.split("/", 1)
+    role = ctx.installation(event.installation_id).permission(owner, name, event.sender)
+    if role not in ("admin", "maintain", "write"):
+        job.extra["untrusted_spec"] = True
+    note_spec_change(job, title=event.title, body=event.body, now=ctx.clock())
+    ctx.store.save(job)
+    schedule_advance(ctx, job)
+
+
+def on_push(ctx: ServerContext, event: Event) -> None:
+    branch = event.ref.removeprefix("refs/heads/")
+    for job_id in ctx.store.job_ids(limit=500):
+        job = ctx.store.load_id(job_id)
+        if job is not None and job.repo == event.repo and job.branch == branch and \
+                job.status in ACTIVE:
+            schedule_advance(ctx, job)
+
+
+def handle_event(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    event = Event.model_validate(payload)
+    routes = {Kind.LABELED: on_labeled, Kind.COMMENT: on_comment,
+              Kind.ISSUE_EDITED: on_issue_edited, Kind.ISSUE_CLOSED: on_closed,
+              Kind.PULL_CLOSED: on_closed, Kind.PUSH: on_push}
+    route = routes.get(event.kind)
+    if route is not None:
+        route(ctx, event)
+
+
+def handlers(ctx: ServerContext) -> dict[str, Handler]:
+    """The task table a worker installs (see jobs.worker.install_handlers)."""
+    return {
+        "event": lambda payload: handle_event(ctx, payload),
+        "advance": lambda payload: advance(ctx, payload),
+        "revert": lambda payload: revert(ctx, payload),
+    }
+
+
+__all__ = ["COMMAND_PREFIX", "handlers"]

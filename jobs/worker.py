@@ -1,0 +1,93 @@
+"""RQ plumbing: the `stepwise` queue, task dispatch, job locks and the worker loop.
+
+The engine package never imports `bot/`: the entry point that starts a worker installs the
+task handlers (`install_handlers`), and the web app enqueues tasks by name.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import redis
+from rq import Queue, Retry, Worker
+from rq.job import Job as RQJob
+
+QUEUE_NAME = "stepwise"
+BACKOFF_S = (5, 15, 45)
+STEP_TIMEOUT_S = 3600  # an RQ job is one step; commands inside have their own timeouts
+LOCK_TTL_S = 900
+
+Handler = Callable[[dict[str, Any]], None]
+_handlers: dict[str, Handler] = {}
+log = logging.getLogger(__name__)
+
+
+def install_handlers(handlers: Mapping[str, Handler]) -> None:
+    _handlers.update(handlers)
+
+
+def perform(task: str, payload: dict[str, Any]) -> None:
+    """The one function RQ runs: dispatch `task` to its installed handler."""
+    handler = _handlers.get(task)
+    if handler is None:
+        raise RuntimeError(f"no handler installed for task {task!r}; start workers with "
+                           "`stepwise worker`")
+    handler(payload)
+
+
+def rq_id(*parts: str) -> str:
+    """An RQ job id from free text (RQ allows letters, digits, `_` and `-`)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", "-".join(parts)).strip("-")[:200]
+
+
+def queue(connection: redis.Redis) -> Queue:
+    return Queue(QUEUE_NAME, connection=connection)
+
+
+def enqueue(connection: redis.Redis, task: str, payload: dict[str, Any], *,
+            job_id: str | None = None, delay_s: float = 0, retry: bool = True) -> RQJob | None:
+    """Queue `task`; with `job_id`, nothing is queued while a job of that id waits or runs."""
+    q = queue(connection)
+    if job_id is not None:
+        existing = q.fetch_job(job_id)
+        if existing is not None and existing.get_status(refresh=True) in (
+                "queued", "started", "scheduled", "deferred"):
+            return None
+    options: dict[str, Any] = {
+        "job_id": job_id or rq_id(task, uuid.uuid4().hex),
+        "job_timeout": STEP_TIMEOUT_S,
+        "result_ttl": 600,
+        "failure_ttl": 7 * 24 * 3600,
+        "retry": Retry(max=len(BACKOFF_S), interval=list(BACKOFF_S)) if retry else None,
+    }
+    if delay_s > 0:
+        return q.enqueue_in(timedelta(seconds=delay_s), perform, task, payload, **options)
+    return q.enqueue(perform, task, payload, **options)
+
+
+@contextmanager
+def job_lock(connection: redis.Redis, key: str, *, ttl_s: int = LOCK_TTL_S) -> Iterator[bool]:
+    """Hold `key` while advancing a job; yields False (and holds nothing) when another has it."""
+    token = uuid.uuid4().hex
+    name = f"stepwise:lock:{key}"
+    acquired = bool(connection.set(name, token, nx=True, ex=ttl_s))
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            # Release only our own lock (compare-and-delete).
+            connection.eval(
+                "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
+                "else return 0 end", 1, name, token)
+
+
+def run_worker(connection: redis.Redis, *, burst: bool = False) -> bool:
+    """Work the `stepwise` queue (with RQ's scheduler for delayed retries)."""
+    worker = Worker([queue(connection)], connection=connection)
+    return bool(worker.work(burst=burst, with_scheduler=True, logging_level="INFO"))
