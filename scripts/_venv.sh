@@ -28,3 +28,6 @@ if [ "$HAVE" != "$WANT" ] && [ "$HAVE" != "$HASH[dev]" ]; then
     | { grep -v "^WARNING: Location .* is ignored" || true; } >&2
   echo "$WANT" > "$STAMP"
 fi
+# Programs the project runs (python, stepwise) resolve to the virtualenv first.
+export PATH="$VENV/bin:$PATH"
+export VIRTUAL_ENV="$VENV"
