@@ -11,7 +11,7 @@ import logging
 
 from bot.github import ForgeError, Installation
 from jobs.forge import Publication
-from jobs.model import Job, JobStatus
+from jobs.model import Gate, Job, JobStatus
 from jobs.notes import gate_prompt, render_card, render_plan
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,8 @@ class GitHubForge:
             self.upsert(job, job.number, "plan", self.plan_text(job))
         elif kind is Publication.PROGRESS:
             self.refresh_pull(job)
+        elif kind is Publication.GATE and job.gate is not None and job.gate.kind is Gate.PLAN:
+            self.upsert(job, job.number, "plan", self.plan_text(job))  # the plan asks itself
         elif kind is Publication.GATE and job.gate is not None:
             self.refresh_pull(job)
             self.upsert(job, self.thread(job), f"gate:{job.gate.id}",
