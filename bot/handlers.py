@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any
 
 from bot.authz import decide
@@ -10,6 +11,7 @@ from bot.commands import Command, InvalidCommand, UnknownCommand, help_table, pa
 from bot.context import ServerContext
 from bot.events import Event, Kind
 from bot.forge_github import COMMAND_PREFIX, GitHubForge
+from bot.github import ForgeError
 from jobs.config import CONFIG_PATH, load_config
 from jobs.engine import Base, Engine, Services, create_job
 from jobs.errors import BadInputError, StepwiseError
@@ -23,6 +25,18 @@ log = logging.getLogger(__name__)
 ACTIVE = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
                     JobStatus.CANCEL_REQUESTED, JobStatus.INTERRUPTED})
 COMMENT_TTL_S = 30 * 24 * 3600
+
+
+GATE_VERBS = frozenset({"approve", "retry", "skip"})  # they answer one particular gate
+
+
+def opened_after(opened_at: datetime, created_at: str) -> bool:
+    """Whether the gate opened after the comment was written (GitHub times are to the second)."""
+    try:
+        created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return opened_at.replace(microsecond=0) > created
 
 
 def pull_key(repo: str, number: int) -> str:
@@ -124,6 +138,20 @@ def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
                 job_id=rq_id("advance", job.id, str(job.version)))
 
 
+def cancelled(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    """A job cancelled while it waited: record what was done in the note, tell the issue."""
+    with job_lock(ctx.redis, str(payload["job_id"])) as acquired:
+        job = ctx.store.load_id(str(payload["job_id"])) if acquired else None
+        if job is None:
+            if not acquired:
+                enqueue(ctx.redis, "cancelled", payload, delay_s=5)
+            return
+        services, _ = ctx.services_for(job)
+        engine = Engine(services, job)
+        engine.cancel_now()
+        ctx.store.save(engine.job)
+
+
 def revert(ctx: ServerContext, payload: dict[str, Any]) -> None:
     job = ctx.store.load_id(str(payload["job_id"]))
     if job is None:
@@ -167,7 +195,10 @@ def on_comment(ctx: ServerContext, event: Event) -> None:
         if job is not None:
             job = ctx.store.load_id(job.id) or job
     if accepted:
-        client.react(owner, name, event.comment_id, "+1")
+        try:
+            client.react(owner, name, event.comment_id, "+1")
+        except ForgeError as exc:  # the command was applied; a missing reaction is cosmetic
+            log.warning("could not react to a command", extra={"error": exc.message})
     replies = [a for a in answers if a]
     if replies:
         forge.reply(job, event.number, f"reply:{event.comment_id}", "\n\n".join(replies))
@@ -194,8 +225,8 @@ def apply_command(ctx: ServerContext, event: Event, job: Job | None,
                       action=f"`{command.verb}`")
     if not decision.allowed:
         return quoted + f"Refused: {decision.reason}. Nothing changed.", False
-    if job.gate is not None and event.created_at and \
-            job.gate.opened_at.isoformat().replace("+00:00", "Z") > event.created_at:
+    if command.verb in GATE_VERBS and job.gate is not None and \
+            opened_after(job.gate.opened_at, event.created_at):
         return quoted + (f"Refused: this comment predates gate `{job.gate.id}`, which opened "
                          "later; answer the gate that is open now."), False
     try:
@@ -218,7 +249,8 @@ def steer(ctx: ServerContext, event: Event, job: Job, command: Command) -> str:
     apply_verb(job, Verb(command.verb), reason=command.argument)
     ctx.store.save(job)
     if job.status is JobStatus.CANCELLED:
-        return "Cancelled."
+        enqueue(ctx.redis, "cancelled", {"job_id": job.id}, job_id=rq_id("cancelled", job.id))
+        return ""
     schedule_advance(ctx, job)
     return ""
 
@@ -234,7 +266,10 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
         return
     apply_verb(job, Verb.CANCEL)
     ctx.store.save(job)
-    schedule_advance(ctx, job)
+    if job.status is JobStatus.CANCELLED:
+        enqueue(ctx.redis, "cancelled", {"job_id": job.id}, job_id=rq_id("cancelled", job.id))
+    else:
+        schedule_advance(ctx, job)
 
 
 def on_issue_edited(ctx: ServerContext, event: Event) -> None:
@@ -281,6 +316,7 @@ def handlers(ctx: ServerContext) -> dict[str, Handler]:
         "event": lambda payload: handle_event(ctx, payload),
         "advance": lambda payload: advance(ctx, payload),
         "revert": lambda payload: revert(ctx, payload),
+        "cancelled": lambda payload: cancelled(ctx, payload),
     }
 
 

@@ -244,6 +244,9 @@ class BubblewrapSandbox:
         """The full bwrap argv that runs `argv` (exposed for tests and debugging)."""
         cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         cmd += ["--tmpfs", TMP, "--dir", str(SANDBOX_HOME), "--unshare-all"]
+        # The private /tmp must not hide the programs on PATH (e.g. a virtualenv under /tmp).
+        for tool_dir in _path_dirs_under_tmp(env.get("PATH", "")):
+            cmd += ["--ro-bind", str(tool_dir), str(tool_dir)]
         if policy.network:
             cmd.append("--share-net")
         cmd += ["--die-with-parent", "--new-session", "--clearenv"]
@@ -276,6 +279,20 @@ class BubblewrapSandbox:
         if result.exit_code == 1 and result.output_tail.startswith("bwrap: execvp "):
             return replace(result, exit_code=127)  # not found in the sandbox's view (e.g. /tmp)
         return result
+
+
+def _path_dirs_under_tmp(path_value: str) -> list[Path]:
+    """PATH directories under /tmp, widened to their virtualenv root (it holds pyvenv.cfg)."""
+    found: dict[Path, None] = {}
+    for entry in path_value.split(os.pathsep):
+        if not entry:
+            continue
+        directory = Path(entry).resolve()
+        if not directory.is_dir() or not directory.is_relative_to(TMP):
+            continue
+        root = directory.parent if (directory.parent / "pyvenv.cfg").exists() else directory
+        found[root] = None
+    return list(found)
 
 
 def _unavailable(message: str) -> StepwiseError:

@@ -420,3 +420,22 @@ def test_bubblewrap_command_orders_hidden_before_binds(tmp_path: Path) -> None:
     bind_cwd = cmd.index("--bind")
     assert cmd[tmpfs_hidden - 1] == "--tmpfs" and tmpfs_hidden < bind_cwd
     assert cmd[bind_cwd + 1 : bind_cwd + 3] == [str(cwd.resolve())] * 2
+
+
+def test_programs_on_path_under_tmp_stay_visible_in_the_private_tmp(
+    box: Sandbox, outside_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tool installed under /tmp (a virtualenv there, say) still runs in the sandbox.
+    with tempfile.TemporaryDirectory(prefix="stepwise-tools-", dir="/tmp") as tools:
+        bin_dir = Path(tools) / "bin"
+        bin_dir.mkdir()
+        (Path(tools) / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        (Path(tools) / "lib" / "data.txt").parent.mkdir()
+        (Path(tools) / "lib" / "data.txt").write_text("from the venv\n")
+        tool = bin_dir / "hello-tool"
+        tool.write_text(f"#!/bin/sh\ncat {tools}/lib/data.txt\n")
+        tool.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        result = run(box, ["hello-tool"], outside_tmp, allow=("hello-tool",))
+    assert result.ok, result.output_tail
+    assert result.output_tail == "from the venv"

@@ -1,0 +1,130 @@
+"""Fixtures for the App tests: the fake GitHub, a real Redis and RQ worker, the app over real HTTP."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+import uvicorn
+from fastapi import FastAPI
+from rq import SimpleWorker
+
+from bot.app import create_app
+from bot.context import ServerContext
+from bot.handlers import handlers
+from bot.settings import Settings
+from jobs.sandbox import make_sandbox
+from jobs.worker import install_handlers, queue
+from tests.fakes.github import FakeGitHub
+from tests.fakes.webhooks import deliver, make_event
+from tests.redis_server import free_port
+from tests.test_e2e_support import config_text, sample_files
+
+SECRET = "webhook-s3cret"
+OWNER, NAME = "octo-org", "widgets"
+REPO = f"{OWNER}/{NAME}"
+ISSUE_BODY = """`old_sum()` is deprecated; move every caller to `new_sum()`.
+
+```stepwise
+recipe: replace
+paths: ["calc/**/*.py"]
+exclude: ["calc/legacy.py"]
+find: ['\\bold_sum\\(']
+replace: 'new_sum('
+not_doing: ["remove old_sum() itself"]
+```
+"""
+
+
+@contextmanager
+def served(app: FastAPI) -> Iterator[str]:
+    """The app behind a real uvicorn server on a free loopback port."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+class World:
+    """Everything one story needs, with helpers that read like the story."""
+
+    def __init__(self, gh: FakeGitHub, url: str, connection: redis.Redis, ctx: ServerContext):
+        self.gh, self.url, self.redis, self.ctx = gh, url, connection, ctx
+        self.repo = gh.repos[REPO]
+
+    def send(self, event: str, *, delivery_id: str | None = None, **overrides: Any
+             ) -> httpx.Response:
+        payload = make_event(event, repo=REPO, **overrides)
+        if "comment" in payload:
+            payload["comment"]["created_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            time.sleep(1.01)  # GitHub's timestamps have one-second resolution
+        with httpx.Client(base_url=self.url, trust_env=False) as client:
+            return deliver(client, event.split(".")[0], payload, secret=SECRET,
+                           delivery_id=delivery_id)
+
+    def post(self, event: str, body: bytes, **options: Any) -> httpx.Response:
+        with httpx.Client(base_url=self.url, trust_env=False) as client:
+            return deliver(client, event, body, secret=options.pop("secret", SECRET), **options)
+
+    def queued(self) -> int:
+        return queue(self.redis).count
+
+    def comment(self, body: str, *, by: str, on: int = 1,
+                delivery_id: str | None = None) -> httpx.Response:
+        """A person comments (the comment exists on the fake, as on GitHub) and it is delivered."""
+        posted = self.gh.add_comment(self.repo, on, body, user=by)
+        return self.send("issue_comment.created", issue_number=on, comment_body=body,
+                         comment_user=by, sender=by, comment_id=posted.id,
+                         delivery_id=delivery_id)
+
+    def work(self, max_jobs: int | None = None) -> None:
+        SimpleWorker([queue(self.redis)], connection=self.redis).work(burst=True,
+                                                                      max_jobs=max_jobs)
+
+    def job(self, number: int = 1) -> Any:
+        job = self.ctx.store.find(REPO, number)
+        assert job is not None
+        return job
+
+    def bodies(self, number: int) -> list[str]:
+        return [c.body for c in self.gh.comments_on(self.repo, number)]
+
+
+@pytest.fixture
+def world(tmp_path: Path, redis_url: str) -> Iterator[World]:
+    connection = redis.Redis.from_url(redis_url)
+    connection.flushdb()
+    with FakeGitHub(root=tmp_path / "github") as gh:
+        gh.add_repo(OWNER, NAME, sample_files(broken=True,
+                                              config=config_text(batches_per_milestone=1)))
+        gh.add_issue(REPO, "Replace old_sum() with new_sum()", ISSUE_BODY, user="maria")
+        for login, role in {"maria": "maintain", "rita": "read", "tom": "triage"}.items():
+            gh.set_permission(REPO, login, role)
+        settings = Settings(app_id=gh.app_id, private_key=gh.private_key_pem,
+                            webhook_secret=SECRET, redis_url=redis_url,
+                            github_api_url=gh.base_url, workdir=tmp_path / "work",
+                            app_slug="stepwise")
+        ctx = ServerContext.from_settings(settings, connection=connection,
+                                          sandbox=make_sandbox(require_isolation=True))
+        install_handlers(handlers(ctx))
+        with served(create_app(settings, connection)) as url:
+            yield World(gh, url, connection, ctx)
+
+
