@@ -36,3 +36,12 @@ def test_readme_first_screen_gives_the_two_commands() -> None:
     assert "./scripts/test" in first_screen
     ci = (README.parent / ".ci" / "run").read_text()
     assert "./scripts/test" in ci
+
+
+def test_readme_command_table_is_the_generated_help() -> None:
+    from bot.commands import help_table
+
+    text = README.read_text()
+    start = text.index("<!-- commands:start")
+    body = text[text.index("\n", start) + 1 : text.index("<!-- commands:end -->")].strip()
+    assert body == help_table()
