@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from redis import Redis
 
@@ -54,5 +55,11 @@ class ServerContext:
         repository = self.mirror(client, job.repo, info.clone_url, info.default_branch)
         forge = GitHubForge(client, job.repo, squash_only=info.squash_only)
         services = Services(repository=repository, store=self.store, sandbox=self.sandbox,
-                            forge=forge, clock=self.clock)
+                            forge=forge, clock=self.clock, hidden_paths=self.hidden_paths())
         return services, forge
+
+    def hidden_paths(self) -> tuple[Path, ...]:
+        """What sandboxed commands must never see: every clone and worktree (their own
+        worktree is bound back), and the App's private key."""
+        key = self.settings.private_key_path
+        return (self.settings.workdir, *((key,) if key is not None else ()))

@@ -100,7 +100,7 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         if base_sha is None:
             return
         services = Services(repository=repository, store=ctx.store, sandbox=ctx.sandbox,
-                            forge=forge, clock=ctx.clock)
+                            forge=forge, clock=ctx.clock, hidden_paths=ctx.hidden_paths())
         try:
             job = create_job(task, event.number, services, repo_name=event.repo,
                              base=Base(branch=info.default_branch, sha=base_sha, config=config))

@@ -53,6 +53,7 @@ class Services:
     forge: Forge
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     command_suffix: str = ""  # appended to the commands gate prompts print (local: --repo)
+    hidden_paths: tuple[Path, ...] = ()  # invisible to sandboxed commands (server: workdir, key)
 
 
 class CancelSignal(Exception):
@@ -174,7 +175,8 @@ class Engine:
             repo = self.services.repository
             path = repo.state_dir / "worktrees" / f"issue-{self.job.number}"
             worktree = repo.open_worktree(path, self.job.head_sha)
-            policy = sandbox_policy(self.job.config, hidden=(repo.state_dir,))
+            policy = sandbox_policy(self.job.config,
+                                    hidden=(repo.state_dir, *self.services.hidden_paths))
             editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
                                          self.services.clock)
