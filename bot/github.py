@@ -25,6 +25,9 @@ PER_PAGE = 100
 MAX_PAGES = 50
 
 
+_RAISE = object()  # `_call(missing=...)` default: a 404 is an error like any other
+
+
 class ForgeError(StepwiseError):
     """A GitHub call failed; the retry class says whether to back off or stop."""
 
@@ -145,9 +148,15 @@ class Installation:
                       base_url=self.app.base_url, timeout=self.app.timeout,
                       auto_retry=self.app.auto_retry, trust_env=False)
 
-    def _call(self, action: Callable[[GitHub[TokenAuthStrategy]], Any]) -> Any:
+    def _call(self, action: Callable[[GitHub[TokenAuthStrategy]], Any], *,
+              missing: Any = _RAISE) -> Any:
+        """Run one API call; a 404 returns `missing` when given, other failures raise ForgeError."""
         try:
             return action(self._gh())
+        except RequestFailed as exc:
+            if exc.response.status_code == 404 and missing is not _RAISE:
+                return missing
+            raise classify(exc) from None
         except Exception as exc:
             raise classify(exc) from None
 
@@ -166,15 +175,8 @@ class Installation:
                         squash_only=squash_only)
 
     def file(self, owner: str, name: str, path: str, ref: str) -> str | None:
-        try:
-            gh = self._gh()
-            data = _json(gh.rest.repos.get_content(owner, name, path, ref=ref))
-        except RequestFailed as exc:
-            if exc.response.status_code == 404:
-                return None
-            raise classify(exc) from None
-        except Exception as exc:
-            raise classify(exc) from None
+        data = self._call(lambda gh: _json(gh.rest.repos.get_content(owner, name, path, ref=ref)),
+                          missing=None)
         if not isinstance(data, dict) or data.get("type") != "file":
             return None
         return base64.b64decode(str(data.get("content", ""))).decode("utf-8", errors="replace")
@@ -205,16 +207,8 @@ class Installation:
 
     def update_comment(self, owner: str, name: str, comment_id: int, body: str) -> bool:
         """Edit a comment; False when it no longer exists."""
-        try:
-            gh = self._gh()
-            gh.rest.issues.update_comment(owner, name, comment_id, body=body)
-        except RequestFailed as exc:
-            if exc.response.status_code == 404:
-                return False
-            raise classify(exc) from None
-        except Exception as exc:
-            raise classify(exc) from None
-        return True
+        return bool(self._call(lambda gh: gh.rest.issues.update_comment(
+            owner, name, comment_id, body=body) is not None, missing=False))
 
     def react(self, owner: str, name: str, comment_id: int, content: str = "+1") -> None:
         self._call(lambda gh: cast(Any, gh.rest.reactions).create_for_issue_comment(
@@ -222,16 +216,8 @@ class Installation:
 
     def permission(self, owner: str, name: str, login: str) -> str:
         """The user's real role: admin, maintain, write, triage, read or none."""
-        try:
-            gh = self._gh()
-            data = _json(gh.rest.repos.get_collaborator_permission_level(
-                owner, name, quote(login, safe="")))
-        except RequestFailed as exc:
-            if exc.response.status_code == 404:
-                return "none"
-            raise classify(exc) from None
-        except Exception as exc:
-            raise classify(exc) from None
+        data = self._call(lambda gh: _json(gh.rest.repos.get_collaborator_permission_level(
+            owner, name, quote(login, safe=""))), missing={})
         return str(data.get("role_name") or data.get("permission") or "none")
 
     def find_pull(self, owner: str, name: str, head_branch: str) -> PullInfo | None:
