@@ -314,7 +314,7 @@ def test_two_workers_racing_on_one_version_exactly_one_wins(client: redis.Redis)
             job = copies[index]
             assert job is not None
             job.title = f"round {round_no} by worker {index}"
-            job.batch(1 + index).summary = f"worker {index}"
+            job.batch(1 + index).summary = f"round {round_no} by worker {index}"
             barrier.wait()
             try:
                 workers[index].save(job)
@@ -332,7 +332,9 @@ def test_two_workers_racing_on_one_version_exactly_one_wins(client: redis.Redis)
         stored = RedisStore(client).load_id(seed.id)
         assert stored is not None and stored.version == round_no + 2
         assert stored.title == f"round {round_no} by worker {winner}"
-        assert stored.batch(2 - winner).summary != f"worker {1 - winner}"  # the loser wrote nothing
+        loser = 1 - winner  # wrote nothing: neither its document nor its batch
+        assert stored.batch(1 + loser).summary != f"round {round_no} by worker {loser}"
+        assert stored.batch(1 + winner).summary == f"round {round_no} by worker {winner}"
 
 
 class _InterleavingPipeline(Pipeline):
