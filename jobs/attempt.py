@@ -10,6 +10,7 @@ from pathlib import Path
 
 from jobs.config import RepoConfig
 from jobs.editors import EditError, Editor, EditRequest
+from jobs.editors.base import CommandCancelled
 from jobs.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.evidence import command_evidence
 from jobs.guard import GuardPolicy, GuardVerdict, Rule, check_diff
@@ -54,10 +55,12 @@ def guard_policy(config: RepoConfig, approved: list[Gate]) -> GuardPolicy:
     )
 
 
-def sandbox_policy(config: RepoConfig, *, hidden: tuple[Path, ...]) -> SandboxPolicy:
+def sandbox_policy(config: RepoConfig, *, hidden: tuple[Path, ...],
+                   should_stop: Callable[[], bool] | None = None) -> SandboxPolicy:
     return SandboxPolicy(
         allow_commands=tuple(config.allow_commands), network=config.network,
         timeout=float(config.command_timeout), env=dict(config.env), hidden_paths=hidden,
+        should_stop=should_stop,
     )
 
 
@@ -75,7 +78,10 @@ def run_commands(sandbox: Sandbox, argvs: list[list[str]], *, cwd: Path,
     """Run each command in order, stopping at the first failure; return evidence and the failure."""
     evidence: list[CommandEvidence] = []
     for argv in argvs:
-        item = command_evidence(sandbox.run(argv, cwd=cwd, policy=policy))
+        result = sandbox.run(argv, cwd=cwd, policy=policy)
+        if result.cancelled:
+            raise CommandCancelled(result.summary())
+        item = command_evidence(result)
         evidence.append(item)
         if item.exit_code != 0 or item.timed_out:
             return evidence, item

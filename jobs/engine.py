@@ -12,6 +12,7 @@ from jobs import branch_sync, review
 from jobs.attempt import AttemptOutcome, AttemptRunner, Result, sandbox_policy
 from jobs.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.editors import editor_for
+from jobs.editors.base import CommandCancelled
 from jobs.editors.llm import LLM_UNAVAILABLE
 from jobs.errors import BadInputError, ErrorInfo, RetryClass, StepwiseError
 from jobs.forge import Forge, Publication
@@ -163,6 +164,10 @@ class Engine:
     def publish(self, kind: Publication, text: str) -> None:
         self.services.forge.publish(self.job, kind, text)
 
+    def cancel_requested(self) -> bool:
+        stored = self.services.store.reload(self.job)
+        return stored is not None and stored.status is JobStatus.CANCEL_REQUESTED
+
     def check_cancel(self) -> None:
         stored = self.services.store.reload(self.job)
         if stored is not None and stored.status is JobStatus.CANCEL_REQUESTED:
@@ -176,7 +181,8 @@ class Engine:
             path = repo.state_dir / "worktrees" / f"issue-{self.job.number}"
             worktree = repo.open_worktree(path, self.job.head_sha)
             policy = sandbox_policy(self.job.config,
-                                    hidden=(repo.state_dir, *self.services.hidden_paths))
+                                    hidden=(repo.state_dir, *self.services.hidden_paths),
+                                    should_stop=self.cancel_requested)
             editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
                                          self.services.clock)
@@ -223,7 +229,7 @@ class Engine:
                     self.plan()
                 else:
                     self.step()
-        except CancelSignal:
+        except (CancelSignal, CommandCancelled):
             return self.finish_cancel()
         except StepwiseError as exc:
             if exc.retry_class is RetryClass.DO_NOT_RETRY:
@@ -411,6 +417,9 @@ class Engine:
         for batch in self.job.batches:
             if batch.status is BatchStatus.IN_PROGRESS:
                 batch.set_status(BatchStatus.PENDING)
+                attempt = batch.last_attempt
+                if attempt is not None and attempt.finished_at is None:
+                    attempt.outcome, attempt.finished_at = "cancelled", self.now()
         self.event("cancelled", "job cancelled")
         self.save()
         if any(b.commit for b in self.job.batches) and self.services.repository.branch_head(

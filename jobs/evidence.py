@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from jobs.model import CommandEvidence
+from jobs.redact import redact
 from jobs.sandbox import CommandResult
 
 
 def command_evidence(result: CommandResult) -> CommandEvidence:
+    """The record of one command; its output tail is redacted (a command may print a token)."""
     return CommandEvidence(
         argv=list(result.argv),
         exit_code=result.exit_code,
         duration_s=round(result.duration_s, 3),
-        output_tail=result.output_tail,
+        output_tail=redact(result.output_tail),
         output_lines=result.output_lines,
         timed_out=result.timed_out,
         isolated=result.isolated,

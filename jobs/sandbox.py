@@ -13,7 +13,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Protocol
@@ -46,6 +46,8 @@ class SandboxPolicy:
     timeout: float = 600.0
     env: Mapping[str, str] = field(default_factory=dict)
     hidden_paths: tuple[Path, ...] = ()
+    # Asked about twice a second while a command runs; True ends it with its whole group.
+    should_stop: Callable[[], bool] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,11 @@ class CommandResult:
     output_lines: int
     timed_out: bool
     isolated: bool
+    cancelled: bool = False  # ended because `should_stop` said so
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
+        return self.exit_code == 0 and not self.timed_out and not self.cancelled
 
     def summary(self) -> str:
         took = f"after {self.duration_s:.1f} s"
@@ -141,7 +144,10 @@ def _read_output(out: IO[bytes]) -> tuple[str, int]:
     return tail, lines
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+STOP_POLL_S = 0.5
+
+
+def _wait_once(proc: subprocess.Popen[bytes], timeout: float) -> bool:
     """Wait for the process to exit (without reaping it when pidfds exist); False on timeout."""
     if hasattr(os, "pidfd_open"):
         fd = os.pidfd_open(proc.pid)
@@ -158,13 +164,28 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
     return True
 
 
+def _wait(proc: subprocess.Popen[bytes], timeout: float,
+          should_stop: Callable[[], bool] | None) -> str:
+    """"exited", "timeout" or "stopped" (when `should_stop` turned true meanwhile)."""
+    if should_stop is None:
+        return "exited" if _wait_once(proc, timeout) else "timeout"
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if _wait_once(proc, min(STOP_POLL_S, max(left, 0))):
+            return "exited"
+        if time.monotonic() >= deadline:
+            return "timeout"
+        if should_stop():
+            return "stopped"
+
+
 def _execute(
     argv: Sequence[str], cmd: Sequence[str], *, cwd: Path, env: dict[str, str], timeout: float,
-    isolated: bool,
+    isolated: bool, should_stop: Callable[[], bool] | None = None,
 ) -> CommandResult:  # fmt: skip
     """Run `cmd` (the real argv, maybe wrapped) in its own session; kill its group at the end."""
     started = time.monotonic()
-    timed_out = False
     with tempfile.TemporaryFile() as out:
         try:
             proc = subprocess.Popen(
@@ -174,8 +195,9 @@ def _execute(
         except OSError as exc:  # lost a race with `which`, or not executable
             code = 127 if isinstance(exc, FileNotFoundError) else 126
             return _not_run(argv, code, f"{program_name(argv[0])}: {exc.strerror}", isolated)
+        ended = "exited"
         try:
-            timed_out = not _wait(proc, timeout)
+            ended = _wait(proc, timeout, should_stop)
         finally:
             # Kill whatever is left in the group (background children, or everything on
             # timeout) while the leader is still unreaped, so the group id cannot be reused.
@@ -186,7 +208,8 @@ def _execute(
         tail, lines = _read_output(out)
     return CommandResult(
         argv=tuple(argv), exit_code=exit_code, duration_s=duration, output_tail=tail,
-        output_lines=lines, timed_out=timed_out, isolated=isolated,
+        output_lines=lines, timed_out=ended == "timeout", isolated=isolated,
+        cancelled=ended == "stopped",
     )  # fmt: skip
 
 
@@ -222,7 +245,8 @@ class PlainSandbox:
             if missing:
                 return _not_run(argv, 127, missing, self.isolated)
             return _execute(
-                argv, argv, cwd=cwd, env=env, timeout=policy.timeout, isolated=self.isolated
+                argv, argv, cwd=cwd, env=env, timeout=policy.timeout, isolated=self.isolated,
+                should_stop=policy.should_stop,
             )
 
 
@@ -275,7 +299,8 @@ class BubblewrapSandbox:
         with tempfile.NamedTemporaryFile(prefix="stepwise-empty-") as empty:
             cmd = self.command(argv, cwd=cwd, policy=policy, env=env, writable=writable,
                                empty_file=Path(empty.name))  # fmt: skip
-            result = _execute(argv, cmd, cwd=cwd, env=env, timeout=policy.timeout, isolated=True)
+            result = _execute(argv, cmd, cwd=cwd, env=env, timeout=policy.timeout, isolated=True,
+                              should_stop=policy.should_stop)
         if result.exit_code == 1 and result.output_tail.startswith("bwrap: execvp "):
             return replace(result, exit_code=127)  # not found in the sandbox's view (e.g. /tmp)
         return result

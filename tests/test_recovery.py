@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,7 @@ from tests.test_e2e_support import (
     BROKEN_MODULE,
     MODULES,
     NUMBER,
+    STEPWISE,
     assert_exit,
     batch_commits,
     branch_commits,
@@ -31,6 +35,7 @@ from tests.test_e2e_support import (
     snapshot,
     state_path,
     stepwise_branches,
+    write_issue,
 )
 
 
@@ -394,3 +399,47 @@ def test_lost_progress_file_is_rebuilt_from_the_branch_without_redoing_batches(
     numbers = [c.trailers["Stepwise-Batch"] for c in commits]
     assert sorted(numbers) == [str(b.number) for b in job.batches]  # each batch exactly once
     assert stepwise_branches(repo) == ["stepwise/issue-7"]
+
+
+# -- cancel during a long validation command -------------------------------------------------------
+
+def test_cancel_ends_a_running_validation_with_its_process_group(tmp_path: Path) -> None:
+    marker = f"long-validation-{os.getpid()}"
+    slow = f"python -c \"import time, sys; time.sleep(120)\" {marker}"
+    repo = build_sample(tmp_path / "repo", config=config_text(validate=[slow]))
+    issue_file = write_issue(tmp_path / "issue.md")
+    env = {**os.environ, "NO_COLOR": "1"}
+    # The baseline runs the slow validation too: cancel arrives while it (or a batch) runs.
+    runner = subprocess.Popen([str(STEPWISE), "run", "--repo", str(repo), "--issue",
+                               str(issue_file), "--number", str(NUMBER), "--yes"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not any(marker in text for text in _cmdlines()):
+            assert time.monotonic() < deadline, "the validation never started"
+            time.sleep(0.1)
+        cancelled = subprocess.run([str(STEPWISE), "cancel", "--repo", str(repo), "--number",
+                                    str(NUMBER)], capture_output=True, text=True, env=env,
+                                   timeout=60, check=False)
+        assert cancelled.returncode == 5, cancelled.stdout + cancelled.stderr
+        started = time.monotonic()
+        assert runner.wait(timeout=30) == 5
+        assert time.monotonic() - started < 10
+    finally:
+        runner.kill()
+    assert not any(marker in text for text in _cmdlines())
+    job = load_job(repo)
+    assert job.status is JobStatus.CANCELLED
+    assert not batch_commits(branch_commits(repo, job))
+
+
+def _cmdlines() -> list[str]:
+    """The command lines of the processes alive now."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                found.append((entry / "cmdline").read_bytes().decode(errors="replace"))
+            except OSError:
+                continue  # it ended meanwhile
+    return found

@@ -439,3 +439,20 @@ def test_programs_on_path_under_tmp_stay_visible_in_the_private_tmp(
         result = run(box, ["hello-tool"], outside_tmp, allow=("hello-tool",))
     assert result.ok, result.output_tail
     assert result.output_tail == "from the venv"
+
+
+def test_should_stop_ends_a_running_command_and_its_group(box: Sandbox, tmp_path: Path) -> None:
+    token = f"stop-{uuid.uuid4().hex}"
+    code = (
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(100)', sys.argv[1]])\n"
+        "time.sleep(100)\n"
+    )
+    asked = time.monotonic() + 1.0
+    policy = SandboxPolicy(allow_commands=PY, timeout=60,
+                           should_stop=lambda: time.monotonic() > asked)
+    started = time.monotonic()
+    result = box.run(py(code, token), cwd=tmp_path, policy=policy)
+    assert result.cancelled and not result.ok and not result.timed_out
+    assert time.monotonic() - started < 5
+    assert wait_until(lambda: not procs_with(token)), "a child outlived the cancelled command"

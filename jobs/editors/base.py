@@ -11,6 +11,10 @@ from jobs.model import CommandEvidence, Target
 from jobs.spec import TaskSpec
 
 
+class CommandCancelled(Exception):
+    """A command was ended because the job was cancelled while it ran."""
+
+
 class EditError(StepwiseError):
     """The editor could not carry out its change; the attempt fails."""
 

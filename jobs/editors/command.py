@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobs.editors.base import EditError, EditRequest, EditResult
+from jobs.editors.base import CommandCancelled, EditError, EditRequest, EditResult
 from jobs.evidence import command_evidence
 from jobs.sandbox import Sandbox, SandboxPolicy
 
@@ -20,6 +20,8 @@ class CommandEditor:
     def apply(self, request: EditRequest) -> EditResult:
         argv = request.spec.run_argv(list(request.files))
         result = self.sandbox.run(argv, cwd=request.worktree, policy=self.policy)
+        if result.cancelled:
+            raise CommandCancelled(result.summary())
         evidence = command_evidence(result)
         if result.timed_out or result.exit_code in _DID_NOT_RUN:
             raise EditError(
