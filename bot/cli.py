@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from bot.demo import prepare_demo
+from bot.logs import setup_logging, uvicorn_log_config
 from jobs.engine import Outcome
 from jobs.errors import BadInputError, StepwiseError
 from jobs.forge import Publication
@@ -56,6 +58,7 @@ def finish(outcome: Outcome, message: str | None = None) -> None:
 
 def guarded(action: Callable[[], None]) -> None:
     """Turn engine errors into a message naming the fix and the contract's exit code."""
+    setup_logging(level=logging.WARNING)  # every command logs through the redaction filter
     try:
         action()
     except BadInputError as exc:
@@ -185,8 +188,9 @@ def serve(
         from bot.settings import load_settings
 
         settings = load_settings()
+        setup_logging(settings)
         uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port,
-                    log_level="info")
+                    log_level="info", log_config=uvicorn_log_config())
     guarded(action)
 
 
@@ -199,10 +203,14 @@ def worker(
         from bot.context import ServerContext
         from bot.handlers import handlers
         from bot.settings import load_settings
+        from bot.steps import reap_task
         from jobs.worker import install_handlers, run_worker
 
-        context = ServerContext.from_settings(load_settings())
+        settings = load_settings()
+        setup_logging(settings)
+        context = ServerContext.from_settings(settings)
         install_handlers(handlers(context))
+        reap_task(context, {})  # recover jobs whose worker died, and start the periodic round
         run_worker(context.redis, burst=burst)
     guarded(action)
 

@@ -13,6 +13,7 @@ from bot.github import ForgeError, Installation
 from jobs.forge import Publication
 from jobs.model import Gate, Job, JobStatus
 from jobs.notes import gate_prompt, render_card, render_plan
+from jobs.redact import redact
 
 log = logging.getLogger(__name__)
 COMMAND_PREFIX = "/stepwise "
@@ -59,6 +60,9 @@ class GitHubForge:
                         self.card(job, fold_finished=False))
         elif kind is Publication.SUMMARY:
             self.finish(job)
+        elif kind is Publication.RESUMED:
+            count = job.extra.get("interruptions", 0)
+            self.upsert(job, self.thread(job), f"resumed:{count}:{job.version}", text)
         else:
             log.info("notice", extra={"job_id": job.id, "notice": text})
 
@@ -88,8 +92,8 @@ class GitHubForge:
         return "\n\n".join(parts)
 
     def pull_body(self, job: Job) -> str:
-        return "\n\n".join([self.card(job), f"Closes nothing by itself: tracks #{job.number}.",
-                            MERGE_ADVICE, marker(job, "card")])
+        return redact("\n\n".join([self.card(job), f"Closes nothing by itself: tracks #{job.number}.",
+                                   MERGE_ADVICE, marker(job, "card")]))
 
     def refresh_pull(self, job: Job) -> None:
         """Open the PR after the first commit; afterwards keep its body (the card) current."""
@@ -128,14 +132,14 @@ class GitHubForge:
     def reply(self, job: Job | None, number: int, key: str, text: str) -> None:
         """A one-off answer (refusals, status, help), deduplicated by `key`."""
         if job is None:
-            self.client.create_comment(self.owner, self.name, number, text)
+            self.client.create_comment(self.owner, self.name, number, redact(text))
         else:
             self.upsert(job, number, key, text)
 
     def upsert(self, job: Job, number: int, key: str, text: str) -> None:
         """Edit the comment carrying this marker, or post it once."""
         tag = marker(job, key)
-        body = f"{text}\n\n{tag}"
+        body = f"{redact(text)}\n\n{tag}"
         known: dict[str, int] = job.extra.setdefault("comments", {})
         comment_id = known.get(key)
         if comment_id is not None and self.client.update_comment(self.owner, self.name,

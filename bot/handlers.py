@@ -6,24 +6,23 @@ import logging
 from datetime import datetime
 from typing import Any
 
+from bot import steps
 from bot.authz import decide
 from bot.commands import Command, InvalidCommand, UnknownCommand, help_table, parse_comment
 from bot.context import ServerContext
 from bot.events import Event, Kind
 from bot.forge_github import COMMAND_PREFIX, GitHubForge
 from bot.github import ForgeError
+from bot.steps import ACTIVE, pull_key, schedule_advance
 from jobs.config import CONFIG_PATH, load_config
-from jobs.engine import Base, Engine, Services, create_job
+from jobs.engine import Base, Services, create_job
 from jobs.errors import BadInputError, StepwiseError
 from jobs.gates import RefusedError, Verb, apply_verb, note_spec_change
 from jobs.model import Job, JobStatus
-from jobs.revert import revert_batch
 from jobs.spec import parse_issue
 from jobs.worker import Handler, enqueue, job_lock, rq_id
 
 log = logging.getLogger(__name__)
-ACTIVE = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
-                    JobStatus.CANCEL_REQUESTED, JobStatus.INTERRUPTED})
 COMMENT_TTL_S = 30 * 24 * 3600
 
 
@@ -37,14 +36,6 @@ def opened_after(opened_at: datetime, created_at: str) -> bool:
     except ValueError:
         return False
     return opened_at.replace(microsecond=0) > created
-
-
-def pull_key(repo: str, number: int) -> str:
-    return f"stepwise:pull:{repo}#{number}"
-
-
-def schedule_advance(ctx: ServerContext, job: Job) -> None:
-    enqueue(ctx.redis, "advance", {"job_id": job.id}, job_id=rq_id("advance", job.id))
 
 
 def job_for(ctx: ServerContext, repo: str, number: int) -> Job | None:
@@ -113,64 +104,6 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
                          untrusted_spec=author_role not in ("admin", "maintain", "write"))
         ctx.store.save(job)
     schedule_advance(ctx, job)
-
-
-# -- advancing ----------------------------------------------------------------------------------
-def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
-    """One step of one job; the next step is queued when this one ends."""
-    job_id = str(payload["job_id"])
-    with job_lock(ctx.redis, job_id) as acquired:
-        if not acquired:
-            return  # another worker is advancing it and will queue what follows
-        job = ctx.store.load_id(job_id)
-        if job is None or job.is_terminal or job.status is JobStatus.AWAITING_HUMAN:
-            return
-        services, _ = ctx.services_for(job)
-        engine = Engine(services, job)
-        engine.advance(max_steps=1)
-        job = engine.job
-        ctx.store.save(job)  # what the forge remembered (comment ids, the pull request)
-        pull = job.extra.get("pull")
-        if isinstance(pull, dict):
-            ctx.redis.set(pull_key(job.repo, int(pull["number"])), job.id)
-    if job.status in ACTIVE:
-        enqueue(ctx.redis, "advance", {"job_id": job.id},
-                job_id=rq_id("advance", job.id, str(job.version)))
-
-
-def cancelled(ctx: ServerContext, payload: dict[str, Any]) -> None:
-    """A job cancelled while it waited: record what was done in the note, tell the issue."""
-    with job_lock(ctx.redis, str(payload["job_id"])) as acquired:
-        job = ctx.store.load_id(str(payload["job_id"])) if acquired else None
-        if job is None:
-            if not acquired:
-                enqueue(ctx.redis, "cancelled", payload, delay_s=5)
-            return
-        services, _ = ctx.services_for(job)
-        engine = Engine(services, job)
-        engine.cancel_now()
-        ctx.store.save(engine.job)
-
-
-def revert(ctx: ServerContext, payload: dict[str, Any]) -> None:
-    job = ctx.store.load_id(str(payload["job_id"]))
-    if job is None:
-        return
-    with job_lock(ctx.redis, job.id) as acquired:
-        if not acquired:
-            enqueue(ctx.redis, "revert", payload, delay_s=5)
-            return
-        services, forge = ctx.services_for(job)
-        engine = Engine(services, job)
-        try:
-            message = revert_batch(engine, int(payload["batch"]))
-        except RefusedError as exc:
-            message = f"Not reverted: {exc.message} ({exc.hint})"
-        finally:
-            engine.close()
-        ctx.store.save(engine.job)
-        forge.reply(engine.job, forge.thread(engine.job), f"revert:{payload['comment_id']}",
-                    message)
 
 
 # -- comments -----------------------------------------------------------------------------------
@@ -314,9 +247,10 @@ def handlers(ctx: ServerContext) -> dict[str, Handler]:
     """The task table a worker installs (see jobs.worker.install_handlers)."""
     return {
         "event": lambda payload: handle_event(ctx, payload),
-        "advance": lambda payload: advance(ctx, payload),
-        "revert": lambda payload: revert(ctx, payload),
-        "cancelled": lambda payload: cancelled(ctx, payload),
+        "advance": lambda payload: steps.advance(ctx, payload),
+        "revert": lambda payload: steps.revert(ctx, payload),
+        "cancelled": lambda payload: steps.cancelled(ctx, payload),
+        "reap": lambda payload: steps.reap_task(ctx, payload),
     }
 
 

@@ -18,6 +18,7 @@ from jobs.errors import BadInputError, ErrorInfo, RetryClass, StepwiseError
 from jobs.forge import Forge, Publication
 from jobs.gates import open_gate
 from jobs.model import (
+    FINISHED_BATCH_STATUSES,
     Attempt,
     Batch,
     BatchStatus,
@@ -92,6 +93,31 @@ def local_base(repo: Repository) -> Base:
                             hint="commit your code first; Stepwise works from a commit")
     return Base(branch=repo.current_branch() or "HEAD", sha=sha,
                 config=load_config(repo.show_file(sha, CONFIG_PATH)))
+
+
+def number_ranges(numbers: list[int]) -> str:
+    """[1, 2, 3, 5] -> "1–3, 5"."""
+    parts: list[str] = []
+    start = prev = numbers[0]
+    for number in [*numbers[1:], None]:
+        if number is not None and number == prev + 1:
+            prev = number
+            continue
+        parts.append(str(start) if start == prev else f"{start}–{prev}")
+        if number is not None:
+            start = prev = number
+    return ", ".join(parts)
+
+
+def resume_message(job: Job) -> str:
+    """"Resumed at batch 7 of 12; batches 1–6 are committed" (from the record, not a guess)."""
+    done = [b.number for b in job.batches if b.status is BatchStatus.COMPLETED]
+    nxt = next((b.number for b in job.batches if b.status not in FINISHED_BATCH_STATUSES), None)
+    where = f"batch {nxt} of {len(job.batches)}" if nxt else "the final review"
+    committed = "no batch is committed yet" if not done else (
+        f"batch {done[0]} is committed" if len(done) == 1 else
+        f"batches {number_ranges(done)} are committed")
+    return f"Resumed at {where} after an interruption; {committed}."
 
 
 def create_job(issue: IssueTask, number: int, services: Services, *,
@@ -222,6 +248,7 @@ class Engine:
                 if status is JobStatus.INTERRUPTED:
                     self.job.set_status(JobStatus.RUNNING if self.job.approved_digest
                                         else JobStatus.PLANNING)
+                    self.publish(Publication.RESUMED, resume_message(self.job))
                 if status is JobStatus.QUEUED:
                     self.job.set_status(JobStatus.PLANNING)
                     self.save()
@@ -347,6 +374,9 @@ class Engine:
         job = self.job
         if batch.status is not BatchStatus.IN_PROGRESS:
             batch.set_status(BatchStatus.IN_PROGRESS)
+        stale = batch.last_attempt
+        if stale is not None and stale.finished_at is None:  # its worker died mid-attempt
+            stale.outcome, stale.finished_at = "interrupted", self.now()
         attempt = Attempt(number=len(batch.attempts) + 1, started_at=self.now())
         batch.attempts.append(attempt)
         self.save()

@@ -17,6 +17,7 @@ class Publication(StrEnum):
     GATE = "gate"
     MILESTONE_REPORT = "milestone_report"
     SUMMARY = "summary"
+    RESUMED = "resumed"  # after an interruption: where the job picks up
     NOTICE = "notice"
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from typing import Any
 import redis
 from rq import Queue, Retry, Worker
 from rq.job import Job as RQJob
+from rq.registry import ScheduledJobRegistry
 
 QUEUE_NAME = "stepwise"
 BACKOFF_S = (5, 15, 45)
@@ -71,6 +73,70 @@ def enqueue(connection: redis.Redis, task: str, payload: dict[str, Any], *,
     return q.enqueue(perform, task, payload, **options)
 
 
+LEASE_TTL_S = 30  # a worker that stops renewing (killed, frozen) loses its lease this fast
+_RENEW = ("if redis.call('get', KEYS[1]) == ARGV[1] then "
+          "return redis.call('expire', KEYS[1], ARGV[2]) else return 0 end")
+_RELEASE = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
+            "else return 0 end")
+
+
+def lease_key(job_id: str) -> str:
+    return f"stepwise:lease:{job_id}"
+
+
+class Lease:
+    """A worker's claim on one job, renewed by a heartbeat thread while the work runs.
+
+    When the worker dies the heartbeat stops and the lease expires after LEASE_TTL_S; the
+    reaper then finds the job unleased and re-enqueues it.
+    """
+
+    def __init__(self, connection: redis.Redis, job_id: str, *, ttl_s: int = LEASE_TTL_S) -> None:
+        self.connection = connection
+        self.key = lease_key(job_id)
+        self.ttl_s = ttl_s
+        self.token = uuid.uuid4().hex
+        self.held = False
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
+
+    def __enter__(self) -> Lease:
+        self.held = bool(self.connection.set(self.key, self.token, nx=True, ex=self.ttl_s))
+        if self.held:
+            self._beat = threading.Thread(target=self._heartbeat, daemon=True,
+                                          name=f"lease-{self.key}")
+            self._beat.start()
+        return self
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.ttl_s / 3):
+            try:
+                if not self.connection.eval(_RENEW, 1, self.key, self.token, self.ttl_s):
+                    log.warning("lost the lease", extra={"lease": self.key})
+                    return
+            except redis.RedisError:
+                log.warning("could not renew the lease", extra={"lease": self.key})
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join(timeout=5)
+        if self.held:
+            try:
+                self.connection.eval(_RELEASE, 1, self.key, self.token)
+            except redis.RedisError:
+                log.warning("could not release the lease; it expires by itself",
+                            extra={"lease": self.key})
+
+
+def pending_task_ids(connection: redis.Redis) -> set[str]:
+    """Ids of RQ jobs that wait to run (queued or scheduled), not those already started."""
+    q = queue(connection)
+    ids = set(q.get_job_ids())
+    ids.update(ScheduledJobRegistry(queue=q).get_job_ids())  # type: ignore[no-untyped-call]
+    return ids
+
+
 @contextmanager
 def job_lock(connection: redis.Redis, key: str, *, ttl_s: int = LOCK_TTL_S) -> Iterator[bool]:
     """Hold `key` while advancing a job; yields False (and holds nothing) when another has it."""
@@ -82,9 +148,7 @@ def job_lock(connection: redis.Redis, key: str, *, ttl_s: int = LOCK_TTL_S) -> I
     finally:
         if acquired:
             # Release only our own lock (compare-and-delete).
-            connection.eval(
-                "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
-                "else return 0 end", 1, name, token)
+            connection.eval(_RELEASE, 1, name, token)
 
 
 def run_worker(connection: redis.Redis, *, burst: bool = False) -> bool:

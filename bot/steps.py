@@ -1,0 +1,212 @@
+"""Worker tasks that drive a job: one step under a lease, transient faults with backoff, the reaper.
+
+A step runs while its worker holds the job's lease (renewed by a heartbeat). A worker that dies
+stops renewing; the reaper finds the job unleased with nothing queued for it, marks it
+`interrupted` and queues it again, or after MAX_INTERRUPTIONS in a row stops at the
+`interrupted` gate. Transient faults (GitHub 5xx, rate limits, refused pushes) retry after
+5, 15 and 45 s (or GitHub's Retry-After), then stop at the `failure` gate.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+from typing import Any
+
+from bot.context import ServerContext
+from bot.forge_github import GitHubForge
+from jobs.engine import Engine
+from jobs.errors import ErrorInfo, RetryClass, StepwiseError
+from jobs.forge import Publication
+from jobs.gates import RefusedError, open_gate
+from jobs.model import BatchStatus, Gate, Job, JobStatus
+from jobs.notes import gate_prompt
+from jobs.revert import revert_batch
+from jobs.store import ConflictError
+from jobs.worker import BACKOFF_S, LEASE_TTL_S, Lease, enqueue, lease_key, pending_task_ids, rq_id
+
+log = logging.getLogger(__name__)
+ACTIVE = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
+                    JobStatus.CANCEL_REQUESTED, JobStatus.INTERRUPTED})
+MAX_INTERRUPTIONS = 3
+REAP_INTERVAL_S = 20
+MAX_RETRY_AFTER_S = 900
+
+
+def pull_key(repo: str, number: int) -> str:
+    return f"stepwise:pull:{repo}#{number}"
+
+
+def schedule_advance(ctx: ServerContext, job: Job, *, delay_s: float = 0) -> None:
+    enqueue(ctx.redis, "advance", {"job_id": job.id}, delay_s=delay_s, retry=False,
+            job_id=rq_id("advance", job.id, str(job.version)))
+
+
+def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    """One step of one job; the next step is queued when this one ends."""
+    job_id = str(payload["job_id"])
+    with Lease(ctx.redis, job_id) as lease:
+        if not lease.held:
+            return  # another worker is advancing it and will queue what follows
+        job = ctx.store.load_id(job_id)
+        if job is None or job.is_terminal or job.status is JobStatus.AWAITING_HUMAN:
+            return
+        try:
+            job = step(ctx, job)
+        except ConflictError:
+            job = ctx.store.load_id(job_id) or job  # someone changed it meanwhile: go again
+        except StepwiseError as exc:
+            job = setback(ctx, job_id, exc)
+    if job.status in ACTIVE and not job.extra.get("retry_scheduled"):
+        schedule_advance(ctx, job)
+
+
+def step(ctx: ServerContext, job: Job) -> Job:
+    services, _ = ctx.services_for(job)
+    engine = Engine(services, job)
+    engine.advance(max_steps=1)
+    job = engine.job
+    job.extra.pop("transient_failures", None)
+    job.extra.pop("retry_scheduled", None)
+    if job.status is not JobStatus.INTERRUPTED:
+        job.extra["interruptions"] = 0
+    ctx.store.save(job)  # what the forge remembered (comment ids, the pull request)
+    pull = job.extra.get("pull")
+    if isinstance(pull, dict):
+        ctx.redis.set(pull_key(job.repo, int(pull["number"])), job.id)
+    return job
+
+
+def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
+    """A step failed: back off and retry a transient fault, else stop where a human sees it."""
+    job = ctx.store.load_id(job_id)
+    if job is None:
+        raise exc
+    tries = int(job.extra.get("transient_failures", 0)) + 1
+    if exc.retry_class is RetryClass.AUTO_RETRY and tries <= len(BACKOFF_S):
+        wait = max(BACKOFF_S[tries - 1], min(float(exc.evidence.get("retry_after", 0)),
+                                              MAX_RETRY_AFTER_S))
+        job.extra.update(transient_failures=tries, retry_scheduled=True)
+        ctx.store.save(job)
+        log.warning("transient fault; retrying", extra={"job_id": job.id, "code": exc.code,
+                                                        "delay_s": wait})
+        schedule_advance(ctx, job, delay_s=wait)
+        return job
+    job.extra.pop("retry_scheduled", None)
+    report = exc.info()
+    if exc.retry_class is RetryClass.DO_NOT_RETRY:
+        job.error = report
+        job.set_status(JobStatus.FAILED)
+    else:
+        current = next((b for b in job.batches if b.status is BatchStatus.IN_PROGRESS), None)
+        reason = (f"{exc.code} persisted after {len(BACKOFF_S)} retries"
+                  if exc.retry_class is RetryClass.AUTO_RETRY else exc.code)
+        if current is not None:
+            current.set_status(BatchStatus.FAILED)
+        open_gate(job, Gate.FAILURE, reason=reason, now=ctx.clock(), report=report,
+                  batch=current.number if current else None)
+    ctx.store.save(job)
+    tell(ctx, job, report)
+    return job
+
+
+def tell(ctx: ServerContext, job: Job, report: ErrorInfo) -> None:
+    """Best effort: the comment may fail too (e.g. the installation is gone)."""
+    try:
+        forge = GitHubForge(ctx.installation(int(job.extra["installation_id"])), job.repo)
+        if job.gate is not None:
+            forge.upsert(job, forge.thread(job), f"gate:{job.gate.id}",
+                         gate_prompt(job, prefix="/stepwise "))
+        else:
+            forge.upsert(job, job.number, "failed",
+                         f"Stepwise stopped: `{report.code}` ({report.retry_class}): "
+                         f"{report.message}\n\nWhat to do: {report.hint}")
+        ctx.store.save(job)
+    except StepwiseError:
+        log.exception("could not report a failure on GitHub", extra={"job_id": job.id})
+
+
+# -- the reaper -----------------------------------------------------------------------------------
+def reap(ctx: ServerContext, payload: dict[str, Any] | None = None) -> list[str]:
+    """Re-enqueue active jobs nobody works on; returns the ids it interrupted."""
+    waiting = pending_task_ids(ctx.redis)
+    stale_before = ctx.clock() - timedelta(seconds=LEASE_TTL_S)
+    interrupted = []
+    for job_id in ctx.store.job_ids(limit=10_000):
+        job = ctx.store.load_id(job_id)
+        if job is None or job.status not in ACTIVE or job.updated_at > stale_before:
+            continue
+        if ctx.redis.exists(lease_key(job.id)) or any(job.id in task for task in waiting):
+            continue
+        try:
+            interrupt(ctx, job)
+            interrupted.append(job.id)
+        except ConflictError:
+            continue  # it moved meanwhile: somebody is working on it
+    if payload is not None:  # the periodic task: queue the next round
+        slot = str(int(time.time() // REAP_INTERVAL_S) + 1)
+        enqueue(ctx.redis, "reap", {}, job_id=rq_id("reap", slot), delay_s=REAP_INTERVAL_S,
+                retry=False)
+    return interrupted
+
+
+def reap_task(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    """The periodic reaper task (it queues its next round)."""
+    reap(ctx, payload)
+
+
+def interrupt(ctx: ServerContext, job: Job) -> None:
+    count = int(job.extra.get("interruptions", 0)) + 1
+    job.extra["interruptions"] = count
+    if job.status is not JobStatus.INTERRUPTED:
+        job.set_status(JobStatus.INTERRUPTED)
+    log.warning("job interrupted", extra={"job_id": job.id, "interruptions": count})
+    if count > MAX_INTERRUPTIONS:
+        open_gate(job, Gate.INTERRUPTED, now=ctx.clock(),
+                  reason=f"the job was interrupted {count} times in a row")
+        ctx.store.save(job)
+        tell(ctx, job, ErrorInfo(code="interrupted", retry_class=RetryClass.NEEDS_HUMAN,
+                                 message=f"workers stopped {count} times while running this job",
+                                 hint="check the workers' health, then `/stepwise approve`"))
+        return
+    ctx.store.save(job)
+    schedule_advance(ctx, job)
+
+
+# -- tasks that need the worktree -------------------------------------------------------------------
+def cancelled(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    """A job cancelled while it waited: record what was done in the note, tell the issue."""
+    with Lease(ctx.redis, str(payload["job_id"])) as lease:
+        job = ctx.store.load_id(str(payload["job_id"])) if lease.held else None
+        if job is None:
+            if not lease.held:
+                enqueue(ctx.redis, "cancelled", payload, delay_s=5)
+            return
+        services, _ = ctx.services_for(job)
+        engine = Engine(services, job)
+        engine.cancel_now()
+        ctx.store.save(engine.job)
+
+
+def revert(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    with Lease(ctx.redis, str(payload["job_id"])) as lease:
+        job = ctx.store.load_id(str(payload["job_id"])) if lease.held else None
+        if job is None:
+            if not lease.held:
+                enqueue(ctx.redis, "revert", payload, delay_s=5)
+            return
+        services, forge = ctx.services_for(job)
+        engine = Engine(services, job)
+        try:
+            message = revert_batch(engine, int(payload["batch"]))
+        except RefusedError as exc:
+            message = f"Not reverted: {exc.message} ({exc.hint})"
+        finally:
+            engine.close()
+        ctx.store.save(engine.job)
+        forge.reply(engine.job, forge.thread(engine.job), f"revert:{payload['comment_id']}",
+                    message)
+
+
+__all__ = ["Publication", "advance", "cancelled", "reap", "revert", "schedule_advance"]
