@@ -116,6 +116,13 @@ class GitHubApp:
             try:
                 data = _json(self._app.rest.apps.create_installation_access_token(
                     installation_id))
+            except RequestFailed as exc:
+                if exc.response.status_code in (401, 403, 404):
+                    raise ForgeError(
+                        f"installation {installation_id} is gone or suspended",
+                        code="installation_removed", retry_class=RetryClass.DO_NOT_RETRY,
+                        hint="install the App on the repository again") from None
+                raise classify(exc) from None
             except Exception as exc:
                 raise classify(exc) from None
             expires_at = _utc_timestamp(data["expires_at"])
@@ -167,7 +174,12 @@ class Installation:
         return ["-c", f"http.extraHeader=Authorization: Basic {secret}"]
 
     def repo(self, owner: str, name: str) -> RepoInfo:
-        data = self._call(lambda gh: _json(gh.rest.repos.get(owner, name)))
+        data = self._call(lambda gh: _json(gh.rest.repos.get(owner, name)), missing=None)
+        if data is None:
+            raise ForgeError(f"the repository {owner}/{name} is gone or the App lost access to it",
+                             code="repository_gone", retry_class=RetryClass.DO_NOT_RETRY,
+                             hint="reinstall the App on the repository, then label the issue "
+                             "again to start a new job")
         squash_only = bool(data.get("allow_squash_merge", True)) and not (
             data.get("allow_merge_commit", True) or data.get("allow_rebase_merge", True))
         return RepoInfo(full_name=data["full_name"], default_branch=data["default_branch"],

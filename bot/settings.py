@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     dashboard_token: SecretStr | None = None
     task_center_url: str | None = None
     allow_unsandboxed: bool = False
+    lease_ttl_s: int = Field(default=30, ge=1, le=3600)  # how fast a dead worker is noticed
 
     @model_validator(mode="after")
     def _one_private_key(self) -> Settings:

@@ -24,7 +24,7 @@ from jobs.model import BatchStatus, Gate, Job, JobStatus
 from jobs.notes import gate_prompt
 from jobs.revert import revert_batch
 from jobs.store import ConflictError
-from jobs.worker import BACKOFF_S, LEASE_TTL_S, Lease, enqueue, lease_key, pending_task_ids, rq_id
+from jobs.worker import BACKOFF_S, Lease, enqueue, lease_key, pending_task_ids, rq_id
 
 log = logging.getLogger(__name__)
 ACTIVE = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
@@ -46,7 +46,7 @@ def schedule_advance(ctx: ServerContext, job: Job, *, delay_s: float = 0) -> Non
 def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
     """One step of one job; the next step is queued when this one ends."""
     job_id = str(payload["job_id"])
-    with Lease(ctx.redis, job_id) as lease:
+    with Lease(ctx.redis, job_id, ttl_s=ctx.settings.lease_ttl_s) as lease:
         if not lease.held:
             return  # another worker is advancing it and will queue what follows
         job = ctx.store.load_id(job_id)
@@ -131,7 +131,7 @@ def tell(ctx: ServerContext, job: Job, report: ErrorInfo) -> None:
 def reap(ctx: ServerContext, payload: dict[str, Any] | None = None) -> list[str]:
     """Re-enqueue active jobs nobody works on; returns the ids it interrupted."""
     waiting = pending_task_ids(ctx.redis)
-    stale_before = ctx.clock() - timedelta(seconds=LEASE_TTL_S)
+    stale_before = ctx.clock() - timedelta(seconds=ctx.settings.lease_ttl_s)
     interrupted = []
     for job_id in ctx.store.job_ids(limit=10_000):
         job = ctx.store.load_id(job_id)
@@ -177,7 +177,7 @@ def interrupt(ctx: ServerContext, job: Job) -> None:
 # -- tasks that need the worktree -------------------------------------------------------------------
 def cancelled(ctx: ServerContext, payload: dict[str, Any]) -> None:
     """A job cancelled while it waited: record what was done in the note, tell the issue."""
-    with Lease(ctx.redis, str(payload["job_id"])) as lease:
+    with Lease(ctx.redis, str(payload["job_id"]), ttl_s=ctx.settings.lease_ttl_s) as lease:
         job = ctx.store.load_id(str(payload["job_id"])) if lease.held else None
         if job is None:
             if not lease.held:
@@ -190,7 +190,7 @@ def cancelled(ctx: ServerContext, payload: dict[str, Any]) -> None:
 
 
 def revert(ctx: ServerContext, payload: dict[str, Any]) -> None:
-    with Lease(ctx.redis, str(payload["job_id"])) as lease:
+    with Lease(ctx.redis, str(payload["job_id"]), ttl_s=ctx.settings.lease_ttl_s) as lease:
         job = ctx.store.load_id(str(payload["job_id"])) if lease.held else None
         if job is None:
             if not lease.held:

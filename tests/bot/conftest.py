@@ -107,24 +107,33 @@ class World:
         return [c.body for c in self.gh.comments_on(self.repo, number)]
 
 
-@pytest.fixture
-def world(tmp_path: Path, redis_url: str) -> Iterator[World]:
+@contextmanager
+def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] | None = None,
+               **settings: Any) -> Iterator[World]:
+    """A fake GitHub holding the sample repository and issue #1, the app served over HTTP,
+    a worker context on a flushed real Redis."""
     connection = redis.Redis.from_url(redis_url)
     connection.flushdb()
     with FakeGitHub(root=tmp_path / "github") as gh:
-        gh.add_repo(OWNER, NAME, sample_files(broken=True,
-                                              config=config_text(batches_per_milestone=1)))
+        gh.add_repo(OWNER, NAME, files or sample_files(
+            broken=True, config=config_text(batches_per_milestone=1)))
         gh.add_issue(REPO, "Replace old_sum() with new_sum()", ISSUE_BODY, user="maria")
         for login, role in {"maria": "maintain", "rita": "read", "tom": "triage"}.items():
             gh.set_permission(REPO, login, role)
-        settings = Settings(app_id=gh.app_id, private_key=gh.private_key_pem,
-                            webhook_secret=SECRET, redis_url=redis_url,
-                            github_api_url=gh.base_url, workdir=tmp_path / "work",
-                            app_slug="stepwise")
-        ctx = ServerContext.from_settings(settings, connection=connection,
+        options: dict[str, Any] = {
+            "app_id": gh.app_id, "private_key": gh.private_key_pem, "webhook_secret": SECRET,
+            "redis_url": redis_url, "github_api_url": gh.base_url,
+            "workdir": tmp_path / "work", "app_slug": "stepwise", **settings,
+        }
+        config = Settings(**options)
+        ctx = ServerContext.from_settings(config, connection=connection,
                                           sandbox=make_sandbox(require_isolation=True))
         install_handlers(handlers(ctx))
-        with served(create_app(settings, connection)) as url:
+        with served(create_app(config, connection)) as url:
             yield World(gh, url, connection, ctx)
 
 
+@pytest.fixture
+def world(tmp_path: Path, redis_url: str) -> Iterator[World]:
+    with open_world(tmp_path, redis_url) as opened:
+        yield opened
