@@ -232,6 +232,11 @@ class Installation:
             owner, name, quote(login, safe=""))), missing={})
         return str(data.get("role_name") or data.get("permission") or "none")
 
+    def pull_head(self, owner: str, name: str, number: int) -> str:
+        """The head branch of pull request `number`."""
+        return str(self._call(lambda gh: _json(gh.rest.pulls.get(owner, name, number)))
+                   ["head"]["ref"])
+
     def find_pull(self, owner: str, name: str, head_branch: str) -> PullInfo | None:
         items = self._call(lambda gh: _json(gh.rest.pulls.list(
             owner, name, state="open", head=f"{owner}:{head_branch}")))

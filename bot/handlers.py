@@ -13,6 +13,7 @@ from bot.context import ServerContext
 from bot.events import Event, Kind
 from bot.forge_github import COMMAND_PREFIX, GitHubForge
 from bot.github import ForgeError
+from bot.rebuild import rebuild
 from bot.steps import ACTIVE, pull_key, schedule_advance
 from jobs.config import CONFIG_PATH, load_config
 from jobs.engine import Base, Services, create_job
@@ -26,6 +27,11 @@ log = logging.getLogger(__name__)
 COMMENT_TTL_S = 30 * 24 * 3600
 
 
+REBUILT = (
+    "This job's record was lost and has been rebuilt from the issue, the branch's commits and "
+    "this pull request; no committed batch will be redone. It is catching up now: repeat your "
+    "command once the progress card shows the gate it is waiting at."
+)
 GATE_VERBS = frozenset({"approve", "retry", "skip"})  # they answer one particular gate
 
 
@@ -38,13 +44,21 @@ def opened_after(opened_at: datetime, created_at: str) -> bool:
     return opened_at.replace(microsecond=0) > created
 
 
-def job_for(ctx: ServerContext, repo: str, number: int) -> Job | None:
-    """The job of an issue, or of the pull request it opened."""
-    job = ctx.store.find(repo, number)
+def job_for(ctx: ServerContext, event: Event) -> Job | None:
+    """The job of an issue, or of the pull request it opened; rebuilt from GitHub if its
+    record was lost."""
+    job = ctx.store.find(event.repo, event.number)
     if job is None:
-        job_id = ctx.redis.get(pull_key(repo, number))
+        job_id = ctx.redis.get(pull_key(event.repo, event.number))
         if isinstance(job_id, bytes):
             job = ctx.store.load_id(job_id.decode())
+    if job is None:
+        with job_lock(ctx.redis, f"rebuild:{event.repo}#{event.number}") as acquired:
+            if acquired:
+                job = rebuild(ctx, repo=event.repo, number=event.number,
+                              installation_id=event.installation_id)
+        if job is not None:
+            schedule_advance(ctx, job)  # it re-plans, adopts its commits and stops at its gate
     return job
 
 
@@ -118,7 +132,10 @@ def on_comment(ctx: ServerContext, event: Event) -> None:
     client = ctx.installation(event.installation_id)
     owner, name = event.repo.split("/", 1)
     forge = GitHubForge(client, event.repo)
-    job = job_for(ctx, event.repo, event.number)
+    job = job_for(ctx, event)
+    if job is not None and job.status is JobStatus.QUEUED and job.extra.get("rebuilt"):
+        forge.reply(job, event.number, f"reply:{event.comment_id}", REBUILT)
+        return
     answers = []
     accepted = False
     for command in commands:
@@ -190,7 +207,7 @@ def steer(ctx: ServerContext, event: Event, job: Job, command: Command) -> str:
 
 # -- closes, edits and pushes ---------------------------------------------------------------------
 def on_closed(ctx: ServerContext, event: Event) -> None:
-    job = job_for(ctx, event.repo, event.number)
+    job = job_for(ctx, event)
     if job is None or job.is_terminal:
         return
     if event.kind is Kind.PULL_CLOSED and event.merged:

@@ -318,6 +318,8 @@ class Engine:
         # An issue written or edited by someone without write access is always shown first.
         trusted_skip = (not job.config.require_plan_approval and job.baseline_ok is not False
                         and not job.extra.get("untrusted_spec"))
+        if job.approved_digest == job.spec_digest:
+            trusted_skip = True  # approved before (a job rebuilt from its branch)
         if trusted_skip:
             job.approved_digest = job.spec_digest
             job.set_status(JobStatus.RUNNING)

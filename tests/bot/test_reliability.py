@@ -179,3 +179,35 @@ def test_a_vanished_repository_ends_the_job_as_failed(world: World) -> None:
     job = world.job()
     assert job.status is JobStatus.FAILED
     assert job.error.code == "repository_gone" and job.error.retry_class.value == "do_not_retry"
+
+
+# -- rebuild from GitHub ----------------------------------------------------------------------------
+
+def test_a_lost_redis_record_is_rebuilt_from_github_without_redoing_batches(
+    tmp_path: Path, redis_url: str
+) -> None:
+    files = sample_files(config=config_text(batches_per_milestone=1))
+    with open_world(tmp_path, redis_url, files=files) as world:
+        approved(world)
+        world.work()
+        before = world.job()
+        assert before.gate.kind is Gate.MILESTONE and before.batch(1).commit
+        pull = world.gh.pull_for(world.repo, before.branch)
+        plan_comments = len([b for b in world.bodies(1) if "Plan for #1" in b])
+        world.redis.flushdb()  # the whole Redis record is gone
+
+        world.comment("/stepwise approve", by="maria", on=pull.number)
+        world.work()  # rebuilt, re-planned, batch 1 adopted: back at milestone 1's gate
+        assert any("rebuilt" in b for b in world.bodies(pull.number))
+        assert world.job().gate.kind is Gate.MILESTONE
+        world.comment("/stepwise approve", by="maria", on=pull.number)
+        world.work()
+
+        job = world.job()
+        assert job.id == before.id and job.branch == before.branch
+        assert job.batch(1).adopted and job.batch(1).commit == before.batch(1).commit
+        assert job.batch(2).status is BatchStatus.COMPLETED
+        log = world.gh.git_log(world.repo, job.branch)
+        assert sum("batch 1/" in s for s in log) == 1
+        assert len([b for b in world.bodies(1) if "Plan for #1" in b]) == plan_comments
+        assert world.gh.pull_for(world.repo, job.branch).number == pull.number
