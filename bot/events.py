@@ -77,19 +77,26 @@ def normalise(event_name: str, delivery_id: str, payload: Any) -> Event:
         return Event(kind=Kind.INSTALLATION, delivery_id=delivery_id, reason=str(action))
     if event_name not in ("issues", "issue_comment", "pull_request", "push"):
         return Event(kind=Kind.IGNORED, delivery_id=delivery_id, reason=f"event {event_name}")
-    common: dict[str, Any] = {
-        "delivery_id": delivery_id,
-        "repo": str(_get(payload, "repository", "full_name")),
-        "installation_id": int(_get(payload, "installation", "id")),
-        "sender": str(_get(payload, "sender", "login")),
-        "sender_is_bot": _is_bot(payload.get("sender")),
-    }
     try:
-        return _route(event_name, action, payload, common)
+        common: dict[str, Any] = {
+            "delivery_id": delivery_id,
+            "repo": str(_get(payload, "repository", "full_name")),
+            "installation_id": _number(payload, "installation", "id"),
+            "sender": str(_get(payload, "sender", "login")),
+            "sender_is_bot": _is_bot(payload.get("sender")),
+        }
+        return _route(event_name, str(action), payload, common)
+    except MalformedPayloadError:
+        raise
     except (ValidationError, TypeError, ValueError) as exc:
-        if isinstance(exc, MalformedPayloadError):
-            raise
-        raise MalformedPayloadError(str(exc)) from None
+        raise MalformedPayloadError(str(exc).splitlines()[0][:200]) from None
+
+
+def _number(data: Any, *path: str) -> int:
+    value = _get(data, *path)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MalformedPayloadError(f"`{'.'.join(path)}` is not a number")
+    return value
 
 
 def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[str, Any]) -> Event:

@@ -36,6 +36,8 @@ class ForgeError(StepwiseError):
 
 def classify(exc: Exception) -> ForgeError:
     """One ForgeError for any githubkit failure, without URLs carrying credentials."""
+    if isinstance(exc, ForgeError):
+        return exc  # already classified (e.g. by the token mint inside another call)
     if isinstance(exc, RequestFailed):
         status = exc.response.status_code
         transient = status >= 500 or status == 429 or (
@@ -129,6 +131,10 @@ class GitHubApp:
             self._tokens[installation_id] = (data["token"], expires_at)
             return str(data["token"])
 
+    def forget_token(self, installation_id: int) -> None:
+        with self._lock:
+            self._tokens.pop(installation_id, None)
+
     def installation_id(self, owner: str, name: str) -> int:
         try:
             return int(_json(self._app.rest.apps.get_repo_installation(owner, name))["id"])
@@ -158,14 +164,19 @@ class Installation:
     def _call(self, action: Callable[[GitHub[TokenAuthStrategy]], Any], *,
               missing: Any = _RAISE) -> Any:
         """Run one API call; a 404 returns `missing` when given, other failures raise ForgeError."""
-        try:
-            return action(self._gh())
-        except RequestFailed as exc:
-            if exc.response.status_code == 404 and missing is not _RAISE:
-                return missing
-            raise classify(exc) from None
-        except Exception as exc:
-            raise classify(exc) from None
+        for attempt in (1, 2):
+            try:
+                return action(self._gh())
+            except RequestFailed as exc:
+                if exc.response.status_code == 401 and attempt == 1:
+                    self.app.forget_token(self.installation_id)  # revoked: mint a new one once
+                    continue
+                if exc.response.status_code == 404 and missing is not _RAISE:
+                    return missing
+                raise classify(exc) from None
+            except Exception as exc:
+                raise classify(exc) from None
+        raise AssertionError("unreachable")  # the loop returns or raises
 
     def git_auth_args(self) -> list[str]:
         """`git -c` arguments that authenticate one git call; never stored in a remote URL."""

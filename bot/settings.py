@@ -41,6 +41,12 @@ class Settings(BaseSettings):
     task_center_url: str | None = None
     allow_unsandboxed: bool = False
     lease_ttl_s: int = Field(default=30, ge=1, le=3600)  # how fast a dead worker is noticed
+    max_running_per_repo: int = Field(default=1, ge=1, le=100)
+    # Per installation id, overriding max_running_per_repo, e.g. '{"12345": 3}'.
+    installation_limits: dict[int, int] = {}
+
+    def running_limit(self, installation_id: int) -> int:
+        return self.installation_limits.get(installation_id, self.max_running_per_repo)
 
     @model_validator(mode="after")
     def _one_private_key(self) -> Settings:

@@ -21,10 +21,10 @@ from jobs.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.forge import Publication
 from jobs.gates import RefusedError, open_gate
 from jobs.model import BatchStatus, Gate, Job, JobStatus
-from jobs.notes import gate_prompt
+from jobs.notes import gate_prompt, render_card
 from jobs.revert import revert_batch
 from jobs.store import ConflictError
-from jobs.worker import BACKOFF_S, Lease, enqueue, lease_key, pending_task_ids, rq_id
+from jobs.worker import BACKOFF_S, Lease, RepoSlots, enqueue, lease_key, pending_task_ids, rq_id
 
 log = logging.getLogger(__name__)
 ACTIVE = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
@@ -52,14 +52,54 @@ def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
         job = ctx.store.load_id(job_id)
         if job is None or job.is_terminal or job.status is JobStatus.AWAITING_HUMAN:
             return
+        slots = repo_slots(ctx, job)
+        position = slots.acquire(job.id, still_running=lambda other: running(ctx, other))
+        if position:
+            wait_for_slot(ctx, job, position)
+            return
         try:
             job = step(ctx, job)
         except ConflictError:
             job = ctx.store.load_id(job_id) or job  # someone changed it meanwhile: go again
         except StepwiseError as exc:
             job = setback(ctx, job_id, exc)
-    if job.status in ACTIVE and not job.extra.get("retry_scheduled"):
+    if job.status not in ACTIVE:  # at a gate or finished: the next job of the repository runs
+        waiting = slots.release(job.id)
+        if waiting is not None:
+            enqueue(ctx.redis, "advance", {"job_id": waiting}, retry=False,
+                    job_id=rq_id("advance", waiting, "slot", job.id, str(job.version)))
+    elif not job.extra.get("retry_scheduled"):
         schedule_advance(ctx, job)
+
+
+SLOT_POLL_S = 10
+
+
+def repo_slots(ctx: ServerContext, job: Job) -> RepoSlots:
+    limit = ctx.settings.running_limit(int(job.extra.get("installation_id", 0)))
+    return RepoSlots(ctx.redis, job.repo, limit)
+
+
+def running(ctx: ServerContext, job_id: str) -> bool:
+    job = ctx.store.load_id(job_id)
+    return job is not None and job.status in ACTIVE
+
+
+def wait_for_slot(ctx: ServerContext, job: Job, position: int) -> None:
+    """Another job of this repository is running: wait in line, showing the position."""
+    if job.extra.get("queue_position") != position:
+        job.extra["queue_position"] = position
+        ctx.store.save(job)
+        try:
+            forge = GitHubForge(ctx.installation(int(job.extra["installation_id"])), job.repo)
+            if isinstance(job.extra.get("pull"), dict):
+                forge.refresh_pull(job)
+            else:
+                forge.upsert(job, job.number, "queue", render_card(job))
+            ctx.store.save(job)
+        except StepwiseError:
+            log.warning("could not show the queue position", extra={"job_id": job.id})
+    schedule_advance(ctx, job, delay_s=SLOT_POLL_S)
 
 
 def step(ctx: ServerContext, job: Job) -> Job:
@@ -67,8 +107,8 @@ def step(ctx: ServerContext, job: Job) -> Job:
     engine = Engine(services, job)
     engine.advance(max_steps=1)
     job = engine.job
-    job.extra.pop("transient_failures", None)
-    job.extra.pop("retry_scheduled", None)
+    for key in ("transient_failures", "retry_scheduled", "queue_position"):
+        job.extra.pop(key, None)
     if job.status is not JobStatus.INTERRUPTED:
         job.extra["interruptions"] = 0
     ctx.store.save(job)  # what the forge remembered (comment ids, the pull request)

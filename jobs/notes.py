@@ -191,6 +191,10 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
         f"Status: `{job.status}` · batches {done}/{len(job.batches)} completed · "
         f"branch `{job.branch}` at `{short(job.head_sha)}`",
     ]
+    position = job.extra.get("queue_position")
+    if position:
+        lines += ["", f"Waiting for another job of this repository to finish: position "
+                      f"{position} in the queue."]
     if job.gate is not None:
         lines += ["", gate_prompt(job, prefix=prefix, suffix=suffix)]
     if job.error is not None:

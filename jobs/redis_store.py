@@ -51,9 +51,9 @@ class RedisStore:
             doc: dict[str, Any] = json.loads(raw_doc)
             doc["batches"] = [json.loads(batches[k]) for k in sorted(batches, key=int)]
             job = Job.model_validate(doc)
-        except (ValueError, ValidationError) as exc:
+        except (ValueError, TypeError, KeyError, ValidationError) as exc:
             raise StateError(
-                f"the Redis record of job {job_id} is damaged: {exc}",
+                f"the Redis record of job {job_id} is damaged: {str(exc)[:300]}",
                 hint="restore Redis from its append-only file, or delete the record to "
                 "rebuild the job from GitHub",
             ) from exc
@@ -68,6 +68,8 @@ class RedisStore:
         return self.load_id(job.id)
 
     def job_ids(self, *, newest_first: bool = True, limit: int = 100, offset: int = 0) -> list[str]:
+        if limit <= 0:
+            return []
         end = offset + limit - 1
         items = (self.redis.zrevrange(f"{PREFIX}jobs", offset, end) if newest_first
                  else self.redis.zrange(f"{PREFIX}jobs", offset, end))
@@ -87,7 +89,7 @@ class RedisStore:
             try:
                 pipe.watch(key)  # type: ignore[no-untyped-call]
                 current = pipe.get(key)
-                stored_version = json.loads(current)["version"] if current else 0
+                stored_version = _stored_version(job.id, current)
                 if current is not None and stored_version != job.version:
                     raise ConflictError(
                         f"job {job.id} was changed by another worker (stored version "
@@ -119,6 +121,17 @@ class RedisStore:
         self.redis.delete(job_key(job.id), f"{job_key(job.id)}:batches")
         self.redis.zrem(f"{PREFIX}jobs", job.id)
         self._seen.pop(job.id, None)
+
+
+def _stored_version(job_id: str, raw: bytes | str | None) -> int:
+    if raw is None:
+        return 0
+    try:
+        return int(json.loads(raw)["version"])
+    except (ValueError, TypeError, KeyError) as exc:
+        raise StateError(f"the Redis record of job {job_id} is damaged: {str(exc)[:200]}",
+                         hint="restore Redis from its append-only file, or delete the record "
+                         "to rebuild the job from GitHub") from None
 
 
 def _repo_of(job: Job) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -127,6 +128,45 @@ class Lease:
             except redis.RedisError:
                 log.warning("could not release the lease; it expires by itself",
                             extra={"lease": self.key})
+
+
+class RepoSlots:
+    """At most `limit` jobs of one repository run at once; the others wait in arrival order."""
+
+    def __init__(self, connection: redis.Redis, repo: str, limit: int) -> None:
+        self.connection = connection
+        self.holders = f"stepwise:slots:{repo}"
+        self.waiting = f"stepwise:waiting:{repo}"
+        self.limit = limit
+
+    def acquire(self, job_id: str, *, still_running: Callable[[str], bool]) -> int:
+        """0 when `job_id` may run now, else its position (1 = next) among the waiting jobs."""
+        for holder in self.connection.zrange(self.holders, 0, -1):
+            name = holder.decode() if isinstance(holder, bytes) else str(holder)
+            if name != job_id and not still_running(name):
+                self.connection.zrem(self.holders, name)  # it stopped at a gate or ended
+        if self.connection.zscore(self.holders, job_id) is not None:
+            return 0
+        now = time.time()
+        self.connection.zadd(self.waiting, {job_id: now}, nx=True)
+        rank = self.connection.zrank(self.waiting, job_id)
+        position = int(rank if isinstance(rank, int) else 0)
+        free = self.limit - int(self.connection.zcard(self.holders) or 0)
+        if position < free:
+            with self.connection.pipeline(transaction=True) as pipe:
+                pipe.zadd(self.holders, {job_id: now})
+                pipe.zrem(self.waiting, job_id)
+                pipe.execute()
+            return 0
+        return position - max(free, 0) + 1
+
+    def release(self, job_id: str) -> str | None:
+        """Give the slot up; returns the job that waits first, to wake it at once."""
+        self.connection.zrem(self.holders, job_id)
+        self.connection.zrem(self.waiting, job_id)
+        first = self.connection.zrange(self.waiting, 0, 0)
+        return (first[0].decode() if isinstance(first[0], bytes) else str(first[0])) \
+            if first else None
 
 
 def pending_task_ids(connection: redis.Redis) -> set[str]:

@@ -15,7 +15,7 @@ from rq.registry import ScheduledJobRegistry
 from bot import steps
 from jobs.model import BatchStatus, Gate, JobStatus
 from jobs.worker import Lease, lease_key, queue
-from tests.bot.conftest import REPO, SECRET, World, open_world
+from tests.bot.conftest import ISSUE_BODY, REPO, SECRET, World, open_world
 from tests.test_e2e_support import config_text, sample_files
 
 STEPWISE = Path(sys.executable).parent / "stepwise"
@@ -211,3 +211,24 @@ def test_a_lost_redis_record_is_rebuilt_from_github_without_redoing_batches(
         assert sum("batch 1/" in s for s in log) == 1
         assert len([b for b in world.bodies(1) if "Plan for #1" in b]) == plan_comments
         assert world.gh.pull_for(world.repo, job.branch).number == pull.number
+
+
+# -- one running job per repository ---------------------------------------------------------------
+
+def test_a_second_job_in_the_same_repository_waits_its_turn(tmp_path: Path, redis_url: str) -> None:
+    files = sample_files(broken=True, config=config_text(require_plan_approval=False))
+    with open_world(tmp_path, redis_url, files=files) as world:
+        second = world.gh.add_issue(REPO, "The same again", ISSUE_BODY, user="maria")
+        world.send("issues.labeled", issue_number=1, sender="maria")
+        world.send("issues.labeled", issue_number=second, sender="maria")
+        world.work(max_jobs=2)  # both labels handled: two queued jobs
+        world.work(max_jobs=1)  # the first job takes the repository's slot and plans
+        world.work(max_jobs=1)  # the second finds the slot taken
+        waiting = world.job(second)
+        assert waiting.status is JobStatus.QUEUED and waiting.extra["queue_position"] == 1
+        assert any("position 1 in the queue" in b for b in world.bodies(second))
+        world.work()  # the first runs until it stops at a gate; then the second runs
+        first, waiting = world.job(1), world.job(second)
+        assert first.status is JobStatus.AWAITING_HUMAN
+        assert waiting.batch(1).status is BatchStatus.COMPLETED
+        assert "queue_position" not in waiting.extra
