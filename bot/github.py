@@ -16,7 +16,7 @@ from typing import Any, cast
 from urllib.parse import quote
 
 from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
-from githubkit.exception import RequestError, RequestFailed
+from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed
 
 from jobs.errors import RetryClass, StepwiseError
 
@@ -42,13 +42,14 @@ def classify(exc: Exception) -> ForgeError:
         status = exc.response.status_code
         transient = status >= 500 or status == 429 or (
             status == 403 and "rate limit" in exc.response.text.lower())
+        wait = _retry_after(exc)
         return ForgeError(
             f"GitHub answered {status} to {exc.request.method} {exc.request.url.path}",
             code="github_transient" if transient else f"github_{status}",
             retry_class=RetryClass.AUTO_RETRY if transient else RetryClass.NEEDS_HUMAN,
             hint="GitHub may be having trouble; the step will be retried" if transient
             else "check the App's permissions and installation on this repository",
-            evidence={"status": status},
+            evidence={"status": status, **({"retry_after": wait} if wait else {})},
         )
     if isinstance(exc, RequestError) and isinstance(exc.exc, RequestFailed):
         return classify(exc.exc)  # a token mint that failed inside another call
@@ -57,6 +58,14 @@ def classify(exc: Exception) -> ForgeError:
                           code="github_unreachable", retry_class=RetryClass.AUTO_RETRY,
                           hint="the step will be retried")
     return ForgeError(str(exc), code="github_error")
+
+
+def _retry_after(exc: RequestFailed) -> float:
+    """Seconds GitHub asked us to wait (rate limits), or 0."""
+    if isinstance(exc, RateLimitExceeded):
+        return exc.retry_after.total_seconds()
+    header = exc.response.headers.get("retry-after", "")
+    return float(header) if header.isdigit() else 0.0
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     task_center_url: str | None = None
     allow_unsandboxed: bool = False
     lease_ttl_s: int = Field(default=30, ge=1, le=3600)  # how fast a dead worker is noticed
+    reap_interval_s: int = Field(default=20, ge=1, le=3600)  # how often the reaper looks
+    # Waits before retrying a transient fault (DESIGN: 5, 15, 45 s); benchmarks shorten them.
+    backoff_s: tuple[float, ...] = Field(default=(5.0, 15.0, 45.0), min_length=1, max_length=10)
     max_running_per_repo: int = Field(default=1, ge=1, le=100)
     # Per installation id, overriding max_running_per_repo, e.g. '{"12345": 3}'.
     installation_limits: dict[int, int] = {}

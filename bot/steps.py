@@ -24,13 +24,12 @@ from jobs.model import BatchStatus, Gate, Job, JobStatus
 from jobs.notes import gate_prompt, render_card
 from jobs.revert import revert_batch
 from jobs.store import ConflictError
-from jobs.worker import BACKOFF_S, Lease, RepoSlots, enqueue, lease_key, pending_task_ids, rq_id
+from jobs.worker import Lease, RepoSlots, enqueue, lease_key, pending_task_ids, rq_id
 
 log = logging.getLogger(__name__)
 ACTIVE = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
                     JobStatus.CANCEL_REQUESTED, JobStatus.INTERRUPTED})
 MAX_INTERRUPTIONS = 3
-REAP_INTERVAL_S = 20
 MAX_RETRY_AFTER_S = 900
 
 
@@ -124,9 +123,10 @@ def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
     if job is None:
         raise exc
     tries = int(job.extra.get("transient_failures", 0)) + 1
-    if exc.retry_class is RetryClass.AUTO_RETRY and tries <= len(BACKOFF_S):
-        wait = max(BACKOFF_S[tries - 1], min(float(exc.evidence.get("retry_after", 0)),
-                                              MAX_RETRY_AFTER_S))
+    backoff = ctx.settings.backoff_s
+    if exc.retry_class is RetryClass.AUTO_RETRY and tries <= len(backoff):
+        wait = max(backoff[tries - 1], min(float(exc.evidence.get("retry_after", 0)),
+                                           MAX_RETRY_AFTER_S))
         job.extra.update(transient_failures=tries, retry_scheduled=True)
         ctx.store.save(job)
         log.warning("transient fault; retrying", extra={"job_id": job.id, "code": exc.code,
@@ -140,7 +140,7 @@ def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
         job.set_status(JobStatus.FAILED)
     else:
         current = next((b for b in job.batches if b.status is BatchStatus.IN_PROGRESS), None)
-        reason = (f"{exc.code} persisted after {len(BACKOFF_S)} retries"
+        reason = (f"{exc.code} persisted after {len(backoff)} retries"
                   if exc.retry_class is RetryClass.AUTO_RETRY else exc.code)
         if current is not None:
             current.set_status(BatchStatus.FAILED)
@@ -185,9 +185,9 @@ def reap(ctx: ServerContext, payload: dict[str, Any] | None = None) -> list[str]
         except ConflictError:
             continue  # it moved meanwhile: somebody is working on it
     if payload is not None:  # the periodic task: queue the next round
-        slot = str(int(time.time() // REAP_INTERVAL_S) + 1)
-        enqueue(ctx.redis, "reap", {}, job_id=rq_id("reap", slot), delay_s=REAP_INTERVAL_S,
-                retry=False)
+        every = ctx.settings.reap_interval_s
+        slot = str(int(time.time() // every) + 1)
+        enqueue(ctx.redis, "reap", {}, job_id=rq_id("reap", slot), delay_s=every, retry=False)
     return interrupted
 
 
