@@ -20,6 +20,8 @@ from jobs.store import FileStore
 from jobs.workspace import Repository
 
 Sink = Callable[[Publication, str], None]
+UNCOMMITTED = ("your checkout has {count} uncommitted change(s); they are not part of the job, "
+               "which starts from commit {sha}")
 
 
 def read_issue(path: Path) -> IssueTask:
@@ -68,11 +70,20 @@ class LocalSession:
             job = self.store.load(self.number)
             if job is None:
                 job = self.store.save(create_job(issue, self.number, self.services))
+                self._mention_uncommitted(job)
             elif job.is_terminal:
                 return outcome_of(job, suffix=self.suffix)
             elif issue.spec.digest() != job.spec_digest:
                 job = self._spec_changed(job, issue)
             return Engine(self.services, job, auto_approve=yes).advance()
+
+    def _mention_uncommitted(self, job: Job) -> None:
+        """The job starts from a commit: say so when the checkout has changes not in it."""
+        changed = self.services.repository.git("status", "--porcelain",
+                                                "--untracked-files=no").strip()
+        if changed:
+            self.services.forge.publish(job, Publication.NOTICE, UNCOMMITTED.format(
+                sha=job.base_sha[:7], count=len(changed.splitlines())))
 
     def _spec_changed(self, job: Job, issue: IssueTask) -> Job:
         note_spec_change(job, title=issue.title, body=issue.body, now=self.services.clock())

@@ -20,6 +20,7 @@ from tests.test_e2e_support import (
     MODULES,
     NUMBER,
     STEPWISE,
+    Recorder,
     assert_exit,
     batch_commits,
     branch_commits,
@@ -443,3 +444,16 @@ def _cmdlines() -> list[str]:
             except OSError:
                 continue  # it ended meanwhile
     return found
+
+
+def test_uncommitted_changes_are_mentioned_and_left_out(tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo")
+    edited = next(iter(MODULES))
+    (repo / edited).write_text((repo / edited).read_text() + "# my local edit\n")
+    sink = Recorder()
+    session(repo, sink=sink).run(issue(), yes=True)
+    notices = [t for t in sink.texts(Publication.NOTICE) if "uncommitted" in t]
+    assert notices and "1 uncommitted change" in notices[0]
+    job = load_job(repo)
+    assert "# my local edit" not in show(repo, job.branch, edited)
+    assert "# my local edit" in (repo / edited).read_text()
