@@ -9,6 +9,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from jobs.config import RepoConfig
+from jobs.discovery import never_in_scope
 from jobs.editors import EditError, Editor, EditRequest
 from jobs.editors.base import CommandCancelled
 from jobs.errors import ErrorInfo, RetryClass, StepwiseError
@@ -123,10 +124,9 @@ class AttemptRunner:
         """Guard the staged diff. An approved `scope` gate widens the batch to the in-scope files
         the edit touched, and the other rules (deletion, size, ...) still apply to the result."""
         scope = set(job.scope_files)
-        never = [*job.config.protected_paths, f"{job.config.notes_dir.rstrip('/')}/**"]
         # Files the edit created inside `paths` are in scope too (for allow_new_files).
         scope.update(select_scope(self.worktree.staged_paths(), paths=job.spec.paths,
-                                  exclude=job.spec.exclude, never=never))
+                                  exclude=job.spec.exclude, never=never_in_scope(job.config)))
         diff = self.worktree.staged_diff()
         policy = guard_policy(job.config, batch.approved_gates)
         verdict = check_diff(diff, batch_files=batch.files, scope_files=scope, policy=policy)

@@ -11,6 +11,7 @@ from pathlib import Path
 from jobs import branch_sync, review
 from jobs.attempt import AttemptOutcome, AttemptRunner, Result, sandbox_policy
 from jobs.config import CONFIG_PATH, RepoConfig, load_config
+from jobs.discovery import contents_for_patterns, scope_at
 from jobs.editors import editor_for
 from jobs.editors.base import CommandCancelled
 from jobs.editors.llm import LLM_UNAVAILABLE
@@ -29,7 +30,7 @@ from jobs.model import (
 )
 from jobs.note_commit import commit_note
 from jobs.notes import files_label, gate_prompt, render_card, render_plan
-from jobs.plan import build_plan, select_scope
+from jobs.plan import build_plan
 from jobs.programs import refusal_reason, split_command
 from jobs.recover import find_orphan
 from jobs.sandbox import Sandbox
@@ -296,11 +297,10 @@ class Engine:
         head = job.head_sha
         finished = [b for b in job.batches if b.status in (BatchStatus.COMPLETED,
                     BatchStatus.SKIPPED, BatchStatus.REVERTED)]
-        tracked = repo.tracked_files(head)
-        never = [*job.config.protected_paths, f"{job.config.notes_dir.rstrip('/')}/**"]
-        scope = select_scope(tracked, paths=job.spec.paths, exclude=job.spec.exclude, never=never)
+        scope = scope_at(repo, head, job.spec, job.config)
         planned = build_plan(
-            scope_files=scope, contents=repo.read_texts(head, scope), find=job.spec.find,
+            scope_files=scope, contents=contents_for_patterns(repo, head, scope, job.spec.find),
+            find=job.spec.find,
             batch_size=job.spec.batch_size or job.config.batch_size,
             batches_per_milestone=job.config.batches_per_milestone,
         )

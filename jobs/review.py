@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jobs.attempt import run_commands
+from jobs.discovery import scope_at, targets_at
 from jobs.errors import ErrorInfo, RetryClass, WorkspaceError
 from jobs.forge import Publication
 from jobs.model import FINISHED_BATCH_STATUSES, FinalReview, Gate, JobStatus
 from jobs.note_commit import commit_note
 from jobs.notes import render_card
-from jobs.plan import find_targets, select_scope
 from jobs.workspace import BOT_EMAIL, BOT_NAME, _git_env
 
 if TYPE_CHECKING:
@@ -22,11 +22,7 @@ def leftovers_at(engine: Engine, sha: str) -> list[str]:
     job, repo = engine.job, engine.services.repository
     if not job.spec.find:
         return []
-    never = [*job.config.protected_paths, f"{job.config.notes_dir.rstrip('/')}/**"]
-    scope = select_scope(repo.tracked_files(sha), paths=job.spec.paths,
-                         exclude=job.spec.exclude, never=never)
-    found = find_targets({p: t for p, t in repo.read_texts(sha, scope).items() if t is not None},
-                         job.spec.find)
+    found = targets_at(repo, sha, scope_at(repo, sha, job.spec, job.config), job.spec.find)
     return [f"{path}:{line}" for path, lines in found.items() for line in lines]
 
 

@@ -142,6 +142,21 @@ class Repository:
                               capture_output=True, env=_git_env(), check=False)
         return _decode_text(done.stdout) if done.returncode == 0 else None
 
+    def grep_files(self, sha: str, literals: Sequence[str]) -> set[str] | None:
+        """Files at `sha` containing any of the fixed strings (text files only); None if git
+        could not say."""
+        args = ["git", "-c", "core.quotepath=false", "grep", "-F", "-l", "-z", "-I",
+                "--no-color"]
+        for literal in literals:
+            args += ["-e", literal]
+        done = subprocess.run([*args, sha], cwd=self.root, capture_output=True,
+                              env=_git_env(), check=False)
+        if done.returncode not in (0, 1):
+            return None
+        prefix = f"{sha}:"
+        names = done.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+        return {name.removeprefix(prefix) for name in names if name}
+
     def show_file(self, sha: str, path: str) -> str | None:
         return self.read_texts(sha, [path]).get(path)
 
