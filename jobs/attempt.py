@@ -11,10 +11,12 @@ from pathlib import Path
 from jobs.config import RepoConfig
 from jobs.discovery import never_in_scope
 from jobs.editors import EditError, Editor, EditRequest
-from jobs.editors.base import CommandCancelled
+from jobs.editors.base import BudgetSpentError, CommandCancelled
 from jobs.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.evidence import command_evidence
 from jobs.guard import GuardPolicy, GuardVerdict, Rule, check_diff
+from jobs.llm.feedback import previous_attempt
+from jobs.llm.hooks import make_hooks, transcript_link
 from jobs.model import Attempt, Batch, BatchStatus, CommandEvidence, Gate, Job, Target
 from jobs.notes import files_label
 from jobs.plan import compile_patterns, matching_lines, select_scope
@@ -40,6 +42,7 @@ class AttemptOutcome:
     gate: Gate | None = None
     error: ErrorInfo | None = None
     leftovers: list[str] = field(default_factory=list)
+    touched: list[int] = field(default_factory=list)  # other batches this attempt changed
 
 
 def guard_policy(config: RepoConfig, approved: list[Gate]) -> GuardPolicy:
@@ -100,6 +103,11 @@ class AttemptRunner:
     editor: Editor
     clock: Callable[[], datetime]
     setup_done: bool = False
+    widened: set[int] = field(default_factory=set)  # batches that gave files to a wider one
+    notify: Callable[[str], None] = lambda _text: None  # progress notices (the llm editor's rounds)
+    # Validation results per tree, so a tree an editor already had checked is not run twice.
+    validated: dict[str, tuple[list[CommandEvidence], CommandEvidence | None, str]] = \
+        field(default_factory=dict)
 
     def ensure_setup(self, config: RepoConfig) -> CommandEvidence | None:
         """Run `setup` if this worktree has not had it; return the failing command, if any."""
@@ -110,6 +118,19 @@ class AttemptRunner:
                                   policy=self.policy)
         self.setup_done = failure is None
         return failure
+
+    def validate(self, job: Job, tree: str) -> tuple[list[CommandEvidence], CommandEvidence | None,
+                                                   str]:
+        """Setup (once per worktree) and the validation commands for `tree`, run once per tree:
+        the evidence, the failing command or None, and the failure's code."""
+        if tree not in self.validated:
+            setup_failure = self.ensure_setup(job.config)
+            if setup_failure is not None:
+                return [], setup_failure, "setup_failed"  # not kept: setup is retried
+            evidence, failure = run_commands(self.sandbox, job.config.validate_argvs(),
+                                             cwd=self.worktree.path, policy=self.policy)
+            self.validated[tree] = (evidence, failure, "validation_failed")
+        return self.validated[tree]
 
     def remaining(self, job: Job, tree: str, files: list[str]) -> list[Target]:
         """The `find` matches left in `files` as they are in `tree`."""
@@ -138,17 +159,22 @@ class AttemptRunner:
                 moved = set(wider) - set(batch.files)
                 batch.files = wider
                 for other in job.batches:  # a file moved into this batch leaves its later one
-                    if other is not batch and other.status is BatchStatus.PENDING:
+                    if other is not batch and other.status is BatchStatus.PENDING and \
+                            moved & set(other.files):
                         other.files = [f for f in other.files if f not in moved]
+                        self.widened.add(other.number)
         if verdict.gate is not None and Gate(verdict.gate) in batch.approved_gates:
             verdict = replace(verdict, gate=None)
         return verdict
 
     def run(self, job: Job, batch: Batch, attempt: Attempt) -> AttemptOutcome:
+        self.widened = set()
         try:
-            return self._run(job, batch, attempt)
+            outcome = self._run(job, batch, attempt)
         except StepwiseError as exc:
-            return _failure(exc.code, exc.retry_class, exc.message, exc.hint, exc.evidence)
+            outcome = _failure(exc.code, exc.retry_class, exc.message, exc.hint, exc.evidence)
+        outcome.touched = sorted(self.widened)
+        return outcome
 
     def _run(self, job: Job, batch: Batch, attempt: Attempt) -> AttemptOutcome:
         wt = self.worktree
@@ -157,17 +183,24 @@ class AttemptRunner:
         before = self.remaining(job, head_tree, batch.files)
         if job.spec.find and not before:
             return AttemptOutcome(Result.SKIPPED, reason=NOTHING_TO_CHANGE)
-        feedback = batch.attempts[-2].error.message if len(batch.attempts) > 1 and \
-            batch.attempts[-2].error else None
+        previous = batch.attempts[-2].error if len(batch.attempts) > 1 else None
+        feedback = previous_attempt(previous.message, previous.evidence.get("output_tail")) \
+            if previous else None
+        self.validated.clear()
         request = EditRequest(
             worktree=wt.path, files=tuple(batch.files), spec=job.spec, goal=job.title,
             targets=tuple(before),
             instructions=tuple(job.instructions), feedback=feedback,
+            hooks=make_hooks(self, job, batch, attempt),
         )
         try:
             edit = self.editor.apply(request)
+        except BudgetSpentError as exc:
+            return AttemptOutcome(Result.GATED, gate=Gate.BUDGET, reason=exc.message)
         except EditError as exc:
             return _failure(exc.code, exc.retry_class, exc.message, exc.hint, exc.evidence)
+        finally:
+            transcript_link(self, job, batch, attempt)
         attempt.edit_summary = edit.summary
         attempt.commands.extend(edit.commands)
         wt.stage_all()
@@ -189,14 +222,11 @@ class AttemptRunner:
             return AttemptOutcome(Result.GATED, gate=Gate(verdict.gate),
                                   reason=verdict.describe())
         tree = wt.write_tree()
-        setup_failure = self.ensure_setup(job.config)
-        if setup_failure is not None:
-            return _command_failure("setup_failed", setup_failure, "a setup command failed")
-        evidence, failure = run_commands(self.sandbox, job.config.validate_argvs(),
-                                         cwd=wt.path, policy=self.policy)
+        evidence, failure, code = self.validate(job, tree)  # at most once per tree
         attempt.commands.extend(evidence)
         if failure is not None:
-            return _command_failure("validation_failed", failure, "validation failed")
+            return _command_failure(code, failure, "a setup command failed"
+                                    if code == "setup_failed" else "validation failed")
         left = [str(target) for target in self.remaining(job, tree, batch.files)]
         if left and job.spec.done_when is DoneWhen.NO_MATCHES:
             return _failure("targets_remain", RetryClass.NEEDS_HUMAN,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,10 +14,11 @@ from jobs.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.discovery import contents_for_patterns, scope_at
 from jobs.editors import editor_for
 from jobs.editors.base import CommandCancelled
-from jobs.editors.llm import LLM_UNAVAILABLE
 from jobs.errors import BadInputError, ErrorInfo, RetryClass, StepwiseError
 from jobs.forge import Forge, Publication
 from jobs.gates import open_gate
+from jobs.llm.accounting import settle_budget_gate
+from jobs.llm.settings import LlmSettings, load_llm_settings
 from jobs.model import (
     FINISHED_BATCH_STATUSES,
     Attempt,
@@ -57,6 +58,7 @@ class Services:
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     command_suffix: str = ""  # appended to the commands gate prompts print (local: --repo)
     hidden_paths: tuple[Path, ...] = ()  # invisible to sandboxed commands (server: workdir, key)
+    llm: LlmSettings | None = None  # recipe `llm`; None: read STEPWISE_LLM_* when needed
 
 
 class CancelSignal(Exception):
@@ -126,8 +128,7 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
     """A new job record for `issue`, on a new branch at `base` (default: the checkout's HEAD)."""
     repo = services.repository
     if issue.spec.recipe is Recipe.LLM:
-        raise BadInputError(LLM_UNAVAILABLE, hint="use recipe `replace` or `command` for now",
-                            code="llm_unavailable")
+        (services.llm or load_llm_settings()).require()  # exit 2 naming what is missing
     base = base or local_base(repo)
     base_sha, config = base.sha, base.config
     if issue.spec.run is not None:
@@ -174,11 +175,13 @@ class Engine:
     def now(self) -> datetime:
         return self.services.clock()
 
-    def save(self) -> None:
+    def save(self, *, touched: Iterable[int] | None = None) -> None:
+        """Write the record; `touched` names the only batches changed since the last save
+        (None: any may have changed). Tests run with STEPWISE_STORE_CHECK=1, which proves it."""
         self.job.updated_at = self.now()
         try:
             # The store bumps `version` on this object; keep using it (callers hold its batches).
-            self.services.store.save(self.job)
+            self.services.store.save(self.job, touched=None if touched is None else set(touched))
         except ConflictError:
             stored = self.services.store.reload(self.job)
             if stored is not None and stored.status is JobStatus.CANCEL_REQUESTED:
@@ -210,9 +213,11 @@ class Engine:
             policy = sandbox_policy(self.job.config,
                                     hidden=(repo.state_dir, *self.services.hidden_paths),
                                     should_stop=self.cancel_requested)
-            editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy)
+            editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy,
+                                llm=self.services.llm)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
                                          self.services.clock)
+            self._runner.notify = lambda text: self.publish(Publication.NOTICE, text)
         return self._runner
 
     @property
@@ -252,7 +257,7 @@ class Engine:
                     self.publish(Publication.RESUMED, resume_message(self.job))
                 if status is JobStatus.QUEUED:
                     self.job.set_status(JobStatus.PLANNING)
-                    self.save()
+                    self.save(touched=())
                 if self.job.status is JobStatus.PLANNING:
                     self.plan()
                 else:
@@ -276,7 +281,7 @@ class Engine:
             return False  # a failing baseline is shown to a human, never waved through
         self.event("gate", f"{gate.id} passed by --yes")
         apply_verb(self.job, Verb.APPROVE)
-        self.save()
+        self.save(touched=())
         self.publish(Publication.NOTICE, f"gate {gate.id} passed (--yes)")
         return True
 
@@ -341,11 +346,12 @@ class Engine:
         self.job.baseline_ok = failure is None
 
     def open(self, kind: Gate, reason: str, *, batch: int | None = None,
-             milestone: int | None = None, report: ErrorInfo | None = None) -> None:
+             milestone: int | None = None, report: ErrorInfo | None = None,
+             touched: Iterable[int] | None = None) -> None:
         open_gate(self.job, kind, reason=reason, now=self.now(), batch=batch,
                   milestone=milestone, report=report)
         self.event("gate", f"{self.job.gate.id if self.job.gate else kind}: {reason}", batch)
-        self.save()
+        self.save(touched=touched)
         self.publish(Publication.GATE, gate_prompt(self.job, suffix=self.services.command_suffix))
 
     def step(self) -> None:
@@ -370,10 +376,11 @@ class Engine:
         commit_note(self, f"milestone {milestone}/{self.job.milestone_count}")
         self.publish(Publication.MILESTONE_REPORT, render_card(self.job, fold_finished=False))
         self.open(Gate.MILESTONE, f"milestone {milestone} of {self.job.milestone_count} is done",
-                  milestone=milestone)
+                  milestone=milestone, touched=())
 
     def run_batch(self, batch: Batch) -> None:
         job = self.job
+        settle_budget_gate(job)  # an approved `budget` gate grants one more budget
         if batch.status is not BatchStatus.IN_PROGRESS:
             batch.set_status(BatchStatus.IN_PROGRESS)
         stale = batch.last_attempt
@@ -381,7 +388,7 @@ class Engine:
             stale.outcome, stale.finished_at = "interrupted", self.now()
         attempt = Attempt(number=len(batch.attempts) + 1, started_at=self.now())
         batch.attempts.append(attempt)
-        self.save()
+        self.save(touched=[batch.number])
         self.publish(Publication.NOTICE, f"batch {batch.number}/{len(job.batches)} "
                      f"(attempt {attempt.number}): {files_label(batch.files)}")
         outcome = self.runner.run(job, batch, attempt)
@@ -391,22 +398,26 @@ class Engine:
 
     def record(self, batch: Batch, attempt: Attempt, outcome: AttemptOutcome) -> None:
         job = self.job
+        touched = [batch.number, *outcome.touched]
         if outcome.result is Result.COMMITTED:
             job.head_sha = outcome.commit or job.head_sha
             batch.commit, batch.leftovers = outcome.commit, outcome.leftovers
             batch.consecutive_failures = 0
             batch.set_status(BatchStatus.COMPLETED)
             self.event("batch", f"batch {batch.number} committed", batch.number)
-            self.save()
+            self.save(touched=touched)
             self.publish(Publication.PROGRESS, render_card(job))
         elif outcome.result is Result.SKIPPED:
             batch.set_status(BatchStatus.SKIPPED)
             batch.reason = outcome.reason
             self.event("batch", f"batch {batch.number} skipped: {outcome.reason}", batch.number)
-            self.save()
+            self.save(touched=touched)
         elif outcome.result is Result.GATED and outcome.gate is not None:
             batch.set_status(BatchStatus.PENDING)
-            self.open(outcome.gate, f"batch {batch.number}: {outcome.reason}", batch=batch.number)
+            if outcome.gate is Gate.BUDGET:
+                job.llm.budget_gate_batch = batch.number
+            self.open(outcome.gate, f"batch {batch.number}: {outcome.reason}", batch=batch.number,
+                      touched=touched)
         else:
             attempt.error = outcome.error
             batch.consecutive_failures += 1
@@ -416,9 +427,9 @@ class Engine:
             if batch.consecutive_failures >= job.config.max_failed_attempts:
                 self.open(Gate.FAILURE, f"batch {batch.number} failed "
                           f"{batch.consecutive_failures} times in a row",
-                          batch=batch.number, report=outcome.error)
+                          batch=batch.number, report=outcome.error, touched=touched)
             else:
-                self.save()
+                self.save(touched=touched)
 
     # -- endings ----------------------------------------------------------------------------
     def fail(self, error: ErrorInfo) -> Outcome:
@@ -426,7 +437,7 @@ class Engine:
         if self.job.status is not JobStatus.FAILED:
             self.job.set_status(JobStatus.FAILED)
         self.event("failed", error.message)
-        self.save()
+        self.save(touched=())
         self.publish(Publication.SUMMARY, render_card(self.job))
         return outcome_of(self.job, suffix=self.services.command_suffix)
 

@@ -31,5 +31,5 @@ def commit_note(engine: Engine, label: str) -> str | None:
     job.head_sha = commit
     job.note_commit = commit
     engine.event("note", f"change note committed ({label})")
-    engine.save()
+    engine.save(touched=())
     return commit

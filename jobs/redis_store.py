@@ -10,6 +10,7 @@ Keys (all under `stepwise:`):
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 import redis
@@ -17,7 +18,7 @@ from pydantic import ValidationError
 
 from jobs.errors import StateError
 from jobs.model import Batch, Job
-from jobs.store import ConflictError
+from jobs.store import ConflictError, checking_writes
 
 PREFIX = "stepwise:"
 
@@ -43,15 +44,18 @@ class RedisStore:
         pipe = self.redis.pipeline(transaction=True)
         pipe.get(job_key(job_id))
         pipe.hgetall(f"{job_key(job_id)}:batches")
-        raw_doc, raw_batches = pipe.execute()
+        pipe.lrange(f"{job_key(job_id)}:events", 0, -1)
+        raw_doc, raw_batches, raw_events = pipe.execute()
         if raw_doc is None:
             return None
         batches = {_text(k): _text(v) for k, v in raw_batches.items()}
         try:
             doc: dict[str, Any] = json.loads(raw_doc)
-            doc["batches"] = [json.loads(batches[k]) for k in sorted(batches, key=int)]
+            count = int(doc.pop("batch_count", len(batches)))
+            doc["batches"] = [json.loads(batches[str(k)]) for k in range(1, count + 1)]
+            doc["events"] = [json.loads(e) for e in raw_events[: int(doc.pop("event_count", 0))]]
             job = Job.model_validate(doc)
-        except (ValueError, TypeError, KeyError, ValidationError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError, ValidationError) as exc:
             raise StateError(
                 f"the Redis record of job {job_id} is damaged: {str(exc)[:300]}",
                 hint="restore Redis from its append-only file, or delete the record to "
@@ -76,35 +80,50 @@ class RedisStore:
         return [_text(item) for item in items if isinstance(item, bytes | str)]
 
     # -- writes ---------------------------------------------------------------------------------
-    def save(self, job: Job) -> Job:
-        """Write `job` if the stored version is still `job.version`; bumps `job.version`."""
+    def save(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
+        """Write `job` if the stored version is still `job.version`; bumps `job.version`.
+
+        Only the batches in `touched` are serialised and written (with None, those that differ
+        from what this store last read or wrote), and only new events are appended.
+        """
         key = job_key(job.id)
-        doc = job.model_dump(mode="json", exclude={"batches"})
-        doc["version"] = job.version + 1
-        batches = {str(b.number): b.model_dump_json() for b in job.batches}
         seen = self._seen.get(job.id, {})
-        changed = {k: v for k, v in batches.items() if seen.get(k) != v}
-        removed = [k for k in seen if k not in batches]
+        if touched is None:
+            batches = {str(b.number): b.model_dump_json() for b in job.batches}
+            changed = {k: v for k, v in batches.items() if seen.get(k) != v}
+            removed = [k for k in seen if k not in batches]  # a re-plan left fewer batches
+        else:
+            removed = []
+            wanted = {str(n) for n in touched}
+            changed = {str(b.number): b.model_dump_json() for b in job.batches
+                       if str(b.number) in wanted}
+        doc = job.model_dump(mode="json", exclude={"batches", "events"})
+        doc.update(version=job.version + 1, batch_count=len(job.batches),
+                   event_count=len(job.events))
         with self.redis.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(key)  # type: ignore[no-untyped-call]
                 current = pipe.get(key)
-                stored_version = _stored_version(job.id, current)
-                if current is not None and stored_version != job.version:
+                stored = _stored_doc(job.id, current)
+                if current is not None and stored.get("version") != job.version:
                     raise ConflictError(
                         f"job {job.id} was changed by another worker (stored version "
-                        f"{stored_version}, expected {job.version})",
+                        f"{stored.get('version')}, expected {job.version})",
                         hint="the step is dropped; the job continues from the stored record",
                     )
                 if current is None and job.version != 0:
                     raise StateError(f"the Redis record of job {job.id} disappeared",
                                      hint="rebuild the job from GitHub")
+                logged = int(stored.get("event_count", 0))
                 pipe.multi()
                 pipe.set(key, json.dumps(doc))
                 if changed:
                     pipe.hset(f"{key}:batches", mapping=dict(changed.items()))
                 if removed:
                     pipe.hdel(f"{key}:batches", *removed)
+                if job.events[logged:]:
+                    pipe.ltrim(f"{key}:events", 0, logged - 1)  # drop lines of a lost save
+                    pipe.rpush(f"{key}:events", *(e.model_dump_json() for e in job.events[logged:]))
                 if current is None:
                     pipe.set(issue_key(_repo_of(job), job.number), job.id)
                     pipe.zadd(f"{PREFIX}jobs", {job.id: job.created_at.timestamp()})
@@ -113,22 +132,34 @@ class RedisStore:
                 raise ConflictError(f"job {job.id} was changed by another worker meanwhile",
                                     hint="the step is dropped; the job continues from the "
                                     "stored record") from exc
-        self._seen[job.id] = batches
+        self._seen[job.id] = {k: v for k, v in {**seen, **changed}.items() if k not in removed}
+        if checking_writes():
+            stored_job = self.load_id(job.id)
+            expected = job.model_copy(update={"version": job.version + 1})
+            if stored_job is None or stored_job.model_dump(mode="json") != \
+                    expected.model_dump(mode="json"):
+                raise StateError(f"the Redis record of job {job.id} is not what was saved "
+                                 "(a changed batch was not named in `touched`?)",
+                                 hint="this is a bug in Stepwise")
         job.version += 1
         return job
 
     def delete(self, job: Job) -> None:
-        self.redis.delete(job_key(job.id), f"{job_key(job.id)}:batches")
+        self.redis.delete(job_key(job.id), f"{job_key(job.id)}:batches",
+                          f"{job_key(job.id)}:events")
         self.redis.zrem(f"{PREFIX}jobs", job.id)
         self._seen.pop(job.id, None)
 
 
-def _stored_version(job_id: str, raw: bytes | str | None) -> int:
+def _stored_doc(job_id: str, raw: bytes | str | None) -> dict[str, Any]:
     if raw is None:
-        return 0
+        return {}
     try:
-        return int(json.loads(raw)["version"])
-    except (ValueError, TypeError, KeyError) as exc:
+        doc = json.loads(raw)
+        if not isinstance(doc, dict) or not isinstance(doc.get("version"), int):
+            raise ValueError("not a job document")
+        return doc
+    except (ValueError, TypeError) as exc:
         raise StateError(f"the Redis record of job {job_id} is damaged: {str(exc)[:200]}",
                          hint="restore Redis from its append-only file, or delete the record "
                          "to rebuild the job from GitHub") from None

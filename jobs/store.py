@@ -7,9 +7,9 @@ import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -34,13 +34,33 @@ class JobStore(Protocol):
         """The stored copy of `job`, or None."""
         ...
 
-    def save(self, job: Job) -> Job:
-        """Write `job` if the stored version is still `job.version`; return the saved copy."""
+    def save(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
+        """Write `job` if the stored version is still `job.version`, and bump it.
+
+        `touched` names the batches that changed since the last save (None: maybe all of
+        them), so that recording one batch costs the same whatever the job's size.
+        """
         ...
 
 
+DAMAGED_HINT = (
+    "restore it from a backup, or move it aside and run the same issue again: the job is found "
+    "again from its branch's trailers and its committed batches are adopted, not redone"
+)
+
+
+def checking_writes() -> bool:
+    """Tests set STEPWISE_STORE_CHECK=1: every save then proves the whole record matches."""
+    return os.environ.get("STEPWISE_STORE_CHECK") == "1"
+
+
 class FileStore:
-    """One JSON file per issue number; atomic replace, read back and validated after each write."""
+    """Local mode's record of issue N under `.git/stepwise/`: the progress file `issue-N.json`
+    (the job), one file per batch in `issue-N.batches/` and the event log `issue-N.events.jsonl`.
+
+    Each write is atomic (temporary file, fsync, rename), read back and checked; the progress
+    file is written last and carries the version (compare-and-set).
+    """
 
     def __init__(self, state_dir: Path) -> None:
         self.state_dir = state_dir
@@ -48,44 +68,115 @@ class FileStore:
     def path_for(self, number: int) -> Path:
         return self.state_dir / f"issue-{number}.json"
 
+    def batch_path(self, number: int, batch: int) -> Path:
+        return self.state_dir / f"issue-{number}.batches" / f"{batch}.json"
+
+    def events_path(self, number: int) -> Path:
+        return self.state_dir / f"issue-{number}.events.jsonl"
+
     def reload(self, job: Job) -> Job | None:
         return self.load(job.number)
 
-    def load(self, number: int) -> Job | None:
+    def _document(self, number: int) -> dict[str, Any] | None:
         path = self.path_for(number)
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
             return None
         try:
-            return Job.model_validate_json(raw)
-        except ValidationError as exc:
-            raise StateError(
-                f"the progress file {path} is damaged: {exc.errors()[0]['msg']}",
-                hint="restore it from a backup, or move it aside and run the same issue again: "
-                "the job is found again from its branch's trailers and its committed batches "
-                "are adopted, not redone",
-            ) from exc
+            doc = json.loads(raw)
+            if not isinstance(doc, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            raise StateError(f"the progress file {path} is damaged: {exc}",
+                             hint=DAMAGED_HINT) from None
+        return doc
 
-    def save(self, job: Job) -> Job:
-        current = self.load(job.number)
-        if current is not None and current.id == job.id and current.version != job.version:
+    def load(self, number: int) -> Job | None:
+        doc = self._document(number)
+        if doc is None:
+            return None
+        try:
+            batches = [json.loads(self.batch_path(number, k).read_bytes())
+                       for k in range(1, int(doc.pop("batch_count", 0)) + 1)]
+            count = int(doc.pop("event_count", 0))
+            events = self._events(number)[:count]
+            return Job.model_validate({**doc, "batches": batches, "events": events})
+        except (OSError, ValueError, TypeError) as exc:
+            message = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise StateError(f"the progress file {self.path_for(number)} is damaged: "
+                             f"{message[:300]}", hint=DAMAGED_HINT) from None
+
+    def _events(self, number: int) -> list[Any]:
+        try:
+            lines = self.events_path(number).read_bytes().splitlines()
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def save(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
+        stored = self._document(job.number)
+        if stored is not None and not (isinstance(stored.get("id"), str)
+                                       and isinstance(stored.get("version"), int)):
+            raise StateError(f"the progress file {self.path_for(job.number)} is damaged: it "
+                             "has no job id or version", hint=DAMAGED_HINT)
+        same_job = stored is not None and stored.get("id") == job.id
+        if same_job and stored is not None and stored.get("version") != job.version:
             raise ConflictError(
                 f"job {job.id} was changed by another process (stored version "
-                f"{current.version}, expected {job.version})",
+                f"{stored.get('version')}, expected {job.version})",
                 hint="run the command again; it resumes from the stored record",
             )
-        saved = job.model_copy(update={"version": job.version + 1}, deep=True)
-        payload = saved.model_dump_json(indent=2)
+        numbers = [b.number for b in job.batches] if touched is None or not same_job \
+            else sorted(set(touched))
+        written = {}
+        for batch in job.batches:
+            if batch.number in numbers:
+                payload = batch.model_dump_json(indent=1)
+                self._write_atomically(self.batch_path(job.number, batch.number), payload)
+                written[batch.number] = payload
+        logged = int(stored.get("event_count", 0)) if same_job and stored else 0
+        if not same_job:
+            self.events_path(job.number).unlink(missing_ok=True)
+        self._append_events(job, logged)
+        doc = job.model_dump(mode="json", exclude={"batches", "events"})
+        doc.update(version=job.version + 1, batch_count=len(job.batches),
+                   event_count=len(job.events))
+        payload = json.dumps(doc, indent=2)
         self._write_atomically(self.path_for(job.number), payload)
-        reread = self.load(job.number)
-        if reread is None or reread.model_dump(mode="json") != json.loads(payload):
+        self._read_back(job, doc, written)
+        job.version += 1
+        return job
+
+    def _append_events(self, job: Job, logged: int) -> None:
+        new = job.events[logged:]
+        if not new:
+            return
+        path = self.events_path(job.number)
+        if len(self._events(job.number)) != logged:  # a save that never finished left lines
+            lines = "".join(e.model_dump_json() + "\n" for e in job.events)
+            self._write_atomically(path, lines)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("ab") as handle:
+            handle.write(b"".join(e.model_dump_json().encode() + b"\n" for e in new))
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def _read_back(self, job: Job, doc: dict[str, Any], written: dict[int, str]) -> None:
+        problem = self._document(job.number) != doc or any(
+            self.batch_path(job.number, k).read_text(encoding="utf-8") != payload
+            for k, payload in written.items())
+        if not problem and checking_writes():
+            stored = self.load(job.number)
+            expected = job.model_copy(update={"version": job.version + 1})
+            problem = stored is None or stored.model_dump(mode="json") != \
+                expected.model_dump(mode="json")
+        if problem:
             raise StateError(
                 f"the progress file for job {job.id} did not read back as written",
                 hint="check the disk (full? read-only?) and run the command again",
             )
-        job.version = saved.version
-        return reread
 
     def _write_atomically(self, path: Path, payload: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+
+# Every save in the tests proves that the batches it did not name are unchanged in the store.
+os.environ.setdefault("STEPWISE_STORE_CHECK", "1")
 
 from tests.support import make_repo
 

@@ -7,7 +7,6 @@ The engine is driven in-process through `jobs.local.LocalSession`, or through th
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from jobs.forge import Publication
 from jobs.local import LocalSession
 from jobs.model import Job
 from jobs.spec import IssueTask, parse_issue_file
+from jobs.store import FileStore
 from jobs.workspace import CommitInfo, Repository
 from tests.support import git, make_repo
 
@@ -223,11 +223,14 @@ def run_tests_at(repo: Path, ref: str, where: Path) -> subprocess.CompletedProce
 
 
 def edit_state(repo: Path, change: Any, number: int = NUMBER) -> None:
-    """Rewrite the progress file by hand (what a crash or a human could leave behind)."""
-    path = state_path(repo, number)
-    data = json.loads(path.read_text())
+    """Rewrite the record by hand (what a crash or a human could leave behind): `change` gets
+    the whole job as JSON data, batches included."""
+    store = FileStore(Repository(repo).state_dir)
+    job = store.load(number)
+    assert job is not None
+    data = job.model_dump(mode="json")
     change(data)
-    path.write_text(json.dumps(data, indent=2))
+    store.save(Job.model_validate(data))
 
 
 @dataclass
