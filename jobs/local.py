@@ -11,26 +11,34 @@ from jobs.engine import Engine, Outcome, Services, create_job, outcome_of
 from jobs.errors import BadInputError, WorkspaceError
 from jobs.forge import LocalForge, Publication
 from jobs.gates import RefusedError, Verb, apply_verb, note_spec_change
+from jobs.llm.draft import has_spec_block, split_issue_text
+from jobs.llm.draft_local import draft_job, llm_enabled, llm_for
+from jobs.llm.settings import LlmSettings
 from jobs.model import Job, JobStatus
 from jobs.notes import render_card
 from jobs.revert import revert_batch
 from jobs.sandbox import Sandbox, make_sandbox
-from jobs.spec import IssueTask, parse_issue_file
+from jobs.spec import InvalidSpecError, IssueTask, parse_issue_file
 from jobs.store import FileStore
 from jobs.workspace import Repository
 
 Sink = Callable[[Publication, str], None]
+NO_BLOCK_HINT = ("\nor set STEPWISE_LLM_BASE_URL and STEPWISE_LLM_MODEL (or --llm-base-url and "
+                 "--llm-model) to have the model draft one for you to review")
 UNCOMMITTED = ("your checkout has {count} uncommitted change(s); they are not part of the job, "
                "which starts from commit {sha}")
 
 
-def read_issue(path: Path) -> IssueTask:
+def read_issue_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise BadInputError(f"cannot read the issue file {path}: {exc.strerror}",
                             hint="pass --issue with the path of a markdown file") from exc
-    return parse_issue_file(text)
+
+
+def read_issue(path: Path) -> IssueTask:
+    return parse_issue_file(read_issue_text(path))
 
 
 class LocalSession:
@@ -38,7 +46,8 @@ class LocalSession:
 
     def __init__(self, repo: Path, number: int, *, sink: Sink,
                  sandbox: Sandbox | None = None,
-                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 llm: LlmSettings | None = None) -> None:
         if number < 0:
             raise BadInputError("--number must be 0 or a positive issue number",
                                 hint="e.g. --number 42")
@@ -54,7 +63,7 @@ class LocalSession:
         self.services = Services(
             repository=repository, store=self.store,
             sandbox=sandbox or make_sandbox(require_isolation=False),
-            forge=LocalForge(sink), clock=clock, command_suffix=self.suffix,
+            forge=LocalForge(sink), clock=clock, command_suffix=self.suffix, llm=llm,
         )
 
     def load(self) -> Job:
@@ -75,7 +84,36 @@ class LocalSession:
                 return outcome_of(job, suffix=self.suffix)
             elif issue.spec.digest() != job.spec_digest:
                 job = self._spec_changed(job, issue)
+            llm_for(self.services, job.spec)  # an llm job without an endpoint: exit 2, nothing run
             return Engine(self.services, job, auto_approve=yes).advance()
+
+    def run_file(self, path: Path, *, yes: bool) -> Outcome:
+        """`stepwise run --issue FILE`: the file's spec, or (recipe llm enabled) a drafted one."""
+        text = read_issue_text(path)
+        if has_spec_block(text) or not llm_enabled(self.services):
+            try:
+                return self.run(parse_issue_file(text), yes=yes)
+            except InvalidSpecError as exc:
+                if has_spec_block(text) or exc.field is not None:
+                    raise
+                raise InvalidSpecError(exc.message, hint=exc.hint + NO_BLOCK_HINT) from None
+        title, body = split_issue_text(text)
+        if not title:
+            parse_issue_file(text)  # raises the error naming the missing `# Title` line
+        return self.run_draft(title, body, yes=yes)
+
+    def run_draft(self, title: str, body: str, *, yes: bool) -> Outcome:
+        """An issue without a ```stepwise block: the model drafts one, the job stops at `plan`."""
+        with self.store.lock(self.number):
+            job = self.store.load(self.number)
+            if job is None:
+                job = self.store.save(draft_job(title, body, self.number, self.services))
+            elif job.is_terminal:
+                return outcome_of(job, suffix=self.suffix)
+            llm_for(self.services, job.spec)
+            # A drafted spec is shown to a person first: --yes applies only once it is approved.
+            return Engine(self.services, job,
+                          auto_approve=yes and job.approved_digest is not None).advance()
 
     def _mention_uncommitted(self, job: Job) -> None:
         """The job starts from a commit: say so when the checkout has changes not in it."""
@@ -98,6 +136,8 @@ class LocalSession:
             return message, outcome_of(job, suffix=self.suffix)
         with self.store.lock(self.number):
             job = self.load()
+            if verb is not Verb.CANCEL:
+                llm_for(self.services, job.spec)
             message = apply_verb(job, verb, reason=reason)
             job = self.store.save(job)
             engine = Engine(self.services, job)

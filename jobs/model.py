@@ -146,6 +146,36 @@ class CommandEvidence(Record):
         return " ".join(self.argv)
 
 
+class ModelCall(Record):
+    """One request to the language model: what it cost and what became of its answer."""
+
+    model: str
+    round: int = 1
+    files: list[str] = []
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    finish_reason: str = ""
+    # validated | parse_error | apply_failed | guard_refused | validation_failed | targets_remain
+    # | unchanged | truncated | no_diff | error | drafted
+    outcome: str = "pending"
+    detail: str = ""
+
+
+class LlmUsage(Record):
+    """The job's language-model spending, and the `budget` gate's bookkeeping."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    calls: int = 0
+    budget_grants: int = 0  # each approval of the `budget` gate grants one more budget
+    budget_gate_batch: int | None = None  # the batch a `budget` gate was opened for, until settled
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+
 class Attempt(Record):
     number: int
     started_at: datetime
@@ -157,6 +187,8 @@ class Attempt(Record):
     lines_removed: int = 0
     remaining_targets: list[str] = []
     error: ErrorInfo | None = None
+    llm_calls: list[ModelCall] = []
+    transcript: str | None = None  # where the model transcript of this attempt is kept
 
 
 class Batch(Record):
@@ -248,6 +280,7 @@ class Job(Record):
     final_review: FinalReview | None = None
     error: ErrorInfo | None = None
     events: list[Event] = Field(default_factory=list)
+    llm: LlmUsage = Field(default_factory=LlmUsage)
     extra: dict[str, Any] = {}
 
     def set_status(self, new: JobStatus) -> None:
@@ -259,6 +292,8 @@ class Job(Record):
         return max((batch.milestone for batch in self.batches), default=0)
 
     def batch(self, number: int) -> Batch:
+        if 0 < number <= len(self.batches) and self.batches[number - 1].number == number:
+            return self.batches[number - 1]  # batches are numbered 1..n in order
         for batch in self.batches:
             if batch.number == number:
                 return batch

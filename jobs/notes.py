@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from jobs.llm.report import model_usage
 from jobs.model import Batch, BatchStatus, CommandEvidence, Gate, Job, JobStatus
 
 FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
@@ -269,11 +270,13 @@ def render_note(job: Job, *, now: datetime) -> str:
     for batch in job.batches:
         lines.append(
             f"| {batch.milestone} | {batch.number} | {batch.status} | "
-            f"{'<br>'.join(_cell(f) for f in batch.files)} | {_cell(batch.summary) or '—'} | "
+            f"{'<br>'.join(_cell(file_entry(batch, f)) for f in batch.files)} | "
+            f"{_cell(batch.summary) or '—'} | "
             f"{short(batch.commit)} | {_cell(batch_commands(batch))} |"
         )
     lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
     lines += _reasons(job, BatchStatus.REVERTED, "Reverted")
+    lines += model_usage(job)
     lines += _review(job)
     leftovers = sorted({item for b in job.batches for item in b.leftovers}
                        | set(job.final_review.leftovers if job.final_review else []))
@@ -286,6 +289,12 @@ def render_note(job: Job, *, now: datetime) -> str:
                   f"The job was cancelled; batches not done: {', '.join(map(str, undone)) or 'none'}."]
     lines += ["", "Undo any batch by reverting its commit (`stepwise revert <batch>`)."]
     return "\n".join(lines) + "\n"
+
+
+def file_entry(batch: Batch, path: str) -> str:
+    """A file of a batch with its one-line summary (the model's, for recipe llm), if any."""
+    summary = batch.file_summaries.get(path)
+    return f"{path} — {summary}" if summary else path
 
 
 def _cell(text: str) -> str:

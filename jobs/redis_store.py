@@ -94,9 +94,7 @@ class RedisStore:
             removed = [k for k in seen if k not in batches]  # a re-plan left fewer batches
         else:
             removed = []
-            wanted = {str(n) for n in touched}
-            changed = {str(b.number): b.model_dump_json() for b in job.batches
-                       if str(b.number) in wanted}
+            changed = {str(n): job.batch(n).model_dump_json() for n in touched}
         doc = job.model_dump(mode="json", exclude={"batches", "events"})
         doc.update(version=job.version + 1, batch_count=len(job.batches),
                    event_count=len(job.events))
@@ -132,7 +130,10 @@ class RedisStore:
                 raise ConflictError(f"job {job.id} was changed by another worker meanwhile",
                                     hint="the step is dropped; the job continues from the "
                                     "stored record") from exc
-        self._seen[job.id] = {k: v for k, v in {**seen, **changed}.items() if k not in removed}
+        seen.update(changed)  # in place: a step's bookkeeping must not grow with the job
+        for gone in removed:
+            seen.pop(gone, None)
+        self._seen[job.id] = seen
         if checking_writes():
             stored_job = self.load_id(job.id)
             expected = job.model_copy(update={"version": job.version + 1})

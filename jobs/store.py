@@ -130,11 +130,10 @@ class FileStore:
         numbers = [b.number for b in job.batches] if touched is None or not same_job \
             else sorted(set(touched))
         written = {}
-        for batch in job.batches:
-            if batch.number in numbers:
-                payload = batch.model_dump_json(indent=1)
-                self._write_atomically(self.batch_path(job.number, batch.number), payload)
-                written[batch.number] = payload
+        for number in numbers:
+            payload = job.batch(number).model_dump_json(indent=1)
+            self._write_atomically(self.batch_path(job.number, number), payload)
+            written[number] = payload
         logged = int(stored.get("event_count", 0)) if same_job and stored else 0
         if not same_job:
             self.events_path(job.number).unlink(missing_ok=True)

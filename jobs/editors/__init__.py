@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from jobs.editors.base import EditError, Editor, EditRequest, EditResult
+from jobs.editors.base import EditError, EditHooks, Editor, EditRequest, EditResult
 from jobs.editors.command import CommandEditor
 from jobs.editors.llm import LlmEditor
 from jobs.editors.replace import ReplaceEditor
+from jobs.llm.settings import LlmSettings, load_llm_settings
 from jobs.sandbox import Sandbox, SandboxPolicy
 from jobs.spec import Recipe, TaskSpec
 
-__all__ = ["EditError", "EditRequest", "EditResult", "Editor", "editor_for"]
+__all__ = ["EditError", "EditHooks", "EditRequest", "EditResult", "Editor", "editor_for"]
 
 
-def editor_for(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy) -> Editor:
-    """The editor that carries out `spec.recipe`."""
+def editor_for(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
+               llm: LlmSettings | None = None) -> Editor:
+    """The editor that carries out `spec.recipe` (`llm` defaults to the STEPWISE_LLM_* settings)."""
     if spec.recipe is Recipe.REPLACE:
         return ReplaceEditor()
     if spec.recipe is Recipe.COMMAND:
         return CommandEditor(sandbox=sandbox, policy=policy)
-    return LlmEditor()
+    return LlmEditor(llm or load_llm_settings())

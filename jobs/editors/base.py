@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from jobs.errors import StepwiseError
-from jobs.model import CommandEvidence, Target
+from jobs.model import CommandEvidence, ModelCall, Target
 from jobs.spec import TaskSpec
 
 
@@ -21,6 +22,36 @@ class EditError(StepwiseError):
     code = "edit_failed"
 
 
+class BudgetSpentError(EditError):
+    """The job's token budget is spent: the batch waits at the `budget` gate (not a failure)."""
+
+    code = "llm_budget_spent"
+
+
+@dataclass(frozen=True)
+class CandidateReport:
+    """The engine's verdict on the edit now in the worktree: guard, validation, completion."""
+
+    ok: bool
+    kind: str = "validated"  # validated | unchanged | guard_refused | gate | setup_failed
+    #                          | validation_failed | targets_remain
+    feedback: str = ""  # what failed, precisely enough for the editor's next round
+
+
+@dataclass(frozen=True)
+class EditHooks:
+    """What the attempt runner lends an editor that works in rounds (the llm editor)."""
+
+    check: Callable[[], CandidateReport]  # stage, guard, validate and check the worktree as is
+    restore: Callable[[], None]  # put the worktree back to the job's head
+    record_call: Callable[[ModelCall], None]  # count a model call against the job at once
+    notify: Callable[[str], None] = lambda _text: None  # progress for the people watching
+    tokens_used: int = 0  # by the job before this attempt
+    budget_grants: int = 0  # approvals of the `budget` gate so far
+    transcript: Path | None = None  # where this attempt's transcript goes
+    title: str = ""  # names the job, batch and attempt (in the transcript)
+
+
 @dataclass(frozen=True)
 class EditRequest:
     worktree: Path
@@ -30,6 +61,7 @@ class EditRequest:
     targets: tuple[Target, ...] = ()
     instructions: tuple[str, ...] = ()  # standing instructions from `/stepwise instruct`
     feedback: str | None = None  # why the previous attempt failed, for editors that can learn
+    hooks: EditHooks | None = None  # given by the attempt runner; None in unit tests
 
 
 @dataclass(frozen=True)

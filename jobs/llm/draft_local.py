@@ -1,0 +1,50 @@
+"""Local mode's side of the llm recipe: endpoint checks before running, and drafted-spec jobs."""
+
+from __future__ import annotations
+
+from jobs.engine import Services, create_job, local_base
+from jobs.forge import Publication
+from jobs.llm.accounting import ARTIFACTS, Transcript, record_usage
+from jobs.llm.client import OpenAIChat
+from jobs.llm.draft import draft_comment, draft_spec
+from jobs.llm.settings import LlmSettings, load_llm_settings
+from jobs.model import Job
+from jobs.spec import Recipe, TaskSpec
+
+
+def llm_for(services: Services, spec: TaskSpec) -> LlmSettings | None:
+    """The settings an llm job runs with; BadInputError (exit 2) naming what is missing."""
+    if spec.recipe is not Recipe.LLM:
+        return None
+    return (services.llm or load_llm_settings()).require()
+
+
+def llm_enabled(services: Services) -> bool:
+    """Whether a model endpoint is configured (so an issue without a block can be drafted)."""
+    return (services.llm or load_llm_settings()).configured
+
+
+def draft_job(title: str, body: str, number: int, services: Services) -> Job:
+    """A job whose spec the model drafted from the issue; it plans and waits at `plan`."""
+    settings = (services.llm or load_llm_settings()).require()
+    repo = services.repository
+    base = local_base(repo)
+    draft = draft_spec(title=title, body=body, files=repo.tracked_files(base.sha),
+                       client=OpenAIChat(settings), max_tokens=settings.max_output_tokens)
+    job = create_job(draft.task, number, services, base=base)
+    job.extra.update(drafted_spec=True, untrusted_spec=True)
+    for call in draft.calls:
+        record_usage(job, call)
+    path = repo.state_dir / ARTIFACTS / f"issue-{number}" / "draft-spec.md"
+    transcript = Transcript(path, title=f"Stepwise #{number} — {title} — drafting the spec",
+                            secrets=settings.secrets())
+    answers = [i for i, m in enumerate(draft.transcript) if m["role"] == "assistant"]
+    start = 0
+    for call, index in zip(draft.calls, answers, strict=True):
+        transcript.add(call, draft.transcript[start:index], draft.transcript[index]["content"])
+        start = index + 1
+    job.extra["draft_transcript"] = str(path.relative_to(repo.root)) \
+        if path.is_relative_to(repo.root) else str(path)
+    services.forge.publish(job, Publication.PLAN, draft_comment(
+        draft, approve=f"stepwise approve{services.command_suffix}"))
+    return job
