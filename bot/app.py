@@ -1,4 +1,5 @@
-"""The web app factory: routes only (webhooks, health); settings and Redis are injected."""
+"""The web app factory: routes only (webhooks, health, metrics, the task center); settings and
+Redis are injected."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import redis
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from bot import webhooks
+from bot import metrics_route, webhooks
 from bot.settings import Settings, get_settings
+from bot.taskcenter.mount import install as install_task_center
 
 
 def create_app(settings: Settings | None = None, connection: redis.Redis | None = None) -> FastAPI:
@@ -18,6 +20,8 @@ def create_app(settings: Settings | None = None, connection: redis.Redis | None 
     app.state.app_slug = settings.app_slug
     app.state.redis = connection or redis.Redis.from_url(settings.redis_url)
     app.include_router(webhooks.router)
+    app.include_router(metrics_route.router)
+    install_task_center(app, settings)
 
     @app.get("/healthz")
     def healthz(request: Request) -> JSONResponse:

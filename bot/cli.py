@@ -18,6 +18,7 @@ from jobs.engine import Outcome
 from jobs.errors import BadInputError, StepwiseError
 from jobs.forge import Publication
 from jobs.gates import Verb
+from jobs.llm.settings import LlmSettings, load_llm_settings
 from jobs.local import LocalSession, read_issue
 from jobs.workspace import run_git
 
@@ -30,6 +31,15 @@ errors = Console(stderr=True, highlight=False)
 
 RepoOption = Annotated[Path, typer.Option("--repo", help="Path of the git checkout.")]
 NumberOption = Annotated[int, typer.Option("--number", help="Issue number (names branch and note).")]
+LlmUrl = Annotated[str | None, typer.Option(
+    "--llm-base-url", help="OpenAI-compatible endpoint for recipe llm (STEPWISE_LLM_BASE_URL), "
+    "e.g. http://127.0.0.1:11434/v1; the key only from STEPWISE_LLM_API_KEY.")]
+LlmModel = Annotated[str | None, typer.Option("--llm-model", help="Model (STEPWISE_LLM_MODEL).")]
+LlmBudget = Annotated[int | None, typer.Option(
+    "--llm-budget", help="Tokens a job may spend before the budget gate "
+    "(STEPWISE_LLM_TOKEN_BUDGET, default 200000).")]
+LlmTimeout = Annotated[float | None, typer.Option(
+    "--llm-timeout", help="Seconds per model request (STEPWISE_LLM_TIMEOUT_S, default 120).")]
 EXIT_BAD_INPUT = 2
 
 
@@ -73,8 +83,17 @@ def guarded(action: Callable[[], None]) -> None:
         raise typer.Exit(1) from None
 
 
-def session(repo: Path, number: int) -> LocalSession:
-    return LocalSession(repo, number, sink=show)
+def llm_settings(base_url: str | None, model: str | None, budget: int | None,
+                 timeout: float | None) -> LlmSettings | None:
+    """The --llm-* options over STEPWISE_LLM_*; None when none was given (read when needed)."""
+    if base_url is None and model is None and budget is None and timeout is None:
+        return None
+    return load_llm_settings(base_url=base_url, model=model, token_budget=budget,
+                             timeout_s=timeout)
+
+
+def session(repo: Path, number: int, llm: LlmSettings | None = None) -> LocalSession:
+    return LocalSession(repo, number, sink=show, llm=llm)
 
 
 @app.command()
@@ -84,38 +103,52 @@ def run(
                                         "body with a ```stepwise block.")],
     number: NumberOption = 0,
     yes: Annotated[bool, typer.Option("--yes", help="Pass plan and milestone gates.")] = False,
+    llm_base_url: LlmUrl = None, llm_model: LlmModel = None, llm_budget: LlmBudget = None,
+    llm_timeout: LlmTimeout = None,
 ) -> None:
-    """Start a job from an issue file, or resume it where it stopped."""
+    """Start a job from an issue file, or resume it where it stopped.
+
+    An issue without a ```stepwise block, with a model configured: the model drafts the spec,
+    which is printed, and the job waits at the plan gate.
+    """
     def action() -> None:
-        task = read_issue(issue)
-        finish(session(repo, number).run(task, yes=yes))
+        llm = llm_settings(llm_base_url, llm_model, llm_budget, llm_timeout)
+        finish(session(repo, number, llm).run_file(issue, yes=yes))
     guarded(action)
 
 
-def _verb(verb: Verb, repo: Path, number: int, reason: str = "") -> None:
+def _verb(verb: Verb, repo: Path, number: int, reason: str = "",
+          llm: tuple[str | None, str | None, int | None, float | None] = (None,) * 4) -> None:
     def action() -> None:
-        message, outcome = session(repo, number).verb(verb, reason=reason)
+        message, outcome = session(repo, number, llm_settings(*llm)).verb(verb, reason=reason)
         finish(outcome, message)
     guarded(action)
 
 
 @app.command()
-def approve(repo: RepoOption, number: NumberOption = 0) -> None:
+def approve(repo: RepoOption, number: NumberOption = 0, llm_base_url: LlmUrl = None,
+            llm_model: LlmModel = None, llm_budget: LlmBudget = None,
+            llm_timeout: LlmTimeout = None) -> None:
     """Pass the open gate, then carry on until the next one."""
-    _verb(Verb.APPROVE, repo, number)
+    _verb(Verb.APPROVE, repo, number, llm=(llm_base_url, llm_model, llm_budget, llm_timeout))
 
 
 @app.command()
-def retry(repo: RepoOption, number: NumberOption = 0) -> None:
+def retry(repo: RepoOption, number: NumberOption = 0, llm_base_url: LlmUrl = None,
+          llm_model: LlmModel = None, llm_budget: LlmBudget = None,
+          llm_timeout: LlmTimeout = None) -> None:
     """Retry the paused batch with its attempt counter reset."""
-    _verb(Verb.RETRY, repo, number)
+    _verb(Verb.RETRY, repo, number, llm=(llm_base_url, llm_model, llm_budget, llm_timeout))
 
 
 @app.command()
 def skip(reason: Annotated[str, typer.Argument(help="Why the batch is skipped.")],
-         repo: RepoOption, number: NumberOption = 0) -> None:
+         repo: RepoOption, number: NumberOption = 0, llm_base_url: LlmUrl = None,
+         llm_model: LlmModel = None, llm_budget: LlmBudget = None,
+         llm_timeout: LlmTimeout = None) -> None:
     """Mark the paused batch skipped with a reason and go on."""
-    _verb(Verb.SKIP, repo, number, reason)
+    _verb(Verb.SKIP, repo, number, reason,
+          llm=(llm_base_url, llm_model, llm_budget, llm_timeout))
 
 
 @app.command()
@@ -144,12 +177,48 @@ def instruct(text: Annotated[str, typer.Argument(help="The standing instruction.
 
 
 @app.command()
-def status(repo: RepoOption, number: NumberOption = 0) -> None:
+def status(repo: RepoOption, number: NumberOption = 0, server: Annotated[bool, typer.Option(
+        "--server", help="Read the server's record in Redis (STEPWISE_REDIS_URL); --repo is "
+        "owner/name. Implied when STEPWISE_REDIS_URL is set and --repo is not a directory.")
+        ] = False) -> None:
     """Print the progress card; the exit code is the job's."""
     def action() -> None:
-        card, outcome = session(repo, number).status()
+        from bot.taskcenter.terminal import server_mode, server_status
+
+        if server_mode(server, repo):
+            card, code = server_status(str(repo), number)
+        else:
+            card, outcome = session(repo, number).status()
+            code = outcome.exit_code
         console.print(Markdown(card))
-        raise typer.Exit(outcome.exit_code)
+        raise typer.Exit(code)
+    guarded(action)
+
+
+@app.command()
+def jobs(
+    status: Annotated[str | None, typer.Option(
+        "--status", help="running, waiting, needs_human, failed, completed, cancelled, or one "
+        "job status (queued, planning, awaiting_human, cancel_requested, interrupted).")] = None,
+    repo: Annotated[str | None, typer.Option("--repo", help="Only this owner/name.")] = None,
+    text: Annotated[str | None, typer.Option("--text", help="Words in the title, #issue, id.")
+                    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 50,
+) -> None:
+    """List the server's jobs from Redis (STEPWISE_REDIS_URL), newest first."""
+    def action() -> None:
+        from bot.taskcenter.records import StatusFilter
+        from bot.taskcenter.terminal import jobs_table
+
+        try:
+            chosen = StatusFilter(status) if status else None
+        except ValueError:
+            raise BadInputError(f"unknown --status {status!r}", hint="use one of: " + ", ".join(
+                s.value for s in StatusFilter)) from None
+        table, total = jobs_table(status=chosen, repo=repo, text=text, limit=limit)
+        console.print(table)
+        console.print(f"{total} job{'' if total == 1 else 's'} match" +
+                      (f"; the newest {limit} are shown" if total > limit else ""))
     guarded(action)
 
 
@@ -157,22 +226,49 @@ def status(repo: RepoOption, number: NumberOption = 0) -> None:
 def demo(
     directory: Annotated[Path | None, typer.Option("--dir", help="Where to create the sample "
                                                    "repository (default: a new temp dir).")] = None,
+    llm_scripted: Annotated[bool, typer.Option(
+        "--llm-scripted", help="Run an llm job against a scripted model on loopback, to watch "
+        "the feedback loop (no model server needed).")] = False,
 ) -> None:
     """Run a whole job on the bundled sample repository (local mode, no GitHub or Redis)."""
     target = directory or Path(tempfile.mkdtemp(prefix="stepwise-demo-"))
     def action() -> None:
         repo, issue = prepare_demo(target)
         console.print(f"Sample repository: [bold]{repo}[/]")
+        if llm_scripted:
+            _llm_demo(repo, target)
+            return
         outcome = LocalSession(repo, 1, sink=show).run(read_issue(issue), yes=True)
-        job = LocalSession(repo, 1, sink=show).load()
-        note = repo / job.note_path
-        if outcome.exit_code == 0:
-            text = run_git(["show", f"{job.branch}:{job.note_path}"], cwd=repo)
-            console.print(Markdown(text))
-            console.print(f"Change note: [bold]{note.name}[/] on branch [bold]{job.branch}[/]; "
-                          f"see `git -C {repo} log --oneline {job.branch}`")
+        _show_note(repo, outcome)
         finish(outcome)
     guarded(action)
+
+
+def _show_note(repo: Path, outcome: Outcome, llm: LlmSettings | None = None) -> None:
+    job = LocalSession(repo, 1, sink=show, llm=llm).load()
+    if outcome.exit_code == 0:
+        text = run_git(["show", f"{job.branch}:{job.note_path}"], cwd=repo)
+        console.print(Markdown(text))
+        console.print(f"Change note: [bold]{Path(job.note_path).name}[/] on branch "
+                      f"[bold]{job.branch}[/]; see `git -C {repo} log --oneline {job.branch}`")
+    transcripts = [a.transcript for b in job.batches for a in b.attempts if a.transcript]
+    if transcripts:
+        console.print("Model transcripts (every request, answer and piece of feedback):")
+        for path in transcripts:
+            console.print(f"  {repo / path}")
+
+
+def _llm_demo(repo: Path, target: Path) -> None:
+    from bot.llm_demo import DemoModel, demo_settings, write_issue
+    from bot.scripted_llm import ScriptedServer
+
+    with ScriptedServer(script=[DemoModel(repo)] * 40) as server:
+        llm = demo_settings(server)
+        console.print(f"Scripted model at [bold]{server.url}[/] (loopback)")
+        outcome = LocalSession(repo, 1, sink=show, llm=llm).run(read_issue(write_issue(target)),
+                                                                 yes=True)
+        _show_note(repo, outcome, llm)
+    finish(outcome)
 
 
 @app.command()

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from redis import Redis
 
@@ -62,4 +63,7 @@ class ServerContext:
         """What sandboxed commands must never see: every clone and worktree (their own
         worktree is bound back), and the App's private key."""
         key = self.settings.private_key_path
-        return (self.settings.workdir, *((key,) if key is not None else ()))
+        hidden = [self.settings.workdir, *((key,) if key is not None else ())]
+        if self.settings.redis_url.startswith("unix://"):  # a socket on disk: no netns covers it
+            hidden.append(Path(urlsplit(self.settings.redis_url).path))
+        return tuple(hidden)

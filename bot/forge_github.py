@@ -36,11 +36,12 @@ class GitHubForge:
     """Publishes one job's messages on its issue and pull request."""
 
     def __init__(self, client: Installation, full_name: str, *, squash_only: bool = False,
-                 web_url: str = "https://github.com") -> None:
+                 web_url: str = "https://github.com", task_center_url: str | None = None) -> None:
         self.client = client
         self.owner, self.name = full_name.split("/", 1)
         self.squash_only = squash_only
         self.web_url = web_url.rstrip("/")
+        self.task_center_url = (task_center_url or "").rstrip("/")  # STEPWISE_TASK_CENTER_URL
 
     # -- the port -------------------------------------------------------------------------------
     def publish(self, job: Job, kind: Publication, text: str) -> None:
@@ -53,7 +54,7 @@ class GitHubForge:
         elif kind is Publication.GATE and job.gate is not None:
             self.refresh_pull(job)
             self.upsert(job, self.thread(job), f"gate:{job.gate.id}",
-                        gate_prompt(job, prefix=COMMAND_PREFIX))
+                        gate_prompt(job, prefix=COMMAND_PREFIX) + self.center_link(job))
         elif kind is Publication.MILESTONE_REPORT:
             self.refresh_pull(job)
             self.upsert(job, self.thread(job), f"milestone:{job.gate.milestone if job.gate else 0}",
@@ -74,7 +75,16 @@ class GitHubForge:
 
     def card(self, job: Job, *, fold_finished: bool = True) -> str:
         return render_card(job, fold_finished=fold_finished, prefix=COMMAND_PREFIX,
-                           link=lambda sha: f"{self.web_url}/{self.owner}/{self.name}/commit/{sha}")
+                           link=lambda sha: f"{self.web_url}/{self.owner}/{self.name}/commit/{sha}"
+                           ) + self.center_link(job)
+
+    def center_link(self, job: Job) -> str:
+        """The job's task center page (at the open gate's batch), when one is configured."""
+        if not self.task_center_url:
+            return ""
+        batch = job.gate.batch if job.gate is not None else None
+        anchor = f"#batch-{batch}" if batch is not None else ""
+        return f"\n\n[Details in the task center]({self.task_center_url}/jobs/{job.id}{anchor})"
 
     def plan_text(self, job: Job) -> str:
         parts = [render_plan(job)]
@@ -89,7 +99,7 @@ class GitHubForge:
             parts.append(SQUASH_WARNING)
         if job.gate is not None:
             parts.append(gate_prompt(job, prefix=COMMAND_PREFIX))
-        return "\n\n".join(parts)
+        return "\n\n".join(parts) + self.center_link(job)
 
     def pull_body(self, job: Job) -> str:
         return redact("\n\n".join([self.card(job), f"Closes nothing by itself: tracks #{job.number}.",

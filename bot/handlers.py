@@ -18,6 +18,7 @@ from bot.steps import ACTIVE, pull_key, schedule_advance
 from jobs.config import CONFIG_PATH, load_config
 from jobs.engine import Base, Services, create_job
 from jobs.errors import BadInputError, StepwiseError
+from jobs.forge import Publication
 from jobs.gates import RefusedError, Verb, apply_verb, note_spec_change
 from jobs.model import Job, JobStatus
 from jobs.spec import parse_issue
@@ -238,6 +239,10 @@ def on_issue_edited(ctx: ServerContext, event: Event) -> None:
         job.extra["untrusted_spec"] = True
     note_spec_change(job, title=event.title, body=event.body, now=ctx.clock())
     ctx.store.save(job)
+    if job.gate is not None:  # spec_changed: ask on the PR (or the issue) and show it on the card
+        forge = GitHubForge(ctx.installation(event.installation_id), event.repo)
+        forge.publish(job, Publication.GATE, "")
+        ctx.store.save(job)
     schedule_advance(ctx, job)
 
 

@@ -14,6 +14,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
+from bot import metrics
 from bot.context import ServerContext
 from bot.forge_github import GitHubForge
 from jobs.engine import Engine
@@ -62,6 +63,7 @@ def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
             job = ctx.store.load_id(job_id) or job  # someone changed it meanwhile: go again
         except StepwiseError as exc:
             job = setback(ctx, job_id, exc)
+        metrics.observe(ctx.redis, job)  # what the saved record shows this step (or others) did
     if job.status not in ACTIVE:  # at a gate or finished: the next job of the repository runs
         waiting = slots.release(job.id)
         if waiting is not None:
@@ -119,6 +121,7 @@ def step(ctx: ServerContext, job: Job) -> Job:
 
 def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
     """A step failed: back off and retry a transient fault, else stop where a human sees it."""
+    metrics.record_github_error(ctx.redis, exc)
     job = ctx.store.load_id(job_id)
     if job is None:
         raise exc
@@ -245,6 +248,7 @@ def revert(ctx: ServerContext, payload: dict[str, Any]) -> None:
         finally:
             engine.close()
         ctx.store.save(engine.job)
+        metrics.observe(ctx.redis, engine.job)
         forge.reply(engine.job, forge.thread(engine.job), f"revert:{payload['comment_id']}",
                     message)
 

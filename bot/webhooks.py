@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from githubkit.webhooks import verify
 
 from bot.events import Event, Kind, MalformedPayloadError, normalise
+from bot.metrics import counted_delivery
 from jobs.worker import enqueue, rq_id
 
 DELIVERY_TTL_S = 3 * 24 * 3600  # GitHub lets a delivery be redelivered for three days
@@ -38,7 +39,18 @@ def wants_worker(event: Event, app_slug: str) -> bool:
     return not (event.kind is Kind.PUSH and event.sender_is_bot)
 
 
+def signature_ok(secret: str, body: bytes, signature: str) -> bool:
+    """HMAC-SHA256 of the raw body; anything else (SHA-1, no prefix, odd bytes) is refused."""
+    if not signature.startswith("sha256=") or not signature.isascii():
+        return False
+    try:
+        return bool(verify(secret, body, signature))
+    except (TypeError, ValueError):
+        return False
+
+
 @router.post("/webhooks/github", status_code=202)
+@counted_delivery  # deliveries by event and outcome, acknowledgement latency (after the answer)
 def receive_webhook(
     request: Request,
     body: Annotated[bytes, Depends(raw_body)],
@@ -48,8 +60,7 @@ def receive_webhook(
 ) -> JSONResponse:
     """Acknowledge a GitHub delivery in milliseconds; the work happens on a worker."""
     secret: str = request.app.state.webhook_secret
-    signature = x_hub_signature_256 or ""
-    if not signature.startswith("sha256=") or not verify(secret, body, signature):
+    if not signature_ok(secret, body, x_hub_signature_256 or ""):
         return answer(401, "invalid signature", hint="check STEPWISE_WEBHOOK_SECRET")
     if not x_github_event or not x_github_delivery:
         return answer(400, "missing X-GitHub-Event or X-GitHub-Delivery header")
@@ -58,7 +69,7 @@ def receive_webhook(
     try:
         payload = json.loads(body)
         event = normalise(x_github_event, x_github_delivery[:100], payload)
-    except (ValueError, MalformedPayloadError) as exc:
+    except (ValueError, RecursionError, MalformedPayloadError) as exc:
         return answer(400, "malformed payload", problem=str(exc)[:200])
     extra = {"event": x_github_event, "delivery": event.delivery_id}
     if event.kind is Kind.INSTALLATION:

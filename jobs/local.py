@@ -11,9 +11,9 @@ from jobs.engine import Engine, Outcome, Services, create_job, outcome_of
 from jobs.errors import BadInputError, WorkspaceError
 from jobs.forge import LocalForge, Publication
 from jobs.gates import RefusedError, Verb, apply_verb, note_spec_change
-from jobs.llm.draft import has_spec_block, split_issue_text
-from jobs.llm.draft_local import draft_job, llm_enabled, llm_for
+from jobs.llm.draft import draft_comment, has_spec_block, split_issue_text
 from jobs.llm.settings import LlmSettings
+from jobs.llm.start import draft_job, llm_enabled, llm_for
 from jobs.model import Job, JobStatus
 from jobs.notes import render_card
 from jobs.revert import revert_batch
@@ -107,7 +107,10 @@ class LocalSession:
         with self.store.lock(self.number):
             job = self.store.load(self.number)
             if job is None:
-                job = self.store.save(draft_job(title, body, self.number, self.services))
+                job, draft = draft_job(title, body, self.number, self.services)
+                job = self.store.save(job)
+                self.services.forge.publish(job, Publication.PLAN, draft_comment(
+                    draft, approve=f"stepwise approve{self.suffix}"))
             elif job.is_terminal:
                 return outcome_of(job, suffix=self.suffix)
             llm_for(self.services, job.spec)

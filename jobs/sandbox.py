@@ -268,6 +268,9 @@ class BubblewrapSandbox:
         """The full bwrap argv that runs `argv` (exposed for tests and debugging)."""
         cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         cmd += ["--tmpfs", TMP, "--dir", str(SANDBOX_HOME), "--unshare-all"]
+        # Sockets of host services (docker.sock, dbus, ...) live under /run: out of reach.
+        if Path("/run").is_dir():
+            cmd += ["--tmpfs", "/run"]
         # The private /tmp must not hide the programs on PATH (e.g. a virtualenv under /tmp).
         for tool_dir in _path_dirs_under_tmp(env.get("PATH", "")):
             cmd += ["--ro-bind", str(tool_dir), str(tool_dir)]

@@ -1,12 +1,11 @@
-"""Local mode's side of the llm recipe: endpoint checks before running, and drafted-spec jobs."""
+"""Starting llm jobs: the endpoint check before anything runs, and jobs whose spec a model drafted."""
 
 from __future__ import annotations
 
-from jobs.engine import Services, create_job, local_base
-from jobs.forge import Publication
+from jobs.engine import Base, Services, create_job, local_base
 from jobs.llm.accounting import ARTIFACTS, Transcript, record_usage
 from jobs.llm.client import OpenAIChat
-from jobs.llm.draft import draft_comment, draft_spec
+from jobs.llm.draft import Draft, draft_spec
 from jobs.llm.settings import LlmSettings, load_llm_settings
 from jobs.model import Job
 from jobs.spec import Recipe, TaskSpec
@@ -24,20 +23,25 @@ def llm_enabled(services: Services) -> bool:
     return (services.llm or load_llm_settings()).configured
 
 
-def draft_job(title: str, body: str, number: int, services: Services) -> Job:
-    """A job whose spec the model drafted from the issue; it plans and waits at `plan`."""
+def draft_job(title: str, body: str, number: int, services: Services, *, base: Base | None = None,
+              repo_name: str | None = None) -> tuple[Job, Draft]:
+    """A job whose spec the model drafted from the issue text and the repository's files.
+
+    It is marked `untrusted_spec`, so it plans and waits at the `plan` gate whatever the config
+    says; the caller shows `draft_comment(draft)` to the people who approve it.
+    """
     settings = (services.llm or load_llm_settings()).require()
     repo = services.repository
-    base = local_base(repo)
+    base = base or local_base(repo)
     draft = draft_spec(title=title, body=body, files=repo.tracked_files(base.sha),
                        client=OpenAIChat(settings), max_tokens=settings.max_output_tokens)
-    job = create_job(draft.task, number, services, base=base)
+    job = create_job(draft.task, number, services, base=base, repo_name=repo_name)
     job.extra.update(drafted_spec=True, untrusted_spec=True)
     for call in draft.calls:
         record_usage(job, call)
     path = repo.state_dir / ARTIFACTS / f"issue-{number}" / "draft-spec.md"
     transcript = Transcript(path, title=f"Stepwise #{number} — {title} — drafting the spec",
-                            secrets=settings.secrets())
+                            secrets=settings.secrets(), ttl_days=settings.transcript_ttl_days)
     answers = [i for i, m in enumerate(draft.transcript) if m["role"] == "assistant"]
     start = 0
     for call, index in zip(draft.calls, answers, strict=True):
@@ -45,6 +49,4 @@ def draft_job(title: str, body: str, number: int, services: Services) -> Job:
         start = index + 1
     job.extra["draft_transcript"] = str(path.relative_to(repo.root)) \
         if path.is_relative_to(repo.root) else str(path)
-    services.forge.publish(job, Publication.PLAN, draft_comment(
-        draft, approve=f"stepwise approve{services.command_suffix}"))
-    return job
+    return job, draft

@@ -1,0 +1,148 @@
+"""Who may look: the task center is off unless STEPWISE_DASHBOARD_TOKEN is set; then the token,
+typed once into the login form, sets a signed HTTP-only session cookie (or is sent as a Bearer
+token to the API). Also the dependencies the routes share (settings, store, links)."""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Annotated, Literal
+from urllib.parse import quote
+
+from fastapi import Depends, HTTPException, Request, Response
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+
+from bot.settings import Settings
+from bot.taskcenter.links import Links, web_base
+from bot.taskcenter.records import HeadCache
+from jobs.redis_store import RedisStore
+
+COOKIE = "stepwise_session"
+SESSION_MAX_AGE_S = 12 * 3600
+SALT = "stepwise-task-center-session"
+OFF_MESSAGE = "The task center is off: set STEPWISE_DASHBOARD_TOKEN to turn it on."
+LOGIN_NEEDED = "Log in with the dashboard token (or send it as `Authorization: Bearer <token>`)."
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Someone who showed the dashboard token (by session cookie or Bearer header)."""
+
+    via: Literal["session", "bearer"]
+
+
+class TaskCenterOff(Exception):
+    """No dashboard token is configured: nothing of the task center is served."""
+
+
+class LoginRequired(Exception):
+    """A page asked for without a valid session: the browser goes to the login form."""
+
+    def __init__(self, next_path: str) -> None:
+        super().__init__(next_path)
+        self.next_path = next_path
+
+
+def app_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+SettingsDep = Annotated[Settings, Depends(app_settings)]
+
+
+def dashboard_token(settings: Settings) -> str | None:
+    token = settings.dashboard_token
+    return token.get_secret_value() if token is not None and token.get_secret_value() else None
+
+
+def serializer(token: str) -> URLSafeTimedSerializer:
+    """Sessions are signed with a key derived from the token: changing it logs everyone out."""
+    return URLSafeTimedSerializer(token, salt=SALT)
+
+
+def session_cookie(token: str) -> str:
+    return serializer(token).dumps({"v": 1})
+
+
+def valid_session(token: str, cookie: str | None) -> bool:
+    if not cookie:
+        return False
+    try:
+        serializer(token).loads(cookie, max_age=SESSION_MAX_AGE_S)
+    except BadSignature:  # also an expired one (SignatureExpired is a BadSignature)
+        return False
+    return True
+
+
+def token_matches(token: str, offered: str) -> bool:
+    return hmac.compare_digest(token.encode(), offered.encode())
+
+
+def viewer_of(request: Request, token: str) -> Viewer | None:
+    if valid_session(token, request.cookies.get(COOKIE)):
+        return Viewer("session")
+    scheme, _, offered = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and offered and token_matches(token, offered.strip()):
+        return Viewer("bearer")
+    return None
+
+
+def page_viewer(request: Request, settings: SettingsDep) -> Viewer:
+    token = dashboard_token(settings)
+    if token is None:
+        raise TaskCenterOff
+    viewer = viewer_of(request, token)
+    if viewer is None:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        raise LoginRequired(target)
+    return viewer
+
+
+def api_viewer(request: Request, response: Response, settings: SettingsDep) -> Viewer:
+    response.headers["Cache-Control"] = "no-store"
+    token = dashboard_token(settings)
+    if token is None:
+        raise HTTPException(404, OFF_MESSAGE)
+    viewer = viewer_of(request, token)
+    if viewer is None:
+        raise HTTPException(401, LOGIN_NEEDED, headers={"WWW-Authenticate": 'Bearer realm="stepwise"'})
+    return viewer
+
+
+PageViewer = Annotated[Viewer, Depends(page_viewer)]
+ApiViewer = Annotated[Viewer, Depends(api_viewer)]
+
+
+def safe_next(target: str | None) -> str:
+    """Only a path of this site (no `//host`, no scheme) is followed after logging in."""
+    if not target or not target.startswith("/") or target.startswith(("//", "/\\")) \
+            or any(c in target for c in "\r\n\\"):
+        return "/jobs"
+    return target
+
+
+def login_url(next_path: str) -> str:
+    return f"/login?next={quote(safe_next(next_path), safe='')}"
+
+
+def secure_cookie(request: Request, settings: Settings) -> bool:
+    return request.url.scheme == "https" or (settings.task_center_url or "").startswith("https://")
+
+
+def job_store(request: Request) -> RedisStore:
+    return RedisStore(request.app.state.redis)
+
+
+def head_cache(request: Request) -> HeadCache:
+    cache: HeadCache = request.app.state.head_cache
+    return cache
+
+
+def links(settings: SettingsDep) -> Links:
+    return Links(web_base(settings.github_api_url), settings.task_center_url)
+
+
+StoreDep = Annotated[RedisStore, Depends(job_store)]
+CacheDep = Annotated[HeadCache, Depends(head_cache)]
+LinksDep = Annotated[Links, Depends(links)]
