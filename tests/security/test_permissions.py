@@ -6,8 +6,6 @@ same record version, no branch, nothing left in the queue).
 
 from __future__ import annotations
 
-import pytest
-
 from jobs.model import Gate, JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, World
 from tests.test_e2e_support import config_text
