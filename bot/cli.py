@@ -6,7 +6,7 @@ import logging
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -275,6 +275,8 @@ def _llm_demo(repo: Path, target: Path) -> None:
 def serve(
     host: Annotated[str | None, typer.Option(help="Listen address (STEPWISE_HOST).")] = None,
     port: Annotated[int | None, typer.Option(help="Listen port (STEPWISE_PORT).")] = None,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Web processes (one core "
+                                         "acknowledges a few hundred deliveries a second).")] = 1,
 ) -> None:
     """Run the web app (webhooks, health) with uvicorn."""
     def action() -> None:
@@ -285,8 +287,12 @@ def serve(
 
         settings = load_settings()
         setup_logging(settings)
-        uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port,
-                    log_level="info", log_config=uvicorn_log_config())
+        target: Any = create_app(settings)
+        if workers > 1:  # each process builds its own app from the same environment
+            target = "bot.app:create_app"
+        uvicorn.run(target, host=host or settings.host, port=port or settings.port,
+                    workers=workers, factory=workers > 1, log_level="info",
+                    log_config=uvicorn_log_config())
     guarded(action)
 
 
@@ -306,6 +312,7 @@ def worker(
         setup_logging(settings)
         context = ServerContext.from_settings(settings)
         install_handlers(handlers(context))
+        context.warm_up()  # imports and clients every forked work horse would build again
         reap_task(context, {})  # recover jobs whose worker died, and start the periodic round
         run_worker(context.redis, burst=burst)
     guarded(action)

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from redis import Redis
 
 from bot.forge_github import GitHubForge
-from bot.github import GitHubApp, Installation
+from bot.github import GitHubApp, Installation, preload_api_modules
 from bot.mirror import MirroredRepository, open_mirror
 from bot.settings import Settings
 from jobs.engine import Services
@@ -39,6 +39,13 @@ class ServerContext:
                              base_url=settings.github_api_url),
             sandbox=sandbox or make_sandbox(require_isolation=not settings.allow_unsandboxed),
         )
+
+    def warm_up(self) -> None:
+        """Load what each step needs before RQ forks work horses from this process: a cold
+        horse would import the engine and githubkit's lazily loaded API modules every time."""
+        import bot.steps  # noqa: F401 - the engine and everything a step uses
+
+        preload_api_modules()
 
     def installation(self, installation_id: int) -> Installation:
         return self.github.client(installation_id)

@@ -117,6 +117,7 @@ class GitHubApp:
         self._app = GitHub(AppAuthStrategy(app_id, private_key), base_url=self.base_url,
                            timeout=timeout, auto_retry=auto_retry, trust_env=False)
         self._tokens: dict[int, tuple[str, float]] = {}
+        self._clients: dict[int, tuple[str, GitHub[TokenAuthStrategy]]] = {}
         self._lock = threading.Lock()
 
     def token(self, installation_id: int) -> str:
@@ -143,6 +144,20 @@ class GitHubApp:
     def forget_token(self, installation_id: int) -> None:
         with self._lock:
             self._tokens.pop(installation_id, None)
+            self._clients.pop(installation_id, None)
+
+    def installation_client(self, installation_id: int) -> GitHub[TokenAuthStrategy]:
+        """One client per installation token, reused: a new client costs a TLS context and
+        loses keep-alive (tens of milliseconds of CPU each)."""
+        token = self.token(installation_id)
+        with self._lock:
+            cached = self._clients.get(installation_id)
+            if cached is not None and cached[0] == token:
+                return cached[1]
+            client = GitHub(TokenAuthStrategy(token), base_url=self.base_url,
+                            timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False)
+            self._clients[installation_id] = (token, client)
+            return client
 
     def installation_id(self, owner: str, name: str) -> int:
         try:
@@ -166,9 +181,7 @@ class Installation:
         self.installation_id = installation_id
 
     def _gh(self) -> GitHub[TokenAuthStrategy]:
-        return GitHub(TokenAuthStrategy(self.app.token(self.installation_id)),
-                      base_url=self.app.base_url, timeout=self.app.timeout,
-                      auto_retry=self.app.auto_retry, trust_env=False)
+        return self.app.installation_client(self.installation_id)
 
     def _call(self, action: Callable[[GitHub[TokenAuthStrategy]], Any], *,
               missing: Any = _RAISE) -> Any:
@@ -310,3 +323,10 @@ def _comment(data: dict[str, Any]) -> CommentInfo:
 def _pull(data: dict[str, Any]) -> PullInfo:
     return PullInfo(number=int(data["number"]), node_id=str(data.get("node_id", "")),
                     html_url=str(data.get("html_url", "")), draft=bool(data.get("draft")))
+
+
+def preload_api_modules() -> None:
+    """Import the REST namespaces this adapter uses (githubkit loads them on first access)."""
+    client = GitHub(TokenAuthStrategy("preload"), trust_env=False)
+    for namespace in ("apps", "issues", "pulls", "reactions", "repos"):
+        getattr(client.rest, namespace)

@@ -13,7 +13,7 @@ from githubkit.webhooks import verify
 
 from bot.events import Event, Kind, MalformedPayloadError, normalise
 from bot.metrics import counted_delivery
-from jobs.worker import enqueue, rq_id
+from jobs.worker import enqueue_new, rq_id
 
 DELIVERY_TTL_S = 3 * 24 * 3600  # GitHub lets a delivery be redelivered for three days
 MAX_PAYLOAD_BYTES = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
@@ -80,9 +80,11 @@ def receive_webhook(
     key = f"stepwise:delivery:{event.delivery_id}"
     if not connection.set(key, "1", nx=True, ex=DELIVERY_TTL_S):
         return answer(202, "duplicate")
-    try:
-        enqueue(connection, "event", event.model_dump(mode="json"),
-                job_id=rq_id("event", event.delivery_id))
+    try:  # the dedupe key proves the id is new: one more round trip queues it
+        with connection.pipeline(transaction=True) as pipe:
+            enqueue_new(pipe, connection, "event", event.model_dump(mode="json"),
+                        job_id=rq_id("event", event.delivery_id))
+            pipe.execute()
     except Exception:
         connection.delete(key)  # let GitHub's redelivery try again
         log.exception("could not enqueue a delivery", extra=extra)

@@ -177,6 +177,15 @@ def pending_task_ids(connection: redis.Redis) -> set[str]:
     return ids
 
 
+def enqueue_new(pipe: redis.client.Pipeline, connection: redis.Redis, task: str,
+                payload: dict[str, Any], *, job_id: str) -> None:
+    """Add `task` to a pipeline the caller executes, for an id known to be new (no look-up)."""
+    queue(connection).enqueue_call(
+        perform, args=(task, payload), job_id=job_id, timeout=STEP_TIMEOUT_S, result_ttl=600,
+        failure_ttl=7 * 24 * 3600, retry=Retry(max=len(BACKOFF_S), interval=list(BACKOFF_S)),
+        pipeline=pipe)
+
+
 @contextmanager
 def job_lock(connection: redis.Redis, key: str, *, ttl_s: int = LOCK_TTL_S) -> Iterator[bool]:
     """Hold `key` while advancing a job; yields False (and holds nothing) when another has it."""
