@@ -292,7 +292,7 @@ def serve(
             target = "bot.app:create_app"
         uvicorn.run(target, host=host or settings.host, port=port or settings.port,
                     workers=workers, factory=workers > 1, log_level="info",
-                    log_config=uvicorn_log_config())
+                    log_config=uvicorn_log_config(json_lines=settings.log_format == "json"))
     guarded(action)
 
 
@@ -304,6 +304,7 @@ def worker(
     def action() -> None:
         from bot.context import ServerContext
         from bot.handlers import handlers
+        from bot.jsonlog import with_log_context
         from bot.settings import load_settings
         from bot.steps import reap_task
         from jobs.worker import install_handlers, run_worker
@@ -311,7 +312,7 @@ def worker(
         settings = load_settings()
         setup_logging(settings)
         context = ServerContext.from_settings(settings)
-        install_handlers(handlers(context))
+        install_handlers(with_log_context(handlers(context)))  # job_id, repo, ... on each line
         context.warm_up()  # imports and clients every forked work horse would build again
         reap_task(context, {})  # recover jobs whose worker died, and start the periodic round
         run_worker(context.redis, burst=burst)

@@ -47,6 +47,11 @@ class ServerContext:
 
         preload_api_modules()
 
+    def forge(self, client: Installation, repo: str, *, squash_only: bool = False) -> GitHubForge:
+        """The GitHub forge for one repository, linking to the task center when configured."""
+        return GitHubForge(client, repo, squash_only=squash_only,
+                           task_center_url=self.settings.task_center_url)
+
     def installation(self, installation_id: int) -> Installation:
         return self.github.client(installation_id)
 
@@ -61,7 +66,7 @@ class ServerContext:
         owner, name = job.repo.split("/", 1)
         info = client.repo(owner, name)
         repository = self.mirror(client, job.repo, info.clone_url, info.default_branch)
-        forge = GitHubForge(client, job.repo, squash_only=info.squash_only)
+        forge = self.forge(client, job.repo, squash_only=info.squash_only)
         services = Services(repository=repository, store=self.store, sandbox=self.sandbox,
                             forge=forge, clock=self.clock, hidden_paths=self.hidden_paths())
         return services, forge

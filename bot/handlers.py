@@ -11,7 +11,7 @@ from bot.authz import decide
 from bot.commands import Command, InvalidCommand, UnknownCommand, help_table, parse_comment
 from bot.context import ServerContext
 from bot.events import Event, Kind
-from bot.forge_github import COMMAND_PREFIX, GitHubForge
+from bot.forge_github import COMMAND_PREFIX
 from bot.github import ForgeError
 from bot.rebuild import rebuild
 from bot.steps import ACTIVE, pull_key, schedule_advance
@@ -68,7 +68,7 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
     client = ctx.installation(event.installation_id)
     owner, name = event.repo.split("/", 1)
     info = client.repo(owner, name)
-    forge = GitHubForge(client, event.repo, squash_only=info.squash_only)
+    forge = ctx.forge(client, event.repo, squash_only=info.squash_only)
     try:
         config = load_config(client.file(owner, name, CONFIG_PATH, info.default_branch))
     except BadInputError as exc:
@@ -109,7 +109,8 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
                             forge=forge, clock=ctx.clock, hidden_paths=ctx.hidden_paths())
         try:
             job = create_job(task, event.number, services, repo_name=event.repo,
-                             base=Base(branch=info.default_branch, sha=base_sha, config=config))
+                             base=Base(branch=info.default_branch, sha=base_sha, config=config),
+                             recover=existing is None)
         except BadInputError as exc:
             forge.reply(None, event.number, "", f"Stepwise cannot start: {exc.message}\n\n"
                         f"Fix: {exc.hint}")
@@ -132,7 +133,7 @@ def on_comment(ctx: ServerContext, event: Event) -> None:
         return  # this comment was already handled (redelivery or reconciler)
     client = ctx.installation(event.installation_id)
     owner, name = event.repo.split("/", 1)
-    forge = GitHubForge(client, event.repo)
+    forge = ctx.forge(client, event.repo)
     job = job_for(ctx, event)
     if job is not None and job.status is JobStatus.QUEUED and job.extra.get("rebuilt"):
         forge.reply(job, event.number, f"reply:{event.comment_id}", REBUILT)
@@ -169,7 +170,7 @@ def apply_command(ctx: ServerContext, event: Event, job: Job | None,
     if job is None:
         return quoted + "There is no Stepwise job on this issue or pull request.", False
     if command.verb == "status":
-        return GitHubForge(ctx.installation(event.installation_id), job.repo).card(job), False
+        return ctx.forge(ctx.installation(event.installation_id), job.repo).card(job), False
     owner, name = event.repo.split("/", 1)
     role = ctx.installation(event.installation_id).permission(owner, name, event.sender)
     decision = decide(login=event.sender, role=role, approvers=job.config.approvers,
@@ -240,7 +241,7 @@ def on_issue_edited(ctx: ServerContext, event: Event) -> None:
     note_spec_change(job, title=event.title, body=event.body, now=ctx.clock())
     ctx.store.save(job)
     if job.gate is not None:  # spec_changed: ask on the PR (or the issue) and show it on the card
-        forge = GitHubForge(ctx.installation(event.installation_id), event.repo)
+        forge = ctx.forge(ctx.installation(event.installation_id), event.repo)
         forge.publish(job, Publication.GATE, "")
         ctx.store.save(job)
     schedule_advance(ctx, job)

@@ -7,6 +7,7 @@ import copy
 import logging
 from typing import Any
 
+from bot.jsonlog import json_uvicorn_config, use_json_lines
 from bot.settings import Settings
 from jobs.redact import RedactingFilter, register_secret
 
@@ -39,13 +40,15 @@ def setup_logging(settings: Settings | None = None, *, level: int = logging.INFO
     root.setLevel(level)
     if settings is not None:
         register_settings_secrets(settings)
+        if settings.log_format == "json":
+            use_json_lines(root)
     install_filter(root)
     for logger in list(logging.Logger.manager.loggerDict.values()):
         if isinstance(logger, logging.Logger) and logger.handlers:
             install_filter(logger)
 
 
-def uvicorn_log_config() -> dict[str, Any]:
+def uvicorn_log_config(*, json_lines: bool = False) -> dict[str, Any]:
     """uvicorn's own logging config with the redaction filter on each of its handlers."""
     from uvicorn.config import LOGGING_CONFIG
 
@@ -53,7 +56,7 @@ def uvicorn_log_config() -> dict[str, Any]:
     config.setdefault("filters", {})["redact"] = {"()": RedactingFilter}
     for handler in config.get("handlers", {}).values():
         handler["filters"] = [*handler.get("filters", []), "redact"]
-    return config
+    return json_uvicorn_config(config) if json_lines else config
 
 
 __all__ = ["install_filter", "register_settings_secrets", "setup_logging", "uvicorn_log_config"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from bot.context import ServerContext
-from bot.forge_github import GitHubForge
 from jobs.config import CONFIG_PATH, load_config
 from jobs.engine import Base, Services, create_job
 from jobs.errors import StepwiseError
@@ -40,7 +39,7 @@ def rebuild(ctx: ServerContext, *, repo: str, number: int, installation_id: int)
     base_sha = mirror.branch_head(info.default_branch)
     if base_sha is None:
         return None
-    forge = GitHubForge(client, repo, squash_only=info.squash_only)
+    forge = ctx.forge(client, repo, squash_only=info.squash_only)
     services = Services(repository=mirror, store=ctx.store, sandbox=ctx.sandbox, forge=forge,
                         clock=ctx.clock, hidden_paths=ctx.hidden_paths())
     job = create_job(task, number, services, repo_name=repo,

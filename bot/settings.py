@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -41,6 +42,7 @@ class Settings(BaseSettings):
     task_center_url: str | None = None
     allow_unsandboxed: bool = False
     lease_ttl_s: int = Field(default=30, ge=1, le=3600)  # how fast a dead worker is noticed
+    log_format: Literal["text", "json"] = "text"  # json: one JSON object per line
     reap_interval_s: int = Field(default=20, ge=1, le=3600)  # how often the reaper looks
     # Waits before retrying a transient fault (DESIGN: 5, 15, 45 s); benchmarks shorten them.
     backoff_s: tuple[float, ...] = Field(default=(5.0, 15.0, 45.0), min_length=1, max_length=10)

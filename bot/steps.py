@@ -16,7 +16,6 @@ from typing import Any
 
 from bot import metrics
 from bot.context import ServerContext
-from bot.forge_github import GitHubForge
 from jobs.engine import Engine
 from jobs.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.forge import Publication
@@ -92,7 +91,7 @@ def wait_for_slot(ctx: ServerContext, job: Job, position: int) -> None:
         job.extra["queue_position"] = position
         ctx.store.save(job)
         try:
-            forge = GitHubForge(ctx.installation(int(job.extra["installation_id"])), job.repo)
+            forge = ctx.forge(ctx.installation(int(job.extra["installation_id"])), job.repo)
             if isinstance(job.extra.get("pull"), dict):
                 forge.refresh_pull(job)
             else:
@@ -157,7 +156,7 @@ def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
 def tell(ctx: ServerContext, job: Job, report: ErrorInfo) -> None:
     """Best effort: the comment may fail too (e.g. the installation is gone)."""
     try:
-        forge = GitHubForge(ctx.installation(int(job.extra["installation_id"])), job.repo)
+        forge = ctx.forge(ctx.installation(int(job.extra["installation_id"])), job.repo)
         if job.gate is not None:
             forge.upsert(job, forge.thread(job), f"gate:{job.gate.id}",
                          gate_prompt(job, prefix="/stepwise "))

@@ -124,7 +124,8 @@ def resume_message(job: Job) -> str:
 
 
 def create_job(issue: IssueTask, number: int, services: Services, *,
-               base: Base | None = None, repo_name: str | None = None) -> Job:
+               base: Base | None = None, repo_name: str | None = None,
+               recover: bool = True) -> Job:
     """A new job record for `issue`, on a new branch at `base` (default: the checkout's HEAD)."""
     repo = services.repository
     if issue.spec.recipe is Recipe.LLM:
@@ -140,7 +141,8 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
     now = services.clock()
     job_id = f"{number}-{uuid.uuid4().hex[:12]}"
     note_path = f"{config.notes_dir}/{now:%Y%m%dT%H%M%SZ}-issue-{number}.md"
-    orphan = find_orphan(repo, number, issue.spec.digest(), config.notes_dir)
+    # Recover a job whose record was lost; never when its record exists (e.g. it completed).
+    orphan = find_orphan(repo, number, issue.spec.digest(), config.notes_dir) if recover else None
     if orphan is not None:
         # The record was lost but the branch remembers: same id, so its batches are adopted.
         job_id, branch, base_sha = orphan.job_id, orphan.branch, orphan.base_sha

@@ -1,4 +1,4 @@
-"""What the task center reads: job heads from Redis, status groups, filters, pages and links.
+"""What the task center reads: job heads from Redis, status groups, filters and pages.
 
 The list is filtered on each job's head (the stored document without its batches and events);
 only the jobs of the page shown are loaded whole, so that their batch counts come from the

@@ -149,10 +149,9 @@ def milestones(job: Job) -> list[MilestoneView]:
     """The job's milestones with their batches; the one with the open gate or the first
     unfinished one is in focus (shown open)."""
     views = []
-    focus = None
-    if job.gate is not None:
-        focus = job.gate.milestone or (job.batch(job.gate.batch).milestone
-                                       if job.gate.batch is not None else None)
+    focus = job.gate.milestone if job.gate is not None else None
+    if job.gate is not None and focus is None:
+        focus = next((b.milestone for b in job.batches if b.number == job.gate.batch), None)
     for number in range(1, job.milestone_count + 1):
         batches = job.milestone_batches(number)
         counts = batch_counts(batches)

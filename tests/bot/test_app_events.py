@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from jobs.model import BatchStatus, Gate, JobStatus
-from tests.bot.conftest import REPO, World
+from tests.bot.conftest import REPO, World, open_world
+from tests.test_e2e_support import config_text, sample_files
 
 
 def at_first_milestone(world: World) -> None:
@@ -54,3 +57,20 @@ def test_a_human_push_to_the_job_branch_pauses_the_job(world: World) -> None:
     assert job.gate is None or job.gate.kind is not Gate.HUMAN_COMMIT
     log = world.gh.git_log(world.repo, job.branch)
     assert "human tweak" in log  # never dropped, never force-pushed over
+
+
+def test_labelling_again_after_completion_starts_a_new_job_on_a_new_branch(
+    tmp_path: Path, redis_url: str
+) -> None:
+    files = sample_files(config=config_text(require_plan_approval=False,
+                                            batches_per_milestone=10))
+    with open_world(tmp_path, redis_url, files=files) as world:
+        world.send("issues.labeled", issue_number=1, sender="maria")
+        world.work()
+        first = world.job()
+        assert first.status is JobStatus.COMPLETED
+        world.send("issues.labeled", issue_number=1, sender="maria")
+        world.work()
+        second = world.job()
+        assert second.id != first.id and second.branch == "stepwise/issue-1-2"
+        assert world.ctx.store.load_id(first.id).status is JobStatus.COMPLETED
