@@ -82,9 +82,11 @@ def _add(pipe: Any, spec: Spec, labels: dict[str, str], value: float) -> None:
     if spec.kind == "counter":
         pipe.hincrbyfloat(key, _field(spec, labels, "v"), value)
         return
-    for index, bound in enumerate(spec.buckets):
-        if value <= bound:
-            pipe.hincrby(key, _field(spec, labels, f"b{index}"), 1)
+    # One bucket per observation (the first that holds it); the scrape adds them up, so an
+    # observation costs three commands however many buckets there are.
+    index = next((i for i, bound in enumerate(spec.buckets) if value <= bound), None)
+    if index is not None:
+        pipe.hincrby(key, _field(spec, labels, f"b{index}"), 1)
     pipe.hincrby(key, _field(spec, labels, "count"), 1)
     pipe.hincrbyfloat(key, _field(spec, labels, "sum"), value)
 

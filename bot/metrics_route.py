@@ -71,7 +71,8 @@ class RedisCollector:
         histogram = HistogramMetricFamily(spec.name, spec.help, labels=list(spec.labels))
         for labels, parts in sorted(series.items()):
             count = parts.get("count", 0.0)
-            buckets = [(_bound(b), parts.get(f"b{i}", 0.0)) for i, b in enumerate(spec.buckets)]
+            per_bucket = [parts.get(f"b{i}", 0.0) for i in range(len(spec.buckets))]
+            buckets = [(_bound(b), sum(per_bucket[: i + 1])) for i, b in enumerate(spec.buckets)]
             histogram.add_metric(json.loads(labels), [*buckets, ("+Inf", count)],
                                  parts.get("sum", 0.0))
         return histogram

@@ -204,7 +204,7 @@ BAD_INPUTS = {
     ),
     "recipe llm": (
         issue_markdown(recipe="llm", replace=None, instructions="Port the callers."), None,
-        ["recipe `llm` is not available", "use recipe `replace` or `command`"],
+        ["recipe `llm` needs a model endpoint", "STEPWISE_LLM_BASE_URL", "--llm-base-url"],
     ),
 }
 
