@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from bot import steps
-from bot.authz import decide
+from bot.authz import STEERING_ROLES, decide
 from bot.commands import Command, InvalidCommand, UnknownCommand, help_table, parse_comment
 from bot.context import ServerContext
 from bot.events import Event, Kind
@@ -20,6 +20,8 @@ from jobs.engine import Base, Services, create_job
 from jobs.errors import BadInputError, StepwiseError
 from jobs.forge import Publication
 from jobs.gates import RefusedError, Verb, apply_verb, note_spec_change
+from jobs.llm.draft import draft_comment, has_spec_block
+from jobs.llm.start import draft_job
 from jobs.model import Job, JobStatus
 from jobs.spec import parse_issue
 from jobs.worker import Handler, enqueue, job_lock, rq_id
@@ -28,6 +30,7 @@ log = logging.getLogger(__name__)
 COMMENT_TTL_S = 30 * 24 * 3600
 
 
+CANNOT_START = "Stepwise cannot start: {}\n\nFix: {}"
 REBUILT = (
     "This job's record was lost and has been rebuilt from the issue, the branch's commits and "
     "this pull request; no committed batch will be redone. It is catching up now: repeat your "
@@ -73,8 +76,7 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         config = load_config(client.file(owner, name, CONFIG_PATH, info.default_branch))
     except BadInputError as exc:
         if event.label == "stepwise":
-            forge.reply(None, event.number, "", f"Stepwise cannot start: {exc.message}\n\n"
-                        f"Fix: {exc.hint}")
+            forge.reply(None, event.number, "", CANNOT_START.format(exc.message, exc.hint))
         return
     if event.label != config.trigger_label:
         return
@@ -95,29 +97,28 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
                         f"`{existing.status}`{where}; nothing new was started.")
             return
         issue = client.issue(owner, name, event.number)
-        try:
-            task = parse_issue(issue.title, issue.body)
-        except BadInputError as exc:
-            forge.reply(None, event.number, "", f"Stepwise cannot start: {exc.message}\n\n"
-                        f"Fix: {exc.hint}")
-            return
         repository = ctx.mirror(client, event.repo, info.clone_url, info.default_branch)
         base_sha = repository.branch_head(info.default_branch)
         if base_sha is None:
             return
         services = Services(repository=repository, store=ctx.store, sandbox=ctx.sandbox,
                             forge=forge, clock=ctx.clock, hidden_paths=ctx.hidden_paths())
+        base = Base(branch=info.default_branch, sha=base_sha, config=config)
         try:
-            job = create_job(task, event.number, services, repo_name=event.repo,
-                             base=Base(branch=info.default_branch, sha=base_sha, config=config),
-                             recover=existing is None)
+            if config.llm_drafts and not has_spec_block(issue.body):
+                job, draft = draft_job(issue.title, issue.body, event.number, services,
+                                       base=base, repo_name=event.repo)
+                forge.reply(None, event.number, "", draft_comment(draft))
+            else:
+                job = create_job(parse_issue(issue.title, issue.body), event.number, services,
+                                 repo_name=event.repo, base=base, recover=existing is None)
         except BadInputError as exc:
-            forge.reply(None, event.number, "", f"Stepwise cannot start: {exc.message}\n\n"
-                        f"Fix: {exc.hint}")
+            forge.reply(None, event.number, "", CANNOT_START.format(exc.message, exc.hint))
             return
         author_role = client.permission(owner, name, issue.author)
+        untrusted = bool(job.extra.get("untrusted_spec"))  # a drafted spec always is
         job.extra.update(installation_id=event.installation_id, started_by=event.sender,
-                         untrusted_spec=author_role not in ("admin", "maintain", "write"))
+                         untrusted_spec=untrusted or author_role not in STEERING_ROLES)
         ctx.store.save(job)
     schedule_advance(ctx, job)
 
@@ -236,7 +237,7 @@ def on_issue_edited(ctx: ServerContext, event: Event) -> None:
         return
     owner, name = event.repo.split("/", 1)
     role = ctx.installation(event.installation_id).permission(owner, name, event.sender)
-    if role not in ("admin", "maintain", "write"):
+    if role not in STEERING_ROLES:
         job.extra["untrusted_spec"] = True
     note_spec_change(job, title=event.title, body=event.body, now=ctx.clock())
     ctx.store.save(job)

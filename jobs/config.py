@@ -216,6 +216,7 @@ class RepoConfig(BaseModel):
     protected_paths: list[str] = [".github/**", ".env*", "**/*.pem", "**/secrets/**"]
     approvers: list[str] = []
     notes_dir: str = "docs/agent-changes"
+    llm_drafts: bool = False  # a labelled issue without a block gets a spec drafted by the model
 
     @property
     def validate_commands(self) -> list[str]:
