@@ -32,6 +32,7 @@ DESIGN_DEFAULTS = {
     "protected_paths": [".github/**", ".env*", "**/*.pem", "**/secrets/**"],
     "approvers": [],
     "notes_dir": "docs/agent-changes",
+    "llm_drafts": False,  # beyond DESIGN's list: the opt-in for drafted specs (issue 5)
 }
 
 
