@@ -141,13 +141,14 @@ class AttemptRunner:
         return [Target(path=path, line=line) for path in files
                 for line in matching_lines(texts.get(path) or "", patterns)]
 
-    def check(self, job: Job, batch: Batch) -> GuardVerdict:
+    def check(self, job: Job, batch: Batch, *, staged: list[str] | None = None) -> GuardVerdict:
         """Guard the staged diff. An approved `scope` gate widens the batch to the in-scope files
         the edit touched, and the other rules (deletion, size, ...) still apply to the result."""
         scope = set(job.scope_files)
         # Files the edit created inside `paths` are in scope too (for allow_new_files).
-        scope.update(select_scope(self.worktree.staged_paths(), paths=job.spec.paths,
-                                  exclude=job.spec.exclude, never=never_in_scope(job.config)))
+        staged = self.worktree.staged_paths() if staged is None else staged
+        scope.update(select_scope(staged, paths=job.spec.paths, exclude=job.spec.exclude,
+                                  never=never_in_scope(job.config)))
         diff = self.worktree.staged_diff()
         policy = guard_policy(job.config, batch.approved_gates)
         verdict = check_diff(diff, batch_files=batch.files, scope_files=scope, policy=policy)
@@ -179,8 +180,7 @@ class AttemptRunner:
     def _run(self, job: Job, batch: Batch, attempt: Attempt) -> AttemptOutcome:
         wt = self.worktree
         wt.reset(job.head_sha)
-        head_tree = wt.write_tree()
-        before = self.remaining(job, head_tree, batch.files)
+        before = self.remaining(job, job.head_sha, batch.files)
         if job.spec.find and not before:
             return AttemptOutcome(Result.SKIPPED, reason=NOTHING_TO_CHANGE)
         previous = batch.attempts[-2].error if len(batch.attempts) > 1 else None
@@ -204,14 +204,15 @@ class AttemptRunner:
         attempt.edit_summary = edit.summary
         attempt.commands.extend(edit.commands)
         wt.stage_all()
-        if not wt.staged_paths():
+        staged = wt.staged_paths()
+        if not staged:
             if job.spec.recipe is Recipe.COMMAND and not before:
                 return AttemptOutcome(Result.SKIPPED, reason=NOTHING_TO_CHANGE)
             return _failure("edit_changed_nothing", RetryClass.NEEDS_HUMAN,
                             f"the edit changed nothing while {len(before)} targets remain",
                             "check that `replace` or `run` really changes the matched text",
                             {"remaining": [str(t) for t in before[:20]]})
-        verdict = self.check(job, batch)
+        verdict = self.check(job, batch, staged=staged)
         attempt.lines_added, attempt.lines_removed = verdict.lines_added, verdict.lines_removed
         if verdict.violations and verdict.gate is None:
             return _failure("guard_refused", RetryClass.NEEDS_HUMAN,

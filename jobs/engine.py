@@ -197,12 +197,11 @@ class Engine:
         self.services.forge.publish(self.job, kind, text)
 
     def cancel_requested(self) -> bool:
-        stored = self.services.store.reload(self.job)
-        return stored is not None and stored.status is JobStatus.CANCEL_REQUESTED
+        """Asked between steps and twice a second while a command runs: reads the status only."""
+        return self.services.store.stored_status(self.job) is JobStatus.CANCEL_REQUESTED
 
     def check_cancel(self) -> None:
-        stored = self.services.store.reload(self.job)
-        if stored is not None and stored.status is JobStatus.CANCEL_REQUESTED:
+        if self.cancel_requested():
             raise CancelSignal
 
     # -- the worktree -----------------------------------------------------------------------

@@ -17,7 +17,7 @@ import redis
 from pydantic import ValidationError
 
 from jobs.errors import StateError
-from jobs.model import Batch, Job
+from jobs.model import Batch, Job, JobStatus
 from jobs.store import ConflictError, checking_writes
 
 PREFIX = "stepwise:"
@@ -70,6 +70,10 @@ class RedisStore:
 
     def reload(self, job: Job) -> Job | None:
         return self.load_id(job.id)
+
+    def stored_status(self, job: Job) -> JobStatus | None:
+        doc = _stored_doc(job.id, self.redis.get(job_key(job.id)))
+        return JobStatus(doc["status"]) if doc else None
 
     def job_ids(self, *, newest_first: bool = True, limit: int = 100, offset: int = 0) -> list[str]:
         if limit <= 0:

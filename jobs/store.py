@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from jobs.errors import StateError
-from jobs.model import Job
+from jobs.model import Job, JobStatus
 
 
 class ConflictError(StateError):
@@ -32,6 +32,10 @@ class BusyError(StateError):
 class JobStore(Protocol):
     def reload(self, job: Job) -> Job | None:
         """The stored copy of `job`, or None."""
+        ...
+
+    def stored_status(self, job: Job) -> JobStatus | None:
+        """The status stored for `job` (cheap: no batches are read), or None."""
         ...
 
     def save(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
@@ -76,6 +80,12 @@ class FileStore:
 
     def reload(self, job: Job) -> Job | None:
         return self.load(job.number)
+
+    def stored_status(self, job: Job) -> JobStatus | None:
+        doc = self._document(job.number)
+        if doc is None or doc.get("id") != job.id:
+            return None
+        return JobStatus(doc["status"])
 
     def _document(self, number: int) -> dict[str, Any] | None:
         path = self.path_for(number)
