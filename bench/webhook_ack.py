@@ -290,6 +290,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="alternate bare/app runs this many times per rate; the ratio uses "
                         "the median p99 of each target (the machine is shared and noisy)")
+    parser.add_argument("--app-workers", type=int, default=1,
+                        help="`stepwise serve --workers N` (the bare app keeps one process)")
     parser.add_argument("--client", choices=("raw", "httpx"), default="raw",
                         help="load generator: raw asyncio HTTP/1.1 (default) or httpx")
     options = parser.parse_args()
@@ -301,20 +303,21 @@ def main() -> None:
     signature = sign(SECRET, body)
     work = Path(tempfile.mkdtemp(prefix="stepwise-bench-ack-"))
     try:
-        run_all(work, rates, seconds, repeat, options.client, body, signature)
+        run_all(work, rates, seconds, repeat, options.client, body, signature,
+                app_workers=options.app_workers)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def run_all(work: Path, rates: list[int], seconds: float, repeat: int, client_kind: str,
-            body: bytes, signature: str) -> None:
+            body: bytes, signature: str, *, app_workers: int = 1) -> None:
     with running_redis() as redis_url:
         connection = redis.Redis.from_url(redis_url)
         app_port, bare_port = free_port(), free_port()
         env = stepwise_env(app_id=1, private_key=shared_app_key()[0], webhook_secret=SECRET,
                            redis_url=redis_url, github_api_url="http://127.0.0.1:9",
                            workdir=work / "work", host="127.0.0.1", port=app_port)
-        app_cmd = [str(STEPWISE), "serve"]
+        app_cmd = [str(STEPWISE), "serve", "--workers", str(app_workers)]
         bare_cmd = [sys.executable, "-m", "bench._common", "bare", "--port", str(bare_port)]
         with server_process(app_cmd, env, app_port, work / "app.log") as app, \
                 server_process(bare_cmd, env, bare_port, work / "bare.log") as bare:
