@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 os.environ["STEPWISE_STORE_CHECK"] = "0"  # measure the production path
 
 from jobs.config import load_config  # noqa: E402
-from jobs.model import Attempt, Batch, BatchStatus, CommandEvidence, Job  # noqa: E402
+from jobs.model import Attempt, Batch, BatchStatus, CommandEvidence, Event, Job  # noqa: E402
 from jobs.spec import parse_spec  # noqa: E402
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
@@ -50,7 +50,9 @@ def sample_job(batches: int) -> Job:
                         for a in (1, 2)])
         for k in range(1, batches + 1)
     ]
-    return Job(id=f"{batches}-bench", number=batches, title="bench", repo="o/r",
+    history = [Event(at=NOW, kind="batch", message=f"batch {k} committed", batch=k)
+               for k in range(1, batches + 1) for _ in range(3)]
+    return Job(events=history, id=f"{batches}-bench", number=batches, title="bench", repo="o/r",
                created_at=NOW, updated_at=NOW, spec=spec, spec_digest=spec.digest(),
                spec_text=SPEC, config=load_config(None), base_branch="main", base_sha="a" * 40,
                branch="stepwise/issue-1", head_sha="b" * 40, note_path="n.md", batches=made)
@@ -61,6 +63,7 @@ def one_step(job: Job, save: Callable[[Job, list[int]], object], k: int) -> floa
     batch = job.batches[k - 1]
     started = time.perf_counter()
     batch.attempts.append(Attempt(number=len(batch.attempts) + 1, started_at=NOW))
+    job.events.append(Event(at=NOW, kind="attempt", message=f"batch {k} attempt", batch=k))
     save(job, [k])
     return time.perf_counter() - started
 

@@ -110,6 +110,7 @@ class FileStore:
             batches = [json.loads(self.batch_path(number, k).read_bytes())
                        for k in range(1, int(doc.pop("batch_count", 0)) + 1)]
             count = int(doc.pop("event_count", 0))
+            doc.pop("events_size", None)
             events = self._events(number)[:count]
             return Job.model_validate({**doc, "batches": batches, "events": events})
         except (OSError, ValueError, TypeError) as exc:
@@ -145,32 +146,38 @@ class FileStore:
             self._write_atomically(self.batch_path(job.number, number), payload)
             written[number] = payload
         logged = int(stored.get("event_count", 0)) if same_job and stored else 0
+        logged_size = int(stored.get("events_size", -1)) if same_job and stored else 0
         if not same_job:
             self.events_path(job.number).unlink(missing_ok=True)
-        self._append_events(job, logged)
+        events_size = self._append_events(job, logged, logged_size)
         doc = job.model_dump(mode="json", exclude={"batches", "events"})
         doc.update(version=job.version + 1, batch_count=len(job.batches),
-                   event_count=len(job.events))
+                   event_count=len(job.events), events_size=events_size)
         payload = json.dumps(doc, indent=2)
         self._write_atomically(self.path_for(job.number), payload)
         self._read_back(job, doc, written)
         job.version += 1
         return job
 
-    def _append_events(self, job: Job, logged: int) -> None:
-        new = job.events[logged:]
-        if not new:
-            return
+    def _append_events(self, job: Job, logged: int, logged_size: int) -> int:
+        """Append the events not yet on disk; returns the log's size, kept in the progress file
+        (a log of another size holds lines of a save that never finished: it is rewritten)."""
         path = self.events_path(job.number)
-        if len(self._events(job.number)) != logged:  # a save that never finished left lines
+        size = path.stat().st_size if path.exists() else 0
+        new = job.events[logged:]
+        if size != logged_size:
             lines = "".join(e.model_dump_json() + "\n" for e in job.events)
             self._write_atomically(path, lines)
-            return
+            return len(lines.encode())
+        if not new:
+            return size
+        chunk = b"".join(e.model_dump_json().encode() + b"\n" for e in new)
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("ab") as handle:
-            handle.write(b"".join(e.model_dump_json().encode() + b"\n" for e in new))
+            handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
+        return size + len(chunk)
 
     def _read_back(self, job: Job, doc: dict[str, Any], written: dict[int, str]) -> None:
         problem = self._document(job.number) != doc or any(
