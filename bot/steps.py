@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -217,13 +219,22 @@ def interrupt(ctx: ServerContext, job: Job) -> None:
 
 
 # -- tasks that need the worktree -------------------------------------------------------------------
+@contextmanager
+def leased_job(ctx: ServerContext, task: str, payload: dict[str, Any]) -> Iterator[Job | None]:
+    """The job of `payload` under its lease; None (the task queued again shortly) while another
+    worker holds it, or None when the job is gone."""
+    with Lease(ctx.redis, str(payload["job_id"]), ttl_s=ctx.settings.lease_ttl_s) as lease:
+        if not lease.held:
+            enqueue(ctx.redis, task, payload, delay_s=5)
+            yield None
+        else:
+            yield ctx.store.load_id(str(payload["job_id"]))
+
+
 def cancelled(ctx: ServerContext, payload: dict[str, Any]) -> None:
     """A job cancelled while it waited: record what was done in the note, tell the issue."""
-    with Lease(ctx.redis, str(payload["job_id"]), ttl_s=ctx.settings.lease_ttl_s) as lease:
-        job = ctx.store.load_id(str(payload["job_id"])) if lease.held else None
+    with leased_job(ctx, "cancelled", payload) as job:
         if job is None:
-            if not lease.held:
-                enqueue(ctx.redis, "cancelled", payload, delay_s=5)
             return
         services, _ = ctx.services_for(job)
         engine = Engine(services, job)
@@ -232,11 +243,8 @@ def cancelled(ctx: ServerContext, payload: dict[str, Any]) -> None:
 
 
 def revert(ctx: ServerContext, payload: dict[str, Any]) -> None:
-    with Lease(ctx.redis, str(payload["job_id"]), ttl_s=ctx.settings.lease_ttl_s) as lease:
-        job = ctx.store.load_id(str(payload["job_id"])) if lease.held else None
+    with leased_job(ctx, "revert", payload) as job:
         if job is None:
-            if not lease.held:
-                enqueue(ctx.redis, "revert", payload, delay_s=5)
             return
         services, forge = ctx.services_for(job)
         engine = Engine(services, job)
