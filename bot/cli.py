@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -306,7 +307,7 @@ def worker(
         from bot.handlers import handlers
         from bot.jsonlog import with_log_context
         from bot.settings import load_settings
-        from bot.steps import reap_task
+        from bot.steps import reap, run_reaper
         from jobs.worker import install_handlers, run_worker
 
         settings = load_settings()
@@ -314,8 +315,14 @@ def worker(
         context = ServerContext.from_settings(settings)
         install_handlers(with_log_context(handlers(context)))  # job_id, repo, ... on each line
         context.warm_up()  # imports and clients every forked work horse would build again
-        reap_task(context, {})  # recover jobs whose worker died, and start the periodic round
-        run_worker(context.redis, burst=burst)
+        reap(context)  # recover jobs whose worker died, then keep looking in a thread
+        stop = threading.Event()
+        threading.Thread(target=run_reaper, args=(context, stop), daemon=True,
+                         name="reaper").start()
+        try:
+            run_worker(context.redis, burst=burst)
+        finally:
+            stop.set()
     guarded(action)
 
 

@@ -129,7 +129,8 @@ class GitHubApp:
                 data = _json(self._app.rest.apps.create_installation_access_token(
                     installation_id))
             except RequestFailed as exc:
-                if exc.response.status_code in (401, 403, 404):
+                limited = _retry_after(exc) > 0 or "rate limit" in exc.response.text.lower()
+                if exc.response.status_code in (401, 403, 404) and not limited:
                     raise ForgeError(
                         f"installation {installation_id} is gone or suspended",
                         code="installation_removed", retry_class=RetryClass.DO_NOT_RETRY,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime
 from typing import Any
@@ -17,14 +18,14 @@ from bot.rebuild import rebuild
 from bot.steps import ACTIVE, pull_key, schedule_advance
 from jobs.config import CONFIG_PATH, load_config
 from jobs.engine import Base, Services, create_job
-from jobs.errors import BadInputError, StepwiseError
+from jobs.errors import BadInputError, RetryClass, StepwiseError
 from jobs.forge import Publication
 from jobs.gates import RefusedError, Verb, apply_verb, note_spec_change
 from jobs.llm.draft import draft_comment, has_spec_block
 from jobs.llm.start import draft_job
 from jobs.model import Job, JobStatus
 from jobs.spec import parse_issue
-from jobs.worker import Handler, enqueue, job_lock, rq_id
+from jobs.worker import Handler, Lease, enqueue, event_lease, job_lock, rq_id
 
 log = logging.getLogger(__name__)
 COMMENT_TTL_S = 30 * 24 * 3600
@@ -80,9 +81,12 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         return
     if event.label != config.trigger_label:
         return
-    with job_lock(ctx.redis, f"start:{event.repo}#{event.number}") as acquired:
-        if not acquired:
-            return
+    with Lease(ctx.redis, f"start-{event.repo}#{event.number}",
+               ttl_s=ctx.settings.lease_ttl_s) as lease:
+        if not lease.held:  # another worker is starting it, or died doing so: try again later
+            raise StepwiseError("another worker is starting a job for this issue",
+                                code="start_busy", retry_class=RetryClass.AUTO_RETRY,
+                                hint="the delivery is retried in a few seconds")
         role = client.permission(owner, name, event.sender)
         decision = decide(login=event.sender, role=role, approvers=config.approvers,
                           action="start a job")
@@ -125,26 +129,46 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
 
 # -- comments -----------------------------------------------------------------------------------
 def on_comment(ctx: ServerContext, event: Event) -> None:
+    """Apply a comment's commands once. Progress is kept per command, so a retry after a
+    failure (GitHub down mid-way) carries on where it stopped and never applies one twice."""
     if event.sender_is_bot:
         return
     commands = parse_comment(event.body, app_slug=ctx.settings.app_slug)
     if not commands:
         return
-    if not ctx.redis.set(f"stepwise:comment:{event.comment_id}", "1", nx=True, ex=COMMENT_TTL_S):
-        return  # this comment was already handled (redelivery or reconciler)
+    with job_lock(ctx.redis, f"comment:{event.comment_id}") as acquired:
+        if acquired:
+            handle_comment(ctx, event, commands)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def handle_comment(ctx: ServerContext, event: Event, commands: list[Any]) -> None:
+    key = f"stepwise:comment:{event.comment_id}"
+    progress = {_text(k): _text(v) for k, v in ctx.redis.hgetall(key).items()}
+    if progress.get("done"):
+        return  # already handled (a redelivery, or the reconciler)
     client = ctx.installation(event.installation_id)
     owner, name = event.repo.split("/", 1)
     forge = ctx.forge(client, event.repo)
     job = job_for(ctx, event)
     if job is not None and job.status is JobStatus.QUEUED and job.extra.get("rebuilt"):
         forge.reply(job, event.number, f"reply:{event.comment_id}", REBUILT)
+        ctx.redis.hset(key, "done", 1)
+        ctx.redis.expire(key, COMMENT_TTL_S)
         return
-    answers = []
-    accepted = False
-    for command in commands:
+    applied = int(progress.get("applied", 0))
+    answers: list[str] = json.loads(progress.get("answers", "[]"))
+    accepted = bool(int(progress.get("accepted", 0)))
+    for index, command in enumerate(commands[applied:], start=applied):
         text, changed = apply_command(ctx, event, job, command)
         answers.append(text)
         accepted = accepted or changed
+        ctx.redis.hset(key, mapping={"applied": index + 1, "answers": json.dumps(answers),
+                                     "accepted": int(accepted)})
+        ctx.redis.expire(key, COMMENT_TTL_S)
         if job is not None:
             job = ctx.store.load_id(job.id) or job
     if accepted:
@@ -155,6 +179,7 @@ def on_comment(ctx: ServerContext, event: Event) -> None:
     replies = [a for a in answers if a]
     if replies:
         forge.reply(job, event.number, f"reply:{event.comment_id}", "\n\n".join(replies))
+    ctx.redis.hset(key, "done", 1)
 
 
 def apply_command(ctx: ServerContext, event: Event, job: Job | None,
@@ -267,14 +292,21 @@ def handle_event(ctx: ServerContext, payload: dict[str, Any]) -> None:
         route(ctx, event)
 
 
+def handle_event_leased(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    """Handle a delivery under a lease: if this worker dies, the reaper (or GitHub's
+    redelivery) sees the task abandoned and queues it again."""
+    with Lease(ctx.redis, event_lease(str(payload.get("delivery_id", ""))),
+               ttl_s=ctx.settings.lease_ttl_s):
+        handle_event(ctx, payload)
+
+
 def handlers(ctx: ServerContext) -> dict[str, Handler]:
     """The task table a worker installs (see jobs.worker.install_handlers)."""
     return {
-        "event": lambda payload: handle_event(ctx, payload),
+        "event": lambda payload: handle_event_leased(ctx, payload),
         "advance": lambda payload: steps.advance(ctx, payload),
         "revert": lambda payload: steps.revert(ctx, payload),
         "cancelled": lambda payload: steps.cancelled(ctx, payload),
-        "reap": lambda payload: steps.reap_task(ctx, payload),
     }
 
 

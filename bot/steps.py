@@ -10,7 +10,7 @@ stops renewing; the reaper finds the job unleased with nothing queued for it, ma
 from __future__ import annotations
 
 import logging
-import time
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -26,7 +26,19 @@ from jobs.model import BatchStatus, Gate, Job, JobStatus
 from jobs.notes import gate_prompt, render_card
 from jobs.revert import revert_batch
 from jobs.store import ConflictError
-from jobs.worker import Lease, RepoSlots, enqueue, lease_key, pending_task_ids, rq_id
+from jobs.worker import (
+    Lease,
+    RepoSlots,
+    enqueue,
+    event_lease,
+    lease_key,
+    pending_task_ids,
+    requeue,
+    requeue_overdue,
+    rq_id,
+    started_task_ids,
+    task_abandoned,
+)
 
 log = logging.getLogger(__name__)
 ACTIVE = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
@@ -172,7 +184,7 @@ def tell(ctx: ServerContext, job: Job, report: ErrorInfo) -> None:
 
 
 # -- the reaper -----------------------------------------------------------------------------------
-def reap(ctx: ServerContext, payload: dict[str, Any] | None = None) -> list[str]:
+def reap(ctx: ServerContext) -> list[str]:
     """Re-enqueue active jobs nobody works on; returns the ids it interrupted."""
     waiting = pending_task_ids(ctx.redis)
     stale_before = ctx.clock() - timedelta(seconds=ctx.settings.lease_ttl_s)
@@ -188,16 +200,30 @@ def reap(ctx: ServerContext, payload: dict[str, Any] | None = None) -> list[str]
             interrupted.append(job.id)
         except ConflictError:
             continue  # it moved meanwhile: somebody is working on it
-    if payload is not None:  # the periodic task: queue the next round
-        every = ctx.settings.reap_interval_s
-        slot = str(int(time.time() // every) + 1)
-        enqueue(ctx.redis, "reap", {}, job_id=rq_id("reap", slot), delay_s=every, retry=False)
+    requeue_abandoned_events(ctx)
+    for task_id in requeue_overdue(ctx.redis):
+        log.warning("a delayed task was overdue; queued", extra={"task": task_id})
     return interrupted
 
 
-def reap_task(ctx: ServerContext, payload: dict[str, Any]) -> None:
-    """The periodic reaper task (it queues its next round)."""
-    reap(ctx, payload)
+def run_reaper(ctx: ServerContext, stop: threading.Event) -> None:
+    """Every worker reaps in a thread of its own, so recovery never waits for RQ's scheduler
+    (whose lock a dead worker may hold for a while)."""
+    while not stop.wait(ctx.settings.reap_interval_s):
+        try:
+            reap(ctx)
+        except Exception:  # a reaper round must never take the worker down
+            log.exception("reaper round failed")
+
+
+def requeue_abandoned_events(ctx: ServerContext) -> None:
+    """Webhook tasks whose worker died mid-way (started, nobody holds their lease) run again."""
+    for task_id in started_task_ids(ctx.redis):
+        delivery = task_id.removeprefix("event-")
+        if delivery != task_id and task_abandoned(ctx.redis, task_id,
+                                                  lease=event_lease(delivery)):
+            log.warning("webhook task abandoned; queued again", extra={"delivery_id": delivery})
+            requeue(ctx.redis, task_id)
 
 
 def interrupt(ctx: ServerContext, job: Job) -> None:

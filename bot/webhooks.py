@@ -13,7 +13,7 @@ from githubkit.webhooks import verify
 
 from bot.events import Event, Kind, MalformedPayloadError, normalise
 from bot.metrics import counted_delivery
-from jobs.worker import enqueue_new, rq_id
+from jobs.worker import enqueue_new, event_lease, requeue, rq_id, task_abandoned
 
 DELIVERY_TTL_S = 3 * 24 * 3600  # GitHub lets a delivery be redelivered for three days
 MAX_PAYLOAD_BYTES = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
@@ -78,12 +78,17 @@ def receive_webhook(
         return answer(202, "ignored", reason=event.reason or event.kind.value)
     connection: redis.Redis = request.app.state.redis
     key = f"stepwise:delivery:{event.delivery_id}"
+    task_id = rq_id("event", event.delivery_id)
     if not connection.set(key, "1", nx=True, ex=DELIVERY_TTL_S):
+        # A redelivery of a delivery whose worker died (or whose task failed) is taken again.
+        if task_abandoned(connection, task_id, lease=event_lease(event.delivery_id)):
+            requeue(connection, task_id)
+            return answer(202, "requeued")
         return answer(202, "duplicate")
     try:  # the dedupe key proves the id is new: one more round trip queues it
         with connection.pipeline(transaction=True) as pipe:
             enqueue_new(pipe, connection, "event", event.model_dump(mode="json"),
-                        job_id=rq_id("event", event.delivery_id))
+                        job_id=task_id)
             pipe.execute()
     except Exception:
         connection.delete(key)  # let GitHub's redelivery try again

@@ -13,13 +13,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
 from rq import Queue, Retry, Worker
+from rq.exceptions import NoSuchJobError
 from rq.job import Job as RQJob
-from rq.registry import ScheduledJobRegistry
+from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 QUEUE_NAME = "stepwise"
 BACKOFF_S = (5, 15, 45)
@@ -83,6 +84,11 @@ _RELEASE = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('de
 
 def lease_key(job_id: str) -> str:
     return f"stepwise:lease:{job_id}"
+
+
+def event_lease(delivery_id: str) -> str:
+    """The lease name of the task handling one webhook delivery."""
+    return f"event-{delivery_id}"
 
 
 class Lease:
@@ -167,6 +173,57 @@ class RepoSlots:
         first = self.connection.zrange(self.waiting, 0, 0)
         return (first[0].decode() if isinstance(first[0], bytes) else str(first[0])) \
             if first else None
+
+
+TAKEOVER_GRACE_S = 3.0  # a task takes its lease within this long of RQ starting it
+
+
+def task_abandoned(connection: redis.Redis, job_id: str, *, lease: str,
+                   older_than_s: float = TAKEOVER_GRACE_S) -> bool:
+    """Whether the RQ task `job_id` will never finish by itself: it failed or was stopped, or it
+    shows as started while nobody holds its lease (its worker died)."""
+    try:
+        task = RQJob.fetch(job_id, connection=connection)
+    except NoSuchJobError:
+        return False  # finished long ago (results expire), or never queued
+    status = task.get_status(refresh=False)
+    if status in ("failed", "stopped", "canceled"):
+        return True
+    if status != "started" or connection.exists(lease_key(lease)):
+        return False
+    started = task.started_at.replace(tzinfo=UTC) if task.started_at else None
+    return started is None or (datetime.now(UTC) - started).total_seconds() > older_than_s
+
+
+def requeue(connection: redis.Redis, job_id: str) -> None:
+    """Queue an abandoned task again, under the same id."""
+    q = queue(connection)
+    task = RQJob.fetch(job_id, connection=connection)
+    StartedJobRegistry(queue=q).remove_executions(task)  # RQ 3 keeps one entry per execution
+    FailedJobRegistry(queue=q).remove(task)
+    q.enqueue_job(task)
+
+
+OVERDUE_S = 3.0  # RQ's scheduler runs every second; later than this, its holder is gone
+
+
+def requeue_overdue(connection: redis.Redis) -> list[str]:
+    """Queue delayed tasks (backoffs, retries) that RQ's scheduler left waiting past their
+    time: the worker holding the scheduler lock may have died, and its lock lingers."""
+    q = queue(connection)
+    registry = ScheduledJobRegistry(queue=q)  # type: ignore[no-untyped-call]
+    due = registry.get_jobs_to_schedule(int(time.time() - OVERDUE_S))
+    moved = []
+    for job_id in due:
+        job_id = job_id.decode() if isinstance(job_id, bytes) else str(job_id)
+        if registry.remove(job_id):  # whoever removes it first queues it
+            q.enqueue_job(RQJob.fetch(job_id, connection=connection))
+            moved.append(job_id)
+    return moved
+
+
+def started_task_ids(connection: redis.Redis) -> list[str]:
+    return list(StartedJobRegistry(queue=queue(connection)).get_job_ids())
 
 
 def pending_task_ids(connection: redis.Redis) -> set[str]:

@@ -1,0 +1,170 @@
+"""The chaos run's quick scenarios (bench/chaos.py), and the bugs it found, as tests.
+
+Real redis-server (append-only), real `stepwise worker` processes, the loopback FakeGitHub and
+the web app over HTTP, as in `python -m bench.chaos --quick`; jobs have FILES batches instead of
+12 to keep the file near 90 s on two cores. Each scenario asserts 0 duplicate batch commits
+(and no duplicate job, pull request or comment), 0 lost batches and 0 stuck jobs.
+
+Below them, one regression test per bug the chaos run found (docs/reliability.md, "What the
+chaos run found"): a surviving worker must take over when the worker running RQ's scheduler
+dies, a rate-limited token mint is transient, a command hit by a fault is applied on the
+retry, and a label whose worker died mid-event still starts its job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rq.job import Job as RQJob
+from rq.registry import ScheduledJobRegistry
+
+from bench.chaos import (
+    Cluster,
+    ScenarioResult,
+    kill_trial,
+    open_cluster,
+    run_baseline,
+    run_duplicates,
+    run_faults,
+    run_kill,
+    run_kill_label,
+    run_redis_restart,
+)
+from bot.github import GitHubApp
+from jobs.errors import RetryClass
+from jobs.model import Gate, JobStatus
+from jobs.worker import queue
+from tests.bot.conftest import REPO, World
+from tests.fakes.github import FakeGitHub
+
+FILES = 4  # batches per job here (12 in the bench)
+STUCK_S = 45.0  # a healthy recovery takes ~3 s with a 2 s lease and a 1 s reaper round
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def assert_clean(result: ScenarioResult) -> None:
+    report = "\n".join(t.line() for t in result.trials)
+    assert result.duplicates == 0, report
+    assert result.lost == 0, report
+    assert result.stuck == 0, report
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    """One installation for the scenarios below (in file order; the Redis restart comes last)."""
+    with open_cluster(files=FILES) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def expected_s(cluster: Cluster) -> float:
+    """How long a FILES-batch job takes here without faults (the kill moments' range)."""
+    baseline = run_baseline(files=FILES, stuck_timeout_s=STUCK_S, cluster=cluster)
+    assert_clean(baseline)
+    assert baseline.completed == 1, baseline.trials[0].line()
+    return baseline.trials[0].seconds
+
+
+def test_killed_workers_never_duplicate_or_lose_a_batch(cluster: Cluster,
+                                                        expected_s: float) -> None:
+    """Three kills (the third right after a push), each worker restarted at once."""
+    result = run_kill(3, expected_s=expected_s, files=FILES,
+                      stuck_timeout_s=STUCK_S, cluster=cluster)
+    assert_clean(result)
+    assert result.completed == 3, [t.line() for t in result.trials]
+
+
+def test_github_faults_on_api_calls_never_duplicate_or_lose_a_batch(cluster: Cluster) -> None:
+    """20% of GitHub calls, the token endpoint included, fail with 502 or a secondary rate
+    limit; a job paused at the failure gate is retried by the maintainer."""
+    result = run_faults(1, files=FILES, stuck_timeout_s=STUCK_S, cluster=cluster)
+    assert_clean(result)
+    assert result.completed == 1, result.trials[0].line()
+
+
+def test_webhooks_and_comments_delivered_twice_act_once(cluster: Cluster) -> None:
+    result = run_duplicates(1, files=FILES, stuck_timeout_s=STUCK_S, cluster=cluster)
+    assert_clean(result)
+    assert result.completed == 1, result.trials[0].line()
+
+
+def test_a_redis_restart_mid_job_loses_nothing(cluster: Cluster, expected_s: float) -> None:
+    result = run_redis_restart(1, expected_s=expected_s, files=FILES, stuck_timeout_s=STUCK_S,
+                               cluster=cluster)
+    assert_clean(result)
+    assert result.completed == 1, result.trials[0].line()
+
+
+# -- the bugs the chaos run found ------------------------------------------------------------------
+
+def test_the_surviving_worker_recovers_a_job_when_the_scheduler_worker_dies(
+    expected_s: float,
+) -> None:
+    """The reaper once ran as an RQ scheduled task: with the scheduler's worker dead (its lock
+    held 61 s, taken over only in a 10-minute maintenance round) the job stayed `running`."""
+    import random
+
+    trial = kill_trial(1, expected_s, random.Random(5), after_push=False, restart=False,
+                       prefer="scheduler", wait_for_job=True, slow_steps_s=1.5, files=FILES,
+                       stuck_timeout_s=25)
+    assert any("killed busy worker" in note for note in trial.notes), trial.line()
+    assert trial.completed and not trial.stuck, trial.line()
+
+
+def test_a_rate_limited_token_mint_is_a_transient_fault(tmp_path: Path) -> None:
+    """A 403 secondary rate limit from the token endpoint once meant `installation_removed`."""
+    from bot.github import ForgeError
+
+    with FakeGitHub(root=tmp_path / "gh") as gh:
+        gh.add_repo("o", "r", {"a.py": "x = 1\n"})
+        gh.fail_secondary_rate_limit("POST", r"/app/installations/\d+/access_tokens$")
+        app = GitHubApp(app_id=gh.app_id, private_key=gh.private_key_pem, base_url=gh.base_url)
+        with pytest.raises(ForgeError) as raised:
+            app.token(1)
+        assert raised.value.retry_class is RetryClass.AUTO_RETRY, raised.value.code
+
+
+def test_a_command_hit_by_a_transient_fault_is_applied_when_retried(world: World) -> None:
+    """The comment was once marked handled before it was applied: RQ's retry of the failed
+    event then returned at once and the command was dropped without a reply."""
+    world.send("issues.labeled", issue_number=1, sender="maria")
+    world.work()
+    assert world.job().gate.kind is Gate.PLAN
+    world.gh.fail("GET", r"/collaborators/maria/permission$", 502, times=1)
+    world.comment("/stepwise approve", by="maria")
+    world.work()  # the permission check meets the 502: RQ schedules the event's retry
+    registry = ScheduledJobRegistry(queue=queue(world.redis))
+    retried = registry.get_job_ids()  # type: ignore[no-untyped-call]
+    assert retried, "the failed event was not scheduled for a retry"
+    for job_id in retried:  # what RQ's scheduler does when the retry is due
+        job = RQJob.fetch(job_id, connection=world.redis)
+        registry.remove(job)
+        queue(world.redis).enqueue_job(job)
+    world.work(max_jobs=1)
+    job = world.job()
+    assert job.status is not JobStatus.AWAITING_HUMAN or job.gate.kind is not Gate.PLAN
+
+
+def test_a_label_whose_worker_died_still_starts_the_job() -> None:
+    """The event task once stayed `started` (RQ gives abandoned tasks up in a 10-minute
+    maintenance round), nothing reaped it, and GitHub's redelivery was answered `duplicate`."""
+    result = run_kill_label(1, files=FILES, stuck_timeout_s=30, redeliver_after_s=5)
+    assert result.stuck == 0 and result.completed == 1, result.trials[0].line()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG: a bare clone cut short before git wrote HEAD (its worker killed as the repository's "
+    "first clone began) leaves a directory open_mirror neither uses nor replaces: every later "
+    "`git clone` fails with 'already exists and is not an empty directory', so no job of that "
+    "repository can start from this workdir again (bot/mirror.py open_mirror)"))
+def test_a_clone_left_half_done_by_a_killed_worker_is_replaced(world: World) -> None:
+    """What the kill-label scenario once left behind: the directory, the copied template, no HEAD."""
+    partial = world.ctx.settings.workdir / "repos" / "octo-org" / "widgets.git"
+    partial.mkdir(parents=True)
+    (partial / "description").write_text("Unnamed repository; edit this file to name it.\n")
+    world.send("issues.labeled", issue_number=1, sender="maria")
+    world.work()
+    assert world.ctx.store.find(REPO, 1) is not None
