@@ -8,6 +8,8 @@ the git config, a log or an error message.
 from __future__ import annotations
 
 import fcntl
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,6 +80,12 @@ class MirroredRepository(Repository):
             ) from None
 
 
+def _usable(path: Path) -> bool:
+    if not (path / "HEAD").exists():
+        return False
+    return run_git(["rev-parse", "--is-bare-repository"], cwd=path, check=False).strip() == "true"
+
+
 def open_mirror(workdir: Path, full_name: str, clone_url: str, *, auth: AuthArgs,
                 default_branch: str) -> MirroredRepository:
     """The cached bare clone of `full_name`, created or brought up to date."""
@@ -87,10 +95,14 @@ def open_mirror(workdir: Path, full_name: str, clone_url: str, *, auth: AuthArgs
     credentials = auth()
     try:
         with _locked(lock):
-            if not (path / "HEAD").exists():
+            if not _usable(path):  # absent, or left half-cloned by a worker that died
+                shutil.rmtree(path, ignore_errors=True)
                 path.parent.mkdir(parents=True, exist_ok=True)
+                partial = path.with_name(f"{path.name}.partial-{os.getpid()}")
+                shutil.rmtree(partial, ignore_errors=True)
                 run_git([*credentials, "clone", "--quiet", "--bare", "--no-tags", clone_url,
-                         str(path)], cwd=path.parent)
+                         str(partial)], cwd=path.parent)
+                os.replace(partial, path)  # a clone appears whole or not at all
             else:
                 run_git([*credentials, "fetch", "--quiet", "--no-tags", "origin",
                          f"+refs/heads/{default_branch}:refs/heads/{default_branch}"], cwd=path)

@@ -155,16 +155,19 @@ def test_a_label_whose_worker_died_still_starts_the_job() -> None:
     assert result.stuck == 0 and result.completed == 1, result.trials[0].line()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a bare clone cut short before git wrote HEAD (its worker killed as the repository's "
-    "first clone began) leaves a directory open_mirror neither uses nor replaces: every later "
-    "`git clone` fails with 'already exists and is not an empty directory', so no job of that "
-    "repository can start from this workdir again (bot/mirror.py open_mirror)"))
-def test_a_clone_left_half_done_by_a_killed_worker_is_replaced(world: World) -> None:
-    """What the kill-label scenario once left behind: the directory, the copied template, no HEAD."""
+@pytest.mark.parametrize("left", [["description"],
+                                  ["HEAD", "config", "description", "refs/", "info/", "hooks/"]],
+                         ids=["before-HEAD", "before-objects"])
+def test_a_clone_left_half_done_by_a_killed_worker_is_replaced(world: World,
+                                                               left: list[str]) -> None:
+    """What the kill-label scenario left behind, at two moments of `git clone --bare`."""
     partial = world.ctx.settings.workdir / "repos" / "octo-org" / "widgets.git"
     partial.mkdir(parents=True)
-    (partial / "description").write_text("Unnamed repository; edit this file to name it.\n")
+    for name in left:
+        if name.endswith("/"):
+            (partial / name).mkdir()
+        else:
+            (partial / name).write_text("ref: refs/heads/main\n" if name == "HEAD" else "")
     world.send("issues.labeled", issue_number=1, sender="maria")
     world.work()
     assert world.ctx.store.find(REPO, 1) is not None
