@@ -129,7 +129,7 @@ def serve_bare(host: str, port: int) -> None:
     """The same uvicorn.run call `stepwise serve` makes (bot/cli.py), with the bare app."""
     import uvicorn
 
-    from bot.logs import setup_logging, uvicorn_log_config
+    from bot.observability.logs import setup_logging, uvicorn_log_config
 
     setup_logging()
     uvicorn.run(bare_app(), host=host, port=port, log_level="info",  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ duplicated deliveries (issue 4, "Evidence to produce"; DESIGN.md principles 4-6)
 
 Everything runs on 127.0.0.1: a real redis-server (append-only file on) started here on a free
 port in a temporary directory; two real `stepwise worker` processes (RQ workers with the
-scheduler); the loopback FakeGitHub of tests/fakes in this process (bare git repositories are
+scheduler); the loopback FakeGitHub of tests/kit in this process (bare git repositories are
 the remotes); the web app served by uvicorn in a thread, receiving signed webhooks over HTTP.
 
 Each trial is one job on a fresh repository: 12 files that each need one replacement,
@@ -82,16 +82,16 @@ import yaml  # noqa: E402
 from rq import Worker  # noqa: E402
 from rq.registry import ScheduledJobRegistry  # noqa: E402
 
-from bot.app import create_app  # noqa: E402
+from bot.server.redis_store import RedisStore  # noqa: E402
+from bot.server.worker import lease_key, queue  # noqa: E402
 from bot.settings import Settings  # noqa: E402
-from jobs.model import BatchStatus, Job, JobStatus  # noqa: E402
-from jobs.redis_store import RedisStore  # noqa: E402
-from jobs.worker import lease_key, queue  # noqa: E402
-from tests.fakes.github import SECONDARY_RATE_LIMIT_MESSAGE, FakeGitHub  # noqa: E402
-from tests.fakes.github_api import Reply  # noqa: E402
-from tests.fakes.github_model import FakeRepo  # noqa: E402
-from tests.fakes.webhooks import deliver, make_event  # noqa: E402
-from tests.redis_server import free_port, redis_binary  # noqa: E402
+from bot.web.app import create_app  # noqa: E402
+from jobs.domain.model import BatchStatus, Job, JobStatus  # noqa: E402
+from tests.kit.github import SECONDARY_RATE_LIMIT_MESSAGE, FakeGitHub  # noqa: E402
+from tests.kit.github_api import Reply  # noqa: E402
+from tests.kit.github_model import FakeRepo  # noqa: E402
+from tests.kit.redis_server import free_port, redis_binary  # noqa: E402
+from tests.kit.webhooks import deliver, make_event  # noqa: E402
 
 STEPWISE = Path(sys.executable).parent / "stepwise"
 OWNER = "octo-org"

@@ -24,11 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from jobs.config import load_config  # noqa: E402
-from jobs.discovery import contents_for_patterns, scope_at  # noqa: E402
-from jobs.plan import build_plan  # noqa: E402
-from jobs.spec import parse_spec  # noqa: E402
-from jobs.workspace import Repository  # noqa: E402
+from jobs.adapters.discovery import contents_for_patterns, scope_at  # noqa: E402
+from jobs.adapters.workspace import Repository  # noqa: E402
+from jobs.domain.config import load_config  # noqa: E402
+from jobs.domain.plan import build_plan  # noqa: E402
+from jobs.domain.spec import parse_spec  # noqa: E402
 
 PATTERN = r"\bold_api\("
 GREP_PATTERN = r"\bold_api\("

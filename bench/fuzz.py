@@ -6,10 +6,10 @@
 
 Targets: the webhook endpoint through the ASGI app (FastAPI TestClient, a real redis-server
 started here unless --redis-url is given; bodies signed so they reach the parser, plus unsigned
-garbage), bot.commands.parse_comment, jobs.spec.parse_issue_file/parse_spec,
-jobs.config.load_config and jobs.guard.check_diff. For each target it prints the inputs
+garbage), bot.commands.parse_comment, jobs.domain.spec.parse_issue_file/parse_spec,
+jobs.domain.config.load_config and jobs.domain.guard.check_diff. For each target it prints the inputs
 generated, the server errors (5xx answers), the uncaught exceptions (anything but the documented
-error types), and how the inputs ended. The generators live in tests/security/fuzzing.py.
+error types), and how the inputs ended. The generators live in tests/kit/fuzzing.py.
 Exit status: 0 when no target had a server error or an uncaught exception, else 1.
 """
 
@@ -34,11 +34,11 @@ from fastapi.testclient import TestClient  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from bot.app import create_app  # noqa: E402
 from bot.settings import Settings  # noqa: E402
-from jobs.guard import GuardVerdict  # noqa: E402
-from tests.redis_server import running_redis  # noqa: E402
-from tests.security import fuzzing as fz  # noqa: E402
+from bot.web.app import create_app  # noqa: E402
+from jobs.domain.guard import GuardVerdict  # noqa: E402
+from tests.kit import fuzzing as fz  # noqa: E402
+from tests.kit.redis_server import running_redis  # noqa: E402
 
 # The bugs found by this script and pinned by strict xfail tests in tests/security/test_fuzz.py:
 # an uncaught exception whose text holds the key is counted under that bug.

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.scale_out [--jobs 8] [--batches 4] [--sleep 0.5]
 
 Everything runs on 127.0.0.1: a real redis-server on a free port, the loopback FakeGitHub of
-tests/fakes (in this process), the web app (bot.app.create_app) served by uvicorn in a thread of
+tests/kit (in this process), the web app (bot.web.app.create_app) served by uvicorn in a thread of
 this process, and real `stepwise worker --burst` subprocesses (RQ workers with the scheduler,
 each the leader of its own session, stopped by pid).
 
@@ -40,15 +40,15 @@ import yaml
 from rq.registry import FailedJobRegistry, FinishedJobRegistry
 
 from bench._common import STEPWISE, machine_facts, stepwise_env, stop
-from bot.app import create_app
+from bot.server.redis_store import RedisStore
+from bot.server.worker import queue
 from bot.settings import Settings
-from jobs.model import BatchStatus, JobStatus
-from jobs.redis_store import RedisStore
-from jobs.worker import queue
-from tests.fakes.github import FakeGitHub
-from tests.fakes.github_model import FakeRepo
-from tests.fakes.webhooks import deliver, make_event
-from tests.redis_server import free_port, running_redis
+from bot.web.app import create_app
+from jobs.domain.model import BatchStatus, JobStatus
+from tests.kit.github import FakeGitHub
+from tests.kit.github_model import FakeRepo
+from tests.kit.redis_server import free_port, running_redis
+from tests.kit.webhooks import deliver, make_event
 
 OWNER = "octo-org"
 MAINTAINER = "maria"

@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ["STEPWISE_STORE_CHECK"] = "0"  # measure the production path
 
-from jobs.config import load_config  # noqa: E402
-from jobs.model import Attempt, Batch, BatchStatus, CommandEvidence, Event, Job  # noqa: E402
-from jobs.spec import parse_spec  # noqa: E402
+from jobs.domain.config import load_config  # noqa: E402
+from jobs.domain.model import Attempt, Batch, BatchStatus, CommandEvidence, Event, Job  # noqa: E402
+from jobs.domain.spec import parse_spec  # noqa: E402
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 SPEC = "```stepwise\nrecipe: replace\npaths: ['src/**/*.py']\nfind: ['x']\nreplace: 'y'\n```\n"
@@ -75,7 +75,7 @@ def median_step(job: Job, save: Callable[[Job, list[int]], object], repeats: int
 
 
 def file_store_figures(repeats: int) -> dict[int, float]:
-    from jobs.store import FileStore
+    from jobs.adapters.store import FileStore
 
     figures = {}
     for size in (10, 1000):
@@ -90,8 +90,8 @@ def file_store_figures(repeats: int) -> dict[int, float]:
 def redis_store_figures(repeats: int) -> dict[int, float]:
     import redis
 
-    from jobs.redis_store import RedisStore
-    from tests.redis_server import running_redis
+    from bot.server.redis_store import RedisStore
+    from tests.kit.redis_server import running_redis
 
     figures = {}
     with running_redis() as url:
@@ -111,7 +111,7 @@ def peak_memory_mb() -> float:
         "os.environ['STEPWISE_STORE_CHECK'] = '0'\n"
         "from pathlib import Path\n"
         "from bench.state_cost import sample_job, one_step\n"
-        "from jobs.store import FileStore\n"
+        "from jobs.adapters.store import FileStore\n"
         "d = tempfile.mkdtemp(); store = FileStore(Path(d)); store.save(sample_job(1000))\n"
         "job = store.load(1000)\n"
         "for i in range(200): one_step(job, lambda j, t: store.save(j, touched=t), i + 1)\n"

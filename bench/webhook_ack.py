@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.webhook_ack [--seconds 10] [--rates 100,500]
 
-Starts a real redis-server, `stepwise serve` (the real web app: bot.app.create_app under
+Starts a real redis-server, `stepwise serve` (the real web app: bot.web.app.create_app under
 uvicorn, in its own process, STEPWISE_* from the environment) and a bare FastAPI app whose one
 POST route answers 202, served by the same uvicorn.run call in its own process. No worker runs,
 so every delivery the app accepts stays in the queue and can be counted.
@@ -52,10 +52,10 @@ from bench._common import (
     server_process,
     stepwise_env,
 )
-from jobs.worker import queue, rq_id
-from tests.fakes.github_auth import shared_app_key
-from tests.fakes.webhooks import make_event, sign
-from tests.redis_server import running_redis
+from bot.server.worker import queue, rq_id
+from tests.kit.github_auth import shared_app_key
+from tests.kit.redis_server import running_redis
+from tests.kit.webhooks import make_event, sign
 
 SECRET = "bench-webhook-s3cret"
 REPO = "octo-org/widgets"

@@ -13,15 +13,15 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 
-from bot.demo import prepare_demo
-from bot.logs import setup_logging, uvicorn_log_config
-from jobs.engine import Outcome
-from jobs.errors import BadInputError, StepwiseError
-from jobs.forge import Publication
-from jobs.gates import Verb
-from jobs.llm.settings import LlmSettings, load_llm_settings
+from bot.demo.demo import prepare_demo
+from bot.observability.logs import setup_logging, uvicorn_log_config
+from jobs.adapters.workspace import run_git
+from jobs.domain.errors import BadInputError, StepwiseError
+from jobs.domain.gates import Verb
+from jobs.editors.llm.settings import LlmSettings, load_llm_settings
+from jobs.engine.engine import Outcome
 from jobs.local import LocalSession, read_issue
-from jobs.workspace import run_git
+from jobs.ports import Publication
 
 app = typer.Typer(
     help="Stepwise: long maintenance jobs in small, validated, reversible steps.",
@@ -260,8 +260,8 @@ def _show_note(repo: Path, outcome: Outcome, llm: LlmSettings | None = None) -> 
 
 
 def _llm_demo(repo: Path, target: Path) -> None:
-    from bot.llm_demo import DemoModel, demo_settings, write_issue
-    from bot.scripted_llm import ScriptedServer
+    from bot.demo.llm_demo import DemoModel, demo_settings, write_issue
+    from bot.demo.scripted_llm import ScriptedServer
 
     with ScriptedServer(script=[DemoModel(repo)] * 40) as server:
         llm = demo_settings(server)
@@ -283,14 +283,14 @@ def serve(
     def action() -> None:
         import uvicorn
 
-        from bot.app import create_app
         from bot.settings import load_settings
+        from bot.web.app import create_app
 
         settings = load_settings()
         setup_logging(settings)
         target: Any = create_app(settings)
         if workers > 1:  # each process builds its own app from the same environment
-            target = "bot.app:create_app"
+            target = "bot.web.app:create_app"
         uvicorn.run(target, host=host or settings.host, port=port or settings.port,
                     workers=workers, factory=workers > 1, log_level="info",
                     log_config=uvicorn_log_config(json_lines=settings.log_format == "json"))
@@ -303,12 +303,12 @@ def worker(
 ) -> None:
     """Run an RQ worker on the `stepwise` queue (scheduler included)."""
     def action() -> None:
-        from bot.context import ServerContext
-        from bot.handlers import handlers
-        from bot.jsonlog import with_log_context
+        from bot.observability.jsonlog import with_log_context
+        from bot.server.context import ServerContext
+        from bot.server.handlers import handlers
+        from bot.server.steps import reap, run_reaper
+        from bot.server.worker import install_handlers, run_worker
         from bot.settings import load_settings
-        from bot.steps import reap, run_reaper
-        from jobs.worker import install_handlers, run_worker
 
         settings = load_settings()
         setup_logging(settings)

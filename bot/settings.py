@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from jobs.errors import BadInputError
+from jobs.domain.errors import BadInputError
 
 ENV_PREFIX = "STEPWISE_"
 

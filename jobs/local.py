@@ -7,20 +7,21 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.engine import Engine, Outcome, Services, create_job, outcome_of
-from jobs.errors import BadInputError, WorkspaceError
-from jobs.forge import LocalForge, Publication
-from jobs.gates import RefusedError, Verb, apply_verb, note_spec_change
-from jobs.llm.draft import draft_comment, has_spec_block, split_issue_text
-from jobs.llm.settings import LlmSettings
-from jobs.llm.start import draft_job, llm_enabled, llm_for
-from jobs.model import Job, JobStatus
-from jobs.notes import render_card
-from jobs.revert import revert_batch
-from jobs.sandbox import Sandbox, make_sandbox
-from jobs.spec import InvalidSpecError, IssueTask, parse_issue_file
-from jobs.store import FileStore
-from jobs.workspace import Repository
+from jobs.adapters.local_forge import LocalForge
+from jobs.adapters.sandbox import Sandbox, make_sandbox
+from jobs.adapters.store import FileStore
+from jobs.adapters.workspace import Repository
+from jobs.domain.errors import BadInputError, WorkspaceError
+from jobs.domain.gates import RefusedError, Verb, apply_verb, note_spec_change
+from jobs.domain.model import Job, JobStatus
+from jobs.domain.notes import render_card
+from jobs.domain.spec import InvalidSpecError, IssueTask, parse_issue_file
+from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
+from jobs.editors.llm.settings import LlmSettings
+from jobs.editors.llm.start import draft_job, llm_enabled, llm_for
+from jobs.engine.engine import Engine, Outcome, Services, create_job, outcome_of
+from jobs.engine.revert import revert_batch
+from jobs.ports import Publication
 
 Sink = Callable[[Publication, str], None]
 NO_BLOCK_HINT = ("\nor set STEPWISE_LLM_BASE_URL and STEPWISE_LLM_MODEL (or --llm-base-url and "

@@ -11,7 +11,7 @@ import pytest
 # Every save in the tests proves that the batches it did not name are unchanged in the store.
 os.environ.setdefault("STEPWISE_STORE_CHECK", "1")
 
-from tests.support import make_repo
+from tests.kit.repos import make_repo
 
 RepoFactory = Callable[..., Path]
 
@@ -29,7 +29,7 @@ def repo_factory(tmp_path: Path) -> RepoFactory:
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     """A real redis-server for the whole session (each test should flush what it uses)."""
-    from tests.redis_server import running_redis
+    from tests.kit.redis_server import running_redis
 
     with running_redis() as url:
         yield url

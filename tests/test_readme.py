@@ -1,11 +1,11 @@
-"""The README's state diagrams and the transition tables in jobs/model.py change together."""
+"""The README's state diagrams and the transition tables in jobs/domain/model.py change together."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from jobs.model import BATCH_TRANSITIONS, JOB_TRANSITIONS
+from jobs.domain.model import BATCH_TRANSITIONS, JOB_TRANSITIONS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 EDGE = re.compile(r"^\s*(\w+) --> (\w+)")

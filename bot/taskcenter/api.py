@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, HTTPException, Query, Response
 
+from bot.server.redis_store import job_key
 from bot.taskcenter.auth import ApiViewer, CacheDep, LinksDep, StoreDep
 from bot.taskcenter.records import Filters, StatusFilter, list_heads, load_jobs, parse_head
 from bot.taskcenter.views import JobDetail, JobPage, detail, summarise
-from jobs.errors import StateError
-from jobs.redis_store import job_key
+from jobs.domain.errors import StateError
 
 router = APIRouter(prefix="/api/jobs", tags=["task center"])
 

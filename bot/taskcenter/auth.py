@@ -12,10 +12,10 @@ from urllib.parse import quote
 from fastapi import Depends, HTTPException, Request, Response
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
+from bot.server.redis_store import RedisStore
 from bot.settings import Settings
 from bot.taskcenter.links import Links, web_base
 from bot.taskcenter.records import HeadCache
-from jobs.redis_store import RedisStore
 
 COOKIE = "stepwise_session"
 SESSION_MAX_AGE_S = 12 * 3600

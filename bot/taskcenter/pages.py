@@ -38,9 +38,9 @@ from bot.taskcenter.views import (
     seconds_label,
     summarise,
 )
-from jobs.errors import StateError
-from jobs.notes import baseline_label, short
-from jobs.redact import redact
+from jobs.domain.errors import StateError
+from jobs.domain.notes import baseline_label, short
+from jobs.domain.redact import redact
 
 HERE = Path(__file__).parent
 ENV = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,

@@ -19,7 +19,8 @@ from typing import Any
 import redis
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from jobs.model import (
+from bot.server.redis_store import PREFIX, RedisStore, job_key
+from jobs.domain.model import (
     FINISHED_BATCH_STATUSES,
     GATE_EXIT_CODES,
     TERMINAL_JOB_STATUSES,
@@ -29,7 +30,6 @@ from jobs.model import (
     Job,
     JobStatus,
 )
-from jobs.redis_store import PREFIX, RedisStore, job_key
 
 MAX_SCAN = 10_000  # the newest jobs a filtered list looks through
 HEAD_CACHE_S = 600.0

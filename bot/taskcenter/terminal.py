@@ -12,15 +12,15 @@ import redis
 from rich.table import Table
 from rich.text import Text
 
+from bot.server.redis_store import RedisStore
 from bot.taskcenter.links import Links
 from bot.taskcenter.records import Filters, HeadCache, StatusFilter, list_heads, load_jobs
 from bot.taskcenter.views import ago, summarise
-from jobs.engine import outcome_of
-from jobs.errors import BadInputError, StepwiseError
-from jobs.model import JobStatus
-from jobs.notes import render_card
-from jobs.redact import redact
-from jobs.redis_store import RedisStore
+from jobs.domain.errors import BadInputError, StepwiseError
+from jobs.domain.model import JobStatus
+from jobs.domain.notes import render_card
+from jobs.domain.redact import redact
+from jobs.engine.engine import outcome_of
 
 REDIS_ENV = "STEPWISE_REDIS_URL"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"

@@ -15,10 +15,10 @@ from bot.taskcenter.records import (
     batch_counts,
     group_of,
 )
-from jobs.errors import ErrorInfo
-from jobs.model import GATE_EXIT_CODES, Batch, Gate, Job, JobStatus
-from jobs.notes import GATE_OTHER_VERBS, GATE_VERBS
-from jobs.redact import redact
+from jobs.domain.errors import ErrorInfo
+from jobs.domain.model import GATE_EXIT_CODES, Batch, Gate, Job, JobStatus
+from jobs.domain.notes import GATE_OTHER_VERBS, GATE_VERBS
+from jobs.domain.redact import redact
 
 COMMAND_PREFIX = "/stepwise "
 # How often an open job page looks for a new version, by group (seconds; none when finished).

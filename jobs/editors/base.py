@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from jobs.errors import StepwiseError
-from jobs.model import CommandEvidence, ModelCall, Target
-from jobs.spec import TaskSpec
+from jobs.domain.errors import StepwiseError
+from jobs.domain.model import CommandEvidence, ModelCall, Target
+from jobs.domain.spec import TaskSpec
 
 
 class CommandCancelled(Exception):

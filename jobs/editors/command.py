@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from jobs.adapters.sandbox import Sandbox, SandboxPolicy
+from jobs.domain.evidence import command_evidence
 from jobs.editors.base import CommandCancelled, EditError, EditRequest, EditResult
-from jobs.evidence import command_evidence
-from jobs.sandbox import Sandbox, SandboxPolicy
 
 # Exit codes that mean the program never really ran (not executable, not found).
 _DID_NOT_RUN = frozenset({126, 127})

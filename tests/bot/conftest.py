@@ -17,16 +17,16 @@ import uvicorn
 from fastapi import FastAPI
 from rq import SimpleWorker
 
-from bot.app import create_app
-from bot.context import ServerContext
-from bot.handlers import handlers
+from bot.server.context import ServerContext
+from bot.server.handlers import handlers
+from bot.server.worker import install_handlers, queue
 from bot.settings import Settings
-from jobs.sandbox import make_sandbox
-from jobs.worker import install_handlers, queue
-from tests.fakes.github import FakeGitHub
-from tests.fakes.webhooks import deliver, make_event
-from tests.redis_server import free_port
-from tests.test_e2e_support import config_text, sample_files
+from bot.web.app import create_app
+from jobs.adapters.sandbox import make_sandbox
+from tests.kit.github import FakeGitHub
+from tests.kit.local_e2e import config_text, sample_files
+from tests.kit.redis_server import free_port
+from tests.kit.webhooks import deliver, make_event
 
 SECRET = "webhook-s3cret"
 OWNER, NAME = "octo-org", "widgets"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rq.job import Job
 
-from jobs.model import BatchStatus, Gate, JobStatus
-from jobs.worker import rq_id
+from bot.server.worker import rq_id
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import REPO, World
 
 

@@ -3,7 +3,7 @@ githubkit client against the loopback fake GitHub, and real git pushes to its ba
 
 from __future__ import annotations
 
-from jobs.model import BatchStatus, Gate, JobStatus
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import REPO, World
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.model import BatchStatus, Gate, JobStatus
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
-from tests.test_e2e_support import config_text, sample_files
+from tests.kit.local_e2e import config_text, sample_files
 
 
 def at_first_milestone(world: World) -> None:

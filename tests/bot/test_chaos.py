@@ -34,12 +34,12 @@ from bench.chaos import (
     run_kill_label,
     run_redis_restart,
 )
-from bot.github import GitHubApp
-from jobs.errors import RetryClass
-from jobs.model import Gate, JobStatus
-from jobs.worker import queue
+from bot.github.client import GitHubApp
+from bot.server.worker import queue
+from jobs.domain.errors import RetryClass
+from jobs.domain.model import Gate, JobStatus
 from tests.bot.conftest import REPO, World
-from tests.fakes.github import FakeGitHub
+from tests.kit.github import FakeGitHub
 
 FILES = 4  # batches per job here (12 in the bench)
 STUCK_S = 45.0  # a healthy recovery takes ~3 s with a 2 s lease and a 1 s reaper round
@@ -118,7 +118,7 @@ def test_the_surviving_worker_recovers_a_job_when_the_scheduler_worker_dies(
 
 def test_a_rate_limited_token_mint_is_a_transient_fault(tmp_path: Path) -> None:
     """A 403 secondary rate limit from the token endpoint once meant `installation_removed`."""
-    from bot.github import ForgeError
+    from bot.github.client import ForgeError
 
     with FakeGitHub(root=tmp_path / "gh") as gh:
         gh.add_repo("o", "r", {"a.py": "x = 1\n"})
@@ -179,7 +179,7 @@ def test_a_clone_left_half_done_by_a_killed_worker_is_replaced(world: World,
     "BUG: a `labeled` delivery whose handling fails on every try (a GitHub call answering 502 "
     "four times: the first run and RQ's three retries, 5/15/45 s apart) is dropped silently: no "
     "job record, no comment on the issue, nothing for the reaper; the faults scenario lost 2 of "
-    "5 labels this way at 20% faults (bot/handlers.py on_labeled, jobs/worker.py enqueue's "
+    "5 labels this way at 20% faults (bot/server/handlers.py on_labeled, bot/server/worker.py enqueue's "
     "Retry for event tasks)"))
 def test_a_label_whose_handling_keeps_failing_tells_the_maintainer(world: World) -> None:
     world.gh.fail("GET", r"/collaborators/maria/permission$", 502, times=10)
@@ -208,7 +208,7 @@ def _run_due_retries(world: World) -> None:
 @pytest.mark.xfail(strict=True, reason=(
     "BUG: a failure gate opened while the job was still planning (a transient fault on every "
     "try of the plan step) is passed by `/stepwise retry` into `running` with no batches "
-    "(jobs/gates.py _pass sets RUNNING for every gate but spec_changed): the engine finds "
+    "(jobs/domain/gates.py _pass sets RUNNING for every gate but spec_changed): the engine finds "
     "nothing pending and completes the job, every target untouched (the faults scenario's job "
     "`completed` with 0 batches planned)"))
 def test_a_retry_after_planning_failed_plans_before_it_completes(world: World) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.events import MAX_BODY_CHARS, Event, Kind, MalformedPayloadError, normalise
-from tests.fakes.webhooks import EVENT_NAMES, event_header, make_event
+from tests.kit.webhooks import EVENT_NAMES, event_header, make_event
 
 REPO = "octo-org/widgets"
 SPEC = "```stepwise\nrun: pathlib\npaths: [src/**/*.py]\n```\n"

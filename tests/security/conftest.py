@@ -16,14 +16,14 @@ from urllib.parse import urlsplit
 import pytest
 import redis
 
-from bot.app import create_app
-from bot.context import ServerContext
-from bot.handlers import handlers
+from bot.server.context import ServerContext
+from bot.server.handlers import handlers
+from bot.server.worker import install_handlers
 from bot.settings import Settings
-from jobs.sandbox import BubblewrapSandbox, reset_sandbox_caches
-from jobs.worker import install_handlers
+from bot.web.app import create_app
+from jobs.adapters.sandbox import BubblewrapSandbox, reset_sandbox_caches
 from tests.bot.conftest import NAME, OWNER, REPO, SECRET, World, served, world
-from tests.fakes.github import FakeGitHub
+from tests.kit.github import FakeGitHub
 from tests.security import hostile
 
 __all__ = ["HostileServer", "hostile_server", "outside_tmp", "world"]

@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jobs.model import CommandEvidence
-from jobs.sandbox import bubblewrap_available
+from jobs.adapters.sandbox import bubblewrap_available
+from jobs.domain.model import CommandEvidence
 
-# In CI a missing bubblewrap fails loudly (jobs.sandbox refuses); elsewhere these tests skip.
+# In CI a missing bubblewrap fails loudly (jobs.adapters.sandbox refuses); elsewhere these tests skip.
 needs_bwrap = pytest.mark.skipif(not bubblewrap_available() and os.environ.get("CI") != "true",
                                  reason="bubblewrap is not usable here")
 NUMBER = 7

@@ -17,10 +17,10 @@ import redis
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 
-from bot.app import create_app
 from bot.settings import Settings
-from jobs.guard import GuardPolicy
-from tests.security import fuzzing as fz
+from bot.web.app import create_app
+from jobs.domain.guard import GuardPolicy
+from tests.kit import fuzzing as fz
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 SHORT = settings(max_examples=300, deadline=None, derandomize=True, database=None,

@@ -15,12 +15,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from jobs.model import BatchStatus, JobStatus
-from jobs.sandbox import BubblewrapSandbox
-from jobs.spec import parse_issue_file
+from jobs.adapters.sandbox import BubblewrapSandbox
+from jobs.domain.model import BatchStatus, JobStatus
+from jobs.domain.spec import parse_issue_file
+from tests.kit.local_e2e import Recorder, session, show
+from tests.kit.repos import git, make_repo
 from tests.security import hostile
-from tests.support import git, make_repo
-from tests.test_e2e_support import Recorder, session, show
 
 pytestmark = hostile.needs_bwrap
 FAKE_KEY = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAhostileTestKeyMaterial0123456789\n"

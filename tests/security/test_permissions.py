@@ -6,9 +6,9 @@ same record version, no branch, nothing left in the queue).
 
 from __future__ import annotations
 
-from jobs.model import Gate, JobStatus
+from jobs.domain.model import Gate, JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, World
-from tests.test_e2e_support import config_text
+from tests.kit.local_e2e import config_text
 
 TRUSTING_CONFIG = config_text(batches_per_milestone=1, require_plan_approval=False)
 EDITED_BODY = ISSUE_BODY.replace('exclude: ["calc/legacy.py"]',

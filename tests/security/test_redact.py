@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.forge_github import GitHubForge
-from bot.github import GitHubApp
-from bot.logs import install_filter, setup_logging, uvicorn_log_config
+from bot.github.client import GitHubApp
+from bot.github.forge import GitHubForge
+from bot.observability.logs import install_filter, setup_logging, uvicorn_log_config
 from bot.settings import Settings
-from jobs.evidence import command_evidence
-from jobs.redact import REDACTED, RedactingFilter, clear_secrets, redact, register_secret
-from jobs.sandbox import CommandResult
-from tests.fakes.github import FakeGitHub
+from jobs.adapters.sandbox import CommandResult
+from jobs.domain.evidence import command_evidence
+from jobs.domain.redact import REDACTED, RedactingFilter, clear_secrets, redact, register_secret
+from tests.kit.github import FakeGitHub
 
 TOKEN = "ghs_" + "A1b2C3d4E5" * 3 + "F6g7H8"  # ghs_ and 36 characters
 PEM = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAsecretKeyLine1\nsecretKeyLine2==\n"

@@ -13,10 +13,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bot.context import ServerContext
+from bot.server.context import ServerContext
 from bot.settings import Settings
-from jobs.sandbox import BubblewrapSandbox, SandboxPolicy
-from tests.redis_server import redis_binary
+from jobs.adapters.sandbox import BubblewrapSandbox, SandboxPolicy
+from tests.kit.redis_server import redis_binary
 from tests.security import hostile
 
 pytestmark = hostile.needs_bwrap

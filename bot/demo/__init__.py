@@ -1,0 +1,1 @@
+"""The demo: the bundled sample repository and issue, and the scripted model `stepwise demo` uses."""

@@ -1,0 +1,333 @@
+"""The GitHub adapter: the only module that imports githubkit. App auth, tokens, REST and GraphQL calls.
+
+Responses are read with `.json()` and turned into small frozen records, so the adapter depends
+only on the fields it uses (githubkit's parsed models are strict about the newest schema).
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, cast
+from urllib.parse import quote
+
+from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
+from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed
+
+from jobs.domain.errors import RetryClass, StepwiseError
+
+TOKEN_MARGIN_S = 300  # mint a new installation token this long before the old one expires
+PER_PAGE = 100
+MAX_PAGES = 50
+
+
+_RAISE = object()  # `_call(missing=...)` default: a 404 is an error like any other
+
+
+class ForgeError(StepwiseError):
+    """A GitHub call failed; the retry class says whether to back off or stop."""
+
+    code = "github_error"
+
+
+def classify(exc: Exception) -> ForgeError:
+    """One ForgeError for any githubkit failure, without URLs carrying credentials."""
+    if isinstance(exc, ForgeError):
+        return exc  # already classified (e.g. by the token mint inside another call)
+    if isinstance(exc, RequestFailed):
+        status = exc.response.status_code
+        transient = status >= 500 or status == 429 or (
+            status == 403 and "rate limit" in exc.response.text.lower())
+        wait = _retry_after(exc)
+        return ForgeError(
+            f"GitHub answered {status} to {exc.request.method} {exc.request.url.path}",
+            code="github_transient" if transient else f"github_{status}",
+            retry_class=RetryClass.AUTO_RETRY if transient else RetryClass.NEEDS_HUMAN,
+            hint="GitHub may be having trouble; the step will be retried" if transient
+            else "check the App's permissions and installation on this repository",
+            evidence={"status": status, **({"retry_after": wait} if wait else {})},
+        )
+    if isinstance(exc, RequestError) and isinstance(exc.exc, RequestFailed):
+        return classify(exc.exc)  # a token mint that failed inside another call
+    if isinstance(exc, RequestError):
+        return ForgeError(f"could not reach GitHub: {type(exc.exc).__name__}",
+                          code="github_unreachable", retry_class=RetryClass.AUTO_RETRY,
+                          hint="the step will be retried")
+    return ForgeError(str(exc), code="github_error")
+
+
+def _retry_after(exc: RequestFailed) -> float:
+    """Seconds GitHub asked us to wait (rate limits), or 0."""
+    if isinstance(exc, RateLimitExceeded):
+        return exc.retry_after.total_seconds()
+    header = exc.response.headers.get("retry-after", "")
+    return float(header) if header.isdigit() else 0.0
+
+
+@dataclass(frozen=True)
+class RepoInfo:
+    full_name: str
+    default_branch: str
+    clone_url: str
+    private: bool
+    squash_only: bool
+
+
+@dataclass(frozen=True)
+class IssueInfo:
+    number: int
+    title: str
+    body: str
+    author: str
+    state: str
+    is_pull_request: bool
+
+
+@dataclass(frozen=True)
+class CommentInfo:
+    id: int
+    body: str
+    author: str
+    is_bot: bool
+    created_at: str
+
+
+@dataclass(frozen=True)
+class PullInfo:
+    number: int
+    node_id: str
+    html_url: str
+    draft: bool
+
+
+class GitHubApp:
+    """App-level client: mints installation tokens (cached until shortly before expiry)."""
+
+    def __init__(self, *, app_id: int, private_key: str, base_url: str,
+                 timeout: float = 30.0, auto_retry: bool = False,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.auto_retry = auto_retry
+        self.clock = clock
+        self._app = GitHub(AppAuthStrategy(app_id, private_key), base_url=self.base_url,
+                           timeout=timeout, auto_retry=auto_retry, trust_env=False)
+        self._tokens: dict[int, tuple[str, float]] = {}
+        self._clients: dict[int, tuple[str, GitHub[TokenAuthStrategy]]] = {}
+        self._lock = threading.Lock()
+
+    def token(self, installation_id: int) -> str:
+        with self._lock:
+            cached = self._tokens.get(installation_id)
+            if cached and cached[1] - TOKEN_MARGIN_S > self.clock():
+                return cached[0]
+            try:
+                data = _json(self._app.rest.apps.create_installation_access_token(
+                    installation_id))
+            except RequestFailed as exc:
+                limited = _retry_after(exc) > 0 or "rate limit" in exc.response.text.lower()
+                if exc.response.status_code in (401, 403, 404) and not limited:
+                    raise ForgeError(
+                        f"installation {installation_id} is gone or suspended",
+                        code="installation_removed", retry_class=RetryClass.DO_NOT_RETRY,
+                        hint="install the App on the repository again") from None
+                raise classify(exc) from None
+            except Exception as exc:
+                raise classify(exc) from None
+            expires_at = _utc_timestamp(data["expires_at"])
+            self._tokens[installation_id] = (data["token"], expires_at)
+            return str(data["token"])
+
+    def forget_token(self, installation_id: int) -> None:
+        with self._lock:
+            self._tokens.pop(installation_id, None)
+            self._clients.pop(installation_id, None)
+
+    def installation_client(self, installation_id: int) -> GitHub[TokenAuthStrategy]:
+        """One client per installation token, reused: a new client costs a TLS context and
+        loses keep-alive (tens of milliseconds of CPU each)."""
+        token = self.token(installation_id)
+        with self._lock:
+            cached = self._clients.get(installation_id)
+            if cached is not None and cached[0] == token:
+                return cached[1]
+            client = GitHub(TokenAuthStrategy(token), base_url=self.base_url,
+                            timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False)
+            self._clients[installation_id] = (token, client)
+            return client
+
+    def installation_id(self, owner: str, name: str) -> int:
+        try:
+            return int(_json(self._app.rest.apps.get_repo_installation(owner, name))["id"])
+        except Exception as exc:
+            raise classify(exc) from None
+
+    def client(self, installation_id: int) -> Installation:
+        return Installation(self, installation_id)
+
+
+def _utc_timestamp(text: str) -> float:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+
+
+class Installation:
+    """REST and GraphQL calls made as one installation, with a fresh token per burst."""
+
+    def __init__(self, app: GitHubApp, installation_id: int) -> None:
+        self.app = app
+        self.installation_id = installation_id
+
+    def _gh(self) -> GitHub[TokenAuthStrategy]:
+        return self.app.installation_client(self.installation_id)
+
+    def _call(self, action: Callable[[GitHub[TokenAuthStrategy]], Any], *,
+              missing: Any = _RAISE) -> Any:
+        """Run one API call; a 404 returns `missing` when given, other failures raise ForgeError."""
+        for attempt in (1, 2):
+            try:
+                return action(self._gh())
+            except RequestFailed as exc:
+                if exc.response.status_code == 401 and attempt == 1:
+                    self.app.forget_token(self.installation_id)  # revoked: mint a new one once
+                    continue
+                if exc.response.status_code == 404 and missing is not _RAISE:
+                    return missing
+                raise classify(exc) from None
+            except Exception as exc:
+                raise classify(exc) from None
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def git_auth_args(self) -> list[str]:
+        """`git -c` arguments that authenticate one git call; never stored in a remote URL."""
+        secret = base64.b64encode(
+            f"x-access-token:{self.app.token(self.installation_id)}".encode()).decode()
+        return ["-c", f"http.extraHeader=Authorization: Basic {secret}"]
+
+    def repo(self, owner: str, name: str) -> RepoInfo:
+        data = self._call(lambda gh: _json(gh.rest.repos.get(owner, name)), missing=None)
+        if data is None:
+            raise ForgeError(f"the repository {owner}/{name} is gone or the App lost access to it",
+                             code="repository_gone", retry_class=RetryClass.DO_NOT_RETRY,
+                             hint="reinstall the App on the repository, then label the issue "
+                             "again to start a new job")
+        squash_only = bool(data.get("allow_squash_merge", True)) and not (
+            data.get("allow_merge_commit", True) or data.get("allow_rebase_merge", True))
+        return RepoInfo(full_name=data["full_name"], default_branch=data["default_branch"],
+                        clone_url=data["clone_url"], private=bool(data.get("private")),
+                        squash_only=squash_only)
+
+    def file(self, owner: str, name: str, path: str, ref: str) -> str | None:
+        data = self._call(lambda gh: _json(gh.rest.repos.get_content(owner, name, path, ref=ref)),
+                          missing=None)
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        return base64.b64decode(str(data.get("content", ""))).decode("utf-8", errors="replace")
+
+    def issue(self, owner: str, name: str, number: int) -> IssueInfo:
+        data = self._call(lambda gh: _json(gh.rest.issues.get(owner, name, number)))
+        return IssueInfo(number=data["number"], title=data["title"], body=data.get("body") or "",
+                         author=data["user"]["login"], state=data["state"],
+                         is_pull_request="pull_request" in data)
+
+    def comments(self, owner: str, name: str, number: int) -> list[CommentInfo]:
+        found: list[CommentInfo] = []
+        for page in range(1, MAX_PAGES + 1):
+
+            def fetch(gh: GitHub[TokenAuthStrategy], page: int = page) -> Any:
+                return _json(gh.rest.issues.list_comments(owner, name, number,
+                                                          per_page=PER_PAGE, page=page))
+
+            batch: list[dict[str, Any]] = self._call(fetch)
+            found.extend(_comment(item) for item in batch)
+            if len(batch) < PER_PAGE:
+                break
+        return found
+
+    def create_comment(self, owner: str, name: str, number: int, body: str) -> CommentInfo:
+        return _comment(self._call(lambda gh: _json(gh.rest.issues.create_comment(
+            owner, name, number, body=body))))
+
+    def update_comment(self, owner: str, name: str, comment_id: int, body: str) -> bool:
+        """Edit a comment; False when it no longer exists."""
+        return bool(self._call(lambda gh: gh.rest.issues.update_comment(
+            owner, name, comment_id, body=body) is not None, missing=False))
+
+    def react(self, owner: str, name: str, comment_id: int, content: str = "+1") -> None:
+        self._call(lambda gh: cast(Any, gh.rest.reactions).create_for_issue_comment(
+            owner, name, comment_id, content=content))
+
+    def permission(self, owner: str, name: str, login: str) -> str:
+        """The user's real role: admin, maintain, write, triage, read or none."""
+        data = self._call(lambda gh: _json(gh.rest.repos.get_collaborator_permission_level(
+            owner, name, quote(login, safe=""))), missing={})
+        return str(data.get("role_name") or data.get("permission") or "none")
+
+    def pull_head(self, owner: str, name: str, number: int) -> str:
+        """The head branch of pull request `number`."""
+        return str(self._call(lambda gh: _json(gh.rest.pulls.get(owner, name, number)))
+                   ["head"]["ref"])
+
+    def find_pull(self, owner: str, name: str, head_branch: str) -> PullInfo | None:
+        items = self._call(lambda gh: _json(gh.rest.pulls.list(
+            owner, name, state="open", head=f"{owner}:{head_branch}")))
+        return _pull(items[0]) if items else None
+
+    def create_pull(self, owner: str, name: str, *, title: str, head: str, base: str,
+                    body: str) -> tuple[PullInfo, bool]:
+        """Open a draft PR (a normal one where drafts are refused); returns (pull, is_draft)."""
+        for draft in (True, False):
+            try:
+                gh = self._gh()
+                data = _json(gh.rest.pulls.create(owner, name, title=title, head=head,
+                                                    base=base, body=body, draft=draft))
+                return _pull(data), draft
+            except RequestFailed as exc:
+                text = exc.response.text.lower()
+                if exc.response.status_code != 422:
+                    raise classify(exc) from None
+                if "already exists" in text:
+                    existing = self.find_pull(owner, name, head)
+                    if existing is not None:
+                        return existing, existing.draft
+                if draft and "draft" in text:
+                    continue
+                raise classify(exc) from None
+            except Exception as exc:
+                raise classify(exc) from None
+        raise ForgeError("GitHub refused the pull request", hint="open it by hand")
+
+    def update_pull_body(self, owner: str, name: str, number: int, body: str) -> None:
+        self._call(lambda gh: gh.rest.pulls.update(owner, name, number, body=body))
+
+    def mark_ready(self, node_id: str) -> None:
+        query = ("mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id})"
+                 " { pullRequest { isDraft } } }")
+        self._call(lambda gh: gh.graphql(query, {"id": node_id}))
+
+
+def _json(response: Any) -> Any:
+    return response.json()
+
+
+def _comment(data: dict[str, Any]) -> CommentInfo:
+    user = data.get("user") or {}
+    login = str(user.get("login", ""))
+    return CommentInfo(id=int(data["id"]), body=data.get("body") or "", author=login,
+                       is_bot=user.get("type") == "Bot" or login.endswith("[bot]"),
+                       created_at=str(data.get("created_at", "")))
+
+
+def _pull(data: dict[str, Any]) -> PullInfo:
+    return PullInfo(number=int(data["number"]), node_id=str(data.get("node_id", "")),
+                    html_url=str(data.get("html_url", "")), draft=bool(data.get("draft")))
+
+
+def preload_api_modules() -> None:
+    """Import the REST namespaces this adapter uses (githubkit loads them on first access)."""
+    client = GitHub(TokenAuthStrategy("preload"), trust_env=False)
+    for namespace in ("apps", "issues", "pulls", "reactions", "repos"):
+        getattr(client.rest, namespace)

@@ -1,0 +1,111 @@
+"""Server-mode git: one cached bare clone per repository; job branches fetched and pushed with a fresh token.
+
+The remote is the truth: reading a branch head fetches it first, and moving a branch pushes it
+(never forced). Credentials go to git per call as an `http.extraHeader`, never into a URL,
+the git config, a log or an error message.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from jobs.adapters.workspace import Repository, run_git
+from jobs.domain.errors import RetryClass, WorkspaceError
+
+AuthArgs = Callable[[], list[str]]
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _redacted(exc: WorkspaceError, auth: list[str]) -> WorkspaceError:
+    message = exc.message
+    for part in auth:
+        message = message.replace(part, "[redacted]")
+    return WorkspaceError(message, hint=exc.hint, code=exc.code, retry_class=RetryClass.AUTO_RETRY)
+
+
+class MirroredRepository(Repository):
+    """A bare clone whose branch reads fetch from, and branch moves push to, `origin`."""
+
+    def __init__(self, path: Path, *, auth: AuthArgs, lock_path: Path) -> None:
+        super().__init__(path)
+        self.auth = auth
+        self.lock_path = lock_path
+
+    def remote(self, *args: str) -> str:
+        auth = self.auth()
+        try:
+            with _locked(self.lock_path):
+                return run_git([*auth, *args], cwd=self.root)
+        except WorkspaceError as exc:
+            raise _redacted(exc, auth) from None
+
+    def remote_head(self, branch: str) -> str | None:
+        out = self.remote("ls-remote", "origin", f"refs/heads/{branch}").split()
+        return out[0] if out else None
+
+    def branch_head(self, branch: str) -> str | None:
+        remote = self.remote_head(branch)
+        if remote is None:
+            return super().branch_head(branch)  # not pushed yet
+        if remote != super().branch_head(branch):
+            self.remote("fetch", "--quiet", "--no-tags", "origin",
+                        f"+refs/heads/{branch}:refs/heads/{branch}")
+        return remote
+
+    def advance_branch(self, branch: str, new: str, old: str) -> None:
+        super().advance_branch(branch, new, old)
+        try:
+            self.remote("push", "--quiet", "--no-verify", "origin", f"{new}:refs/heads/{branch}")
+        except WorkspaceError as exc:
+            super().advance_branch(branch, old, new)  # the remote did not take it: undo locally
+            raise WorkspaceError(
+                f"pushing `{branch}` was refused: {exc.message[-300:]}",
+                hint="someone may have pushed to the branch; the job re-reads it and continues",
+                code="push_rejected", retry_class=RetryClass.AUTO_RETRY,
+            ) from None
+
+
+def _usable(path: Path) -> bool:
+    if not (path / "HEAD").exists():
+        return False
+    return run_git(["rev-parse", "--is-bare-repository"], cwd=path, check=False).strip() == "true"
+
+
+def open_mirror(workdir: Path, full_name: str, clone_url: str, *, auth: AuthArgs,
+                default_branch: str) -> MirroredRepository:
+    """The cached bare clone of `full_name`, created or brought up to date."""
+    owner, name = full_name.split("/", 1)
+    path = workdir / "repos" / owner / f"{name}.git"
+    lock = workdir / "repos" / owner / f"{name}.lock"
+    credentials = auth()
+    try:
+        with _locked(lock):
+            if not _usable(path):  # absent, or left half-cloned by a worker that died
+                shutil.rmtree(path, ignore_errors=True)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                partial = path.with_name(f"{path.name}.partial-{os.getpid()}")
+                shutil.rmtree(partial, ignore_errors=True)
+                run_git([*credentials, "clone", "--quiet", "--bare", "--no-tags", clone_url,
+                         str(partial)], cwd=path.parent)
+                os.replace(partial, path)  # a clone appears whole or not at all
+            else:
+                run_git([*credentials, "fetch", "--quiet", "--no-tags", "origin",
+                         f"+refs/heads/{default_branch}:refs/heads/{default_branch}"], cwd=path)
+    except WorkspaceError as exc:
+        raise _redacted(exc, credentials) from None
+    return MirroredRepository(path, auth=auth, lock_path=lock)

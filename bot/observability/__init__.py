@@ -1,0 +1,1 @@
+"""Metrics, structured logs and the logging set-up shared by the web app and the workers."""

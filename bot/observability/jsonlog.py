@@ -1,0 +1,128 @@
+"""Structured logs: one JSON object per line, with the same context fields in the web app and the
+workers (`delivery_id`, `repo`, `issue`, `job_id`, `batch`, `event`), every string redacted.
+
+Fields come from a log call's `extra=` and from the context bound around a piece of work:
+
+    with bind(delivery_id=..., event="issues"):      # the webhook path
+        log.info("queued")
+    install_handlers(with_log_context(handlers(ctx)))  # every worker task binds its payload's ids
+
+Hook it into the process's logging with `use_json_lines()` (root handlers) and
+`json_uvicorn_config(config)` (uvicorn's own handlers); see README, "Task center".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import traceback
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import Any
+
+from jobs.domain.redact import redact
+
+CONTEXT_FIELDS = ("delivery_id", "repo", "issue", "job_id", "batch", "event")
+# Other spellings used by `extra=` in the code base, and in task payloads.
+ALIASES = {"delivery": "delivery_id", "number": "issue"}
+_STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {
+    "message", "asctime", "taskName", "color_message"}
+_context: ContextVar[dict[str, Any] | None] = ContextVar("stepwise_log_context", default=None)
+
+
+@contextmanager
+def bind(**fields: Any) -> Iterator[None]:
+    """Add context fields to every record logged inside the block (this thread or task)."""
+    current = _context.get() or {}
+    token = _context.set({**current, **{ALIASES.get(k, k): v for k, v in fields.items()
+                                        if v not in (None, "", 0)}})
+    try:
+        yield
+    finally:
+        _context.reset(token)
+
+
+def bound() -> dict[str, Any]:
+    return dict(_context.get() or {})
+
+
+def payload_fields(task: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The context fields a worker task's payload carries (event payloads and job payloads)."""
+    fields = {"task": task}
+    for key in ("delivery_id", "repo", "number", "job_id", "batch"):
+        if key in payload:
+            fields[key] = payload[key]
+    if task == "event" and "kind" in payload:
+        fields["event"] = payload["kind"]
+    return fields
+
+
+def with_log_context(handlers: Mapping[str, Callable[[dict[str, Any]], None]]
+                     ) -> dict[str, Callable[[dict[str, Any]], None]]:
+    """Wrap a worker's task table so each task logs with its payload's ids bound."""
+    def wrap(task: str, handler: Callable[[dict[str, Any]], None]
+             ) -> Callable[[dict[str, Any]], None]:
+        def run(payload: dict[str, Any]) -> None:
+            with bind(**payload_fields(task, payload)):
+                handler(payload)
+        return run
+    return {task: wrap(task, handler) for task, handler in handlers.items()}
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready copy of `value` with every string redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, bool | int | float) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return redact(str(value))
+
+
+class JsonFormatter(logging.Formatter):
+    """`{"ts", "level", "logger", "message", <the six context fields>, ...extras, "exc"}`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+            **dict.fromkeys(CONTEXT_FIELDS),
+            **bound(),
+        }
+        for key, value in record.__dict__.items():
+            if key not in _STANDARD and not key.startswith("_"):
+                doc[ALIASES.get(key, key)] = value
+        if record.exc_info:
+            doc["exc"] = "".join(traceback.format_exception(*record.exc_info)).rstrip()
+        elif record.exc_text:
+            doc["exc"] = record.exc_text
+        if record.stack_info:
+            doc["stack"] = record.stack_info
+        return json.dumps(_plain(doc), ensure_ascii=False)
+
+
+def use_json_lines(logger: logging.Logger | None = None) -> None:
+    """Give every handler of `logger` (default: the root logger) the JSON formatter."""
+    for handler in (logger or logging.getLogger()).handlers:
+        handler.setFormatter(JsonFormatter())
+
+
+def json_uvicorn_config(config: dict[str, Any]) -> dict[str, Any]:
+    """uvicorn's logging config (e.g. bot.observability.logs.uvicorn_log_config()) writing JSON lines."""
+    config.setdefault("formatters", {})
+    for name in list(config["formatters"]):
+        config["formatters"][name] = {"()": JsonFormatter}
+    return config
+
+
+__all__ = ["CONTEXT_FIELDS", "JsonFormatter", "bind", "json_uvicorn_config", "use_json_lines",
+           "with_log_context"]

@@ -1,0 +1,81 @@
+"""What a worker process needs, built once from the settings: Redis, the store, GitHub, the sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from redis import Redis
+
+from bot.github.client import GitHubApp, Installation, preload_api_modules
+from bot.github.forge import GitHubForge
+from bot.github.mirror import MirroredRepository, open_mirror
+from bot.server.redis_store import RedisStore
+from bot.settings import Settings
+from jobs.adapters.sandbox import Sandbox, make_sandbox
+from jobs.domain.model import Job
+from jobs.engine.engine import Services
+
+
+@dataclass
+class ServerContext:
+    settings: Settings
+    redis: Redis
+    store: RedisStore
+    github: GitHubApp
+    sandbox: Sandbox
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, connection: Redis | None = None,
+                      sandbox: Sandbox | None = None) -> ServerContext:
+        client = connection or Redis.from_url(settings.redis_url)
+        return cls(
+            settings=settings, redis=client, store=RedisStore(client),
+            github=GitHubApp(app_id=settings.app_id, private_key=settings.app_private_key(),
+                             base_url=settings.github_api_url),
+            sandbox=sandbox or make_sandbox(require_isolation=not settings.allow_unsandboxed),
+        )
+
+    def warm_up(self) -> None:
+        """Load what each step needs before RQ forks work horses from this process: a cold
+        horse would import the engine and githubkit's lazily loaded API modules every time."""
+        import bot.server.steps  # noqa: F401 - the engine and everything a step uses
+
+        preload_api_modules()
+
+    def forge(self, client: Installation, repo: str, *, squash_only: bool = False) -> GitHubForge:
+        """The GitHub forge for one repository, linking to the task center when configured."""
+        return GitHubForge(client, repo, squash_only=squash_only,
+                           task_center_url=self.settings.task_center_url)
+
+    def installation(self, installation_id: int) -> Installation:
+        return self.github.client(installation_id)
+
+    def mirror(self, client: Installation, full_name: str, clone_url: str,
+               default_branch: str) -> MirroredRepository:
+        return open_mirror(self.settings.workdir, full_name, clone_url,
+                           auth=client.git_auth_args, default_branch=default_branch)
+
+    def services_for(self, job: Job) -> tuple[Services, GitHubForge]:
+        """The engine's services for a stored job: its repository's mirror and its forge."""
+        client = self.installation(int(job.extra["installation_id"]))
+        owner, name = job.repo.split("/", 1)
+        info = client.repo(owner, name)
+        repository = self.mirror(client, job.repo, info.clone_url, info.default_branch)
+        forge = self.forge(client, job.repo, squash_only=info.squash_only)
+        services = Services(repository=repository, store=self.store, sandbox=self.sandbox,
+                            forge=forge, clock=self.clock, hidden_paths=self.hidden_paths())
+        return services, forge
+
+    def hidden_paths(self) -> tuple[Path, ...]:
+        """What sandboxed commands must never see: every clone and worktree (their own
+        worktree is bound back), and the App's private key."""
+        key = self.settings.private_key_path
+        hidden = [self.settings.workdir, *((key,) if key is not None else ())]
+        if self.settings.redis_url.startswith("unix://"):  # a socket on disk: no netns covers it
+            hidden.append(Path(urlsplit(self.settings.redis_url).path))
+        return tuple(hidden)

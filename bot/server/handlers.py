@@ -1,0 +1,313 @@
+"""Worker tasks: start a job from a label, apply comment commands, advance one step, react to closes."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime
+from typing import Any
+
+from bot.authz import STEERING_ROLES, decide
+from bot.commands import Command, InvalidCommand, UnknownCommand, help_table, parse_comment
+from bot.events import Event, Kind
+from bot.github.client import ForgeError
+from bot.github.forge import COMMAND_PREFIX
+from bot.server import steps
+from bot.server.context import ServerContext
+from bot.server.rebuild import rebuild
+from bot.server.steps import ACTIVE, pull_key, schedule_advance
+from bot.server.worker import Handler, Lease, enqueue, event_lease, job_lock, rq_id
+from jobs.domain.config import CONFIG_PATH, load_config
+from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
+from jobs.domain.gates import RefusedError, Verb, apply_verb, note_spec_change
+from jobs.domain.model import Job, JobStatus
+from jobs.domain.spec import parse_issue
+from jobs.editors.llm.draft import draft_comment, has_spec_block
+from jobs.editors.llm.start import draft_job
+from jobs.engine.engine import Base, Services, create_job
+from jobs.ports import Publication
+
+log = logging.getLogger(__name__)
+COMMENT_TTL_S = 30 * 24 * 3600
+
+
+CANNOT_START = "Stepwise cannot start: {}\n\nFix: {}"
+REBUILT = (
+    "This job's record was lost and has been rebuilt from the issue, the branch's commits and "
+    "this pull request; no committed batch will be redone. It is catching up now: repeat your "
+    "command once the progress card shows the gate it is waiting at."
+)
+GATE_VERBS = frozenset({"approve", "retry", "skip"})  # they answer one particular gate
+
+
+def opened_after(opened_at: datetime, created_at: str) -> bool:
+    """Whether the gate opened after the comment was written (GitHub times are to the second)."""
+    try:
+        created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return opened_at.replace(microsecond=0) > created
+
+
+def job_for(ctx: ServerContext, event: Event) -> Job | None:
+    """The job of an issue, or of the pull request it opened; rebuilt from GitHub if its
+    record was lost."""
+    job = ctx.store.find(event.repo, event.number)
+    if job is None:
+        job_id = ctx.redis.get(pull_key(event.repo, event.number))
+        if isinstance(job_id, bytes):
+            job = ctx.store.load_id(job_id.decode())
+    if job is None:
+        with job_lock(ctx.redis, f"rebuild:{event.repo}#{event.number}") as acquired:
+            if acquired:
+                job = rebuild(ctx, repo=event.repo, number=event.number,
+                              installation_id=event.installation_id)
+        if job is not None:
+            schedule_advance(ctx, job)  # it re-plans, adopts its commits and stops at its gate
+    return job
+
+
+# -- start --------------------------------------------------------------------------------------
+def on_labeled(ctx: ServerContext, event: Event) -> None:
+    client = ctx.installation(event.installation_id)
+    owner, name = event.repo.split("/", 1)
+    info = client.repo(owner, name)
+    forge = ctx.forge(client, event.repo, squash_only=info.squash_only)
+    try:
+        config = load_config(client.file(owner, name, CONFIG_PATH, info.default_branch))
+    except BadInputError as exc:
+        if event.label == "stepwise":
+            forge.reply(None, event.number, "", CANNOT_START.format(exc.message, exc.hint))
+        return
+    if event.label != config.trigger_label:
+        return
+    with Lease(ctx.redis, f"start-{event.repo}#{event.number}",
+               ttl_s=ctx.settings.lease_ttl_s) as lease:
+        if not lease.held:  # another worker is starting it, or died doing so: try again later
+            raise StepwiseError("another worker is starting a job for this issue",
+                                code="start_busy", retry_class=RetryClass.AUTO_RETRY,
+                                hint="the delivery is retried in a few seconds")
+        role = client.permission(owner, name, event.sender)
+        decision = decide(login=event.sender, role=role, approvers=config.approvers,
+                          action="start a job")
+        if not decision.allowed:
+            forge.reply(None, event.number, "", f"Stepwise did not start: {decision.reason}.")
+            return
+        existing = ctx.store.find(event.repo, event.number)
+        if existing is not None and not existing.is_terminal:
+            pull = existing.extra.get("pull")
+            where = f" in #{pull['number']}" if isinstance(pull, dict) else ""
+            forge.reply(None, event.number, "", f"A Stepwise job for this issue is already "
+                        f"`{existing.status}`{where}; nothing new was started.")
+            return
+        issue = client.issue(owner, name, event.number)
+        repository = ctx.mirror(client, event.repo, info.clone_url, info.default_branch)
+        base_sha = repository.branch_head(info.default_branch)
+        if base_sha is None:
+            return
+        services = Services(repository=repository, store=ctx.store, sandbox=ctx.sandbox,
+                            forge=forge, clock=ctx.clock, hidden_paths=ctx.hidden_paths())
+        base = Base(branch=info.default_branch, sha=base_sha, config=config)
+        try:
+            if config.llm_drafts and not has_spec_block(issue.body):
+                job, draft = draft_job(issue.title, issue.body, event.number, services,
+                                       base=base, repo_name=event.repo)
+                forge.reply(None, event.number, "", draft_comment(draft))
+            else:
+                job = create_job(parse_issue(issue.title, issue.body), event.number, services,
+                                 repo_name=event.repo, base=base, recover=existing is None)
+        except BadInputError as exc:
+            forge.reply(None, event.number, "", CANNOT_START.format(exc.message, exc.hint))
+            return
+        author_role = client.permission(owner, name, issue.author)
+        untrusted = bool(job.extra.get("untrusted_spec"))  # a drafted spec always is
+        job.extra.update(installation_id=event.installation_id, started_by=event.sender,
+                         untrusted_spec=untrusted or author_role not in STEERING_ROLES)
+        ctx.store.save(job)
+    schedule_advance(ctx, job)
+
+
+# -- comments -----------------------------------------------------------------------------------
+def on_comment(ctx: ServerContext, event: Event) -> None:
+    """Apply a comment's commands once. Progress is kept per command, so a retry after a
+    failure (GitHub down mid-way) carries on where it stopped and never applies one twice."""
+    if event.sender_is_bot:
+        return
+    commands = parse_comment(event.body, app_slug=ctx.settings.app_slug)
+    if not commands:
+        return
+    with job_lock(ctx.redis, f"comment:{event.comment_id}") as acquired:
+        if acquired:
+            handle_comment(ctx, event, commands)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def handle_comment(ctx: ServerContext, event: Event, commands: list[Any]) -> None:
+    key = f"stepwise:comment:{event.comment_id}"
+    progress = {_text(k): _text(v) for k, v in ctx.redis.hgetall(key).items()}
+    if progress.get("done"):
+        return  # already handled (a redelivery, or the reconciler)
+    client = ctx.installation(event.installation_id)
+    owner, name = event.repo.split("/", 1)
+    forge = ctx.forge(client, event.repo)
+    job = job_for(ctx, event)
+    if job is not None and job.status is JobStatus.QUEUED and job.extra.get("rebuilt"):
+        forge.reply(job, event.number, f"reply:{event.comment_id}", REBUILT)
+        ctx.redis.hset(key, "done", 1)
+        ctx.redis.expire(key, COMMENT_TTL_S)
+        return
+    applied = int(progress.get("applied", 0))
+    answers: list[str] = json.loads(progress.get("answers", "[]"))
+    accepted = bool(int(progress.get("accepted", 0)))
+    for index, command in enumerate(commands[applied:], start=applied):
+        text, changed = apply_command(ctx, event, job, command)
+        answers.append(text)
+        accepted = accepted or changed
+        ctx.redis.hset(key, mapping={"applied": index + 1, "answers": json.dumps(answers),
+                                     "accepted": int(accepted)})
+        ctx.redis.expire(key, COMMENT_TTL_S)
+        if job is not None:
+            job = ctx.store.load_id(job.id) or job
+    if accepted:
+        try:
+            client.react(owner, name, event.comment_id, "+1")
+        except ForgeError as exc:  # the command was applied; a missing reaction is cosmetic
+            log.warning("could not react to a command", extra={"error": exc.message})
+    replies = [a for a in answers if a]
+    if replies:
+        forge.reply(job, event.number, f"reply:{event.comment_id}", "\n\n".join(replies))
+    ctx.redis.hset(key, "done", 1)
+
+
+def apply_command(ctx: ServerContext, event: Event, job: Job | None,
+                  command: Command | UnknownCommand | InvalidCommand) -> tuple[str, bool]:
+    """(reply text, whether something changed) for one command of a comment."""
+    quoted = f"> {command.raw.strip()}\n\n"
+    if isinstance(command, UnknownCommand):
+        hint = f" Did you mean `{command.suggestion}`?" if command.suggestion else ""
+        return quoted + f"Unknown command `{command.word}`.{hint}\n\n" + help_table(), False
+    if isinstance(command, InvalidCommand):
+        return quoted + command.problem, False
+    if command.verb == "help":
+        return help_table(), False
+    if job is None:
+        return quoted + "There is no Stepwise job on this issue or pull request.", False
+    if command.verb == "status":
+        return ctx.forge(ctx.installation(event.installation_id), job.repo).card(job), False
+    owner, name = event.repo.split("/", 1)
+    role = ctx.installation(event.installation_id).permission(owner, name, event.sender)
+    decision = decide(login=event.sender, role=role, approvers=job.config.approvers,
+                      action=f"`{command.verb}`")
+    if not decision.allowed:
+        return quoted + f"Refused: {decision.reason}. Nothing changed.", False
+    if command.verb in GATE_VERBS and job.gate is not None and \
+            opened_after(job.gate.opened_at, event.created_at):
+        return quoted + (f"Refused: this comment predates gate `{job.gate.id}`, which opened "
+                         "later; answer the gate that is open now."), False
+    try:
+        message = steer(ctx, event, job, command)
+    except (RefusedError, StepwiseError) as exc:
+        return quoted + f"Refused: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""), False
+    return (quoted + message) if message else "", True
+
+
+def steer(ctx: ServerContext, event: Event, job: Job, command: Command) -> str:
+    """Apply an authorised steering command; '' when a reaction says enough."""
+    if command.verb == "revert":
+        enqueue(ctx.redis, "revert", {"job_id": job.id, "batch": int(command.argument),
+                                      "comment_id": event.comment_id})
+        return ""
+    if command.verb == "instruct":
+        job.instructions.append(command.argument)
+        ctx.store.save(job)
+        return ""
+    apply_verb(job, Verb(command.verb), reason=command.argument)
+    ctx.store.save(job)
+    if job.status is JobStatus.CANCELLED:
+        enqueue(ctx.redis, "cancelled", {"job_id": job.id}, job_id=rq_id("cancelled", job.id))
+        return ""
+    schedule_advance(ctx, job)
+    return ""
+
+
+# -- closes, edits and pushes ---------------------------------------------------------------------
+def on_closed(ctx: ServerContext, event: Event) -> None:
+    job = job_for(ctx, event)
+    if job is None or job.is_terminal:
+        return
+    if event.kind is Kind.PULL_CLOSED and event.merged:
+        job.extra["merged"] = True
+        ctx.store.save(job)
+        return
+    apply_verb(job, Verb.CANCEL)
+    ctx.store.save(job)
+    if job.status is JobStatus.CANCELLED:
+        enqueue(ctx.redis, "cancelled", {"job_id": job.id}, job_id=rq_id("cancelled", job.id))
+    else:
+        schedule_advance(ctx, job)
+
+
+def on_issue_edited(ctx: ServerContext, event: Event) -> None:
+    job = ctx.store.find(event.repo, event.number)
+    if job is None or job.is_terminal:
+        return
+    try:
+        task = parse_issue(event.title, event.body)
+    except BadInputError:
+        return  # reported when the gate is answered; the running job keeps its approved spec
+    if task.spec.digest() == job.spec_digest:
+        return
+    owner, name = event.repo.split("/", 1)
+    role = ctx.installation(event.installation_id).permission(owner, name, event.sender)
+    if role not in STEERING_ROLES:
+        job.extra["untrusted_spec"] = True
+    note_spec_change(job, title=event.title, body=event.body, now=ctx.clock())
+    ctx.store.save(job)
+    if job.gate is not None:  # spec_changed: ask on the PR (or the issue) and show it on the card
+        forge = ctx.forge(ctx.installation(event.installation_id), event.repo)
+        forge.publish(job, Publication.GATE, "")
+        ctx.store.save(job)
+    schedule_advance(ctx, job)
+
+
+def on_push(ctx: ServerContext, event: Event) -> None:
+    branch = event.ref.removeprefix("refs/heads/")
+    for job_id in ctx.store.job_ids(limit=500):
+        job = ctx.store.load_id(job_id)
+        if job is not None and job.repo == event.repo and job.branch == branch and \
+                job.status in ACTIVE:
+            schedule_advance(ctx, job)
+
+
+def handle_event(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    event = Event.model_validate(payload)
+    routes = {Kind.LABELED: on_labeled, Kind.COMMENT: on_comment,
+              Kind.ISSUE_EDITED: on_issue_edited, Kind.ISSUE_CLOSED: on_closed,
+              Kind.PULL_CLOSED: on_closed, Kind.PUSH: on_push}
+    route = routes.get(event.kind)
+    if route is not None:
+        route(ctx, event)
+
+
+def handle_event_leased(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    """Handle a delivery under a lease: if this worker dies, the reaper (or GitHub's
+    redelivery) sees the task abandoned and queues it again."""
+    with Lease(ctx.redis, event_lease(str(payload.get("delivery_id", ""))),
+               ttl_s=ctx.settings.lease_ttl_s):
+        handle_event(ctx, payload)
+
+
+def handlers(ctx: ServerContext) -> dict[str, Handler]:
+    """The task table a worker installs (see bot.server.worker.install_handlers)."""
+    return {
+        "event": lambda payload: handle_event_leased(ctx, payload),
+        "advance": lambda payload: steps.advance(ctx, payload),
+        "revert": lambda payload: steps.revert(ctx, payload),
+        "cancelled": lambda payload: steps.cancelled(ctx, payload),
+    }
+
+
+__all__ = ["COMMAND_PREFIX", "handlers"]

@@ -1,0 +1,182 @@
+"""The Redis job store: the job document and each batch under their own keys, compare-and-set saves.
+
+Keys (all under `stepwise:`):
+  job:<id>            the job without its batches (JSON), carrying `version`
+  job:<id>:batches    a hash: batch number -> batch JSON; a save writes only the batches that changed
+  issue:<repo>#<n>    the id of the latest job for that issue
+  jobs                a sorted set of job ids by creation time (the task center's index)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from typing import Any
+
+import redis
+from pydantic import ValidationError
+
+from jobs.adapters.store import ConflictError, checking_writes
+from jobs.domain.errors import StateError
+from jobs.domain.model import Batch, Job, JobStatus
+
+PREFIX = "stepwise:"
+
+
+def job_key(job_id: str) -> str:
+    return f"{PREFIX}job:{job_id}"
+
+
+def issue_key(repo: str, number: int) -> str:
+    return f"{PREFIX}issue:{repo}#{number}"
+
+
+class RedisStore:
+    """Durable records in Redis. Safe for several workers: a stale save raises ConflictError."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.redis = client
+        # What this process last read or wrote for each batch, to write only what changed.
+        self._seen: dict[str, dict[str, str]] = {}
+
+    # -- reads ----------------------------------------------------------------------------------
+    def load_id(self, job_id: str) -> Job | None:
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.get(job_key(job_id))
+        pipe.hgetall(f"{job_key(job_id)}:batches")
+        pipe.lrange(f"{job_key(job_id)}:events", 0, -1)
+        raw_doc, raw_batches, raw_events = pipe.execute()
+        if raw_doc is None:
+            return None
+        batches = {_text(k): _text(v) for k, v in raw_batches.items()}
+        try:
+            doc: dict[str, Any] = json.loads(raw_doc)
+            count = int(doc.pop("batch_count", len(batches)))
+            doc["batches"] = [json.loads(batches[str(k)]) for k in range(1, count + 1)]
+            doc["events"] = [json.loads(e) for e in raw_events[: int(doc.pop("event_count", 0))]]
+            job = Job.model_validate(doc)
+        except (ValueError, TypeError, KeyError, AttributeError, ValidationError) as exc:
+            raise StateError(
+                f"the Redis record of job {job_id} is damaged: {str(exc)[:300]}",
+                hint="restore Redis from its append-only file, or delete the record to "
+                "rebuild the job from GitHub",
+            ) from exc
+        self._seen[job_id] = batches
+        return job
+
+    def find(self, repo: str, number: int) -> Job | None:
+        job_id = self.redis.get(issue_key(repo, number))
+        return self.load_id(_text(job_id)) if job_id else None
+
+    def reload(self, job: Job) -> Job | None:
+        return self.load_id(job.id)
+
+    def stored_status(self, job: Job) -> JobStatus | None:
+        doc = _stored_doc(job.id, self.redis.get(job_key(job.id)))
+        return JobStatus(doc["status"]) if doc else None
+
+    def job_ids(self, *, newest_first: bool = True, limit: int = 100, offset: int = 0) -> list[str]:
+        if limit <= 0:
+            return []
+        end = offset + limit - 1
+        items = (self.redis.zrevrange(f"{PREFIX}jobs", offset, end) if newest_first
+                 else self.redis.zrange(f"{PREFIX}jobs", offset, end))
+        return [_text(item) for item in items if isinstance(item, bytes | str)]
+
+    # -- writes ---------------------------------------------------------------------------------
+    def save(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
+        """Write `job` if the stored version is still `job.version`; bumps `job.version`.
+
+        Only the batches in `touched` are serialised and written (with None, those that differ
+        from what this store last read or wrote), and only new events are appended.
+        """
+        key = job_key(job.id)
+        seen = self._seen.get(job.id, {})
+        if touched is None:
+            batches = {str(b.number): b.model_dump_json() for b in job.batches}
+            changed = {k: v for k, v in batches.items() if seen.get(k) != v}
+            removed = [k for k in seen if k not in batches]  # a re-plan left fewer batches
+        else:
+            removed = []
+            changed = {str(n): job.batch(n).model_dump_json() for n in touched}
+        doc = job.model_dump(mode="json", exclude={"batches", "events"})
+        doc.update(version=job.version + 1, batch_count=len(job.batches),
+                   event_count=len(job.events))
+        with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                pipe.watch(key)  # type: ignore[no-untyped-call]
+                current = pipe.get(key)
+                stored = _stored_doc(job.id, current)
+                if current is not None and stored.get("version") != job.version:
+                    raise ConflictError(
+                        f"job {job.id} was changed by another worker (stored version "
+                        f"{stored.get('version')}, expected {job.version})",
+                        hint="the step is dropped; the job continues from the stored record",
+                    )
+                if current is None and job.version != 0:
+                    raise StateError(f"the Redis record of job {job.id} disappeared",
+                                     hint="rebuild the job from GitHub")
+                logged = int(stored.get("event_count", 0))
+                pipe.multi()
+                pipe.set(key, json.dumps(doc))
+                if changed:
+                    pipe.hset(f"{key}:batches", mapping=dict(changed.items()))
+                if removed:
+                    pipe.hdel(f"{key}:batches", *removed)
+                if job.events[logged:]:
+                    pipe.ltrim(f"{key}:events", 0, logged - 1)  # drop lines of a lost save
+                    pipe.rpush(f"{key}:events", *(e.model_dump_json() for e in job.events[logged:]))
+                if current is None:
+                    pipe.set(issue_key(_repo_of(job), job.number), job.id)
+                    pipe.zadd(f"{PREFIX}jobs", {job.id: job.created_at.timestamp()})
+                pipe.execute()
+            except redis.WatchError as exc:
+                raise ConflictError(f"job {job.id} was changed by another worker meanwhile",
+                                    hint="the step is dropped; the job continues from the "
+                                    "stored record") from exc
+        seen.update(changed)  # in place: a step's bookkeeping must not grow with the job
+        for gone in removed:
+            seen.pop(gone, None)
+        self._seen[job.id] = seen
+        if checking_writes():
+            stored_job = self.load_id(job.id)
+            expected = job.model_copy(update={"version": job.version + 1})
+            if stored_job is None or stored_job.model_dump(mode="json") != \
+                    expected.model_dump(mode="json"):
+                raise StateError(f"the Redis record of job {job.id} is not what was saved "
+                                 "(a changed batch was not named in `touched`?)",
+                                 hint="this is a bug in Stepwise")
+        job.version += 1
+        return job
+
+    def delete(self, job: Job) -> None:
+        self.redis.delete(job_key(job.id), f"{job_key(job.id)}:batches",
+                          f"{job_key(job.id)}:events")
+        self.redis.zrem(f"{PREFIX}jobs", job.id)
+        self._seen.pop(job.id, None)
+
+
+def _stored_doc(job_id: str, raw: bytes | str | None) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    try:
+        doc = json.loads(raw)
+        if not isinstance(doc, dict) or not isinstance(doc.get("version"), int):
+            raise ValueError("not a job document")
+        return doc
+    except (ValueError, TypeError) as exc:
+        raise StateError(f"the Redis record of job {job_id} is damaged: {str(exc)[:200]}",
+                         hint="restore Redis from its append-only file, or delete the record "
+                         "to rebuild the job from GitHub") from None
+
+
+def _repo_of(job: Job) -> str:
+    return str(job.extra.get("github_repo", job.repo))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def batch_from_json(text: str) -> Batch:
+    return Batch.model_validate_json(text)

@@ -1,0 +1,289 @@
+"""Worker tasks that drive a job: one step under a lease, transient faults with backoff, the reaper.
+
+A step runs while its worker holds the job's lease (renewed by a heartbeat). A worker that dies
+stops renewing; the reaper finds the job unleased with nothing queued for it, marks it
+`interrupted` and queues it again, or after MAX_INTERRUPTIONS in a row stops at the
+`interrupted` gate. Transient faults (GitHub 5xx, rate limits, refused pushes) retry after
+5, 15 and 45 s (or GitHub's Retry-After), then stop at the `failure` gate.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+from bot.observability import metrics
+from bot.server.context import ServerContext
+from bot.server.worker import (
+    Lease,
+    RepoSlots,
+    enqueue,
+    event_lease,
+    lease_key,
+    pending_task_ids,
+    requeue,
+    requeue_overdue,
+    rq_id,
+    started_task_ids,
+    task_abandoned,
+)
+from jobs.adapters.store import ConflictError
+from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
+from jobs.domain.gates import RefusedError, open_gate
+from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
+from jobs.domain.notes import gate_prompt, render_card
+from jobs.engine.engine import Engine
+from jobs.engine.revert import revert_batch
+from jobs.ports import Publication
+
+log = logging.getLogger(__name__)
+ACTIVE = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
+                    JobStatus.CANCEL_REQUESTED, JobStatus.INTERRUPTED})
+MAX_INTERRUPTIONS = 3
+MAX_RETRY_AFTER_S = 900
+
+
+def pull_key(repo: str, number: int) -> str:
+    return f"stepwise:pull:{repo}#{number}"
+
+
+def schedule_advance(ctx: ServerContext, job: Job, *, delay_s: float = 0) -> None:
+    enqueue(ctx.redis, "advance", {"job_id": job.id}, delay_s=delay_s, retry=False,
+            job_id=rq_id("advance", job.id, str(job.version)))
+
+
+def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    """One step of one job; the next step is queued when this one ends."""
+    job_id = str(payload["job_id"])
+    with Lease(ctx.redis, job_id, ttl_s=ctx.settings.lease_ttl_s) as lease:
+        if not lease.held:
+            return  # another worker is advancing it and will queue what follows
+        job = ctx.store.load_id(job_id)
+        if job is None or job.is_terminal or job.status is JobStatus.AWAITING_HUMAN:
+            return
+        slots = repo_slots(ctx, job)
+        position = slots.acquire(job.id, still_running=lambda other: running(ctx, other))
+        if position:
+            wait_for_slot(ctx, job, position)
+            return
+        try:
+            job = step(ctx, job)
+        except ConflictError:
+            job = ctx.store.load_id(job_id) or job  # someone changed it meanwhile: go again
+        except StepwiseError as exc:
+            job = setback(ctx, job_id, exc)
+        metrics.observe(ctx.redis, job)  # what the saved record shows this step (or others) did
+    if job.status not in ACTIVE:  # at a gate or finished: the next job of the repository runs
+        waiting = slots.release(job.id)
+        if waiting is not None:
+            enqueue(ctx.redis, "advance", {"job_id": waiting}, retry=False,
+                    job_id=rq_id("advance", waiting, "slot", job.id, str(job.version)))
+    elif not job.extra.get("retry_scheduled"):
+        schedule_advance(ctx, job)
+
+
+SLOT_POLL_S = 10
+
+
+def repo_slots(ctx: ServerContext, job: Job) -> RepoSlots:
+    limit = ctx.settings.running_limit(int(job.extra.get("installation_id", 0)))
+    return RepoSlots(ctx.redis, job.repo, limit)
+
+
+def running(ctx: ServerContext, job_id: str) -> bool:
+    job = ctx.store.load_id(job_id)
+    return job is not None and job.status in ACTIVE
+
+
+def wait_for_slot(ctx: ServerContext, job: Job, position: int) -> None:
+    """Another job of this repository is running: wait in line, showing the position."""
+    if job.extra.get("queue_position") != position:
+        job.extra["queue_position"] = position
+        ctx.store.save(job)
+        try:
+            forge = ctx.forge(ctx.installation(int(job.extra["installation_id"])), job.repo)
+            if isinstance(job.extra.get("pull"), dict):
+                forge.refresh_pull(job)
+            else:
+                forge.upsert(job, job.number, "queue", render_card(job))
+            ctx.store.save(job)
+        except StepwiseError:
+            log.warning("could not show the queue position", extra={"job_id": job.id})
+    schedule_advance(ctx, job, delay_s=SLOT_POLL_S)
+
+
+def step(ctx: ServerContext, job: Job) -> Job:
+    services, _ = ctx.services_for(job)
+    engine = Engine(services, job)
+    engine.advance(max_steps=1)
+    job = engine.job
+    for key in ("transient_failures", "retry_scheduled", "queue_position"):
+        job.extra.pop(key, None)
+    if job.status is not JobStatus.INTERRUPTED:
+        job.extra["interruptions"] = 0
+    ctx.store.save(job)  # what the forge remembered (comment ids, the pull request)
+    pull = job.extra.get("pull")
+    if isinstance(pull, dict):
+        ctx.redis.set(pull_key(job.repo, int(pull["number"])), job.id)
+    return job
+
+
+def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
+    """A step failed: back off and retry a transient fault, else stop where a human sees it."""
+    metrics.record_github_error(ctx.redis, exc)
+    job = ctx.store.load_id(job_id)
+    if job is None:
+        raise exc
+    tries = int(job.extra.get("transient_failures", 0)) + 1
+    backoff = ctx.settings.backoff_s
+    if exc.retry_class is RetryClass.AUTO_RETRY and tries <= len(backoff):
+        wait = max(backoff[tries - 1], min(float(exc.evidence.get("retry_after", 0)),
+                                           MAX_RETRY_AFTER_S))
+        job.extra.update(transient_failures=tries, retry_scheduled=True)
+        ctx.store.save(job)
+        log.warning("transient fault; retrying", extra={"job_id": job.id, "code": exc.code,
+                                                        "delay_s": wait})
+        schedule_advance(ctx, job, delay_s=wait)
+        return job
+    job.extra.pop("retry_scheduled", None)
+    report = exc.info()
+    if exc.retry_class is RetryClass.DO_NOT_RETRY:
+        job.error = report
+        job.set_status(JobStatus.FAILED)
+    else:
+        current = next((b for b in job.batches if b.status is BatchStatus.IN_PROGRESS), None)
+        reason = (f"{exc.code} persisted after {len(backoff)} retries"
+                  if exc.retry_class is RetryClass.AUTO_RETRY else exc.code)
+        if current is not None:
+            current.set_status(BatchStatus.FAILED)
+        open_gate(job, Gate.FAILURE, reason=reason, now=ctx.clock(), report=report,
+                  batch=current.number if current else None)
+    ctx.store.save(job)
+    tell(ctx, job, report)
+    return job
+
+
+def tell(ctx: ServerContext, job: Job, report: ErrorInfo) -> None:
+    """Best effort: the comment may fail too (e.g. the installation is gone)."""
+    try:
+        forge = ctx.forge(ctx.installation(int(job.extra["installation_id"])), job.repo)
+        if job.gate is not None:
+            forge.upsert(job, forge.thread(job), f"gate:{job.gate.id}",
+                         gate_prompt(job, prefix="/stepwise "))
+        else:
+            forge.upsert(job, job.number, "failed",
+                         f"Stepwise stopped: `{report.code}` ({report.retry_class}): "
+                         f"{report.message}\n\nWhat to do: {report.hint}")
+        ctx.store.save(job)
+    except StepwiseError:
+        log.exception("could not report a failure on GitHub", extra={"job_id": job.id})
+
+
+# -- the reaper -----------------------------------------------------------------------------------
+def reap(ctx: ServerContext) -> list[str]:
+    """Re-enqueue active jobs nobody works on; returns the ids it interrupted."""
+    waiting = pending_task_ids(ctx.redis)
+    stale_before = ctx.clock() - timedelta(seconds=ctx.settings.lease_ttl_s)
+    interrupted = []
+    for job_id in ctx.store.job_ids(limit=10_000):
+        job = ctx.store.load_id(job_id)
+        if job is None or job.status not in ACTIVE or job.updated_at > stale_before:
+            continue
+        if ctx.redis.exists(lease_key(job.id)) or any(job.id in task for task in waiting):
+            continue
+        try:
+            interrupt(ctx, job)
+            interrupted.append(job.id)
+        except ConflictError:
+            continue  # it moved meanwhile: somebody is working on it
+    requeue_abandoned_events(ctx)
+    for task_id in requeue_overdue(ctx.redis):
+        log.warning("a delayed task was overdue; queued", extra={"task": task_id})
+    return interrupted
+
+
+def run_reaper(ctx: ServerContext, stop: threading.Event) -> None:
+    """Every worker reaps in a thread of its own, so recovery never waits for RQ's scheduler
+    (whose lock a dead worker may hold for a while)."""
+    while not stop.wait(ctx.settings.reap_interval_s):
+        try:
+            reap(ctx)
+        except Exception:  # a reaper round must never take the worker down
+            log.exception("reaper round failed")
+
+
+def requeue_abandoned_events(ctx: ServerContext) -> None:
+    """Webhook tasks whose worker died mid-way (started, nobody holds their lease) run again."""
+    for task_id in started_task_ids(ctx.redis):
+        delivery = task_id.removeprefix("event-")
+        if delivery != task_id and task_abandoned(ctx.redis, task_id,
+                                                  lease=event_lease(delivery)):
+            log.warning("webhook task abandoned; queued again", extra={"delivery_id": delivery})
+            requeue(ctx.redis, task_id)
+
+
+def interrupt(ctx: ServerContext, job: Job) -> None:
+    count = int(job.extra.get("interruptions", 0)) + 1
+    job.extra["interruptions"] = count
+    if job.status is not JobStatus.INTERRUPTED:
+        job.set_status(JobStatus.INTERRUPTED)
+    log.warning("job interrupted", extra={"job_id": job.id, "interruptions": count})
+    if count > MAX_INTERRUPTIONS:
+        open_gate(job, Gate.INTERRUPTED, now=ctx.clock(),
+                  reason=f"the job was interrupted {count} times in a row")
+        ctx.store.save(job)
+        tell(ctx, job, ErrorInfo(code="interrupted", retry_class=RetryClass.NEEDS_HUMAN,
+                                 message=f"workers stopped {count} times while running this job",
+                                 hint="check the workers' health, then `/stepwise approve`"))
+        return
+    ctx.store.save(job)
+    schedule_advance(ctx, job)
+
+
+# -- tasks that need the worktree -------------------------------------------------------------------
+@contextmanager
+def leased_job(ctx: ServerContext, task: str, payload: dict[str, Any]) -> Iterator[Job | None]:
+    """The job of `payload` under its lease; None (the task queued again shortly) while another
+    worker holds it, or None when the job is gone."""
+    with Lease(ctx.redis, str(payload["job_id"]), ttl_s=ctx.settings.lease_ttl_s) as lease:
+        if not lease.held:
+            enqueue(ctx.redis, task, payload, delay_s=5)
+            yield None
+        else:
+            yield ctx.store.load_id(str(payload["job_id"]))
+
+
+def cancelled(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    """A job cancelled while it waited: record what was done in the note, tell the issue."""
+    with leased_job(ctx, "cancelled", payload) as job:
+        if job is None:
+            return
+        services, _ = ctx.services_for(job)
+        engine = Engine(services, job)
+        engine.cancel_now()
+        ctx.store.save(engine.job)
+
+
+def revert(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    with leased_job(ctx, "revert", payload) as job:
+        if job is None:
+            return
+        services, forge = ctx.services_for(job)
+        engine = Engine(services, job)
+        try:
+            message = revert_batch(engine, int(payload["batch"]))
+        except RefusedError as exc:
+            message = f"Not reverted: {exc.message} ({exc.hint})"
+        finally:
+            engine.close()
+        ctx.store.save(engine.job)
+        metrics.observe(ctx.redis, engine.job)
+        forge.reply(engine.job, forge.thread(engine.job), f"revert:{payload['comment_id']}",
+                    message)
+
+
+__all__ = ["Publication", "advance", "cancelled", "reap", "revert", "schedule_advance"]

@@ -1,0 +1,1 @@
+"""The web app: the FastAPI factory, the webhook route and the metrics route."""

@@ -1,0 +1,36 @@
+"""The web app factory: routes only (webhooks, health, metrics, the task center); settings and
+Redis are injected."""
+
+from __future__ import annotations
+
+import redis
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from bot.settings import Settings, get_settings
+from bot.taskcenter.mount import install as install_task_center
+from bot.web import metrics_route, webhooks
+
+
+def create_app(settings: Settings | None = None, connection: redis.Redis | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    app = FastAPI(title="Stepwise", version="0.1.0",
+                  description="Long maintenance jobs in small, validated, reversible steps.")
+    app.state.webhook_secret = settings.webhook_secret.get_secret_value()
+    app.state.app_slug = settings.app_slug
+    app.state.redis = connection or redis.Redis.from_url(settings.redis_url)
+    app.include_router(webhooks.router)
+    app.include_router(metrics_route.router)
+    install_task_center(app, settings)
+
+    @app.get("/healthz")
+    def healthz(request: Request) -> JSONResponse:
+        """Reports whether Redis answers."""
+        try:
+            request.app.state.redis.ping()
+        except redis.RedisError as exc:
+            return JSONResponse({"status": "unhealthy", "redis": type(exc).__name__},
+                                status_code=503)
+        return JSONResponse({"status": "ok", "redis": "ok"})
+
+    return app

@@ -1,0 +1,1 @@
+"""What touches the outside world for the engine: git, sandbox, discovery, file store, local forge."""

@@ -1,0 +1,374 @@
+"""Run untrusted repository commands: argv only, allowlisted, scrubbed env, timed, bubblewrapped."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import IO, Protocol
+
+from jobs.domain.errors import ConfigError, RetryClass, StepwiseError
+from jobs.domain.programs import program_name, refusal_reason
+
+log = logging.getLogger(__name__)
+
+TAIL_LINES = 40
+TAIL_LINE_CHARS = 500
+TAIL_TOTAL_CHARS = 6000
+TAIL_READ_BYTES = 64 * 1024
+TMP = "/tmp"  # noqa: S108 - inside bubblewrap this is a private tmpfs
+SANDBOX_HOME = Path(TMP, "home")
+
+# Fixed variables every command gets. CI=true: tools then behave as in unattended CI (no
+# watch modes, prompts or spinners, which would otherwise hang until the timeout); a repo
+# that needs something else sets it in `env`, which is applied on top.
+BASE_ENV = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": TMP, "CI": "true"}
+BASE_ENV |= {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """What a command may do: which programs, network or not, how long, extra environment."""
+
+    allow_commands: tuple[str, ...]
+    network: bool = False
+    timeout: float = 600.0
+    env: Mapping[str, str] = field(default_factory=dict)
+    hidden_paths: tuple[Path, ...] = ()
+    # Asked about twice a second while a command runs; True ends it with its whole group.
+    should_stop: Callable[[], bool] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """How one command ended, with the tail of its merged stdout+stderr."""
+
+    argv: tuple[str, ...]
+    exit_code: int
+    duration_s: float
+    output_tail: str
+    output_lines: int
+    timed_out: bool
+    isolated: bool
+    cancelled: bool = False  # ended because `should_stop` said so
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and not self.cancelled
+
+    def summary(self) -> str:
+        took = f"after {self.duration_s:.1f} s"
+        ended = f"exited {self.exit_code} {took}"
+        if self.timed_out:
+            ended = f"timed out {took} and was killed"
+        shown = min(self.output_lines, len(self.output_tail.splitlines()))
+        noun = "line" if self.output_lines == 1 else "lines"
+        output = f"{self.output_lines:,} {noun} of output, last {shown} shown"
+        if not self.output_lines:
+            output = "no output"
+        return f"`{shlex.join(self.argv)}` {ended} ({output})"
+
+    def evidence(self) -> dict[str, object]:
+        return {**asdict(self), "argv": list(self.argv), "duration_s": round(self.duration_s, 3)}
+
+
+class CommandRefusedError(StepwiseError):
+    """A command whose program is not allowed (or is blocklisted) was asked to run."""
+
+    code = "command_refused"
+    retry_class = RetryClass.NEEDS_HUMAN
+
+    def __init__(self, argv: Sequence[str], reason: str) -> None:
+        name = program_name(argv[0]) if argv else ""
+        super().__init__(
+            f"refused to run `{name}`: {reason}",
+            hint="edit allow_commands in .github/stepwise.yml (blocklisted programs never run)",
+            evidence={"argv": list(argv), "reason": reason},
+        )
+
+
+class Sandbox(Protocol):
+    """Runs one argv in `cwd` under `policy`; `cwd` and `writable` are the only writable paths."""
+
+    isolated: bool
+
+    def run(
+        self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy,
+        writable: Sequence[Path] = (),
+    ) -> CommandResult: ...  # fmt: skip
+
+
+def build_environment(policy: SandboxPolicy, *, home: Path) -> dict[str, str]:
+    """The whole environment of a command: built from scratch, never inherited (except PATH)."""
+    env = {"PATH": os.environ.get("PATH") or os.defpath, "HOME": str(home), **BASE_ENV}
+    for key, value in policy.env.items():
+        if not key or "=" in key or "\0" in key or "\0" in str(value):
+            raise ConfigError(
+                f"env entry {key!r} is not a valid environment variable",
+                hint="use NAME: value pairs without '=' or NUL characters in env",
+            )
+        env[key] = str(value)
+    return env
+
+
+def _read_output(out: IO[bytes]) -> tuple[str, int]:
+    """(tail, total line count) of the output file, reading only its last TAIL_READ_BYTES."""
+    out.flush()
+    size = out.seek(0, os.SEEK_END)
+    out.seek(0)
+    lines, last = 0, b""
+    while chunk := out.read(1 << 20):
+        lines += chunk.count(b"\n")
+        last = chunk[-1:]
+    if size and last != b"\n":
+        lines += 1
+    start = max(0, size - TAIL_READ_BYTES)
+    out.seek(start)
+    text = out.read().decode("utf-8", errors="replace")
+    kept = text.removesuffix("\n").split("\n")
+    kept = kept[1:] if start and len(kept) > 1 else kept  # the first one read may be partial
+    tail = "\n".join(line.rstrip("\r")[:TAIL_LINE_CHARS] for line in kept[-TAIL_LINES:])
+    if len(tail) > TAIL_TOTAL_CHARS:
+        tail = tail[-TAIL_TOTAL_CHARS:].partition("\n")[2]
+    return tail, lines
+
+
+STOP_POLL_S = 0.5
+
+
+def _wait_once(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait for the process to exit (without reaping it when pidfds exist); False on timeout."""
+    if hasattr(os, "pidfd_open"):
+        fd = os.pidfd_open(proc.pid)
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            return bool(poller.poll(int(min(max(timeout, 0), 2e6) * 1000)))  # poll's int limit
+        finally:
+            os.close(fd)
+    try:  # without pidfds the leader is reaped here; the group kill below is best effort
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float,
+          should_stop: Callable[[], bool] | None) -> str:
+    """"exited", "timeout" or "stopped" (when `should_stop` turned true meanwhile)."""
+    if should_stop is None:
+        return "exited" if _wait_once(proc, timeout) else "timeout"
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if _wait_once(proc, min(STOP_POLL_S, max(left, 0))):
+            return "exited"
+        if time.monotonic() >= deadline:
+            return "timeout"
+        if should_stop():
+            return "stopped"
+
+
+def _execute(
+    argv: Sequence[str], cmd: Sequence[str], *, cwd: Path, env: dict[str, str], timeout: float,
+    isolated: bool, should_stop: Callable[[], bool] | None = None,
+) -> CommandResult:  # fmt: skip
+    """Run `cmd` (the real argv, maybe wrapped) in its own session; kill its group at the end."""
+    started = time.monotonic()
+    with tempfile.TemporaryFile() as out:
+        try:
+            proc = subprocess.Popen(
+                list(cmd), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                cwd=cwd, env=env, start_new_session=True, close_fds=True,
+            )  # fmt: skip
+        except OSError as exc:  # lost a race with `which`, or not executable
+            code = 127 if isinstance(exc, FileNotFoundError) else 126
+            return _not_run(argv, code, f"{program_name(argv[0])}: {exc.strerror}", isolated)
+        ended = "exited"
+        try:
+            ended = _wait(proc, timeout, should_stop)
+        finally:
+            # Kill whatever is left in the group (background children, or everything on
+            # timeout) while the leader is still unreaped, so the group id cannot be reused.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            exit_code = proc.wait()
+        duration = time.monotonic() - started
+        tail, lines = _read_output(out)
+    return CommandResult(
+        argv=tuple(argv), exit_code=exit_code, duration_s=duration, output_tail=tail,
+        output_lines=lines, timed_out=ended == "timeout", isolated=isolated,
+        cancelled=ended == "stopped",
+    )  # fmt: skip
+
+
+def _not_run(argv: Sequence[str], code: int, message: str, isolated: bool) -> CommandResult:
+    return CommandResult(tuple(argv), code, 0.0, message, 1, False, isolated)
+
+
+def _prepare(argv: Sequence[str], cwd: Path, policy: SandboxPolicy, env: dict[str, str]) -> str:
+    """Refuse what may not run; return '' or a not-found message. Raises on a missing cwd."""
+    reason = refusal_reason(argv, policy.allow_commands)
+    if reason is not None:
+        raise CommandRefusedError(argv, reason)
+    if not cwd.is_dir():
+        msg, hint = f"the working directory {cwd} does not exist", "its worktree is gone; retry"
+        raise StepwiseError(msg, code="sandbox_cwd_missing", hint=hint)
+    if shutil.which(argv[0], path=env["PATH"]) is None:
+        return f"{argv[0]}: command not found (searched PATH={env['PATH']})"
+    return ""
+
+
+class PlainSandbox:
+    """No namespaces: the same allowlist, scrubbed environment, timeouts and group kill."""
+
+    isolated = False
+
+    def run(
+        self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy,
+        writable: Sequence[Path] = (),
+    ) -> CommandResult:  # fmt: skip
+        with tempfile.TemporaryDirectory(prefix="stepwise-home-", ignore_cleanup_errors=True) as h:
+            env = build_environment(policy, home=Path(h))
+            missing = _prepare(argv, cwd, policy, env)
+            if missing:
+                return _not_run(argv, 127, missing, self.isolated)
+            return _execute(
+                argv, argv, cwd=cwd, env=env, timeout=policy.timeout, isolated=self.isolated,
+                should_stop=policy.should_stop,
+            )
+
+
+class BubblewrapSandbox:
+    """bubblewrap: read-only root, private /tmp, no network, hidden paths, own PID namespace."""
+
+    isolated = True
+
+    def __init__(self, bwrap: str | None = None) -> None:
+        found = bwrap or shutil.which("bwrap")
+        if found is None:
+            raise _unavailable("bubblewrap (bwrap) is not installed")
+        self.bwrap = found
+
+    def command(
+        self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy, env: Mapping[str, str],
+        writable: Sequence[Path] = (), empty_file: Path | None = None,
+    ) -> list[str]:  # fmt: skip
+        """The full bwrap argv that runs `argv` (exposed for tests and debugging)."""
+        cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        cmd += ["--tmpfs", TMP, "--dir", str(SANDBOX_HOME), "--unshare-all"]
+        # Sockets of host services (docker.sock, dbus, ...) live under /run: out of reach.
+        if Path("/run").is_dir():
+            cmd += ["--tmpfs", "/run"]
+        # The private /tmp must not hide the programs on PATH (e.g. a virtualenv under /tmp).
+        for tool_dir in _path_dirs_under_tmp(env.get("PATH", "")):
+            cmd += ["--ro-bind", str(tool_dir), str(tool_dir)]
+        if policy.network:
+            cmd.append("--share-net")
+        cmd += ["--die-with-parent", "--new-session", "--clearenv"]
+        for key, value in env.items():
+            cmd += ["--setenv", key, value]
+        # Mounts apply in order: hide first, then bind the writable paths back on top.
+        for hidden in policy.hidden_paths:
+            path = hidden.resolve()
+            if path.is_dir():
+                cmd += ["--tmpfs", str(path)]
+            elif path.exists() and empty_file is not None:  # a single file, e.g. a key
+                cmd += ["--ro-bind", str(empty_file), str(path)]
+        real_cwd = cwd.resolve()
+        for path in dict.fromkeys([real_cwd, *(p.resolve() for p in writable)]):
+            cmd += ["--bind", str(path), str(path)]
+        return [*cmd, "--chdir", str(real_cwd), "--", *argv]
+
+    def run(
+        self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy,
+        writable: Sequence[Path] = (),
+    ) -> CommandResult:  # fmt: skip
+        env = build_environment(policy, home=SANDBOX_HOME)
+        missing = _prepare(argv, cwd, policy, env)
+        if missing:
+            return _not_run(argv, 127, missing, self.isolated)
+        with tempfile.NamedTemporaryFile(prefix="stepwise-empty-") as empty:
+            cmd = self.command(argv, cwd=cwd, policy=policy, env=env, writable=writable,
+                               empty_file=Path(empty.name))  # fmt: skip
+            result = _execute(argv, cmd, cwd=cwd, env=env, timeout=policy.timeout, isolated=True,
+                              should_stop=policy.should_stop)
+        if result.exit_code == 1 and result.output_tail.startswith("bwrap: execvp "):
+            return replace(result, exit_code=127)  # not found in the sandbox's view (e.g. /tmp)
+        return result
+
+
+def _path_dirs_under_tmp(path_value: str) -> list[Path]:
+    """PATH directories under /tmp, widened to their virtualenv root (it holds pyvenv.cfg)."""
+    found: dict[Path, None] = {}
+    for entry in path_value.split(os.pathsep):
+        if not entry:
+            continue
+        directory = Path(entry).resolve()
+        if not directory.is_dir() or not directory.is_relative_to(TMP):
+            continue
+        root = directory.parent if (directory.parent / "pyvenv.cfg").exists() else directory
+        found[root] = None
+    return list(found)
+
+
+def _unavailable(message: str) -> StepwiseError:
+    hint = "install bubblewrap (apt-get install bubblewrap) or set STEPWISE_ALLOW_UNSANDBOXED=1"
+    return StepwiseError(message, code="sandbox_unavailable", retry_class=_NO_RETRY, hint=hint)
+
+
+_NO_RETRY = RetryClass.DO_NOT_RETRY
+_warned: list[bool] = []  # non-empty once the "running unsandboxed" warning was logged
+
+
+@functools.cache
+def _probe(bwrap: str) -> bool:
+    """Whether `bwrap` can really build a sandbox here (user namespaces may be disabled)."""
+    pol, env = SandboxPolicy(allow_commands=("true",)), {"PATH": "/usr/bin:/bin"}
+    try:
+        with tempfile.TemporaryDirectory(prefix="stepwise-probe-") as cwd:
+            probe = BubblewrapSandbox(bwrap).command(["true"], cwd=Path(cwd), policy=pol, env=env)
+            done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    if done.returncode != 0:
+        log.debug("bubblewrap probe failed: %s", done.stderr.decode(errors="replace").strip())
+    return done.returncode == 0
+
+
+def bubblewrap_available() -> bool:
+    """`bwrap` is on PATH and a probe sandbox runs (the probe is cached per bwrap path)."""
+    bwrap = shutil.which("bwrap")
+    return bwrap is not None and _probe(bwrap)
+
+
+def reset_sandbox_caches() -> None:
+    """Forget the probe results and the warned-once flag (for tests)."""
+    _probe.cache_clear()
+    _warned.clear()
+
+
+def make_sandbox(*, require_isolation: bool) -> Sandbox:
+    """BubblewrapSandbox when usable; else PlainSandbox if allowed (warning once), else raise."""
+    if bubblewrap_available():
+        return BubblewrapSandbox()
+    if require_isolation and os.environ.get("STEPWISE_ALLOW_UNSANDBOXED") != "1":
+        raise _unavailable("bubblewrap is unusable; server mode runs repo code only sandboxed")
+    if not _warned:
+        _warned.append(True)
+        log.warning(
+            "bubblewrap is not available: repository commands run WITHOUT isolation "
+            "(scrubbed environment and timeouts only); install bubblewrap to sandbox them"
+        )
+    return PlainSandbox()

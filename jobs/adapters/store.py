@@ -1,0 +1,242 @@
+"""Durable job records: the store interface and the local JSON file store under `.git/stepwise/`."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Collection, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from jobs.domain.errors import StateError
+from jobs.domain.model import Job, JobStatus
+
+
+class ConflictError(StateError):
+    """Someone else saved the job since it was read (compare-and-set failed)."""
+
+    code = "state_conflict"
+
+
+class BusyError(StateError):
+    """Another process is advancing the same job."""
+
+    code = "job_busy"
+
+
+class JobStore(Protocol):
+    def reload(self, job: Job) -> Job | None:
+        """The stored copy of `job`, or None."""
+        ...
+
+    def stored_status(self, job: Job) -> JobStatus | None:
+        """The status stored for `job` (cheap: no batches are read), or None."""
+        ...
+
+    def save(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
+        """Write `job` if the stored version is still `job.version`, and bump it.
+
+        `touched` names the batches that changed since the last save (None: maybe all of
+        them), so that recording one batch costs the same whatever the job's size.
+        """
+        ...
+
+
+DAMAGED_HINT = (
+    "restore it from a backup, or move it aside and run the same issue again: the job is found "
+    "again from its branch's trailers and its committed batches are adopted, not redone"
+)
+
+
+def checking_writes() -> bool:
+    """Tests set STEPWISE_STORE_CHECK=1: every save then proves the whole record matches."""
+    return os.environ.get("STEPWISE_STORE_CHECK") == "1"
+
+
+class FileStore:
+    """Local mode's record of issue N under `.git/stepwise/`: the progress file `issue-N.json`
+    (the job), one file per batch in `issue-N.batches/` and the event log `issue-N.events.jsonl`.
+
+    Each write is atomic (temporary file, fsync, rename), read back and checked; the progress
+    file is written last and carries the version (compare-and-set).
+    """
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+
+    def path_for(self, number: int) -> Path:
+        return self.state_dir / f"issue-{number}.json"
+
+    def batch_path(self, number: int, batch: int) -> Path:
+        return self.state_dir / f"issue-{number}.batches" / f"{batch}.json"
+
+    def events_path(self, number: int) -> Path:
+        return self.state_dir / f"issue-{number}.events.jsonl"
+
+    def reload(self, job: Job) -> Job | None:
+        return self.load(job.number)
+
+    def stored_status(self, job: Job) -> JobStatus | None:
+        doc = self._document(job.number)
+        if doc is None or doc.get("id") != job.id:
+            return None
+        return JobStatus(doc["status"])
+
+    def _document(self, number: int) -> dict[str, Any] | None:
+        path = self.path_for(number)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        try:
+            doc = json.loads(raw)
+            if not isinstance(doc, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            raise StateError(f"the progress file {path} is damaged: {exc}",
+                             hint=DAMAGED_HINT) from None
+        return doc
+
+    def load(self, number: int) -> Job | None:
+        doc = self._document(number)
+        if doc is None:
+            return None
+        try:
+            batches = [json.loads(self.batch_path(number, k).read_bytes())
+                       for k in range(1, int(doc.pop("batch_count", 0)) + 1)]
+            count = int(doc.pop("event_count", 0))
+            doc.pop("events_size", None)
+            events = self._events(number)[:count]
+            return Job.model_validate({**doc, "batches": batches, "events": events})
+        except (OSError, ValueError, TypeError) as exc:
+            message = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise StateError(f"the progress file {self.path_for(number)} is damaged: "
+                             f"{message[:300]}", hint=DAMAGED_HINT) from None
+
+    def _events(self, number: int) -> list[Any]:
+        try:
+            lines = self.events_path(number).read_bytes().splitlines()
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def save(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
+        stored = self._document(job.number)
+        if stored is not None and not (isinstance(stored.get("id"), str)
+                                       and isinstance(stored.get("version"), int)):
+            raise StateError(f"the progress file {self.path_for(job.number)} is damaged: it "
+                             "has no job id or version", hint=DAMAGED_HINT)
+        same_job = stored is not None and stored.get("id") == job.id
+        if same_job and stored is not None and stored.get("version") != job.version:
+            raise ConflictError(
+                f"job {job.id} was changed by another process (stored version "
+                f"{stored.get('version')}, expected {job.version})",
+                hint="run the command again; it resumes from the stored record",
+            )
+        numbers = [b.number for b in job.batches] if touched is None or not same_job \
+            else sorted(set(touched))
+        written = {}
+        for number in numbers:
+            payload = job.batch(number).model_dump_json(indent=1)
+            self._write_atomically(self.batch_path(job.number, number), payload)
+            written[number] = payload
+        logged = int(stored.get("event_count", 0)) if same_job and stored else 0
+        logged_size = int(stored.get("events_size", -1)) if same_job and stored else 0
+        if not same_job:
+            self.events_path(job.number).unlink(missing_ok=True)
+        events_size = self._append_events(job, logged, logged_size)
+        doc = job.model_dump(mode="json", exclude={"batches", "events"})
+        doc.update(version=job.version + 1, batch_count=len(job.batches),
+                   event_count=len(job.events), events_size=events_size)
+        payload = json.dumps(doc, indent=2)
+        self._write_atomically(self.path_for(job.number), payload)
+        self._read_back(job, doc, written)
+        job.version += 1
+        return job
+
+    def _append_events(self, job: Job, logged: int, logged_size: int) -> int:
+        """Append the events not yet on disk; returns the log's size, kept in the progress file
+        (a log of another size holds lines of a save that never finished: it is rewritten)."""
+        path = self.events_path(job.number)
+        size = path.stat().st_size if path.exists() else 0
+        new = job.events[logged:]
+        if size != logged_size:
+            lines = "".join(e.model_dump_json() + "\n" for e in job.events)
+            self._write_atomically(path, lines)
+            return len(lines.encode())
+        if not new:
+            return size
+        chunk = b"".join(e.model_dump_json().encode() + b"\n" for e in new)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("ab") as handle:
+            handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return size + len(chunk)
+
+    def _read_back(self, job: Job, doc: dict[str, Any], written: dict[int, str]) -> None:
+        problem = self._document(job.number) != doc or any(
+            self.batch_path(job.number, k).read_text(encoding="utf-8") != payload
+            for k, payload in written.items())
+        if not problem and checking_writes():
+            stored = self.load(job.number)
+            expected = job.model_copy(update={"version": job.version + 1})
+            problem = stored is None or stored.model_dump(mode="json") != \
+                expected.model_dump(mode="json")
+        if problem:
+            raise StateError(
+                f"the progress file for job {job.id} did not read back as written",
+                hint="check the disk (full? read-only?) and run the command again",
+            )
+
+    def _write_atomically(self, path: Path, payload: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(payload)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+    @contextlib.contextmanager
+    def lock(self, number: int) -> Iterator[None]:
+        """Hold the job's lock file while advancing it; BusyError if another process holds it."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        path = self.state_dir / f"issue-{number}.lock"
+        with path.open("a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                handle.seek(0)
+                holder = handle.read().strip() or "unknown"
+                raise BusyError(
+                    f"another stepwise process (pid {holder}) is running job #{number}",
+                    hint="wait for it to stop at a gate, or use `stepwise cancel` to stop it",
+                ) from exc
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(os.getpid()))
+            handle.flush()
+            try:
+                yield
+            finally:
+                handle.seek(0)
+                handle.truncate()
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def is_locked(self, number: int) -> bool:
+        try:
+            with self.lock(number):
+                return False
+        except BusyError:
+            return True

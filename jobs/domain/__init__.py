@@ -1,0 +1,1 @@
+"""The domain, pure and without I/O: records, statuses, gates, specs, config, plans, guard, notes."""

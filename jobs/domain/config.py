@@ -1,0 +1,327 @@
+"""The repository config `.github/stepwise.yml`, and the YAML reading shared with the task spec."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Literal, Self
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from jobs.domain.errors import ConfigError
+from jobs.domain.globs import unsafe_path_reason
+from jobs.domain.programs import BLOCKED_PROGRAMS, program_name, refusal_reason, split_command
+
+CONFIG_PATH = ".github/stepwise.yml"
+MAX_DOCUMENT_BYTES = 64 * 1024
+
+AllowDeletions = bool | Literal["ask"]
+
+# Environment names `env` may not set: they steer the sandbox, git, the proxy or Stepwise itself.
+RESERVED_ENV_NAMES = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "TMPDIR",
+     "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
+)  # fmt: skip
+RESERVED_ENV_PREFIXES = ("STEPWISE_", "GITHUB_", "GIT_", "LD_", "DYLD_")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PROGRAM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+_LOGIN = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9])*")
+_TEAM = re.compile(r"@[A-Za-z0-9](?:-?[A-Za-z0-9])*/[A-Za-z0-9][A-Za-z0-9._-]*")
+_SHELL_TOKENS = frozenset({"&&", "||", "|", ";", "&", ">", ">>", "<", "2>", "2>&1", "$(", "`"})
+
+
+class InputProblem(Exception):
+    """A problem in YAML a person wrote: the field (or None), what is wrong, how to fix it."""
+
+    def __init__(self, field: str | None, problem: str, hint: str) -> None:
+        super().__init__(problem)
+        self.field, self.problem, self.hint = field, problem, hint
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """safe_load that also refuses aliases (no expansion bombs) and duplicate keys."""
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            problem = "anchors and aliases (&name, *name) are not supported"
+            raise yaml.MarkedYAMLError(problem=problem, problem_mark=mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                if key_node.value in seen:
+                    problem = f"the key `{key_node.value}` appears twice"
+                    raise yaml.MarkedYAMLError(problem=problem, problem_mark=key_node.start_mark)
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml_mapping(text: str, *, example: str, empty_ok: bool = False) -> dict[str, Any]:
+    """Parse `text` (at most 64 KiB) as YAML whose top level is a mapping with string keys."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_DOCUMENT_BYTES:
+        raise InputProblem(None, "it is larger than 64 KiB", "shorten it")
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = f"invalid YAML{where}: {exc.problem or exc.context}"
+        raise InputProblem(None, problem, "fix the YAML at that position") from None
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise InputProblem(None, f"cannot read the YAML: {exc}", "simplify the YAML") from None
+    if data is None and empty_ok:
+        return {}
+    if not isinstance(data, dict):
+        got = "empty" if data is None else f"{yaml_kind(data)}, not a mapping of fields"
+        hint = f"write fields as `key: value`, e.g.\n{example}"
+        raise InputProblem(None, f"it is {got}", hint)
+    return data
+
+
+def check_keys(data: Mapping[Any, Any], valid: Collection[str]) -> None:
+    """Refuse keys that are not in `valid`, suggesting the closest valid one."""
+    for key in data:
+        if key in valid:
+            continue
+        close = difflib.get_close_matches(str(key), list(valid), n=1)
+        did_you_mean = f"did you mean `{close[0]}`? " if close else ""
+        hint = f"{did_you_mean}valid fields: {', '.join(valid)}"
+        raise InputProblem(str(key), "unknown field", hint)
+
+
+def yaml_kind(value: object) -> str:
+    """How YAML would name the type of `value`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    kinds = {int: "a whole number", float: "a decimal number", str: "a string"}
+    kinds |= {list: "a list", dict: "a mapping"}
+    return kinds.get(type(value), f"a {type(value).__name__}")
+
+
+_EXPECTED = {"string_type": "a string", "int_type": "a whole number", "bool_type": "true or false",
+             "list_type": "a list", "dict_type": "a mapping"}  # fmt: skip
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """('find', 1) -> `find[1]`; ('env', 'X') -> `env.X`."""
+    out = ""
+    for part in loc:
+        if part == "[key]":
+            continue
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def problem_from_validation(exc: ValidationError, examples: Mapping[str, str]) -> InputProblem:
+    """The first pydantic error, in the user's terms, with the field's example as the hint."""
+    error = exc.errors(include_url=False)[0]
+    loc, kind, ctx = error["loc"], error["type"], error.get("ctx", {})
+    field = field_path(loc)
+    example = examples.get(str(loc[0]), "") if loc else ""
+    hint = f"e.g. `{example}`" if example else "see the documentation for this field"
+    if kind == "missing":
+        return InputProblem(field, "is required", f"add it, {hint}")
+    if kind in _EXPECTED:
+        got = yaml_kind(error["input"])
+        if loc and loc[0] == "env":
+            hint = 'quote the value, e.g. `PYTHONPATH: "src"`'
+        return InputProblem(field, f"expected {_EXPECTED[kind]}, got {got}", hint)
+    if kind == "enum":
+        return InputProblem(field, f"must be one of {ctx['expected']}", hint)
+    if kind == "too_long":
+        problem = f"has {ctx['actual_length']} entries; at most {ctx['max_length']} are allowed"
+        return InputProblem(field, problem, "shorten the list or split the task into smaller ones")
+    if kind in ("greater_than_equal", "less_than_equal"):
+        bound = f"at least {ctx['ge']}" if "ge" in ctx else f"at most {ctx['le']}"
+        return InputProblem(field, f"must be {bound}, not {error['input']}", hint)
+    if kind == "string_too_short":
+        return InputProblem(field, "must not be empty", hint)
+    if kind == "string_too_long":
+        problem = f"is longer than {ctx['max_length']} characters"
+        return InputProblem(field, problem, "shorten it")
+    message = str(ctx["error"]) if kind == "value_error" else error["msg"]
+    return InputProblem(field, message[:1].lower() + message[1:], hint)
+
+
+def command_argv(text: str, *, allow_commands: Sequence[str]) -> list[str]:
+    """Split a command and check its program against `allow_commands` and the blocklist."""
+    try:
+        argv = split_command(text)
+    except ValueError as exc:
+        raise InputProblem(None, str(exc), "write one command with balanced quotes") from None
+    operators = [arg for arg in argv if arg in _SHELL_TOKENS or arg.startswith("$(")]
+    if operators:
+        problem = f"commands run without a shell, so `{operators[0]}` would be a plain argument"
+        raise InputProblem(None, problem, "write each command as its own entry, without pipes")
+    if "=" in argv[0] and "/" not in argv[0]:
+        problem = f"`{argv[0]}` looks like an environment assignment, not a program"
+        raise InputProblem(None, problem, "set environment variables in `env:` instead")
+    reason = refusal_reason(argv, allow_commands)
+    if reason is not None:
+        name = program_name(argv[0])
+        if name in BLOCKED_PROGRAMS:
+            hint = "remove this command; blocked programs never run"
+        elif "/" in argv[0]:
+            hint = f"write `{name}` instead of a path"
+        else:
+            hint = f"add `{name}` to allow_commands, or remove this command"
+        raise InputProblem(None, reason, hint)
+    return argv
+
+
+_CONFIG_EXAMPLES = {
+    "setup": 'setup: ["python -m pip install -e ."]',
+    "env": 'env: {PYTHONPATH: "src"}',
+    "approvers": 'approvers: ["octocat", "@my-org/maintainers"]',
+}
+
+
+class RepoConfig(BaseModel):
+    """`.github/stepwise.yml`: every field and default as documented in DESIGN.md."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
+
+    trigger_label: str = Field(default="stepwise", min_length=1, max_length=50)
+    setup: list[str] = []
+    validate_: list[str] = Field(default=["python -m pytest -q", "ruff check ."], alias="validate")
+    env: dict[str, str] = {}
+    allow_commands: list[str] = ["pytest", "python", "ruff", "mypy", "make", "npm", "tox"]
+    network: bool = False
+    batch_size: int = Field(default=5, ge=1, le=100)
+    batches_per_milestone: int = Field(default=4, ge=1)
+    max_failed_attempts: int = Field(default=2, ge=1, le=20)
+    command_timeout: int = Field(default=600, ge=1, le=86400)
+    require_plan_approval: bool = True
+    allow_deletions: AllowDeletions = False
+    allow_new_files: bool = False
+    max_batch_lines: int = Field(default=400, ge=1)
+    allow_test_edits: bool = False
+    allow_manifest_edits: bool = False
+    protected_paths: list[str] = [".github/**", ".env*", "**/*.pem", "**/secrets/**"]
+    approvers: list[str] = []
+    notes_dir: str = "docs/agent-changes"
+    llm_drafts: bool = False  # a labelled issue without a block gets a spec drafted by the model
+
+    @property
+    def validate_commands(self) -> list[str]:
+        return list(self.validate_)
+
+    def validate_argvs(self) -> list[list[str]]:
+        return [split_command(command) for command in self.validate_]
+
+    def setup_argvs(self) -> list[list[str]]:
+        return [split_command(command) for command in self.setup]
+
+    @field_validator("allow_deletions", mode="before")
+    @classmethod
+    def _check_allow_deletions(cls, value: object) -> object:
+        if value is not True and value is not False and value != "ask":
+            raise ValueError(f'expected true, false or "ask", got {yaml_kind(value)}')
+        return value
+
+    @model_validator(mode="after")
+    def _check(self, info: ValidationInfo) -> Self:
+        try:
+            self._check_fields()
+        except InputProblem as problem:
+            source = (info.context or {}).get("source", CONFIG_PATH)
+            raise config_error(problem, source=source) from None
+        return self
+
+    def _check_fields(self) -> None:
+        for i, name in enumerate(self.allow_commands):
+            if not _PROGRAM.fullmatch(name):
+                hint = "write the bare program name, e.g. `pytest`"
+                raise InputProblem(f"allow_commands[{i}]", f"`{name}` is not a program name", hint)
+            if name in BLOCKED_PROGRAMS:
+                problem = f"`{name}` is on the built-in blocklist and cannot be allowed"
+                raise InputProblem(f"allow_commands[{i}]", problem, "remove it from allow_commands")
+        for key in ("setup", "validate"):
+            for i, command in enumerate(self.setup if key == "setup" else self.validate_):
+                try:
+                    command_argv(command, allow_commands=self.allow_commands)
+                except InputProblem as bad:
+                    raise InputProblem(f"{key}[{i}]", bad.problem, bad.hint) from None
+        for name, value in self.env.items():
+            self._check_env(name, value)
+        for i, path in enumerate(self.protected_paths):
+            if reason := unsafe_path_reason(path):
+                hint = "use a repository-relative glob, e.g. `config/**`"
+                raise InputProblem(f"protected_paths[{i}]", reason, hint)
+        if reason := unsafe_path_reason(self.notes_dir) or (
+            "it is a glob; name one directory" if re.search(r"[*?\[]", self.notes_dir) else None
+        ):
+            raise InputProblem("notes_dir", reason, "use a repository-relative directory")
+        for i, who in enumerate(self.approvers):
+            if not (_LOGIN.fullmatch(who) and len(who) <= 39) and not _TEAM.fullmatch(who):
+                problem = f"`{who}` is neither a login nor an @org/team name"
+                hint = "write a login without @ (`octocat`) or a team as `@org/team`"
+                raise InputProblem(f"approvers[{i}]", problem, hint)
+
+    @staticmethod
+    def _check_env(name: str, value: str) -> None:
+        field = f"env.{name}"
+        if not _ENV_NAME.fullmatch(name):
+            hint = "use letters, digits and underscores, not starting with a digit"
+            raise InputProblem(field, f"`{name}` is not a valid variable name", hint)
+        upper = name.upper()
+        if upper in RESERVED_ENV_NAMES or upper.startswith(RESERVED_ENV_PREFIXES):
+            problem = f"`{name}` is reserved: Stepwise sets it or it would steer the sandbox"
+            raise InputProblem(field, problem, "remove it or pick another variable name")
+        if "\x00" in value:
+            raise InputProblem(field, "the value contains a NUL byte", "remove the NUL byte")
+
+
+def _field_keys() -> list[str]:
+    return [info.alias or name for name, info in RepoConfig.model_fields.items()]
+
+
+def _examples() -> dict[str, str]:
+    defaults = {
+        key: json.dumps(info.default)
+        for key, info in zip(_field_keys(), RepoConfig.model_fields.values(), strict=True)
+    }
+    return {key: f"{key}: {value}" for key, value in defaults.items()} | _CONFIG_EXAMPLES
+
+
+class InvalidConfigError(ConfigError):
+    """A config problem; `field` names the offending field, or is None for the whole file."""
+
+    def __init__(self, message: str, *, hint: str, field: str | None = None) -> None:
+        super().__init__(message, hint=hint, evidence={"field": field} if field else None)
+        self.field = field
+
+
+def config_error(problem: InputProblem, *, source: str = CONFIG_PATH) -> InvalidConfigError:
+    where = f"config field `{problem.field}` in {source}" if problem.field else source
+    return InvalidConfigError(f"{where}: {problem.problem}", hint=problem.hint, field=problem.field)
+
+
+def load_config(text: str | None, *, source: str = CONFIG_PATH) -> RepoConfig:
+    """Read the repository config; no file, an empty file or only comments give the defaults."""
+    if text is None or not text.strip():
+        return RepoConfig()
+    try:
+        data = load_yaml_mapping(text, example="batch_size: 5", empty_ok=True)
+        check_keys(data, _field_keys())
+        return RepoConfig.model_validate(data, context={"source": source})
+    except InputProblem as problem:
+        raise config_error(problem, source=source) from None
+    except ValidationError as exc:
+        raise config_error(problem_from_validation(exc, _examples()), source=source) from None

@@ -1,0 +1,143 @@
+"""Opening gates and applying the human verbs to them, as pure changes to the job record."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from jobs.domain.errors import BadInputError, ErrorInfo
+from jobs.domain.model import BATCH_GATES, BatchStatus, Gate, Job, JobStatus, OpenGate
+
+
+class Verb(StrEnum):
+    APPROVE = "approve"
+    RETRY = "retry"
+    SKIP = "skip"
+    CANCEL = "cancel"
+
+
+# Which verbs each gate accepts besides cancel (DESIGN.md, "Gates, commands and exit codes").
+ACCEPTED: dict[Gate, frozenset[Verb]] = {
+    Gate.PLAN: frozenset({Verb.APPROVE}),
+    Gate.MILESTONE: frozenset({Verb.APPROVE}),
+    Gate.SPEC_CHANGED: frozenset({Verb.APPROVE}),
+    Gate.LARGE_CHANGE: frozenset({Verb.APPROVE, Verb.SKIP}),
+    Gate.DELETION: frozenset({Verb.APPROVE, Verb.SKIP}),
+    Gate.SCOPE: frozenset({Verb.APPROVE, Verb.RETRY, Verb.SKIP}),
+    Gate.FAILURE: frozenset({Verb.APPROVE, Verb.RETRY, Verb.SKIP}),
+    Gate.HUMAN_COMMIT: frozenset({Verb.APPROVE}),
+    Gate.INTERRUPTED: frozenset({Verb.APPROVE}),
+    Gate.BUDGET: frozenset({Verb.APPROVE, Verb.SKIP}),
+}
+
+
+class RefusedError(BadInputError):
+    """A verb that does not apply now; nothing changed."""
+
+    code = "command_refused"
+
+
+def open_gate(
+    job: Job, kind: Gate, *, reason: str, now: datetime, batch: int | None = None,
+    milestone: int | None = None, report: ErrorInfo | None = None,
+) -> OpenGate:
+    job.gate_counter += 1
+    gate = OpenGate(id=f"{kind}-{job.gate_counter}", kind=kind, opened_at=now, reason=reason,
+                    batch=batch, milestone=milestone, report=report)
+    job.set_status(JobStatus.AWAITING_HUMAN)
+    job.gate = gate
+    return gate
+
+
+def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = None) -> str:
+    """Apply `verb` to the open gate; return what happened. Raises RefusedError, changing nothing."""
+    gate = job.gate
+    if verb is Verb.CANCEL:
+        return _cancel(job)
+    if gate is None or job.status is not JobStatus.AWAITING_HUMAN:
+        raise RefusedError(
+            f"there is no open gate to {verb} (job status `{job.status}`)",
+            hint="run `stepwise status` to see what the job is doing",
+        )
+    if gate_id is not None and gate_id != gate.id:
+        raise RefusedError(
+            f"the command was for gate {gate_id}, but gate {gate.id} is open now",
+            hint="read the latest progress card and answer the gate that is open",
+            code="stale_gate",
+        )
+    if verb not in ACCEPTED[gate.kind]:
+        allowed = ", ".join(sorted(ACCEPTED[gate.kind] | {Verb.CANCEL}))
+        raise RefusedError(
+            f"`{verb}` does not apply to the `{gate.kind}` gate",
+            hint=f"this gate accepts: {allowed}",
+        )
+    if verb is Verb.SKIP and not reason.strip():
+        raise RefusedError("`skip` needs a reason", hint="e.g. `stepwise skip generated code`")
+    if verb is Verb.SKIP and gate.batch is None:
+        raise RefusedError(f"the `{gate.kind}` gate is not about one batch, so there is "
+                           "nothing to skip", hint="use `approve` or `cancel`")
+    message = _pass(job, gate, verb, reason.strip())
+    job.gate = None
+    return message
+
+
+def _pass(job: Job, gate: OpenGate, verb: Verb, reason: str) -> str:
+    batch = job.batch(gate.batch) if gate.batch is not None else None
+    if verb is Verb.SKIP and batch is not None:
+        batch.set_status(BatchStatus.SKIPPED)
+        batch.reason = reason
+        job.set_status(JobStatus.RUNNING)
+        return f"batch {batch.number} skipped: {reason}"
+    if gate.kind is Gate.SPEC_CHANGED:
+        job.set_status(JobStatus.PLANNING)
+        return "re-planning with the changed spec"
+    job.set_status(JobStatus.RUNNING)
+    if gate.kind is Gate.PLAN:
+        job.approved_digest = job.spec_digest
+        return "plan approved"
+    if gate.kind is Gate.MILESTONE and gate.milestone is not None:
+        job.approved_milestones.append(gate.milestone)
+        return f"milestone {gate.milestone} approved"
+    if gate.kind in BATCH_GATES and batch is not None:
+        if verb is Verb.APPROVE:
+            batch.approved_gates.append(gate.kind)
+            return f"batch {batch.number}: {gate.kind} accepted"
+        return f"batch {batch.number} will be retried"
+    if gate.kind is Gate.FAILURE and batch is not None:
+        batch.consecutive_failures = 0
+        return f"batch {batch.number} will be retried (attempt counter reset)"
+    if gate.kind is Gate.FAILURE and verb is Verb.APPROVE and gate.report is not None \
+            and gate.report.code == "final_review_failed":
+        job.extra["accept_review"] = True  # what the gate's hint promises: finish anyway
+        return "finishing although the final review did not pass"
+    if gate.kind is Gate.HUMAN_COMMIT:
+        job.extra["accept_branch_head"] = True
+        return "continuing on top of the pushed commits"
+    return f"gate {gate.kind} passed"
+
+
+def _cancel(job: Job) -> str:
+    if job.is_terminal:
+        raise RefusedError(f"the job is already {job.status}", hint="nothing to cancel")
+    job.gate = None
+    if job.status is JobStatus.RUNNING or job.status is JobStatus.PLANNING:
+        job.set_status(JobStatus.CANCEL_REQUESTED)
+        return "cancel requested: the job stops at the next safe point"
+    if job.status is JobStatus.CANCEL_REQUESTED:
+        return "cancel already requested"
+    job.set_status(JobStatus.CANCELLED)
+    return "job cancelled"
+
+
+def note_spec_change(job: Job, *, title: str, body: str, now: datetime) -> None:
+    """The issue text changed: re-plan at once if nothing was approved, else open `spec_changed`."""
+    job.extra["pending_issue"] = {"title": title, "body": body}
+    if job.approved_digest is None and job.status is JobStatus.AWAITING_HUMAN:
+        job.gate = None
+        job.set_status(JobStatus.PLANNING)  # nothing approved yet: just plan again
+    elif job.status in (JobStatus.AWAITING_HUMAN, JobStatus.RUNNING):
+        job.gate = None
+        if job.status is JobStatus.AWAITING_HUMAN:
+            job.set_status(JobStatus.RUNNING)
+        open_gate(job, Gate.SPEC_CHANGED,
+                  reason="the issue's spec changed after the plan was approved", now=now)

@@ -1,0 +1,322 @@
+"""Pure renderers: the plan, the progress card, gate prompts and the change note, from the job record."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from jobs.domain.model import Batch, BatchStatus, CommandEvidence, Gate, Job, JobStatus
+from jobs.editors.llm.report import model_usage
+
+FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
+
+STATUS_MARKS = {
+    BatchStatus.PENDING: "·",
+    BatchStatus.IN_PROGRESS: "…",
+    BatchStatus.COMPLETED: "✓",
+    BatchStatus.FAILED: "✗",
+    BatchStatus.SKIPPED: "↷",
+    BatchStatus.REVERTED: "↺",
+}
+
+GATE_VERBS: dict[Gate, tuple[str, str]] = {
+    Gate.PLAN: ("approve", "start the job"),
+    Gate.MILESTONE: ("approve", "go on with the next milestone"),
+    Gate.SPEC_CHANGED: ("approve", "re-plan with the new spec"),
+    Gate.LARGE_CHANGE: ("approve", "commit the large batch"),
+    Gate.DELETION: ("approve", "commit the batch with its deletions"),
+    Gate.SCOPE: ("approve", "accept the wider batch"),
+    Gate.FAILURE: ("retry", "retry the batch with the attempt counter reset"),
+    Gate.HUMAN_COMMIT: ("approve", "continue on top of the pushed commits"),
+    Gate.INTERRUPTED: ("approve", "resume the job"),
+    Gate.BUDGET: ("approve", "grant one more budget"),
+}
+
+GATE_OTHER_VERBS: dict[Gate, tuple[str, ...]] = {
+    Gate.PLAN: ("cancel",),
+    Gate.MILESTONE: ("cancel", "revert <batch>"),
+    Gate.SPEC_CHANGED: ("cancel",),
+    Gate.LARGE_CHANGE: ("skip <reason>", "cancel"),
+    Gate.DELETION: ("skip <reason>", "cancel"),
+    Gate.SCOPE: ("retry", "skip <reason>", "cancel"),
+    Gate.FAILURE: ("approve", "skip <reason>", "cancel"),
+    Gate.HUMAN_COMMIT: ("cancel",),
+    Gate.INTERRUPTED: ("cancel",),
+    Gate.BUDGET: ("skip <reason>", "cancel"),
+}
+
+
+def plural(count: int, noun: str) -> str:
+    suffix = "" if count == 1 else ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")
+    return f"{count} {noun}{suffix}"
+
+
+def short(sha: str | None) -> str:
+    return sha[:7] if sha else "—"
+
+
+def files_label(files: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(files[:limit])
+    return shown if len(files) <= limit else f"{shown} and {len(files) - limit} more"
+
+
+def command_line(evidence: CommandEvidence) -> str:
+    suffix = " (timed out)" if evidence.timed_out else ""
+    return f"`{evidence.display}` → exit {evidence.exit_code}{suffix}"
+
+
+def batch_commands(batch: Batch) -> str:
+    attempt = batch.last_attempt
+    if attempt is None or not attempt.commands:
+        return "—"
+    return "; ".join(command_line(cmd) for cmd in attempt.commands)
+
+
+def render_plan(job: Job) -> str:
+    spec = job.spec
+    lines = [
+        f"## Plan for #{job.number}: {job.title}",
+        "",
+        f"- Recipe: `{spec.recipe}`" + (f", run `{spec.run}`" if spec.run else ""),
+        f"- Paths: {', '.join(f'`{p}`' for p in spec.paths)}"
+        + (f"; excluding {', '.join(f'`{p}`' for p in spec.exclude)}" if spec.exclude else ""),
+    ]
+    if spec.find:
+        lines.append(f"- Find: {', '.join(f'`{p}`' for p in spec.find)}")
+    if spec.replace is not None:
+        lines.append(f"- Replace with: `{spec.replace}`")
+    lines += [
+        f"- Done when: `{spec.done_when}`",
+        f"- Files in scope: {len(job.scope_files)}; targets: {job.target_count} "
+        f"in {sum(len(b.files) for b in job.batches)} files",
+        f"- {plural(len(job.batches), 'batch')} in {plural(job.milestone_count, 'milestone')} "
+        f"(batch size {spec.batch_size or job.config.batch_size}, "
+        f"{job.config.batches_per_milestone} batches per milestone)",
+        f"- Validation: {', '.join(f'`{c}`' for c in job.config.validate_commands) or 'none'}",
+        f"- Baseline on `{short(job.base_sha)}`: {baseline_label(job)}",
+        f"- Branch: `{job.branch}`",
+    ]
+    if spec.not_doing:
+        lines += ["", "Not doing:", *[f"- {item}" for item in spec.not_doing]]
+    listed = 0
+    for milestone in range(1, job.milestone_count + 1):
+        batches = job.milestone_batches(milestone)
+        if listed + len(batches) > PLAN_BATCH_LINES and listed:
+            rest = [b for b in job.batches if b.milestone >= milestone]
+            lines += ["", f"… and {len(rest)} more batches in milestones {milestone}–"
+                      f"{job.milestone_count} ({sum(len(b.files) for b in rest)} files, "
+                      f"{sum(b.targets for b in rest)} targets)"]
+            break
+        lines += ["", f"### Milestone {milestone}"]
+        for batch in batches:
+            lines.append(
+                f"- batch {batch.number}: {files_label(batch.files, 5)} ({batch.targets} targets)"
+            )
+        listed += len(batches)
+    if not job.batches:
+        lines += ["", "Nothing matches: there is no work to do."]
+    return "\n".join(lines)
+
+
+def baseline_label(job: Job) -> str:
+    if job.baseline_ok is None:
+        return "not run"
+    if not job.baseline:
+        return "no validation commands configured"
+    verdict = "passes" if job.baseline_ok else "FAILS — batches cannot pass validation until it is fixed"
+    return f"{verdict} ({'; '.join(command_line(c) for c in job.baseline)})"
+
+
+def gate_prompt(job: Job, *, prefix: str = "stepwise ", suffix: str = "") -> str:
+    """What happened at the open gate and the exact command to continue.
+
+    `suffix` follows each command: local mode names the checkout and issue number there
+    (`--repo PATH --number N`) so the printed command works exactly as printed.
+    """
+    gate = job.gate
+    if gate is None:
+        return ""
+    verb, meaning = GATE_VERBS[gate.kind]
+    paragraphs = [f"Waiting at gate `{gate.kind}` ({gate.id}): {gate.reason}"]
+    if gate.report is not None:
+        report = gate.report
+        paragraphs.append(f"Error `{report.code}` ({report.retry_class}): {report.message}")
+        if report.hint:
+            paragraphs.append(f"Hint: {report.hint}")
+        tail = report.evidence.get("output_tail")
+        if isinstance(tail, str) and tail:
+            paragraphs.append(f"Output tail:\n```\n{tail.rstrip()}\n```")
+    paragraphs.append(f"To {meaning}: `{prefix}{verb}{suffix}`")
+    others = ", ".join(f"`{prefix}{other}{suffix}`" for other in GATE_OTHER_VERBS[gate.kind])
+    paragraphs.append(f"Other choices: {others}")
+    return "\n\n".join(paragraphs)
+
+
+CARD_DETAIL_LIMIT = 40  # jobs with more batches list only the milestone in focus batch by batch
+PLAN_BATCH_LINES = 60  # the plan lists this many batches, then sums up the rest
+
+
+def _finished(batches: Sequence[Batch]) -> bool:
+    return all(b.status in FINISHED for b in batches)
+
+
+def _counts(batches: Sequence[Batch]) -> str:
+    tally = Counter(b.status for b in batches)
+    return ", ".join(f"{tally[status]} {status}" for status in BatchStatus if tally[status])
+
+
+def focus_milestone(job: Job) -> int | None:
+    """The milestone a reader cares about now: the gate's, else the first unfinished one."""
+    if job.gate is not None and job.gate.milestone is not None:
+        return job.gate.milestone
+    if job.gate is not None and job.gate.batch is not None:
+        return job.batch(job.gate.batch).milestone
+    for milestone in range(1, job.milestone_count + 1):
+        if not _finished(job.milestone_batches(milestone)):
+            return milestone
+    return None
+
+
+def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise ",
+                suffix: str = "", link: Callable[[str], str] | None = None) -> str:
+    """The progress card (the PR body): status, the open gate, milestones and batches.
+
+    Small jobs list every unfinished milestone's batches (and finished ones too when
+    `fold_finished` is false or the job is completed); larger jobs list only the milestone in
+    focus and sum up runs of the others, so the card stays far below GitHub's 65,536 characters.
+    """
+    done = sum(1 for b in job.batches if b.status is BatchStatus.COMPLETED)
+    lines = [
+        f"**Stepwise #{job.number}** — {job.title}\n",
+        f"Status: `{job.status}` · batches {done}/{len(job.batches)} completed · "
+        f"branch `{job.branch}` at `{short(job.head_sha)}`",
+    ]
+    position = job.extra.get("queue_position")
+    if position:
+        lines += ["", f"Waiting for another job of this repository to finish: position "
+                      f"{position} in the queue."]
+    if job.gate is not None:
+        lines += ["", gate_prompt(job, prefix=prefix, suffix=suffix)]
+    if job.error is not None:
+        lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): {job.error.message}"]
+    small = len(job.batches) <= CARD_DETAIL_LIMIT
+    focus = focus_milestone(job)
+    folded: list[int] = []
+
+    def flush() -> None:
+        if folded:
+            batches = [b for m in folded for b in job.milestone_batches(m)]
+            label = f"Milestone {folded[0]}" if len(folded) == 1 else \
+                f"Milestones {folded[0]}–{folded[-1]}"
+            lines.append(f"\n{label}: {_counts(batches)}\n")
+            folded.clear()
+
+    for milestone in range(1, job.milestone_count + 1):
+        batches = job.milestone_batches(milestone)
+        finished = _finished(batches)
+        if small:
+            show = not finished or not fold_finished or job.status is JobStatus.COMPLETED
+        else:
+            show = milestone == focus
+        if not show and not small:
+            folded.append(milestone)
+            continue
+        flush()
+        counts = f"{sum(b.status is BatchStatus.COMPLETED for b in batches)}/{len(batches)}"
+        lines.append(f"\nMilestone {milestone} ({counts} completed)\n")
+        if show:
+            lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b, link)}" for b in batches)
+    flush()
+    return "\n".join(lines)
+
+
+def batch_line(batch: Batch, link: Callable[[str], str] | None = None) -> str:
+    text = f"batch {batch.number}: {batch.status}"
+    if batch.commit:
+        text += f" [`{short(batch.commit)}`]({link(batch.commit)})" if link else \
+            f" `{short(batch.commit)}`"
+    if batch.reason:
+        text += f" — {batch.reason}"
+    return f"{text} — {files_label(batch.files)}"
+
+
+def render_note(job: Job, *, now: datetime) -> str:
+    """The change note committed under `notes_dir`: what was done, with its evidence."""
+    spec = job.spec
+    lines = [
+        f"# Stepwise change note: {job.title} (#{job.number})",
+        "",
+        f"- Job: `{job.id}`, status `{job.status}`, written {now:%Y-%m-%d %H:%M:%SZ}",
+        f"- Started: {job.created_at:%Y-%m-%d %H:%M:%SZ} on `{job.base_branch}` at "
+        f"`{short(job.base_sha)}`; branch `{job.branch}`",
+        f"- Recipe `{spec.recipe}`; paths {', '.join(f'`{p}`' for p in spec.paths)}"
+        + (f"; excluded {', '.join(f'`{p}`' for p in spec.exclude)}" if spec.exclude else ""),
+        f"- Baseline validation: {baseline_label(job)}",
+        "",
+        "## Goal",
+        "",
+        job.title,
+        "",
+        "## Not doing",
+        "",
+        *([f"- {item}" for item in spec.not_doing] or ["- (nothing listed)"]),
+    ]
+    if job.instructions:
+        lines += ["", "## Standing instructions", "", *[f"- {i}" for i in job.instructions]]
+    lines += ["", "## Batches", "",
+              "| Milestone | Batch | Status | Files | Summary | Commit | Validation |",
+              "|---|---|---|---|---|---|---|"]
+    for batch in job.batches:
+        lines.append(
+            f"| {batch.milestone} | {batch.number} | {batch.status} | "
+            f"{'<br>'.join(_cell(file_entry(batch, f)) for f in batch.files)} | "
+            f"{_cell(batch.summary) or '—'} | "
+            f"{short(batch.commit)} | {_cell(batch_commands(batch))} |"
+        )
+    lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
+    lines += _reasons(job, BatchStatus.REVERTED, "Reverted")
+    lines += model_usage(job)
+    lines += _review(job)
+    leftovers = sorted({item for b in job.batches for item in b.leftovers}
+                       | set(job.final_review.leftovers if job.final_review else []))
+    lines += ["", "## Leftovers for a human to confirm", ""]
+    lines += [f"- `{item}`" for item in leftovers] or ["- none"]
+    if job.status is JobStatus.CANCELLED:
+        undone = [b.number for b in job.batches if b.status in (BatchStatus.PENDING,
+                                                               BatchStatus.FAILED)]
+        lines += ["", "## Cancelled", "",
+                  f"The job was cancelled; batches not done: {', '.join(map(str, undone)) or 'none'}."]
+    lines += ["", "Undo any batch by reverting its commit (`stepwise revert <batch>`)."]
+    return "\n".join(lines) + "\n"
+
+
+def file_entry(batch: Batch, path: str) -> str:
+    """A file of a batch with its one-line summary (the model's, for recipe llm), if any."""
+    summary = batch.file_summaries.get(path)
+    return f"{path} — {summary}" if summary else path
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _reasons(job: Job, status: BatchStatus, title: str) -> list[str]:
+    chosen = [b for b in job.batches if b.status is status]
+    if not chosen:
+        return []
+    return ["", f"## {title}", "", *[f"- batch {b.number}: {b.reason or 'no reason given'}"
+                                     for b in chosen]]
+
+
+def _review(job: Job) -> list[str]:
+    review = job.final_review
+    if review is None:
+        return []
+    lines = ["", "## Final review", "",
+             f"- Branch head merged with base `{short(review.merged_with_base)}`: "
+             + ("passes" if review.ok else "does NOT pass")]
+    lines += [f"- {command_line(c)}" for c in review.commands]
+    if review.unfinished_batches:
+        lines.append(f"- Unfinished batches: {', '.join(map(str, review.unfinished_batches))}")
+    return lines

@@ -1,0 +1,112 @@
+"""The chat client: one OpenAI-compatible `chat.completions` call, timed and counted."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import openai
+
+from jobs.domain.errors import RetryClass, StepwiseError
+from jobs.domain.redact import redact
+from jobs.editors.llm.settings import LlmSettings
+
+Message = dict[str, str]
+
+
+class ModelError(StepwiseError):
+    """The model endpoint failed (unreachable, refused the key, unknown model, ...)."""
+
+    code = "llm_error"
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    text: str
+    finish_reason: str
+    tokens_in: int
+    tokens_out: int
+    latency_s: float
+    model: str
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+class ChatClient(Protocol):
+    def complete(self, messages: Sequence[Message], *, max_tokens: int) -> ChatReply:
+        """Send `messages`; return the answer, or raise ModelError."""
+        ...
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough count (4 characters a token) for servers that report no usage."""
+    return max(1, len(text) // 4)
+
+
+class OpenAIChat:
+    """The official `openai` client pointed at any compatible base URL."""
+
+    def __init__(self, settings: LlmSettings) -> None:
+        settings.require()
+        self.settings = settings
+        self.model = settings.model or ""
+        self._client = openai.OpenAI(base_url=settings.base_url, api_key=settings.key(),
+                                     timeout=settings.timeout_s, max_retries=settings.max_retries)
+
+    def complete(self, messages: Sequence[Message], *, max_tokens: int) -> ChatReply:
+        options: dict[str, Any] = {"max_tokens": max_tokens}
+        if self.settings.temperature is not None:
+            options["temperature"] = self.settings.temperature
+        started = time.monotonic()
+        try:
+            response = self._client.chat.completions.create(
+                model=self.model, messages=list(messages),  # type: ignore[arg-type]
+                **options,
+            )
+        except openai.APIError as exc:
+            raise model_error(exc, self.settings) from None
+        latency = time.monotonic() - started
+        if not response.choices:
+            raise ModelError("the model answered with no choices", hint="check the server's logs",
+                             retry_class=RetryClass.AUTO_RETRY)
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        usage = response.usage
+        prompt = "".join(m.get("content", "") for m in messages)
+        return ChatReply(
+            text=text, finish_reason=str(choice.finish_reason or ""),
+            tokens_in=usage.prompt_tokens if usage else estimate_tokens(prompt),
+            tokens_out=usage.completion_tokens if usage else estimate_tokens(text),
+            latency_s=round(latency, 3), model=response.model or self.model,
+        )
+
+
+def model_error(exc: openai.APIError, settings: LlmSettings) -> ModelError:
+    """A client error as a ModelError with a code, a retry class and a hint (key redacted)."""
+    where = redact(settings.base_url or "", secrets=settings.secrets())
+    detail = redact(str(exc), secrets=settings.secrets())[:300]
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        return ModelError(f"the model server at {where} refused the API key ({status})",
+                          hint="check STEPWISE_LLM_API_KEY", code="llm_auth_failed")
+    if isinstance(exc, openai.NotFoundError):
+        return ModelError(f"the model server at {where} does not know model "
+                          f"`{settings.model}` or the path ({status}): {detail}",
+                          hint="check STEPWISE_LLM_MODEL and that STEPWISE_LLM_BASE_URL ends "
+                               "in /v1", code="llm_model_not_found")
+    if isinstance(exc, openai.APIConnectionError):  # includes timeouts
+        return ModelError(f"cannot reach the model server at {where}: {detail}",
+                          hint="check that the server runs and STEPWISE_LLM_BASE_URL; raise "
+                               "STEPWISE_LLM_TIMEOUT_S for slow models",
+                          code="llm_unreachable", retry_class=RetryClass.AUTO_RETRY)
+    if isinstance(exc, openai.RateLimitError | openai.InternalServerError):
+        return ModelError(f"the model server at {where} is busy or failing ({status}): {detail}",
+                          hint="retry later", code="llm_unavailable",
+                          retry_class=RetryClass.AUTO_RETRY)
+    return ModelError(f"the model server at {where} refused the request ({status}): {detail}",
+                      hint="check the model's context size and STEPWISE_LLM_MAX_OUTPUT_TOKENS",
+                      code="llm_request_refused")

@@ -1,0 +1,52 @@
+"""Starting llm jobs: the endpoint check before anything runs, and jobs whose spec a model drafted."""
+
+from __future__ import annotations
+
+from jobs.domain.model import Job
+from jobs.domain.spec import Recipe, TaskSpec
+from jobs.editors.llm.accounting import ARTIFACTS, Transcript, record_usage
+from jobs.editors.llm.client import OpenAIChat
+from jobs.editors.llm.draft import Draft, draft_spec
+from jobs.editors.llm.settings import LlmSettings, load_llm_settings
+from jobs.engine.engine import Base, Services, create_job, local_base
+
+
+def llm_for(services: Services, spec: TaskSpec) -> LlmSettings | None:
+    """The settings an llm job runs with; BadInputError (exit 2) naming what is missing."""
+    if spec.recipe is not Recipe.LLM:
+        return None
+    return (services.llm or load_llm_settings()).require()
+
+
+def llm_enabled(services: Services) -> bool:
+    """Whether a model endpoint is configured (so an issue without a block can be drafted)."""
+    return (services.llm or load_llm_settings()).configured
+
+
+def draft_job(title: str, body: str, number: int, services: Services, *, base: Base | None = None,
+              repo_name: str | None = None) -> tuple[Job, Draft]:
+    """A job whose spec the model drafted from the issue text and the repository's files.
+
+    It is marked `untrusted_spec`, so it plans and waits at the `plan` gate whatever the config
+    says; the caller shows `draft_comment(draft)` to the people who approve it.
+    """
+    settings = (services.llm or load_llm_settings()).require()
+    repo = services.repository
+    base = base or local_base(repo)
+    draft = draft_spec(title=title, body=body, files=repo.tracked_files(base.sha),
+                       client=OpenAIChat(settings), max_tokens=settings.max_output_tokens)
+    job = create_job(draft.task, number, services, base=base, repo_name=repo_name)
+    job.extra.update(drafted_spec=True, untrusted_spec=True)
+    for call in draft.calls:
+        record_usage(job, call)
+    path = repo.state_dir / ARTIFACTS / f"issue-{number}" / "draft-spec.md"
+    transcript = Transcript(path, title=f"Stepwise #{number} — {title} — drafting the spec",
+                            secrets=settings.secrets(), ttl_days=settings.transcript_ttl_days)
+    answers = [i for i, m in enumerate(draft.transcript) if m["role"] == "assistant"]
+    start = 0
+    for call, index in zip(draft.calls, answers, strict=True):
+        transcript.add(call, draft.transcript[start:index], draft.transcript[index]["content"])
+        start = index + 1
+    job.extra["draft_transcript"] = str(path.relative_to(repo.root)) \
+        if path.is_relative_to(repo.root) else str(path)
+    return job, draft

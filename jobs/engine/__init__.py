@@ -1,0 +1,1 @@
+"""The engine: the loop advancing a job, one batch attempt, the branch, review, reverts, recovery."""

@@ -1,0 +1,262 @@
+"""One attempt at one batch: edit, guard, validate, check completion, commit exactly what was validated."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+
+from jobs.adapters.discovery import never_in_scope
+from jobs.adapters.sandbox import Sandbox, SandboxPolicy
+from jobs.adapters.workspace import Repository, Worktree
+from jobs.domain.config import RepoConfig
+from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
+from jobs.domain.evidence import command_evidence
+from jobs.domain.guard import GuardPolicy, GuardVerdict, Rule, check_diff
+from jobs.domain.model import Attempt, Batch, BatchStatus, CommandEvidence, Gate, Job, Target
+from jobs.domain.notes import files_label
+from jobs.domain.plan import compile_patterns, matching_lines, select_scope
+from jobs.domain.spec import DoneWhen, Recipe
+from jobs.editors import EditError, Editor, EditRequest
+from jobs.editors.base import BudgetSpentError, CommandCancelled
+from jobs.editors.llm.feedback import previous_attempt
+from jobs.editors.llm.hooks import make_hooks, transcript_link
+
+NOTHING_TO_CHANGE = "nothing to change"
+
+
+class Result(StrEnum):
+    COMMITTED = "committed"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+    GATED = "gated"
+
+
+@dataclass
+class AttemptOutcome:
+    result: Result
+    commit: str | None = None
+    reason: str = ""
+    gate: Gate | None = None
+    error: ErrorInfo | None = None
+    leftovers: list[str] = field(default_factory=list)
+    touched: list[int] = field(default_factory=list)  # other batches this attempt changed
+
+
+def guard_policy(config: RepoConfig, approved: list[Gate]) -> GuardPolicy:
+    allow_deletions = config.allow_deletions
+    if Gate.DELETION in approved:
+        allow_deletions = True
+    return GuardPolicy(
+        allow_deletions=allow_deletions,
+        allow_new_files=config.allow_new_files,
+        allow_test_edits=config.allow_test_edits,
+        allow_manifest_edits=config.allow_manifest_edits,
+        protected_paths=tuple(config.protected_paths),
+        max_batch_lines=10**9 if Gate.LARGE_CHANGE in approved else config.max_batch_lines,
+    )
+
+
+def sandbox_policy(config: RepoConfig, *, hidden: tuple[Path, ...],
+                   should_stop: Callable[[], bool] | None = None) -> SandboxPolicy:
+    return SandboxPolicy(
+        allow_commands=tuple(config.allow_commands), network=config.network,
+        timeout=float(config.command_timeout), env=dict(config.env), hidden_paths=hidden,
+        should_stop=should_stop,
+    )
+
+
+def commit_message(job: Job, batch: Batch, summary: str) -> str:
+    return (
+        f"stepwise(#{job.number}): batch {batch.number}/{len(job.batches)} — "
+        f"{files_label(batch.files)}\n\n{summary}\n\n"
+        f"Stepwise-Job: {job.id}\nStepwise-Batch: {batch.number}\n"
+        f"Stepwise-Milestone: {batch.milestone}\nStepwise-Spec: {job.spec_digest[:16]}\n"
+    )
+
+
+def run_commands(sandbox: Sandbox, argvs: list[list[str]], *, cwd: Path,
+                 policy: SandboxPolicy) -> tuple[list[CommandEvidence], CommandEvidence | None]:
+    """Run each command in order, stopping at the first failure; return evidence and the failure."""
+    evidence: list[CommandEvidence] = []
+    for argv in argvs:
+        result = sandbox.run(argv, cwd=cwd, policy=policy)
+        if result.cancelled:
+            raise CommandCancelled(result.summary())
+        item = command_evidence(result)
+        evidence.append(item)
+        if item.exit_code != 0 or item.timed_out:
+            return evidence, item
+    return evidence, None
+
+
+@dataclass
+class AttemptRunner:
+    """Carries out attempts in one worktree; setup runs once per fresh worktree."""
+
+    repository: Repository
+    worktree: Worktree
+    sandbox: Sandbox
+    policy: SandboxPolicy
+    editor: Editor
+    clock: Callable[[], datetime]
+    setup_done: bool = False
+    widened: set[int] = field(default_factory=set)  # batches that gave files to a wider one
+    notify: Callable[[str], None] = lambda _text: None  # progress notices (the llm editor's rounds)
+    # Validation results per tree, so a tree an editor already had checked is not run twice.
+    validated: dict[str, tuple[list[CommandEvidence], CommandEvidence | None, str]] = \
+        field(default_factory=dict)
+
+    def ensure_setup(self, config: RepoConfig) -> CommandEvidence | None:
+        """Run `setup` if this worktree has not had it; return the failing command, if any."""
+        if self.setup_done or not config.setup:
+            self.setup_done = True
+            return None
+        _, failure = run_commands(self.sandbox, config.setup_argvs(), cwd=self.worktree.path,
+                                  policy=self.policy)
+        self.setup_done = failure is None
+        return failure
+
+    def validate(self, job: Job, tree: str) -> tuple[list[CommandEvidence], CommandEvidence | None,
+                                                   str]:
+        """Setup (once per worktree) and the validation commands for `tree`, run once per tree:
+        the evidence, the failing command or None, and the failure's code."""
+        if tree not in self.validated:
+            setup_failure = self.ensure_setup(job.config)
+            if setup_failure is not None:
+                return [], setup_failure, "setup_failed"  # not kept: setup is retried
+            evidence, failure = run_commands(self.sandbox, job.config.validate_argvs(),
+                                             cwd=self.worktree.path, policy=self.policy)
+            self.validated[tree] = (evidence, failure, "validation_failed")
+        return self.validated[tree]
+
+    def remaining(self, job: Job, tree: str, files: list[str]) -> list[Target]:
+        """The `find` matches left in `files` as they are in `tree`."""
+        if not job.spec.find:
+            return []
+        patterns = compile_patterns(job.spec.find)
+        texts = self.repository.read_texts(tree, files)
+        return [Target(path=path, line=line) for path in files
+                for line in matching_lines(texts.get(path) or "", patterns)]
+
+    def check(self, job: Job, batch: Batch, *, staged: list[str] | None = None) -> GuardVerdict:
+        """Guard the staged diff. An approved `scope` gate widens the batch to the in-scope files
+        the edit touched, and the other rules (deletion, size, ...) still apply to the result."""
+        scope = set(job.scope_files)
+        # Files the edit created inside `paths` are in scope too (for allow_new_files).
+        staged = self.worktree.staged_paths() if staged is None else staged
+        scope.update(select_scope(staged, paths=job.spec.paths, exclude=job.spec.exclude,
+                                  never=never_in_scope(job.config)))
+        diff = self.worktree.staged_diff()
+        policy = guard_policy(job.config, batch.approved_gates)
+        verdict = check_diff(diff, batch_files=batch.files, scope_files=scope, policy=policy)
+        if Gate.SCOPE in batch.approved_gates and verdict.gate == Gate.SCOPE:
+            wider = sorted({*batch.files, *(v.path for v in verdict.violations
+                                           if v.rule is Rule.OUTSIDE_BATCH_IN_SCOPE)})
+            verdict = check_diff(diff, batch_files=wider, scope_files=scope, policy=policy)
+            if verdict.ok:
+                moved = set(wider) - set(batch.files)
+                batch.files = wider
+                for other in job.batches:  # a file moved into this batch leaves its later one
+                    if other is not batch and other.status is BatchStatus.PENDING and \
+                            moved & set(other.files):
+                        other.files = [f for f in other.files if f not in moved]
+                        self.widened.add(other.number)
+        if verdict.gate is not None and Gate(verdict.gate) in batch.approved_gates:
+            verdict = replace(verdict, gate=None)
+        return verdict
+
+    def run(self, job: Job, batch: Batch, attempt: Attempt) -> AttemptOutcome:
+        self.widened = set()
+        try:
+            outcome = self._run(job, batch, attempt)
+        except StepwiseError as exc:
+            outcome = _failure(exc.code, exc.retry_class, exc.message, exc.hint, exc.evidence)
+        outcome.touched = sorted(self.widened)
+        return outcome
+
+    def _run(self, job: Job, batch: Batch, attempt: Attempt) -> AttemptOutcome:
+        wt = self.worktree
+        wt.reset(job.head_sha)
+        before = self.remaining(job, job.head_sha, batch.files)
+        if job.spec.find and not before:
+            return AttemptOutcome(Result.SKIPPED, reason=NOTHING_TO_CHANGE)
+        previous = batch.attempts[-2].error if len(batch.attempts) > 1 else None
+        feedback = previous_attempt(previous.message, previous.evidence.get("output_tail")) \
+            if previous else None
+        self.validated.clear()
+        request = EditRequest(
+            worktree=wt.path, files=tuple(batch.files), spec=job.spec, goal=job.title,
+            targets=tuple(before),
+            instructions=tuple(job.instructions), feedback=feedback,
+            hooks=make_hooks(self, job, batch, attempt),
+        )
+        try:
+            edit = self.editor.apply(request)
+        except BudgetSpentError as exc:
+            return AttemptOutcome(Result.GATED, gate=Gate.BUDGET, reason=exc.message)
+        except EditError as exc:
+            return _failure(exc.code, exc.retry_class, exc.message, exc.hint, exc.evidence)
+        finally:
+            transcript_link(self, job, batch, attempt)
+        attempt.edit_summary = edit.summary
+        attempt.commands.extend(edit.commands)
+        wt.stage_all()
+        staged = wt.staged_paths()
+        if not staged:
+            if job.spec.recipe is Recipe.COMMAND and not before:
+                return AttemptOutcome(Result.SKIPPED, reason=NOTHING_TO_CHANGE)
+            return _failure("edit_changed_nothing", RetryClass.NEEDS_HUMAN,
+                            f"the edit changed nothing while {len(before)} targets remain",
+                            "check that `replace` or `run` really changes the matched text",
+                            {"remaining": [str(t) for t in before[:20]]})
+        verdict = self.check(job, batch, staged=staged)
+        attempt.lines_added, attempt.lines_removed = verdict.lines_added, verdict.lines_removed
+        if verdict.violations and verdict.gate is None:
+            return _failure("guard_refused", RetryClass.NEEDS_HUMAN,
+                            "the edit was refused by the diff guard:\n" + verdict.describe(),
+                            "narrow the spec, or change the config flag named above",
+                            {"violations": [f"{v.path}: {v.rule}" for v in verdict.violations]})
+        if verdict.gate is not None:
+            return AttemptOutcome(Result.GATED, gate=Gate(verdict.gate),
+                                  reason=verdict.describe())
+        tree = wt.write_tree()
+        evidence, failure, code = self.validate(job, tree)  # at most once per tree
+        attempt.commands.extend(evidence)
+        if failure is not None:
+            return _command_failure(code, failure, "a setup command failed"
+                                    if code == "setup_failed" else "validation failed")
+        left = [str(target) for target in self.remaining(job, tree, batch.files)]
+        if left and job.spec.done_when is DoneWhen.NO_MATCHES:
+            return _failure("targets_remain", RetryClass.NEEDS_HUMAN,
+                            f"{len(left)} targets still match after the edit: "
+                            + ", ".join(left[:10]),
+                            "widen `replace`/`run` so it handles these, or skip the batch",
+                            {"remaining": left[:50]})
+        attempt.remaining_targets = left
+        message = commit_message(job, batch, edit.summary)
+        commit = wt.commit_tree(tree, job.head_sha, message)
+        self.repository.advance_branch(job.branch, commit, job.head_sha)
+        batch.summary = edit.summary
+        batch.file_summaries = dict(edit.file_summaries)
+        return AttemptOutcome(Result.COMMITTED, commit=commit, leftovers=left)
+
+
+def _failure(code: str, retry_class: RetryClass, message: str, hint: str,
+             evidence: dict[str, object] | None = None) -> AttemptOutcome:
+    info = ErrorInfo(code=code, retry_class=retry_class, message=message, hint=hint,
+                     evidence=dict(evidence or {}))
+    return AttemptOutcome(Result.FAILED, error=info, reason=message)
+
+
+def _command_failure(code: str, failed: CommandEvidence, what: str) -> AttemptOutcome:
+    timed = " (timed out)" if failed.timed_out else ""
+    return _failure(
+        code, RetryClass.NEEDS_HUMAN,
+        f"{what}: `{failed.display}` exited {failed.exit_code}{timed}",
+        "read the output tail; fix the code or the spec, then retry or skip the batch",
+        {"command": failed.display, "exit_code": failed.exit_code,
+         "output_tail": failed.output_tail, "output_lines": failed.output_lines},
+    )

@@ -1,0 +1,63 @@
+"""Reverting one committed batch with a new commit (never by rewriting history)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from jobs.domain.errors import StateError, WorkspaceError
+from jobs.domain.gates import RefusedError
+from jobs.domain.model import BatchStatus, JobStatus
+from jobs.domain.notes import files_label
+from jobs.engine import branch_sync
+from jobs.engine.note_commit import commit_note
+
+if TYPE_CHECKING:
+    from jobs.engine.engine import Engine
+
+
+def revert_batch(engine: Engine, number: int) -> str:
+    """Add a revert commit for batch `number`, mark it `reverted` and rewrite the note."""
+    job = engine.job
+    if job.status in (JobStatus.RUNNING, JobStatus.PLANNING, JobStatus.CANCEL_REQUESTED):
+        raise RefusedError(f"the job is {job.status}; a batch can be reverted only while it waits",
+                           hint="wait for the next gate, then revert")
+    foreign = branch_sync.foreign_commits(engine)
+    if foreign:
+        raise RefusedError(
+            f"someone else changed `{job.branch}` ({'; '.join(foreign[:3])}); reverting now "
+            "could undo their work", hint="run `stepwise run` (or approve at the human_commit "
+            "gate) so the job takes their commits in, then revert", code="branch_changed")
+    branch_sync.adopt_only(engine)
+    try:
+        batch = job.batch(number)
+    except StateError as exc:  # a wrong batch number is a refused command (exit 2), not a failure
+        raise RefusedError(exc.message, hint=exc.hint, code=exc.code) from None
+    if batch.status is not BatchStatus.COMPLETED or batch.commit is None:
+        raise RefusedError(f"batch {number} is {batch.status}, not completed",
+                           hint="only a committed batch can be reverted")
+    worktree = engine.worktree
+    worktree.reset(job.head_sha)
+    try:
+        worktree.git("revert", "--no-commit", batch.commit)
+    except WorkspaceError as exc:
+        worktree.reset(job.head_sha)
+        raise RefusedError(
+            f"batch {number} cannot be reverted cleanly: later commits changed the same lines",
+            hint="revert the later batches first, or resolve the conflict by hand",
+            code="revert_conflict",
+        ) from exc
+    tree = worktree.write_tree()
+    message = (
+        f"stepwise(#{job.number}): revert batch {number} — {files_label(batch.files)}\n\n"
+        f"This reverts commit {batch.commit}.\n\n"
+        f"Stepwise-Job: {job.id}\nStepwise-Revert: {number}\n"
+    )
+    commit = worktree.commit_tree(tree, job.head_sha, message)
+    engine.services.repository.advance_branch(job.branch, commit, job.head_sha)
+    job.head_sha = commit
+    batch.set_status(BatchStatus.REVERTED)
+    batch.reason, batch.revert_commit = "reverted with `stepwise revert`", commit
+    engine.event("revert", f"batch {number} reverted in {commit[:7]}", number)
+    engine.save()
+    commit_note(engine, f"revert of batch {number}")
+    return f"batch {number} reverted in {commit[:7]}"

@@ -1,0 +1,234 @@
+"""Reliability: leases and the reaper, a worker killed mid-step, transient and permanent faults."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import redis
+from rq.registry import ScheduledJobRegistry
+
+from bot.server import steps
+from bot.server.worker import Lease, lease_key, queue
+from jobs.domain.model import BatchStatus, Gate, JobStatus
+from tests.bot.conftest import ISSUE_BODY, REPO, SECRET, World, open_world
+from tests.kit.local_e2e import config_text, sample_files
+
+STEPWISE = Path(sys.executable).parent / "stepwise"
+
+
+def approved(world: World) -> None:
+    """Label and approve the plan, leaving the first step queued (nothing run yet)."""
+    world.send("issues.labeled", issue_number=1, sender="maria")
+    world.work()
+    world.comment("/stepwise approve", by="maria")
+    world.work(max_jobs=1)
+
+
+def wait_for(condition: object, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+# -- leases --------------------------------------------------------------------------------------
+
+def test_a_lease_is_renewed_while_held_and_excludes_others(redis_url: str) -> None:
+    connection = redis.Redis.from_url(redis_url)
+    with Lease(connection, "job-a", ttl_s=1) as first:
+        assert first.held
+        time.sleep(2.2)  # longer than the TTL: only the heartbeat keeps it
+        assert connection.exists(lease_key("job-a"))
+        with Lease(connection, "job-a", ttl_s=1) as second:
+            assert not second.held
+    assert not connection.exists(lease_key("job-a"))
+
+
+def test_a_dead_holders_lease_expires(redis_url: str) -> None:
+    code = ("import redis, sys, time; from bot.server.worker import Lease\n"
+            "lease = Lease(redis.Redis.from_url(sys.argv[1]), 'job-b', ttl_s=1).__enter__()\n"
+            "print('held', flush=True); time.sleep(60)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code, redis_url], stdout=subprocess.PIPE)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
+    connection = redis.Redis.from_url(redis_url)
+    assert connection.exists(lease_key("job-b"))
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    wait_for(lambda: not connection.exists(lease_key("job-b")), timeout=5)
+
+
+# -- the reaper ----------------------------------------------------------------------------------
+
+def test_the_reaper_leaves_leased_and_queued_jobs_alone(world: World) -> None:
+    world.ctx.settings = world.ctx.settings.model_copy(update={"lease_ttl_s": 1})
+    approved(world)  # status running, its next step queued
+    time.sleep(1.1)
+    assert steps.reap(world.ctx) == []
+    queue(world.redis).empty()  # now nothing is queued for it...
+    with Lease(world.redis, world.job().id, ttl_s=5):  # ...but a worker holds it
+        assert steps.reap(world.ctx) == []
+    assert world.job().status is JobStatus.RUNNING
+
+
+def test_the_reaper_requeues_an_abandoned_job_and_gates_after_three(world: World) -> None:
+    world.ctx.settings = world.ctx.settings.model_copy(update={"lease_ttl_s": 1})
+    approved(world)
+    job_id = world.job().id
+    for round_ in range(1, 5):
+        queue(world.redis).empty()  # the queued step is lost with its worker
+        time.sleep(1.1)
+        assert steps.reap(world.ctx) == [job_id]
+        job = world.job()
+        assert job.extra["interruptions"] == round_
+        if round_ <= steps.MAX_INTERRUPTIONS:
+            assert job.status is JobStatus.INTERRUPTED and queue(world.redis).count == 1
+    job = world.job()
+    assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.INTERRUPTED
+    assert any("Waiting at gate `interrupted`" in b for b in world.bodies(1))
+    world.comment("/stepwise approve", by="maria")
+    world.work()
+    assert world.job().batch(1).status is BatchStatus.COMPLETED
+
+
+def test_a_worker_killed_mid_validation_is_recovered_without_a_duplicate(
+    tmp_path: Path, redis_url: str
+) -> None:
+    slow = 'python -c "import time; time.sleep(4)"'
+    files = sample_files(config=config_text(
+        batches_per_milestone=5,
+        validate=[slow, "python -m unittest discover -s tests -q"]))
+    with open_world(tmp_path, redis_url, files=files, lease_ttl_s=2) as world:
+        approved(world)
+        env = {**os.environ, "STEPWISE_APP_ID": str(world.gh.app_id),
+               "STEPWISE_PRIVATE_KEY": world.gh.private_key_pem,
+               "STEPWISE_WEBHOOK_SECRET": SECRET, "STEPWISE_REDIS_URL": redis_url,
+               "STEPWISE_GITHUB_API_URL": world.gh.base_url,
+               "STEPWISE_WORKDIR": str(tmp_path / "work"), "STEPWISE_LEASE_TTL_S": "2"}
+        worker = subprocess.Popen([str(STEPWISE), "worker", "--burst"], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+        job_id = world.job().id
+        wait_for(lambda: world.redis.exists(lease_key(job_id)))
+        time.sleep(1.5)  # inside the first batch's slow validation
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait()
+        assert world.job().status is JobStatus.RUNNING  # the record still says running
+        wait_for(lambda: not world.redis.exists(lease_key(job_id)), timeout=10)
+        time.sleep(2.1)
+        queue(world.redis).empty()
+        assert steps.reap(world.ctx) == [job_id]
+        world.work()
+        job = world.job()
+        assert job.status is JobStatus.COMPLETED, job.status
+        log = world.gh.git_log(world.repo, job.branch)
+        for number in range(1, len(job.batches) + 1):
+            assert sum(f"batch {number}/" in s for s in log) == 1, log
+        pull = world.gh.pull_for(world.repo, job.branch)
+        resumed = [b for b in world.bodies(1) + world.bodies(pull.number)
+                   if b.startswith("Resumed at batch")]
+        assert resumed and "after an interruption" in resumed[0]
+
+
+# -- faults ---------------------------------------------------------------------------------------
+
+def test_a_transient_fault_backs_off_then_the_job_goes_on(world: World) -> None:
+    approved(world)
+    world.gh.fail("POST", r"/repos/.*/pulls$", 502, times=1)  # opening the PR after batch 1
+    world.work()
+    job = world.job()
+    assert job.extra.get("transient_failures") == 1 and job.status is JobStatus.RUNNING
+    registry = ScheduledJobRegistry(queue=queue(world.redis))
+    scheduled = registry.get_job_ids()
+    assert len(scheduled) == 1
+    delay = registry.get_scheduled_time(scheduled[0]).timestamp() - time.time()
+    assert 3 < delay <= 5.5  # the first backoff is 5 s
+    registry.remove(scheduled[0])
+    steps.advance(world.ctx, {"job_id": job.id})  # what the scheduler runs 5 s later
+    world.work()
+    job = world.job()
+    assert job.gate.kind is Gate.MILESTONE and "transient_failures" not in job.extra
+    assert world.gh.pull_for(world.repo, job.branch) is not None
+
+
+def test_a_fault_that_persists_stops_at_the_failure_gate(world: World) -> None:
+    approved(world)
+    world.gh.fail("POST", r"/repos/.*/pulls$", 502, times=10)
+    world.work()
+    job_id = world.job().id
+    registry = ScheduledJobRegistry(queue=queue(world.redis))
+    for _ in range(3):  # the three backed-off retries fail too
+        for scheduled in registry.get_job_ids():
+            registry.remove(scheduled)
+        steps.advance(world.ctx, {"job_id": job_id})
+    job = world.job()
+    assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.FAILURE
+    assert job.gate.report.code == "github_transient"
+    assert job.gate.report.retry_class.value == "auto_retry"
+    assert any("Waiting at gate `failure`" in b for b in world.bodies(1))
+
+
+def test_a_vanished_repository_ends_the_job_as_failed(world: World) -> None:
+    approved(world)
+    world.gh.fail("GET", rf"/repos/{REPO}$", 404, times=10)
+    world.work()
+    job = world.job()
+    assert job.status is JobStatus.FAILED
+    assert job.error.code == "repository_gone" and job.error.retry_class.value == "do_not_retry"
+
+
+# -- rebuild from GitHub ----------------------------------------------------------------------------
+
+def test_a_lost_redis_record_is_rebuilt_from_github_without_redoing_batches(
+    tmp_path: Path, redis_url: str
+) -> None:
+    files = sample_files(config=config_text(batches_per_milestone=1))
+    with open_world(tmp_path, redis_url, files=files) as world:
+        approved(world)
+        world.work()
+        before = world.job()
+        assert before.gate.kind is Gate.MILESTONE and before.batch(1).commit
+        pull = world.gh.pull_for(world.repo, before.branch)
+        plan_comments = len([b for b in world.bodies(1) if "Plan for #1" in b])
+        world.redis.flushdb()  # the whole Redis record is gone
+
+        world.comment("/stepwise approve", by="maria", on=pull.number)
+        world.work()  # rebuilt, re-planned, batch 1 adopted: back at milestone 1's gate
+        assert any("rebuilt" in b for b in world.bodies(pull.number))
+        assert world.job().gate.kind is Gate.MILESTONE
+        world.comment("/stepwise approve", by="maria", on=pull.number)
+        world.work()
+
+        job = world.job()
+        assert job.id == before.id and job.branch == before.branch
+        assert job.batch(1).adopted and job.batch(1).commit == before.batch(1).commit
+        assert job.batch(2).status is BatchStatus.COMPLETED
+        log = world.gh.git_log(world.repo, job.branch)
+        assert sum("batch 1/" in s for s in log) == 1
+        assert len([b for b in world.bodies(1) if "Plan for #1" in b]) == plan_comments
+        assert world.gh.pull_for(world.repo, job.branch).number == pull.number
+
+
+# -- one running job per repository ---------------------------------------------------------------
+
+def test_a_second_job_in_the_same_repository_waits_its_turn(tmp_path: Path, redis_url: str) -> None:
+    files = sample_files(broken=True, config=config_text(require_plan_approval=False))
+    with open_world(tmp_path, redis_url, files=files) as world:
+        second = world.gh.add_issue(REPO, "The same again", ISSUE_BODY, user="maria")
+        world.send("issues.labeled", issue_number=1, sender="maria")
+        world.send("issues.labeled", issue_number=second, sender="maria")
+        world.work(max_jobs=2)  # both labels handled: two queued jobs
+        world.work(max_jobs=1)  # the first job takes the repository's slot and plans
+        world.work(max_jobs=1)  # the second finds the slot taken
+        waiting = world.job(second)
+        assert waiting.status is JobStatus.QUEUED and waiting.extra["queue_position"] == 1
+        assert any("position 1 in the queue" in b for b in world.bodies(second))
+        world.work()  # the first runs until it stops at a gate; then the second runs
+        first, waiting = world.job(1), world.job(second)
+        assert first.status is JobStatus.AWAITING_HUMAN
+        assert waiting.batch(1).status is BatchStatus.COMPLETED
+        assert "queue_position" not in waiting.extra

@@ -1,0 +1,328 @@
+"""The job record: the transition tables, gate exit codes, batch lookup and the JSON round trip.
+
+`make_job` / `make_batch` here are also used by test_gates, test_notes and test_store.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from jobs.domain.config import load_config
+from jobs.domain.errors import ErrorInfo, RetryClass, StateError
+from jobs.domain.model import (
+    BATCH_TRANSITIONS,
+    FINISHED_BATCH_STATUSES,
+    GATE_EXIT_CODES,
+    JOB_TRANSITIONS,
+    TERMINAL_JOB_STATUSES,
+    Attempt,
+    Batch,
+    BatchStatus,
+    CommandEvidence,
+    Event,
+    FinalReview,
+    Gate,
+    Job,
+    JobStatus,
+    OpenGate,
+    Target,
+)
+from jobs.domain.spec import parse_spec
+
+T0 = datetime(2024, 5, 17, 9, 30, 5, tzinfo=UTC)
+SPEC_BLOCK = (
+    "recipe: replace\n"
+    "paths: ['src/**/*.py']\n"
+    "exclude: ['src/vendor/**']\n"
+    "find: ['\\bprint\\(']\n"
+    "replace: 'log.info('\n"
+    "not_doing: ['refactor unrelated code', 'touch the tests']\n"
+)
+
+
+def make_batch(number: int, milestone: int = 1, *, files: list[str] | None = None,
+               status: BatchStatus = BatchStatus.PENDING, **extra: object) -> Batch:
+    return Batch(number=number, milestone=milestone,
+                 files=files if files is not None else [f"src/m{milestone}/b{number}.py"],
+                 status=status, **extra)
+
+
+def make_job(*, batches: list[Batch] | None = None, status: JobStatus = JobStatus.QUEUED,
+             number: int = 7, **extra: object) -> Job:
+    spec = parse_spec(f"Body\n\n```stepwise\n{SPEC_BLOCK}```\n")
+    return Job(
+        id=f"{number}-abc123def456", number=number, title="Replace print with logging",
+        repo="/tmp/repo", status=status, created_at=T0, updated_at=T0, spec=spec,
+        spec_digest=spec.digest(), spec_text=SPEC_BLOCK, config=load_config(None),
+        base_branch="main", base_sha="a" * 40, branch=f"stepwise/issue-{number}",
+        head_sha="b" * 40, note_path=f"docs/agent-changes/20240517T093005Z-issue-{number}.md",
+        batches=batches or [], **extra,
+    )
+
+
+# --- transition tables ---------------------------------------------------------------------
+
+
+LEGAL_JOB = sorted((a, b) for a, targets in JOB_TRANSITIONS.items() for b in targets)
+ILLEGAL_JOB = sorted(
+    (a, b) for a in JobStatus for b in JobStatus if b not in JOB_TRANSITIONS[a]
+)
+LEGAL_BATCH = sorted((a, b) for a, targets in BATCH_TRANSITIONS.items() for b in targets)
+ILLEGAL_BATCH = sorted(
+    (a, b) for a in BatchStatus for b in BatchStatus if b not in BATCH_TRANSITIONS[a]
+)
+
+
+def test_tables_cover_every_status() -> None:
+    assert set(JOB_TRANSITIONS) == set(JobStatus)
+    assert set(BATCH_TRANSITIONS) == set(BatchStatus)
+
+
+@pytest.mark.parametrize(
+    ("current", "new"),
+    [
+        # DESIGN "Statuses": the paths the product promises
+        (JobStatus.QUEUED, JobStatus.PLANNING),
+        (JobStatus.PLANNING, JobStatus.RUNNING),
+        (JobStatus.PLANNING, JobStatus.AWAITING_HUMAN),
+        (JobStatus.RUNNING, JobStatus.AWAITING_HUMAN),
+        (JobStatus.AWAITING_HUMAN, JobStatus.RUNNING),
+        (JobStatus.RUNNING, JobStatus.COMPLETED),
+        (JobStatus.RUNNING, JobStatus.CANCEL_REQUESTED),
+        (JobStatus.CANCEL_REQUESTED, JobStatus.CANCELLED),
+        (JobStatus.QUEUED, JobStatus.CANCELLED),
+        (JobStatus.AWAITING_HUMAN, JobStatus.CANCELLED),
+        (JobStatus.RUNNING, JobStatus.INTERRUPTED),
+        (JobStatus.INTERRUPTED, JobStatus.QUEUED),
+        (JobStatus.RUNNING, JobStatus.FAILED),
+    ],
+)
+def test_design_job_transitions_are_legal(current: JobStatus, new: JobStatus) -> None:
+    assert new in JOB_TRANSITIONS[current]
+
+
+@pytest.mark.parametrize(
+    ("current", "new"),
+    [
+        (BatchStatus.PENDING, BatchStatus.IN_PROGRESS),
+        (BatchStatus.IN_PROGRESS, BatchStatus.COMPLETED),
+        (BatchStatus.IN_PROGRESS, BatchStatus.FAILED),
+        (BatchStatus.IN_PROGRESS, BatchStatus.SKIPPED),
+        (BatchStatus.COMPLETED, BatchStatus.REVERTED),
+    ],
+)
+def test_design_batch_transitions_are_legal(current: BatchStatus, new: BatchStatus) -> None:
+    assert new in BATCH_TRANSITIONS[current]
+
+
+def test_terminal_statuses_have_no_way_out() -> None:
+    assert {JobStatus.COMPLETED, JobStatus.CANCELLED, JobStatus.FAILED} == TERMINAL_JOB_STATUSES
+    for status in TERMINAL_JOB_STATUSES:
+        assert JOB_TRANSITIONS[status] == frozenset()
+    assert BATCH_TRANSITIONS[BatchStatus.SKIPPED] == frozenset()
+    assert BATCH_TRANSITIONS[BatchStatus.REVERTED] == frozenset()
+    assert {BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED} == (
+        FINISHED_BATCH_STATUSES
+    )
+
+
+@pytest.mark.parametrize(("current", "new"), LEGAL_JOB)
+def test_every_legal_job_transition(current: JobStatus, new: JobStatus) -> None:
+    job = make_job(status=current)
+    job.set_status(new)
+    assert job.status is new
+
+
+@pytest.mark.parametrize(("current", "new"), ILLEGAL_JOB)
+def test_illegal_job_transition_raises_and_changes_nothing(current: JobStatus, new: JobStatus) -> None:
+    job = make_job(status=current)
+    with pytest.raises(StateError, match=f"illegal job transition {current} -> {new}"):
+        job.set_status(new)
+    assert job.status is current
+
+
+@pytest.mark.parametrize(
+    ("current", "new"),
+    [
+        (JobStatus.COMPLETED, JobStatus.RUNNING),
+        (JobStatus.CANCELLED, JobStatus.QUEUED),
+        (JobStatus.FAILED, JobStatus.RUNNING),
+        (JobStatus.QUEUED, JobStatus.RUNNING),
+        (JobStatus.QUEUED, JobStatus.COMPLETED),
+        (JobStatus.AWAITING_HUMAN, JobStatus.COMPLETED),
+        (JobStatus.CANCEL_REQUESTED, JobStatus.RUNNING),
+        (JobStatus.RUNNING, JobStatus.RUNNING),
+        (JobStatus.RUNNING, JobStatus.QUEUED),
+    ],
+)
+def test_named_illegal_job_transitions(current: JobStatus, new: JobStatus) -> None:
+    assert (current, new) in ILLEGAL_JOB
+    job = make_job(status=current)
+    with pytest.raises(StateError) as caught:
+        job.set_status(new)
+    assert caught.value.code == "state_error"
+    assert caught.value.hint
+    assert job.status is current
+
+
+@pytest.mark.parametrize(("current", "new"), LEGAL_BATCH)
+def test_every_legal_batch_transition(current: BatchStatus, new: BatchStatus) -> None:
+    batch = make_batch(1, status=current)
+    batch.set_status(new)
+    assert batch.status is new
+
+
+@pytest.mark.parametrize(("current", "new"), ILLEGAL_BATCH)
+def test_illegal_batch_transition_raises_and_changes_nothing(
+    current: BatchStatus, new: BatchStatus
+) -> None:
+    batch = make_batch(1, status=current)
+    with pytest.raises(StateError, match=f"illegal batch transition {current} -> {new}"):
+        batch.set_status(new)
+    assert batch.status is current
+
+
+@pytest.mark.parametrize(
+    ("current", "new"),
+    [
+        (BatchStatus.SKIPPED, BatchStatus.COMPLETED),
+        (BatchStatus.REVERTED, BatchStatus.COMPLETED),
+        (BatchStatus.COMPLETED, BatchStatus.PENDING),
+        (BatchStatus.COMPLETED, BatchStatus.SKIPPED),
+        (BatchStatus.PENDING, BatchStatus.REVERTED),
+        (BatchStatus.PENDING, BatchStatus.FAILED),
+    ],
+)
+def test_named_illegal_batch_transitions(current: BatchStatus, new: BatchStatus) -> None:
+    assert (current, new) in ILLEGAL_BATCH
+
+
+# --- gates ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("gate", "code"),
+    [
+        (Gate.PLAN, 3), (Gate.MILESTONE, 3), (Gate.SPEC_CHANGED, 3), (Gate.LARGE_CHANGE, 3),
+        (Gate.DELETION, 3), (Gate.SCOPE, 3), (Gate.FAILURE, 4), (Gate.HUMAN_COMMIT, 4),
+        (Gate.INTERRUPTED, 4), (Gate.BUDGET, 4),
+    ],
+)
+def test_gate_exit_codes_match_design(gate: Gate, code: int) -> None:
+    assert GATE_EXIT_CODES[gate] == code
+    assert OpenGate(id=f"{gate}-1", kind=gate, opened_at=T0, reason="r").exit_code == code
+
+
+def test_every_gate_has_an_exit_code() -> None:
+    assert set(GATE_EXIT_CODES) == set(Gate)
+
+
+# --- lookups -------------------------------------------------------------------------------
+
+
+def test_batch_lookup_and_milestones() -> None:
+    job = make_job(batches=[make_batch(1, 1), make_batch(2, 1), make_batch(3, 2)])
+    assert job.batch(3).milestone == 2
+    assert [b.number for b in job.milestone_batches(1)] == [1, 2]
+    assert job.milestone_batches(9) == []
+    assert job.milestone_count == 2
+    assert make_job().milestone_count == 0
+
+
+@pytest.mark.parametrize("number", [0, 4, -1])
+def test_unknown_batch_raises(number: int) -> None:
+    job = make_job(batches=[make_batch(1), make_batch(2), make_batch(3)])
+    with pytest.raises(StateError) as caught:
+        job.batch(number)
+    assert caught.value.code == "unknown_batch"
+    assert f"batch {number} does not exist" in caught.value.message
+    assert "3 batches" in caught.value.message
+    assert "stepwise status" in caught.value.hint
+
+
+def test_is_terminal() -> None:
+    assert make_job(status=JobStatus.CANCELLED).is_terminal
+    assert not make_job(status=JobStatus.AWAITING_HUMAN).is_terminal
+
+
+def test_last_attempt_and_target_display() -> None:
+    batch = make_batch(1)
+    assert batch.last_attempt is None
+    batch.attempts = [Attempt(number=1, started_at=T0), Attempt(number=2, started_at=T0)]
+    assert batch.last_attempt is not None
+    assert batch.last_attempt.number == 2
+    assert str(Target(path="src/a.py", line=3)) == "src/a.py:3"
+    assert CommandEvidence(argv=["ruff", "check", "."], exit_code=0, duration_s=0.1).display == (
+        "ruff check ."
+    )
+
+
+def test_records_forbid_unknown_fields_and_validate_assignment() -> None:
+    with pytest.raises(ValueError, match="extra"):
+        Batch(number=1, milestone=1, files=[], colour="red")  # type: ignore[call-arg]
+    batch = make_batch(1)
+    with pytest.raises(ValueError, match="status"):
+        batch.status = "nonsense"  # type: ignore[assignment]
+
+
+# --- JSON round trip -----------------------------------------------------------------------
+
+
+def full_job() -> Job:
+    error = ErrorInfo(code="validation_failed", retry_class=RetryClass.NEEDS_HUMAN,
+                      message="pytest failed", hint="look at the output",
+                      evidence={"exit_code": 1, "output_tail": "E assert 1 == 2"})
+    evidence = CommandEvidence(argv=["python", "-m", "pytest", "-q"], exit_code=1, duration_s=2.5,
+                               output_tail="1 failed\n", output_lines=40, timed_out=False,
+                               isolated=True)
+    attempt = Attempt(number=1, started_at=T0, finished_at=T0 + timedelta(seconds=9),
+                      outcome="failed", edit_summary="3 replacements", commands=[evidence],
+                      lines_added=3, lines_removed=3, remaining_targets=["src/a.py:4"],
+                      error=error)
+    done = make_batch(1, 1, files=["src/a.py", "src/ü b.py"], status=BatchStatus.COMPLETED,
+                      targets=4, attempts=[attempt], commit="c" * 40, adopted=True,
+                      summary="logged", file_summaries={"src/a.py": "2 prints"},
+                      approved_gates=[Gate.LARGE_CHANGE], leftovers=["src/a.py:9"])
+    failed = make_batch(2, 2, status=BatchStatus.FAILED, consecutive_failures=2,
+                        attempts=[attempt], reason="")
+    skipped = make_batch(3, 2, status=BatchStatus.SKIPPED, reason="generated code")
+    return make_job(
+        status=JobStatus.AWAITING_HUMAN, batches=[done, failed, skipped],
+        approved_digest="d" * 64, approved_milestones=[1], gate_counter=3,
+        gate=OpenGate(id="failure-3", kind=Gate.FAILURE, opened_at=T0, reason="failed twice",
+                      batch=2, report=error),
+        scope_files=["src/a.py", "src/ü b.py", "src/c.py"], target_count=9,
+        baseline=[evidence], baseline_ok=False, instructions=["keep log levels"],
+        note_commit="e" * 40,
+        final_review=FinalReview(merged_with_base="f" * 40, commands=[evidence], ok=False,
+                                 leftovers=["src/c.py:1"], unfinished_batches=[2]),
+        error=error, events=[Event(at=T0, kind="batch", message="batch 1 committed", batch=1)],
+        extra={"accept_branch_head": True, "nested": {"k": [1, 2]}},
+    )
+
+
+def test_json_round_trip_of_a_full_job() -> None:
+    job = full_job()
+    text = job.model_dump_json()
+    again = Job.model_validate_json(text)
+    assert again == job
+    assert again.model_dump(mode="json") == job.model_dump(mode="json")
+    assert again.spec == job.spec
+    assert again.spec.digest() == job.spec_digest
+    assert again.config == job.config
+    assert again.created_at == T0
+    assert again.created_at.tzinfo is not None
+    assert again.gate is not None
+    assert again.gate.kind is Gate.FAILURE
+    assert again.batch(1).status is BatchStatus.COMPLETED
+    assert again.batch(1).approved_gates == [Gate.LARGE_CHANGE]
+    assert again.batches[0].attempts[0].commands[0].duration_s == 2.5
+    assert again.model_dump_json() == text
+
+
+def test_job_json_keeps_the_config_alias() -> None:
+    job = full_job()
+    dumped = job.model_dump(mode="json", by_alias=True)
+    assert Job.model_validate(dumped) == job

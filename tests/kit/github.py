@@ -1,0 +1,304 @@
+"""A stateful fake GitHub (REST + one GraphQL mutation) served over real HTTP on loopback, for githubkit.
+
+    with FakeGitHub() as gh:
+        repo = gh.add_repo("o", "r", {"a.py": "x = 1\\n"}, config="trigger_label: stepwise\\n")
+        number = gh.add_issue(repo, "Tidy", "body")
+        client = gh.client()            # githubkit GitHub acting as installation 1
+        ...
+        assert gh.effects == ["o/r#1:comment-created:..."]
+
+Records are plain dataclasses (github_model.py) held by GitHubState (github_state.py); endpoints are in
+github_routes*.py and github_graphql.py, JSON shapes in github_render.py. Pytest: import the fixtures into
+a conftest.py (`from tests.kit.github import fake_github, fake_github_factory`), as tests/kit/ does.
+Keep a reference to the githubkit client you call: `gh.client().rest...` in one expression fails
+("GitHub client has already been collected").
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from tests.kit import github_routes, github_routes_pulls
+from tests.kit.github_api import Call, Reply, dispatch
+from tests.kit.github_auth import check_jwt, shared_app_key
+from tests.kit.github_git_http import GIT_PATH, serve_git
+from tests.kit.github_graphql import graphql
+from tests.kit.github_model import DEFAULT_INSTALLATION_ID, FakeRepo
+from tests.kit.github_render import Renderer
+from tests.kit.github_state import GitHubState
+
+if TYPE_CHECKING:
+    from githubkit import GitHub
+
+ENDPOINT_MODULES = (github_routes, github_routes_pulls)  # importing them registers their routes
+SECONDARY_RATE_LIMIT_MESSAGE = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+)
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str  # with the API prefix removed (same in github.com and GHES mode)
+    query: dict[str, str]
+    json: Any
+    headers: dict[str, str]
+    status: int = 0
+
+
+@dataclass
+class Failure:
+    method: str
+    pattern: re.Pattern[str]
+    status: int
+    times: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: Any = None
+
+
+class FakeGitHub(GitHubState):
+    """GitHub on 127.0.0.1:<free port>; `base_url` is what githubkit's `base_url=` takes."""
+
+    def __init__(
+        self,
+        *,
+        root: Path | None = None,
+        enterprise: bool = False,
+        git_http: bool = False,
+        public_key: str | None = None,
+        private_key: str | None = None,
+        **state_options: Any,
+    ) -> None:
+        super().__init__(root=root, **state_options)
+        self.enterprise, self.git_http, self.public_key = enterprise, git_http, public_key
+        self.requests: list[RecordedRequest] = []
+        self.failures: list[Failure] = []
+        self._chaos: tuple[float, tuple[int, ...], random.Random, re.Pattern[str]] | None = None
+        self._private_key = private_key
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server.daemon_threads = True
+        self._server.fake = self  # type: ignore[attr-defined]
+        self._thread: threading.Thread | None = None
+        self.web_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.api_prefix = "/api/v3" if enterprise else ""
+        self.render = Renderer(self, api=self.web_url + self.api_prefix, web=self.web_url)
+
+    # --- lifecycle --------------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The REST root for githubkit (GHES mode: .../api/v3, with GraphQL at /api/graphql)."""
+        return self.web_url + self.api_prefix + "/"
+
+    def start(self) -> FakeGitHub:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                            name="fake-github", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._server.server_close()
+        self.cleanup()
+
+    def __enter__(self) -> FakeGitHub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def clone_url_for(self, repo: FakeRepo) -> str:
+        return f"{self.web_url}/{repo.full_name}.git" if self.git_http else str(repo.path)
+
+    # --- App credentials and a ready githubkit client ---------------------------------------------
+
+    @property
+    def private_key_pem(self) -> str:
+        """An App private key the fake trusts (one per process unless given; the fake verifies RS256)."""
+        if self._private_key is None:
+            if self.public_key is not None:
+                raise ValueError("FakeGitHub(public_key=...) needs private_key=... for private_key_pem")
+            self._private_key, self.public_key = shared_app_key()
+        return self._private_key
+
+    def client(self, installation_id: int | None = DEFAULT_INSTALLATION_ID, **options: Any) -> GitHub[Any]:
+        """githubkit GitHub as the App (installation_id=None) or as an installation; no retries, no proxy."""
+        from githubkit import AppAuthStrategy, GitHub
+        from githubkit.cache import MemCacheStrategy
+
+        # githubkit caches JWTs and tokens process-wide by app id + installation id (not by base_url):
+        # a fresh cache keeps tokens minted by another FakeGitHub out of this one.
+        options = {"auto_retry": False, "trust_env": False, "timeout": 10,
+                   "cache_strategy": MemCacheStrategy(), **options}
+        app = GitHub(AppAuthStrategy(self.app_id, self.private_key_pem), base_url=self.base_url, **options)
+        return app.with_auth(app.auth.as_installation(installation_id)) if installation_id else app
+
+    def _check_jwt(self, token: str) -> str | None:
+        return check_jwt(token, app_id=self.app_id, public_key=self.public_key)
+
+    # --- error injection --------------------------------------------------------------------------
+
+    def fail(self, method: str, path_regex: str, status: int, *, times: int = 1,
+             headers: dict[str, str] | None = None, body: Any = None) -> None:
+        """Answer the next `times` requests matching `method` (or '*') and re.search(path_regex, path)."""
+        failure = Failure(method.upper(), re.compile(path_regex), status, times, dict(headers or {}), body)
+        self.failures.append(failure)
+
+    def fail_secondary_rate_limit(self, method: str, path_regex: str, *, retry_after: int = 1,
+                                  times: int = 1) -> None:
+        self.fail(method, path_regex, 403, times=times, headers={"Retry-After": str(retry_after)},
+                  body={"message": SECONDARY_RATE_LIMIT_MESSAGE})
+
+    def fail_primary_rate_limit(self, method: str, path_regex: str, *, reset_in: int = 60,
+                                times: int = 1) -> None:
+        headers = {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
+                   "X-RateLimit-Reset": str(int(time.time()) + reset_in), "X-RateLimit-Resource": "core"}
+        self.fail(method, path_regex, 403, times=times, headers=headers,
+                  body={"message": "API rate limit exceeded for installation."})
+
+    def fail_rate(self, p: float, statuses: Sequence[int] = (502,), *, seed: int | None = None,
+                  path_regex: str = r"^/(repos|graphql)") -> None:
+        """Fail a random fraction `p` of matching requests with one of `statuses` (p=0 turns it off)."""
+        self._chaos = (p, tuple(statuses), random.Random(seed), re.compile(path_regex)) if p else None
+
+    def _injected(self, method: str, path: str) -> Reply | None:
+        for failure in self.failures:
+            if failure.times > 0 and failure.method in ("*", method) and failure.pattern.search(path):
+                failure.times -= 1
+                body = failure.body if failure.body is not None else {"message": _reason(failure.status)}
+                return Reply(failure.status, body, dict(failure.headers))
+        if self._chaos and self._chaos[3].search(path):
+            p, statuses, rng, _ = self._chaos
+            if rng.random() < p:
+                status = rng.choice(statuses)
+                return Reply(status, {"message": _reason(status)})
+        return None
+
+    # --- request handling (called by the HTTP handler thread) -------------------------------------
+
+    def handle(self, method: str, target: str, headers: dict[str, str],
+               body: bytes) -> tuple[int, dict[str, str], bytes]:
+        parts = urlsplit(target)
+        path, query = parts.path, dict(parse_qsl(parts.query))
+        if self.git_http and GIT_PATH.match(path):
+            with self.lock:
+                return serve_git(self, method, path, parts.query, headers, body)
+        graphql_path = "/api/graphql" if self.enterprise else "/graphql"
+        is_graphql = path == graphql_path
+        if not is_graphql and path.startswith(self.api_prefix):
+            path = path[len(self.api_prefix):] or "/"
+        else:
+            path = "/graphql" if is_graphql else "/-" + path
+        try:
+            payload = json.loads(body) if body else None
+        except ValueError:
+            return self._encode(Reply(400, {"message": "Problems parsing JSON"}))
+        with self.lock:
+            record = RecordedRequest(method, path, query, payload, headers)
+            self.requests.append(record)
+            reply = self._injected(method, path)
+            if reply is None:
+                call = Call(method, path, query, payload, headers, self, self.render)
+                reply = graphql(call) if is_graphql else dispatch(call, jwt_check=self._check_jwt)
+            record.status = reply.status
+            return self._encode(reply)
+
+    def _encode(self, reply: Reply) -> tuple[int, dict[str, str], bytes]:
+        data = json.dumps(reply.body).encode()
+        headers = {
+            "Content-Type": "application/json; charset=utf-8",
+            "X-GitHub-Request-Id": uuid.uuid4().hex[:16].upper(),
+            "X-GitHub-Media-Type": "github.v3; format=json", "X-RateLimit-Limit": "5000",
+            "X-RateLimit-Remaining": "4999", "X-RateLimit-Used": "1", "X-RateLimit-Resource": "core",
+            "X-RateLimit-Reset": str(int(time.time()) + 3600), **reply.headers,
+        }
+        return reply.status, headers, data
+
+    def requests_to(self, method: str, path_regex: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.method == method.upper() and re.search(path_regex, r.path)]
+
+
+def _reason(status: int) -> str:
+    from http import HTTPStatus
+
+    return {502: "Server Error", 401: "Bad credentials"}.get(status, HTTPStatus(status).phrase)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 30
+
+    def _serve(self) -> None:
+        fake: FakeGitHub = self.server.fake  # type: ignore[attr-defined]
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        body = _read_body(self, headers)
+        try:
+            status, out_headers, data = fake.handle(self.command, self.path, headers, body)
+        except Exception as error:  # a bug in the fake: answer 500 with the reason rather than hang up
+            status, out_headers = 500, {"Content-Type": "application/json"}
+            data = json.dumps({"message": f"fake GitHub error: {error!r}"}).encode()
+        self.send_response(status)
+        for key, value in out_headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = do_HEAD = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+def _read_body(handler: BaseHTTPRequestHandler, headers: dict[str, str]) -> bytes:
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        chunks = []
+        while True:
+            size = int(handler.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                handler.rfile.readline()
+                return b"".join(chunks)
+            chunks.append(handler.rfile.read(size))
+            handler.rfile.readline()
+    length = int(headers.get("content-length") or 0)
+    return handler.rfile.read(length) if length else b""
+
+
+@pytest.fixture
+def fake_github(tmp_path: Path) -> Iterator[FakeGitHub]:
+    """A started FakeGitHub whose bare repositories live under tmp_path."""
+    with FakeGitHub(root=tmp_path / "fake-github") as gh:
+        yield gh
+
+
+@pytest.fixture
+def fake_github_factory(tmp_path: Path) -> Iterator[Any]:
+    """Call with FakeGitHub options (enterprise=True, git_http=True, ...); all are stopped at teardown."""
+    started: list[FakeGitHub] = []
+
+    def make(**options: Any) -> FakeGitHub:
+        gh = FakeGitHub(root=tmp_path / f"fake-github-{len(started)}", **options).start()
+        started.append(gh)
+        return gh
+
+    yield make
+    for gh in started:
+        gh.stop()

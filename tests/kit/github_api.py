@@ -1,0 +1,167 @@
+"""The fake GitHub's request plumbing: calls, replies, errors, the route table, authentication, paging."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlencode
+
+from tests.kit.github_model import FakeRepo, Token
+from tests.kit.github_render import Renderer
+from tests.kit.github_state import GitHubState
+
+DOCS = "https://docs.github.com/rest"
+REPO = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
+
+
+@dataclass
+class Call:
+    """One request as the routes see it: the path has the API prefix removed, headers are lower-case."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    body: Any
+    headers: dict[str, str]
+    state: GitHubState
+    render: Renderer
+    token: Token | None = None
+    repo: FakeRepo | None = None
+    params: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def r(self) -> FakeRepo:
+        assert self.repo is not None
+        return self.repo
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.body if isinstance(self.body, dict) else {}
+
+    def field(self, name: str, default: Any = None) -> Any:
+        return self.data.get(name, default)
+
+
+@dataclass
+class Reply:
+    status: int
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, errors: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.errors = status, message, errors
+
+    def reply(self) -> Reply:
+        body: dict[str, Any] = {"message": self.message, "documentation_url": DOCS,
+                                "status": str(self.status)}
+        if self.errors is not None:
+            body["errors"] = self.errors
+        return Reply(self.status, body)
+
+
+def too_long(resource: str) -> ApiError:
+    return ApiError(422, "Validation Failed", [{
+        "resource": resource, "code": "custom", "field": "body",
+        "message": "body is too long (maximum is 65536 characters)",
+    }])
+
+
+def invalid(message: str, *, field_name: str | None = None, code: str = "custom") -> ApiError:
+    error: dict[str, Any] = {"resource": "PullRequest", "code": code, "message": message}
+    if field_name:
+        error["field"] = field_name
+    return ApiError(422, "Validation Failed", [error])
+
+
+Handler = Callable[[Call], Reply]
+ROUTES: list[tuple[str, re.Pattern[str], str, Handler]] = []
+
+
+def route(method: str, pattern: str, auth: str = "repo") -> Callable[[Handler], Handler]:
+    """Register a handler; `auth` is 'jwt' (the App itself), 'token' (any installation token) or 'repo'."""
+    def register(handler: Handler) -> Handler:
+        ROUTES.append((method, re.compile(pattern + "$"), auth, handler))
+        return handler
+    return register
+
+
+def bearer(call: Call) -> tuple[str, str] | None:
+    header = call.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    return (scheme.lower(), value.strip()) if value else None
+
+
+def authenticate(call: Call, auth: str, jwt_check: Callable[[str], str | None]) -> None:
+    credentials = bearer(call)
+    if auth == "jwt":
+        problem = "A JSON web token could not be decoded"
+        if credentials and credentials[0] == "bearer":
+            problem = jwt_check(credentials[1]) or ""
+        if problem:
+            raise ApiError(401, problem)
+        return
+    token = None
+    if credentials and credentials[0] in ("token", "bearer"):
+        token = call.state.tokens.get(credentials[1])
+    if token is None or token.expires_at <= call.state.clock():
+        raise ApiError(401, "Bad credentials")
+    call.token = token
+    if auth == "repo":
+        full_name = f"{call.params['owner']}/{call.params['name']}"
+        repo = call.state.repos.get(full_name)
+        if repo is None or not can_access(call.state, token, repo):
+            raise ApiError(404, "Not Found")
+        call.repo = repo
+
+
+def can_access(state: GitHubState, token: Token, repo: FakeRepo) -> bool:
+    inst = state.installations.get(token.installation_id)
+    allowed = inst is not None and repo.full_name in inst.repos
+    return allowed and (token.repositories is None or repo.name in token.repositories)
+
+
+def dispatch(call: Call, *, jwt_check: Callable[[str], str | None]) -> Reply:
+    if match := re.match(r"/repositories/(\d+)(/.*)?$", call.path):  # GitHub's Link headers use this form
+        repo = next((r for r in call.state.repos.values() if r.id == int(match[1])), None)
+        call.path = f"/repos/{repo.full_name if repo else '-/-'}{match[2] or ''}"
+    known_path = False
+    for method, pattern, auth, handler in ROUTES:
+        if not (m := pattern.match(call.path)):
+            continue
+        known_path = True
+        if method != call.method:
+            continue
+        call.params = {k: unquote(v) for k, v in m.groupdict().items()}
+        try:
+            authenticate(call, auth, jwt_check)
+            return handler(call)
+        except ApiError as error:
+            return error.reply()
+    if known_path:
+        return ApiError(405, "Method Not Allowed").reply()
+    return ApiError(404, "Not Found").reply()
+
+
+def paginate(call: Call, items: list[Any], base_path: str) -> Reply:
+    """GitHub-style page/per_page slicing with a Link header (next/last/first/prev) on /repositories/ID."""
+    per_page = max(1, min(100, int(call.query.get("per_page", 30))))
+    page = max(1, int(call.query.get("page", 1)))
+    last = max(1, -(-len(items) // per_page))
+    chunk = items[(page - 1) * per_page: page * per_page]
+    extra = {k: v for k, v in call.query.items() if k not in ("page", "per_page")}
+
+    def link(p: int, rel: str) -> str:
+        query = urlencode({**extra, "per_page": per_page, "page": p})
+        return f'<{call.render.api}{base_path}?{query}>; rel="{rel}"'
+
+    links = []
+    if page < last:
+        links += [link(page + 1, "next"), link(last, "last")]
+    if page > 1:
+        links += [link(1, "first"), link(page - 1, "prev")]
+    return Reply(200, chunk, {"Link": ", ".join(links)} if links else {})
