@@ -11,7 +11,7 @@ bench:
 	./scripts/bench
 
 chaos:
-	STEPWISE_EXTRAS='[dev]' bash -c 'source scripts/_venv.sh && "$$VENV/bin/python" -m bench.chaos'
+	STEPWISE_EXTRAS='[dev]' bash -c 'source scripts/_venv.sh && "$$VENV/bin/python" -m tests.kit.chaos'
 
 fuzz:
 	STEPWISE_EXTRAS='[dev]' bash -c 'source scripts/_venv.sh && "$$VENV/bin/python" -m bench.fuzz'

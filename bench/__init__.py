@@ -1,1 +1,1 @@
-"""Benchmarks and long-running evidence scripts (`python -m bench.chaos`, `bench/fuzz.py`)."""
+"""Benchmarks and long-running evidence scripts (`python -m tests.kit.chaos`, `bench/fuzz.py`)."""

@@ -18,8 +18,8 @@ from jobs.domain.notes import render_card
 from jobs.domain.spec import InvalidSpecError, IssueTask, parse_issue_file
 from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
 from jobs.editors.llm.settings import LlmSettings
-from jobs.editors.llm.start import draft_job, llm_enabled, llm_for
 from jobs.engine.engine import Engine, Outcome, Services, create_job, outcome_of
+from jobs.engine.llm_start import draft_job, llm_enabled, llm_for
 from jobs.engine.revert import revert_batch
 from jobs.ports import Publication
 

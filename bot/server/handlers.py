@@ -23,8 +23,8 @@ from jobs.domain.gates import RefusedError, Verb, apply_verb, note_spec_change
 from jobs.domain.model import Job, JobStatus
 from jobs.domain.spec import parse_issue
 from jobs.editors.llm.draft import draft_comment, has_spec_block
-from jobs.editors.llm.start import draft_job
 from jobs.engine.engine import Base, Services, create_job
+from jobs.engine.llm_start import draft_job
 from jobs.ports import Publication
 
 log = logging.getLogger(__name__)

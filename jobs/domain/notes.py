@@ -6,8 +6,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from jobs.domain.llm_report import model_usage
 from jobs.domain.model import Batch, BatchStatus, CommandEvidence, Gate, Job, JobStatus
-from jobs.editors.llm.report import model_usage
 
 FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
 

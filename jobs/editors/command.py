@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from jobs.adapters.evidence import command_evidence
 from jobs.adapters.sandbox import Sandbox, SandboxPolicy
-from jobs.domain.evidence import command_evidence
 from jobs.editors.base import CommandCancelled, EditError, EditRequest, EditResult
 
 # Exit codes that mean the program never really ran (not executable, not found).

@@ -9,11 +9,11 @@ from enum import StrEnum
 from pathlib import Path
 
 from jobs.adapters.discovery import never_in_scope
+from jobs.adapters.evidence import command_evidence
 from jobs.adapters.sandbox import Sandbox, SandboxPolicy
 from jobs.adapters.workspace import Repository, Worktree
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
-from jobs.domain.evidence import command_evidence
 from jobs.domain.guard import GuardPolicy, GuardVerdict, Rule, check_diff
 from jobs.domain.model import Attempt, Batch, BatchStatus, CommandEvidence, Gate, Job, Target
 from jobs.domain.notes import files_label
@@ -22,7 +22,7 @@ from jobs.domain.spec import DoneWhen, Recipe
 from jobs.editors import EditError, Editor, EditRequest
 from jobs.editors.base import BudgetSpentError, CommandCancelled
 from jobs.editors.llm.feedback import previous_attempt
-from jobs.editors.llm.hooks import make_hooks, transcript_link
+from jobs.engine.llm_hooks import make_hooks, transcript_link
 
 NOTHING_TO_CHANGE = "nothing to change"
 

@@ -1,7 +1,7 @@
-"""The chaos run's quick scenarios (bench/chaos.py), and the bugs it found, as tests.
+"""The chaos run's quick scenarios (tests/kit/chaos.py), and the bugs it found, as tests.
 
 Real redis-server (append-only), real `stepwise worker` processes, the loopback FakeGitHub and
-the web app over HTTP, as in `python -m bench.chaos --quick`; jobs have FILES batches instead of
+the web app over HTTP, as in `python -m tests.kit.chaos --quick`; jobs have FILES batches instead of
 12 to keep the file near 90 s on two cores. Each scenario asserts 0 duplicate batch commits
 (and no duplicate job, pull request or comment), 0 lost batches and 0 stuck jobs.
 
@@ -22,7 +22,12 @@ import pytest
 from rq.job import Job as RQJob
 from rq.registry import ScheduledJobRegistry
 
-from bench.chaos import (
+from bot.github.client import GitHubApp
+from bot.server.worker import queue
+from jobs.domain.errors import RetryClass
+from jobs.domain.model import Gate, JobStatus
+from tests.bot.conftest import REPO, World
+from tests.kit.chaos import (
     Cluster,
     ScenarioResult,
     kill_trial,
@@ -34,11 +39,6 @@ from bench.chaos import (
     run_kill_label,
     run_redis_restart,
 )
-from bot.github.client import GitHubApp
-from bot.server.worker import queue
-from jobs.domain.errors import RetryClass
-from jobs.domain.model import Gate, JobStatus
-from tests.bot.conftest import REPO, World
 from tests.kit.github import FakeGitHub
 
 FILES = 4  # batches per job here (12 in the bench)

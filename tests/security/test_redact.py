@@ -17,8 +17,8 @@ from bot.github.client import GitHubApp
 from bot.github.forge import GitHubForge
 from bot.observability.logs import install_filter, setup_logging, uvicorn_log_config
 from bot.settings import Settings
+from jobs.adapters.evidence import command_evidence
 from jobs.adapters.sandbox import CommandResult
-from jobs.domain.evidence import command_evidence
 from jobs.domain.redact import REDACTED, RedactingFilter, clear_secrets, redact, register_secret
 from tests.kit.github import FakeGitHub
 

@@ -1,9 +1,9 @@
 """Chaos run: exactly-once batches through killed workers, a Redis restart, GitHub faults and
 duplicated deliveries (issue 4, "Evidence to produce"; DESIGN.md principles 4-6).
 
-    .venv/bin/python -m bench.chaos                 # 20 kill trials, then the others (~8 min)
-    .venv/bin/python -m bench.chaos --quick         # 3 kill trials, most others once (~2 min)
-    .venv/bin/python -m bench.chaos --trials 40 --seed 7 --verbose --markdown
+    .venv/bin/python -m tests.kit.chaos                 # 20 kill trials, then the others (~8 min)
+    .venv/bin/python -m tests.kit.chaos --quick         # 3 kill trials, most others once (~2 min)
+    .venv/bin/python -m tests.kit.chaos --trials 40 --seed 7 --verbose --markdown
 
 Everything runs on 127.0.0.1: a real redis-server (append-only file on) started here on a free
 port in a temporary directory; two real `stepwise worker` processes (RQ workers with the
@@ -71,7 +71,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
