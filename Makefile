@@ -1,11 +1,15 @@
 # The README's commands, and the benchmarks.
-.PHONY: demo test bench chaos fuzz
+.PHONY: demo test test-fast bench chaos fuzz
 
 demo:
 	./scripts/demo
 
 test:
 	./scripts/test
+
+# Local work: everything but the slow runs and the browser test (CI runs `./scripts/test`: all).
+test-fast:
+	./scripts/test -m "not slow and not browser"
 
 bench:
 	./scripts/bench

@@ -1,4 +1,5 @@
-"""Shared fixtures: temporary git repositories built from a dict of files."""
+"""Shared fixtures: temporary git repositories built from a dict of files and a real redis-server;
+every test that uses the server is marked `integration`."""
 
 from __future__ import annotations
 
@@ -33,3 +34,9 @@ def redis_url() -> Iterator[str]:
 
     with running_redis() as url:
         yield url
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "redis_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.integration)

@@ -6,7 +6,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from jobs.adapters.sandbox import make_sandbox
 from tests.kit.github import FakeGitHub
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.redis_server import free_port
+from tests.kit.waiting import wait_for_next_second
 from tests.kit.webhooks import deliver, make_event
 
 SECRET = "webhook-s3cret"
@@ -73,8 +73,10 @@ class World:
              ) -> httpx.Response:
         payload = make_event(event, repo=REPO, **overrides)
         if "comment" in payload:
-            payload["comment"]["created_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            time.sleep(1.01)  # GitHub's timestamps have one-second resolution
+            created = self.ctx.clock().replace(microsecond=0)  # the app's clock: a test may shift it
+            payload["comment"]["created_at"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
+            # GitHub's timestamps are to the second: a gate this comment opens is stamped later.
+            wait_for_next_second(created, self.ctx.clock)
         with httpx.Client(base_url=self.url, trust_env=False) as client:
             return deliver(client, event.split(".")[0], payload, secret=SECRET,
                            delivery_id=delivery_id)

@@ -44,7 +44,7 @@ from tests.kit.github import FakeGitHub
 FILES = 4  # batches per job here (12 in the bench)
 STUCK_S = 45.0  # a healthy recovery takes ~3 s with a 2 s lease and a 1 s reaper round
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow, pytest.mark.integration]
 
 
 def assert_clean(result: ScenarioResult) -> None:

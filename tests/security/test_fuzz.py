@@ -22,7 +22,7 @@ from bot.web.app import create_app
 from jobs.domain.guard import GuardPolicy
 from tests.kit import fuzzing as fz
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 SHORT = settings(max_examples=300, deadline=None, derandomize=True, database=None,
                  suppress_health_check=list(HealthCheck))
 

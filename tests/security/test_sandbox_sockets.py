@@ -19,7 +19,7 @@ from jobs.adapters.sandbox import BubblewrapSandbox, SandboxPolicy
 from tests.kit.redis_server import redis_binary
 from tests.security import hostile
 
-pytestmark = hostile.needs_bwrap
+pytestmark = [hostile.needs_bwrap, pytest.mark.integration]  # starts its own redis-server
 PROBE = ("import socket, sys\n"
          "s = socket.socket(socket.AF_UNIX)\n"
          "try:\n"

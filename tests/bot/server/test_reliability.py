@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import redis
 from rq.registry import ScheduledJobRegistry
 
@@ -17,6 +18,7 @@ from bot.server.worker import Lease, lease_key, queue
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, SECRET, World, open_world
 from tests.kit.local_e2e import config_text, sample_files
+from tests.kit.waiting import ShiftedClock, process_running, wait_until
 
 STEPWISE = Path(sys.executable).parent / "stepwise"
 
@@ -27,13 +29,6 @@ def approved(world: World) -> None:
     world.work()
     world.comment("/stepwise approve", by="maria")
     world.work(max_jobs=1)
-
-
-def wait_for(condition: object, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.05)
 
 
 # -- leases --------------------------------------------------------------------------------------
@@ -59,15 +54,17 @@ def test_a_dead_holders_lease_expires(redis_url: str) -> None:
     assert connection.exists(lease_key("job-b"))
     holder.send_signal(signal.SIGKILL)
     holder.wait()
-    wait_for(lambda: not connection.exists(lease_key("job-b")), timeout=5)
+    wait_until(lambda: not connection.exists(lease_key("job-b")), timeout=5,
+               what="the dead holder's lease to expire")
 
 
 # -- the reaper ----------------------------------------------------------------------------------
 
 def test_the_reaper_leaves_leased_and_queued_jobs_alone(world: World) -> None:
     world.ctx.settings = world.ctx.settings.model_copy(update={"lease_ttl_s": 1})
+    world.ctx.clock = clock = ShiftedClock()
     approved(world)  # status running, its next step queued
-    time.sleep(1.1)
+    clock.advance(1.1)  # the record is older than the lease TTL
     assert steps.reap(world.ctx) == []
     queue(world.redis).empty()  # now nothing is queued for it...
     with Lease(world.redis, world.job().id, ttl_s=5):  # ...but a worker holds it
@@ -77,11 +74,12 @@ def test_the_reaper_leaves_leased_and_queued_jobs_alone(world: World) -> None:
 
 def test_the_reaper_requeues_an_abandoned_job_and_gates_after_three(world: World) -> None:
     world.ctx.settings = world.ctx.settings.model_copy(update={"lease_ttl_s": 1})
+    world.ctx.clock = clock = ShiftedClock()
     approved(world)
     job_id = world.job().id
     for round_ in range(1, 5):
         queue(world.redis).empty()  # the queued step is lost with its worker
-        time.sleep(1.1)
+        clock.advance(1.1)  # the record is older than the lease TTL
         assert steps.reap(world.ctx) == [job_id]
         job = world.job()
         assert job.extra["interruptions"] == round_
@@ -95,10 +93,12 @@ def test_the_reaper_requeues_an_abandoned_job_and_gates_after_three(world: World
     assert world.job().batch(1).status is BatchStatus.COMPLETED
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_validation_is_recovered_without_a_duplicate(
     tmp_path: Path, redis_url: str
 ) -> None:
-    slow = 'python -c "import time; time.sleep(4)"'
+    marker = f"slow-validation-{os.getpid()}"
+    slow = f'python -c "import time; time.sleep(4)" {marker}'
     files = sample_files(config=config_text(
         batches_per_milestone=5,
         validate=[slow, "python -m unittest discover -s tests -q"]))
@@ -113,13 +113,15 @@ def test_a_worker_killed_mid_validation_is_recovered_without_a_duplicate(
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   start_new_session=True)
         job_id = world.job().id
-        wait_for(lambda: world.redis.exists(lease_key(job_id)))
-        time.sleep(1.5)  # inside the first batch's slow validation
+        wait_until(lambda: world.redis.exists(lease_key(job_id)), what="the worker's lease")
+        wait_until(lambda: process_running(marker), what="the first batch's slow validation")
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait()
         assert world.job().status is JobStatus.RUNNING  # the record still says running
-        wait_for(lambda: not world.redis.exists(lease_key(job_id)), timeout=10)
-        time.sleep(2.1)
+        wait_until(lambda: not world.redis.exists(lease_key(job_id)), timeout=10,
+                   what="the killed worker's lease to expire")
+        world.ctx.clock = clock = ShiftedClock()
+        clock.advance(2.1)  # the record is older than the lease TTL
         queue(world.redis).empty()
         assert steps.reap(world.ctx) == [job_id]
         world.work()

@@ -26,6 +26,7 @@ from tests.bot.taskcenter.conftest import TOKEN, settings
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
 DOCS_SHOT = Path(__file__).resolve().parents[3] / "docs" / "taskcenter.png"
 
 try:
