@@ -1,19 +1,18 @@
-"""Comment commands: the parser, one module per verb (spec, later its handler) and their registry."""
+"""Comment commands: the parser, one module per verb (its spec and handler) and their registry."""
 
-from bot.commands.parser import (
-    MAX_ARGUMENT_LENGTH,
-    MAX_BODY_BYTES,
-    MAX_COMMANDS,
+from bot.commands.parser import MAX_ARGUMENT_LENGTH, MAX_BODY_BYTES, MAX_COMMANDS, parse_comment
+from bot.commands.registry import COMMANDS, help_table, spec_for
+from bot.commands.spec import (
     PREFIX,
+    Access,
     ArgumentRule,
     Command,
+    CommandContext,
     CommandSpec,
     InvalidCommand,
     ParsedCommand,
     UnknownCommand,
-    parse_comment,
 )
-from bot.commands.registry import COMMANDS, help_table, spec_for
 
 __all__ = [
     "COMMANDS",
@@ -21,8 +20,10 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_COMMANDS",
     "PREFIX",
+    "Access",
     "ArgumentRule",
     "Command",
+    "CommandContext",
     "CommandSpec",
     "InvalidCommand",
     "ParsedCommand",

@@ -1,6 +1,19 @@
 """`/stepwise approve`: pass the open gate."""
 
-from bot.commands.parser import ArgumentRule, CommandSpec
+from __future__ import annotations
+
+from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
+from jobs.domain.gates import Verb, apply_verb
+from jobs.domain.model import Job
+
+
+def handle(context: CommandContext, job: Job | None, command: Command) -> str:
+    assert job is not None  # needs_job
+    apply_verb(job, Verb.APPROVE)
+    context.save(job)
+    context.advance(job)
+    return ""
+
 
 # Argument: none; trailing text makes the command invalid rather than being ignored.
 SPEC = CommandSpec(
@@ -8,6 +21,6 @@ SPEC = CommandSpec(
     usage="approve",
     summary="pass the open gate as the table says",
     argument=ArgumentRule.NONE,
+    handle=handle,
+    answers_gate=True,
 )
-
-# The handler, `handle(...)`, goes here beside SPEC when the dispatcher is added.

@@ -1,6 +1,19 @@
 """`/stepwise cancel`: cancel the job."""
 
-from bot.commands.parser import ArgumentRule, CommandSpec
+from __future__ import annotations
+
+from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
+from jobs.domain.gates import Verb, apply_verb
+from jobs.domain.model import Job
+
+
+def handle(context: CommandContext, job: Job | None, command: Command) -> str:
+    assert job is not None  # needs_job
+    apply_verb(job, Verb.CANCEL)
+    context.save(job)
+    context.advance(job)
+    return ""
+
 
 # Argument: none; trailing text makes the command invalid rather than being ignored.
 SPEC = CommandSpec(
@@ -8,6 +21,5 @@ SPEC = CommandSpec(
     usage="cancel",
     summary="queued job: cancelled at once; running: stop at the next safe point",
     argument=ArgumentRule.NONE,
+    handle=handle,
 )
-
-# The handler, `handle(...)`, goes here beside SPEC when the dispatcher is added.

@@ -1,6 +1,14 @@
 """`/stepwise help`: reply with the command table."""
 
-from bot.commands.parser import ArgumentRule, CommandSpec
+from __future__ import annotations
+
+from bot.commands.spec import Access, ArgumentRule, Command, CommandContext, CommandSpec
+from jobs.domain.model import Job
+
+
+def handle(context: CommandContext, job: Job | None, command: Command) -> str:
+    return context.help_table()
+
 
 # Argument: none; trailing text makes the command invalid rather than being ignored.
 SPEC = CommandSpec(
@@ -8,6 +16,7 @@ SPEC = CommandSpec(
     usage="help",
     summary="reply with this table",
     argument=ArgumentRule.NONE,
+    handle=handle,
+    access=Access.ANYONE,
+    needs_job=False,
 )
-
-# The handler, `handle(...)`, goes here beside SPEC when the dispatcher is added.

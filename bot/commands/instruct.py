@@ -1,6 +1,17 @@
 """`/stepwise instruct <text>`: add a standing instruction for llm batches."""
 
-from bot.commands.parser import ArgumentRule, CommandSpec
+from __future__ import annotations
+
+from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
+from jobs.domain.model import Job
+
+
+def handle(context: CommandContext, job: Job | None, command: Command) -> str:
+    assert job is not None  # needs_job
+    job.instructions.append(command.argument)
+    context.save(job)
+    return ""
+
 
 # Argument: the rest of the line is the text; it may not be empty.
 SPEC = CommandSpec(
@@ -8,6 +19,5 @@ SPEC = CommandSpec(
     usage="instruct <text>",
     summary="add a standing instruction for later llm batches (kept in the record and the note)",
     argument=ArgumentRule.REQUIRED_TEXT,
+    handle=handle,
 )
-
-# The handler, `handle(...)`, goes here beside SPEC when the dispatcher is added.

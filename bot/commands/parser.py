@@ -5,12 +5,20 @@ from __future__ import annotations
 import difflib
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
-from enum import StrEnum
 from functools import lru_cache
 from typing import NamedTuple
 
-PREFIX = "/stepwise"
+from bot.commands.registry import COMMANDS, spec_for
+from bot.commands.spec import (
+    PREFIX,
+    ArgumentRule,
+    Command,
+    CommandSpec,
+    InvalidCommand,
+    ParsedCommand,
+    UnknownCommand,
+)
+
 MAX_BODY_BYTES = 64 * 1024  # a longer body is cut to this, and the line the cut falls in is dropped
 MAX_COMMANDS = 10  # results (commands, unknown and invalid ones) returned per comment; the rest are dropped
 MAX_ARGUMENT_LENGTH = 1000  # characters; a longer argument makes the command invalid
@@ -20,57 +28,6 @@ NO_ARGUMENT_PROBLEM = "`{prefix} {verb}` takes no argument: put it alone on its 
 MISSING_ARGUMENT_PROBLEM = "`{prefix} {verb}` needs {placeholder}: `{prefix} {usage}`"
 BAD_BATCH_PROBLEM = "`{prefix} {verb}` needs a batch number (1, 2, …) and nothing else: `{prefix} {verb} 3`"
 TOO_LONG_PROBLEM = "the text after `{prefix} {verb}` is longer than {limit} characters"
-
-
-class ArgumentRule(StrEnum):
-    """What may follow a verb on its line."""
-
-    NONE = "none"  # nothing: trailing text makes the command invalid rather than being ignored
-    REQUIRED_TEXT = "required_text"
-    BATCH_NUMBER = "batch_number"  # a positive whole number in ASCII digits
-    OPTIONAL_TEXT = "optional_text"
-
-
-@dataclass(frozen=True)
-class CommandSpec:
-    """One verb: its usage line (without the prefix), its help text and its argument rule."""
-
-    verb: str
-    usage: str  # e.g. "skip <reason>"
-    summary: str  # the "effect" column of the help table
-    argument: ArgumentRule
-
-    @property
-    def placeholder(self) -> str:
-        """The argument part of the usage, e.g. "<reason>" ("" for verbs without one)."""
-        return self.usage.partition(" ")[2]
-
-
-@dataclass(frozen=True)
-class Command:
-    verb: str  # lower-case canonical verb, e.g. "skip"
-    argument: str  # the rest of the line, stripped ("" if none)
-    line: int  # 1-based line number in the comment
-    raw: str  # the original line
-
-
-@dataclass(frozen=True)
-class UnknownCommand:
-    word: str  # what followed the prefix, e.g. "aprove" ("" for the prefix alone: answer with help)
-    line: int
-    raw: str
-    suggestion: str | None  # the closest valid verb, e.g. "approve"
-
-
-@dataclass(frozen=True)
-class InvalidCommand:
-    verb: str  # a known verb with a bad argument, e.g. `revert abc` or `skip` without a reason
-    problem: str  # user-facing: what is wrong and how to write it
-    line: int
-    raw: str
-
-
-ParsedCommand = Command | UnknownCommand | InvalidCommand
 
 
 class _Fence(NamedTuple):
@@ -93,9 +50,6 @@ _SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 
 def parse_comment(body: str, *, app_slug: str) -> list[ParsedCommand]:
     """The commands in a comment body, in order, at most `MAX_COMMANDS` of them."""
-    # Deferred: the registry imports the verb modules, which import this module for CommandSpec.
-    from bot.commands.registry import COMMANDS, spec_for
-
     prefix = _prefix_pattern(app_slug)
     verbs = [spec.verb for spec in COMMANDS]
     results: list[ParsedCommand] = []

@@ -1,10 +1,11 @@
-"""The comment commands in help-table order, looked up by verb and rendered as the help table."""
+"""The comment commands in help-table order, looked up by verb and rendered as the help table.
+A new verb is one module (its SPEC and handler) and one line here."""
 
 from __future__ import annotations
 
 from bot.commands import approve, cancel, instruct, retry, revert, skip, status
 from bot.commands import help as help_command
-from bot.commands.parser import PREFIX, CommandSpec
+from bot.commands.spec import PREFIX, CommandSpec
 
 # The order of DESIGN.md's command table; `/stepwise help` and the README's table are rendered from it.
 COMMANDS: tuple[CommandSpec, ...] = (

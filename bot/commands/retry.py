@@ -1,6 +1,19 @@
 """`/stepwise retry`: retry the paused batch."""
 
-from bot.commands.parser import ArgumentRule, CommandSpec
+from __future__ import annotations
+
+from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
+from jobs.domain.gates import Verb, apply_verb
+from jobs.domain.model import Job
+
+
+def handle(context: CommandContext, job: Job | None, command: Command) -> str:
+    assert job is not None  # needs_job
+    apply_verb(job, Verb.RETRY)
+    context.save(job)
+    context.advance(job)
+    return ""
+
 
 # Argument: none; trailing text makes the command invalid rather than being ignored.
 SPEC = CommandSpec(
@@ -8,6 +21,6 @@ SPEC = CommandSpec(
     usage="retry",
     summary="retry the paused batch, attempts counter reset",
     argument=ArgumentRule.NONE,
+    handle=handle,
+    answers_gate=True,
 )
-
-# The handler, `handle(...)`, goes here beside SPEC when the dispatcher is added.

@@ -1,6 +1,16 @@
 """`/stepwise revert <batch>`: revert one batch by its number."""
 
-from bot.commands.parser import ArgumentRule, CommandSpec
+from __future__ import annotations
+
+from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
+from jobs.domain.model import Job
+
+
+def handle(context: CommandContext, job: Job | None, command: Command) -> str:
+    assert job is not None  # needs_job
+    context.revert(job, int(command.argument))
+    return ""
+
 
 # Argument: a positive batch number and nothing else.
 SPEC = CommandSpec(
@@ -8,6 +18,5 @@ SPEC = CommandSpec(
     usage="revert <batch>",
     summary="add a revert commit for that batch, mark it `reverted`",
     argument=ArgumentRule.BATCH_NUMBER,
+    handle=handle,
 )
-
-# The handler, `handle(...)`, goes here beside SPEC when the dispatcher is added.

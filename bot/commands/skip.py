@@ -1,6 +1,19 @@
 """`/stepwise skip <reason>`: skip the paused batch, giving a reason."""
 
-from bot.commands.parser import ArgumentRule, CommandSpec
+from __future__ import annotations
+
+from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
+from jobs.domain.gates import Verb, apply_verb
+from jobs.domain.model import Job
+
+
+def handle(context: CommandContext, job: Job | None, command: Command) -> str:
+    assert job is not None  # needs_job
+    apply_verb(job, Verb.SKIP, reason=command.argument)
+    context.save(job)
+    context.advance(job)
+    return ""
+
 
 # Argument: the rest of the line is the reason; it may not be empty.
 SPEC = CommandSpec(
@@ -8,6 +21,6 @@ SPEC = CommandSpec(
     usage="skip <reason>",
     summary="mark the paused batch `skipped` with the reason, go on",
     argument=ArgumentRule.REQUIRED_TEXT,
+    handle=handle,
+    answers_gate=True,
 )
-
-# The handler, `handle(...)`, goes here beside SPEC when the dispatcher is added.

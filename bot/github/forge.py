@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from bot.commands.spec import PREFIX
 from bot.github.client import ForgeError, Installation
 from jobs.domain.model import Gate, Job, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
@@ -16,7 +17,7 @@ from jobs.domain.redact import redact
 from jobs.ports import Publication
 
 log = logging.getLogger(__name__)
-COMMAND_PREFIX = "/stepwise "
+COMMAND_PREFIX = f"{PREFIX} "
 MERGE_ADVICE = (
     "Merge this pull request with a merge commit or a rebase, not a squash, so that every "
     "batch stays revertable (`/stepwise revert <batch>`)."

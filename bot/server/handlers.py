@@ -8,10 +8,17 @@ from datetime import datetime
 from typing import Any
 
 from bot.authz import STEERING_ROLES, decide
-from bot.commands import Command, InvalidCommand, UnknownCommand, help_table, parse_comment
+from bot.commands import (
+    Access,
+    Command,
+    InvalidCommand,
+    UnknownCommand,
+    help_table,
+    parse_comment,
+    spec_for,
+)
 from bot.events import Event, Kind
 from bot.github.client import ForgeError
-from bot.github.forge import COMMAND_PREFIX
 from bot.server import steps
 from bot.server.context import ServerContext
 from bot.server.rebuild import rebuild
@@ -37,7 +44,6 @@ REBUILT = (
     "this pull request; no committed batch will be redone. It is catching up now: repeat your "
     "command once the progress card shows the gate it is waiting at."
 )
-GATE_VERBS = frozenset({"approve", "retry", "skip"})  # they answer one particular gate
 
 
 def opened_after(opened_at: datetime, created_at: str) -> bool:
@@ -182,6 +188,33 @@ def handle_comment(ctx: ServerContext, event: Event, commands: list[Any]) -> Non
     ctx.redis.hset(key, "done", 1)
 
 
+class ServerCommands:
+    """What a command's handler may do, on the worker: the CommandContext of bot.commands."""
+
+    def __init__(self, ctx: ServerContext, event: Event) -> None:
+        self.ctx, self.event = ctx, event
+
+    def help_table(self) -> str:
+        return help_table()
+
+    def card(self, job: Job) -> str:
+        return self.ctx.forge(self.ctx.installation(self.event.installation_id), job.repo).card(job)
+
+    def save(self, job: Job) -> None:
+        self.ctx.store.save(job)
+
+    def advance(self, job: Job) -> None:
+        if job.status is JobStatus.CANCELLED:
+            enqueue(self.ctx.redis, "cancelled", {"job_id": job.id},
+                    job_id=rq_id("cancelled", job.id))
+        else:
+            schedule_advance(self.ctx, job)
+
+    def revert(self, job: Job, batch: int) -> None:
+        enqueue(self.ctx.redis, "revert", {"job_id": job.id, "batch": batch,
+                                           "comment_id": self.event.comment_id})
+
+
 def apply_command(ctx: ServerContext, event: Event, job: Job | None,
                   command: Command | UnknownCommand | InvalidCommand) -> tuple[str, bool]:
     """(reply text, whether something changed) for one command of a comment."""
@@ -191,46 +224,29 @@ def apply_command(ctx: ServerContext, event: Event, job: Job | None,
         return quoted + f"Unknown command `{command.word}`.{hint}\n\n" + help_table(), False
     if isinstance(command, InvalidCommand):
         return quoted + command.problem, False
-    if command.verb == "help":
-        return help_table(), False
-    if job is None:
+    spec = spec_for(command.verb)
+    if spec is None:  # the parser only returns known verbs
+        raise ValueError(f"no command spec for {command.verb!r}")
+    if spec.needs_job and job is None:
         return quoted + "There is no Stepwise job on this issue or pull request.", False
-    if command.verb == "status":
-        return ctx.forge(ctx.installation(event.installation_id), job.repo).card(job), False
+    if spec.access is Access.ANYONE:
+        return spec.handle(ServerCommands(ctx, event), job, command), False
+    assert job is not None  # every steering verb needs a job
     owner, name = event.repo.split("/", 1)
     role = ctx.installation(event.installation_id).permission(owner, name, event.sender)
     decision = decide(login=event.sender, role=role, approvers=job.config.approvers,
                       action=f"`{command.verb}`")
     if not decision.allowed:
         return quoted + f"Refused: {decision.reason}. Nothing changed.", False
-    if command.verb in GATE_VERBS and job.gate is not None and \
+    if spec.answers_gate and job.gate is not None and \
             opened_after(job.gate.opened_at, event.created_at):
         return quoted + (f"Refused: this comment predates gate `{job.gate.id}`, which opened "
                          "later; answer the gate that is open now."), False
     try:
-        message = steer(ctx, event, job, command)
+        message = spec.handle(ServerCommands(ctx, event), job, command)
     except (RefusedError, StepwiseError) as exc:
         return quoted + f"Refused: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""), False
     return (quoted + message) if message else "", True
-
-
-def steer(ctx: ServerContext, event: Event, job: Job, command: Command) -> str:
-    """Apply an authorised steering command; '' when a reaction says enough."""
-    if command.verb == "revert":
-        enqueue(ctx.redis, "revert", {"job_id": job.id, "batch": int(command.argument),
-                                      "comment_id": event.comment_id})
-        return ""
-    if command.verb == "instruct":
-        job.instructions.append(command.argument)
-        ctx.store.save(job)
-        return ""
-    apply_verb(job, Verb(command.verb), reason=command.argument)
-    ctx.store.save(job)
-    if job.status is JobStatus.CANCELLED:
-        enqueue(ctx.redis, "cancelled", {"job_id": job.id}, job_id=rq_id("cancelled", job.id))
-        return ""
-    schedule_advance(ctx, job)
-    return ""
 
 
 # -- closes, edits and pushes ---------------------------------------------------------------------
@@ -310,4 +326,4 @@ def handlers(ctx: ServerContext) -> dict[str, Handler]:
     }
 
 
-__all__ = ["COMMAND_PREFIX", "handlers"]
+__all__ = ["handlers"]

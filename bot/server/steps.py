@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
+from bot.commands.spec import PREFIX
 from bot.observability import metrics
 from bot.server.context import ServerContext
 from bot.server.worker import (
@@ -173,7 +174,7 @@ def tell(ctx: ServerContext, job: Job, report: ErrorInfo) -> None:
         forge = ctx.forge(ctx.installation(int(job.extra["installation_id"])), job.repo)
         if job.gate is not None:
             forge.upsert(job, forge.thread(job), f"gate:{job.gate.id}",
-                         gate_prompt(job, prefix="/stepwise "))
+                         gate_prompt(job, prefix=f"{PREFIX} "))
         else:
             forge.upsert(job, job.number, "failed",
                          f"Stepwise stopped: `{report.code}` ({report.retry_class}): "
@@ -238,7 +239,7 @@ def interrupt(ctx: ServerContext, job: Job) -> None:
         ctx.store.save(job)
         tell(ctx, job, ErrorInfo(code="interrupted", retry_class=RetryClass.NEEDS_HUMAN,
                                  message=f"workers stopped {count} times while running this job",
-                                 hint="check the workers' health, then `/stepwise approve`"))
+                                 hint=f"check the workers' health, then `{PREFIX} approve`"))
         return
     ctx.store.save(job)
     schedule_advance(ctx, job)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from bot.commands.spec import PREFIX
 from bot.taskcenter.links import Links
 from bot.taskcenter.records import (
     GROUP_LABELS,
@@ -20,7 +21,7 @@ from jobs.domain.model import GATE_EXIT_CODES, Batch, Gate, Job, JobStatus
 from jobs.domain.notes import GATE_OTHER_VERBS, GATE_VERBS
 from jobs.domain.redact import redact
 
-COMMAND_PREFIX = "/stepwise "
+COMMAND_PREFIX = f"{PREFIX} "
 # How often an open job page looks for a new version, by group (seconds; none when finished).
 REFRESH_S: dict[Group, int] = {Group.RUNNING: 5, Group.WAITING: 30, Group.NEEDS_HUMAN: 30}
 

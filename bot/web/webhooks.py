@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse
 from githubkit.webhooks import verify
 
+from bot.commands.spec import PREFIX
 from bot.events import Event, Kind, MalformedPayloadError, normalise
 from bot.observability.metrics import counted_delivery
 from bot.server.worker import enqueue_new, event_lease, requeue, rq_id, task_abandoned
@@ -35,7 +36,7 @@ def wants_worker(event: Event, app_slug: str) -> bool:
         return False
     if event.kind is Kind.COMMENT:
         lowered = event.body.lower()
-        return not event.sender_is_bot and ("/stepwise" in lowered or f"@{app_slug}" in lowered)
+        return not event.sender_is_bot and (PREFIX in lowered or f"@{app_slug}" in lowered)
     return not (event.kind is Kind.PUSH and event.sender_is_bot)
 
 

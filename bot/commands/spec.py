@@ -1,0 +1,106 @@
+"""What a comment command is: the prefix, a verb's spec (usage, help text, argument rule, who
+may use it, its handler), the context a handler works in, and what a parsed comment holds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from jobs.domain.model import Job
+
+PREFIX = "/stepwise"  # the one spelling of the command prefix; usage lines read f"{PREFIX} {usage}"
+
+
+class ArgumentRule(StrEnum):
+    """What may follow a verb on its line."""
+
+    NONE = "none"  # nothing: trailing text makes the command invalid rather than being ignored
+    REQUIRED_TEXT = "required_text"
+    BATCH_NUMBER = "batch_number"  # a positive whole number in ASCII digits
+    OPTIONAL_TEXT = "optional_text"
+
+
+class Access(StrEnum):
+    """Who may use a verb."""
+
+    ANYONE = "anyone"  # read-only: the answer changes nothing
+    STEERING = "steering"  # write, maintain or admin on the repository, or the config's approvers
+
+
+class CommandContext(Protocol):
+    """What a verb's handler may do besides changing the job record (bot/server/handlers.py
+    implements it for the worker)."""
+
+    def help_table(self) -> str:
+        """The command table."""
+        ...
+
+    def card(self, job: Job) -> str:
+        """The job's progress card."""
+        ...
+
+    def save(self, job: Job) -> None:
+        """Store the changed record."""
+        ...
+
+    def advance(self, job: Job) -> None:
+        """Queue what the job does next (its next step, or the end of a cancelled job)."""
+        ...
+
+    def revert(self, job: Job, batch: int) -> None:
+        """Queue a revert of one batch."""
+        ...
+
+
+@dataclass(frozen=True)
+class Command:
+    verb: str  # lower-case canonical verb, e.g. "skip"
+    argument: str  # the rest of the line, stripped ("" if none)
+    line: int  # 1-based line number in the comment
+    raw: str  # the original line
+
+
+# (context, the issue's job or None, the command) -> the reply ("" when a reaction says enough).
+# Raising RefusedError or StepwiseError refuses the command with the error's message.
+Handler = Callable[[CommandContext, Job | None, Command], str]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """One verb: its usage line (without the prefix), its help text, its argument rule, who may
+    use it, and its handler."""
+
+    verb: str
+    usage: str  # e.g. "skip <reason>"
+    summary: str  # the "effect" column of the help table
+    argument: ArgumentRule
+    handle: Handler
+    access: Access = Access.STEERING
+    needs_job: bool = True  # without a job on the issue the answer says there is none
+    answers_gate: bool = False  # refused when the open gate opened after the comment was written
+
+    @property
+    def placeholder(self) -> str:
+        """The argument part of the usage, e.g. "<reason>" ("" for verbs without one)."""
+        return self.usage.partition(" ")[2]
+
+
+@dataclass(frozen=True)
+class UnknownCommand:
+    word: str  # what followed the prefix, e.g. "aprove" ("" for the prefix alone: answer with help)
+    line: int
+    raw: str
+    suggestion: str | None  # the closest valid verb, e.g. "approve"
+
+
+@dataclass(frozen=True)
+class InvalidCommand:
+    verb: str  # a known verb with a bad argument, e.g. `revert abc` or `skip` without a reason
+    problem: str  # user-facing: what is wrong and how to write it
+    line: int
+    raw: str
+
+
+ParsedCommand = Command | UnknownCommand | InvalidCommand

@@ -1,0 +1,97 @@
+"""Each verb's handler, through the CommandContext it is given (a recording one here), and the
+registry's promise: one module per verb, each listed once."""
+
+from __future__ import annotations
+
+import pkgutil
+
+import pytest
+
+import bot.commands
+from bot.commands import COMMANDS, Access, Command, spec_for
+from jobs.domain.gates import RefusedError
+from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
+from tests.jobs.domain.test_gates import gated_job
+
+NOT_VERBS = {"parser", "registry", "spec"}
+
+
+class Recorder:
+    """A CommandContext that records what a handler asked for."""
+
+    def __init__(self) -> None:
+        self.effects: list[str] = []
+
+    def help_table(self) -> str:
+        return "the table"
+
+    def card(self, job: Job) -> str:
+        return f"card of {job.id}"
+
+    def save(self, job: Job) -> None:
+        self.effects.append(f"save:{job.status}")
+
+    def advance(self, job: Job) -> None:
+        self.effects.append(f"advance:{job.status}")
+
+    def revert(self, job: Job, batch: int) -> None:
+        self.effects.append(f"revert:{batch}")
+
+
+def run(verb: str, job: Job | None, argument: str = "") -> tuple[str, list[str]]:
+    spec = spec_for(verb)
+    assert spec is not None
+    context = Recorder()
+    reply = spec.handle(context, job, Command(verb=verb, argument=argument, line=1, raw=verb))
+    return reply, context.effects
+
+
+def test_every_verb_module_is_registered_once() -> None:
+    modules = {m.name for m in pkgutil.iter_modules(bot.commands.__path__)} - NOT_VERBS
+    assert sorted(spec.verb for spec in COMMANDS) == sorted(modules)
+
+
+def test_who_may_use_each_verb_and_which_answer_a_gate() -> None:
+    assert {s.verb for s in COMMANDS if s.access is Access.ANYONE} == {"status", "help"}
+    assert {s.verb for s in COMMANDS if s.answers_gate} == {"approve", "retry", "skip"}
+    assert {s.verb for s in COMMANDS if not s.needs_job} == {"help"}
+
+
+def test_approve_passes_the_gate_saves_and_advances() -> None:
+    job = gated_job(Gate.PLAN)
+    assert run("approve", job) == ("", ["save:running", "advance:running"])
+    assert job.gate is None and job.approved_digest == job.spec_digest
+
+
+def test_skip_records_the_reason() -> None:
+    job = gated_job(Gate.FAILURE, batch_status=BatchStatus.FAILED)
+    assert run("skip", job, "generated code") == ("", ["save:running", "advance:running"])
+    assert job.batch(2).status is BatchStatus.SKIPPED and job.batch(2).reason == "generated code"
+
+
+def test_a_verb_the_gate_does_not_take_is_refused_and_nothing_is_saved() -> None:
+    job = gated_job(Gate.PLAN)
+    context = Recorder()
+    spec = spec_for("retry")
+    assert spec is not None
+    with pytest.raises(RefusedError, match="does not apply"):
+        spec.handle(context, job, Command(verb="retry", argument="", line=1, raw="retry"))
+    assert context.effects == [] and job.status is JobStatus.AWAITING_HUMAN
+
+
+def test_cancel_at_a_gate_cancels_and_advance_is_asked_to_finish_it() -> None:
+    job = gated_job(Gate.MILESTONE)
+    assert run("cancel", job) == ("", ["save:cancelled", "advance:cancelled"])
+
+
+def test_instruct_keeps_the_text_and_revert_queues_the_batch() -> None:
+    job = gated_job(Gate.PLAN)
+    assert run("instruct", job, "keep error output at error level") == ("", ["save:awaiting_human"])
+    assert job.instructions == ["keep error output at error level"]
+    assert run("revert", job, "2") == ("", ["revert:2"])
+
+
+def test_status_and_help_answer_without_changing_anything() -> None:
+    job = gated_job(Gate.PLAN)
+    assert run("status", job) == (f"card of {job.id}", [])
+    assert run("help", None) == ("the table", [])
