@@ -35,15 +35,14 @@ from bot.server.worker import (
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.domain.gates import RefusedError, open_gate
-from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
+from jobs.domain.model import ACTIVE_JOB_STATUSES, BatchStatus, Gate, Job, JobStatus
 from jobs.domain.notes import gate_prompt, render_card
 from jobs.engine.engine import Engine
 from jobs.engine.revert import revert_batch
 from jobs.ports import Publication
 
 log = logging.getLogger(__name__)
-ACTIVE = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
-                    JobStatus.CANCEL_REQUESTED, JobStatus.INTERRUPTED})
+ACTIVE = ACTIVE_JOB_STATUSES
 MAX_INTERRUPTIONS = 3
 MAX_RETRY_AFTER_S = 900
 

@@ -18,7 +18,7 @@ from bot.taskcenter.links import Links
 from bot.taskcenter.records import Filters, HeadCache, StatusFilter, list_heads, load_jobs
 from bot.taskcenter.views import ago, summarise
 from jobs.domain.errors import BadInputError, StepwiseError
-from jobs.domain.model import JobStatus
+from jobs.domain.model import ACTIVE_JOB_STATUSES, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.redact import redact
 from jobs.engine.engine import outcome_of
@@ -27,8 +27,7 @@ REDIS_ENV = "STEPWISE_REDIS_URL"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 TASK_CENTER_ENV = "STEPWISE_TASK_CENTER_URL"
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-WORKING = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
-                     JobStatus.INTERRUPTED})
+WORKING = ACTIVE_JOB_STATUSES - {JobStatus.CANCEL_REQUESTED}  # exit 0; cancel_requested exits 5
 
 
 def redis_url() -> str:

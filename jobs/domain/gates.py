@@ -1,34 +1,27 @@
-"""Opening gates and applying the human verbs to them, as pure changes to the job record."""
+"""Opening gates and applying the human verbs to them, as pure changes to the job record
+(what each gate takes is the gate table in jobs/domain/model.py)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 
 from jobs.domain.errors import BadInputError, ErrorInfo
-from jobs.domain.model import BATCH_GATES, BatchStatus, Gate, Job, JobStatus, OpenGate
+from jobs.domain.model import (
+    BATCH_GATES,
+    GATES,
+    BatchStatus,
+    Gate,
+    Job,
+    JobStatus,
+    OpenGate,
+    PendingIssue,
+    Verb,
+)
 
+__all__ = ["ACCEPTED", "RefusedError", "Verb", "apply_verb", "note_spec_change", "open_gate"]
 
-class Verb(StrEnum):
-    APPROVE = "approve"
-    RETRY = "retry"
-    SKIP = "skip"
-    CANCEL = "cancel"
-
-
-# Which verbs each gate accepts besides cancel (DESIGN.md, "Gates, commands and exit codes").
-ACCEPTED: dict[Gate, frozenset[Verb]] = {
-    Gate.PLAN: frozenset({Verb.APPROVE}),
-    Gate.MILESTONE: frozenset({Verb.APPROVE}),
-    Gate.SPEC_CHANGED: frozenset({Verb.APPROVE}),
-    Gate.LARGE_CHANGE: frozenset({Verb.APPROVE, Verb.SKIP}),
-    Gate.DELETION: frozenset({Verb.APPROVE, Verb.SKIP}),
-    Gate.SCOPE: frozenset({Verb.APPROVE, Verb.RETRY, Verb.SKIP}),
-    Gate.FAILURE: frozenset({Verb.APPROVE, Verb.RETRY, Verb.SKIP}),
-    Gate.HUMAN_COMMIT: frozenset({Verb.APPROVE}),
-    Gate.INTERRUPTED: frozenset({Verb.APPROVE}),
-    Gate.BUDGET: frozenset({Verb.APPROVE, Verb.SKIP}),
-}
+# Which verbs each gate accepts besides cancel: a view of the gate table.
+ACCEPTED: dict[Gate, frozenset[Verb]] = {gate: rule.verbs for gate, rule in GATES.items()}
 
 
 class RefusedError(BadInputError):
@@ -108,10 +101,10 @@ def _pass(job: Job, gate: OpenGate, verb: Verb, reason: str) -> str:
         return f"batch {batch.number} will be retried (attempt counter reset)"
     if gate.kind is Gate.FAILURE and verb is Verb.APPROVE and gate.report is not None \
             and gate.report.code == "final_review_failed":
-        job.extra["accept_review"] = True  # what the gate's hint promises: finish anyway
+        job.accept_review = True  # what the gate's hint promises: finish anyway
         return "finishing although the final review did not pass"
     if gate.kind is Gate.HUMAN_COMMIT:
-        job.extra["accept_branch_head"] = True
+        job.accept_branch_head = True
         return "continuing on top of the pushed commits"
     return f"gate {gate.kind} passed"
 
@@ -131,7 +124,7 @@ def _cancel(job: Job) -> str:
 
 def note_spec_change(job: Job, *, title: str, body: str, now: datetime) -> None:
     """The issue text changed: re-plan at once if nothing was approved, else open `spec_changed`."""
-    job.extra["pending_issue"] = {"title": title, "body": body}
+    job.pending_issue = PendingIssue(title=title, body=body)
     if job.approved_digest is None and job.status is JobStatus.AWAITING_HUMAN:
         job.gate = None
         job.set_status(JobStatus.PLANNING)  # nothing approved yet: just plan again

@@ -1,15 +1,18 @@
-"""The job record: statuses, gates, batches, attempts and evidence, with explicit transition tables.
+"""The job record and its state machine: statuses, the job and batch transition tables with the
+one `transition()` that applies them, the gate table (when each gate opens, what passes it, the
+other choices, its exit code, who may answer), and the records: batches, attempts, evidence.
 
 The tables below and the Mermaid diagrams in README.md ("State machine") change together.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import ErrorInfo, StateError
@@ -50,6 +53,15 @@ class Gate(StrEnum):
     BUDGET = "budget"
 
 
+class Verb(StrEnum):
+    """The human answers to a gate (revert and instruct are no answers: they work at any time)."""
+
+    APPROVE = "approve"
+    RETRY = "retry"
+    SKIP = "skip"
+    CANCEL = "cancel"
+
+
 _J = JobStatus
 JOB_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
     _J.QUEUED: frozenset({_J.PLANNING, _J.CANCELLED, _J.FAILED, _J.INTERRUPTED}),
@@ -74,30 +86,68 @@ BATCH_TRANSITIONS: dict[BatchStatus, frozenset[BatchStatus]] = {
     _B.PENDING: frozenset({_B.IN_PROGRESS, _B.COMPLETED, _B.SKIPPED}),
     _B.IN_PROGRESS: frozenset({_B.PENDING, _B.COMPLETED, _B.FAILED, _B.SKIPPED}),
     _B.FAILED: frozenset({_B.IN_PROGRESS, _B.PENDING, _B.SKIPPED, _B.COMPLETED}),
-    _B.COMPLETED: frozenset({_B.REVERTED}),
+    # a commit left the branch (a rewrite the human accepted): the batch is done again
+    _B.COMPLETED: frozenset({_B.REVERTED, _B.PENDING}),
     _B.SKIPPED: frozenset(),
     _B.REVERTED: frozenset(),
 }
 
 TERMINAL_JOB_STATUSES = frozenset({_J.COMPLETED, _J.CANCELLED, _J.FAILED})
+# Active: a worker has something to do (every status but the terminal ones and a gate).
+ACTIVE_JOB_STATUSES = frozenset(set(JobStatus) - TERMINAL_JOB_STATUSES - {_J.AWAITING_HUMAN})
 FINISHED_BATCH_STATUSES = frozenset({_B.COMPLETED, _B.SKIPPED, _B.REVERTED})
 
-# Local exit code of each gate: 3 waits for a decision, 4 needs a human to fix or look.
-GATE_EXIT_CODES: dict[Gate, int] = {
-    Gate.PLAN: 3,
-    Gate.MILESTONE: 3,
-    Gate.SPEC_CHANGED: 3,
-    Gate.LARGE_CHANGE: 3,
-    Gate.DELETION: 3,
-    Gate.SCOPE: 3,
-    Gate.FAILURE: 4,
-    Gate.HUMAN_COMMIT: 4,
-    Gate.INTERRUPTED: 4,
-    Gate.BUDGET: 4,
+
+@dataclass(frozen=True)
+class GateRule:
+    """One gate: when it opens, how to pass it, the other choices, its exit code, who answers."""
+
+    opened_when: str
+    verb: Verb  # the answer that passes it the usual way
+    meaning: str  # what that answer does ("To <meaning>: `approve`")
+    verbs: frozenset[Verb]  # every answer it takes besides cancel
+    other_choices: tuple[str, ...]  # what the prompt offers besides `verb`, as usage lines
+    exit_code: int  # local mode: 3 waits for a decision, 4 needs a human to fix or look
+    lets_batch_through: bool = False  # approval lets one batch past a guard check
+    # Who may answer: in server mode everyone who may steer the job (write, maintain or admin on
+    # the repository, or the config's `approvers`; bot/authz.py); locally whoever runs the CLI.
+
+
+_A, _R, _S = Verb.APPROVE, Verb.RETRY, Verb.SKIP
+GATES: dict[Gate, GateRule] = {
+    Gate.PLAN: GateRule("the plan is ready and needs approval (config, untrusted or drafted spec)",
+                        _A, "start the job", frozenset({_A}), ("cancel",), 3),
+    Gate.MILESTONE: GateRule("a milestone's batches are all done", _A,
+                             "go on with the next milestone", frozenset({_A}),
+                             ("cancel", "revert <batch>"), 3),
+    Gate.SPEC_CHANGED: GateRule("the issue's spec changed after the plan was approved", _A,
+                                "re-plan with the new spec", frozenset({_A}), ("cancel",), 3),
+    Gate.LARGE_CHANGE: GateRule("a batch's diff is over `max_batch_lines`", _A,
+                                "commit the large batch", frozenset({_A, _S}),
+                                ("skip <reason>", "cancel"), 3, lets_batch_through=True),
+    Gate.DELETION: GateRule("a batch deletes lines and `allow_deletions: ask`", _A,
+                            "commit the batch with its deletions", frozenset({_A, _S}),
+                            ("skip <reason>", "cancel"), 3, lets_batch_through=True),
+    Gate.SCOPE: GateRule("an edit touches in-scope files outside the batch", _A,
+                         "accept the wider batch", frozenset({_A, _R, _S}),
+                         ("retry", "skip <reason>", "cancel"), 3, lets_batch_through=True),
+    Gate.FAILURE: GateRule("a batch failed `max_failed_attempts` times, a fault outlasted its "
+                           "retries, or the final review failed", _R,
+                           "retry the batch with the attempt counter reset",
+                           frozenset({_A, _R, _S}), ("approve", "skip <reason>", "cancel"), 4),
+    Gate.HUMAN_COMMIT: GateRule("the job branch holds a commit Stepwise did not make", _A,
+                                "continue on top of the pushed commits", frozenset({_A}),
+                                ("cancel",), 4),
+    Gate.INTERRUPTED: GateRule("the job was interrupted three times in a row", _A,
+                               "resume the job", frozenset({_A}), ("cancel",), 4),
+    Gate.BUDGET: GateRule("the job spent its language-model token budget", _A,
+                          "grant one more budget", frozenset({_A, _S}), ("skip <reason>", "cancel"),
+                          4),
 }
 
-# Gates whose approval lets one batch through a guard check it would otherwise stop at.
-BATCH_GATES = frozenset({Gate.LARGE_CHANGE, Gate.DELETION, Gate.SCOPE})
+# Views of the gate table.
+GATE_EXIT_CODES: dict[Gate, int] = {gate: rule.exit_code for gate, rule in GATES.items()}
+BATCH_GATES = frozenset(gate for gate, rule in GATES.items() if rule.lets_batch_through)
 
 
 def check_job_transition(current: JobStatus, new: JobStatus) -> None:
@@ -114,6 +164,16 @@ def check_batch_transition(current: BatchStatus, new: BatchStatus) -> None:
             f"illegal batch transition {current} -> {new}",
             hint="this is a bug in Stepwise; the record was not changed",
         )
+
+
+def transition(record: Job | Batch, new: JobStatus | BatchStatus) -> None:
+    """The one way a job's or a batch's status changes: along an edge of its table, or StateError."""
+    if isinstance(record, Job):
+        check_job_transition(record.status, JobStatus(new))
+        record.status = JobStatus(new)
+    else:
+        check_batch_transition(record.status, BatchStatus(new))
+        record.status = BatchStatus(new)
 
 
 class Record(BaseModel):
@@ -209,8 +269,7 @@ class Batch(Record):
     leftovers: list[str] = []
 
     def set_status(self, new: BatchStatus) -> None:
-        check_batch_transition(self.status, new)
-        self.status = new
+        transition(self, new)
 
     @property
     def last_attempt(self) -> Attempt | None:
@@ -244,6 +303,17 @@ class FinalReview(Record):
     ok: bool = False
     leftovers: list[str] = []
     unfinished_batches: list[int] = []
+
+
+class PendingIssue(Record):
+    """An issue text that changed after planning, adopted when the job plans again."""
+
+    title: str
+    body: str
+
+
+# `extra` keys that became fields; a record written before is read with them moved.
+_FORMER_EXTRA = ("accept_review", "accept_branch_head", "pending_issue")
 
 
 class Job(Record):
@@ -281,11 +351,26 @@ class Job(Record):
     error: ErrorInfo | None = None
     events: list[Event] = Field(default_factory=list)
     llm: LlmUsage = Field(default_factory=LlmUsage)
+    # Set by the gate answers, used once by the next step:
+    accept_review: bool = False  # `approve` at a failed final review: finish anyway
+    accept_branch_head: bool = False  # `approve` at `human_commit`: continue on the pushed head
+    pending_issue: PendingIssue | None = None  # the changed issue text, adopted when re-planning
     extra: dict[str, Any] = {}
 
+    @model_validator(mode="before")
+    @classmethod
+    def _fields_from_extra(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("extra"), dict) and \
+                any(key in data["extra"] for key in _FORMER_EXTRA):
+            extra = dict(data["extra"])
+            data = {**data, "extra": extra}
+            for key in _FORMER_EXTRA:
+                if key in extra:
+                    data.setdefault(key, extra.pop(key))
+        return data
+
     def set_status(self, new: JobStatus) -> None:
-        check_job_transition(self.status, new)
-        self.status = new
+        transition(self, new)
 
     @property
     def milestone_count(self) -> int:
@@ -309,3 +394,7 @@ class Job(Record):
     @property
     def is_terminal(self) -> bool:
         return self.status in TERMINAL_JOB_STATUSES
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_JOB_STATUSES

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from jobs.domain.llm_report import model_usage
-from jobs.domain.model import Batch, BatchStatus, CommandEvidence, Gate, Job, JobStatus
+from jobs.domain.model import GATES, Batch, BatchStatus, CommandEvidence, Gate, Job, JobStatus
 
 FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
 
@@ -20,31 +20,9 @@ STATUS_MARKS = {
     BatchStatus.REVERTED: "↺",
 }
 
-GATE_VERBS: dict[Gate, tuple[str, str]] = {
-    Gate.PLAN: ("approve", "start the job"),
-    Gate.MILESTONE: ("approve", "go on with the next milestone"),
-    Gate.SPEC_CHANGED: ("approve", "re-plan with the new spec"),
-    Gate.LARGE_CHANGE: ("approve", "commit the large batch"),
-    Gate.DELETION: ("approve", "commit the batch with its deletions"),
-    Gate.SCOPE: ("approve", "accept the wider batch"),
-    Gate.FAILURE: ("retry", "retry the batch with the attempt counter reset"),
-    Gate.HUMAN_COMMIT: ("approve", "continue on top of the pushed commits"),
-    Gate.INTERRUPTED: ("approve", "resume the job"),
-    Gate.BUDGET: ("approve", "grant one more budget"),
-}
-
-GATE_OTHER_VERBS: dict[Gate, tuple[str, ...]] = {
-    Gate.PLAN: ("cancel",),
-    Gate.MILESTONE: ("cancel", "revert <batch>"),
-    Gate.SPEC_CHANGED: ("cancel",),
-    Gate.LARGE_CHANGE: ("skip <reason>", "cancel"),
-    Gate.DELETION: ("skip <reason>", "cancel"),
-    Gate.SCOPE: ("retry", "skip <reason>", "cancel"),
-    Gate.FAILURE: ("approve", "skip <reason>", "cancel"),
-    Gate.HUMAN_COMMIT: ("cancel",),
-    Gate.INTERRUPTED: ("cancel",),
-    Gate.BUDGET: ("skip <reason>", "cancel"),
-}
+# Views of the gate table (jobs/domain/model.py): the usual answer and what it does, the others.
+GATE_VERBS: dict[Gate, tuple[str, str]] = {gate: (rule.verb, rule.meaning) for gate, rule in GATES.items()}
+GATE_OTHER_VERBS: dict[Gate, tuple[str, ...]] = {gate: rule.other_choices for gate, rule in GATES.items()}
 
 
 def plural(count: int, noun: str) -> str:

@@ -22,7 +22,7 @@ def sync(engine: Engine, *, open_gates: bool = True) -> bool:
             hint="cancel the job and start it again", code="branch_deleted",
             retry_class=RetryClass.DO_NOT_RETRY,
         )
-    accept = bool(job.extra.pop("accept_branch_head", False))
+    accept, job.accept_branch_head = job.accept_branch_head, False
     if actual == job.head_sha:
         return False
     if not repo.is_ancestor(job.head_sha, actual):
@@ -112,11 +112,14 @@ def _mark_reverted(engine: Engine, number: int, sha: str, reason: str) -> None:
 
 
 def _forget_lost_commits(engine: Engine, actual: str) -> None:
-    """After a rewrite was accepted: batches whose commit is gone from the branch are redone."""
+    """After a rewrite was accepted: batches whose commit is gone from the branch are redone
+    (a reverted batch stays reverted: its change is off the branch either way)."""
     job, repo = engine.job, engine.services.repository
     for batch in job.batches:
-        if batch.commit and not repo.is_ancestor(batch.commit, actual):
-            batch.status = BatchStatus.PENDING
+        if batch.commit and batch.status is not BatchStatus.REVERTED and \
+                not repo.is_ancestor(batch.commit, actual):
+            if batch.status is not BatchStatus.PENDING:
+                batch.set_status(BatchStatus.PENDING)
             batch.commit = None
             batch.adopted = False
     job.head_sha = actual

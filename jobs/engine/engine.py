@@ -288,10 +288,10 @@ class Engine:
 
     def apply_pending_issue(self) -> None:
         """Adopt an issue text that changed since the job was planned (see `spec_changed`)."""
-        pending = self.job.extra.pop("pending_issue", None)
-        if not isinstance(pending, dict):
+        pending, self.job.pending_issue = self.job.pending_issue, None
+        if pending is None:
             return
-        issue = parse_issue(str(pending["title"]), str(pending["body"]))
+        issue = parse_issue(pending.title, pending.body)
         job = self.job
         job.title, job.spec, job.spec_text = issue.title, issue.spec, issue.spec_text
         job.spec_digest, job.approved_digest = issue.spec.digest(), None

@@ -146,7 +146,7 @@ def test_scope_retry_does_not_accept_the_wider_batch() -> None:
 def test_approve_human_commit_accepts_the_branch_head() -> None:
     job = gated_job(Gate.HUMAN_COMMIT)
     apply_verb(job, Verb.APPROVE)
-    assert job.extra["accept_branch_head"] is True
+    assert job.accept_branch_head is True
     assert job.status is JobStatus.RUNNING
 
 
