@@ -23,9 +23,10 @@ from starlette.background import BackgroundTask
 
 from bot.github.client import ForgeError
 from bot.observability import jsonlog
+from bot.server.keys import METRICS
 from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus, CommandEvidence, Job
 
-KEY = "stepwise:metrics:"
+KEY = METRICS
 SEP = "\x1f"  # between the JSON of the label values and the field's part (never inside JSON)
 log = logging.getLogger(__name__)
 

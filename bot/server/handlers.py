@@ -21,8 +21,9 @@ from bot.events import Event, Kind
 from bot.github.client import ForgeError
 from bot.server import steps
 from bot.server.context import ServerContext
+from bot.server.keys import comment_key, pull_key
 from bot.server.rebuild import rebuild
-from bot.server.steps import ACTIVE, pull_key, schedule_advance
+from bot.server.steps import ACTIVE, schedule_advance
 from bot.server.worker import Handler, Lease, enqueue, event_lease, job_lock, rq_id
 from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
@@ -152,7 +153,7 @@ def _text(value: bytes | str) -> str:
 
 
 def handle_comment(ctx: ServerContext, event: Event, commands: list[Any]) -> None:
-    key = f"stepwise:comment:{event.comment_id}"
+    key = comment_key(event.comment_id)
     progress = {_text(k): _text(v) for k, v in ctx.redis.hgetall(key).items()}
     if progress.get("done"):
         return  # already handled (a redelivery, or the reconciler)

@@ -1,11 +1,5 @@
-"""The Redis job store: the job document and each batch under their own keys, compare-and-set saves.
-
-Keys (all under `stepwise:`):
-  job:<id>            the job without its batches (JSON), carrying `version`
-  job:<id>:batches    a hash: batch number -> batch JSON; a save writes only the batches that changed
-  issue:<repo>#<n>    the id of the latest job for that issue
-  jobs                a sorted set of job ids by creation time (the task center's index)
-"""
+"""The Redis job store: the job document and each batch under their own keys (bot/server/keys.py),
+compare-and-set saves; a save writes only the batches that changed."""
 
 from __future__ import annotations
 
@@ -16,19 +10,10 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
+from bot.server.keys import JOBS, batches_key, events_key, issue_key, job_key
 from jobs.adapters.store import ConflictError, checking_writes
 from jobs.domain.errors import StateError
 from jobs.domain.model import Batch, Job, JobStatus
-
-PREFIX = "stepwise:"
-
-
-def job_key(job_id: str) -> str:
-    return f"{PREFIX}job:{job_id}"
-
-
-def issue_key(repo: str, number: int) -> str:
-    return f"{PREFIX}issue:{repo}#{number}"
 
 
 class RedisStore:
@@ -43,8 +28,8 @@ class RedisStore:
     def load_id(self, job_id: str) -> Job | None:
         pipe = self.redis.pipeline(transaction=True)
         pipe.get(job_key(job_id))
-        pipe.hgetall(f"{job_key(job_id)}:batches")
-        pipe.lrange(f"{job_key(job_id)}:events", 0, -1)
+        pipe.hgetall(batches_key(job_id))
+        pipe.lrange(events_key(job_id), 0, -1)
         raw_doc, raw_batches, raw_events = pipe.execute()
         if raw_doc is None:
             return None
@@ -79,8 +64,8 @@ class RedisStore:
         if limit <= 0:
             return []
         end = offset + limit - 1
-        items = (self.redis.zrevrange(f"{PREFIX}jobs", offset, end) if newest_first
-                 else self.redis.zrange(f"{PREFIX}jobs", offset, end))
+        items = (self.redis.zrevrange(JOBS, offset, end) if newest_first
+                 else self.redis.zrange(JOBS, offset, end))
         return [_text(item) for item in items if isinstance(item, bytes | str)]
 
     # -- writes ---------------------------------------------------------------------------------
@@ -120,15 +105,15 @@ class RedisStore:
                 pipe.multi()
                 pipe.set(key, json.dumps(doc))
                 if changed:
-                    pipe.hset(f"{key}:batches", mapping=dict(changed.items()))
+                    pipe.hset(batches_key(job.id), mapping=dict(changed.items()))
                 if removed:
-                    pipe.hdel(f"{key}:batches", *removed)
+                    pipe.hdel(batches_key(job.id), *removed)
                 if job.events[logged:]:
-                    pipe.ltrim(f"{key}:events", 0, logged - 1)  # drop lines of a lost save
-                    pipe.rpush(f"{key}:events", *(e.model_dump_json() for e in job.events[logged:]))
+                    pipe.ltrim(events_key(job.id), 0, logged - 1)  # drop lines of a lost save
+                    pipe.rpush(events_key(job.id), *(e.model_dump_json() for e in job.events[logged:]))
                 if current is None:
                     pipe.set(issue_key(_repo_of(job), job.number), job.id)
-                    pipe.zadd(f"{PREFIX}jobs", {job.id: job.created_at.timestamp()})
+                    pipe.zadd(JOBS, {job.id: job.created_at.timestamp()})
                 pipe.execute()
             except redis.WatchError as exc:
                 raise ConflictError(f"job {job.id} was changed by another worker meanwhile",
@@ -150,9 +135,9 @@ class RedisStore:
         return job
 
     def delete(self, job: Job) -> None:
-        self.redis.delete(job_key(job.id), f"{job_key(job.id)}:batches",
-                          f"{job_key(job.id)}:events")
-        self.redis.zrem(f"{PREFIX}jobs", job.id)
+        self.redis.delete(job_key(job.id), batches_key(job.id),
+                          events_key(job.id))
+        self.redis.zrem(JOBS, job.id)
         self._seen.pop(job.id, None)
 
 

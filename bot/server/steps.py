@@ -19,12 +19,12 @@ from typing import Any
 from bot.commands.spec import PREFIX
 from bot.observability import metrics
 from bot.server.context import ServerContext
+from bot.server.keys import lease_key, pull_key
 from bot.server.worker import (
     Lease,
     RepoSlots,
     enqueue,
     event_lease,
-    lease_key,
     pending_task_ids,
     requeue,
     requeue_overdue,
@@ -45,10 +45,6 @@ log = logging.getLogger(__name__)
 ACTIVE = ACTIVE_JOB_STATUSES
 MAX_INTERRUPTIONS = 3
 MAX_RETRY_AFTER_S = 900
-
-
-def pull_key(repo: str, number: int) -> str:
-    return f"stepwise:pull:{repo}#{number}"
 
 
 def schedule_advance(ctx: ServerContext, job: Job, *, delay_s: float = 0) -> None:

@@ -22,6 +22,8 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job as RQJob
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
+from bot.server.keys import lease_key, lock_key, slots_key, waiting_key
+
 QUEUE_NAME = "stepwise"
 BACKOFF_S = (5, 15, 45)
 STEP_TIMEOUT_S = 3600  # an RQ job is one step; commands inside have their own timeouts
@@ -82,10 +84,6 @@ _RELEASE = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('de
             "else return 0 end")
 
 
-def lease_key(job_id: str) -> str:
-    return f"stepwise:lease:{job_id}"
-
-
 def event_lease(delivery_id: str) -> str:
     """The lease name of the task handling one webhook delivery."""
     return f"event-{delivery_id}"
@@ -141,8 +139,8 @@ class RepoSlots:
 
     def __init__(self, connection: redis.Redis, repo: str, limit: int) -> None:
         self.connection = connection
-        self.holders = f"stepwise:slots:{repo}"
-        self.waiting = f"stepwise:waiting:{repo}"
+        self.holders = slots_key(repo)
+        self.waiting = waiting_key(repo)
         self.limit = limit
 
     def acquire(self, job_id: str, *, still_running: Callable[[str], bool]) -> int:
@@ -247,7 +245,7 @@ def enqueue_new(pipe: redis.client.Pipeline, connection: redis.Redis, task: str,
 def job_lock(connection: redis.Redis, key: str, *, ttl_s: int = LOCK_TTL_S) -> Iterator[bool]:
     """Hold `key` while advancing a job; yields False (and holds nothing) when another has it."""
     token = uuid.uuid4().hex
-    name = f"stepwise:lock:{key}"
+    name = lock_key(key)
     acquired = bool(connection.set(name, token, nx=True, ex=ttl_s))
     try:
         yield acquired

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, HTTPException, Query, Response
 
-from bot.server.redis_store import job_key
+from bot.server.keys import job_key
 from bot.taskcenter.auth import ApiViewer, CacheDep, LinksDep, StoreDep
 from bot.taskcenter.records import Filters, StatusFilter, list_heads, load_jobs, parse_head
 from bot.taskcenter.views import JobDetail, JobPage, detail, summarise

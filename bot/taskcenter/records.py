@@ -19,7 +19,8 @@ from typing import Any
 import redis
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from bot.server.redis_store import PREFIX, RedisStore, job_key
+from bot.server.keys import JOBS, job_key
+from bot.server.redis_store import RedisStore
 from jobs.domain.model import (
     FINISHED_BATCH_STATUSES,
     GATE_EXIT_CODES,
@@ -185,7 +186,7 @@ def parse_head(raw: Any) -> JobHead | None:
 
 
 def all_job_ids(connection: redis.Redis, limit: int = MAX_SCAN) -> list[str]:
-    items = connection.zrevrange(f"{PREFIX}jobs", 0, limit - 1)
+    items = connection.zrevrange(JOBS, 0, limit - 1)
     return [i.decode() if isinstance(i, bytes) else str(i) for i in items]
 
 

@@ -14,6 +14,7 @@ from githubkit.webhooks import verify
 from bot.commands.spec import PREFIX
 from bot.events import Event, Kind, MalformedPayloadError, normalise
 from bot.observability.metrics import counted_delivery
+from bot.server.keys import delivery_key
 from bot.server.worker import enqueue_new, event_lease, requeue, rq_id, task_abandoned
 
 DELIVERY_TTL_S = 3 * 24 * 3600  # GitHub lets a delivery be redelivered for three days
@@ -78,7 +79,7 @@ def receive_webhook(
     if not wants_worker(event, request.app.state.app_slug):
         return answer(202, "ignored", reason=event.reason or event.kind.value)
     connection: redis.Redis = request.app.state.redis
-    key = f"stepwise:delivery:{event.delivery_id}"
+    key = delivery_key(event.delivery_id)
     task_id = rq_id("event", event.delivery_id)
     if not connection.set(key, "1", nx=True, ex=DELIVERY_TTL_S):
         # A redelivery of a delivery whose worker died (or whose task failed) is taken again.

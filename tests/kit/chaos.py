@@ -82,8 +82,9 @@ import yaml  # noqa: E402
 from rq import Worker  # noqa: E402
 from rq.registry import ScheduledJobRegistry  # noqa: E402
 
+from bot.server.keys import lease_key  # noqa: E402
 from bot.server.redis_store import RedisStore  # noqa: E402
-from bot.server.worker import lease_key, queue  # noqa: E402
+from bot.server.worker import queue  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from bot.web.app import create_app  # noqa: E402
 from jobs.domain.model import BatchStatus, Job, JobStatus  # noqa: E402

@@ -12,7 +12,8 @@ import pytest
 import redis
 from redis.client import Pipeline
 
-from bot.server.redis_store import PREFIX, RedisStore, issue_key, job_key
+from bot.server.keys import PREFIX, issue_key, job_key
+from bot.server.redis_store import RedisStore
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StateError
 from jobs.domain.model import BatchStatus, Job, JobStatus

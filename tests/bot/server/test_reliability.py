@@ -14,7 +14,8 @@ import redis
 from rq.registry import ScheduledJobRegistry
 
 from bot.server import steps
-from bot.server.worker import Lease, lease_key, queue
+from bot.server.keys import lease_key
+from bot.server.worker import Lease, queue
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, SECRET, World, open_world
 from tests.kit.local_e2e import config_text, sample_files

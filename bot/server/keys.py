@@ -1,0 +1,65 @@
+"""Every Redis key Stepwise names, all under `stepwise:` (RQ's own keys are RQ's).
+
+  job:<id>              the job without its batches (JSON), carrying `version`
+  job:<id>:batches      a hash: batch number -> batch JSON
+  job:<id>:events       the job's event log, one JSON line per event
+  issue:<repo>#<n>      the id of the latest job for that issue
+  pull:<repo>#<n>       the id of the job whose pull request that is
+  jobs                  a sorted set of job ids by creation time (the task center's index)
+  lease:<name>          who advances a job (or handles a delivery) now, with its TTL
+  lock:<key>            a short lock (a comment, a rebuild)
+  slots:<repo>          the jobs of a repository running now; waiting:<repo> those in line
+  comment:<id>          one comment's progress: commands applied, answers, done
+  delivery:<id>         a webhook delivery already taken (dedupe, three days)
+  metrics:<name>        the counters and histograms; metrics:seen:<job> what was counted
+"""
+
+from __future__ import annotations
+
+PREFIX = "stepwise:"
+JOBS = f"{PREFIX}jobs"
+METRICS = f"{PREFIX}metrics:"
+
+
+def job_key(job_id: str) -> str:
+    return f"{PREFIX}job:{job_id}"
+
+
+def batches_key(job_id: str) -> str:
+    return f"{job_key(job_id)}:batches"
+
+
+def events_key(job_id: str) -> str:
+    return f"{job_key(job_id)}:events"
+
+
+def issue_key(repo: str, number: int) -> str:
+    return f"{PREFIX}issue:{repo}#{number}"
+
+
+def pull_key(repo: str, number: int) -> str:
+    return f"{PREFIX}pull:{repo}#{number}"
+
+
+def lease_key(name: str) -> str:
+    return f"{PREFIX}lease:{name}"
+
+
+def lock_key(key: str) -> str:
+    return f"{PREFIX}lock:{key}"
+
+
+def slots_key(repo: str) -> str:
+    return f"{PREFIX}slots:{repo}"
+
+
+def waiting_key(repo: str) -> str:
+    return f"{PREFIX}waiting:{repo}"
+
+
+def comment_key(comment_id: int | str) -> str:
+    return f"{PREFIX}comment:{comment_id}"
+
+
+def delivery_key(delivery_id: str) -> str:
+    return f"{PREFIX}delivery:{delivery_id}"
