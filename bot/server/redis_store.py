@@ -11,6 +11,7 @@ import redis
 from pydantic import ValidationError
 
 from bot.server.keys import JOBS, batches_key, events_key, issue_key, job_key
+from jobs.adapters.codec import assemble, batch_text, document, event_line
 from jobs.adapters.store import ConflictError, checking_writes
 from jobs.domain.errors import StateError
 from jobs.domain.model import Batch, Job, JobStatus
@@ -36,10 +37,9 @@ class RedisStore:
         batches = {_text(k): _text(v) for k, v in raw_batches.items()}
         try:
             doc: dict[str, Any] = json.loads(raw_doc)
-            count = int(doc.pop("batch_count", len(batches)))
-            doc["batches"] = [json.loads(batches[str(k)]) for k in range(1, count + 1)]
-            doc["events"] = [json.loads(e) for e in raw_events[: int(doc.pop("event_count", 0))]]
-            job = Job.model_validate(doc)
+            count = int(doc.get("batch_count", len(batches)))
+            job = assemble(doc, (json.loads(batches[str(k)]) for k in range(1, count + 1)),
+                           (json.loads(e) for e in raw_events[: int(doc.get("event_count", 0))]))
         except (ValueError, TypeError, KeyError, AttributeError, ValidationError) as exc:
             raise StateError(
                 f"the Redis record of job {job_id} is damaged: {str(exc)[:300]}",
@@ -78,15 +78,13 @@ class RedisStore:
         key = job_key(job.id)
         seen = self._seen.get(job.id, {})
         if touched is None:
-            batches = {str(b.number): b.model_dump_json() for b in job.batches}
+            batches = {str(b.number): batch_text(b) for b in job.batches}
             changed = {k: v for k, v in batches.items() if seen.get(k) != v}
             removed = [k for k in seen if k not in batches]  # a re-plan left fewer batches
         else:
             removed = []
-            changed = {str(n): job.batch(n).model_dump_json() for n in touched}
-        doc = job.model_dump(mode="json", exclude={"batches", "events"})
-        doc.update(version=job.version + 1, batch_count=len(job.batches),
-                   event_count=len(job.events))
+            changed = {str(n): batch_text(job.batch(n)) for n in touched}
+        doc = document(job)
         with self.redis.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(key)  # type: ignore[no-untyped-call]
@@ -110,7 +108,7 @@ class RedisStore:
                     pipe.hdel(batches_key(job.id), *removed)
                 if job.events[logged:]:
                     pipe.ltrim(events_key(job.id), 0, logged - 1)  # drop lines of a lost save
-                    pipe.rpush(events_key(job.id), *(e.model_dump_json() for e in job.events[logged:]))
+                    pipe.rpush(events_key(job.id), *(event_line(e) for e in job.events[logged:]))
                 if current is None:
                     pipe.set(issue_key(_repo_of(job), job.number), job.id)
                     pipe.zadd(JOBS, {job.id: job.created_at.timestamp()})

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from jobs.adapters.codec import assemble, batch_text, document, event_line
 from jobs.domain.errors import StateError
 from jobs.domain.model import Job, JobStatus
 
@@ -108,11 +109,8 @@ class FileStore:
             return None
         try:
             batches = [json.loads(self.batch_path(number, k).read_bytes())
-                       for k in range(1, int(doc.pop("batch_count", 0)) + 1)]
-            count = int(doc.pop("event_count", 0))
-            doc.pop("events_size", None)
-            events = self._events(number)[:count]
-            return Job.model_validate({**doc, "batches": batches, "events": events})
+                       for k in range(1, int(doc.get("batch_count", 0)) + 1)]
+            return assemble(doc, batches, self._events(number)[: int(doc.get("event_count", 0))])
         except (OSError, ValueError, TypeError) as exc:
             message = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
             raise StateError(f"the progress file {self.path_for(number)} is damaged: "
@@ -142,7 +140,7 @@ class FileStore:
             else sorted(set(touched))
         written = {}
         for number in numbers:
-            payload = job.batch(number).model_dump_json(indent=1)
+            payload = batch_text(job.batch(number), indent=1)
             self._write_atomically(self.batch_path(job.number, number), payload)
             written[number] = payload
         logged = int(stored.get("event_count", 0)) if same_job and stored else 0
@@ -150,9 +148,7 @@ class FileStore:
         if not same_job:
             self.events_path(job.number).unlink(missing_ok=True)
         events_size = self._append_events(job, logged, logged_size)
-        doc = job.model_dump(mode="json", exclude={"batches", "events"})
-        doc.update(version=job.version + 1, batch_count=len(job.batches),
-                   event_count=len(job.events), events_size=events_size)
+        doc = document(job, events_size=events_size)
         payload = json.dumps(doc, indent=2)
         self._write_atomically(self.path_for(job.number), payload)
         self._read_back(job, doc, written)
@@ -166,12 +162,12 @@ class FileStore:
         size = path.stat().st_size if path.exists() else 0
         new = job.events[logged:]
         if size != logged_size:
-            lines = "".join(e.model_dump_json() + "\n" for e in job.events)
+            lines = "".join(event_line(e) + "\n" for e in job.events)
             self._write_atomically(path, lines)
             return len(lines.encode())
         if not new:
             return size
-        chunk = b"".join(e.model_dump_json().encode() + b"\n" for e in new)
+        chunk = b"".join(event_line(e).encode() + b"\n" for e in new)
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("ab") as handle:
             handle.write(chunk)
