@@ -1,1 +1,2 @@
-"""The entry points: the command line, and (later) the GitHub App web app and its adapter."""
+"""GitHub-facing: the command line, the web app, the worker tasks, the GitHub adapter, the task
+center and the demo; it uses the engine in jobs/, never the reverse."""

@@ -44,7 +44,7 @@ class Settings(BaseSettings):
     lease_ttl_s: int = Field(default=30, ge=1, le=3600)  # how fast a dead worker is noticed
     log_format: Literal["text", "json"] = "text"  # json: one JSON object per line
     reap_interval_s: int = Field(default=20, ge=1, le=3600)  # how often the reaper looks
-    # Waits before retrying a transient fault (DESIGN: 5, 15, 45 s); benchmarks shorten them.
+    # Waits before retrying a transient fault (5, 15, 45 s); benchmarks shorten them.
     backoff_s: tuple[float, ...] = Field(default=(5.0, 15.0, 45.0), min_length=1, max_length=10)
     max_running_per_repo: int = Field(default=1, ge=1, le=100)
     # Per installation id, overriding max_running_per_repo, e.g. '{"12345": 3}'.

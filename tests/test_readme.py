@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from bot.commands import COMMANDS
 from jobs.domain.model import BATCH_TRANSITIONS, JOB_TRANSITIONS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -45,3 +46,28 @@ def test_readme_command_table_is_the_generated_help() -> None:
     start = text.index("<!-- commands:start")
     body = text[text.index("\n", start) + 1 : text.index("<!-- commands:end -->")].strip()
     assert body == help_table()
+
+
+
+def layout_section() -> str:
+    text = README.read_text()
+    start = text.index("## Layout\n")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_readme_layout_names_every_module_and_only_modules_that_exist() -> None:
+    root = README.parent
+    section = layout_section()
+    named = {name.rstrip("/").rsplit("/", 1)[-1] + ("/" if name.endswith("/") else "")
+             for name in re.findall(r"`([\w/]+(?:\.py|/))`", section)
+             if not name.startswith("tests/jobs/")}  # the example of the tests' layout
+    sources = [p for top in ("jobs", "bot") for p in (root / top).rglob("*.py")
+               if "sample" not in p.parts]
+    modules = {p.name for p in sources if p.name != "__init__.py"}
+    packages = {f"{p.parent.name}/" for p in sources if p.name == "__init__.py"} - {"jobs/", "bot/"}
+    verbs = {spec.verb + ".py" for spec in COMMANDS}
+    assert "one module per verb" in section
+    assert sorted((modules | packages) - verbs - named) == []
+    existing = modules | packages | {p.name for p in (root / "tests" / "kit").iterdir()} | {
+        "tests/", "kit/", "bench/", "sample/", "jobs/", "bot/"}
+    assert sorted(named - existing) == []

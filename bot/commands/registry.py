@@ -7,7 +7,7 @@ from bot.commands import approve, cancel, instruct, retry, revert, skip, status
 from bot.commands import help as help_command
 from bot.commands.spec import PREFIX, CommandSpec
 
-# The order of DESIGN.md's command table; `/stepwise help` and the README's table are rendered from it.
+# The order of the README's command table; `/stepwise help` and that table are rendered from it.
 COMMANDS: tuple[CommandSpec, ...] = (
     approve.SPEC,
     retry.SPEC,

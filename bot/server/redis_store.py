@@ -14,7 +14,7 @@ from bot.server.keys import JOBS, batches_key, events_key, issue_key, job_key
 from jobs.adapters.codec import assemble, batch_text, document, event_line
 from jobs.adapters.store import ConflictError, checking_writes
 from jobs.domain.errors import StateError
-from jobs.domain.model import Batch, Job, JobStatus
+from jobs.domain.model import Job, JobStatus
 
 
 class RedisStore:
@@ -159,7 +159,3 @@ def _repo_of(job: Job) -> str:
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
-
-
-def batch_from_json(text: str) -> Batch:
-    return Batch.model_validate_json(text)

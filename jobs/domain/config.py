@@ -193,7 +193,7 @@ _CONFIG_EXAMPLES = {
 
 
 class RepoConfig(BaseModel):
-    """`.github/stepwise.yml`: every field and default as documented in DESIGN.md."""
+    """`.github/stepwise.yml`: every field and its default (the README shows an example)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
 

@@ -1,5 +1,5 @@
 """Chaos run: exactly-once batches through killed workers, a Redis restart, GitHub faults and
-duplicated deliveries (issue 4, "Evidence to produce"; DESIGN.md principles 4-6).
+duplicated deliveries (issue 4, "Evidence to produce"; docs/reliability.md says what each proves).
 
     .venv/bin/python -m tests.kit.chaos                 # 20 kill trials, then the others (~8 min)
     .venv/bin/python -m tests.kit.chaos --quick         # 3 kill trials, most others once (~2 min)
