@@ -55,19 +55,46 @@ def layout_section() -> str:
     return text[start:text.index("\n## ", start + 1)]
 
 
-def test_readme_layout_names_every_module_and_only_modules_that_exist() -> None:
+
+def layout_blocks() -> dict[str, str]:
+    """The Layout section's bullets by the folder they open with (`domain/`, `jobs/`, ...)."""
+    blocks: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []  # (indent, folder) of the bullets enclosing this line
+    for line in layout_section().splitlines():
+        bullet = re.match(r"(\s*)- (?:`([\w/]+/)`)?", line)
+        if bullet:
+            indent = len(bullet.group(1))
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            if bullet.group(2):
+                stack.append((indent, bullet.group(2).rstrip("/").rsplit("/", 1)[-1]))
+        if stack:
+            blocks[stack[-1][1]] = blocks.get(stack[-1][1], "") + line + "\n"
+    return blocks
+
+
+def test_readme_layout_names_every_module_in_its_folder() -> None:
+    """Every module of jobs/ and bot/ is named in the bullet of its folder (or of the nearest
+    folder above it that has a bullet); the verbs are "one module per verb"."""
     root = README.parent
-    section = layout_section()
-    named = {name.rstrip("/").rsplit("/", 1)[-1] + ("/" if name.endswith("/") else "")
-             for name in re.findall(r"`([\w/]+(?:\.py|/))`", section)
-             if not name.startswith("tests/jobs/")}  # the example of the tests' layout
-    sources = [p for top in ("jobs", "bot") for p in (root / top).rglob("*.py")
-               if "sample" not in p.parts]
-    modules = {p.name for p in sources if p.name != "__init__.py"}
-    packages = {f"{p.parent.name}/" for p in sources if p.name == "__init__.py"} - {"jobs/", "bot/"}
+    blocks = layout_blocks()
     verbs = {spec.verb + ".py" for spec in COMMANDS}
-    assert "one module per verb" in section
-    assert sorted((modules | packages) - verbs - named) == []
-    existing = modules | packages | {p.name for p in (root / "tests" / "kit").iterdir()} | {
-        "tests/", "kit/", "bench/", "sample/", "jobs/", "bot/"}
-    assert sorted(named - existing) == []
+    unnamed = []
+    for top in ("jobs", "bot"):
+        for path in sorted((root / top).rglob("*.py")):
+            rel = path.relative_to(root)
+            if "sample" in rel.parts or path.name == "__init__.py" or path.name in verbs:
+                continue
+            folders = [part for part in rel.parts[:-1] if part in blocks]
+            text = blocks[folders[-1]] if folders else ""
+            if f"`{path.name}`" not in text:
+                unnamed.append(str(rel))
+    assert unnamed == []
+    assert "one module per verb" in blocks["commands"]
+
+
+def test_readme_layout_names_only_modules_that_exist() -> None:
+    root = README.parent
+    named = set(re.findall(r"`([\w/]+\.py)`", layout_section()))
+    existing = {p.name for p in root.rglob("*.py") if ".venv" not in p.parts}
+    assert sorted(n for n in named if n.rsplit("/", 1)[-1] not in existing) == []

@@ -1,0 +1,107 @@
+"""The records the job holds besides its state: evidence of commands, model calls and their
+usage, attempts, events, the final review, a changed issue text (pydantic, no I/O)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from jobs.domain.errors import ErrorInfo
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class Target(Record):
+    """One place a `find` pattern matched: `path:line`."""
+
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+class CommandEvidence(Record):
+    """What one command did: the proof a batch was validated."""
+
+    argv: list[str]
+    exit_code: int
+    duration_s: float
+    output_tail: str = ""
+    output_lines: int = 0
+    timed_out: bool = False
+    isolated: bool = False
+
+    @property
+    def display(self) -> str:
+        return " ".join(self.argv)
+
+
+class ModelCall(Record):
+    """One request to the language model: what it cost and what became of its answer."""
+
+    model: str
+    round: int = 1
+    files: list[str] = []
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    finish_reason: str = ""
+    # validated | parse_error | apply_failed | guard_refused | validation_failed | targets_remain
+    # | unchanged | truncated | no_diff | error | drafted
+    outcome: str = "pending"
+    detail: str = ""
+
+
+class LlmUsage(Record):
+    """The job's language-model spending, and the `budget` gate's bookkeeping."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    calls: int = 0
+    budget_grants: int = 0  # each approval of the `budget` gate grants one more budget
+    budget_gate_batch: int | None = None  # the batch a `budget` gate was opened for, until settled
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+
+class Attempt(Record):
+    number: int
+    started_at: datetime
+    finished_at: datetime | None = None
+    outcome: str = "running"  # running | validated | failed | gated | skipped
+    edit_summary: str = ""
+    commands: list[CommandEvidence] = []
+    lines_added: int = 0
+    lines_removed: int = 0
+    remaining_targets: list[str] = []
+    error: ErrorInfo | None = None
+    llm_calls: list[ModelCall] = []
+    transcript: str | None = None  # where the model transcript of this attempt is kept
+
+
+class Event(Record):
+    at: datetime
+    kind: str
+    message: str
+    batch: int | None = None
+
+
+class FinalReview(Record):
+    merged_with_base: str
+    commands: list[CommandEvidence] = []
+    ok: bool = False
+    leftovers: list[str] = []
+    unfinished_batches: list[int] = []
+
+
+class PendingIssue(Record):
+    """An issue text that changed after planning, adopted when the job plans again."""
+
+    title: str
+    body: str
