@@ -17,7 +17,7 @@ from bot.server.redis_store import RedisStore
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StateError
 from jobs.domain.model import BatchStatus, Job, JobStatus
-from tests.jobs.domain.test_model import T0, full_job, make_batch, make_job
+from tests.kit.records import T0, full_job, make_batch, make_job
 
 REPO = "octo/widgets"
 ARG = re.compile(r'"((?:[^"\\]|\\.)*)"')

@@ -26,7 +26,7 @@ from jobs.domain.model import (
     JobStatus,
     OpenGate,
 )
-from tests.jobs.domain.test_model import make_job
+from tests.kit.records import make_job
 
 TOKEN = "dashboard-t0ken-for-the-tests"
 START = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)

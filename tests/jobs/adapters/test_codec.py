@@ -12,7 +12,7 @@ from bot.server.keys import job_key
 from bot.server.redis_store import RedisStore
 from jobs.adapters.codec import BOOKKEEPING, assemble, batch_text, document, event_line
 from jobs.adapters.store import FileStore
-from tests.jobs.domain.test_model import full_job
+from tests.kit.records import full_job
 
 
 def test_a_job_survives_the_split_and_the_next_version_is_recorded() -> None:

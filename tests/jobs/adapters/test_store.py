@@ -14,7 +14,7 @@ import pytest
 from jobs.adapters.store import BusyError, ConflictError, FileStore
 from jobs.domain.errors import StateError
 from jobs.domain.model import BatchStatus, JobStatus
-from tests.jobs.domain.test_model import make_batch, make_job
+from tests.kit.records import make_batch, make_job
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -20,7 +20,7 @@ from jobs.domain.model import (
     JobStatus,
 )
 from jobs.domain.notes import GATE_OTHER_VERBS, GATE_VERBS, gate_prompt, render_card, render_note, render_plan
-from tests.jobs.domain.test_model import T0, make_batch, make_job
+from tests.kit.records import T0, make_batch, make_job
 
 NOW = datetime(2024, 5, 18, 12, 0, 0, tzinfo=UTC)
 GITHUB_LIMIT = 65_536

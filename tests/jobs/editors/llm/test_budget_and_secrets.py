@@ -12,7 +12,6 @@ from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.domain.gates import Verb
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.editors.llm.accounting import allowance, settle_budget_gate
-from tests.jobs.domain.test_model import make_batch, make_job
 from tests.kit.llm import (
     API_KEY,
     answer,
@@ -22,6 +21,7 @@ from tests.kit.llm import (
     llm_session,
 )
 from tests.kit.local_e2e import Recorder, assert_exit, build_sample, load_job, state_path
+from tests.kit.records import make_batch, make_job
 from tests.kit.repos import git
 
 
