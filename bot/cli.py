@@ -21,7 +21,7 @@ from jobs.forge import Publication
 from jobs.gates import Verb
 from jobs.llm.settings import LlmSettings, load_llm_settings
 from jobs.local import LocalSession, read_issue
-from jobs.workspace import run_git
+from jobs.workspace import Repository
 
 app = typer.Typer(
     help="Stepwise: long maintenance jobs in small, validated, reversible steps.",
@@ -248,7 +248,7 @@ def demo(
 def _show_note(repo: Path, outcome: Outcome, llm: LlmSettings | None = None) -> None:
     job = LocalSession(repo, 1, sink=show, llm=llm).load()
     if outcome.exit_code == 0:
-        text = run_git(["show", f"{job.branch}:{job.note_path}"], cwd=repo)
+        text = Repository(repo).git("show", f"{job.branch}:{job.note_path}")
         console.print(Markdown(text))
         console.print(f"Change note: [bold]{Path(job.note_path).name}[/] on branch "
                       f"[bold]{job.branch}[/]; see `git -C {repo} log --oneline {job.branch}`")

@@ -94,7 +94,7 @@ def run_commands(sandbox: Sandbox, argvs: list[list[str]], *, cwd: Path,
 
 @dataclass
 class AttemptRunner:
-    """Carries out attempts in one worktree; setup runs once per fresh worktree."""
+    """Carries out attempts in one worktree; setup runs again after each reset of its files."""
 
     repository: Repository
     worktree: Worktree
@@ -102,7 +102,7 @@ class AttemptRunner:
     policy: SandboxPolicy
     editor: Editor
     clock: Callable[[], datetime]
-    setup_done: bool = False
+    setup_at: int | None = None  # the worktree's reset count when `setup` last succeeded
     widened: set[int] = field(default_factory=set)  # batches that gave files to a wider one
     notify: Callable[[str], None] = lambda _text: None  # progress notices (the llm editor's rounds)
     # Validation results per tree, so a tree an editor already had checked is not run twice.
@@ -110,13 +110,13 @@ class AttemptRunner:
         field(default_factory=dict)
 
     def ensure_setup(self, config: RepoConfig) -> CommandEvidence | None:
-        """Run `setup` if this worktree has not had it; return the failing command, if any."""
-        if self.setup_done or not config.setup:
-            self.setup_done = True
+        """Run `setup` unless it ran since the files were last reset (a reset removes everything
+        that is not in the tree, setup's output too); return the failing command, if any."""
+        if not config.setup or self.setup_at == self.worktree.resets:
             return None
         _, failure = run_commands(self.sandbox, config.setup_argvs(), cwd=self.worktree.path,
                                   policy=self.policy)
-        self.setup_done = failure is None
+        self.setup_at = self.worktree.resets if failure is None else None
         return failure
 
     def validate(self, job: Job, tree: str) -> tuple[list[CommandEvidence], CommandEvidence | None,

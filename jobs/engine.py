@@ -212,7 +212,7 @@ class Engine:
             path = repo.state_dir / "worktrees" / f"issue-{self.job.number}"
             worktree = repo.open_worktree(path, self.job.head_sha)
             policy = sandbox_policy(self.job.config,
-                                    hidden=(repo.state_dir, *self.services.hidden_paths),
+                                    hidden=(repo.git_dir, *self.services.hidden_paths),
                                     should_stop=self.cancel_requested)
             editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy,
                                 llm=self.services.llm)

@@ -10,6 +10,7 @@ from jobs.gates import RefusedError
 from jobs.model import BatchStatus, JobStatus
 from jobs.note_commit import commit_note
 from jobs.notes import files_label
+from jobs.workspace import BOT_IDENTITY
 
 if TYPE_CHECKING:
     from jobs.engine import Engine
@@ -38,7 +39,7 @@ def revert_batch(engine: Engine, number: int) -> str:
     worktree = engine.worktree
     worktree.reset(job.head_sha)
     try:
-        worktree.git("revert", "--no-commit", batch.commit)
+        worktree.git("revert", "--no-commit", batch.commit, env=BOT_IDENTITY)
     except WorkspaceError as exc:
         worktree.reset(job.head_sha)
         raise RefusedError(

@@ -6,12 +6,11 @@ from typing import TYPE_CHECKING
 
 from jobs.attempt import run_commands
 from jobs.discovery import scope_at, targets_at
-from jobs.errors import ErrorInfo, RetryClass, WorkspaceError
+from jobs.errors import ErrorInfo, RetryClass
 from jobs.forge import Publication
 from jobs.model import FINISHED_BATCH_STATUSES, FinalReview, Gate, JobStatus
 from jobs.note_commit import commit_note
 from jobs.notes import render_card
-from jobs.workspace import BOT_EMAIL, BOT_NAME, _git_env
 
 if TYPE_CHECKING:
     from jobs.engine import Engine
@@ -34,13 +33,11 @@ def run_review(engine: Engine) -> FinalReview:
     worktree.reset(job.head_sha)
     problems: list[str] = []
     if not repo.is_ancestor(base_now, job.head_sha):
-        env = _git_env()
-        env.update(GIT_AUTHOR_NAME=BOT_NAME, GIT_AUTHOR_EMAIL=BOT_EMAIL,
-                   GIT_COMMITTER_NAME=BOT_NAME, GIT_COMMITTER_EMAIL=BOT_EMAIL)
-        try:
-            worktree.git("merge", "--no-edit", "--no-ff", "--no-verify", base_now, env=env)
-        except WorkspaceError:
+        merged = worktree.merged_tree(base_now)
+        if merged is None:
             problems.append(f"the branch does not merge cleanly with `{job.base_branch}`")
+        else:
+            worktree.restore(merged)
     commands = []
     if not problems:
         failure = runner.ensure_setup(job.config)
