@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from jobs.editors.base import CommandCancelled, EditError, EditRequest, EditResult
 from jobs.evidence import command_evidence
+from jobs.safe_paths import require_regular
 from jobs.sandbox import Sandbox, SandboxPolicy
 
 # Exit codes that mean the program never really ran (not executable, not found).
@@ -18,6 +19,8 @@ class CommandEditor:
         self.policy = policy
 
     def apply(self, request: EditRequest) -> EditResult:
+        for rel in request.files:  # a link handed to the codemod is refused before it runs
+            require_regular(request.worktree, rel)
         argv = request.spec.run_argv(list(request.files))
         result = self.sandbox.run(argv, cwd=request.worktree, policy=self.policy)
         if result.cancelled:
