@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,9 +147,9 @@ class Scenario:
     """One attack: the repository's config, the issue's spec, and the symlinks it tracks."""
 
     name: str
-    config: dict[str, object]
-    spec: dict[str, object]
-    links: dict[str, str]  # path -> link text (filled in per layout)
+    config: Mapping[str, object]
+    spec: Mapping[str, object]
+    links: Mapping[str, str]  # path -> link text (filled in per layout)
 
 
 def metadata_scenarios(targets: Targets) -> list[Scenario]:
@@ -225,7 +226,7 @@ def assert_no_marker(targets: Targets) -> None:
     assert left == [], f"a payload ran outside the sandbox and left {left}"
 
 
-def assert_completed_or_refused(job: Job, links: dict[str, str]) -> None:
+def assert_completed_or_refused(job: Job, links: Mapping[str, str]) -> None:
     """The job completed (the links untouched), or stopped with a security error naming one."""
     if job.status is JobStatus.COMPLETED:
         return
