@@ -7,7 +7,6 @@ device, socket) is refused with an UnsafePathError naming the path, never follow
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -124,11 +123,11 @@ def _open_regular(root: Path, rel: str, flags: int) -> int:
             fd = os.open(parts[-1], flags | _FILE_FLAGS, dir_fd=parent)
         except FileNotFoundError:
             raise UnsafePathError(rel, "it does not exist") from None
-        except OSError as exc:
-            if exc.errno != errno.ELOOP:
-                raise UnsafePathError(rel, f"it cannot be opened ({exc.strerror})") from None
-            info = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)  # the link itself
-            raise UnsafePathError(rel, _describe(info.st_mode)) from None
+        except OSError as exc:  # ELOOP for a link, ENXIO for a fifo without a reader, ...
+            mode = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False).st_mode
+            reason = f"it cannot be opened ({exc.strerror})" if stat.S_ISREG(mode) \
+                else _describe(mode)
+            raise UnsafePathError(rel, reason) from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
