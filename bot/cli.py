@@ -100,24 +100,25 @@ def finish(outcome: Outcome, message: str | None = None) -> None:
 
 
 def guarded(action: Callable[[], None]) -> None:
-    """Turn engine errors into a message naming the fix and the contract's exit code."""
+    """Turn engine errors into a message naming the fix and the contract's exit code (errors
+    print verbatim, backticks included, on stderr; a busy job exits EXIT_BUSY)."""
     setup_logging(level=logging.WARNING)  # every command logs through the redaction filter
     try:
         action()
     except BadInputError as exc:
-        errors.print(Text("error: ", style="red") + plain(exc.message))
+        errors.print(Text("error: ", style="red") + Text(exc.message))
         if exc.hint:
-            errors.print(Text("fix: ", style="dim") + plain(exc.hint))
+            errors.print(Text("fix: ", style="dim") + Text(exc.hint))
         raise typer.Exit(EXIT_BAD_INPUT) from None
     except BusyError as exc:
-        errors.print(Text("busy: ", style="yellow") + plain(exc.message))
-        errors.print(Text("hint: ", style="dim") + plain(exc.hint))
+        errors.print(Text("busy: ", style="yellow") + Text(exc.message))
+        errors.print(Text("hint: ", style="dim") + Text(exc.hint))
         raise typer.Exit(EXIT_BUSY) from None
     except StepwiseError as exc:
-        errors.print(Text("error ", style="red") + plain(f"`{exc.code}` ({exc.retry_class}): "
-                                                         f"{exc.message}"))
+        errors.print(Text("error ", style="red") + Text(f"`{exc.code}` ({exc.retry_class}): "
+                                                        f"{exc.message}"))
         if exc.hint:
-            errors.print(Text("hint: ", style="dim") + plain(exc.hint))
+            errors.print(Text("hint: ", style="dim") + Text(exc.hint))
         raise typer.Exit(1) from None
 
 

@@ -19,8 +19,8 @@ def short(sha: str | None) -> str:
 
 
 def command_line(evidence: CommandEvidence) -> str:
-    suffix = f" (timed out after {evidence.duration_s:.0f} s: raise `command_timeout` in " \
-        ".github/stepwise.yml if it needs longer)" if evidence.timed_out else ""
+    suffix = f" (timed out after {evidence.duration_s:.0f} s; `command_timeout` in " \
+        ".github/stepwise.yml sets the limit)" if evidence.timed_out else ""
     return f"`{evidence.display}` → exit {evidence.exit_code}{suffix}"
 
 

@@ -117,7 +117,7 @@ def render_plan(job: Job) -> str:
         for batch in batches:
             kept_mark = f" — {batch.status}, kept" if batch.status in FINISHED else ""
             lines.append(f"- batch {batch.number}: {code_label(batch.files, 5)} "
-                         f"({batch.targets} targets){kept_mark}")
+                         f"({plural(batch.targets, 'target')}){kept_mark}")
         listed += len(batches)
     if not job.batches:
         lines += ["", "Nothing matches: there is no work to do."]
