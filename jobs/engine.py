@@ -332,6 +332,8 @@ class Engine:
             batches_per_milestone=job.config.batches_per_milestone,
         )
         first_milestone = max((b.milestone for b in finished), default=0)
+        # The kept milestones are behind the job: approving the new plan covers them.
+        job.approved_milestones = sorted({*job.approved_milestones, *range(1, first_milestone + 1)})
         job.batches = finished + [
             Batch(number=len(finished) + p.number, milestone=first_milestone + p.milestone,
                   files=list(p.files), targets=p.targets)
@@ -461,8 +463,10 @@ class Engine:
             batch.set_status(BatchStatus.PENDING)
             if outcome.gate is Gate.BUDGET:
                 job.llm.budget_gate_batch = batch.number
-            self.open(outcome.gate, f"batch {batch.number}: {outcome.reason}", batch=batch.number,
-                      touched=touched)
+            limit = f" (the limit: max_batch_lines is {job.config.max_batch_lines} in " \
+                ".github/stepwise.yml)" if outcome.gate is Gate.LARGE_CHANGE else ""
+            self.open(outcome.gate, f"batch {batch.number}: {outcome.reason}{limit}",
+                      batch=batch.number, touched=touched)
         else:
             attempt.error = outcome.error
             batch.consecutive_failures += 1

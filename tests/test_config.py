@@ -193,8 +193,8 @@ def test_each_rule_names_the_field_and_hints(text: str, field: str | None, fragm
     assert error.field == field
     if field is not None:  # alone, or the first of several problems (each is listed)
         assert f"config field `{field}` in {CONFIG_PATH}:" in error.message or \
-            error.message.startswith(f"{CONFIG_PATH} has ") and \
-            f"\n- config field `{field}`: " in error.message
+            (error.message.startswith(f"{CONFIG_PATH} has ") and \
+            f"\n- config field `{field}`: " in error.message)
         assert error.evidence == {"field": field}
     else:
         assert error.message.startswith(f"{CONFIG_PATH}: ")
