@@ -133,7 +133,8 @@ def reverted_lines(job: Job) -> list[str]:
 
 
 def passed_after_failing(job: Job) -> list[str]:
-    """Attempts that failed before a later attempt of the same batch passed (flaky checks?)."""
+    """Attempts that failed before a later attempt of the same batch passed (flaky checks?),
+    each with its evidence: the failing command, its exit code and its last output line."""
     lines: list[str] = []
     for batch in job.batches:
         if batch.status is not BatchStatus.COMPLETED:
@@ -141,11 +142,13 @@ def passed_after_failing(job: Job) -> list[str]:
         for attempt in batch.attempts[:-1]:
             if attempt.error is None:
                 continue
-            failed = next((c for c in attempt.commands if c.exit_code != 0 or c.timed_out), None)
-            evidence = f"; {command_line(failed)}" if failed else ""
-            said = last_words(failed.output_tail) if failed else ""
+            evidence = attempt.error.evidence
+            command, code = evidence.get("command"), evidence.get("exit_code")
+            ran = f"; `{command}` → exit {code}" if isinstance(command, str) else ""
+            tail = evidence.get("output_tail")
+            said = last_words(tail) if isinstance(tail, str) else ""
             lines.append(f"- batch {batch.number}, attempt {attempt.number}: "
-                         f"`{attempt.error.code}` — {cell(attempt.error.message)}{evidence}"
+                         f"`{attempt.error.code}` — {cell(attempt.error.message)}{ran}"
                          + (f", last output: “{cell(said)}”" if said else ""))
     if not lines:
         return []
