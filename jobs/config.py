@@ -212,28 +212,63 @@ _CONFIG_EXAMPLES = {
 class RepoConfig(BaseModel):
     """`.github/stepwise.yml`: every field and default as documented in DESIGN.md."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
+    # Each field's docstring is its documentation: README.md's key table is generated from it.
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True,
+                              use_attribute_docstrings=True)
 
     trigger_label: str = Field(default="stepwise", min_length=1, max_length=50)
+    """The issue label that starts a job (server mode)."""
     setup: list[str] = []
+    """Commands run once in each fresh worktree before validation (e.g. installing the package);
+    same rules as `validate`."""
     validate_: list[str] = Field(default=["python -m pytest -q", "ruff check ."], alias="validate")
+    """Commands that must all exit 0 on the base (the baseline) and after every batch; run as
+    argv without a shell, in a sandbox, each program on `allow_commands`. Programs are found
+    on the PATH of the shell that runs `stepwise`."""
     env: dict[str, str] = {}
+    """Extra environment variables for `setup`, `validate` and `run` (the sandbox starts from an
+    empty environment); `PATH`, `HOME`, proxies and `STEPWISE_*`/`GIT_*`/`GITHUB_*`/`LD_*` are
+    reserved."""
     allow_commands: list[str] = ["pytest", "python", "ruff", "mypy", "make", "npm", "tox"]
+    """Programs commands may run (bare names; `python` also admits `python3`, `python3.11`). A
+    built-in blocklist (`rm`, `curl`, `git`, `sudo`, shells, ...) can never be allowed."""
     network: bool = False
+    """Let commands reach the network (with bubblewrap they have none by default)."""
     batch_size: int = Field(default=5, ge=1, le=100)
+    """Files per batch (a spec's `batch_size` overrides it)."""
     batches_per_milestone: int = Field(default=4, ge=1)
+    """Batches between two `milestone` gates."""
     max_failed_attempts: int = Field(default=2, ge=1, le=20)
+    """Failed attempts of a batch before the `failure` gate (a deterministic refusal, such as a
+    guard rule or a refused program, opens it at once)."""
     command_timeout: int = Field(default=600, ge=1, le=86400)
+    """Seconds each command (setup, validate, run) may take before it is killed and recorded as
+    timed out."""
     require_plan_approval: bool = True
+    """Stop at the `plan` gate before the first batch (a failing baseline always stops there)."""
     allow_deletions: AllowDeletions = False
+    """Let a batch delete files: `false`, `true` or `"ask"` (stop at the `deletion` gate)."""
     allow_new_files: bool = False
+    """Let a batch create files inside `paths`."""
     max_batch_lines: int = Field(default=400, ge=1)
+    """Changed lines (added + removed) above which a batch stops at the `large_change` gate."""
     allow_test_edits: bool = False
+    """Let batches edit test files (under `tests/`, `test/`, ..., or named `test_*.py`,
+    `*_test.go`, `*.test.js`, ...); when false, test files in `paths` are left out at plan
+    time and listed with this rule."""
     allow_manifest_edits: bool = False
+    """Let batches edit dependency manifests and lock files (`pyproject.toml`,
+    `requirements*.txt`, `package.json`, ...)."""
     protected_paths: list[str] = [".github/**", ".env*", "**/*.pem", "**/secrets/**"]
+    """Globs no batch may ever touch (files in `paths` that match are left out at plan time); the
+    change notes are never in scope either."""
     approvers: list[str] = []
+    """Who may answer gates besides users with write access (server mode): logins or `@org/team`."""
     notes_dir: str = "docs/agent-changes"
-    llm_drafts: bool = False  # a labelled issue without a block gets a spec drafted by the model
+    """Where the change notes are committed."""
+    llm_drafts: bool = False
+    """Server mode: a labelled issue without a `stepwise` block gets a spec drafted by the
+    model, shown for approval."""
 
     @property
     def validate_commands(self) -> list[str]:
