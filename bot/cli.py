@@ -253,8 +253,8 @@ def jobs(
     def action() -> None:
         from bot.taskcenter.records import StatusFilter
 
-        if repo is not None and Path(repo).is_dir():
-            _local_jobs(Path(repo))
+        if repo is not None and (Path(repo).is_dir() or repo.startswith(("/", ".", "~"))):
+            _local_jobs(Path(repo).expanduser())  # a path: the checkout's local jobs
             return
         from bot.taskcenter.terminal import jobs_table
 

@@ -239,8 +239,9 @@ class RepoConfig(BaseModel):
     batches_per_milestone: int = Field(default=4, ge=1)
     """Batches between two `milestone` gates."""
     max_failed_attempts: int = Field(default=2, ge=1, le=20)
-    """Failed attempts of a batch before the `failure` gate (a deterministic refusal, such as a
-    guard rule or a refused program, opens it at once)."""
+    """Failed attempts of a batch before the `failure` gate. A failure that would repeat (a
+    refused program; with `replace` and `command` also a guard rule, an edit that changed
+    nothing, targets left) opens it at once."""
     command_timeout: int = Field(default=600, ge=1, le=86400)
     """Seconds each command (setup, validate, run) may take before it is killed and recorded as
     timed out."""

@@ -49,7 +49,11 @@ from jobs.workspace import Repository, Worktree
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 5
 # Failures that come out the same however often they are tried: the failure gate opens at once.
-DETERMINISTIC_FAILURES = frozenset({"guard_refused", "edit_changed_nothing", "command_refused"})
+# A model may answer differently next time (it is told why), so for recipe llm only a refused
+# program counts; `replace` and `command` edit the same way every time.
+DETERMINISTIC_FAILURES = frozenset({"guard_refused", "edit_changed_nothing", "targets_remain",
+                                    "command_refused"})
+DETERMINISTIC_FOR_LLM = frozenset({"command_refused"})
 
 
 @dataclass(frozen=True)
@@ -420,7 +424,8 @@ class Engine:
         self.open(Gate.MILESTONE, f"milestone {milestone} of {self.job.milestone_count} is done",
                   milestone=milestone, touched=())
         # The report shows the gate the job now waits at (not `running`).
-        self.publish(Publication.MILESTONE_REPORT, render_card(self.job, fold_finished=False))
+        self.publish(Publication.MILESTONE_REPORT, render_card(self.job, fold_finished=False,
+                                                               with_prompt=False))
 
     def run_batch(self, batch: Batch) -> None:
         job = self.job
@@ -474,7 +479,9 @@ class Engine:
             self.event("attempt", f"batch {batch.number} attempt {attempt.number} failed: "
                        f"{outcome.error.code if outcome.error else 'unknown'}", batch.number)
             code = outcome.error.code if outcome.error else ""
-            if code in DETERMINISTIC_FAILURES:
+            deterministic = DETERMINISTIC_FOR_LLM if job.spec.recipe is Recipe.LLM \
+                else DETERMINISTIC_FAILURES
+            if code in deterministic:
                 self.open(Gate.FAILURE, f"batch {batch.number} failed with `{code}`, which "
                           "would fail the same way again, so it is not retried",
                           batch=batch.number, report=outcome.error, touched=touched)

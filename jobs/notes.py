@@ -184,9 +184,11 @@ def focus_milestone(job: Job) -> int | None:
 
 
 def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise ",
-                suffix: str = "", link: Callable[[str], str] | None = None) -> str:
+                suffix: str = "", link: Callable[[str], str] | None = None,
+                with_prompt: bool = True) -> str:
     """The progress card (the PR body): status, the open gate, milestones and batches.
 
+    `with_prompt` false shows only which gate is open, not the commands that answer it.
     Small jobs list every unfinished milestone's batches (and finished ones too when
     `fold_finished` is false or the job is completed); larger jobs list only the milestone in
     focus and sum up runs of the others, so the card stays far below GitHub's 65,536 characters.
@@ -201,8 +203,10 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
     if position:
         lines += ["", f"Waiting for another job of this repository to finish: position "
                       f"{position} in the queue."]
-    if job.gate is not None:
+    if job.gate is not None and with_prompt:
         lines += ["", gate_prompt(job, prefix=prefix, suffix=suffix)]
+    elif job.gate is not None:  # the prompt follows the card (the terminal prints it last)
+        lines += ["", f"Waiting at gate `{job.gate.kind}` ({job.gate.id}): {job.gate.reason}"]
     if job.error is not None:
         lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): {job.error.message}"]
     small = len(job.batches) <= CARD_DETAIL_LIMIT
