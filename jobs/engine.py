@@ -184,6 +184,20 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
     )
 
 
+def baseline_report(job: Job) -> ErrorInfo:
+    """The failing baseline as a gate report: what failed, its output tail, what to do."""
+    failing = [c for c in job.baseline if c.exit_code != 0 or c.timed_out]
+    tail = failing[-1].output_tail if failing else ""
+    return ErrorInfo(
+        code="baseline_failed", retry_class=RetryClass.NEEDS_HUMAN,
+        message=f"validation fails on the starting commit {short(job.baseline_sha)}",
+        hint="fix the cause, then approve (the baseline runs again first): a program missing "
+             "from the PATH of the shell that runs stepwise, or the `validate` commands; a fix "
+             "to the code needs a new job from the fixed commit (cancel, commit the fix, run "
+             "with a new --number)",
+        evidence={"output_tail": tail})
+
+
 class Engine:
     """Advances one job; owns its worktree for the life of the object."""
 
@@ -358,9 +372,11 @@ class Engine:
             job.approved_digest = job.spec_digest
             job.set_status(JobStatus.RUNNING)
             self.save()
+        elif job.baseline_ok is False:
+            self.open(Gate.PLAN, "the plan is ready, but " + baseline_failure(job),
+                      report=baseline_report(job))
         else:
-            self.open(Gate.PLAN, "the plan is ready for review" if job.baseline_ok is not False
-                      else "the plan is ready, but " + baseline_failure(job))
+            self.open(Gate.PLAN, "the plan is ready for review")
 
     def run_baseline(self) -> None:
         runner = self.runner
@@ -417,7 +433,7 @@ class Engine:
             return
         self.job.approved_digest = None
         self.open(Gate.PLAN, "the plan was approved, but " + baseline_failure(self.job)
-                  + "; fix it on the base branch, then approve again")
+                  + " (it was run again)", report=baseline_report(self.job))
 
     def milestone_gate(self, milestone: int) -> None:
         commit_note(self, f"milestone {milestone}/{self.job.milestone_count}")
