@@ -10,6 +10,8 @@ from pathlib import Path
 
 from jobs import branch_sync, review
 from jobs.attempt import AttemptOutcome, AttemptRunner, Result, sandbox_policy
+from jobs.baseline import baseline_report, recheck_baseline
+from jobs.batch_facts import record_changes
 from jobs.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.discovery import contents_for_patterns, plan_scope
 from jobs.editors import editor_for
@@ -24,20 +26,13 @@ from jobs.model import (
     Attempt,
     Batch,
     BatchStatus,
-    CommandEvidence,
     Event,
     Gate,
     Job,
     JobStatus,
 )
 from jobs.note_commit import commit_note
-from jobs.note_parts import (
-    baseline_failure,
-    codemod_findings,
-    codemod_summary,
-    short,
-    target_key,
-)
+from jobs.note_parts import baseline_failure
 from jobs.notes import files_label, gate_prompt, render_card, render_plan
 from jobs.plan import build_plan
 from jobs.programs import refusal_reason, split_command
@@ -182,20 +177,6 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
         base_branch=base.branch, base_sha=base_sha, branch=branch,
         head_sha=base_sha, note_path=note_path,
     )
-
-
-def baseline_report(job: Job) -> ErrorInfo:
-    """The failing baseline as a gate report: what failed, its output tail, what to do."""
-    failing = [c for c in job.baseline if c.exit_code != 0 or c.timed_out]
-    tail = failing[-1].output_tail if failing else ""
-    return ErrorInfo(
-        code="baseline_failed", retry_class=RetryClass.NEEDS_HUMAN,
-        message=f"validation fails on the starting commit {short(job.baseline_sha)}",
-        hint="fix the cause, then approve (the baseline runs again first): a program missing "
-             "from the PATH of the shell that runs stepwise, or the `validate` commands; a fix "
-             "to the code needs a new job from the fixed commit (cancel, commit the fix, run "
-             "with a new --number)",
-        evidence={"output_tail": tail})
 
 
 class Engine:
@@ -413,7 +394,7 @@ class Engine:
             review.finish(self)
             return
         if job.baseline_ok is False:
-            self.recheck_baseline()  # approved while the baseline failed: is it fixed now?
+            recheck_baseline(self)  # approved while the baseline failed: is it fixed now?
             return
         batch = pending[0]
         previous = batch.milestone - 1
@@ -421,19 +402,6 @@ class Engine:
             self.milestone_gate(previous)
             return
         self.run_batch(batch)
-
-    def recheck_baseline(self) -> None:
-        """Run a failed baseline again before the first batch; still failing: back to `plan`."""
-        self.run_baseline()
-        if self.job.baseline_ok is not False:
-            self.event("plan", "the baseline passes now")
-            self.publish(Publication.NOTICE, f"the baseline passes now on "
-                         f"{short(self.job.baseline_sha)}; starting the first batch")
-            self.save(touched=())
-            return
-        self.job.approved_digest = None
-        self.open(Gate.PLAN, "the plan was approved, but " + baseline_failure(self.job)
-                  + " (it was run again)", report=baseline_report(self.job))
 
     def milestone_gate(self, milestone: int) -> None:
         commit_note(self, f"milestone {milestone}/{self.job.milestone_count}")
@@ -467,9 +435,7 @@ class Engine:
         if outcome.result is Result.COMMITTED:
             job.head_sha = outcome.commit or job.head_sha
             batch.commit, batch.leftovers = outcome.commit, outcome.leftovers
-            batch.changed_files = self.changed_by(outcome.commit)
-            if job.spec.recipe is Recipe.COMMAND and attempt.commands:
-                self.describe_codemod(batch, attempt.commands[0])
+            record_changes(self.services.repository, job, batch, attempt)
             batch.consecutive_failures = 0
             batch.set_status(BatchStatus.COMPLETED)
             self.event("batch", f"batch {batch.number} committed", batch.number)
@@ -507,21 +473,6 @@ class Engine:
                           batch=batch.number, report=outcome.error, touched=touched)
             else:
                 self.save(touched=touched)
-
-    def describe_codemod(self, batch: Batch, codemod: CommandEvidence) -> None:
-        """A `command` batch's summary in words; the codemod's reported findings are leftovers."""
-        findings = codemod_findings(codemod.output_tail, batch.files)
-        batch.leftovers = sorted({*batch.leftovers, *findings}, key=target_key)
-        batch.summary = codemod_summary(codemod, changed=batch.changed_files,
-                                        planned=len(batch.files), findings=len(findings))
-
-    def changed_by(self, commit: str | None) -> list[str]:
-        """The files `commit` changed (a codemod may leave some of its batch alone)."""
-        if commit is None:
-            return []
-        out = self.services.repository.git("-c", "core.quotepath=false", "diff-tree",
-                                           "--no-commit-id", "--name-only", "-r", "-z", commit)
-        return sorted(name for name in out.split("\0") if name)
 
     # -- endings ----------------------------------------------------------------------------
     def fail(self, error: ErrorInfo) -> Outcome:
