@@ -52,13 +52,19 @@ EXIT_BUSY = 6  # another process is advancing the job (DESIGN's codes are 0-5)
 def plain(text: str, style: str = "") -> Text:
     """Text printed exactly as written: nothing is read as rich markup, and a `code span`
     shows without its backticks (styled instead); fence lines of a code block are dropped."""
-    out = Text(style=style)
-    kept = [line for line in text.splitlines() if not line.lstrip().startswith("```")]
-    for number, line in enumerate(kept):
+    out, fenced, first = Text(style=style), False, True
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not first:
+            out.append("\n")
+        first = False
+        if fenced:  # command output: verbatim, backticks and all
+            out.append(line)
+            continue
         for index, part in enumerate(line.split("`")):
             out.append(part, style="bold" if index % 2 else "")
-        if number < len(kept) - 1:
-            out.append("\n")
     return out
 
 
