@@ -10,8 +10,10 @@ from pathlib import Path
 
 from jobs import branch_sync, review
 from jobs.attempt import AttemptOutcome, AttemptRunner, Result, sandbox_policy
+from jobs.baseline import baseline_report, recheck_baseline
+from jobs.batch_facts import record_changes
 from jobs.config import CONFIG_PATH, RepoConfig, load_config
-from jobs.discovery import contents_for_patterns, scope_at
+from jobs.discovery import contents_for_patterns, plan_scope
 from jobs.editors import editor_for
 from jobs.editors.base import CommandCancelled
 from jobs.errors import BadInputError, ErrorInfo, RetryClass, StepwiseError
@@ -30,6 +32,7 @@ from jobs.model import (
     JobStatus,
 )
 from jobs.note_commit import commit_note
+from jobs.note_parts import baseline_failure
 from jobs.notes import files_label, gate_prompt, render_card, render_plan
 from jobs.plan import build_plan
 from jobs.programs import refusal_reason, split_command
@@ -40,6 +43,12 @@ from jobs.store import ConflictError, JobStore
 from jobs.workspace import Repository, Worktree
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 5
+# Failures that come out the same however often they are tried: the failure gate opens at once.
+# A model may answer differently next time (it is told why), so for recipe llm only a refused
+# program counts; `replace` and `command` edit the same way every time.
+DETERMINISTIC_FAILURES = frozenset({"guard_refused", "edit_changed_nothing", "targets_remain",
+                                    "command_refused"})
+DETERMINISTIC_FOR_LLM = frozenset({"command_refused"})
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,16 @@ def resume_message(job: Job) -> str:
     return f"Resumed at {where} after an interruption; {committed}."
 
 
+def check_runnable(issue: IssueTask, config: RepoConfig) -> None:
+    """Refuse at once (bad input) a `run` program the config would refuse at every batch."""
+    if issue.spec.run is not None:
+        refusal = refusal_reason(split_command(issue.spec.run), config.allow_commands)
+        if refusal is not None:
+            raise BadInputError(f"spec field `run` cannot run: {refusal}",
+                                hint="use an allowed program, or allow it in .github/stepwise.yml",
+                                code="invalid_spec")
+
+
 def create_job(issue: IssueTask, number: int, services: Services, *,
                base: Base | None = None, repo_name: str | None = None,
                recover: bool = True) -> Job:
@@ -132,12 +151,8 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
         (services.llm or load_llm_settings()).require()  # exit 2 naming what is missing
     base = base or local_base(repo)
     base_sha, config = base.sha, base.config
-    if issue.spec.run is not None:
-        refusal = refusal_reason(split_command(issue.spec.run), config.allow_commands)
-        if refusal is not None:
-            raise BadInputError(f"spec field `run` cannot run: {refusal}",
-                                hint="use an allowed program, or allow it in .github/stepwise.yml",
-                                code="invalid_spec")
+    check_runnable(issue, config)
+    plan_scope(repo, base_sha, issue.spec, config)  # a plan that can change nothing: exit 2
     now = services.clock()
     job_id = f"{number}-{uuid.uuid4().hex[:12]}"
     note_path = f"{config.notes_dir}/{now:%Y%m%dT%H%M%SZ}-issue-{number}.md"
@@ -279,7 +294,10 @@ class Engine:
         if not self.auto_approve or gate is None or gate.kind not in (Gate.PLAN, Gate.MILESTONE):
             return False
         if gate.kind is Gate.PLAN and self.job.baseline_ok is False:
-            return False  # a failing baseline is shown to a human, never waved through
+            # A failing baseline is shown to a human, never waved through: say so.
+            self.publish(Publication.NOTICE, "--yes does not pass the plan gate: "
+                         + baseline_failure(self.job))
+            return False
         self.event("gate", f"{gate.id} passed by --yes")
         apply_verb(self.job, Verb.APPROVE)
         self.save(touched=())
@@ -298,28 +316,33 @@ class Engine:
         self.event("plan", "re-planning with the changed spec")
 
     def plan(self) -> None:
+        """Plan the work left: a re-plan keeps finished batches and never redoes their files."""
         self.apply_pending_issue()
         job, repo = self.job, self.services.repository
         head = job.head_sha
-        finished = [b for b in job.batches if b.status in (BatchStatus.COMPLETED,
-                    BatchStatus.SKIPPED, BatchStatus.REVERTED)]
-        scope = scope_at(repo, head, job.spec, job.config)
+        finished = [b for b in job.batches if b.status in FINISHED_BATCH_STATUSES]
+        scope, job.left_out = plan_scope(repo, head, job.spec, job.config)
+        done = {path for b in finished for path in b.files}
+        todo = [path for path in scope if path not in done]
         planned = build_plan(
-            scope_files=scope, contents=contents_for_patterns(repo, head, scope, job.spec.find),
+            scope_files=todo, contents=contents_for_patterns(repo, head, todo, job.spec.find),
             find=job.spec.find,
             batch_size=job.spec.batch_size or job.config.batch_size,
             batches_per_milestone=job.config.batches_per_milestone,
         )
         first_milestone = max((b.milestone for b in finished), default=0)
+        # The kept milestones are behind the job: approving the new plan covers them.
+        job.approved_milestones = sorted({*job.approved_milestones, *range(1, first_milestone + 1)})
         job.batches = finished + [
             Batch(number=len(finished) + p.number, milestone=first_milestone + p.milestone,
                   files=list(p.files), targets=p.targets)
             for p in planned.batches
         ]
-        job.scope_files = list(planned.scope_files)
+        job.scope_files = scope
         job.target_count = planned.target_count
         self.run_baseline()
-        self.event("plan", f"{len(planned.batches)} batches planned")
+        self.event("plan", f"{len(planned.batches)} batches planned"
+                   + (f", {len(finished)} finished batches kept" if finished else ""))
         self.publish(Publication.PLAN, render_plan(job))
         # An issue written or edited by someone without write access is always shown first.
         trusted_skip = (not job.config.require_plan_approval and job.baseline_ok is not False
@@ -330,12 +353,16 @@ class Engine:
             job.approved_digest = job.spec_digest
             job.set_status(JobStatus.RUNNING)
             self.save()
+        elif job.baseline_ok is False:
+            self.open(Gate.PLAN, "the plan is ready, but " + baseline_failure(job),
+                      report=baseline_report(job))
         else:
             self.open(Gate.PLAN, "the plan is ready for review")
 
     def run_baseline(self) -> None:
         runner = self.runner
         self.worktree.reset(self.job.head_sha)
+        self.job.baseline_sha = self.job.head_sha
         failure = runner.ensure_setup(self.job.config)
         from jobs.attempt import run_commands
 
@@ -366,6 +393,9 @@ class Engine:
         if not pending:
             review.finish(self)
             return
+        if job.baseline_ok is False:
+            recheck_baseline(self)  # approved while the baseline failed: is it fixed now?
+            return
         batch = pending[0]
         previous = batch.milestone - 1
         if previous >= 1 and previous not in job.approved_milestones:
@@ -375,9 +405,11 @@ class Engine:
 
     def milestone_gate(self, milestone: int) -> None:
         commit_note(self, f"milestone {milestone}/{self.job.milestone_count}")
-        self.publish(Publication.MILESTONE_REPORT, render_card(self.job, fold_finished=False))
         self.open(Gate.MILESTONE, f"milestone {milestone} of {self.job.milestone_count} is done",
                   milestone=milestone, touched=())
+        # The report shows the gate the job now waits at (not `running`).
+        self.publish(Publication.MILESTONE_REPORT, render_card(self.job, fold_finished=False,
+                                                               with_prompt=False))
 
     def run_batch(self, batch: Batch) -> None:
         job = self.job
@@ -403,6 +435,7 @@ class Engine:
         if outcome.result is Result.COMMITTED:
             job.head_sha = outcome.commit or job.head_sha
             batch.commit, batch.leftovers = outcome.commit, outcome.leftovers
+            record_changes(self.services.repository, job, batch, attempt)
             batch.consecutive_failures = 0
             batch.set_status(BatchStatus.COMPLETED)
             self.event("batch", f"batch {batch.number} committed", batch.number)
@@ -417,15 +450,24 @@ class Engine:
             batch.set_status(BatchStatus.PENDING)
             if outcome.gate is Gate.BUDGET:
                 job.llm.budget_gate_batch = batch.number
-            self.open(outcome.gate, f"batch {batch.number}: {outcome.reason}", batch=batch.number,
-                      touched=touched)
+            limit = f" (the limit: max_batch_lines is {job.config.max_batch_lines} in " \
+                ".github/stepwise.yml)" if outcome.gate is Gate.LARGE_CHANGE else ""
+            self.open(outcome.gate, f"batch {batch.number}: {outcome.reason}{limit}",
+                      batch=batch.number, touched=touched)
         else:
             attempt.error = outcome.error
             batch.consecutive_failures += 1
             batch.set_status(BatchStatus.FAILED)
             self.event("attempt", f"batch {batch.number} attempt {attempt.number} failed: "
                        f"{outcome.error.code if outcome.error else 'unknown'}", batch.number)
-            if batch.consecutive_failures >= job.config.max_failed_attempts:
+            code = outcome.error.code if outcome.error else ""
+            deterministic = DETERMINISTIC_FOR_LLM if job.spec.recipe is Recipe.LLM \
+                else DETERMINISTIC_FAILURES
+            if code in deterministic:
+                self.open(Gate.FAILURE, f"batch {batch.number} failed with `{code}`, which "
+                          "would fail the same way again, so it is not retried",
+                          batch=batch.number, report=outcome.error, touched=touched)
+            elif batch.consecutive_failures >= job.config.max_failed_attempts:
                 self.open(Gate.FAILURE, f"batch {batch.number} failed "
                           f"{batch.consecutive_failures} times in a row",
                           batch=batch.number, report=outcome.error, touched=touched)

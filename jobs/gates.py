@@ -57,7 +57,9 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
     if gate is None or job.status is not JobStatus.AWAITING_HUMAN:
         raise RefusedError(
             f"there is no open gate to {verb} (job status `{job.status}`)",
-            hint="run `stepwise status` to see what the job is doing",
+            hint="the process that ran the job is gone: resume it with `stepwise run` and "
+                 "the same issue file" if job.status is JobStatus.INTERRUPTED
+            else "run `stepwise status` to see what the job is doing",
         )
     if gate_id is not None and gate_id != gate.id:
         raise RefusedError(

@@ -191,6 +191,13 @@ class Attempt(Record):
     transcript: str | None = None  # where the model transcript of this attempt is kept
 
 
+class LeftOut(Record):
+    """A file in the job's `paths` that the plan left out, and the rule that excludes it."""
+
+    path: str
+    rule: str  # e.g. "allow_test_edits is false", "protected_paths: `.github/**`", "symlink"
+
+
 class Batch(Record):
     number: int
     milestone: int
@@ -207,6 +214,9 @@ class Batch(Record):
     reason: str = ""
     revert_commit: str | None = None
     leftovers: list[str] = []
+    changed_files: list[str] = []  # what the committed batch changed (a codemod may skip some)
+    revert_commands: list[CommandEvidence] = []  # validation of the head after `revert`
+    revert_ok: bool | None = None
 
     def set_status(self, new: BatchStatus) -> None:
         check_batch_transition(self.status, new)
@@ -274,6 +284,9 @@ class Job(Record):
     target_count: int = 0
     baseline: list[CommandEvidence] = []
     baseline_ok: bool | None = None
+    baseline_sha: str | None = None  # the commit the baseline above ran on
+    left_out: list[LeftOut] = []
+    issue_file: str | None = None  # local mode: the issue file the job was started from
     instructions: list[str] = []
     note_path: str = ""
     note_commit: str | None = None

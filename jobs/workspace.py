@@ -104,6 +104,16 @@ class Repository:
         out = self.git("-c", "core.quotepath=false", "ls-tree", "-r", "-z", "--name-only", sha)
         return [name for name in out.split("\0") if name]
 
+    def tracked_modes(self, sha: str) -> dict[str, str]:
+        """Every tracked path at `sha` with its `git ls-tree` mode (100644, 120000, 160000, ...)."""
+        out = self.git("-c", "core.quotepath=false", "ls-tree", "-r", "-z", sha)
+        modes: dict[str, str] = {}
+        for entry in out.split("\0"):
+            meta, tab, name = entry.partition("\t")
+            if tab:
+                modes[name] = meta.split(" ", 1)[0]
+        return modes
+
     def read_texts(self, sha: str, paths: Iterable[str]) -> dict[str, str | None]:
         """File contents at `sha` (None for binary or non-UTF-8 files), in one git call."""
         paths = list(paths)

@@ -191,8 +191,10 @@ def test_each_rule_names_the_field_and_hints(text: str, field: str | None, fragm
     assert isinstance(error, BadInputError)
     assert error.code == "invalid_config"
     assert error.field == field
-    if field is not None:
-        assert f"config field `{field}` in {CONFIG_PATH}:" in error.message
+    if field is not None:  # alone, or the first of several problems (each is listed)
+        assert f"config field `{field}` in {CONFIG_PATH}:" in error.message or \
+            (error.message.startswith(f"{CONFIG_PATH} has ") and \
+            f"\n- config field `{field}`: " in error.message)
         assert error.evidence == {"field": field}
     else:
         assert error.message.startswith(f"{CONFIG_PATH}: ")
@@ -233,3 +235,22 @@ def test_direct_construction_is_checked_too() -> None:
 def test_versioned_python_passes_the_allowlist() -> None:
     config = load_config("validate: ['python3.11 -m pytest']")
     assert config.validate_argvs() == [["python3.11", "-m", "pytest"]]
+
+
+def test_every_problem_of_a_config_is_reported_at_once() -> None:
+    text = ("batch_sise: 5\nmax_failed_attempts: 0\nallow_commands: [pytest, bash]\n"
+            "validate: ['pytest -q']\nenv: {PATH: /opt/bin}\napprovers: ['@octocat']\n")
+    with pytest.raises(InvalidConfigError) as caught:
+        load_config(text)
+    message = caught.value.message
+    assert message.startswith(f"{CONFIG_PATH} has 2 problems:")  # types first: unknown + range
+    assert "`batch_sise`: unknown field" in message and "did you mean `batch_size`" in message
+    assert "`max_failed_attempts`: must be at least 1" in message
+    with pytest.raises(InvalidConfigError) as caught:
+        load_config(text.replace("batch_sise: 5\nmax_failed_attempts: 0\n", ""))
+    error = caught.value
+    assert error.message.startswith(f"{CONFIG_PATH} has 3 problems:")
+    for field in ("allow_commands[1]", "env.PATH", "approvers[0]"):
+        assert f"\n- config field `{field}`: " in error.message
+    assert [p.field for p in error.problems] == ["allow_commands[1]", "env.PATH", "approvers[0]"]
+    assert error.field == "allow_commands[1]"

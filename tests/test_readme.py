@@ -45,3 +45,40 @@ def test_readme_command_table_is_the_generated_help() -> None:
     start = text.index("<!-- commands:start")
     body = text[text.index("\n", start) + 1 : text.index("<!-- commands:end -->")].strip()
     assert body == help_table()
+
+
+def generated_block(name: str) -> str:
+    text = README.read_text()
+    start = text.index(f"<!-- {name}:start")
+    return text[text.index("\n", start) + 1 : text.index(f"<!-- {name}:end -->")].strip()
+
+
+def test_readme_spec_key_table_is_generated_from_the_spec_model() -> None:
+    from jobs.key_docs import spec_table
+    from jobs.spec import TaskSpec
+
+    assert generated_block("spec-keys") == spec_table()
+    for name, info in TaskSpec.model_fields.items():  # every key is documented
+        assert info.description, f"spec key `{name}` has no docstring"
+        assert f"| `{name}` |" in spec_table()
+
+
+def test_readme_config_key_table_is_generated_from_the_config_model() -> None:
+    from jobs.config import RepoConfig
+    from jobs.key_docs import config_table
+
+    assert generated_block("config-keys") == config_table()
+    for name, info in RepoConfig.model_fields.items():
+        assert info.description, f"config key `{info.alias or name}` has no docstring"
+        assert f"| `{info.alias or name}` |" in config_table()
+
+
+def test_readme_explains_what_a_newcomer_needs_without_design_md() -> None:
+    text = README.read_text()
+    local = text[text.index("## Using it on your repository"):text.index("### Safety rules")]
+    assert "../shared/DESIGN.md" not in local  # a clone has no DESIGN.md beside it
+    for topic in ("{files}", "exit code is evidence", "done_when", "`setup`", "`env`",
+                  "`command_timeout`", "`allow_test_edits`", "`protected_paths`",
+                  "PATH", "virtualenv", "`6` busy", "stepwise jobs --repo PATH",
+                  "stepwise --version", "interrupted", "left out"):
+        assert topic in local, topic
