@@ -256,12 +256,17 @@ def test_enterprise_layout_and_git_over_http(fake_github_factory: Any, tmp_path:
     repo = gh.add_repo(OWNER, NAME, {"a.py": "1\n"})
     assert gh.base_url.endswith("/api/v3/") and repo.clone_url == f"{gh.web_url}/{OWNER}/{NAME}.git"
     client = gh.client()
-    assert client.rest.repos.get(OWNER, NAME).parsed_data.clone_url == repo.clone_url
+    rest = client.rest("2022-11-28")  # the only version GHES (and the fake in GHES mode) serves
+    assert rest.repos.get(OWNER, NAME).parsed_data.clone_url == repo.clone_url
+    with pytest.raises(RequestFailed) as refused_version:  # githubkit's default, 2026-03-10
+        client.rest.repos.get(OWNER, NAME)
+    assert refused_version.value.response.status_code == 400
+    assert "'2026-03-10' is not supported" in refused_version.value.response.json()["message"]
     token = gh.issue_token(1).token
     authed = repo.clone_url.replace("http://", f"http://x-access-token:{token}@")
     sha = push_branch(authed, tmp_path / "work", "feature", {"a.py": "2\n"})
     assert gh.effects == [f"{OWNER}/{NAME}:pushed:feature:{sha[:7]}"]
-    pr = client.rest.pulls.create(OWNER, NAME, title="t", head="feature", base="main", draft=True).parsed_data
+    pr = rest.pulls.create(OWNER, NAME, title="t", head="feature", base="main", draft=True).parsed_data
     client.graphql.request(READY, {"id": pr.node_id})
     assert gh.requests[-1].path == "/graphql" and gh.repos[f"{OWNER}/{NAME}"].pulls[pr.number].draft is False
     refused = subprocess.run(["git", "ls-remote", repo.clone_url], env={**os.environ, **GIT_ENV},
