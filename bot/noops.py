@@ -49,9 +49,6 @@ def is_trigger(label: str, known: str | None) -> bool:
 
 def noop_reason(event: Event, connection: redis.Redis) -> str:
     """Why this delivery cannot concern a job, or '' when a worker must look at it."""
-    if event.kind is Kind.IGNORED and event.config_changed:
-        forget_trigger_label(connection, event.repo)
-        return ""
     if event.kind is Kind.LABELED:
         known = known_trigger_label(connection, event.repo)
         if event.label.casefold() == DEFAULT_TRIGGER_LABEL or known is None:

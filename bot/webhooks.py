@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Annotated, Any
 
@@ -12,7 +13,7 @@ from githubkit.webhooks import verify
 
 from bot.events import Event, Kind, MalformedPayloadError, normalise
 from bot.metrics import counted_delivery
-from bot.noops import noop_reason
+from bot.noops import forget_trigger_label, noop_reason
 from bot.webhook_body import MAX_PAYLOAD_BYTES, ReceivedBody, decode_payload, read_capped
 from jobs.worker import enqueue_new, event_lease, requeue, rq_id, task_abandoned
 
@@ -103,9 +104,16 @@ def receive_webhook(
                                               "installation_id": event.installation_id,
                                               "account": event.account})
         record_installation(connection, event)
+    if event.config_changed:  # the trigger label the no-op filter knows may be stale now
+        with contextlib.suppress(redis.RedisError):
+            forget_trigger_label(connection, event.repo)
     if not wants_worker(event, request.app.state.app_slug):
         return answer(202, "ignored", reason=event.reason or event.kind.value)
-    if reason := noop_reason(event, connection):
+    try:
+        reason = noop_reason(event, connection)
+    except redis.RedisError:
+        reason = ""  # the enqueue below reports Redis being down
+    if reason:
         return answer(202, "ignored", reason=reason)
     key = f"stepwise:delivery:{event.delivery_id}"
     task_id = rq_id("event", event.delivery_id)
