@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 STEERING_ROLES = frozenset({"admin", "maintain", "write"})
+BASIC_ROLES = ("admin", "maintain", "write", "triage", "read")
+# A custom repository role inherits one of these; GitHub shows it in the user's permission flags.
+ROLE_FLAGS = (("admin", "admin"), ("maintain", "maintain"), ("push", "write"), ("triage", "triage"),
+              ("pull", "read"))
 
 
 @dataclass(frozen=True)
@@ -42,3 +47,22 @@ def decide(*, login: str, role: str, approvers: Sequence[str], action: str,
         return Decision(True, f"@{login} has {role} permission")
     return Decision(False, f"@{login} has {role} permission; {action} needs write, maintain or "
                     "admin")
+
+
+def base_role(data: Any) -> str:
+    """The role a collaborator-permission answer grants: a basic `role_name` as it is, a custom
+    role by the permission flags it inherits (GitHub reports maintain as `write`, triage as
+    `read` in `permission`, so the flags come first)."""
+    if not isinstance(data, dict):
+        return "none"
+    role = str(data.get("role_name") or "")
+    if role in BASIC_ROLES:
+        return role
+    user = data.get("user")
+    flags = user.get("permissions") if isinstance(user, dict) else None
+    if isinstance(flags, dict):
+        for flag, name in ROLE_FLAGS:
+            if flags.get(flag):
+                return name
+    permission = str(data.get("permission") or "none")
+    return permission if permission in BASIC_ROLES else "none"

@@ -19,6 +19,7 @@ from urllib.parse import quote
 from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed
 
+from bot.authz import base_role
 from jobs.errors import RetryClass, StepwiseError
 
 TOKEN_MARGIN_S = 300  # mint a new installation token this long before the old one expires
@@ -27,10 +28,6 @@ TEAM_CACHE_S = 60  # how long a team membership answer is trusted
 ApiVersion = Literal["2022-11-28", "2026-03-10"]
 API_VERSIONS: tuple[str, ...] = get_args(ApiVersion)
 DEFAULT_API_VERSION: ApiVersion = "2022-11-28"
-BASIC_ROLES = ("admin", "maintain", "write", "triage", "read")
-# A custom repository role inherits one of these; GitHub shows it in the user's permission flags.
-ROLE_FLAGS = (("admin", "admin"), ("maintain", "maintain"), ("push", "write"), ("triage", "triage"),
-              ("pull", "read"))
 PER_PAGE = 100
 MAX_PAGES = 50
 
@@ -358,25 +355,6 @@ class Installation:
                  " { pullRequest { isDraft } } }")
         self._call(lambda _rest: self.app.installation_client(self.installation_id).graphql(
             query, {"id": node_id}))
-
-
-def base_role(data: Any) -> str:
-    """The role a collaborator-permission answer grants: a basic `role_name` as it is, a custom
-    role by the permission flags it inherits (GitHub reports maintain as `write`, triage as
-    `read` in `permission`, so the flags come first)."""
-    if not isinstance(data, dict):
-        return "none"
-    role = str(data.get("role_name") or "")
-    if role in BASIC_ROLES:
-        return role
-    user = data.get("user")
-    flags = user.get("permissions") if isinstance(user, dict) else None
-    if isinstance(flags, dict):
-        for flag, name in ROLE_FLAGS:
-            if flags.get(flag):
-                return name
-    permission = str(data.get("permission") or "none")
-    return permission if permission in BASIC_ROLES else "none"
 
 
 def _json(response: Any) -> Any:

@@ -137,3 +137,12 @@ def test_an_installation_event_for_another_repository_leaves_the_job_alone(world
     world.post("installation_repositories", json.dumps(payload).encode())
     world.work()
     assert world.job().status is JobStatus.AWAITING_HUMAN
+
+
+def test_a_delivery_without_installation_is_resolved_by_the_worker(world: World) -> None:
+    payload = make_event("issues.labeled", repo=REPO, issue_number=1, sender="maria")
+    del payload["installation"]
+    assert world.post("issues", json.dumps(payload).encode()).json()["status"] == "queued"
+    world.work()
+    assert world.job().gate.kind is Gate.PLAN
+    assert world.gh.requests_to("GET", rf"^/repos/{REPO}/installation$")  # asked as the App
