@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import Request
+from starlette.requests import ClientDisconnect
 
 MAX_PAYLOAD_BYTES = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
 FORM_CONTENT_TYPE = "application/x-www-form-urlencoded"
@@ -46,12 +47,15 @@ async def read_capped(request: Request, *, limit: int = MAX_PAYLOAD_BYTES) -> Re
         return ReceivedBody(problem="invalid signature", status=401)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            chunks.clear()
-            return ReceivedBody(problem=TOO_LARGE, status=413)
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                chunks.clear()
+                return ReceivedBody(problem=TOO_LARGE, status=413)
+            chunks.append(chunk)
+    except ClientDisconnect:
+        return ReceivedBody(problem="the client went away before the body ended", status=400)
     return ReceivedBody(data=b"".join(chunks))
 
 

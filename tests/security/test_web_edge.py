@@ -118,3 +118,29 @@ def test_a_300_mb_post_costs_the_web_process_at_most_the_cap(web: WebProcess) ->
     print(f"web process peak RSS: start {start} KiB, unsigned floods +{unsigned_growth // 1024} KiB, "
           f"after the forged chunked flood +{growth // 1024} KiB (cap {MAX_PAYLOAD_BYTES // 1024} KiB)")
     assert growth < MAX_PAYLOAD_BYTES + SLACK_BYTES, f"the peak grew by {growth} bytes"
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_the_cap_is_exact_for_declared_and_chunked_bodies(redis_url: str, chunked: bool) -> None:
+    import json
+
+    import httpx
+    import redis
+
+    from bot.app import create_app
+    from bot.settings import Settings
+    from tests.bot.conftest import served
+    from tests.fakes.webhooks import sign
+
+    app = create_app(Settings(app_id=1, private_key="unused", webhook_secret="s3cret",
+                              redis_url=redis_url), redis.Redis.from_url(redis_url))
+    app.state.max_payload_bytes = 4096
+    ping = json.dumps({"zen": "Keep it logically awesome.", "hook_id": 1})
+    at_cap = (ping + " " * (4096 - len(ping))).encode()
+    for body, status in [(at_cap, 202), (at_cap + b" ", 413)]:
+        headers = {"X-GitHub-Event": "ping", "X-GitHub-Delivery": f"cap-{len(body)}-{chunked}",
+                   "X-Hub-Signature-256": sign("s3cret", body), "Content-Type": "application/json"}
+        content: object = iter([body[:1000], body[1000:]]) if chunked else body
+        with served(app) as url, httpx.Client(base_url=url, trust_env=False) as client:
+            response = client.post("/webhooks/github", content=content, headers=headers)
+        assert response.status_code == status, (len(body), response.text)
