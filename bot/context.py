@@ -36,7 +36,8 @@ class ServerContext:
         return cls(
             settings=settings, redis=client, store=RedisStore(client),
             github=GitHubApp(app_id=settings.app_id, private_key=settings.app_private_key(),
-                             base_url=settings.github_api_url),
+                             base_url=settings.github_api_url,
+                             api_version=settings.github_api_version),
             sandbox=sandbox or make_sandbox(require_isolation=not settings.allow_unsandboxed),
         )
 
@@ -45,7 +46,7 @@ class ServerContext:
         horse would import the engine and githubkit's lazily loaded API modules every time."""
         import bot.steps  # noqa: F401 - the engine and everything a step uses
 
-        preload_api_modules()
+        preload_api_modules(self.settings.github_api_version)
 
     def forge(self, client: Installation, repo: str, *, squash_only: bool = False) -> GitHubForge:
         """The GitHub forge for one repository, linking to the task center when configured."""

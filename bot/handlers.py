@@ -8,13 +8,16 @@ from datetime import datetime
 from typing import Any
 
 from bot import steps
-from bot.authz import STEERING_ROLES, decide
+from bot.authz import STEERING_ROLES
 from bot.commands import Command, InvalidCommand, UnknownCommand, help_table, parse_comment
 from bot.context import ServerContext
 from bot.events import Event, Kind
 from bot.forge_github import COMMAND_PREFIX
 from bot.github import ForgeError
+from bot.installations import end_removed_jobs
+from bot.noops import is_trigger, remember_trigger_label
 from bot.rebuild import rebuild
+from bot.steering import steering_decision
 from bot.steps import ACTIVE, pull_key, schedule_advance
 from jobs.config import CONFIG_PATH, load_config
 from jobs.engine import Base, Services, create_job
@@ -38,6 +41,11 @@ REBUILT = (
     "command once the progress card shows the gate it is waiting at."
 )
 GATE_VERBS = frozenset({"approve", "retry", "skip"})  # they answer one particular gate
+CLOSED_BY_OTHER = (
+    "@{sender} closed this {what}, but the Stepwise job goes on: {reason}.\n\n"
+    "A maintainer can stop it with `/stepwise cancel` (or by closing the {what}); "
+    "reopening it changes nothing for the job."
+)
 
 
 def opened_after(opened_at: datetime, created_at: str) -> bool:
@@ -76,10 +84,11 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
     try:
         config = load_config(client.file(owner, name, CONFIG_PATH, info.default_branch))
     except BadInputError as exc:
-        if event.label == "stepwise":
+        if is_trigger(event.label, None):
             forge.reply(None, event.number, "", CANNOT_START.format(exc.message, exc.hint))
         return
-    if event.label != config.trigger_label:
+    remember_trigger_label(ctx.redis, event.repo, config.trigger_label)  # the web app's filter
+    if not is_trigger(event.label, config.trigger_label):  # labels are case-insensitive
         return
     with Lease(ctx.redis, f"start-{event.repo}#{event.number}",
                ttl_s=ctx.settings.lease_ttl_s) as lease:
@@ -87,9 +96,8 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
             raise StepwiseError("another worker is starting a job for this issue",
                                 code="start_busy", retry_class=RetryClass.AUTO_RETRY,
                                 hint="the delivery is retried in a few seconds")
-        role = client.permission(owner, name, event.sender)
-        decision = decide(login=event.sender, role=role, approvers=config.approvers,
-                          action="start a job")
+        decision = steering_decision(client, event.repo, login=event.sender,
+                                     approvers=config.approvers, action="start a job")
         if not decision.allowed:
             forge.reply(None, event.number, "", f"Stepwise did not start: {decision.reason}.")
             return
@@ -197,10 +205,9 @@ def apply_command(ctx: ServerContext, event: Event, job: Job | None,
         return quoted + "There is no Stepwise job on this issue or pull request.", False
     if command.verb == "status":
         return ctx.forge(ctx.installation(event.installation_id), job.repo).card(job), False
-    owner, name = event.repo.split("/", 1)
-    role = ctx.installation(event.installation_id).permission(owner, name, event.sender)
-    decision = decide(login=event.sender, role=role, approvers=job.config.approvers,
-                      action=f"`{command.verb}`")
+    decision = steering_decision(ctx.installation(event.installation_id), event.repo,
+                                 login=event.sender, approvers=job.config.approvers,
+                                 action=f"`{command.verb}`")
     if not decision.allowed:
         return quoted + f"Refused: {decision.reason}. Nothing changed.", False
     if command.verb in GATE_VERBS and job.gate is not None and \
@@ -241,6 +248,19 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
     if event.kind is Kind.PULL_CLOSED and event.merged:
         job.extra["merged"] = True
         ctx.store.save(job)
+        return
+    # Closing is steering: only someone who may cancel the job cancels it by closing.
+    client = ctx.installation(event.installation_id)
+    what = "pull request" if event.kind is Kind.PULL_CLOSED else "issue"
+    decision = steering_decision(client, event.repo, login=event.sender,
+                                 approvers=job.config.approvers,
+                                 action=f"cancel the job by closing the {what}")
+    if not decision.allowed:
+        ctx.forge(client, event.repo).reply(
+            job, event.number, f"closed:{event.delivery_id}",
+            CLOSED_BY_OTHER.format(sender=event.sender or "someone", what=what,
+                                   reason=decision.reason))
+        ctx.store.save(job)  # the comment id the forge remembered
         return
     apply_verb(job, Verb.CANCEL)
     ctx.store.save(job)
@@ -286,8 +306,13 @@ def handle_event(ctx: ServerContext, payload: dict[str, Any]) -> None:
     event = Event.model_validate(payload)
     routes = {Kind.LABELED: on_labeled, Kind.COMMENT: on_comment,
               Kind.ISSUE_EDITED: on_issue_edited, Kind.ISSUE_CLOSED: on_closed,
-              Kind.PULL_CLOSED: on_closed, Kind.PUSH: on_push}
+              Kind.PULL_CLOSED: on_closed, Kind.PUSH: on_push, Kind.INSTALLATION: end_removed_jobs}
     route = routes.get(event.kind)
+    if route is not None and event.repo and not event.installation_id:
+        # GitHub's schema lets a delivery lack `installation`: ask which one holds the repo.
+        owner, name = event.repo.split("/", 1)
+        event = event.model_copy(update={"installation_id": ctx.github.installation_id(owner,
+                                                                                        name)})
     if route is not None:
         route(ctx, event)
 

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.github import DEFAULT_API_VERSION, ApiVersion
 from jobs.errors import BadInputError
 
 ENV_PREFIX = "STEPWISE_"
@@ -32,6 +33,8 @@ class Settings(BaseSettings):
     webhook_secret: SecretStr = Field(min_length=1)
     redis_url: str = "redis://127.0.0.1:6379/0"
     github_api_url: str = Field(default="https://api.github.com", pattern=r"^https?://")
+    # Sent as X-GitHub-Api-Version on every REST call; GitHub Enterprise Server knows only 2022-11-28.
+    github_api_version: ApiVersion = DEFAULT_API_VERSION
     workdir: Path = Path("/var/lib/stepwise")
     host: str = "0.0.0.0"  # noqa: S104 - the web app listens on all interfaces by default
     port: int = Field(default=8000, gt=0, lt=65536)

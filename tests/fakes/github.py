@@ -31,19 +31,21 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from tests.fakes import github_routes, github_routes_pulls
+from tests.fakes import github_routes, github_routes_orgs, github_routes_pulls
 from tests.fakes.github_api import Call, Reply, dispatch
 from tests.fakes.github_auth import check_jwt, shared_app_key
 from tests.fakes.github_git_http import GIT_PATH, serve_git
 from tests.fakes.github_graphql import graphql
 from tests.fakes.github_model import DEFAULT_INSTALLATION_ID, FakeRepo
+from tests.fakes.github_permissions import GHES_VERSIONS, GITHUB_COM_VERSIONS, unsupported_version
 from tests.fakes.github_render import Renderer
 from tests.fakes.github_state import GitHubState
 
 if TYPE_CHECKING:
     from githubkit import GitHub
 
-ENDPOINT_MODULES = (github_routes, github_routes_pulls)  # importing them registers their routes
+# Importing them registers their routes.
+ENDPOINT_MODULES = (github_routes, github_routes_orgs, github_routes_pulls)
 SECONDARY_RATE_LIMIT_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
 )
@@ -80,10 +82,13 @@ class FakeGitHub(GitHubState):
         git_http: bool = False,
         public_key: str | None = None,
         private_key: str | None = None,
+        api_versions: Sequence[str] | None = None,
         **state_options: Any,
     ) -> None:
         super().__init__(root=root, **state_options)
         self.enterprise, self.git_http, self.public_key = enterprise, git_http, public_key
+        # REST versions served: GHES mode (enterprise=True) serves only 2022-11-28, like GHES does.
+        self.api_versions = tuple(api_versions or (GHES_VERSIONS if enterprise else GITHUB_COM_VERSIONS))
         self.requests: list[RecordedRequest] = []
         self.failures: list[Failure] = []
         self._chaos: tuple[float, tuple[int, ...], random.Random, re.Pattern[str]] | None = None
@@ -214,6 +219,10 @@ class FakeGitHub(GitHubState):
             record = RecordedRequest(method, path, query, payload, headers)
             self.requests.append(record)
             reply = self._injected(method, path)
+            problem = None if is_graphql else unsupported_version(headers, self.api_versions)
+            if reply is None and problem:
+                reply = Reply(400, {"message": problem, "documentation_url": "https://docs.github.com/rest",
+                                    "status": "400"})
             if reply is None:
                 call = Call(method, path, query, payload, headers, self, self.render)
                 reply = graphql(call) if is_graphql else dispatch(call, jwt_check=self._check_jwt)
