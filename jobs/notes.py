@@ -8,6 +8,7 @@ from datetime import datetime
 
 from jobs.llm.report import model_usage
 from jobs.model import Batch, BatchStatus, CommandEvidence, Gate, Job, JobStatus
+from jobs.outbox import waiting_note
 
 FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
 
@@ -198,6 +199,9 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
                       f"{position} in the queue."]
     if job.gate is not None:
         lines += ["", gate_prompt(job, prefix=prefix, suffix=suffix)]
+        waiting = waiting_note(job)  # the gate's comment is not on GitHub yet
+        if waiting:
+            lines += ["", waiting]
     if job.error is not None:
         lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): {job.error.message}"]
     small = len(job.batches) <= CARD_DETAIL_LIMIT
