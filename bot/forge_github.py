@@ -102,7 +102,8 @@ class GitHubForge:
             log.warning("publication left for the reconciler", extra={
                 "job_id": job.id, "publication": key, "code": exc.code})
             return False
-        outbox.settle(job, key, now=self.clock())
+        for shown in self._same_comment(job, key):
+            outbox.settle(job, shown, now=self.clock())
         if key.startswith(outbox.GATE_PREFIX) and isinstance(job.extra.get("pull"), dict) and \
                 outbox.entry(job, "card") is None:  # a card saying "waiting to be published"
             outbox.owe(job, "card", Publication.PROGRESS.value, now=self.clock())
@@ -117,6 +118,13 @@ class GitHubForge:
         for key in keys:
             self.deliver(job, key)
         return len(job.outbox)
+
+    def _same_comment(self, job: Job, key: str) -> set[str]:
+        """`key` and the keys its comment also shows (the plan comment asks the plan gate)."""
+        gate = job.gate
+        plan = {"plan", gate_key(gate.id)} if gate is not None and gate.kind is Gate.PLAN \
+            else {"plan"}
+        return plan if key in plan else {key}
 
     def _send(self, job: Job, key: str, text: str) -> None:
         gate = job.gate
@@ -216,6 +224,10 @@ class GitHubForge:
         if job is None:
             tag = f"<!-- stepwise:issue-{number}:{key} -->" if key else None
             body = redact(text) + (f"\n\n{tag}" if tag else "")
+            found = self.client.find_comment(self.owner, self.name, number, tag) if tag else None
+            if found is not None:
+                self.client.update_comment(self.owner, self.name, found.id, body)
+                return
             self.client.create_comment(self.owner, self.name, number, body, marker=tag)
         else:
             self.upsert(job, number, key, text)
