@@ -163,6 +163,8 @@ def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
                   if exc.retry_class is RetryClass.AUTO_RETRY else exc.code)
         if current is not None:
             current.set_status(BatchStatus.FAILED)
+        if job.status is JobStatus.QUEUED:  # it failed before planning began
+            job.set_status(JobStatus.PLANNING)
         open_gate(job, Gate.FAILURE, reason=reason, now=ctx.clock(), report=report,
                   batch=current.number if current else None)
     tell(ctx, job)

@@ -182,15 +182,25 @@ class FakeGitHub(GitHubState):
         """Fail a random fraction `p` of matching requests with one of `statuses` (p=0 turns it off)."""
         self._chaos = (p, tuple(statuses), random.Random(seed), re.compile(path_regex)) if p else None
 
-    def _injected(self, method: str, path: str, *, after: bool = False) -> Reply | None:
-        """The failure to answer instead of handling the request (`after`: having handled it)."""
+    def _injected_after(self, method: str, path: str) -> Reply | None:
+        """The failure to answer having handled the request ("done, then 502")."""
+        return self._matching_failure(method, path, after=True)
+
+    def _matching_failure(self, method: str, path: str, *, after: bool) -> Reply | None:
         for failure in self.failures:
             if failure.after == after and failure.times > 0 and failure.method in ("*", method) \
                     and failure.pattern.search(path):
                 failure.times -= 1
                 body = failure.body if failure.body is not None else {"message": _reason(failure.status)}
                 return Reply(failure.status, body, dict(failure.headers))
-        if not after and self._chaos and self._chaos[3].search(path):
+        return None
+
+    def _injected(self, method: str, path: str) -> Reply | None:
+        """The failure to answer instead of handling the request."""
+        reply = self._matching_failure(method, path, after=False)
+        if reply is not None:
+            return reply
+        if self._chaos and self._chaos[3].search(path):
             p, statuses, rng, _ = self._chaos
             if rng.random() < p:
                 status = rng.choice(statuses)
@@ -223,7 +233,7 @@ class FakeGitHub(GitHubState):
             if reply is None:
                 call = Call(method, path, query, payload, headers, self, self.render)
                 reply = graphql(call) if is_graphql else dispatch(call, jwt_check=self._check_jwt)
-                reply = self._injected(method, path, after=True) or reply
+                reply = self._injected_after(method, path) or reply
             record.status = reply.status
             return self._encode(reply)
 
