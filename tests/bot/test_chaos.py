@@ -42,6 +42,7 @@ from tests.bot.conftest import REPO, World, open_world
 from tests.fakes.github import FakeGitHub
 
 FILES = 4  # batches per job here (12 in the bench)
+FAST = (0.01, 0.01, 0.01)  # call-level retry waits, shortened
 STUCK_S = 45.0  # a healthy recovery takes ~3 s with a 2 s lease and a 1 s reaper round
 
 pytestmark = pytest.mark.timeout(120)
@@ -129,25 +130,28 @@ def test_a_rate_limited_token_mint_is_a_transient_fault(tmp_path: Path) -> None:
         assert raised.value.retry_class is RetryClass.AUTO_RETRY, raised.value.code
 
 
-def test_a_command_hit_by_a_transient_fault_is_applied_when_retried(world: World) -> None:
+def test_a_command_hit_by_a_transient_fault_is_applied_when_retried(tmp_path: Path,
+                                                                    redis_url: str) -> None:
     """The comment was once marked handled before it was applied: RQ's retry of the failed
-    event then returned at once and the command was dropped without a reply."""
-    world.send("issues.labeled", issue_number=1, sender="maria")
-    world.work()
-    assert world.job().gate.kind is Gate.PLAN
-    world.gh.fail("GET", r"/collaborators/maria/permission$", 502, times=1)
-    world.comment("/stepwise approve", by="maria")
-    world.work()  # the permission check meets the 502: RQ schedules the event's retry
-    registry = ScheduledJobRegistry(queue=queue(world.redis))
-    retried = registry.get_job_ids()  # type: ignore[no-untyped-call]
-    assert retried, "the failed event was not scheduled for a retry"
-    for job_id in retried:  # what RQ's scheduler does when the retry is due
-        job = RQJob.fetch(job_id, connection=world.redis)
-        registry.remove(job)
-        queue(world.redis).enqueue_job(job)
-    world.work(max_jobs=1)
-    job = world.job()
-    assert job.status is not JobStatus.AWAITING_HUMAN or job.gate.kind is not Gate.PLAN
+    event then returned at once and the command was dropped without a reply. (The fault
+    outlasts the call's own retries, so the event task fails and RQ retries it.)"""
+    with open_world(tmp_path, redis_url, call_backoff_s=FAST) as world:
+        world.send("issues.labeled", issue_number=1, sender="maria")
+        world.work()
+        assert world.job().gate.kind is Gate.PLAN
+        world.gh.fail("GET", r"/collaborators/maria/permission$", 502, times=len(FAST) + 1)
+        world.comment("/stepwise approve", by="maria")
+        world.work()  # the permission check meets the 502s: RQ schedules the event's retry
+        registry = ScheduledJobRegistry(queue=queue(world.redis))
+        retried = registry.get_job_ids()  # type: ignore[no-untyped-call]
+        assert retried, "the failed event was not scheduled for a retry"
+        for job_id in retried:  # what RQ's scheduler does when the retry is due
+            job = RQJob.fetch(job_id, connection=world.redis)
+            registry.remove(job)
+            queue(world.redis).enqueue_job(job)
+        world.work(max_jobs=1)
+        job = world.job()
+        assert job.status is not JobStatus.AWAITING_HUMAN or job.gate.kind is not Gate.PLAN
 
 
 def test_a_label_whose_worker_died_still_starts_the_job() -> None:
@@ -173,9 +177,6 @@ def test_a_clone_left_half_done_by_a_killed_worker_is_replaced(world: World,
     world.send("issues.labeled", issue_number=1, sender="maria")
     world.work()
     assert world.ctx.store.find(REPO, 1) is not None
-
-
-FAST = (0.01, 0.01, 0.01)  # call-level retry waits, shortened
 
 
 def _run_due_retries(world: World) -> None:
