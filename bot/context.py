@@ -12,6 +12,7 @@ from redis import Redis
 
 from bot.forge_github import GitHubForge
 from bot.github import GitHubApp, Installation, preload_api_modules
+from bot.github_retry import CallRetry
 from bot.mirror import MirroredRepository, open_mirror
 from bot.settings import Settings
 from jobs.engine import Services
@@ -37,7 +38,8 @@ class ServerContext:
             settings=settings, redis=client, store=RedisStore(client),
             github=GitHubApp(app_id=settings.app_id, private_key=settings.app_private_key(),
                              base_url=settings.github_api_url,
-                             api_version=settings.github_api_version),
+                             api_version=settings.github_api_version,
+                             retry=CallRetry(backoff_s=settings.call_backoff_s)),
             sandbox=sandbox or make_sandbox(require_isolation=not settings.allow_unsandboxed),
         )
 
@@ -51,7 +53,7 @@ class ServerContext:
     def forge(self, client: Installation, repo: str, *, squash_only: bool = False) -> GitHubForge:
         """The GitHub forge for one repository, linking to the task center when configured."""
         return GitHubForge(client, repo, squash_only=squash_only,
-                           task_center_url=self.settings.task_center_url)
+                           task_center_url=self.settings.task_center_url, clock=self.clock)
 
     def installation(self, installation_id: int) -> Installation:
         return self.github.client(installation_id)

@@ -13,13 +13,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, cast, get_args
 from urllib.parse import quote
 
 from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
-from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed
+from githubkit.exception import RequestError, RequestFailed
 
 from bot.authz import base_role
+from bot.github_retry import NO_RETRY, CallRetry, retry_after_s, transient_status
 from jobs.errors import RetryClass, StepwiseError
 
 TOKEN_MARGIN_S = 300  # mint a new installation token this long before the old one expires
@@ -32,6 +33,7 @@ PER_PAGE = 100
 MAX_PAGES = 50
 
 
+T = TypeVar("T")
 _RAISE = object()  # `_call(missing=...)` default: a 404 is an error like any other
 
 
@@ -47,8 +49,7 @@ def classify(exc: Exception) -> ForgeError:
         return exc  # already classified (e.g. by the token mint inside another call)
     if isinstance(exc, RequestFailed):
         status = exc.response.status_code
-        transient = status >= 500 or status == 429 or (
-            status == 403 and "rate limit" in exc.response.text.lower())
+        transient = transient_status(status, exc.response.text)
         wait = _retry_after(exc)
         return ForgeError(
             f"GitHub answered {status} to {exc.request.method} {exc.request.url.path}",
@@ -67,12 +68,7 @@ def classify(exc: Exception) -> ForgeError:
     return ForgeError(str(exc), code="github_error")
 
 
-def _retry_after(exc: RequestFailed) -> float:
-    """Seconds GitHub asked us to wait (rate limits), or 0."""
-    if isinstance(exc, RateLimitExceeded):
-        return exc.retry_after.total_seconds()
-    header = exc.response.headers.get("retry-after", "")
-    return float(header) if header.isdigit() else 0.0
+_retry_after = retry_after_s
 
 
 @dataclass(frozen=True)
@@ -112,20 +108,26 @@ class PullInfo:
 
 
 class GitHubApp:
-    """App-level client: mints installation tokens (cached until shortly before expiry)."""
+    """App-level client: mints installation tokens (cached until shortly before expiry).
+
+    `retry` (bot.github_retry.CallRetry) retries repeat-safe calls in place with a short capped
+    backoff; without it (the default, for tests of single calls) every fault is raised at once.
+    """
 
     def __init__(self, *, app_id: int, private_key: str, base_url: str,
                  timeout: float = 30.0, auto_retry: bool = False,
-                 clock: Callable[[], float] = time.time,
+                 clock: Callable[[], float] = time.time, retry: CallRetry | None = None,
+                 sleep: Callable[[float], None] = time.sleep,
                  api_version: ApiVersion = DEFAULT_API_VERSION) -> None:
         self.base_url = base_url.rstrip("/")
         self.api_version: ApiVersion = api_version
         self.team_answers: dict[tuple[int, str, str, str], tuple[bool, float]] = {}
         self.timeout = timeout
-        self.auto_retry = auto_retry
-        self.clock = clock
+        self.retry = retry or NO_RETRY
+        self.auto_retry: bool | CallRetry = retry if retry is not None else auto_retry
+        self.clock, self.sleep = clock, sleep
         self._app = GitHub(AppAuthStrategy(app_id, private_key), base_url=self.base_url,
-                           timeout=timeout, auto_retry=auto_retry, trust_env=False)
+                           timeout=timeout, auto_retry=self.auto_retry, trust_env=False)
         self._tokens: dict[int, tuple[str, float]] = {}
         self._clients: dict[int, tuple[str, GitHub[TokenAuthStrategy]]] = {}
         self._lock = threading.Lock()
@@ -278,9 +280,49 @@ class Installation:
                 break
         return found
 
-    def create_comment(self, owner: str, name: str, number: int, body: str) -> CommentInfo:
-        return _comment(self._call(lambda gh: _json(gh.issues.create_comment(
-            owner, name, number, body=body))))
+    def create_comment(self, owner: str, name: str, number: int, body: str, *,
+                       marker: str | None = None) -> CommentInfo:
+        """Post a comment. With `marker` (a hidden tag in `body`) it is posted once even when
+        GitHub made it but answered with a fault: the retry finds it by its marker first."""
+
+        def post() -> CommentInfo:
+            return _comment(self._call(lambda gh: _json(gh.issues.create_comment(
+                owner, name, number, body=body))))
+
+        if marker is None:
+            return post()
+        return self._create_once(post, lambda: self.find_comment(owner, name, number, marker))
+
+    def find_comment(self, owner: str, name: str, number: int, marker: str) -> CommentInfo | None:
+        """The App's comment carrying `marker`, if there is one."""
+        return next((c for c in self.comments(owner, name, number)
+                     if c.is_bot and marker in c.body), None)
+
+    def _create_once(self, create: Callable[[], T], find: Callable[[], T | None]) -> T:
+        """A create that GitHub may have done although it answered with a fault ("done, then
+        502"): after a transient fault, look for what the try made before trying again."""
+        count = 0
+        while True:
+            try:
+                return create()
+            except ForgeError as exc:
+                wait = self._wait_after(exc, count)
+                if wait is None:
+                    raise
+            self.app.sleep(wait)
+            found = find()
+            if found is not None:
+                return found
+            count += 1
+
+    def _wait_after(self, exc: ForgeError, count: int) -> float | None:
+        if exc.retry_class is not RetryClass.AUTO_RETRY:
+            return None
+        policy = self.app.retry
+        if count >= len(policy.backoff_s):
+            return None
+        wait = max(float(policy.backoff_s[count]), float(exc.evidence.get("retry_after", 0)))
+        return wait if wait <= policy.max_wait_s else None
 
     def update_comment(self, owner: str, name: str, comment_id: int, body: str) -> bool:
         """Edit a comment; False when it no longer exists."""
@@ -325,7 +367,19 @@ class Installation:
 
     def create_pull(self, owner: str, name: str, *, title: str, head: str, base: str,
                     body: str) -> tuple[PullInfo, bool]:
-        """Open a draft PR (a normal one where drafts are refused); returns (pull, is_draft)."""
+        """Open a draft PR (a normal one where drafts are refused); returns (pull, is_draft).
+        Repeat-safe: after a fault, an open pull request from `head` is the one to use."""
+
+        def find() -> tuple[PullInfo, bool] | None:
+            existing = self.find_pull(owner, name, head)
+            return None if existing is None else (existing, existing.draft)
+
+        return self._create_once(
+            lambda: self._open_pull(owner, name, title=title, head=head, base=base, body=body),
+            find)
+
+    def _open_pull(self, owner: str, name: str, *, title: str, head: str, base: str,
+                   body: str) -> tuple[PullInfo, bool]:
         for draft in (True, False):
             try:
                 gh = self._gh()

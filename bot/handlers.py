@@ -28,7 +28,8 @@ from jobs.llm.draft import draft_comment, has_spec_block
 from jobs.llm.start import draft_job
 from jobs.model import Job, JobStatus
 from jobs.spec import parse_issue
-from jobs.worker import Handler, Lease, enqueue, event_lease, job_lock, rq_id
+from jobs.store import ConflictError
+from jobs.worker import Handler, Lease, enqueue, event_lease, job_lock, last_try, rq_id
 
 log = logging.getLogger(__name__)
 COMMENT_TTL_S = 30 * 24 * 3600
@@ -46,6 +47,7 @@ CLOSED_BY_OTHER = (
     "A maintainer can stop it with `/stepwise cancel` (or by closing the {what}); "
     "reopening it changes nothing for the job."
 )
+STEER_TRIES = 3
 
 
 def opened_after(opened_at: datetime, created_at: str) -> bool:
@@ -76,6 +78,16 @@ def job_for(ctx: ServerContext, event: Event) -> Job | None:
 
 
 # -- start --------------------------------------------------------------------------------------
+def start_key(event: Event) -> str:
+    """The marker key of an answer to one label delivery: a retried delivery edits it."""
+    return f"start:{event.delivery_id}"
+
+
+LABEL_FAILED = ("Stepwise could not start a job for this label: `{code}`: {message}\n\n"
+                "What to do: {hint}. Then remove the `{label}` label and add it again (or "
+                "redeliver the webhook from the App's advanced settings).")
+
+
 def on_labeled(ctx: ServerContext, event: Event) -> None:
     client = ctx.installation(event.installation_id)
     owner, name = event.repo.split("/", 1)
@@ -85,7 +97,8 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         config = load_config(client.file(owner, name, CONFIG_PATH, info.default_branch))
     except BadInputError as exc:
         if is_trigger(event.label, None):
-            forge.reply(None, event.number, "", CANNOT_START.format(exc.message, exc.hint))
+            forge.reply(None, event.number, start_key(event),
+                        CANNOT_START.format(exc.message, exc.hint))
         return
     remember_trigger_label(ctx.redis, event.repo, config.trigger_label)  # the web app's filter
     if not is_trigger(event.label, config.trigger_label):  # labels are case-insensitive
@@ -99,13 +112,14 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         decision = steering_decision(client, event.repo, login=event.sender,
                                      approvers=config.approvers, action="start a job")
         if not decision.allowed:
-            forge.reply(None, event.number, "", f"Stepwise did not start: {decision.reason}.")
+            forge.reply(None, event.number, start_key(event),
+                        f"Stepwise did not start: {decision.reason}.")
             return
         existing = ctx.store.find(event.repo, event.number)
         if existing is not None and not existing.is_terminal:
             pull = existing.extra.get("pull")
             where = f" in #{pull['number']}" if isinstance(pull, dict) else ""
-            forge.reply(None, event.number, "", f"A Stepwise job for this issue is already "
+            forge.reply(None, event.number, start_key(event), f"A Stepwise job for this issue is already "
                         f"`{existing.status}`{where}; nothing new was started.")
             return
         issue = client.issue(owner, name, event.number)
@@ -120,12 +134,12 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
             if config.llm_drafts and not has_spec_block(issue.body):
                 job, draft = draft_job(issue.title, issue.body, event.number, services,
                                        base=base, repo_name=event.repo)
-                forge.reply(None, event.number, "", draft_comment(draft))
+                forge.reply(None, event.number, start_key(event), draft_comment(draft))
             else:
                 job = create_job(parse_issue(issue.title, issue.body), event.number, services,
                                  repo_name=event.repo, base=base, recover=existing is None)
         except BadInputError as exc:
-            forge.reply(None, event.number, "", CANNOT_START.format(exc.message, exc.hint))
+            forge.reply(None, event.number, start_key(event), CANNOT_START.format(exc.message, exc.hint))
             return
         author_role = client.permission(owner, name, issue.author)
         untrusted = bool(job.extra.get("untrusted_spec"))  # a drafted spec always is
@@ -231,8 +245,15 @@ def steer(ctx: ServerContext, event: Event, job: Job, command: Command) -> str:
         job.instructions.append(command.argument)
         ctx.store.save(job)
         return ""
-    apply_verb(job, Verb(command.verb), reason=command.argument)
-    ctx.store.save(job)
+    for attempt in range(STEER_TRIES):  # the reconciler may save the record meanwhile
+        try:
+            apply_verb(job, Verb(command.verb), reason=command.argument)
+            ctx.store.save(job)
+            break
+        except ConflictError:
+            if attempt == STEER_TRIES - 1:
+                raise
+            job = ctx.store.load_id(job.id) or job
     if job.status is JobStatus.CANCELLED:
         enqueue(ctx.redis, "cancelled", {"job_id": job.id}, job_id=rq_id("cancelled", job.id))
         return ""
@@ -285,9 +306,11 @@ def on_issue_edited(ctx: ServerContext, event: Event) -> None:
     if role not in STEERING_ROLES:
         job.extra["untrusted_spec"] = True
     note_spec_change(job, title=event.title, body=event.body, now=ctx.clock())
+    forge = ctx.forge(ctx.installation(event.installation_id), event.repo)
+    if job.gate is not None:
+        forge.expect(job, Publication.GATE)  # owed before the job waits
     ctx.store.save(job)
     if job.gate is not None:  # spec_changed: ask on the PR (or the issue) and show it on the card
-        forge = ctx.forge(ctx.installation(event.installation_id), event.repo)
         forge.publish(job, Publication.GATE, "")
         ctx.store.save(job)
     schedule_advance(ctx, job)
@@ -322,7 +345,24 @@ def handle_event_leased(ctx: ServerContext, payload: dict[str, Any]) -> None:
     redelivery) sees the task abandoned and queues it again."""
     with Lease(ctx.redis, event_lease(str(payload.get("delivery_id", ""))),
                ttl_s=ctx.settings.lease_ttl_s):
-        handle_event(ctx, payload)
+        try:
+            handle_event(ctx, payload)
+        except StepwiseError as exc:
+            if payload.get("kind") == Kind.LABELED and last_try():
+                tell_label_failed(ctx, Event.model_validate(payload), exc)
+            raise
+
+
+def tell_label_failed(ctx: ServerContext, event: Event, exc: StepwiseError) -> None:
+    """The last try of a label failed: say so on the issue rather than drop it silently."""
+    try:
+        forge = ctx.forge(ctx.installation(event.installation_id), event.repo)
+        forge.reply(None, event.number, f"label-failed:{event.delivery_id}", LABEL_FAILED.format(
+            code=exc.code, message=exc.message, hint=exc.hint.rstrip(".") or "try again later",
+            label=event.label))
+    except StepwiseError:
+        log.exception("could not tell the issue that the label failed",
+                      extra={"delivery_id": event.delivery_id})
 
 
 def handlers(ctx: ServerContext) -> dict[str, Handler]:

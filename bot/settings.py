@@ -49,6 +49,10 @@ class Settings(BaseSettings):
     reap_interval_s: int = Field(default=20, ge=1, le=3600)  # how often the reaper looks
     # Waits before retrying a transient fault (DESIGN: 5, 15, 45 s); benchmarks shorten them.
     backoff_s: tuple[float, ...] = Field(default=(5.0, 15.0, 45.0), min_length=1, max_length=10)
+    # Waits between the tries of one repeat-safe GitHub call, retried in place (bot.github_retry).
+    call_backoff_s: tuple[float, ...] = Field(default=(0.5, 1.0, 2.0), max_length=10)
+    # How often the reconciler re-publishes what GitHub has not confirmed (bot.reconciler).
+    reconcile_interval_s: int = Field(default=20, ge=1, le=3600)
     max_running_per_repo: int = Field(default=1, ge=1, le=100)
     # Per installation id, overriding max_running_per_repo, e.g. '{"12345": 3}'.
     installation_limits: dict[int, int] = {}

@@ -379,6 +379,7 @@ class Engine:
         open_gate(self.job, kind, reason=reason, now=self.now(), batch=batch,
                   milestone=milestone, report=report)
         self.event("gate", f"{self.job.gate.id if self.job.gate else kind}: {reason}", batch)
+        self.services.forge.expect(self.job, Publication.GATE)  # owed before the job waits
         self.save(touched=touched)
         self.publish(Publication.GATE, gate_prompt(self.job, suffix=self.services.command_suffix))
 

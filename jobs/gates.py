@@ -42,8 +42,11 @@ def open_gate(
     milestone: int | None = None, report: ErrorInfo | None = None,
 ) -> OpenGate:
     job.gate_counter += 1
+    planning = job.status in (JobStatus.QUEUED, JobStatus.PLANNING) or (
+        job.status is JobStatus.INTERRUPTED and job.approved_digest is None)
     gate = OpenGate(id=f"{kind}-{job.gate_counter}", kind=kind, opened_at=now, reason=reason,
-                    batch=batch, milestone=milestone, report=report)
+                    batch=batch, milestone=milestone, report=report,
+                    while_planning=planning and kind is not Gate.PLAN)
     job.set_status(JobStatus.AWAITING_HUMAN)
     job.gate = gate
     return gate
@@ -93,6 +96,9 @@ def _pass(job: Job, gate: OpenGate, verb: Verb, reason: str) -> str:
     if gate.kind is Gate.SPEC_CHANGED:
         job.set_status(JobStatus.PLANNING)
         return "re-planning with the changed spec"
+    if gate.while_planning:
+        job.set_status(JobStatus.PLANNING)  # it stopped the job before a plan existed
+        return "planning again: no plan was approved yet"
     job.set_status(JobStatus.RUNNING)
     if gate.kind is Gate.PLAN:
         job.approved_digest = job.spec_digest

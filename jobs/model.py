@@ -235,10 +235,25 @@ class OpenGate(Record):
     batch: int | None = None
     milestone: int | None = None
     report: ErrorInfo | None = None
+    shown_at: datetime | None = None  # when GitHub confirmed the gate's comment (server mode)
+    while_planning: bool = False  # it stopped the job before a plan existed: passing it plans
 
     @property
     def exit_code(self) -> int:
         return GATE_EXIT_CODES[self.kind]
+
+
+class OutboxEntry(Record):
+    """A publication owed to the people steering the job (server mode: a comment, the PR body,
+    later a check run), recorded before the job waits and kept until GitHub confirms it; the
+    reconciler publishes what is still here (jobs/outbox.py)."""
+
+    key: str  # plan | card | summary | gate:<gate id> | milestone:<m> | resumed:<n> | check:<id>
+    kind: str  # the publication kind (jobs.forge.Publication)
+    since: datetime
+    tries: int = 0
+    last_error: str = ""
+    text: str = ""  # only for a message the record cannot render again (where a job resumed)
 
 
 class Event(Record):
@@ -294,6 +309,7 @@ class Job(Record):
     error: ErrorInfo | None = None
     events: list[Event] = Field(default_factory=list)
     llm: LlmUsage = Field(default_factory=LlmUsage)
+    outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
     extra: dict[str, Any] = {}
 
     def set_status(self, new: JobStatus) -> None:

@@ -25,6 +25,7 @@ from jobs.note_parts import (
 from jobs.note_parts import (
     short as short,
 )
+from jobs.outbox import waiting_note
 from jobs.programs import split_command
 
 FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
@@ -207,6 +208,8 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
         lines += ["", gate_prompt(job, prefix=prefix, suffix=suffix)]
     elif job.gate is not None:  # the prompt follows the card (the terminal prints it last)
         lines += ["", f"Waiting at gate `{job.gate.kind}` ({job.gate.id}): {job.gate.reason}"]
+    if job.gate is not None and (waiting := waiting_note(job)):  # its comment is not on GitHub
+        lines += ["", waiting]
     if job.error is not None:
         lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): {job.error.message}"]
     small = len(job.batches) <= CARD_DETAIL_LIMIT

@@ -69,6 +69,7 @@ class Failure:
     times: int
     headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
+    after: bool = False  # apply the request, then answer with this failure ("done, then 502")
 
 
 class FakeGitHub(GitHubState):
@@ -161,9 +162,12 @@ class FakeGitHub(GitHubState):
     # --- error injection --------------------------------------------------------------------------
 
     def fail(self, method: str, path_regex: str, status: int, *, times: int = 1,
-             headers: dict[str, str] | None = None, body: Any = None) -> None:
-        """Answer the next `times` requests matching `method` (or '*') and re.search(path_regex, path)."""
-        failure = Failure(method.upper(), re.compile(path_regex), status, times, dict(headers or {}), body)
+             headers: dict[str, str] | None = None, body: Any = None, after: bool = False) -> None:
+        """Answer the next `times` requests matching `method` (or '*') and re.search(path_regex, path).
+        With `after=True` each request is applied first and then answered with the failure, as when
+        GitHub makes a comment or a pull request and its answer is lost ("done, then 502")."""
+        failure = Failure(method.upper(), re.compile(path_regex), status, times, dict(headers or {}), body,
+                          after)
         self.failures.append(failure)
 
     def fail_secondary_rate_limit(self, method: str, path_regex: str, *, retry_after: int = 1,
@@ -183,12 +187,24 @@ class FakeGitHub(GitHubState):
         """Fail a random fraction `p` of matching requests with one of `statuses` (p=0 turns it off)."""
         self._chaos = (p, tuple(statuses), random.Random(seed), re.compile(path_regex)) if p else None
 
-    def _injected(self, method: str, path: str) -> Reply | None:
+    def _injected_after(self, method: str, path: str) -> Reply | None:
+        """The failure to answer having handled the request ("done, then 502")."""
+        return self._matching_failure(method, path, after=True)
+
+    def _matching_failure(self, method: str, path: str, *, after: bool) -> Reply | None:
         for failure in self.failures:
-            if failure.times > 0 and failure.method in ("*", method) and failure.pattern.search(path):
+            if failure.after == after and failure.times > 0 and failure.method in ("*", method) \
+                    and failure.pattern.search(path):
                 failure.times -= 1
                 body = failure.body if failure.body is not None else {"message": _reason(failure.status)}
                 return Reply(failure.status, body, dict(failure.headers))
+        return None
+
+    def _injected(self, method: str, path: str) -> Reply | None:
+        """The failure to answer instead of handling the request."""
+        reply = self._matching_failure(method, path, after=False)
+        if reply is not None:
+            return reply
         if self._chaos and self._chaos[3].search(path):
             p, statuses, rng, _ = self._chaos
             if rng.random() < p:
@@ -226,6 +242,7 @@ class FakeGitHub(GitHubState):
             if reply is None:
                 call = Call(method, path, query, payload, headers, self, self.render)
                 reply = graphql(call) if is_graphql else dispatch(call, jwt_check=self._check_jwt)
+                reply = self._injected_after(method, path) or reply
             record.status = reply.status
             return self._encode(reply)
 
