@@ -3,11 +3,10 @@
 An environment is one directory, `<root>/<key>/`:
     tree/          what setup left in the repository tree that git does not track (`.venv`,
                    `node_modules`, generated files), at the same repository-relative paths
-    home/          setup's HOME (pip's and npm's caches, `~/.local`)
     manifest.json  the key, the entries of tree/, setup's evidence, the size, created and used
 Later commands see it read-only at the same places (the sandbox binds each entry over the
 worktree), so no batch can change what the next job will reuse and nothing of it is ever part
-of a diff. A build happens in `<root>/.build-<key>-<pid>` and is renamed into place: a killed
+of a diff. Setup's HOME is a throwaway: what it writes outside the repository tree is not kept. A build happens in `<root>/.build-<key>-<pid>` and is renamed into place: a killed
 build leaves nothing half-made. The key covers the setup commands, their environment and
 network mode, the content of the `cache_key` files and the toolchain, so a change rebuilds.
 The least recently used environments are evicted past the size limit.
@@ -47,10 +46,6 @@ class Environment:
     @property
     def tree(self) -> Path:
         return self.path / "tree"
-
-    @property
-    def home(self) -> Path:
-        return self.path / "home"
 
     def program_dirs(self) -> list[str]:
         """Repository-relative directories of programs the environment provides, in order."""
@@ -112,7 +107,7 @@ class EnvironmentCache:
 
     @contextlib.contextmanager
     def building(self, key: str) -> Iterator[Path]:
-        """Holds the key's build lock and yields a fresh build directory (`tree/`, `home/`).
+        """Holds the key's build lock and yields a fresh build directory (with `tree/`).
 
         Leaving the block without `commit` discards the build."""
         self.root.mkdir(parents=True, exist_ok=True)
@@ -121,7 +116,6 @@ class EnvironmentCache:
             staging = self.root / f".build-{key}-{os.getpid()}"
             shutil.rmtree(staging, ignore_errors=True)
             (staging / "tree").mkdir(parents=True)
-            (staging / "home").mkdir()
             try:
                 yield staging
             finally:
