@@ -173,8 +173,7 @@ class EgressProxy:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             await self._tunnel(reader, writer)
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
-                asyncio.TimeoutError, ValueError):
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass
         finally:
             writer.close()
@@ -199,7 +198,7 @@ class EgressProxy:
         try:
             up_reader, up_writer = await asyncio.wait_for(
                 asyncio.open_connection(address, port), CONNECT_TIMEOUT_S)
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             await _answer(writer, 502, f"could not reach {host}:{port}: {exc}")
             return
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")

@@ -11,6 +11,7 @@ every connection still ends at the proxy, which decides. Not imported by Stepwis
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -27,10 +28,8 @@ def _pipe(source: socket.socket, target: socket.socket) -> None:
         pass
     finally:
         for sock in (target, source):
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 def _serve_one(client: socket.socket, socket_path: str) -> None:
@@ -69,7 +68,7 @@ def main(argv: list[str]) -> int:
     listener.listen(64)
     threading.Thread(target=_accept, args=(listener, socket_path), daemon=True).start()
     try:
-        child = subprocess.Popen(program)  # noqa: S603 - the sandboxed command itself
+        child = subprocess.Popen(program)
     except OSError as exc:
         sys.stderr.write(f"bwrap: execvp {program[0]}: {exc.strerror}\n")
         return 127

@@ -6,7 +6,8 @@ An environment is one directory, `<root>/<key>/`:
     manifest.json  the key, the entries of tree/, setup's evidence, the size, created and used
 Later commands see it read-only at the same places (the sandbox binds each entry over the
 worktree), so no batch can change what the next job will reuse and nothing of it is ever part
-of a diff. Setup's HOME is a throwaway: what it writes outside the repository tree is not kept. A build happens in `<root>/.build-<key>-<pid>` and is renamed into place: a killed
+of a diff. Setup's HOME is a throwaway: what it writes outside the repository tree is not kept.
+A build happens in `<root>/.build-<key>-<pid>` and is renamed into place: a killed
 build leaves nothing half-made. The key covers the setup commands, their environment and
 network mode, the content of the `cache_key` files and the toolchain, so a change rebuilds.
 The least recently used environments are evicted past the size limit.

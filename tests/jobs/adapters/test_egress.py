@@ -78,7 +78,7 @@ def connect(proxy: EgressProxy, target: str) -> bytes:
 
 
 def test_refuses_what_the_allowlist_or_the_address_rules_forbid(listener: int) -> None:
-    allow = ["localhost:%d" % listener, f"127.0.0.1:{listener}", "169.254.169.254:80",
+    allow = [f"localhost:{listener}", f"127.0.0.1:{listener}", "169.254.169.254:80",
              "10.0.0.1", "pypi.org"]
     with EgressProxy(allow) as proxy:
         for target in (f"localhost:{listener}", f"127.0.0.1:{listener}", "169.254.169.254:80",
