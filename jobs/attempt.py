@@ -62,7 +62,7 @@ def guard_policy(config: RepoConfig, approved: list[Gate]) -> GuardPolicy:
 def sandbox_policy(config: RepoConfig, *, hidden: tuple[Path, ...],
                    should_stop: Callable[[], bool] | None = None) -> SandboxPolicy:
     return SandboxPolicy(
-        allow_commands=tuple(config.allow_commands), network=config.network,
+        allow_commands=tuple(config.allow_commands), network=config.command_network,
         timeout=float(config.command_timeout), env=dict(config.env), hidden_paths=hidden,
         should_stop=should_stop,
     )

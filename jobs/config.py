@@ -27,6 +27,7 @@ CONFIG_PATH = ".github/stepwise.yml"
 MAX_DOCUMENT_BYTES = 64 * 1024
 
 AllowDeletions = bool | Literal["ask"]
+NetworkMode = bool | Literal["setup"]  # false: none; "setup": setup only; true: every command
 
 # Environment names `env` may not set: they steer the sandbox, git, the proxy or Stepwise itself.
 RESERVED_ENV_NAMES = frozenset(
@@ -37,6 +38,8 @@ RESERVED_ENV_PREFIXES = ("STEPWISE_", "GITHUB_", "GIT_", "LD_", "DYLD_")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PROGRAM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 _LOGIN = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9])*")
+_NETWORK_HOST = re.compile(r"(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+                           r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d{1,5})?")
 _TEAM = re.compile(r"@[A-Za-z0-9](?:-?[A-Za-z0-9])*/[A-Za-z0-9][A-Za-z0-9._-]*")
 _SHELL_TOKENS = frozenset({"&&", "||", "|", ";", "&", ">", ">>", "<", "2>", "2>&1", "$(", "`"})
 
@@ -206,6 +209,9 @@ _CONFIG_EXAMPLES = {
     "setup": 'setup: ["python -m pip install -e ."]',
     "env": 'env: {PYTHONPATH: "src"}',
     "approvers": 'approvers: ["octocat", "@my-org/maintainers"]',
+    "network": "network: setup",
+    "network_allow": 'network_allow: ["pypi.org", "*.pythonhosted.org"]',
+    "cache_key": 'cache_key: ["requirements*.txt", "package-lock.json"]',
 }
 
 
@@ -232,8 +238,16 @@ class RepoConfig(BaseModel):
     allow_commands: list[str] = ["pytest", "python", "ruff", "mypy", "make", "npm", "tox"]
     """Programs commands may run (bare names; `python` also admits `python3`, `python3.11`). A
     built-in blocklist (`rm`, `curl`, `git`, `sudo`, shells, ...) can never be allowed."""
-    network: bool = False
-    """Let commands reach the network (with bubblewrap they have none by default)."""
+    network: NetworkMode = False
+    """Who may reach the network, which is only Stepwise's egress proxy: `false` nobody,
+    `setup` the setup commands, `true` every command. Never loopback, private ranges or cloud
+    metadata, whatever `network_allow` says."""
+    network_allow: list[str] = []
+    """Hosts the egress proxy admits (HTTPS): `pypi.org`, `*.example.org`, `host:8443`; empty:
+    the package registries of the ecosystems the repository uses (PyPI, npm)."""
+    cache_key: list[str] = []
+    """Globs of files whose content, with `setup`, keys the cached environment (e.g.
+    `requirements*.txt`, `package-lock.json`): a change rebuilds it."""
     batch_size: int = Field(default=5, ge=1, le=100)
     """Files per batch (a spec's `batch_size` overrides it)."""
     batches_per_milestone: int = Field(default=4, ge=1)
@@ -280,6 +294,22 @@ class RepoConfig(BaseModel):
 
     def setup_argvs(self) -> list[list[str]]:
         return [split_command(command) for command in self.setup]
+
+    @property
+    def setup_network(self) -> bool:
+        return self.network is True or self.network == "setup"
+
+    @property
+    def command_network(self) -> bool:
+        """Whether validation and codemods may use the network (setup's is `setup_network`)."""
+        return self.network is True
+
+    @field_validator("network", mode="before")
+    @classmethod
+    def _check_network(cls, value: object) -> object:
+        if value is not True and value is not False and value != "setup":
+            raise ValueError(f'expected true, false or "setup", got {yaml_kind(value)}')
+        return value
 
     @field_validator("allow_deletions", mode="before")
     @classmethod
@@ -329,8 +359,16 @@ class RepoConfig(BaseModel):
                 self._check_env(name, value)
             except InputProblem as bad:
                 yield bad
+        for i, host in enumerate(self.network_allow):
+            if not _NETWORK_HOST.fullmatch(host):
+                hint = "write a host name, `*.example.org` for its subdomains, or `host:port`"
+                yield InputProblem(f"network_allow[{i}]", f"`{host}` is not a host name", hint)
 
     def _check_paths(self) -> Iterator[InputProblem]:
+        for i, glob in enumerate(self.cache_key):
+            if reason := unsafe_path_reason(glob):
+                hint = "use a repository-relative glob, e.g. `requirements*.txt`"
+                yield InputProblem(f"cache_key[{i}]", reason, hint)
         for i, path in enumerate(self.protected_paths):
             if reason := unsafe_path_reason(path):
                 hint = "use a repository-relative glob, e.g. `config/**`"
