@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar, cast, get_args
+from typing import Any, Literal, TypeVar, get_args
 from urllib.parse import quote
 
 from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
