@@ -15,6 +15,7 @@ from bot.github import GitHubApp, Installation, preload_api_modules
 from bot.github_retry import CallRetry
 from bot.mirror import MirroredRepository, open_mirror
 from bot.settings import Settings
+from jobs.adapters.environments import EnvironmentCache
 from jobs.engine import Services
 from jobs.model import Job
 from jobs.redis_store import RedisStore
@@ -70,9 +71,25 @@ class ServerContext:
         info = client.repo(owner, name)
         repository = self.mirror(client, job.repo, info.clone_url, info.default_branch)
         forge = self.forge(client, job.repo, squash_only=info.squash_only)
-        services = Services(repository=repository, store=self.store, sandbox=self.sandbox,
-                            forge=forge, clock=self.clock, hidden_paths=self.hidden_paths())
-        return services, forge
+        return self.engine_services(repository, forge, repo=job.repo), forge
+
+    def engine_services(self, repository: MirroredRepository, forge: GitHubForge, *,
+                        repo: str) -> Services:
+        """The engine's services for one repository: its mirror, forge and environment cache."""
+        envs = self.settings.workdir / "envs" / repo.replace("/", "+")
+        return Services(repository=repository, store=self.store, sandbox=self.sandbox,
+                        forge=forge, clock=self.clock, hidden_paths=self.hidden_paths(),
+                        environments=EnvironmentCache(
+                            envs, limit_bytes=self.settings.env_cache_mb * 2**20),
+                        network_deny_hosts=self.own_hosts())
+
+    def own_hosts(self) -> tuple[str, ...]:
+        """Stepwise's own services, refused by the egress proxy even at public addresses."""
+        hosts = [urlsplit(self.settings.redis_url).hostname or "",
+                 urlsplit(self.settings.github_api_url).hostname or ""]
+        if self.settings.host not in ("0.0.0.0", "::", ""):  # noqa: S104 - a wildcard, not a bind
+            hosts.append(self.settings.host)
+        return tuple(host for host in dict.fromkeys(hosts) if host)
 
     def hidden_paths(self) -> tuple[Path, ...]:
         """What sandboxed commands must never see: every clone and worktree (their own

@@ -20,7 +20,7 @@ from bot.rebuild import rebuild
 from bot.steering import steering_decision
 from bot.steps import ACTIVE, pull_key, schedule_advance
 from jobs.config import CONFIG_PATH, load_config
-from jobs.engine import Base, Services, create_job
+from jobs.engine import Base, create_job
 from jobs.errors import BadInputError, RetryClass, StepwiseError
 from jobs.forge import Publication
 from jobs.gates import RefusedError, Verb, apply_verb, note_spec_change
@@ -127,8 +127,7 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         base_sha = repository.branch_head(info.default_branch)
         if base_sha is None:
             return
-        services = Services(repository=repository, store=ctx.store, sandbox=ctx.sandbox,
-                            forge=forge, clock=ctx.clock, hidden_paths=ctx.hidden_paths())
+        services = ctx.engine_services(repository, forge, repo=event.repo)
         base = Base(branch=info.default_branch, sha=base_sha, config=config)
         try:
             if config.llm_drafts and not has_spec_block(issue.body):

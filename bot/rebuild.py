@@ -7,7 +7,7 @@ import re
 
 from bot.context import ServerContext
 from jobs.config import CONFIG_PATH, load_config
-from jobs.engine import Base, Services, create_job
+from jobs.engine import Base, create_job
 from jobs.errors import StepwiseError
 from jobs.model import Job
 from jobs.spec import parse_issue
@@ -40,8 +40,7 @@ def rebuild(ctx: ServerContext, *, repo: str, number: int, installation_id: int)
     if base_sha is None:
         return None
     forge = ctx.forge(client, repo, squash_only=info.squash_only)
-    services = Services(repository=mirror, store=ctx.store, sandbox=ctx.sandbox, forge=forge,
-                        clock=ctx.clock, hidden_paths=ctx.hidden_paths())
+    services = ctx.engine_services(mirror, forge, repo=repo)
     job = create_job(task, number, services, repo_name=repo,
                      base=Base(branch=info.default_branch, sha=base_sha, config=config))
     tip = mirror.branch_head(job.branch)

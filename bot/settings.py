@@ -36,6 +36,7 @@ class Settings(BaseSettings):
     # Sent as X-GitHub-Api-Version on every REST call; GitHub Enterprise Server knows only 2022-11-28.
     github_api_version: ApiVersion = DEFAULT_API_VERSION
     workdir: Path = Path("/var/lib/stepwise")
+    env_cache_mb: int = Field(default=4096, ge=1)  # job environments kept per worker (LRU)
     host: str = "0.0.0.0"  # noqa: S104 - the web app listens on all interfaces by default
     port: int = Field(default=8000, gt=0, lt=65536)
     llm_base_url: str | None = None

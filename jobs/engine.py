@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs import branch_sync, review
+from jobs.adapters.egress import default_allowlist
+from jobs.adapters.environments import EnvironmentCache
 from jobs.attempt import AttemptOutcome, AttemptRunner, Result, sandbox_policy
 from jobs.baseline import baseline_report, recheck_baseline
 from jobs.batch_facts import record_changes
@@ -68,6 +70,8 @@ class Services:
     command_suffix: str = ""  # appended to the commands gate prompts print (local: --repo)
     hidden_paths: tuple[Path, ...] = ()  # invisible to sandboxed commands (server: workdir, key)
     llm: LlmSettings | None = None  # recipe `llm`; None: read STEPWISE_LLM_* when needed
+    environments: EnvironmentCache | None = None  # job environments built by `setup`
+    network_deny_hosts: tuple[str, ...] = ()  # Stepwise's own services (Redis, the web app)
 
 
 class CancelSignal(Exception):
@@ -228,17 +232,28 @@ class Engine:
             worktree = repo.open_worktree(path, self.job.head_sha)
             policy = sandbox_policy(self.job.config,
                                     hidden=(repo.git_dir, *self.services.hidden_paths),
-                                    should_stop=self.cancel_requested)
+                                    should_stop=self.cancel_requested,
+                                    network_allow=self.network_allow(),
+                                    deny_hosts=self.services.network_deny_hosts)
             editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy,
                                 llm=self.services.llm)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
-                                         self.services.clock)
+                                         self.services.clock,
+                                         environments=self.services.environments)
             self._runner.notify = lambda text: self.publish(Publication.NOTICE, text)
         return self._runner
 
     @property
     def worktree(self) -> Worktree:
         return self.runner.worktree
+
+    def network_allow(self) -> list[str]:
+        """The hosts the egress proxy admits: `network_allow`, or by default the registries of
+        the ecosystems the repository uses (read from its files only when the network is on)."""
+        config = self.job.config
+        if not config.network or config.network_allow:
+            return list(config.network_allow)
+        return list(default_allowlist(self.services.repository.tracked_files(self.job.base_sha)))
 
     def close(self) -> None:
         if self._runner is not None:
@@ -363,7 +378,7 @@ class Engine:
         runner = self.runner
         self.worktree.reset(self.job.head_sha)
         self.job.baseline_sha = self.job.head_sha
-        failure = runner.ensure_setup(self.job.config)
+        failure = runner.ensure_setup(self.job)
         from jobs.attempt import run_commands
 
         evidence = [] if failure is None else [failure]

@@ -10,6 +10,7 @@ what the next job reuses.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,10 +25,9 @@ from jobs.adapters.environments import (
 from jobs.config import RepoConfig
 from jobs.evidence import command_evidence
 from jobs.globs import matches_any
-from jobs.model import CommandEvidence
+from jobs.model import CommandEvidence, EnvironmentRecord, Job
 from jobs.sandbox import Sandbox, SandboxPolicy
-
-DEFAULT_CACHE_MB = 4096
+from jobs.workspace import Repository
 
 
 @dataclass(frozen=True)
@@ -79,3 +79,36 @@ def ensure_environment(*, config: RepoConfig, key: str, cache: EnvironmentCache,
         built = cache.commit(key, staging, entries=entries,
                              setup_evidence=[item.model_dump() for item in evidence])
     return EnvironmentOutcome(built, tuple(evidence))
+
+
+def prepare_job_environment(job: Job, *, repository: Repository, cache: EnvironmentCache,
+                            sandbox: Sandbox, policy: SandboxPolicy) -> EnvironmentOutcome:
+    """The job's environment, recorded on `job`: from the cache under the key recorded at the
+    job's first step, or built now by `setup` in a scratch worktree at the job's head (never the
+    job's own worktree, whose files may hold a batch's edit). The key is computed once, from the
+    `cache_key` files at the job's base, and kept, so every later step and worker agrees."""
+    key = job.environment.key if job.environment is not None else job_environment_key(
+        job.config, tracked=repository.tracked_files(job.base_sha),
+        read=lambda paths: repository.read_texts(job.base_sha, paths))
+    found = cache.get(key)
+    if found is None:
+        scratch = repository.open_worktree(cache.root / f"scratch-{key}-{os.getpid()}",
+                                           job.head_sha)
+        try:
+            outcome = ensure_environment(config=job.config, key=key, cache=cache,
+                                         sandbox=sandbox, policy=policy, worktree=scratch.path,
+                                         untracked=scratch.untracked_entries)
+        finally:
+            scratch.remove()
+        if outcome.environment is None:
+            return outcome
+        found = outcome.environment
+        evidence = list(outcome.evidence)
+    else:
+        evidence = []
+    if job.environment is None or job.environment.key != key:
+        job.environment = EnvironmentRecord(key=key, from_cache=found.from_cache,
+                                            entries=list(found.entries), setup=evidence)
+    elif evidence:  # rebuilt on this worker: keep the newest setup evidence
+        job.environment.setup = evidence
+    return EnvironmentOutcome(found, tuple(evidence))

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from jobs.adapters.environments import EnvironmentCache, cache_limit_bytes
 from jobs.discovery import plan_scope
 from jobs.engine import Engine, Outcome, Services, create_job, outcome_of
 from jobs.errors import BadInputError, WorkspaceError
@@ -38,6 +39,16 @@ def read_issue_text(path: Path) -> str:
                             hint="pass --issue with the path of a markdown file") from exc
 
 
+def local_environments(state_dir: Path) -> EnvironmentCache:
+    """The checkout's environment cache, `.git/stepwise/envs/` (STEPWISE_ENV_CACHE_MB)."""
+    try:
+        limit = cache_limit_bytes()
+    except ValueError as exc:
+        raise BadInputError(str(exc), hint="set STEPWISE_ENV_CACHE_MB to a size in MB, "
+                            "e.g. 4096, or unset it") from None
+    return EnvironmentCache(state_dir / "envs", limit_bytes=limit)
+
+
 def read_issue(path: Path) -> IssueTask:
     return parse_issue_file(read_issue_text(path))
 
@@ -65,6 +76,7 @@ class LocalSession:
             repository=repository, store=self.store,
             sandbox=sandbox or make_sandbox(require_isolation=False),
             forge=LocalForge(sink), clock=clock, command_suffix=self.suffix, llm=llm,
+            environments=local_environments(repository.state_dir),
         )
 
     def load(self) -> Job:

@@ -271,6 +271,16 @@ class FinalReview(Record):
     unfinished_batches: list[int] = []
 
 
+class EnvironmentRecord(Record):
+    """The job's environment: its cache key, whether this job reused it, what setup left and
+    the setup commands' evidence from the run that built it."""
+
+    key: str
+    from_cache: bool = False
+    entries: list[str] = []
+    setup: list[CommandEvidence] = []
+
+
 class Job(Record):
     """Everything known about one job; written to the store after every step."""
 
@@ -301,6 +311,7 @@ class Job(Record):
     baseline_ok: bool | None = None
     baseline_sha: str | None = None  # the commit the baseline above ran on
     left_out: list[LeftOut] = []
+    environment: EnvironmentRecord | None = None  # what `setup` built (None without setup)
     issue_file: str | None = None  # local mode: the issue file the job was started from
     instructions: list[str] = []
     note_path: str = ""

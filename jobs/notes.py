@@ -71,6 +71,24 @@ def files_label(files: Sequence[str], limit: int = 3) -> str:
     return shown if len(files) <= limit else f"{shown} and {len(files) - limit} more"
 
 
+def environment_lines(job: Job) -> list[str]:
+    """What `setup` builds and whether this job reused it; who may use the network."""
+    config = job.config
+    lines = []
+    if config.setup:
+        env = job.environment
+        how = ("reused from the cache" if env.from_cache else "built for this job") \
+            if env is not None else "not built yet"
+        lines.append(f"- Setup: {', '.join(f'`{c}`' for c in config.setup)}; environment {how}"
+                     + (f" (key `{env.key[:12]}`)" if env is not None else ""))
+    if config.network:
+        who = "setup only" if config.network == "setup" else "every command"
+        hosts = ", ".join(f"`{h}`" for h in config.network_allow) or \
+            "the package registries of the repository's ecosystems"
+        lines.append(f"- Network: {who}, through Stepwise's egress proxy, to {hosts}")
+    return lines
+
+
 def render_plan(job: Job) -> str:
     spec = job.spec
     lines = [
@@ -92,6 +110,7 @@ def render_plan(job: Job) -> str:
         f"(batch size {spec.batch_size or job.config.batch_size}, "
         f"{job.config.batches_per_milestone} batches per milestone)",
         f"- Validation: {', '.join(f'`{c}`' for c in job.config.validate_commands) or 'none'}",
+        *environment_lines(job),
         f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
         f"- Branch: `{job.branch}`",
     ]

@@ -81,7 +81,7 @@ def validate_reverted_head(engine: Engine, batch: Batch) -> None:
         return
     runner = engine.runner
     engine.worktree.reset(job.head_sha)
-    failure = runner.ensure_setup(job.config)
+    failure = runner.ensure_setup(job)
     evidence = [] if failure is None else [failure]
     if failure is None:
         evidence, failure = run_commands(runner.sandbox, job.config.validate_argvs(),

@@ -40,7 +40,7 @@ def run_review(engine: Engine) -> FinalReview:
             worktree.restore(merged)
     commands = []
     if not problems:
-        failure = runner.ensure_setup(job.config)
+        failure = runner.ensure_setup(job)
         if failure is not None:
             commands, problems = [failure], ["a setup command failed"]
         else:

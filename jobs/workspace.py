@@ -349,6 +349,13 @@ class Worktree:
         self.stage([name for name in tracked.split("\0") if name])
         return self.staged_paths()
 
+    def untracked_entries(self) -> list[str]:
+        """The top-most paths git does not track, ignored ones included (`.venv/`,
+        `node_modules/`, `build/`): what a setup made; a directory ends with `/`."""
+        out = self.git("-c", "core.quotepath=false", "ls-files", "-z", "--others",
+                       "--directory", "--no-empty-directory")
+        return [name for name in out.split("\0") if name]
+
     def remove(self) -> None:
         for path in (self.path, self.private):
             shutil.rmtree(path, ignore_errors=True)

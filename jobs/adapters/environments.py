@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MANIFEST = "manifest.json"
+DEFAULT_CACHE_MB = 4096
+CACHE_SIZE_VARIABLE = "STEPWISE_ENV_CACHE_MB"
 # Where programs are looked for first, inside the repository tree (then the image's PATH).
 PROGRAM_DIRS = (".venv/bin", "venv/bin", "node_modules/.bin")
 
@@ -51,6 +53,16 @@ class Environment:
     def program_dirs(self) -> list[str]:
         """Repository-relative directories of programs the environment provides, in order."""
         return [rel for rel in PROGRAM_DIRS if (self.tree / rel).is_dir()]
+
+
+def cache_limit_bytes(environ: Mapping[str, str] = os.environ) -> int:
+    """The cache's size limit from STEPWISE_ENV_CACHE_MB (default 4096 MB)."""
+    text = environ.get(CACHE_SIZE_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_CACHE_MB * 2**20
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{CACHE_SIZE_VARIABLE}={text!r} is not a whole number of megabytes")
+    return int(text) * 2**20
 
 
 def toolchain_identity() -> str:

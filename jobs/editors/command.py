@@ -22,7 +22,7 @@ class CommandEditor:
         for rel in request.files:  # a link handed to the codemod is refused before it runs
             require_regular(request.worktree, rel)
         argv = request.spec.run_argv(list(request.files))
-        result = self.sandbox.run(argv, cwd=request.worktree, policy=self.policy)
+        result = self.sandbox.run(argv, cwd=request.worktree, policy=request.policy or self.policy)
         if result.cancelled:
             raise CommandCancelled(result.summary())
         evidence = command_evidence(result)
