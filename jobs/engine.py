@@ -405,11 +405,14 @@ class Engine:
 
     def milestone_gate(self, milestone: int) -> None:
         commit_note(self, f"milestone {milestone}/{self.job.milestone_count}")
-        self.open(Gate.MILESTONE, f"milestone {milestone} of {self.job.milestone_count} is done",
-                  milestone=milestone, touched=())
-        # The report shows the gate the job now waits at (not `running`).
-        self.publish(Publication.MILESTONE_REPORT, render_card(self.job, fold_finished=False,
+        reason = f"milestone {milestone} of {self.job.milestone_count} is done"
+        # The report shows the gate the job is about to wait at, not `running`; it is published
+        # before the gate is saved, so a failed publication is retried with the step.
+        waiting = self.job.model_copy()  # shallow: open_gate only sets fields of the copy
+        open_gate(waiting, Gate.MILESTONE, reason=reason, now=self.now(), milestone=milestone)
+        self.publish(Publication.MILESTONE_REPORT, render_card(waiting, fold_finished=False,
                                                                with_prompt=False))
+        self.open(Gate.MILESTONE, reason, milestone=milestone, touched=())
 
     def run_batch(self, batch: Batch) -> None:
         job = self.job
