@@ -179,6 +179,18 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
     )
 
 
+def timeout_words(attempt: Attempt, error: ErrorInfo | None, limit: int) -> str:
+    """"; `cmd` timed out ... command_timeout" when the attempt failed on a timeout, else ""."""
+    timed = next((c.display for c in attempt.commands if c.timed_out), None)
+    edit = (error.evidence.get("command") if error else None) or {}
+    if timed is None and isinstance(edit, dict) and edit.get("timed_out"):
+        timed = " ".join(str(arg) for arg in edit.get("argv", []))
+    if timed is None:
+        return ""
+    return (f"; `{timed}` timed out (command_timeout is {limit} s in .github/stepwise.yml: "
+            "raise it if the command needs longer)")
+
+
 class Engine:
     """Advances one job; owns its worktree for the life of the object."""
 
@@ -472,7 +484,8 @@ class Engine:
                           batch=batch.number, report=outcome.error, touched=touched)
             elif batch.consecutive_failures >= job.config.max_failed_attempts:
                 self.open(Gate.FAILURE, f"batch {batch.number} failed "
-                          f"{batch.consecutive_failures} times in a row",
+                          f"{batch.consecutive_failures} times in a row"
+                          + timeout_words(attempt, outcome.error, job.config.command_timeout),
                           batch=batch.number, report=outcome.error, touched=touched)
             else:
                 self.save(touched=touched)
