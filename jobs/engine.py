@@ -483,8 +483,9 @@ class Engine:
                           "would fail the same way again, so it is not retried",
                           batch=batch.number, report=outcome.error, touched=touched)
             elif batch.consecutive_failures >= job.config.max_failed_attempts:
-                self.open(Gate.FAILURE, f"batch {batch.number} failed "
-                          f"{batch.consecutive_failures} times in a row"
+                failures = batch.consecutive_failures
+                self.open(Gate.FAILURE, f"batch {batch.number} failed " + (
+                          "once" if failures == 1 else f"{failures} times in a row")
                           + timeout_words(attempt, outcome.error, job.config.command_timeout),
                           batch=batch.number, report=outcome.error, touched=touched)
             else:
