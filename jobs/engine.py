@@ -183,6 +183,18 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
     )
 
 
+def timeout_words(attempt: Attempt, error: ErrorInfo | None, limit: int) -> str:
+    """"; `cmd` timed out ... command_timeout" when the attempt failed on a timeout, else ""."""
+    timed = next((c.display for c in attempt.commands if c.timed_out), None)
+    edit = (error.evidence.get("command") if error else None) or {}
+    if timed is None and isinstance(edit, dict) and edit.get("timed_out"):
+        timed = " ".join(str(arg) for arg in edit.get("argv", []))
+    if timed is None:
+        return ""
+    return (f"; `{timed}` timed out (command_timeout is {limit} s in .github/stepwise.yml: "
+            "raise it if the command needs longer)")
+
+
 class Engine:
     """Advances one job; owns its worktree for the life of the object."""
 
@@ -421,11 +433,14 @@ class Engine:
 
     def milestone_gate(self, milestone: int) -> None:
         commit_note(self, f"milestone {milestone}/{self.job.milestone_count}")
-        self.open(Gate.MILESTONE, f"milestone {milestone} of {self.job.milestone_count} is done",
-                  milestone=milestone, touched=())
-        # The report shows the gate the job now waits at (not `running`).
-        self.publish(Publication.MILESTONE_REPORT, render_card(self.job, fold_finished=False,
+        reason = f"milestone {milestone} of {self.job.milestone_count} is done"
+        # The report shows the gate the job is about to wait at, not `running`; it is published
+        # before the gate is saved, so a failed publication is retried with the step.
+        waiting = self.job.model_copy()  # shallow: open_gate only sets fields of the copy
+        open_gate(waiting, Gate.MILESTONE, reason=reason, now=self.now(), milestone=milestone)
+        self.publish(Publication.MILESTONE_REPORT, render_card(waiting, fold_finished=False,
                                                                with_prompt=False))
+        self.open(Gate.MILESTONE, reason, milestone=milestone, touched=())
 
     def run_batch(self, batch: Batch) -> None:
         job = self.job
@@ -484,8 +499,10 @@ class Engine:
                           "would fail the same way again, so it is not retried",
                           batch=batch.number, report=outcome.error, touched=touched)
             elif batch.consecutive_failures >= job.config.max_failed_attempts:
-                self.open(Gate.FAILURE, f"batch {batch.number} failed "
-                          f"{batch.consecutive_failures} times in a row",
+                failures = batch.consecutive_failures
+                self.open(Gate.FAILURE, f"batch {batch.number} failed " + (
+                          "once" if failures == 1 else f"{failures} times in a row")
+                          + timeout_words(attempt, outcome.error, job.config.command_timeout),
                           batch=batch.number, report=outcome.error, touched=touched)
             else:
                 self.save(touched=touched)

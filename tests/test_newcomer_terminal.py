@@ -246,3 +246,27 @@ def test_large_change_says_the_limit_and_a_timeout_names_command_timeout(
         in plan
     assert git(slow, "status", "--porcelain") == ""
     assert all(b.status is BatchStatus.PENDING for b in load_job(slow).batches)
+
+
+HANGS_AFTER_THE_EDIT = '''from pathlib import Path
+import time
+
+if "new_sum(" in Path("calc/alpha/area.py").read_text():
+    time.sleep(600)  # the program under test: the edit makes it hang
+'''
+
+
+def test_a_batch_that_times_out_names_command_timeout_at_the_failure_gate(
+        tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo", config=config_text(
+        validate=["python tools/hang.py"], command_timeout=2, max_failed_attempts=1))
+    (repo / "tools").mkdir()
+    (repo / "tools/hang.py").write_text(HANGS_AFTER_THE_EDIT)
+    commit_all(repo, "a check that hangs after the edit")
+    outcome = session(repo).run(issue(), yes=True)
+    assert_exit(outcome, 4)
+    job = load_job(repo)
+    assert job.gate is not None and job.gate.kind is Gate.FAILURE
+    assert "`python tools/hang.py` timed out (command_timeout is 2 s in .github/stepwise.yml" \
+        in job.gate.reason
+    assert "command_timeout is 2 s" in outcome.message
