@@ -44,8 +44,8 @@ REBUILT = (
 GATE_VERBS = frozenset({"approve", "retry", "skip"})  # they answer one particular gate
 CLOSED_BY_OTHER = (
     "@{sender} closed this {what}, but the Stepwise job goes on: {reason}.\n\n"
-    "A maintainer can stop it with `/stepwise cancel` (or by closing the {what}); "
-    "reopening it changes nothing for the job."
+    "Someone who may steer it (write, maintain or admin permission, or the config's "
+    "`approvers`) can stop it with `/stepwise cancel`; reopening changes nothing for the job."
 )
 STEER_TRIES = 3
 

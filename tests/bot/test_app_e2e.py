@@ -11,6 +11,7 @@ import pytest
 
 from jobs.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
+from tests.fakes.github_permissions import granted_permissions, named_permissions
 
 
 @pytest.fixture(params=[{}, {"enterprise": True}], ids=["github.com", "ghes"])
@@ -79,3 +80,6 @@ def test_the_whole_story_through_signed_webhooks(any_world: World) -> None:
     rest = [r for r in world.gh.requests if r.path != "/graphql"]
     assert rest and {r.headers.get("x-github-api-version") for r in rest} == {"2022-11-28"}
     assert not [r for r in world.gh.requests if r.status in (400, 403)]
+    # app.yml grants nothing the story did not use (members: the team approvers' test).
+    used = named_permissions([r.accepted_permissions for r in world.gh.requests])
+    assert set(granted_permissions()) - {"members"} <= used, used

@@ -59,6 +59,7 @@ class RecordedRequest:
     json: Any
     headers: dict[str, str]
     status: int = 0
+    accepted_permissions: str = ""  # the answer's X-Accepted-GitHub-Permissions
 
 
 @dataclass
@@ -244,6 +245,7 @@ class FakeGitHub(GitHubState):
                 reply = graphql(call) if is_graphql else dispatch(call, jwt_check=self._check_jwt)
                 reply = self._injected_after(method, path) or reply
             record.status = reply.status
+            record.accepted_permissions = reply.headers.get("X-Accepted-GitHub-Permissions", "")
             return self._encode(reply)
 
     def _encode(self, reply: Reply) -> tuple[int, dict[str, str], bytes]:

@@ -154,11 +154,18 @@ def dispatch(call: Call, *, jwt_check: Callable[[str], str | None]) -> Reply:
             continue
         call.params = {k: unquote(v) for k, v in m.groupdict().items()}
         try:
+            needed = UNDECLARED if permissions is None else permissions
             authenticate(call, auth, jwt_check)
-            require(call, UNDECLARED if permissions is None else permissions)
-            return handler(call)
+            require(call, needed)
         except ApiError as error:
             return error.reply()
+        try:
+            reply = handler(call)
+        except ApiError as error:
+            reply = error.reply()
+        if needed:  # GitHub names the accepted permissions on every answer, not only on a 403
+            reply.headers.setdefault("X-Accepted-GitHub-Permissions", needed)
+        return reply
     if known_path:
         return ApiError(405, "Method Not Allowed").reply()
     return ApiError(404, "Not Found").reply()

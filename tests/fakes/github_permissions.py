@@ -47,3 +47,8 @@ def unsupported_version(headers: dict[str, str], served: tuple[str, ...]) -> str
         return None
     return (f"API version {asked!r} is not supported. Supported versions: {', '.join(served)}. "
             "See https://docs.github.com/rest/about-the-rest-api/api-versions")
+
+
+def named_permissions(specs: list[str]) -> set[str]:
+    """Every permission the accepted-permission headers `specs` name."""
+    return {name for spec in specs if spec for needed in accepted_sets(spec) for name in needed}

@@ -224,3 +224,5 @@ def test_team_approvers_are_resolved_and_a_refusal_names_the_team(world: World) 
     world.comment("/stepwise approve", by="tina")
     world.work()
     assert world.job().approved_digest is not None
+    teams = world.gh.requests_to("GET", r"^/orgs/octo-org/teams/release/memberships/")
+    assert teams and {r.accepted_permissions for r in teams} == {"members=read"}
