@@ -85,8 +85,7 @@ class ServerContext:
 
     def own_hosts(self) -> tuple[str, ...]:
         """Stepwise's own services, refused by the egress proxy even at public addresses."""
-        hosts = [urlsplit(self.settings.redis_url).hostname or "",
-                 urlsplit(self.settings.github_api_url).hostname or ""]
+        hosts = [urlsplit(self.settings.redis_url).hostname or ""]
         if self.settings.host not in ("0.0.0.0", "::", ""):  # noqa: S104 - a wildcard, not a bind
             hosts.append(self.settings.host)
         return tuple(host for host in dict.fromkeys(hosts) if host)

@@ -225,8 +225,10 @@ class RepoConfig(BaseModel):
     trigger_label: str = Field(default="stepwise", min_length=1, max_length=50)
     """The issue label that starts a job (server mode)."""
     setup: list[str] = []
-    """Commands run once in each fresh worktree before validation (e.g. installing the package);
-    same rules as `validate`."""
+    """Commands that build the job's environment once, in the sandbox, before the baseline (e.g.
+    `python -m venv .venv`, `pip install -e .[test]`, `npm ci`); what they leave that git does
+    not track is kept, read-only, for every later command and cached under `cache_key`. Same
+    rules as `validate`."""
     validate_: list[str] = Field(default=["python -m pytest -q", "ruff check ."], alias="validate")
     """Commands that must all exit 0 on the base (the baseline) and after every batch; run as
     argv without a shell, in a sandbox, each program on `allow_commands`. Programs are found
