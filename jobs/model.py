@@ -140,6 +140,7 @@ class CommandEvidence(Record):
     output_lines: int = 0
     timed_out: bool = False
     isolated: bool = False
+    egress: list[str] = []  # each tunnel asked of the egress proxy, and its answer
 
     @property
     def display(self) -> str:

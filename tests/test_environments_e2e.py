@@ -115,6 +115,7 @@ def test_a_python_package_validates_against_its_installed_environment(python_rep
     env = job.environment
     assert env is not None and not env.from_cache
     assert [c.argv[0] for c in env.setup] == ["python", "pip"]
+    assert "pypi.org:443 allowed" in env.setup[1].egress  # pip went through the egress proxy
     assert all(c.exit_code == 0 for c in env.setup), env.setup
     assert ".venv" in env.entries
     assert [b.status for b in job.batches] == [BatchStatus.COMPLETED] * 2
