@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 STEERING_ROLES = frozenset({"admin", "maintain", "write"})
+BASIC_ROLES = ("admin", "maintain", "write", "triage", "read")
+# A custom repository role inherits one of these; GitHub shows it in the user's permission flags.
+ROLE_FLAGS = (("admin", "admin"), ("maintain", "maintain"), ("push", "write"), ("triage", "triage"),
+              ("pull", "read"))
 
 
 @dataclass(frozen=True)
@@ -14,18 +19,50 @@ class Decision:
     reason: str
 
 
-def decide(*, login: str, role: str, approvers: Sequence[str], action: str) -> Decision:
+def team_approvers(approvers: Sequence[str]) -> list[str]:
+    """The `@org/team` entries of an approvers list."""
+    return [a for a in approvers if a.startswith("@") and "/" in a]
+
+
+def decide(*, login: str, role: str, approvers: Sequence[str], action: str,
+           member_of: Collection[str] = ()) -> Decision:
     """May `login` (whose repository role is `role`) do `action`?
 
-    With an `approvers` list only the logins on it may steer (team entries are not resolved
-    yet and match nobody); without one, write, maintain and admin may.
+    With an `approvers` list only the logins on it and the members of its `@org/team` entries
+    (`member_of`: the teams of the list `login` was found in) may steer; without one, write,
+    maintain and admin may (a custom role counts as the base role it inherits).
     """
     if approvers:
         if login.lower() in {a.lower() for a in approvers if not a.startswith("@")}:
             return Decision(True, f"@{login} is on the approvers list")
-        return Decision(False, f"@{login} is not on this repository's `approvers` list, so "
-                        f"cannot {action}")
+        joined = {m.lower() for m in member_of}
+        teams = team_approvers(approvers)
+        for team in teams:
+            if team.lower() in joined:
+                return Decision(True, f"@{login} is a member of {team}, on the approvers list")
+        required = f" or a member of {', '.join(f'`{t}`' for t in teams)}" if teams else ""
+        return Decision(False, f"@{login} is not on this repository's `approvers` list{required}, "
+                        f"so cannot {action}")
     if role in STEERING_ROLES:
         return Decision(True, f"@{login} has {role} permission")
     return Decision(False, f"@{login} has {role} permission; {action} needs write, maintain or "
                     "admin")
+
+
+def base_role(data: Any) -> str:
+    """The role a collaborator-permission answer grants: a basic `role_name` as it is, a custom
+    role by the permission flags it inherits (GitHub reports maintain as `write`, triage as
+    `read` in `permission`, so the flags come first)."""
+    if not isinstance(data, dict):
+        return "none"
+    role = str(data.get("role_name") or "")
+    if role in BASIC_ROLES:
+        return role
+    user = data.get("user")
+    flags = user.get("permissions") if isinstance(user, dict) else None
+    if isinstance(flags, dict):
+        for flag, name in ROLE_FLAGS:
+            if flags.get(flag):
+                return name
+    permission = str(data.get("permission") or "none")
+    return permission if permission in BASIC_ROLES else "none"

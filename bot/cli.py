@@ -12,15 +12,19 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.table import Table
+from rich.text import Text
 
 from bot.demo.demo import prepare_demo
 from bot.observability.logs import setup_logging, uvicorn_log_config
-from jobs.adapters.workspace import run_git
+from jobs.adapters.store import BusyError
+from jobs.adapters.workspace import Repository
 from jobs.domain.errors import BadInputError, StepwiseError
 from jobs.domain.gates import Verb
+from jobs.domain.model import BatchStatus, JobStatus
 from jobs.editors.llm.settings import LlmSettings, load_llm_settings
 from jobs.engine.engine import Outcome
-from jobs.local import LocalSession, read_issue
+from jobs.local import LocalSession, local_jobs, read_issue
 from jobs.ports import Publication
 
 app = typer.Typer(
@@ -42,45 +46,85 @@ LlmBudget = Annotated[int | None, typer.Option(
 LlmTimeout = Annotated[float | None, typer.Option(
     "--llm-timeout", help="Seconds per model request (STEPWISE_LLM_TIMEOUT_S, default 120).")]
 EXIT_BAD_INPUT = 2
+EXIT_BUSY = 6  # another process is advancing the job (DESIGN's codes are 0-5)
+
+
+def plain(text: str, style: str = "") -> Text:
+    """Text printed exactly as written: nothing is read as rich markup, and a `code span`
+    shows without its backticks (styled instead); fence lines of a code block are dropped."""
+    out, fenced, first = Text(style=style), False, True
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not first:
+            out.append("\n")
+        first = False
+        if fenced:  # command output: verbatim, backticks and all
+            out.append(line)
+            continue
+        for index, part in enumerate(line.split("`")):
+            out.append(part, style="bold" if index % 2 else "")
+    return out
+
+
+def verbatim(text: str) -> Markdown:
+    """Markdown in which names print verbatim: `__init__.py` outside a code span is not bold."""
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            parts = line.split("`")
+            line = "`".join(part if index % 2 else part.replace("_", "\\_")
+                            for index, part in enumerate(parts))
+        lines.append(line)
+    return Markdown("\n".join(lines))
 
 
 def show(kind: Publication, text: str) -> None:
     if kind is Publication.GATE:
         return  # the command ends at the gate and prints its prompt, with the exact commands
     if kind is Publication.NOTICE:
-        console.print(f"[cyan]→[/] {text}")
+        console.print(Text("→ ", style="cyan") + plain(text))
         return
     if kind is Publication.PROGRESS:
         status_line = next((line for line in text.splitlines() if line.startswith("Status:")), "")
-        console.print(f"  [dim]{status_line}[/]")
+        console.print(Text("  ") + plain(status_line, style="dim"))
         return
-    console.print(Markdown(text))
+    console.print(verbatim(text))
     console.print()
 
 
 def finish(outcome: Outcome, message: str | None = None) -> None:
     if message:
-        console.print(f"[bold]{message}[/]")
+        console.print(plain(message, style="bold"))
     waiting = outcome.exit_code in (3, 4)
     colour = "green" if outcome.exit_code == 0 else "yellow" if waiting else "red"
-    console.print(f"[{colour}]{outcome.message}[/]")
+    console.print(plain(outcome.message, style=colour))
     raise typer.Exit(outcome.exit_code)
 
 
 def guarded(action: Callable[[], None]) -> None:
-    """Turn engine errors into a message naming the fix and the contract's exit code."""
+    """Turn engine errors into a message naming the fix and the contract's exit code (errors
+    print verbatim, backticks included, on stderr; a busy job exits EXIT_BUSY)."""
     setup_logging(level=logging.WARNING)  # every command logs through the redaction filter
     try:
         action()
     except BadInputError as exc:
-        errors.print(f"[red]error:[/] {exc.message}")
+        errors.print(Text("error: ", style="red") + Text(exc.message))
         if exc.hint:
-            errors.print(f"[dim]fix:[/] {exc.hint}")
+            errors.print(Text("fix: ", style="dim") + Text(exc.hint))
         raise typer.Exit(EXIT_BAD_INPUT) from None
+    except BusyError as exc:
+        errors.print(Text("busy: ", style="yellow") + Text(exc.message))
+        errors.print(Text("hint: ", style="dim") + Text(exc.hint))
+        raise typer.Exit(EXIT_BUSY) from None
     except StepwiseError as exc:
-        errors.print(f"[red]error[/] `{exc.code}` ({exc.retry_class}): {exc.message}")
+        errors.print(Text("error ", style="red") + Text(f"`{exc.code}` ({exc.retry_class}): "
+                                                        f"{exc.message}"))
         if exc.hint:
-            errors.print(f"[dim]hint:[/] {exc.hint}")
+            errors.print(Text("hint: ", style="dim") + Text(exc.hint))
         raise typer.Exit(1) from None
 
 
@@ -191,7 +235,9 @@ def status(repo: RepoOption, number: NumberOption = 0, server: Annotated[bool, t
         else:
             card, outcome = session(repo, number).status()
             code = outcome.exit_code
-        console.print(Markdown(card))
+            if outcome.status is JobStatus.INTERRUPTED:
+                card += "\n\n" + outcome.message
+        console.print(verbatim(card))
         raise typer.Exit(code)
     guarded(action)
 
@@ -201,14 +247,21 @@ def jobs(
     status: Annotated[str | None, typer.Option(
         "--status", help="running, waiting, needs_human, failed, completed, cancelled, or one "
         "job status (queued, planning, awaiting_human, cancel_requested, interrupted).")] = None,
-    repo: Annotated[str | None, typer.Option("--repo", help="Only this owner/name.")] = None,
+    repo: Annotated[str | None, typer.Option(
+        "--repo", help="A checkout's path: list its local jobs. Server: only this owner/name."
+    )] = None,
     text: Annotated[str | None, typer.Option("--text", help="Words in the title, #issue, id.")
                     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 50,
 ) -> None:
-    """List the server's jobs from Redis (STEPWISE_REDIS_URL), newest first."""
+    """List a checkout's local jobs (--repo PATH), or the server's jobs from Redis
+    (STEPWISE_REDIS_URL), newest first."""
     def action() -> None:
         from bot.taskcenter.records import StatusFilter
+
+        if repo is not None and (Path(repo).is_dir() or repo.startswith(("/", ".", "~"))):
+            _local_jobs(Path(repo).expanduser())  # a path: the checkout's local jobs
+            return
         from bot.taskcenter.terminal import jobs_table
 
         try:
@@ -221,6 +274,21 @@ def jobs(
         console.print(f"{total} job{'' if total == 1 else 's'} match" +
                       (f"; the newest {limit} are shown" if total > limit else ""))
     guarded(action)
+
+
+def _local_jobs(repo: Path) -> None:
+    found = local_jobs(repo)
+    table = Table("#", "title", "status", "gate", "batches", "branch")
+    for job in found:
+        done = sum(1 for b in job.batches if b.status is BatchStatus.COMPLETED)
+        table.add_row(str(job.number), Text(job.title), str(job.status),
+                      str(job.gate.kind) if job.gate else "—",
+                      f"{done}/{len(job.batches)} completed", Text(job.branch))
+    if found:
+        console.print(table)
+    console.print(f"{len(found)} local job{'' if len(found) == 1 else 's'} in {repo}"
+                  + ("" if found else "; start one with `stepwise run --repo PATH --issue "
+                     "FILE.md`"), markup=False)
 
 
 @app.command()
@@ -248,7 +316,7 @@ def demo(
 def _show_note(repo: Path, outcome: Outcome, llm: LlmSettings | None = None) -> None:
     job = LocalSession(repo, 1, sink=show, llm=llm).load()
     if outcome.exit_code == 0:
-        text = run_git(["show", f"{job.branch}:{job.note_path}"], cwd=repo)
+        text = Repository(repo).git("show", f"{job.branch}:{job.note_path}")
         console.print(Markdown(text))
         console.print(f"Change note: [bold]{Path(job.note_path).name}[/] on branch "
                       f"[bold]{job.branch}[/]; see `git -C {repo} log --oneline {job.branch}`")
@@ -324,6 +392,24 @@ def worker(
         finally:
             stop.set()
     guarded(action)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            console.print(f"stepwise {version('stepwise-bot')}")
+        except PackageNotFoundError:
+            console.print("stepwise (version unknown: not installed as a package)")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option(
+        "--version", help="Print the version and exit.", callback=_version,
+        is_eager=True)] = False) -> None:
+    """Stepwise: long maintenance jobs in small, validated, reversible steps."""
 
 
 def main() -> None:

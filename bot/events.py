@@ -7,7 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from jobs.domain.config import CONFIG_PATH
+
 MAX_BODY_CHARS = 65_536
+INSTALLATION_EVENTS = ("installation", "installation_repositories")
 
 
 class Kind(StrEnum):
@@ -45,6 +48,10 @@ class Event(BaseModel):
     head_ref: str = ""
     after: str = ""
     reason: str = ""
+    labels: tuple[str, ...] = ()  # the issue's labels (a closed issue may carry the trigger)
+    account: str = ""  # installation events: the account the App is installed on
+    repos: tuple[str, ...] = ()  # installation events: the repositories added or removed
+    config_changed: bool = False  # a push to another branch that may change .github/stepwise.yml
 
 
 class MalformedPayloadError(ValueError):
@@ -57,6 +64,11 @@ def _get(data: Any, *path: str) -> Any:
             raise MalformedPayloadError(f"missing `{'.'.join(path)}`")
         data = data[key]
     return data
+
+
+def _login(user: Any) -> str:
+    """A user's login; '' for a null user (GitHub's "ghost") or an absent one."""
+    return str(user.get("login") or "") if isinstance(user, dict) else ""
 
 
 def _is_bot(user: Any) -> bool:
@@ -73,17 +85,23 @@ def normalise(event_name: str, delivery_id: str, payload: Any) -> Event:
     if not isinstance(payload, dict):
         raise MalformedPayloadError("the payload is not a JSON object")
     action = payload.get("action", "")
-    if event_name in ("installation", "installation_repositories"):
-        return Event(kind=Kind.INSTALLATION, delivery_id=delivery_id, reason=str(action))
-    if event_name not in ("issues", "issue_comment", "pull_request", "push"):
+    if event_name not in ("issues", "issue_comment", "pull_request", "push", *INSTALLATION_EVENTS):
         return Event(kind=Kind.IGNORED, delivery_id=delivery_id, reason=f"event {event_name}")
     try:
+        if event_name in INSTALLATION_EVENTS:
+            return installation_event(event_name, str(action), delivery_id, payload)
+        # GitHub's schema makes `installation` and (on pushes) `sender` optional: a missing
+        # installation is looked up by the worker, a push without a sender names its pusher.
+        sender = payload.get("sender")
+        pusher = payload.get("pusher") if event_name == "push" else None
         common: dict[str, Any] = {
             "delivery_id": delivery_id,
             "repo": str(_get(payload, "repository", "full_name")),
-            "installation_id": _number(payload, "installation", "id"),
-            "sender": str(_get(payload, "sender", "login")),
-            "sender_is_bot": _is_bot(payload.get("sender")),
+            "installation_id": _number(payload, "installation", "id")
+            if payload.get("installation") is not None else 0,
+            "sender": _login(sender) or (str(pusher.get("name") or "")
+                                         if isinstance(pusher, dict) else ""),
+            "sender_is_bot": _is_bot(sender),
         }
         return _route(event_name, str(action), payload, common)
     except MalformedPayloadError:
@@ -99,12 +117,44 @@ def _number(data: Any, *path: str) -> int:
     return value
 
 
+def installation_event(event_name: str, action: str, delivery_id: str,
+                       payload: dict[str, Any]) -> Event:
+    """installation.* and installation_repositories.*: the id, the account and the repositories
+    the action names (all of them for installation.deleted and .suspend)."""
+    installation = _get(payload, "installation")
+    key = "repositories_removed" if action == "removed" else (
+        "repositories_added" if action == "added" else "repositories")
+    listed = payload.get(key) or []
+    repos = tuple(str(r.get("full_name") or "") for r in listed if isinstance(r, dict))
+    return Event(kind=Kind.INSTALLATION, delivery_id=delivery_id, reason=f"{event_name}.{action}",
+                 installation_id=_number(payload, "installation", "id"),
+                 account=_login(installation.get("account")), repos=repos,
+                 sender=_login(payload.get("sender")))
+
+
+def _label_names(issue: Any) -> tuple[str, ...]:
+    labels = issue.get("labels") if isinstance(issue, dict) else None
+    return tuple(str(lab.get("name") or "") for lab in labels or [] if isinstance(lab, dict))
+
+
+def _touches(commits: Any, path: str) -> bool:
+    """Whether a push may change `path` (a payload without a commit list may)."""
+    if not isinstance(commits, list) or not commits:
+        return True
+    return any(isinstance(c, dict) and any(path in (c.get(k) or [])
+                                           for k in ("added", "modified", "removed"))
+               for c in commits)
+
+
 def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[str, Any]) -> Event:
     if event_name == "issues" and action in ("labeled", "edited", "closed"):
         issue = _get(payload, "issue")
         fields = {**common, "number": int(_get(issue, "number")), "title": _text(issue.get("title")),
-                  "body": _text(issue.get("body")), "author": str(_get(issue, "user", "login"))}
+                  "body": _text(issue.get("body")), "author": _login(issue.get("user")),
+                  "labels": _label_names(issue)}
         if action == "labeled":
+            if not isinstance(payload.get("label"), dict):  # the schema allows it to be absent
+                return Event(kind=Kind.IGNORED, reason="labeled without a label", **fields)
             return Event(kind=Kind.LABELED, label=str(_get(payload, "label", "name")), **fields)
         if action == "edited":
             if "body" not in (payload.get("changes") or {}):
@@ -118,7 +168,7 @@ def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[s
             kind=Kind.COMMENT, **{**common, "sender_is_bot": common["sender_is_bot"]
                                   or _is_bot(comment.get("user"))},
             number=int(_get(issue, "number")), comment_id=int(_get(comment, "id")),
-            body=_text(comment.get("body")), author=str(_get(comment, "user", "login")),
+            body=_text(comment.get("body")), author=_login(comment.get("user")),
             created_at=str(comment.get("created_at", "")),
             is_pull_request="pull_request" in issue,
         )
@@ -130,6 +180,10 @@ def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[s
     if event_name == "push":
         ref = str(_get(payload, "ref"))
         if not ref.startswith("refs/heads/stepwise/"):
-            return Event(kind=Kind.IGNORED, reason="push to another branch", **common)
+            default = (payload.get("repository") or {}).get("default_branch")
+            changed = ref == f"refs/heads/{default}" and _touches(payload.get("commits"),
+                                                                  CONFIG_PATH)
+            return Event(kind=Kind.IGNORED, reason="push to another branch",
+                         config_changed=changed, **common)
         return Event(kind=Kind.PUSH, ref=ref, after=str(payload.get("after", "")), **common)
     return Event(kind=Kind.IGNORED, reason=f"{event_name}.{action}", **common)

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.github.client import DEFAULT_API_VERSION, ApiVersion
 from jobs.domain.errors import BadInputError
 
 ENV_PREFIX = "STEPWISE_"
@@ -32,7 +33,10 @@ class Settings(BaseSettings):
     webhook_secret: SecretStr = Field(min_length=1)
     redis_url: str = "redis://127.0.0.1:6379/0"
     github_api_url: str = Field(default="https://api.github.com", pattern=r"^https?://")
+    # Sent as X-GitHub-Api-Version on every REST call; GitHub Enterprise Server knows only 2022-11-28.
+    github_api_version: ApiVersion = DEFAULT_API_VERSION
     workdir: Path = Path("/var/lib/stepwise")
+    env_cache_mb: int = Field(default=4096, ge=1)  # job environments kept per worker (LRU)
     host: str = "0.0.0.0"  # noqa: S104 - the web app listens on all interfaces by default
     port: int = Field(default=8000, gt=0, lt=65536)
     llm_base_url: str | None = None
@@ -46,6 +50,10 @@ class Settings(BaseSettings):
     reap_interval_s: int = Field(default=20, ge=1, le=3600)  # how often the reaper looks
     # Waits before retrying a transient fault (5, 15, 45 s); benchmarks shorten them.
     backoff_s: tuple[float, ...] = Field(default=(5.0, 15.0, 45.0), min_length=1, max_length=10)
+    # Waits between the tries of one repeat-safe GitHub call, retried in place (bot.github.retry).
+    call_backoff_s: tuple[float, ...] = Field(default=(0.5, 1.0, 2.0), max_length=10)
+    # How often the reconciler re-publishes what GitHub has not confirmed (bot.server.reconciler).
+    reconcile_interval_s: int = Field(default=20, ge=1, le=3600)
     max_running_per_repo: int = Field(default=1, ge=1, le=100)
     # Per installation id, overriding max_running_per_repo, e.g. '{"12345": 3}'.
     installation_limits: dict[int, int] = {}

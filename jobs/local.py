@@ -7,13 +7,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from jobs.adapters.discovery import plan_scope
+from jobs.adapters.environments import EnvironmentCache, cache_limit_bytes
 from jobs.adapters.local_forge import LocalForge
 from jobs.adapters.sandbox import Sandbox, make_sandbox
-from jobs.adapters.store import FileStore
+from jobs.adapters.store import BusyError, FileStore
 from jobs.adapters.workspace import Repository
 from jobs.domain.errors import BadInputError, WorkspaceError
 from jobs.domain.gates import RefusedError, Verb, apply_verb, note_spec_change
-from jobs.domain.model import Job, JobStatus
+from jobs.domain.model import Event, Job, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.spec import InvalidSpecError, IssueTask, parse_issue_file
 from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
@@ -36,6 +38,16 @@ def read_issue_text(path: Path) -> str:
     except OSError as exc:
         raise BadInputError(f"cannot read the issue file {path}: {exc.strerror}",
                             hint="pass --issue with the path of a markdown file") from exc
+
+
+def local_environments(state_dir: Path) -> EnvironmentCache:
+    """The checkout's environment cache, `.git/stepwise/envs/` (STEPWISE_ENV_CACHE_MB)."""
+    try:
+        limit = cache_limit_bytes()
+    except ValueError as exc:
+        raise BadInputError(str(exc), hint="set STEPWISE_ENV_CACHE_MB to a size in MB, "
+                            "e.g. 4096, or unset it") from None
+    return EnvironmentCache(state_dir / "envs", limit_bytes=limit)
 
 
 def read_issue(path: Path) -> IssueTask:
@@ -65,25 +77,38 @@ class LocalSession:
             repository=repository, store=self.store,
             sandbox=sandbox or make_sandbox(require_isolation=False),
             forge=LocalForge(sink), clock=clock, command_suffix=self.suffix, llm=llm,
+            environments=local_environments(repository.state_dir),
         )
 
     def load(self) -> Job:
         job = self.store.load(self.number)
         if job is None:
-            raise BadInputError(f"there is no job for issue #{self.number} in this repository",
-                                hint="start one with `stepwise run --issue FILE.md`",
-                                code="no_job")
+            others = self.store.numbers()
+            listed = ", ".join(f"#{n}" for n in others[:10])
+            raise BadInputError(
+                f"there is no job for issue #{self.number} in this repository"
+                + (f"; jobs here: {listed}" if others else ""),
+                hint=(f"pass --number {others[0]} (all jobs: `stepwise jobs --repo "
+                      f"{shlex.quote(str(self.services.repository.root))}`)") if others
+                else "start one with `stepwise run --issue FILE.md`",
+                code="no_job")
         return job
 
-    def run(self, issue: IssueTask, *, yes: bool) -> Outcome:
+    def run(self, issue: IssueTask, *, yes: bool, issue_file: Path | None = None) -> Outcome:
         with self.store.lock(self.number):
             job = self.store.load(self.number)
+            started_from = str(issue_file.resolve()) if issue_file is not None else None
+            if job is not None:
+                self._refuse_other_issue(job, started_from)
             if job is None:
-                job = self.store.save(create_job(issue, self.number, self.services))
+                job = create_job(issue, self.number, self.services)
+                job.issue_file = started_from
+                job = self.store.save(job)
                 self._mention_uncommitted(job)
             elif job.is_terminal:
-                return outcome_of(job, suffix=self.suffix)
+                return self._ended(job, started_from)
             elif issue.spec.digest() != job.spec_digest:
+                plan_scope(self.services.repository, job.head_sha, issue.spec, job.config)
                 job = self._spec_changed(job, issue)
             llm_for(self.services, job.spec)  # an llm job without an endpoint: exit 2, nothing run
             return Engine(self.services, job, auto_approve=yes).advance()
@@ -93,7 +118,7 @@ class LocalSession:
         text = read_issue_text(path)
         if has_spec_block(text) or not llm_enabled(self.services):
             try:
-                return self.run(parse_issue_file(text), yes=yes)
+                return self.run(parse_issue_file(text), yes=yes, issue_file=path)
             except InvalidSpecError as exc:
                 if has_spec_block(text) or exc.field is not None:
                     raise
@@ -118,6 +143,41 @@ class LocalSession:
             # A drafted spec is shown to a person first: --yes applies only once it is approved.
             return Engine(self.services, job,
                           auto_approve=yes and job.approved_digest is not None).advance()
+
+    def free_number(self) -> int:
+        return max([0, *self.store.numbers()]) + 1
+
+    def run_command(self, job: Job, issue_file: str | None = None, number: int | None = None
+                    ) -> str:
+        """The `stepwise run` command line for `job` (or for a new job numbered `number`)."""
+        root = shlex.quote(str(self.services.repository.root))
+        issue = shlex.quote(issue_file or job.issue_file or "FILE.md")
+        chosen = self.number if number is None else number
+        return f"stepwise run --repo {root} --issue {issue}" + \
+            (f" --number {chosen}" if chosen else "")
+
+    def _refuse_other_issue(self, job: Job, started_from: str | None) -> None:
+        """One number, one issue: another issue file would silently replace the job."""
+        if started_from is None or job.issue_file is None or started_from == job.issue_file:
+            return
+        raise BadInputError(
+            f"job #{job.number} was started from {job.issue_file}, not {started_from}; "
+            "an issue number holds one job",
+            hint="start a new job with its own number: "
+                 f"`{self.run_command(job, started_from, self.free_number())}`; "
+                 f"to edit this job's spec, edit {job.issue_file} and run it again",
+            code="other_issue")
+
+    def _ended(self, job: Job, started_from: str | None) -> Outcome:
+        """`run` on a job that ended: its outcome, and for a cancelled or failed one how to
+        start again."""
+        outcome = outcome_of(job, suffix=self.suffix)
+        if job.status is JobStatus.COMPLETED:
+            return outcome
+        again = self.run_command(job, started_from, self.free_number())
+        return Outcome(outcome.status, outcome.exit_code,
+                       f"{outcome.message}; job #{job.number} has ended and is not run again. "
+                       f"To start again, give the new job its own number: `{again}`")
 
     def _mention_uncommitted(self, job: Job) -> None:
         """The job starts from a commit: say so when the checkout has changes not in it."""
@@ -172,10 +232,48 @@ class LocalSession:
             return f"instruction recorded ({len(job.instructions)} standing)"
 
     def status(self) -> tuple[str, Outcome]:
-        """The card, and the job's exit code (0 while it is still working)."""
-        job = self.load()
+        """The card, and the job's exit code (0 while it is still working; 4 when the process
+        that ran it is gone)."""
+        job = self.mark_if_dead(self.load())
         outcome = outcome_of(job, suffix=self.suffix)
-        if job.status in (JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING,
-                          JobStatus.INTERRUPTED):
+        if job.status is JobStatus.INTERRUPTED:
+            outcome = Outcome(job.status, EXIT_INTERRUPTED,
+                              f"job #{job.number} is interrupted: the process that ran it is "
+                              f"gone (killed, or its terminal closed). Resume it with "
+                              f"`{self.run_command(job)}`; committed batches are kept")
+        elif job.status in LIVE_STATUSES:
             outcome = Outcome(job.status, 0, f"job is {job.status}")
         return render_card(job, suffix=self.suffix), outcome
+
+    def mark_if_dead(self, job: Job) -> Job:
+        """A job recorded as working whose process is gone (nobody holds its lock) is
+        `interrupted`: record that, so every reader tells it from a running one."""
+        if job.status not in LIVE_STATUSES:
+            return job
+        try:
+            with self.store.lock(self.number):
+                job = self.load()
+                if job.status in LIVE_STATUSES:
+                    job.set_status(JobStatus.INTERRUPTED)
+                    job.events.append(Event(at=self.services.clock(), kind="interrupted",
+                                            message="the process running the job is gone"))
+                    job = self.store.save(job)
+        except BusyError:
+            pass  # a live process holds it: it really is working
+        return job
+
+
+# Statuses in which a process must be advancing the job.
+LIVE_STATUSES = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING})
+EXIT_INTERRUPTED = 4
+
+
+def local_jobs(repo: Path) -> list[Job]:
+    """Every job recorded in the checkout at `repo`, by number (dead ones marked interrupted)."""
+    found: list[Job] = []
+    store = LocalSession(repo, 0, sink=lambda _kind, _text: None).store
+    for number in store.numbers():
+        job = store.load(number)
+        if job is not None:
+            found.append(LocalSession(repo, number, sink=lambda _k, _t: None).mark_if_dead(job))
+    return found

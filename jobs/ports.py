@@ -18,9 +18,16 @@ class Publication(StrEnum):
     SUMMARY = "summary"
     RESUMED = "resumed"  # after an interruption: where the job picks up
     NOTICE = "notice"
+    CHECK_RUN = "check_run"  # a check run, found again by its external id (not posted yet)
 
 
 class Forge(Protocol):
     def publish(self, job: Job, kind: Publication, text: str) -> None:
-        """Show `text` to the people steering `job`."""
+        """Show `text` to the people steering `job`. A forge that can fail keeps what it could
+        not show in the job's outbox (jobs/domain/outbox.py) instead of raising."""
+        ...
+
+    def expect(self, job: Job, kind: Publication) -> None:
+        """Record in `job`, before it is saved, that `kind` is owed (so a worker that dies
+        before publishing leaves it owed, for the reconciler)."""
         ...

@@ -98,3 +98,40 @@ def test_readme_layout_names_only_modules_that_exist() -> None:
     named = set(re.findall(r"`([\w/]+\.py)`", layout_section()))
     existing = {p.name for p in root.rglob("*.py") if ".venv" not in p.parts}
     assert sorted(n for n in named if n.rsplit("/", 1)[-1] not in existing) == []
+
+
+def generated_block(name: str) -> str:
+    text = README.read_text()
+    start = text.index(f"<!-- {name}:start")
+    return text[text.index("\n", start) + 1 : text.index(f"<!-- {name}:end -->")].strip()
+
+
+def test_readme_spec_key_table_is_generated_from_the_spec_model() -> None:
+    from jobs.domain.key_docs import spec_table
+    from jobs.domain.spec import TaskSpec
+
+    assert generated_block("spec-keys") == spec_table()
+    for name, info in TaskSpec.model_fields.items():  # every key is documented
+        assert info.description, f"spec key `{name}` has no docstring"
+        assert f"| `{name}` |" in spec_table()
+
+
+def test_readme_config_key_table_is_generated_from_the_config_model() -> None:
+    from jobs.domain.config import RepoConfig
+    from jobs.domain.key_docs import config_table
+
+    assert generated_block("config-keys") == config_table()
+    for name, info in RepoConfig.model_fields.items():
+        assert info.description, f"config key `{info.alias or name}` has no docstring"
+        assert f"| `{info.alias or name}` |" in config_table()
+
+
+def test_readme_explains_what_a_newcomer_needs_without_design_md() -> None:
+    text = README.read_text()
+    local = text[text.index("## Using it on your repository"):text.index("### Safety rules")]
+    assert "../shared/DESIGN.md" not in local  # a clone has no DESIGN.md beside it
+    for topic in ("{files}", "exit code is evidence", "done_when", "`setup`", "`env`",
+                  "`command_timeout`", "`allow_test_edits`", "`protected_paths`",
+                  "PATH", "virtualenv", "`6` busy", "stepwise jobs --repo PATH",
+                  "stepwise --version", "interrupted", "left out"):
+        assert topic in local, topic

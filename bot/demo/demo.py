@@ -25,9 +25,11 @@ def prepare_demo(target: Path) -> tuple[Path, Path]:
     target.mkdir(parents=True, exist_ok=True)
     copy_sample(repo)
     run_git(["init", "--quiet", "--initial-branch=main"], cwd=repo)
-    run_git(["add", "-A"], cwd=repo)
+    git_dir = repo / ".git"
+    run_git(["add", "-A"], cwd=repo, git_dir=git_dir, work_tree=repo)
     run_git(["-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}",
-             "commit", "--quiet", "-m", "shelf: initial import"], cwd=repo)
+             "commit", "--quiet", "-m", "shelf: initial import"], cwd=repo, git_dir=git_dir,
+            work_tree=repo)
     issue = target / "issue-1.md"
     shutil.copyfile(SAMPLE / "ISSUE.md", issue)
     return repo, issue

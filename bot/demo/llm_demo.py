@@ -59,7 +59,7 @@ class DemoModel:
         self.asked: dict[tuple[str, str], int] = {}
 
     def head(self, path: str) -> str:
-        return run_git(["show", f"HEAD:{path}"], cwd=self.repo)
+        return run_git(["show", f"HEAD:{path}"], cwd=self.repo, git_dir=self.repo / ".git")
 
     def diff(self, files: list[str], new_name: str = "format_amount(") -> str:
         return "".join(_unified(p, self.head(p), re.sub(FIND, f"money.{new_name}", self.head(p)))

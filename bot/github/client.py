@@ -7,24 +7,33 @@ only on the fields it uses (githubkit's parsed models are strict about the newes
 from __future__ import annotations
 
 import base64
+import binascii
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, Literal, TypeVar, get_args
 from urllib.parse import quote
 
 from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
-from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed
+from githubkit.exception import RequestError, RequestFailed
 
+from bot.authz import base_role
+from bot.github.retry import NO_RETRY, CallRetry, retry_after_s, transient_status
 from jobs.domain.errors import RetryClass, StepwiseError
 
 TOKEN_MARGIN_S = 300  # mint a new installation token this long before the old one expires
+TEAM_CACHE_S = 60  # how long a team membership answer is trusted
+# REST API versions whose githubkit schema packages are pinned (GHES documents only 2022-11-28).
+ApiVersion = Literal["2022-11-28", "2026-03-10"]
+API_VERSIONS: tuple[str, ...] = get_args(ApiVersion)
+DEFAULT_API_VERSION: ApiVersion = "2022-11-28"
 PER_PAGE = 100
 MAX_PAGES = 50
 
 
+T = TypeVar("T")
 _RAISE = object()  # `_call(missing=...)` default: a 404 is an error like any other
 
 
@@ -40,8 +49,7 @@ def classify(exc: Exception) -> ForgeError:
         return exc  # already classified (e.g. by the token mint inside another call)
     if isinstance(exc, RequestFailed):
         status = exc.response.status_code
-        transient = status >= 500 or status == 429 or (
-            status == 403 and "rate limit" in exc.response.text.lower())
+        transient = transient_status(status, exc.response.text)
         wait = _retry_after(exc)
         return ForgeError(
             f"GitHub answered {status} to {exc.request.method} {exc.request.url.path}",
@@ -60,12 +68,7 @@ def classify(exc: Exception) -> ForgeError:
     return ForgeError(str(exc), code="github_error")
 
 
-def _retry_after(exc: RequestFailed) -> float:
-    """Seconds GitHub asked us to wait (rate limits), or 0."""
-    if isinstance(exc, RateLimitExceeded):
-        return exc.retry_after.total_seconds()
-    header = exc.response.headers.get("retry-after", "")
-    return float(header) if header.isdigit() else 0.0
+_retry_after = retry_after_s
 
 
 @dataclass(frozen=True)
@@ -105,17 +108,26 @@ class PullInfo:
 
 
 class GitHubApp:
-    """App-level client: mints installation tokens (cached until shortly before expiry)."""
+    """App-level client: mints installation tokens (cached until shortly before expiry).
+
+    `retry` (bot.github.retry.CallRetry) retries repeat-safe calls in place with a short capped
+    backoff; without it (the default, for tests of single calls) every fault is raised at once.
+    """
 
     def __init__(self, *, app_id: int, private_key: str, base_url: str,
                  timeout: float = 30.0, auto_retry: bool = False,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, retry: CallRetry | None = None,
+                 sleep: Callable[[float], None] = time.sleep,
+                 api_version: ApiVersion = DEFAULT_API_VERSION) -> None:
         self.base_url = base_url.rstrip("/")
+        self.api_version: ApiVersion = api_version
+        self.team_answers: dict[tuple[int, str, str, str], tuple[bool, float]] = {}
         self.timeout = timeout
-        self.auto_retry = auto_retry
-        self.clock = clock
+        self.retry = retry or NO_RETRY
+        self.auto_retry: bool | CallRetry = retry if retry is not None else auto_retry
+        self.clock, self.sleep = clock, sleep
         self._app = GitHub(AppAuthStrategy(app_id, private_key), base_url=self.base_url,
-                           timeout=timeout, auto_retry=auto_retry, trust_env=False)
+                           timeout=timeout, auto_retry=self.auto_retry, trust_env=False)
         self._tokens: dict[int, tuple[str, float]] = {}
         self._clients: dict[int, tuple[str, GitHub[TokenAuthStrategy]]] = {}
         self._lock = threading.Lock()
@@ -126,7 +138,7 @@ class GitHubApp:
             if cached and cached[1] - TOKEN_MARGIN_S > self.clock():
                 return cached[0]
             try:
-                data = _json(self._app.rest.apps.create_installation_access_token(
+                data = _json(self.rest(self._app).apps.create_installation_access_token(
                     installation_id))
             except RequestFailed as exc:
                 limited = _retry_after(exc) > 0 or "rate limit" in exc.response.text.lower()
@@ -162,12 +174,17 @@ class GitHubApp:
 
     def installation_id(self, owner: str, name: str) -> int:
         try:
-            return int(_json(self._app.rest.apps.get_repo_installation(owner, name))["id"])
+            return int(_json(self.rest(self._app).apps.get_repo_installation(owner, name))["id"])
         except Exception as exc:
             raise classify(exc) from None
 
     def client(self, installation_id: int) -> Installation:
         return Installation(self, installation_id)
+
+    def rest(self, gh: GitHub[Any]) -> Any:
+        """The REST namespace of the configured API version: every call sends its
+        X-GitHub-Api-Version (githubkit's default is its newest schema, which GHES refuses)."""
+        return gh.rest(self.api_version)
 
 
 def _utc_timestamp(text: str) -> float:
@@ -181,10 +198,11 @@ class Installation:
         self.app = app
         self.installation_id = installation_id
 
-    def _gh(self) -> GitHub[TokenAuthStrategy]:
-        return self.app.installation_client(self.installation_id)
+    def _gh(self) -> Any:
+        """The REST namespace of this installation's client, in the configured API version."""
+        return self.app.rest(self.app.installation_client(self.installation_id))
 
-    def _call(self, action: Callable[[GitHub[TokenAuthStrategy]], Any], *,
+    def _call(self, action: Callable[[Any], Any], *,
               missing: Any = _RAISE) -> Any:
         """Run one API call; a 404 returns `missing` when given, other failures raise ForgeError."""
         for attempt in (1, 2):
@@ -208,7 +226,7 @@ class Installation:
         return ["-c", f"http.extraHeader=Authorization: Basic {secret}"]
 
     def repo(self, owner: str, name: str) -> RepoInfo:
-        data = self._call(lambda gh: _json(gh.rest.repos.get(owner, name)), missing=None)
+        data = self._call(lambda gh: _json(gh.repos.get(owner, name)), missing=None)
         if data is None:
             raise ForgeError(f"the repository {owner}/{name} is gone or the App lost access to it",
                              code="repository_gone", retry_class=RetryClass.DO_NOT_RETRY,
@@ -221,24 +239,39 @@ class Installation:
                         squash_only=squash_only)
 
     def file(self, owner: str, name: str, path: str, ref: str) -> str | None:
-        data = self._call(lambda gh: _json(gh.rest.repos.get_content(owner, name, path, ref=ref)),
+        data = self._call(lambda gh: _json(gh.repos.get_content(owner, name, path, ref=ref)),
                           missing=None)
         if not isinstance(data, dict) or data.get("type") != "file":
             return None
-        return base64.b64decode(str(data.get("content", ""))).decode("utf-8", errors="replace")
+        try:
+            if data.get("encoding", "base64") != "base64":
+                raise ValueError(f"encoding {data.get('encoding')!r}")
+            # GitHub wraps the base64 text in lines; anything else in it is a broken answer.
+            raw = base64.b64decode("".join(str(data.get("content", "")).split()), validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ForgeError(f"GitHub sent {path}@{ref} in a form that does not decode ({exc})",
+                             code="github_bad_content", retry_class=RetryClass.NEEDS_HUMAN,
+                             hint=f"check {path} on GitHub, then retry") from None
+        return raw.decode("utf-8", errors="replace")
 
     def issue(self, owner: str, name: str, number: int) -> IssueInfo:
-        data = self._call(lambda gh: _json(gh.rest.issues.get(owner, name, number)))
+        data = self._call(lambda gh: _json(gh.issues.get(owner, name, number)))
+        user = data.get("user") if isinstance(data, dict) else None
+        if not isinstance(user, dict) or not user.get("login"):
+            raise ForgeError(f"GitHub gave issue #{number} of {owner}/{name} no author (a deleted "
+                             "account shows as a null user)", code="issue_without_author",
+                             retry_class=RetryClass.NEEDS_HUMAN,
+                             hint="a maintainer can open a new issue with the same task")
         return IssueInfo(number=data["number"], title=data["title"], body=data.get("body") or "",
-                         author=data["user"]["login"], state=data["state"],
+                         author=str(user["login"]), state=data["state"],
                          is_pull_request="pull_request" in data)
 
     def comments(self, owner: str, name: str, number: int) -> list[CommentInfo]:
         found: list[CommentInfo] = []
         for page in range(1, MAX_PAGES + 1):
 
-            def fetch(gh: GitHub[TokenAuthStrategy], page: int = page) -> Any:
-                return _json(gh.rest.issues.list_comments(owner, name, number,
+            def fetch(gh: Any, page: int = page) -> Any:
+                return _json(gh.issues.list_comments(owner, name, number,
                                                           per_page=PER_PAGE, page=page))
 
             batch: list[dict[str, Any]] = self._call(fetch)
@@ -247,42 +280,110 @@ class Installation:
                 break
         return found
 
-    def create_comment(self, owner: str, name: str, number: int, body: str) -> CommentInfo:
-        return _comment(self._call(lambda gh: _json(gh.rest.issues.create_comment(
-            owner, name, number, body=body))))
+    def create_comment(self, owner: str, name: str, number: int, body: str, *,
+                       marker: str | None = None) -> CommentInfo:
+        """Post a comment. With `marker` (a hidden tag in `body`) it is posted once even when
+        GitHub made it but answered with a fault: the retry finds it by its marker first."""
+
+        def post() -> CommentInfo:
+            return _comment(self._call(lambda gh: _json(gh.issues.create_comment(
+                owner, name, number, body=body))))
+
+        if marker is None:
+            return post()
+        return self._create_once(post, lambda: self.find_comment(owner, name, number, marker))
+
+    def find_comment(self, owner: str, name: str, number: int, marker: str) -> CommentInfo | None:
+        """The App's comment carrying `marker`, if there is one."""
+        return next((c for c in self.comments(owner, name, number)
+                     if c.is_bot and marker in c.body), None)
+
+    def _create_once(self, create: Callable[[], T], find: Callable[[], T | None]) -> T:
+        """A create that GitHub may have done although it answered with a fault ("done, then
+        502"): after a transient fault, look for what the try made before trying again."""
+        count = 0
+        while True:
+            try:
+                return create()
+            except ForgeError as exc:
+                wait = self._wait_after(exc, count)
+                if wait is None:
+                    raise
+            self.app.sleep(wait)
+            found = find()
+            if found is not None:
+                return found
+            count += 1
+
+    def _wait_after(self, exc: ForgeError, count: int) -> float | None:
+        if exc.retry_class is not RetryClass.AUTO_RETRY:
+            return None
+        policy = self.app.retry
+        if count >= len(policy.backoff_s):
+            return None
+        wait = max(float(policy.backoff_s[count]), float(exc.evidence.get("retry_after", 0)))
+        return wait if wait <= policy.max_wait_s else None
 
     def update_comment(self, owner: str, name: str, comment_id: int, body: str) -> bool:
         """Edit a comment; False when it no longer exists."""
-        return bool(self._call(lambda gh: gh.rest.issues.update_comment(
+        return bool(self._call(lambda gh: gh.issues.update_comment(
             owner, name, comment_id, body=body) is not None, missing=False))
 
     def react(self, owner: str, name: str, comment_id: int, content: str = "+1") -> None:
-        self._call(lambda gh: cast(Any, gh.rest.reactions).create_for_issue_comment(
+        self._call(lambda gh: gh.reactions.create_for_issue_comment(
             owner, name, comment_id, content=content))
 
     def permission(self, owner: str, name: str, login: str) -> str:
-        """The user's real role: admin, maintain, write, triage, read or none."""
-        data = self._call(lambda gh: _json(gh.rest.repos.get_collaborator_permission_level(
+        """The user's real role: admin, maintain, write, triage, read or none. A custom
+        repository role counts as the base role it inherits."""
+        if not login:
+            return "none"
+        data = self._call(lambda gh: _json(gh.repos.get_collaborator_permission_level(
             owner, name, quote(login, safe=""))), missing={})
-        return str(data.get("role_name") or data.get("permission") or "none")
+        return base_role(data)
+
+    def is_team_member(self, org: str, team_slug: str, login: str) -> bool:
+        """Whether `login` is an active member of @org/team_slug (needs `members: read`);
+        answers are cached for TEAM_CACHE_S."""
+        key = (self.installation_id, org.lower(), team_slug.lower(), login.lower())
+        cached = self.app.team_answers.get(key)
+        if cached is not None and cached[1] > self.app.clock():
+            return cached[0]
+        data = self._call(lambda gh: _json(gh.teams.get_membership_for_user_in_org(
+            quote(org, safe=""), quote(team_slug, safe=""), quote(login, safe=""))), missing={})
+        member = isinstance(data, dict) and data.get("state") == "active"
+        self.app.team_answers[key] = (member, self.app.clock() + TEAM_CACHE_S)
+        return member
 
     def pull_head(self, owner: str, name: str, number: int) -> str:
         """The head branch of pull request `number`."""
-        return str(self._call(lambda gh: _json(gh.rest.pulls.get(owner, name, number)))
+        return str(self._call(lambda gh: _json(gh.pulls.get(owner, name, number)))
                    ["head"]["ref"])
 
     def find_pull(self, owner: str, name: str, head_branch: str) -> PullInfo | None:
-        items = self._call(lambda gh: _json(gh.rest.pulls.list(
+        items = self._call(lambda gh: _json(gh.pulls.list(
             owner, name, state="open", head=f"{owner}:{head_branch}")))
         return _pull(items[0]) if items else None
 
     def create_pull(self, owner: str, name: str, *, title: str, head: str, base: str,
                     body: str) -> tuple[PullInfo, bool]:
-        """Open a draft PR (a normal one where drafts are refused); returns (pull, is_draft)."""
+        """Open a draft PR (a normal one where drafts are refused); returns (pull, is_draft).
+        Repeat-safe: after a fault, an open pull request from `head` is the one to use."""
+
+        def find() -> tuple[PullInfo, bool] | None:
+            existing = self.find_pull(owner, name, head)
+            return None if existing is None else (existing, existing.draft)
+
+        return self._create_once(
+            lambda: self._open_pull(owner, name, title=title, head=head, base=base, body=body),
+            find)
+
+    def _open_pull(self, owner: str, name: str, *, title: str, head: str, base: str,
+                   body: str) -> tuple[PullInfo, bool]:
         for draft in (True, False):
             try:
                 gh = self._gh()
-                data = _json(gh.rest.pulls.create(owner, name, title=title, head=head,
+                data = _json(gh.pulls.create(owner, name, title=title, head=head,
                                                     base=base, body=body, draft=draft))
                 return _pull(data), draft
             except RequestFailed as exc:
@@ -301,12 +402,13 @@ class Installation:
         raise ForgeError("GitHub refused the pull request", hint="open it by hand")
 
     def update_pull_body(self, owner: str, name: str, number: int, body: str) -> None:
-        self._call(lambda gh: gh.rest.pulls.update(owner, name, number, body=body))
+        self._call(lambda gh: gh.pulls.update(owner, name, number, body=body))
 
     def mark_ready(self, node_id: str) -> None:
         query = ("mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id})"
                  " { pullRequest { isDraft } } }")
-        self._call(lambda gh: gh.graphql(query, {"id": node_id}))
+        self._call(lambda _rest: self.app.installation_client(self.installation_id).graphql(
+            query, {"id": node_id}))
 
 
 def _json(response: Any) -> Any:
@@ -326,8 +428,8 @@ def _pull(data: dict[str, Any]) -> PullInfo:
                     html_url=str(data.get("html_url", "")), draft=bool(data.get("draft")))
 
 
-def preload_api_modules() -> None:
+def preload_api_modules(version: ApiVersion = DEFAULT_API_VERSION) -> None:
     """Import the REST namespaces this adapter uses (githubkit loads them on first access)."""
     client = GitHub(TokenAuthStrategy("preload"), trust_env=False)
-    for namespace in ("apps", "issues", "pulls", "reactions", "repos"):
-        getattr(client.rest, namespace)
+    for namespace in ("apps", "issues", "pulls", "reactions", "repos", "teams"):
+        getattr(client.rest(version), namespace)

@@ -1,18 +1,26 @@
 """The forge port on GitHub: plan and gate comments, the draft PR whose body is the progress card.
 
-Each comment carries a hidden marker; the comment ids are remembered in the job record, and a
-marker found on the issue is edited rather than posted again, so a retried step never
-duplicates a comment.
+What a job must show is first owed in its outbox (jobs/domain/outbox.py), then published; what GitHub
+does not confirm stays owed, is saved with the record and is published again by the
+reconciler (bot/server/reconciler.py), so a fault while publishing never fails a step. Each comment
+carries a hidden marker; the comment ids are remembered in the job record, and a marker found on
+the issue is edited rather than posted again, so a retried publication never duplicates a
+comment (the pull request is found again by its head branch).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 from bot.commands.spec import PREFIX
 from bot.github.client import ForgeError, Installation
+from jobs.domain import outbox
+from jobs.domain.errors import RetryClass
 from jobs.domain.model import Gate, Job, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
+from jobs.domain.outbox import gate_key
 from jobs.domain.redact import redact
 from jobs.ports import Publication
 
@@ -37,36 +45,107 @@ class GitHubForge:
     """Publishes one job's messages on its issue and pull request."""
 
     def __init__(self, client: Installation, full_name: str, *, squash_only: bool = False,
-                 web_url: str = "https://github.com", task_center_url: str | None = None) -> None:
+                 web_url: str = "https://github.com", task_center_url: str | None = None,
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.client = client
+        self.clock = clock
         self.owner, self.name = full_name.split("/", 1)
         self.squash_only = squash_only
         self.web_url = web_url.rstrip("/")
         self.task_center_url = (task_center_url or "").rstrip("/")  # STEPWISE_TASK_CENTER_URL
 
-    # -- the port -------------------------------------------------------------------------------
+    # -- the port: an outbox in the job's record -------------------------------------------------
     def publish(self, job: Job, kind: Publication, text: str) -> None:
-        if kind is Publication.PLAN:
-            self.upsert(job, job.number, "plan", self.plan_text(job))
-        elif kind is Publication.PROGRESS:
-            self.refresh_pull(job)
-        elif kind is Publication.GATE and job.gate is not None and job.gate.kind is Gate.PLAN:
-            self.upsert(job, job.number, "plan", self.plan_text(job))  # the plan asks itself
-        elif kind is Publication.GATE and job.gate is not None:
-            self.refresh_pull(job)
-            self.upsert(job, self.thread(job), f"gate:{job.gate.id}",
-                        gate_prompt(job, prefix=COMMAND_PREFIX) + self.center_link(job))
-        elif kind is Publication.MILESTONE_REPORT:
-            self.refresh_pull(job)
-            self.upsert(job, self.thread(job), f"milestone:{job.gate.milestone if job.gate else 0}",
-                        self.card(job, fold_finished=False))
-        elif kind is Publication.SUMMARY:
-            self.finish(job)
-        elif kind is Publication.RESUMED:
-            count = job.extra.get("interruptions", 0)
-            self.upsert(job, self.thread(job), f"resumed:{count}:{job.version}", text)
-        else:
+        """Owe what `kind` shows, then publish it; what GitHub does not confirm stays owed in
+        `job.outbox` (saved with the record) for the reconciler, and never fails the step."""
+        for key in self.owe(job, kind, text):
+            self.deliver(job, key)
+        if kind is Publication.NOTICE:
             log.info("notice", extra={"job_id": job.id, "notice": text})
+
+    def expect(self, job: Job, kind: Publication) -> None:
+        self.owe(job, kind, "")
+
+    def owe(self, job: Job, kind: Publication, text: str) -> list[str]:
+        """Record the outbox entries `kind` stands for; returns their keys."""
+        gate = job.gate
+        keys: list[str] = []
+        if kind is Publication.PLAN:
+            keys = ["plan"]
+        elif kind is Publication.PROGRESS:
+            keys = ["card"]
+        elif kind is Publication.GATE and gate is not None:
+            keys = [gate_key(gate.id)] if gate.kind is Gate.PLAN else [gate_key(gate.id), "card"]
+        elif kind is Publication.MILESTONE_REPORT:
+            keys = ["card", f"milestone:{gate.milestone if gate else 0}"]
+        elif kind is Publication.SUMMARY:
+            keys = ["summary"]
+        elif kind is Publication.RESUMED:
+            keys = [f"resumed:{job.extra.get('interruptions', 0)}:{job.version}"]
+        now = self.clock()
+        for key in keys:
+            outbox.owe(job, key, kind.value, now=now, text=text if kind is Publication.RESUMED
+                       else "")
+        return keys
+
+    def deliver(self, job: Job, key: str) -> bool:
+        """Publish one owed entry from the current record; True once GitHub confirmed it.
+        Only a permanent fault (installation or repository gone) is raised."""
+        entry = outbox.entry(job, key)
+        if entry is None:
+            return True
+        try:
+            self._send(job, entry.key, entry.text)
+        except ForgeError as exc:
+            if exc.retry_class is RetryClass.DO_NOT_RETRY:
+                raise
+            outbox.failed(job, key, f"{exc.code}: {exc.message}")
+            log.warning("publication left for the reconciler", extra={
+                "job_id": job.id, "publication": key, "code": exc.code})
+            return False
+        for shown in self._same_comment(job, key):
+            outbox.settle(job, shown, now=self.clock())
+        if key.startswith(outbox.GATE_PREFIX) and isinstance(job.extra.get("pull"), dict) and \
+                outbox.entry(job, "card") is None:  # a card saying "waiting to be published"
+            outbox.owe(job, "card", Publication.PROGRESS.value, now=self.clock())
+            self.deliver(job, "card")
+        return True
+
+    def deliver_all(self, job: Job) -> int:
+        """Publish everything owed, gate comments first; returns how many are still owed."""
+        outbox.drop_stale(job)
+        keys = sorted((e.key for e in job.outbox),
+                      key=lambda k: not k.startswith(outbox.GATE_PREFIX))
+        for key in keys:
+            self.deliver(job, key)
+        return len(job.outbox)
+
+    def _same_comment(self, job: Job, key: str) -> set[str]:
+        """`key` and the keys its comment also shows (the plan comment asks the plan gate)."""
+        gate = job.gate
+        plan = {"plan", gate_key(gate.id)} if gate is not None and gate.kind is Gate.PLAN \
+            else {"plan"}
+        return plan if key in plan else {key}
+
+    def _send(self, job: Job, key: str, text: str) -> None:
+        gate = job.gate
+        if key == "card":
+            self.refresh_pull(job)
+        elif key == "plan" or (gate is not None and gate.kind is Gate.PLAN
+                               and key == gate_key(gate.id)):
+            self.upsert(job, job.number, "plan", self.plan_text(job))  # the plan asks itself
+        elif key.startswith(outbox.GATE_PREFIX):
+            if gate is not None and key == gate_key(gate.id):
+                self.upsert(job, self.thread(job), key,
+                            gate_prompt(job, prefix=COMMAND_PREFIX) + self.center_link(job))
+        elif key.startswith("milestone:"):
+            self.upsert(job, self.thread(job), key, self.card(job, fold_finished=False))
+        elif key == "summary":
+            self.finish(job)
+        elif key.startswith("resumed:"):
+            self.upsert(job, self.thread(job), key, text)
+        else:
+            log.warning("nothing publishes this yet", extra={"job_id": job.id, "key": key})
 
     # -- pieces ---------------------------------------------------------------------------------
     def thread(self, job: Job) -> int:
@@ -141,9 +220,16 @@ class GitHubForge:
         self.upsert(job, job.number, "summary", f"{head}\n\n{self.card(job, fold_finished=False)}")
 
     def reply(self, job: Job | None, number: int, key: str, text: str) -> None:
-        """A one-off answer (refusals, status, help), deduplicated by `key`."""
+        """A one-off answer (refusals, status, help), posted once per `key` (without a job, the
+        marker names the issue: a retried event finds its earlier answer)."""
         if job is None:
-            self.client.create_comment(self.owner, self.name, number, redact(text))
+            tag = f"<!-- stepwise:issue-{number}:{key} -->" if key else None
+            body = redact(text) + (f"\n\n{tag}" if tag else "")
+            found = self.client.find_comment(self.owner, self.name, number, tag) if tag else None
+            if found is not None:
+                self.client.update_comment(self.owner, self.name, found.id, body)
+                return
+            self.client.create_comment(self.owner, self.name, number, body, marker=tag)
         else:
             self.upsert(job, number, key, text)
 
@@ -161,7 +247,8 @@ class GitHubForge:
                 self.client.update_comment(self.owner, self.name, comment.id, body)
                 known[key] = comment.id
                 return
-        known[key] = self.client.create_comment(self.owner, self.name, number, body).id
+        known[key] = self.client.create_comment(self.owner, self.name, number, body,
+                                                marker=tag).id
 
 
 __all__ = ["ForgeError", "GitHubForge", "marker"]

@@ -50,7 +50,7 @@ class MirroredRepository(Repository):
         auth = self.auth()
         try:
             with _locked(self.lock_path):
-                return run_git([*auth, *args], cwd=self.root)
+                return run_git([*auth, *args], cwd=self.root, git_dir=self.git_dir)
         except WorkspaceError as exc:
             raise _redacted(exc, auth) from None
 
@@ -83,7 +83,8 @@ class MirroredRepository(Repository):
 def _usable(path: Path) -> bool:
     if not (path / "HEAD").exists():
         return False
-    return run_git(["rev-parse", "--is-bare-repository"], cwd=path, check=False).strip() == "true"
+    return run_git(["rev-parse", "--is-bare-repository"], cwd=path, git_dir=path,
+                   check=False).strip() == "true"
 
 
 def open_mirror(workdir: Path, full_name: str, clone_url: str, *, auth: AuthArgs,
@@ -105,7 +106,8 @@ def open_mirror(workdir: Path, full_name: str, clone_url: str, *, auth: AuthArgs
                 os.replace(partial, path)  # a clone appears whole or not at all
             else:
                 run_git([*credentials, "fetch", "--quiet", "--no-tags", "origin",
-                         f"+refs/heads/{default_branch}:refs/heads/{default_branch}"], cwd=path)
+                         f"+refs/heads/{default_branch}:refs/heads/{default_branch}"], cwd=path,
+                        git_dir=path)
     except WorkspaceError as exc:
         raise _redacted(exc, credentials) from None
     return MirroredRepository(path, auth=auth, lock_path=lock)

@@ -13,8 +13,10 @@ from redis import Redis
 from bot.github.client import GitHubApp, Installation, preload_api_modules
 from bot.github.forge import GitHubForge
 from bot.github.mirror import MirroredRepository, open_mirror
+from bot.github.retry import CallRetry
 from bot.server.redis_store import RedisStore
 from bot.settings import Settings
+from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.domain.model import Job
 from jobs.engine.engine import Services
@@ -36,7 +38,9 @@ class ServerContext:
         return cls(
             settings=settings, redis=client, store=RedisStore(client),
             github=GitHubApp(app_id=settings.app_id, private_key=settings.app_private_key(),
-                             base_url=settings.github_api_url),
+                             base_url=settings.github_api_url,
+                             api_version=settings.github_api_version,
+                             retry=CallRetry(backoff_s=settings.call_backoff_s)),
             sandbox=sandbox or make_sandbox(require_isolation=not settings.allow_unsandboxed),
         )
 
@@ -45,12 +49,12 @@ class ServerContext:
         horse would import the engine and githubkit's lazily loaded API modules every time."""
         import bot.server.steps  # noqa: F401 - the engine and everything a step uses
 
-        preload_api_modules()
+        preload_api_modules(self.settings.github_api_version)
 
     def forge(self, client: Installation, repo: str, *, squash_only: bool = False) -> GitHubForge:
         """The GitHub forge for one repository, linking to the task center when configured."""
         return GitHubForge(client, repo, squash_only=squash_only,
-                           task_center_url=self.settings.task_center_url)
+                           task_center_url=self.settings.task_center_url, clock=self.clock)
 
     def installation(self, installation_id: int) -> Installation:
         return self.github.client(installation_id)
@@ -67,9 +71,24 @@ class ServerContext:
         info = client.repo(owner, name)
         repository = self.mirror(client, job.repo, info.clone_url, info.default_branch)
         forge = self.forge(client, job.repo, squash_only=info.squash_only)
-        services = Services(repository=repository, store=self.store, sandbox=self.sandbox,
-                            forge=forge, clock=self.clock, hidden_paths=self.hidden_paths())
-        return services, forge
+        return self.engine_services(repository, forge, repo=job.repo), forge
+
+    def engine_services(self, repository: MirroredRepository, forge: GitHubForge, *,
+                        repo: str) -> Services:
+        """The engine's services for one repository: its mirror, forge and environment cache."""
+        envs = self.settings.workdir / "envs" / repo.replace("/", "+")
+        return Services(repository=repository, store=self.store, sandbox=self.sandbox,
+                        forge=forge, clock=self.clock, hidden_paths=self.hidden_paths(),
+                        environments=EnvironmentCache(
+                            envs, limit_bytes=self.settings.env_cache_mb * 2**20),
+                        network_deny_hosts=self.own_hosts())
+
+    def own_hosts(self) -> tuple[str, ...]:
+        """Stepwise's own services, refused by the egress proxy even at public addresses."""
+        hosts = [urlsplit(self.settings.redis_url).hostname or ""]
+        if self.settings.host not in ("0.0.0.0", "::", ""):  # noqa: S104 - a wildcard, not a bind
+            hosts.append(self.settings.host)
+        return tuple(host for host in dict.fromkeys(hosts) if host)
 
     def hidden_paths(self) -> tuple[Path, ...]:
         """What sandboxed commands must never see: every clone and worktree (their own

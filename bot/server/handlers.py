@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from bot.authz import STEERING_ROLES, decide
+from bot.authz import STEERING_ROLES
 from bot.commands import (
     Access,
     Command,
@@ -21,17 +22,21 @@ from bot.events import Event, Kind
 from bot.github.client import ForgeError
 from bot.server import steps
 from bot.server.context import ServerContext
+from bot.server.installations import end_removed_jobs
 from bot.server.keys import comment_key, pull_key
 from bot.server.rebuild import rebuild
 from bot.server.steps import ACTIVE, schedule_advance
-from bot.server.worker import Handler, Lease, enqueue, event_lease, job_lock, rq_id
+from bot.server.worker import Handler, Lease, enqueue, event_lease, job_lock, last_try, rq_id
+from bot.steering import steering_decision
+from bot.web.noops import is_trigger, remember_trigger_label
+from jobs.adapters.store import ConflictError
 from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
 from jobs.domain.gates import RefusedError, Verb, apply_verb, note_spec_change
 from jobs.domain.model import Job, JobStatus
 from jobs.domain.spec import parse_issue
 from jobs.editors.llm.draft import draft_comment, has_spec_block
-from jobs.engine.engine import Base, Services, create_job
+from jobs.engine.engine import Base, create_job
 from jobs.engine.llm_start import draft_job
 from jobs.ports import Publication
 
@@ -45,6 +50,12 @@ REBUILT = (
     "this pull request; no committed batch will be redone. It is catching up now: repeat your "
     "command once the progress card shows the gate it is waiting at."
 )
+CLOSED_BY_OTHER = (
+    "@{sender} closed this {what}, but the Stepwise job goes on: {reason}.\n\n"
+    "Someone who may steer it (write, maintain or admin permission, or the config's "
+    "`approvers`) can stop it with `/stepwise cancel`; reopening changes nothing for the job."
+)
+STEER_TRIES = 3
 
 
 def opened_after(opened_at: datetime, created_at: str) -> bool:
@@ -75,6 +86,16 @@ def job_for(ctx: ServerContext, event: Event) -> Job | None:
 
 
 # -- start --------------------------------------------------------------------------------------
+def start_key(event: Event) -> str:
+    """The marker key of an answer to one label delivery: a retried delivery edits it."""
+    return f"start:{event.delivery_id}"
+
+
+LABEL_FAILED = ("Stepwise could not start a job for this label: `{code}`: {message}\n\n"
+                "What to do: {hint}. Then remove the `{label}` label and add it again (or "
+                "redeliver the webhook from the App's advanced settings).")
+
+
 def on_labeled(ctx: ServerContext, event: Event) -> None:
     client = ctx.installation(event.installation_id)
     owner, name = event.repo.split("/", 1)
@@ -83,10 +104,12 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
     try:
         config = load_config(client.file(owner, name, CONFIG_PATH, info.default_branch))
     except BadInputError as exc:
-        if event.label == "stepwise":
-            forge.reply(None, event.number, "", CANNOT_START.format(exc.message, exc.hint))
+        if is_trigger(event.label, None):
+            forge.reply(None, event.number, start_key(event),
+                        CANNOT_START.format(exc.message, exc.hint))
         return
-    if event.label != config.trigger_label:
+    remember_trigger_label(ctx.redis, event.repo, config.trigger_label)  # the web app's filter
+    if not is_trigger(event.label, config.trigger_label):  # labels are case-insensitive
         return
     with Lease(ctx.redis, f"start-{event.repo}#{event.number}",
                ttl_s=ctx.settings.lease_ttl_s) as lease:
@@ -94,17 +117,17 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
             raise StepwiseError("another worker is starting a job for this issue",
                                 code="start_busy", retry_class=RetryClass.AUTO_RETRY,
                                 hint="the delivery is retried in a few seconds")
-        role = client.permission(owner, name, event.sender)
-        decision = decide(login=event.sender, role=role, approvers=config.approvers,
-                          action="start a job")
+        decision = steering_decision(client, event.repo, login=event.sender,
+                                     approvers=config.approvers, action="start a job")
         if not decision.allowed:
-            forge.reply(None, event.number, "", f"Stepwise did not start: {decision.reason}.")
+            forge.reply(None, event.number, start_key(event),
+                        f"Stepwise did not start: {decision.reason}.")
             return
         existing = ctx.store.find(event.repo, event.number)
         if existing is not None and not existing.is_terminal:
             pull = existing.extra.get("pull")
             where = f" in #{pull['number']}" if isinstance(pull, dict) else ""
-            forge.reply(None, event.number, "", f"A Stepwise job for this issue is already "
+            forge.reply(None, event.number, start_key(event), f"A Stepwise job for this issue is already "
                         f"`{existing.status}`{where}; nothing new was started.")
             return
         issue = client.issue(owner, name, event.number)
@@ -112,19 +135,18 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         base_sha = repository.branch_head(info.default_branch)
         if base_sha is None:
             return
-        services = Services(repository=repository, store=ctx.store, sandbox=ctx.sandbox,
-                            forge=forge, clock=ctx.clock, hidden_paths=ctx.hidden_paths())
+        services = ctx.engine_services(repository, forge, repo=event.repo)
         base = Base(branch=info.default_branch, sha=base_sha, config=config)
         try:
             if config.llm_drafts and not has_spec_block(issue.body):
                 job, draft = draft_job(issue.title, issue.body, event.number, services,
                                        base=base, repo_name=event.repo)
-                forge.reply(None, event.number, "", draft_comment(draft))
+                forge.reply(None, event.number, start_key(event), draft_comment(draft))
             else:
                 job = create_job(parse_issue(issue.title, issue.body), event.number, services,
                                  repo_name=event.repo, base=base, recover=existing is None)
         except BadInputError as exc:
-            forge.reply(None, event.number, "", CANNOT_START.format(exc.message, exc.hint))
+            forge.reply(None, event.number, start_key(event), CANNOT_START.format(exc.message, exc.hint))
             return
         author_role = client.permission(owner, name, issue.author)
         untrusted = bool(job.extra.get("untrusted_spec"))  # a drafted spec always is
@@ -233,10 +255,9 @@ def apply_command(ctx: ServerContext, event: Event, job: Job | None,
     if spec.access is Access.ANYONE:
         return spec.handle(ServerCommands(ctx, event), job, command), False
     assert job is not None  # every steering verb needs a job
-    owner, name = event.repo.split("/", 1)
-    role = ctx.installation(event.installation_id).permission(owner, name, event.sender)
-    decision = decide(login=event.sender, role=role, approvers=job.config.approvers,
-                      action=f"`{command.verb}`")
+    decision = steering_decision(ctx.installation(event.installation_id), event.repo,
+                                 login=event.sender, approvers=job.config.approvers,
+                                 action=f"`{command.verb}`")
     if not decision.allowed:
         return quoted + f"Refused: {decision.reason}. Nothing changed.", False
     if spec.answers_gate and job.gate is not None and \
@@ -244,10 +265,24 @@ def apply_command(ctx: ServerContext, event: Event, job: Job | None,
         return quoted + (f"Refused: this comment predates gate `{job.gate.id}`, which opened "
                          "later; answer the gate that is open now."), False
     try:
-        message = spec.handle(ServerCommands(ctx, event), job, command)
+        message = handle_with_retries(ctx, event, job, command, spec.handle)
     except (RefusedError, StepwiseError) as exc:
         return quoted + f"Refused: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""), False
     return (quoted + message) if message else "", True
+
+
+def handle_with_retries(ctx: ServerContext, event: Event, job: Job, command: Command,
+                        handle: Callable[[ServerCommands, Job | None, Command], str]) -> str:
+    """Run a verb's handler; when the record changed meanwhile (the reconciler saved it), run
+    it again on the record as it is now."""
+    for attempt in range(STEER_TRIES):
+        try:
+            return handle(ServerCommands(ctx, event), job, command)
+        except ConflictError:
+            if attempt == STEER_TRIES - 1:
+                raise
+            job = ctx.store.load_id(job.id) or job
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 # -- closes, edits and pushes ---------------------------------------------------------------------
@@ -258,6 +293,19 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
     if event.kind is Kind.PULL_CLOSED and event.merged:
         job.extra["merged"] = True
         ctx.store.save(job)
+        return
+    # Closing is steering: only someone who may cancel the job cancels it by closing.
+    client = ctx.installation(event.installation_id)
+    what = "pull request" if event.kind is Kind.PULL_CLOSED else "issue"
+    decision = steering_decision(client, event.repo, login=event.sender,
+                                 approvers=job.config.approvers,
+                                 action=f"cancel the job by closing the {what}")
+    if not decision.allowed:
+        ctx.forge(client, event.repo).reply(
+            job, event.number, f"closed:{event.delivery_id}",
+            CLOSED_BY_OTHER.format(sender=event.sender or "someone", what=what,
+                                   reason=decision.reason))
+        ctx.store.save(job)  # the comment id the forge remembered
         return
     apply_verb(job, Verb.CANCEL)
     ctx.store.save(job)
@@ -282,9 +330,11 @@ def on_issue_edited(ctx: ServerContext, event: Event) -> None:
     if role not in STEERING_ROLES:
         job.extra["untrusted_spec"] = True
     note_spec_change(job, title=event.title, body=event.body, now=ctx.clock())
+    forge = ctx.forge(ctx.installation(event.installation_id), event.repo)
+    if job.gate is not None:
+        forge.expect(job, Publication.GATE)  # owed before the job waits
     ctx.store.save(job)
     if job.gate is not None:  # spec_changed: ask on the PR (or the issue) and show it on the card
-        forge = ctx.forge(ctx.installation(event.installation_id), event.repo)
         forge.publish(job, Publication.GATE, "")
         ctx.store.save(job)
     schedule_advance(ctx, job)
@@ -303,8 +353,13 @@ def handle_event(ctx: ServerContext, payload: dict[str, Any]) -> None:
     event = Event.model_validate(payload)
     routes = {Kind.LABELED: on_labeled, Kind.COMMENT: on_comment,
               Kind.ISSUE_EDITED: on_issue_edited, Kind.ISSUE_CLOSED: on_closed,
-              Kind.PULL_CLOSED: on_closed, Kind.PUSH: on_push}
+              Kind.PULL_CLOSED: on_closed, Kind.PUSH: on_push, Kind.INSTALLATION: end_removed_jobs}
     route = routes.get(event.kind)
+    if route is not None and event.repo and not event.installation_id:
+        # GitHub's schema lets a delivery lack `installation`: ask which one holds the repo.
+        owner, name = event.repo.split("/", 1)
+        event = event.model_copy(update={"installation_id": ctx.github.installation_id(owner,
+                                                                                        name)})
     if route is not None:
         route(ctx, event)
 
@@ -314,7 +369,24 @@ def handle_event_leased(ctx: ServerContext, payload: dict[str, Any]) -> None:
     redelivery) sees the task abandoned and queues it again."""
     with Lease(ctx.redis, event_lease(str(payload.get("delivery_id", ""))),
                ttl_s=ctx.settings.lease_ttl_s):
-        handle_event(ctx, payload)
+        try:
+            handle_event(ctx, payload)
+        except StepwiseError as exc:
+            if payload.get("kind") == Kind.LABELED and last_try():
+                tell_label_failed(ctx, Event.model_validate(payload), exc)
+            raise
+
+
+def tell_label_failed(ctx: ServerContext, event: Event, exc: StepwiseError) -> None:
+    """The last try of a label failed: say so on the issue rather than drop it silently."""
+    try:
+        forge = ctx.forge(ctx.installation(event.installation_id), event.repo)
+        forge.reply(None, event.number, f"label-failed:{event.delivery_id}", LABEL_FAILED.format(
+            code=exc.code, message=exc.message, hint=exc.hint.rstrip(".") or "try again later",
+            label=event.label))
+    except StepwiseError:
+        log.exception("could not tell the issue that the label failed",
+                      extra={"delivery_id": event.delivery_id})
 
 
 def handlers(ctx: ServerContext) -> dict[str, Handler]:

@@ -10,7 +10,7 @@ from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.errors import StepwiseError
 from jobs.domain.model import Job
 from jobs.domain.spec import parse_issue
-from jobs.engine.engine import Base, Services, create_job
+from jobs.engine.engine import Base, create_job
 
 BRANCH = re.compile(r"^stepwise/issue-(\d+)(?:-\d+)?$")
 
@@ -40,8 +40,7 @@ def rebuild(ctx: ServerContext, *, repo: str, number: int, installation_id: int)
     if base_sha is None:
         return None
     forge = ctx.forge(client, repo, squash_only=info.squash_only)
-    services = Services(repository=mirror, store=ctx.store, sandbox=ctx.sandbox, forge=forge,
-                        clock=ctx.clock, hidden_paths=ctx.hidden_paths())
+    services = ctx.engine_services(mirror, forge, repo=repo)
     job = create_job(task, number, services, repo_name=repo,
                      base=Base(branch=info.default_branch, sha=base_sha, config=config))
     tip = mirror.branch_head(job.branch)

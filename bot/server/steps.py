@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from bot.commands.spec import PREFIX
 from bot.observability import metrics
 from bot.server.context import ServerContext
 from bot.server.keys import lease_key, pull_key
@@ -33,10 +33,10 @@ from bot.server.worker import (
     task_abandoned,
 )
 from jobs.adapters.store import ConflictError
-from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
+from jobs.domain.errors import RetryClass, StepwiseError
 from jobs.domain.gates import RefusedError, open_gate
 from jobs.domain.model import ACTIVE_JOB_STATUSES, BatchStatus, Gate, Job, JobStatus
-from jobs.domain.notes import gate_prompt, render_card
+from jobs.domain.notes import render_card
 from jobs.engine.engine import Engine
 from jobs.engine.revert import revert_batch
 from jobs.ports import Publication
@@ -113,7 +113,9 @@ def wait_for_slot(ctx: ServerContext, job: Job, position: int) -> None:
 
 
 def step(ctx: ServerContext, job: Job) -> Job:
-    services, _ = ctx.services_for(job)
+    services, forge = ctx.services_for(job)
+    if job.outbox:  # what earlier steps could not publish (the card, the plan)
+        forge.deliver_all(job)
     engine = Engine(services, job)
     engine.advance(max_steps=1)
     job = engine.job
@@ -156,27 +158,25 @@ def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
                   if exc.retry_class is RetryClass.AUTO_RETRY else exc.code)
         if current is not None:
             current.set_status(BatchStatus.FAILED)
+        if job.status is JobStatus.QUEUED:  # it failed before planning began
+            job.set_status(JobStatus.PLANNING)
         open_gate(job, Gate.FAILURE, reason=reason, now=ctx.clock(), report=report,
                   batch=current.number if current else None)
-    ctx.store.save(job)
-    tell(ctx, job, report)
+    tell(ctx, job)
     return job
 
 
-def tell(ctx: ServerContext, job: Job, report: ErrorInfo) -> None:
-    """Best effort: the comment may fail too (e.g. the installation is gone)."""
+def tell(ctx: ServerContext, job: Job) -> None:
+    """Owe the gate's comment (or, for a job that ended, the summary) in the record, save it,
+    then publish: what GitHub does not confirm stays owed for the reconciler."""
+    forge = ctx.forge(ctx.installation(int(job.extra["installation_id"])), job.repo)
+    forge.expect(job, Publication.GATE if job.gate is not None else Publication.SUMMARY)
+    ctx.store.save(job)
     try:
-        forge = ctx.forge(ctx.installation(int(job.extra["installation_id"])), job.repo)
-        if job.gate is not None:
-            forge.upsert(job, forge.thread(job), f"gate:{job.gate.id}",
-                         gate_prompt(job, prefix=f"{PREFIX} "))
-        else:
-            forge.upsert(job, job.number, "failed",
-                         f"Stepwise stopped: `{report.code}` ({report.retry_class}): "
-                         f"{report.message}\n\nWhat to do: {report.hint}")
+        forge.deliver_all(job)
         ctx.store.save(job)
-    except StepwiseError:
-        log.exception("could not report a failure on GitHub", extra={"job_id": job.id})
+    except StepwiseError:  # the installation is gone, or the record moved on: still owed
+        log.exception("could not publish on GitHub", extra={"job_id": job.id})
 
 
 # -- the reaper -----------------------------------------------------------------------------------
@@ -204,12 +204,26 @@ def reap(ctx: ServerContext) -> list[str]:
 
 def run_reaper(ctx: ServerContext, stop: threading.Event) -> None:
     """Every worker reaps in a thread of its own, so recovery never waits for RQ's scheduler
-    (whose lock a dead worker may hold for a while)."""
-    while not stop.wait(ctx.settings.reap_interval_s):
-        try:
-            reap(ctx)
-        except Exception:  # a reaper round must never take the worker down
-            log.exception("reaper round failed")
+    (whose lock a dead worker may hold for a while); the reconciler's passes run here too."""
+    from bot.server.reconciler import reconcile_round
+
+    reap_every, reconcile_every = ctx.settings.reap_interval_s, ctx.settings.reconcile_interval_s
+    next_reconcile = time.monotonic()  # the worker reaped once as it started
+    next_reap = next_reconcile + reap_every
+    while not stop.wait(max(0.0, min(next_reap, next_reconcile) - time.monotonic())):
+        now = time.monotonic()
+        for due, name, action in ((next_reap, "reaper", reap),
+                                  (next_reconcile, "reconciler", reconcile_round)):
+            if due > now:
+                continue
+            try:
+                action(ctx)
+            except Exception:  # a round must never take the worker down
+                log.exception("%s round failed", name)
+        if next_reap <= now:
+            next_reap = now + reap_every
+        if next_reconcile <= now:
+            next_reconcile = now + reconcile_every
 
 
 def requeue_abandoned_events(ctx: ServerContext) -> None:
@@ -230,11 +244,9 @@ def interrupt(ctx: ServerContext, job: Job) -> None:
     log.warning("job interrupted", extra={"job_id": job.id, "interruptions": count})
     if count > MAX_INTERRUPTIONS:
         open_gate(job, Gate.INTERRUPTED, now=ctx.clock(),
-                  reason=f"the job was interrupted {count} times in a row")
-        ctx.store.save(job)
-        tell(ctx, job, ErrorInfo(code="interrupted", retry_class=RetryClass.NEEDS_HUMAN,
-                                 message=f"workers stopped {count} times while running this job",
-                                 hint=f"check the workers' health, then `{PREFIX} approve`"))
+                  reason=f"the job was interrupted {count} times in a row; check the workers' "
+                  "health")
+        tell(ctx, job)
         return
     ctx.store.save(job)
     schedule_advance(ctx, job)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
-from rq import Queue, Retry, Worker
+from rq import Queue, Retry, Worker, get_current_job
 from rq.exceptions import NoSuchJobError
 from rq.job import Job as RQJob
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
@@ -75,6 +75,12 @@ def enqueue(connection: redis.Redis, task: str, payload: dict[str, Any], *,
     if delay_s > 0:
         return q.enqueue_in(timedelta(seconds=delay_s), perform, task, payload, **options)
     return q.enqueue(perform, task, payload, **options)
+
+
+def last_try() -> bool:
+    """Whether the running RQ task is not retried if it fails now (True outside RQ)."""
+    task = get_current_job()
+    return task is None or not task.retries_left
 
 
 LEASE_TTL_S = 30  # a worker that stops renewing (killed, frozen) loses its lease this fast

@@ -16,6 +16,7 @@ from bot.taskcenter.records import (
     batch_counts,
     group_of,
 )
+from jobs.domain import outbox
 from jobs.domain.errors import ErrorInfo
 from jobs.domain.model import GATE_EXIT_CODES, Batch, Gate, Job, JobStatus
 from jobs.domain.notes import GATE_OTHER_VERBS, GATE_VERBS
@@ -45,6 +46,9 @@ class GateView(BaseModel):
                        "the issue")
     where_url: str | None = None
     report: ErrorInfo | None = None
+    published: bool = Field(default=True, description="false while the gate's comment is "
+                            "waiting to be published on GitHub (Stepwise keeps trying)")
+    publication: str = Field(default="", description="why the gate is not shown yet, if not")
 
 
 class JobSummary(BaseModel):
@@ -99,6 +103,7 @@ def gate_view(job: Job, links: Links) -> GateView | None:
     else:
         where, where_url = f"issue #{job.number}", links.issue(job.repo, job.number)
     return GateView(
+        published=outbox.gate_waiting(job) is None, publication=redact(outbox.waiting_note(job)),
         id=gate.id, kind=gate.kind, reason=redact(gate.reason), opened_at=gate.opened_at,
         batch=gate.batch, milestone=gate.milestone,
         needs="decision" if GATE_EXIT_CODES[gate.kind] == 3 else "human",

@@ -18,6 +18,7 @@ def create_app(settings: Settings | None = None, connection: redis.Redis | None 
                   description="Long maintenance jobs in small, validated, reversible steps.")
     app.state.webhook_secret = settings.webhook_secret.get_secret_value()
     app.state.app_slug = settings.app_slug
+    app.state.max_payload_bytes = webhooks.MAX_PAYLOAD_BYTES
     app.state.redis = connection or redis.Redis.from_url(settings.redis_url)
     app.include_router(webhooks.router)
     app.include_router(metrics_route.router)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import contextlib
 import logging
 from typing import Annotated, Any
 
@@ -16,15 +16,19 @@ from bot.events import Event, Kind, MalformedPayloadError, normalise
 from bot.observability.metrics import counted_delivery
 from bot.server.keys import delivery_key
 from bot.server.worker import enqueue_new, event_lease, requeue, rq_id, task_abandoned
+from bot.web.noops import forget_trigger_label, noop_reason
+from bot.web.webhook_body import MAX_PAYLOAD_BYTES, ReceivedBody, decode_payload, read_capped
 
 DELIVERY_TTL_S = 3 * 24 * 3600  # GitHub lets a delivery be redelivered for three days
-MAX_PAYLOAD_BYTES = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
+INSTALLATION_TASKS = ("installation.deleted", "installation_repositories.removed")  # end jobs
 log = logging.getLogger(__name__)
 router = APIRouter()
+__all__ = ["MAX_PAYLOAD_BYTES", "router"]
 
 
-async def raw_body(request: Request) -> bytes:
-    return await request.body()
+async def raw_body(request: Request) -> ReceivedBody:
+    """The body, refused by its declared length and read with a cap before anything else."""
+    return await read_capped(request, limit=request.app.state.max_payload_bytes)
 
 
 def answer(status: int, outcome: str, **extra: Any) -> JSONResponse:
@@ -33,12 +37,30 @@ def answer(status: int, outcome: str, **extra: Any) -> JSONResponse:
 
 def wants_worker(event: Event, app_slug: str) -> bool:
     """Cheap filters so the queue only sees deliveries that may matter."""
-    if event.kind in (Kind.IGNORED, Kind.INSTALLATION):
+    if event.kind is Kind.INSTALLATION:
+        return event.reason in INSTALLATION_TASKS
+    if event.kind is Kind.IGNORED:
         return False
     if event.kind is Kind.COMMENT:
         lowered = event.body.lower()
         return not event.sender_is_bot and (PREFIX in lowered or f"@{app_slug}" in lowered)
-    return not (event.kind is Kind.PUSH and event.sender_is_bot)
+    # Only the App's own pushes are its own: another bot's push is someone else's commit.
+    return not (event.kind is Kind.PUSH and event.sender.casefold() == f"{app_slug}[bot]")
+
+
+def record_installation(connection: redis.Redis, event: Event) -> None:
+    """What the App knows of an installation: its account and the last action with its time
+    (GitHub sends installation events to every App; nothing else is needed to keep them)."""
+    try:
+        key = f"stepwise:installation:{event.installation_id}"
+        connection.hset(key, mapping={"account": event.account, "action": event.reason,
+                                      "repos": ",".join(event.repos)[:10_000],
+                                      "delivery": event.delivery_id})
+        connection.rpush("stepwise:installations:log",
+                         f"{event.installation_id} {event.account} {event.reason}")
+        connection.ltrim("stepwise:installations:log", -1000, -1)
+    except redis.RedisError:
+        log.warning("could not record an installation event", extra={"action": event.reason})
 
 
 def signature_ok(secret: str, body: bytes, signature: str) -> bool:
@@ -55,30 +77,46 @@ def signature_ok(secret: str, body: bytes, signature: str) -> bool:
 @counted_delivery  # deliveries by event and outcome, acknowledgement latency (after the answer)
 def receive_webhook(
     request: Request,
-    body: Annotated[bytes, Depends(raw_body)],
+    received: Annotated[ReceivedBody, Depends(raw_body)],
     x_hub_signature_256: Annotated[str | None, Header()] = None,
     x_github_event: Annotated[str | None, Header()] = None,
     x_github_delivery: Annotated[str | None, Header()] = None,
+    content_type: Annotated[str | None, Header()] = None,
 ) -> JSONResponse:
     """Acknowledge a GitHub delivery in milliseconds; the work happens on a worker."""
+    if received.status == 401:
+        return answer(401, "invalid signature", hint="check STEPWISE_WEBHOOK_SECRET")
+    if received.problem:
+        return answer(received.status, received.problem)
     secret: str = request.app.state.webhook_secret
+    body = received.data
     if not signature_ok(secret, body, x_hub_signature_256 or ""):
         return answer(401, "invalid signature", hint="check STEPWISE_WEBHOOK_SECRET")
     if not x_github_event or not x_github_delivery:
         return answer(400, "missing X-GitHub-Event or X-GitHub-Delivery header")
-    if len(body) > MAX_PAYLOAD_BYTES:
-        return answer(413, "payload too large")
     try:
-        payload = json.loads(body)
+        payload = decode_payload(body, content_type)
         event = normalise(x_github_event, x_github_delivery[:100], payload)
     except (ValueError, RecursionError, MalformedPayloadError) as exc:
         return answer(400, "malformed payload", problem=str(exc)[:200])
     extra = {"event": x_github_event, "delivery": event.delivery_id}
+    connection: redis.Redis = request.app.state.redis
     if event.kind is Kind.INSTALLATION:
-        log.info("installation event", extra={**extra, "action": event.reason})
+        log.info("installation event", extra={**extra, "action": event.reason,
+                                              "installation_id": event.installation_id,
+                                              "account": event.account})
+        record_installation(connection, event)
+    if event.config_changed:  # the trigger label the no-op filter knows may be stale now
+        with contextlib.suppress(redis.RedisError):
+            forget_trigger_label(connection, event.repo)
     if not wants_worker(event, request.app.state.app_slug):
         return answer(202, "ignored", reason=event.reason or event.kind.value)
-    connection: redis.Redis = request.app.state.redis
+    try:
+        reason = noop_reason(event, connection)
+    except redis.RedisError:
+        reason = ""  # the enqueue below reports Redis being down
+    if reason:
+        return answer(202, "ignored", reason=reason)
     key = delivery_key(event.delivery_id)
     task_id = rq_id("event", event.delivery_id)
     if not connection.set(key, "1", nx=True, ex=DELIVERY_TTL_S):

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 
 from jobs.adapters.workspace import Repository
 from jobs.domain.config import RepoConfig
-from jobs.domain.plan import find_targets, select_scope
+from jobs.domain.errors import SpecError
+from jobs.domain.model import LeftOut
+from jobs.domain.plan import ScopeRules, find_targets, select_scope, split_scope
 from jobs.domain.spec import TaskSpec
 
 MIN_LITERAL = 3  # shorter literals filter too little to be worth a grep
@@ -25,6 +27,45 @@ def never_in_scope(config: RepoConfig) -> list[str]:
 def scope_at(repo: Repository, sha: str, spec: TaskSpec, config: RepoConfig) -> list[str]:
     return select_scope(repo.tracked_files(sha), paths=spec.paths, exclude=spec.exclude,
                         never=never_in_scope(config))
+
+
+def plan_scope(repo: Repository, sha: str, spec: TaskSpec,
+               config: RepoConfig) -> tuple[list[str], list[LeftOut]]:
+    """The files batches may edit at `sha`, and the files of `paths` left out with their rule
+    (with `find`, only those that match: a left-out file without a target is no news).
+
+    Raises SpecError when nothing is left to edit: such a plan could never succeed.
+    """
+    rules = ScopeRules(protected_paths=tuple(config.protected_paths),
+                       allow_test_edits=config.allow_test_edits,
+                       allow_manifest_edits=config.allow_manifest_edits)
+    scope, refused = split_scope(repo.tracked_modes(sha), paths=spec.paths, exclude=spec.exclude,
+                                 hidden=[f"{config.notes_dir.rstrip('/')}/**"], rules=rules)
+    if not scope:
+        raise empty_scope_error(spec, sha, refused)
+    if spec.find and refused:
+        found = targets_at(repo, sha, [path for path, _ in refused], spec.find)
+        refused = [(path, rule) for path, rule in refused if path in found]
+    return scope, [LeftOut(path=path, rule=rule) for path, rule in refused]
+
+
+def empty_scope_error(spec: TaskSpec, sha: str, refused: list[tuple[str, str]]) -> SpecError:
+    """Bad input naming `paths`, or the rules that left every matching file out."""
+    globs = ", ".join(f"`{p}`" for p in spec.paths)
+    if not refused:
+        excluding = f" once `exclude` ({', '.join(spec.exclude)}) is applied" \
+            if spec.exclude else ""
+        return SpecError(
+            f"spec field `paths` ({globs}) matches no tracked file at {sha[:7]}{excluding}",
+            hint="check the globs against `git ls-files` (a typo?); `**` spans directories, "
+                 "e.g. `src/**/*.py`, and a pattern without a slash matches the file name at "
+                 "any depth")
+    rules = sorted({rule for _, rule in refused})
+    return SpecError(
+        f"every file spec field `paths` ({globs}) matches is left out, so no batch could "
+        f"change anything: {'; '.join(rules)}",
+        hint="point `paths` at files the job may edit, or change the rule named above in "
+             ".github/stepwise.yml (protected_paths, allow_test_edits, allow_manifest_edits)")
 
 
 def required_literal(pattern: str) -> str | None:

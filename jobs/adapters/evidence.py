@@ -17,4 +17,5 @@ def command_evidence(result: CommandResult) -> CommandEvidence:
         output_lines=result.output_lines,
         timed_out=result.timed_out,
         isolated=result.isolated,
+        egress=list(result.egress),
     )

@@ -13,11 +13,14 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Protocol
 
+from jobs.adapters import sandbox_view as view
+from jobs.adapters.egress import EgressProxy, EgressRecord
+from jobs.adapters.environments import Environment
 from jobs.domain.errors import ConfigError, RetryClass, StepwiseError
 from jobs.domain.programs import program_name, refusal_reason
 
@@ -39,10 +42,16 @@ BASE_ENV |= {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
 
 @dataclass(frozen=True)
 class SandboxPolicy:
-    """What a command may do: which programs, network or not, how long, extra environment."""
+    """What a command may do: which programs, network or not, how long, extra environment.
+
+    `network` means Stepwise's egress proxy, admitting `network_allow` hosts at public addresses
+    (never `network_deny_hosts`); `environment` is laid read-only over the repository."""
 
     allow_commands: tuple[str, ...]
     network: bool = False
+    network_allow: tuple[str, ...] = ()
+    network_deny_hosts: tuple[str, ...] = ()
+    environment: Environment | None = None
     timeout: float = 600.0
     env: Mapping[str, str] = field(default_factory=dict)
     hidden_paths: tuple[Path, ...] = ()
@@ -62,6 +71,7 @@ class CommandResult:
     timed_out: bool
     isolated: bool
     cancelled: bool = False  # ended because `should_stop` said so
+    egress: tuple[str, ...] = ()  # each tunnel asked of the egress proxy, and its answer
 
     @property
     def ok(self) -> bool:
@@ -80,7 +90,8 @@ class CommandResult:
         return f"`{shlex.join(self.argv)}` {ended} ({output})"
 
     def evidence(self) -> dict[str, object]:
-        return {**asdict(self), "argv": list(self.argv), "duration_s": round(self.duration_s, 3)}
+        return {**asdict(self), "argv": list(self.argv), "duration_s": round(self.duration_s, 3),
+                "egress": list(self.egress)}
 
 
 class CommandRefusedError(StepwiseError):
@@ -109,9 +120,12 @@ class Sandbox(Protocol):
     ) -> CommandResult: ...  # fmt: skip
 
 
-def build_environment(policy: SandboxPolicy, *, home: Path) -> dict[str, str]:
-    """The whole environment of a command: built from scratch, never inherited (except PATH)."""
-    env = {"PATH": os.environ.get("PATH") or os.defpath, "HOME": str(home), **BASE_ENV}
+def build_environment(policy: SandboxPolicy, *, home: Path, root: Path) -> dict[str, str]:
+    """The whole environment of a command: built from scratch, never inherited (except PATH,
+    with the environment's program directories under `root` first, and the trust store)."""
+    path = view.program_path(os.environ.get("PATH") or os.defpath, root)
+    env = {"PATH": path, "HOME": str(home), **BASE_ENV}
+    env = view.merged_env(env, network=policy.network)
     for key, value in policy.env.items():
         if not key or "=" in key or "\0" in key or "\0" in str(value):
             raise ConfigError(
@@ -225,9 +239,16 @@ def _prepare(argv: Sequence[str], cwd: Path, policy: SandboxPolicy, env: dict[st
     if not cwd.is_dir():
         msg, hint = f"the working directory {cwd} does not exist", "its worktree is gone; retry"
         raise StepwiseError(msg, code="sandbox_cwd_missing", hint=hint)
-    if shutil.which(argv[0], path=env["PATH"]) is None:
+    path = view.lookup_path(os.environ.get("PATH") or os.defpath, cwd=cwd,
+                            environment=policy.environment)
+    if shutil.which(argv[0], path=path) is None:
         return f"{argv[0]}: command not found (searched PATH={env['PATH']})"
     return ""
+
+
+def _describe(record: EgressRecord) -> str:
+    where = f"{record.host}:{record.port}"
+    return f"{where} allowed" if record.allowed else f"{where} refused: {record.reason}"
 
 
 class PlainSandbox:
@@ -239,8 +260,9 @@ class PlainSandbox:
         self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy,
         writable: Sequence[Path] = (),
     ) -> CommandResult:  # fmt: skip
-        with tempfile.TemporaryDirectory(prefix="stepwise-home-", ignore_cleanup_errors=True) as h:
-            env = build_environment(policy, home=Path(h))
+        with tempfile.TemporaryDirectory(prefix="stepwise-home-", ignore_cleanup_errors=True) as h, \
+                _linked_environment(cwd, policy.environment):
+            env = build_environment(replace(policy, network=False), home=Path(h), root=cwd)
             missing = _prepare(argv, cwd, policy, env)
             if missing:
                 return _not_run(argv, 127, missing, self.isolated)
@@ -248,6 +270,25 @@ class PlainSandbox:
                 argv, argv, cwd=cwd, env=env, timeout=policy.timeout, isolated=self.isolated,
                 should_stop=policy.should_stop,
             )
+
+
+@contextlib.contextmanager
+def _linked_environment(cwd: Path, environment: Environment | None) -> Iterator[None]:
+    """Without bubblewrap nothing can be bound: the environment's entries are linked into the
+    worktree for the command's duration (the key then includes the worktree's path)."""
+    made: list[Path] = []
+    try:
+        for rel in environment.entries if environment is not None else ():
+            link = cwd / rel
+            if not os.path.lexists(link):
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(environment.tree / rel)  # type: ignore[union-attr]
+                made.append(link)
+        yield
+    finally:
+        for link in made:
+            with contextlib.suppress(OSError):
+                link.unlink()
 
 
 class BubblewrapSandbox:
@@ -264,8 +305,12 @@ class BubblewrapSandbox:
     def command(
         self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy, env: Mapping[str, str],
         writable: Sequence[Path] = (), empty_file: Path | None = None,
+        egress_socket: Path | None = None,
     ) -> list[str]:  # fmt: skip
-        """The full bwrap argv that runs `argv` (exposed for tests and debugging)."""
+        """The full bwrap argv that runs `argv` (exposed for tests and debugging).
+
+        The network namespace is always private (a loopback only); with `egress_socket` the
+        command reaches the egress proxy through it, and nothing else."""
         cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         cmd += ["--tmpfs", TMP, "--dir", str(SANDBOX_HOME), "--unshare-all"]
         # Sockets of host services (docker.sock, dbus, ...) live under /run: out of reach.
@@ -274,8 +319,6 @@ class BubblewrapSandbox:
         # The private /tmp must not hide the programs on PATH (e.g. a virtualenv under /tmp).
         for tool_dir in _path_dirs_under_tmp(env.get("PATH", "")):
             cmd += ["--ro-bind", str(tool_dir), str(tool_dir)]
-        if policy.network:
-            cmd.append("--share-net")
         cmd += ["--die-with-parent", "--new-session", "--clearenv"]
         for key, value in env.items():
             cmd += ["--setenv", key, value]
@@ -287,23 +330,39 @@ class BubblewrapSandbox:
             elif path.exists() and empty_file is not None:  # a single file, e.g. a key
                 cmd += ["--ro-bind", str(empty_file), str(path)]
         real_cwd = cwd.resolve()
-        for path in dict.fromkeys([real_cwd, *(p.resolve() for p in writable)]):
+        cmd += ["--bind", str(real_cwd), str(view.REPO_MOUNT)]
+        cmd += view.environment_binds(policy.environment)
+        for path in dict.fromkeys(p.resolve() for p in writable):
             cmd += ["--bind", str(path), str(path)]
-        return [*cmd, "--chdir", str(real_cwd), "--", *argv]
+        if egress_socket is not None:
+            cmd += view.egress_binds(egress_socket)
+            argv = view.egress_wrap(argv)
+        return [*cmd, "--chdir", str(view.REPO_MOUNT), "--", *argv]
 
     def run(
         self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy,
         writable: Sequence[Path] = (),
     ) -> CommandResult:  # fmt: skip
-        env = build_environment(policy, home=SANDBOX_HOME)
+        env = build_environment(policy, home=SANDBOX_HOME, root=view.REPO_MOUNT)
         missing = _prepare(argv, cwd, policy, env)
         if missing:
             return _not_run(argv, 127, missing, self.isolated)
-        with tempfile.NamedTemporaryFile(prefix="stepwise-empty-") as empty:
+        with contextlib.ExitStack() as stack:
+            empty = stack.enter_context(tempfile.NamedTemporaryFile(prefix="stepwise-empty-"))
+            proxy = None
+            if policy.network:
+                proxy = stack.enter_context(EgressProxy(policy.network_allow,
+                                                        deny_hosts=policy.network_deny_hosts))
             cmd = self.command(argv, cwd=cwd, policy=policy, env=env, writable=writable,
-                               empty_file=Path(empty.name))  # fmt: skip
-            result = _execute(argv, cmd, cwd=cwd, env=env, timeout=policy.timeout, isolated=True,
-                              should_stop=policy.should_stop)
+                               empty_file=Path(empty.name),
+                               egress_socket=proxy.socket_path if proxy else None)
+            try:
+                result = _execute(argv, cmd, cwd=cwd, env=env, timeout=policy.timeout,
+                                  isolated=True, should_stop=policy.should_stop)
+            finally:
+                view.remove_mount_stubs(cwd, policy.environment)
+            if proxy is not None:
+                result = replace(result, egress=tuple(_describe(r) for r in proxy.records))
         if result.exit_code == 1 and result.output_tail.startswith("bwrap: execvp "):
             return replace(result, exit_code=127)  # not found in the sandbox's view (e.g. /tmp)
         return result

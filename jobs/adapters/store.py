@@ -82,6 +82,15 @@ class FileStore:
     def reload(self, job: Job) -> Job | None:
         return self.load(job.number)
 
+    def numbers(self) -> list[int]:
+        """The issue numbers that have a progress file, ascending."""
+        found = []
+        for path in self.state_dir.glob("issue-*.json"):
+            digits = path.name[len("issue-"):-len(".json")]
+            if digits.isdigit():
+                found.append(int(digits))
+        return sorted(found)
+
     def stored_status(self, job: Job) -> JobStatus | None:
         doc = self._document(job.number)
         if doc is None or doc.get("id") != job.id:
@@ -216,8 +225,9 @@ class FileStore:
                 handle.seek(0)
                 holder = handle.read().strip() or "unknown"
                 raise BusyError(
-                    f"another stepwise process (pid {holder}) is running job #{number}",
-                    hint="wait for it to stop at a gate, or use `stepwise cancel` to stop it",
+                    f"job #{number} is busy: another stepwise process (pid {holder}) is "
+                    "running it", hint="wait for it to stop at a gate (`stepwise status` "
+                    "shows where it is), or use `stepwise cancel` to stop it",
                 ) from exc
             handle.seek(0)
             handle.truncate()
@@ -228,6 +238,8 @@ class FileStore:
             finally:
                 handle.seek(0)
                 handle.truncate()
+                if not self.path_for(number).exists():  # a look-up that found no job
+                    path.unlink(missing_ok=True)
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def is_locked(self, number: int) -> bool:

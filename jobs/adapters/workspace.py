@@ -1,24 +1,30 @@
 """Git behind a small interface: the user's repository, the job branch and the job's own worktree.
 
-Every call passes an explicit `cwd`; nothing here changes the user's checkout or current branch.
-Branch updates are compare-and-set (`git update-ref NEW OLD`): never forced, never amended.
+Every call names its repository (jobs/adapters/git_runner.py); nothing here changes the user's checkout or
+current branch. Branch updates are compare-and-set (`git update-ref NEW OLD`): never forced,
+never amended. A job's worktree holds no git metadata at all: its HEAD and index live in a
+private git directory beside it, out of the sandbox's reach, and what is staged from it is
+read by Stepwise itself (regular files only) and written with `hash-object --no-filters`.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs.adapters.git_runner import git_env, git_process, run_git
+from jobs.adapters.staging import Change, clean_worktree, collect_changes, index_info, remove_entry
 from jobs.domain.errors import WorkspaceError
+
+__all__ = ["BOT_EMAIL", "BOT_NAME", "CommitInfo", "Repository", "Worktree", "run_git"]
 
 BOT_NAME = "Stepwise"
 BOT_EMAIL = "stepwise-bot@users.noreply.localhost"
 ZERO_SHA = "0" * 40
-_SCRUBBED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_PREFIX")
+BOT_IDENTITY = {"GIT_AUTHOR_NAME": BOT_NAME, "GIT_AUTHOR_EMAIL": BOT_EMAIL,
+                "GIT_COMMITTER_NAME": BOT_NAME, "GIT_COMMITTER_EMAIL": BOT_EMAIL}
 
 
 @dataclass(frozen=True)
@@ -40,27 +46,8 @@ class CommitInfo:
 
 
 def _git_env() -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key not in _SCRUBBED}
-    env["LC_ALL"] = "C"
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    return env
-
-
-def run_git(args: Sequence[str], *, cwd: Path, stdin: str | None = None,
-            env: dict[str, str] | None = None, check: bool = True) -> str:
-    """Run git and return stdout; a failure raises WorkspaceError with git's message."""
-    done = subprocess.run(
-        ["git", *args], cwd=cwd, input=stdin, capture_output=True, text=True,
-        env=env or _git_env(), check=False,
-    )
-    if check and done.returncode != 0:
-        command = " ".join(args[:3])
-        raise WorkspaceError(
-            f"`git {command}` failed in {cwd}: {done.stderr.strip()[-800:]}",
-            hint="check that the path is a git repository in a clean state",
-            evidence={"exit_code": done.returncode},
-        )
-    return done.stdout
+    """The hardened environment (kept for callers that add to it)."""
+    return git_env()
 
 
 class Repository:
@@ -73,22 +60,34 @@ class Repository:
                 f"{path} is not a directory", hint="pass --repo with a git checkout's path",
                 code="not_a_repository",
             )
-        bare = run_git(["rev-parse", "--is-bare-repository"], cwd=path, check=False).strip()
-        top = str(path) if bare == "true" else \
-            run_git(["rev-parse", "--show-toplevel"], cwd=path, check=False).strip()
-        if not top:
+        # The one discovery Stepwise makes: in the directory the user named (never above a
+        # bare clone's own directory), once; every later call names the git directory found.
+        bare_dir = (path / "HEAD").is_file() and (path / "objects").is_dir()
+        upward = {"GIT_CEILING_DIRECTORIES": ""}  # --repo may name a subdirectory
+        found = run_git(["rev-parse", "--path-format=absolute", "--is-bare-repository",
+                         "--absolute-git-dir", "--git-common-dir"], cwd=path, check=False,
+                        git_dir=path if bare_dir else None, env=upward).split("\n")
+        top = "" if bare_dir or found[0] != "false" else \
+            run_git(["rev-parse", "--show-toplevel"], cwd=path, check=False, env=upward).strip()
+        if len(found) < 3 or not found[1] or (found[0] == "false" and not top):
             raise WorkspaceError(
                 f"{path} is not inside a git repository",
                 hint="pass --repo with a git checkout's path (run `git init` first for a new one)",
                 code="not_a_repository",
             )
-        self.root = Path(top)
-        common = run_git(["rev-parse", "--git-common-dir"], cwd=self.root).strip()
-        self.git_dir = (self.root / common).resolve()
+        self.bare = found[0] == "true"
+        self.root = Path(top) if top else path
+        self.checkout_git_dir = Path(found[1])  # HEAD of the user's checkout (maybe linked)
+        self.git_dir = Path(found[2]).resolve()  # the common directory: objects, refs, config
         self.state_dir = self.git_dir / "stepwise"
 
     def git(self, *args: str, check: bool = True) -> str:
-        return run_git(args, cwd=self.root, check=check)
+        return run_git(args, cwd=self.root, git_dir=self.checkout_git_dir,
+                       work_tree=None if self.bare else self.root, check=check)
+
+    def _process(self, args: Sequence[str], stdin: bytes | None = None) -> tuple[int, bytes, str]:
+        done = git_process(args, cwd=self.root, git_dir=self.checkout_git_dir, stdin=stdin)
+        return done.returncode, done.stdout, done.stderr.decode(errors="replace")
 
     def current_branch(self) -> str | None:
         name = self.git("symbolic-ref", "--quiet", "--short", "HEAD", check=False).strip()
@@ -105,6 +104,16 @@ class Repository:
         out = self.git("-c", "core.quotepath=false", "ls-tree", "-r", "-z", "--name-only", sha)
         return [name for name in out.split("\0") if name]
 
+    def tracked_modes(self, sha: str) -> dict[str, str]:
+        """Every tracked path at `sha` with its `git ls-tree` mode (100644, 120000, 160000, ...)."""
+        out = self.git("-c", "core.quotepath=false", "ls-tree", "-r", "-z", sha)
+        modes: dict[str, str] = {}
+        for entry in out.split("\0"):
+            meta, tab, name = entry.partition("\t")
+            if tab:
+                modes[name] = meta.split(" ", 1)[0]
+        return modes
+
     def read_texts(self, sha: str, paths: Iterable[str]) -> dict[str, str | None]:
         """File contents at `sha` (None for binary or non-UTF-8 files), in one git call."""
         paths = list(paths)
@@ -116,13 +125,10 @@ class Repository:
         if not wanted:
             return result
         request = "".join(f"{sha}:{path}\n" for path in wanted).encode()
-        done = subprocess.run(
-            ["git", "cat-file", "--batch"], cwd=self.root, input=request,
-            capture_output=True, env=_git_env(), check=False,
-        )
-        if done.returncode != 0:
-            raise WorkspaceError(f"git cat-file failed: {done.stderr.decode()[-500:]}")
-        data, offset = done.stdout, 0
+        code, data, err = self._process(["cat-file", "--batch"], request)
+        if code != 0:
+            raise WorkspaceError(f"git cat-file failed: {err[-500:]}")
+        offset = 0
         for path in wanted:
             header_end = data.index(b"\n", offset)
             header = data[offset:header_end]
@@ -138,23 +144,21 @@ class Repository:
         return result
 
     def _read_one(self, sha: str, path: str) -> str | None:
-        done = subprocess.run(["git", "cat-file", "blob", f"{sha}:{path}"], cwd=self.root,
-                              capture_output=True, env=_git_env(), check=False)
-        return _decode_text(done.stdout) if done.returncode == 0 else None
+        code, data, _ = self._process(["cat-file", "blob", f"{sha}:{path}"])
+        return _decode_text(data) if code == 0 else None
 
     def grep_files(self, sha: str, literals: Sequence[str]) -> set[str] | None:
         """Files at `sha` containing any of the fixed strings (text files only); None if git
         could not say."""
-        args = ["git", "-c", "core.quotepath=false", "grep", "-F", "-l", "-z", "-I",
-                "--no-color"]
+        args = ["-c", "core.quotepath=false", "grep", "-F", "-l", "-z", "-I", "--no-color",
+                "--no-textconv"]
         for literal in literals:
             args += ["-e", literal]
-        done = subprocess.run([*args, sha], cwd=self.root, capture_output=True,
-                              env=_git_env(), check=False)
-        if done.returncode not in (0, 1):
+        code, out, _ = self._process([*args, sha])
+        if code not in (0, 1):
             return None
         prefix = f"{sha}:"
-        names = done.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+        names = out.decode("utf-8", errors="surrogateescape").split("\0")
         return {name.removeprefix(prefix) for name in names if name}
 
     def show_file(self, sha: str, path: str) -> str | None:
@@ -188,21 +192,26 @@ class Repository:
         return commits
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        done = subprocess.run(
-            ["git", "merge-base", "--is-ancestor", ancestor, descendant], cwd=self.root,
-            capture_output=True, env=_git_env(), check=False,
-        )
-        return done.returncode == 0
+        return self._process(["merge-base", "--is-ancestor", ancestor, descendant])[0] == 0
 
     def open_worktree(self, path: Path, sha: str) -> Worktree:
-        """A fresh detached worktree at `sha`, replacing any stale one left at `path`."""
-        if path.exists():
-            self.git("worktree", "remove", "--force", str(path), check=False)
-            shutil.rmtree(path, ignore_errors=True)
-        self.git("worktree", "prune")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.git("worktree", "add", "--detach", "--quiet", str(path), sha)
-        return Worktree(self, path)
+        """A fresh worktree at `sha`, replacing any stale one left at `path`.
+
+        The directory holds only the tree's files; its HEAD and index live in `<path>.git`,
+        a private git directory whose `commondir` is this repository's."""
+        private = path.with_name(f"{path.name}.git")
+        for stale in (path, private):
+            if stale.is_symlink() or stale.is_file():
+                stale.unlink()
+            shutil.rmtree(stale, ignore_errors=True)
+        self.git("worktree", "prune", check=False)  # registrations of the old layout
+        path.mkdir(parents=True)
+        private.mkdir()
+        (private / "commondir").write_text(f"{self.git_dir}\n", encoding="utf-8")
+        (private / "HEAD").write_text(f"{sha}\n", encoding="utf-8")
+        worktree = Worktree(self, path, private)
+        worktree.reset(sha)
+        return worktree
 
 
 def _decode_text(blob: bytes) -> str | None:
@@ -215,66 +224,138 @@ def _decode_text(blob: bytes) -> str | None:
 
 
 class Worktree:
-    """The job's private checkout; edits, validation and commits happen here."""
+    """The job's private checkout; edits, validation and commits happen here.
 
-    def __init__(self, repository: Repository, path: Path) -> None:
+    `head` is the commit the files were last reset to: diffs are taken against it and it is
+    the HEAD of the private git directory (for the few porcelain commands, e.g. `revert`)."""
+
+    def __init__(self, repository: Repository, path: Path, private: Path) -> None:
         self.repository = repository
         self.path = path
+        self.private = private
+        self.head = (private / "HEAD").read_text(encoding="utf-8").strip()
+        self.resets = 0  # how often the files were put back (a `setup` run is lost each time)
 
-    def git(self, *args: str, stdin: str | None = None, env: dict[str, str] | None = None,
+    def git(self, *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None,
             check: bool = True) -> str:
-        return run_git(args, cwd=self.path, stdin=stdin, env=env, check=check)
+        return run_git(args, cwd=self.path, git_dir=self.private, work_tree=self.path,
+                       stdin=stdin, env=env, check=check)
+
+    def _process(self, args: Sequence[str], stdin: bytes | None = None) -> tuple[int, bytes, str]:
+        done = git_process(args, cwd=self.path, git_dir=self.private, work_tree=self.path,
+                           stdin=stdin)
+        return done.returncode, done.stdout, done.stderr.decode(errors="replace")
 
     def reset(self, sha: str) -> None:
-        """Discard every change: the tree is exactly `sha` again (ignored files are kept)."""
-        self.git("reset", "--hard", "--quiet", sha)
-        self.git("clean", "-fdq")
+        """Discard every change: the files are exactly `sha` again, and `sha` is the head."""
+        self.restore(sha)
+        if sha != self.head:
+            self.git("update-ref", "--no-deref", "HEAD", sha)
+            self.head = sha
+
+    def restore(self, tree: str) -> None:
+        """Put the files back to `tree` (the head does not move): everything that is not in
+        it goes, ignored files, planted `.git` entries and unfinished revert state included."""
+        clean_worktree(self.path, self.private)
+        self.git("clean", "-ffdxq")  # untracked and ignored files, nested repositories
+        if self._process(["read-tree", "--reset", "-u", tree])[0] != 0:
+            # Something git would not overwrite was in the way: start from an empty directory.
+            for entry in self.path.iterdir():
+                remove_entry(entry)
+            (self.private / "index").unlink(missing_ok=True)
+            self.git("read-tree", "--reset", "-u", tree)
+        self.resets += 1
 
     def stage_all(self) -> None:
-        self.git("add", "-A")
+        """Stage every change in the files, read by Stepwise itself (see jobs/adapters/staging.py)."""
+        self.stage(self._candidates())
+
+    def stage_files(self, paths: Iterable[str]) -> None:
+        self.stage(list(paths))
+
+    def stage(self, paths: Sequence[str]) -> None:
+        changes = collect_changes(self.path, paths)
+        if not changes:
+            return
+        blobs = self._write_blobs([c for c in changes if c.data is not None])
+        code, _, err = self._process(["update-index", "-z", "--index-info"],
+                                     index_info(changes, blobs))
+        if code != 0:
+            raise WorkspaceError(f"git update-index failed: {err[-500:]}")
+
+    def _candidates(self) -> list[str]:
+        """Tracked files whose stat changed, and untracked files (git's ignore rules apply)."""
+        changed = self.git("-c", "core.quotepath=false", "diff-files", "--name-only", "-z",
+                           "--ignore-submodules=all")
+        added = self.git("-c", "core.quotepath=false", "ls-files", "-z", "--others",
+                         "--exclude-standard")
+        return list(dict.fromkeys(name for name in (changed + added).split("\0") if name))
+
+    def _write_blobs(self, changes: Sequence[Change]) -> dict[str, str]:
+        """Each change's content as a blob (no filters, no attributes): path -> object id."""
+        blobs: dict[str, str] = {}
+        for change in changes:
+            code, out, err = self._process(["hash-object", "-w", "--no-filters", "--stdin"],
+                                           change.data)
+            if code != 0:
+                raise WorkspaceError(f"git hash-object failed for {change.path}: {err[-300:]}")
+            blobs[change.path] = out.decode().strip()
+        return blobs
 
     def staged_diff(self) -> str:
-        """The staged change against HEAD, exactly as git printed it (never stripped).
+        """The staged change against the head, exactly as git printed it (never stripped).
 
         Prefixes are fixed so a user's `diff.noprefix`/`diff.mnemonicPrefix` cannot change the
         headers; undecodable bytes survive as surrogates instead of failing the read.
         """
-        done = subprocess.run(
-            ["git", "-c", "core.quotepath=false", "diff", "--cached", "-M", "--no-color",
-             "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/", "HEAD"],
-            cwd=self.path, capture_output=True, env=_git_env(), check=False,
-        )
-        if done.returncode != 0:
-            raise WorkspaceError(f"git diff failed: {done.stderr.decode(errors='replace')[-500:]}")
-        return done.stdout.decode("utf-8", errors="surrogateescape")
+        code, out, err = self._process(
+            ["-c", "core.quotepath=false", "diff", "--cached", "-M", "--no-color",
+             "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
+             self.head])
+        if code != 0:
+            raise WorkspaceError(f"git diff failed: {err[-500:]}")
+        return out.decode("utf-8", errors="surrogateescape")
 
     def staged_paths(self) -> list[str]:
-        out = self.git("-c", "core.quotepath=false", "diff", "--cached", "--name-only", "-z",
-                       "--no-renames", "HEAD")
+        out = self.git("-c", "core.quotepath=false", "diff-index", "--cached", "--name-only",
+                       "-z", "--no-renames", self.head)
         return [name for name in out.split("\0") if name]
 
     def write_tree(self) -> str:
         return self.git("write-tree").strip()
 
+    def head_tree(self) -> str:
+        return self.git("rev-parse", f"{self.head}^{{tree}}").strip()
+
+    def merged_tree(self, other: str) -> str | None:
+        """The tree of the head merged with `other` (nothing is written to the files), or None
+        when they conflict."""
+        code, out, _ = self._process(["merge-tree", "--write-tree", "--no-messages",
+                                      self.head, other])
+        return out.decode().split("\n", 1)[0].strip() if code == 0 else None
+
     def commit_tree(self, tree: str, parent: str, message: str) -> str:
         """A commit of exactly `tree` on `parent` (no hooks run, nothing else is included)."""
-        env = _git_env()
-        env.update(
-            GIT_AUTHOR_NAME=BOT_NAME, GIT_AUTHOR_EMAIL=BOT_EMAIL,
-            GIT_COMMITTER_NAME=BOT_NAME, GIT_COMMITTER_EMAIL=BOT_EMAIL,
-        )
         return self.git("commit-tree", tree, "-p", parent, "-F", "-", stdin=message,
-                        env=env).strip()
+                        env=BOT_IDENTITY).strip()
 
     def checkout(self, sha: str) -> None:
-        self.git("checkout", "--detach", "--quiet", "--force", sha)
+        self.reset(sha)
 
     def changed_tracked_files(self) -> list[str]:
-        out = self.git("-c", "core.quotepath=false", "status", "--porcelain", "-z",
-                       "--untracked-files=no")
-        return [entry[3:] for entry in out.split("\0") if len(entry) > 3]
+        """Tracked files whose content differs from the head (Stepwise reads them itself)."""
+        tracked = self.git("-c", "core.quotepath=false", "diff-files", "--name-only", "-z",
+                           "--ignore-submodules=all")
+        self.stage([name for name in tracked.split("\0") if name])
+        return self.staged_paths()
+
+    def untracked_entries(self) -> list[str]:
+        """The top-most paths git does not track, ignored ones included (`.venv/`,
+        `node_modules/`, `build/`): what a setup made; a directory ends with `/`."""
+        out = self.git("-c", "core.quotepath=false", "ls-files", "-z", "--others",
+                       "--directory", "--no-empty-directory")
+        return [name for name in out.split("\0") if name]
 
     def remove(self) -> None:
-        self.repository.git("worktree", "remove", "--force", str(self.path), check=False)
-        shutil.rmtree(self.path, ignore_errors=True)
-        self.repository.git("worktree", "prune", check=False)
+        for path in (self.path, self.private):
+            shutil.rmtree(path, ignore_errors=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, Literal, Self
 
 import yaml
@@ -27,6 +27,7 @@ CONFIG_PATH = ".github/stepwise.yml"
 MAX_DOCUMENT_BYTES = 64 * 1024
 
 AllowDeletions = bool | Literal["ask"]
+NetworkMode = bool | Literal["setup"]  # false: none; "setup": setup only; true: every command
 
 # Environment names `env` may not set: they steer the sandbox, git, the proxy or Stepwise itself.
 RESERVED_ENV_NAMES = frozenset(
@@ -37,6 +38,8 @@ RESERVED_ENV_PREFIXES = ("STEPWISE_", "GITHUB_", "GIT_", "LD_", "DYLD_")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PROGRAM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 _LOGIN = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9])*")
+_NETWORK_HOST = re.compile(r"(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+                           r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d{1,5})?")
 _TEAM = re.compile(r"@[A-Za-z0-9](?:-?[A-Za-z0-9])*/[A-Za-z0-9][A-Za-z0-9._-]*")
 _SHELL_TOKENS = frozenset({"&&", "||", "|", ";", "&", ">", ">>", "<", "2>", "2>&1", "$(", "`"})
 
@@ -94,13 +97,21 @@ def load_yaml_mapping(text: str, *, example: str, empty_ok: bool = False) -> dic
 
 def check_keys(data: Mapping[Any, Any], valid: Collection[str]) -> None:
     """Refuse keys that are not in `valid`, suggesting the closest valid one."""
+    for problem in unknown_keys(data, valid):
+        raise problem
+
+
+def unknown_keys(data: Mapping[Any, Any], valid: Collection[str]) -> list[InputProblem]:
+    """A problem for each key not in `valid`, suggesting the closest valid one."""
+    problems = []
     for key in data:
         if key in valid:
             continue
         close = difflib.get_close_matches(str(key), list(valid), n=1)
         did_you_mean = f"did you mean `{close[0]}`? " if close else ""
         hint = f"{did_you_mean}valid fields: {', '.join(valid)}"
-        raise InputProblem(str(key), "unknown field", hint)
+        problems.append(InputProblem(str(key), "unknown field", hint))
+    return problems
 
 
 def yaml_kind(value: object) -> str:
@@ -130,7 +141,16 @@ def field_path(loc: Sequence[int | str]) -> str:
 
 def problem_from_validation(exc: ValidationError, examples: Mapping[str, str]) -> InputProblem:
     """The first pydantic error, in the user's terms, with the field's example as the hint."""
-    error = exc.errors(include_url=False)[0]
+    return problems_from_validation(exc, examples)[0]
+
+
+def problems_from_validation(exc: ValidationError,
+                             examples: Mapping[str, str]) -> list[InputProblem]:
+    """Every pydantic error, in the user's terms."""
+    return [_problem(error, examples) for error in exc.errors(include_url=False)]
+
+
+def _problem(error: Any, examples: Mapping[str, str]) -> InputProblem:
     loc, kind, ctx = error["loc"], error["type"], error.get("ctx", {})
     field = field_path(loc)
     example = examples.get(str(loc[0]), "") if loc else ""
@@ -189,34 +209,83 @@ _CONFIG_EXAMPLES = {
     "setup": 'setup: ["python -m pip install -e ."]',
     "env": 'env: {PYTHONPATH: "src"}',
     "approvers": 'approvers: ["octocat", "@my-org/maintainers"]',
+    "network": "network: setup",
+    "network_allow": 'network_allow: ["pypi.org", "*.pythonhosted.org"]',
+    "cache_key": 'cache_key: ["requirements*.txt", "package-lock.json"]',
 }
 
 
 class RepoConfig(BaseModel):
     """`.github/stepwise.yml`: every field and its default (the README shows an example)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
+    # Each field's docstring is its documentation: README.md's key table is generated from it.
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True,
+                              use_attribute_docstrings=True)
 
     trigger_label: str = Field(default="stepwise", min_length=1, max_length=50)
+    """The issue label that starts a job (server mode)."""
     setup: list[str] = []
+    """Commands that build the job's environment once, in the sandbox, before the baseline (e.g.
+    `python -m venv .venv`, `pip install -e .[test]`, `npm ci`); what they leave that git does
+    not track is kept, read-only, for every later command and cached under `cache_key`. Same
+    rules as `validate`."""
     validate_: list[str] = Field(default=["python -m pytest -q", "ruff check ."], alias="validate")
+    """Commands that must all exit 0 on the base (the baseline) and after every batch; run as
+    argv without a shell, in a sandbox, each program on `allow_commands`. Programs are found
+    on the PATH of the shell that runs `stepwise`."""
     env: dict[str, str] = {}
+    """Extra environment variables for `setup`, `validate` and `run` (the sandbox starts from an
+    empty environment); `PATH`, `HOME`, proxies and `STEPWISE_*`/`GIT_*`/`GITHUB_*`/`LD_*` are
+    reserved."""
     allow_commands: list[str] = ["pytest", "python", "ruff", "mypy", "make", "npm", "tox"]
-    network: bool = False
+    """Programs commands may run (bare names; `python` also admits `python3`, `python3.11`). A
+    built-in blocklist (`rm`, `curl`, `git`, `sudo`, shells, ...) can never be allowed."""
+    network: NetworkMode = False
+    """Who may reach the network, which is only Stepwise's egress proxy: `false` nobody,
+    `setup` the setup commands, `true` every command. Never loopback, private ranges or cloud
+    metadata, whatever `network_allow` says."""
+    network_allow: list[str] = []
+    """Hosts the egress proxy admits (HTTPS): `pypi.org`, `*.example.org`, `host:8443`; empty:
+    the package registries of the ecosystems the repository uses (PyPI, npm)."""
+    cache_key: list[str] = []
+    """Globs of files whose content, with `setup`, keys the cached environment (e.g.
+    `requirements*.txt`, `package-lock.json`): a change rebuilds it."""
     batch_size: int = Field(default=5, ge=1, le=100)
+    """Files per batch (a spec's `batch_size` overrides it)."""
     batches_per_milestone: int = Field(default=4, ge=1)
+    """Batches between two `milestone` gates."""
     max_failed_attempts: int = Field(default=2, ge=1, le=20)
+    """Failed attempts of a batch before the `failure` gate. A failure that would repeat (a
+    refused program; with `replace` and `command` also a guard rule, an edit that changed
+    nothing, targets left) opens it at once."""
     command_timeout: int = Field(default=600, ge=1, le=86400)
+    """Seconds each command (setup, validate, run) may take before it is killed and recorded as
+    timed out."""
     require_plan_approval: bool = True
+    """Stop at the `plan` gate before the first batch (a failing baseline always stops there)."""
     allow_deletions: AllowDeletions = False
+    """Let a batch delete files: `false`, `true` or `"ask"` (stop at the `deletion` gate)."""
     allow_new_files: bool = False
+    """Let a batch create files inside `paths`."""
     max_batch_lines: int = Field(default=400, ge=1)
+    """Changed lines (added + removed) above which a batch stops at the `large_change` gate."""
     allow_test_edits: bool = False
+    """Let batches edit test files (under `tests/`, `test/`, ..., or named `test_*.py`,
+    `*_test.go`, `*.test.js`, ...); when false, test files in `paths` are left out at plan
+    time and listed with this rule."""
     allow_manifest_edits: bool = False
+    """Let batches edit dependency manifests and lock files (`pyproject.toml`,
+    `requirements*.txt`, `package.json`, ...)."""
     protected_paths: list[str] = [".github/**", ".env*", "**/*.pem", "**/secrets/**"]
+    """Globs no batch may ever touch (files in `paths` that match are left out at plan time); the
+    change notes are never in scope either."""
     approvers: list[str] = []
+    """Who may answer gates besides users with write access (server mode): logins or `@org/team`."""
     notes_dir: str = "docs/agent-changes"
-    llm_drafts: bool = False  # a labelled issue without a block gets a spec drafted by the model
+    """Where the change notes are committed."""
+    llm_drafts: bool = False
+    """Server mode: a labelled issue without a `stepwise` block gets a spec drafted by the
+    model, shown for approval."""
 
     @property
     def validate_commands(self) -> list[str]:
@@ -227,6 +296,22 @@ class RepoConfig(BaseModel):
 
     def setup_argvs(self) -> list[list[str]]:
         return [split_command(command) for command in self.setup]
+
+    @property
+    def setup_network(self) -> bool:
+        return self.network is True or self.network == "setup"
+
+    @property
+    def command_network(self) -> bool:
+        """Whether validation and codemods may use the network (setup's is `setup_network`)."""
+        return self.network is True
+
+    @field_validator("network", mode="before")
+    @classmethod
+    def _check_network(cls, value: object) -> object:
+        if value is not True and value is not False and value != "setup":
+            raise ValueError(f'expected true, false or "setup", got {yaml_kind(value)}')
+        return value
 
     @field_validator("allow_deletions", mode="before")
     @classmethod
@@ -239,40 +324,68 @@ class RepoConfig(BaseModel):
     def _check(self, info: ValidationInfo) -> Self:
         try:
             self._check_fields()
-        except InputProblem as problem:
+        except ConfigProblems as found:
             source = (info.context or {}).get("source", CONFIG_PATH)
-            raise config_error(problem, source=source) from None
+            raise config_errors(found.problems, source=source) from None
         return self
 
     def _check_fields(self) -> None:
+        """Check what the types cannot; every problem is reported, not the first only."""
+        problems: list[InputProblem] = []
+        for check in (self._check_programs, self._check_commands, self._check_envs,
+                      self._check_paths, self._check_approvers):
+            problems.extend(check())
+        if problems:
+            raise ConfigProblems(problems)
+
+    def _check_programs(self) -> Iterator[InputProblem]:
         for i, name in enumerate(self.allow_commands):
             if not _PROGRAM.fullmatch(name):
                 hint = "write the bare program name, e.g. `pytest`"
-                raise InputProblem(f"allow_commands[{i}]", f"`{name}` is not a program name", hint)
-            if name in BLOCKED_PROGRAMS:
+                yield InputProblem(f"allow_commands[{i}]", f"`{name}` is not a program name", hint)
+            elif name in BLOCKED_PROGRAMS:
                 problem = f"`{name}` is on the built-in blocklist and cannot be allowed"
-                raise InputProblem(f"allow_commands[{i}]", problem, "remove it from allow_commands")
+                yield InputProblem(f"allow_commands[{i}]", problem, "remove it from allow_commands")
+
+    def _check_commands(self) -> Iterator[InputProblem]:
         for key in ("setup", "validate"):
             for i, command in enumerate(self.setup if key == "setup" else self.validate_):
                 try:
                     command_argv(command, allow_commands=self.allow_commands)
                 except InputProblem as bad:
-                    raise InputProblem(f"{key}[{i}]", bad.problem, bad.hint) from None
+                    yield InputProblem(f"{key}[{i}]", bad.problem, bad.hint)
+
+    def _check_envs(self) -> Iterator[InputProblem]:
         for name, value in self.env.items():
-            self._check_env(name, value)
+            try:
+                self._check_env(name, value)
+            except InputProblem as bad:
+                yield bad
+        for i, host in enumerate(self.network_allow):
+            if not _NETWORK_HOST.fullmatch(host):
+                hint = "write a host name, `*.example.org` for its subdomains, or `host:port`"
+                yield InputProblem(f"network_allow[{i}]", f"`{host}` is not a host name", hint)
+
+    def _check_paths(self) -> Iterator[InputProblem]:
+        for i, glob in enumerate(self.cache_key):
+            if reason := unsafe_path_reason(glob):
+                hint = "use a repository-relative glob, e.g. `requirements*.txt`"
+                yield InputProblem(f"cache_key[{i}]", reason, hint)
         for i, path in enumerate(self.protected_paths):
             if reason := unsafe_path_reason(path):
                 hint = "use a repository-relative glob, e.g. `config/**`"
-                raise InputProblem(f"protected_paths[{i}]", reason, hint)
+                yield InputProblem(f"protected_paths[{i}]", reason, hint)
         if reason := unsafe_path_reason(self.notes_dir) or (
             "it is a glob; name one directory" if re.search(r"[*?\[]", self.notes_dir) else None
         ):
-            raise InputProblem("notes_dir", reason, "use a repository-relative directory")
+            yield InputProblem("notes_dir", reason, "use a repository-relative directory")
+
+    def _check_approvers(self) -> Iterator[InputProblem]:
         for i, who in enumerate(self.approvers):
             if not (_LOGIN.fullmatch(who) and len(who) <= 39) and not _TEAM.fullmatch(who):
                 problem = f"`{who}` is neither a login nor an @org/team name"
                 hint = "write a login without @ (`octocat`) or a team as `@org/team`"
-                raise InputProblem(f"approvers[{i}]", problem, hint)
+                yield InputProblem(f"approvers[{i}]", problem, hint)
 
     @staticmethod
     def _check_env(name: str, value: str) -> None:
@@ -300,17 +413,41 @@ def _examples() -> dict[str, str]:
     return {key: f"{key}: {value}" for key, value in defaults.items()} | _CONFIG_EXAMPLES
 
 
-class InvalidConfigError(ConfigError):
-    """A config problem; `field` names the offending field, or is None for the whole file."""
+class ConfigProblems(Exception):
+    """Every problem the field checks found (raised inside the model validator)."""
 
-    def __init__(self, message: str, *, hint: str, field: str | None = None) -> None:
+    def __init__(self, problems: list[InputProblem]) -> None:
+        super().__init__(f"{len(problems)} problems")
+        self.problems = problems
+
+
+class InvalidConfigError(ConfigError):
+    """A config problem; `field` names the (first) offending field, or is None for the whole
+    file; `problems` holds each problem when there are several."""
+
+    def __init__(self, message: str, *, hint: str, field: str | None = None,
+                 problems: list[InputProblem] | None = None) -> None:
         super().__init__(message, hint=hint, evidence={"field": field} if field else None)
         self.field = field
+        self.problems = problems or []
 
 
 def config_error(problem: InputProblem, *, source: str = CONFIG_PATH) -> InvalidConfigError:
     where = f"config field `{problem.field}` in {source}" if problem.field else source
-    return InvalidConfigError(f"{where}: {problem.problem}", hint=problem.hint, field=problem.field)
+    return InvalidConfigError(f"{where}: {problem.problem}", hint=problem.hint, field=problem.field,
+                              problems=[problem])
+
+
+def config_errors(problems: list[InputProblem], *, source: str = CONFIG_PATH) -> InvalidConfigError:
+    """One error for one problem; for several, a message listing each with its fix."""
+    if len(problems) == 1:
+        return config_error(problems[0], source=source)
+    listed = "\n".join(f"- {'config field `' + p.field + '`' if p.field else 'the file'}: "
+                        f"{p.problem} "
+                        f"(fix: {p.hint})" for p in problems)
+    return InvalidConfigError(f"{source} has {len(problems)} problems:\n{listed}",
+                              hint="fix each problem listed above", field=problems[0].field,
+                              problems=problems)
 
 
 def load_config(text: str | None, *, source: str = CONFIG_PATH) -> RepoConfig:
@@ -319,9 +456,17 @@ def load_config(text: str | None, *, source: str = CONFIG_PATH) -> RepoConfig:
         return RepoConfig()
     try:
         data = load_yaml_mapping(text, example="batch_size: 5", empty_ok=True)
-        check_keys(data, _field_keys())
-        return RepoConfig.model_validate(data, context={"source": source})
     except InputProblem as problem:
         raise config_error(problem, source=source) from None
+    valid = _field_keys()
+    problems = unknown_keys(data, valid)  # every problem at once, not the first only
+    try:
+        config = RepoConfig.model_validate({k: v for k, v in data.items() if k in valid},
+                                           context={"source": source})
     except ValidationError as exc:
-        raise config_error(problem_from_validation(exc, _examples()), source=source) from None
+        problems += problems_from_validation(exc, _examples())
+    except InvalidConfigError as exc:
+        problems += exc.problems
+    if problems:
+        raise config_errors(problems, source=source)
+    return config

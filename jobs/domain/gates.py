@@ -35,8 +35,11 @@ def open_gate(
     milestone: int | None = None, report: ErrorInfo | None = None,
 ) -> OpenGate:
     job.gate_counter += 1
+    planning = job.status in (JobStatus.QUEUED, JobStatus.PLANNING) or (
+        job.status is JobStatus.INTERRUPTED and job.approved_digest is None)
     gate = OpenGate(id=f"{kind}-{job.gate_counter}", kind=kind, opened_at=now, reason=reason,
-                    batch=batch, milestone=milestone, report=report)
+                    batch=batch, milestone=milestone, report=report,
+                    while_planning=planning and kind is not Gate.PLAN)
     job.set_status(JobStatus.AWAITING_HUMAN)
     job.gate = gate
     return gate
@@ -50,7 +53,9 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
     if gate is None or job.status is not JobStatus.AWAITING_HUMAN:
         raise RefusedError(
             f"there is no open gate to {verb} (job status `{job.status}`)",
-            hint="run `stepwise status` to see what the job is doing",
+            hint="the process that ran the job is gone: resume it with `stepwise run` and "
+                 "the same issue file" if job.status is JobStatus.INTERRUPTED
+            else "run `stepwise status` to see what the job is doing",
         )
     if gate_id is not None and gate_id != gate.id:
         raise RefusedError(
@@ -84,6 +89,9 @@ def _pass(job: Job, gate: OpenGate, verb: Verb, reason: str) -> str:
     if gate.kind is Gate.SPEC_CHANGED:
         job.set_status(JobStatus.PLANNING)
         return "re-planning with the changed spec"
+    if gate.while_planning:
+        job.set_status(JobStatus.PLANNING)  # it stopped the job before a plan existed
+        return "planning again: no plan was approved yet"
     job.set_status(JobStatus.RUNNING)
     if gate.kind is Gate.PLAN:
         job.approved_digest = job.spec_digest

@@ -19,10 +19,13 @@ from jobs.domain.errors import ErrorInfo, StateError
 from jobs.domain.records import (
     Attempt,
     CommandEvidence,
+    EnvironmentRecord,
     Event,
     FinalReview,
+    LeftOut,
     LlmUsage,
     ModelCall,
+    OutboxEntry,
     PendingIssue,
     Record,
     Target,
@@ -33,8 +36,9 @@ from jobs.domain.spec import TaskSpec
 __all__ = [
     "ACTIVE_JOB_STATUSES", "BATCH_GATES", "BATCH_TRANSITIONS", "FINISHED_BATCH_STATUSES",
     "GATES", "GATE_EXIT_CODES", "JOB_TRANSITIONS", "TERMINAL_JOB_STATUSES", "Attempt", "Batch",
-    "BatchStatus", "CommandEvidence", "Event", "FinalReview", "Gate", "GateRule", "Job",
-    "JobStatus", "LlmUsage", "ModelCall", "OpenGate", "PendingIssue", "Record", "Target", "Verb",
+    "BatchStatus", "CommandEvidence", "EnvironmentRecord", "Event", "FinalReview", "Gate",
+    "GateRule", "Job", "JobStatus", "LeftOut", "LlmUsage", "ModelCall", "OpenGate",
+    "OutboxEntry", "PendingIssue", "Record", "Target", "Verb",
     "check_batch_transition", "check_job_transition", "transition",
 ]
 
@@ -212,6 +216,9 @@ class Batch(Record):
     reason: str = ""
     revert_commit: str | None = None
     leftovers: list[str] = []
+    changed_files: list[str] = []  # what the committed batch changed (a codemod may skip some)
+    revert_commands: list[CommandEvidence] = []  # validation of the head after `revert`
+    revert_ok: bool | None = None
 
     def set_status(self, new: BatchStatus) -> None:
         transition(self, new)
@@ -229,6 +236,8 @@ class OpenGate(Record):
     batch: int | None = None
     milestone: int | None = None
     report: ErrorInfo | None = None
+    shown_at: datetime | None = None  # when GitHub confirmed the gate's comment (server mode)
+    while_planning: bool = False  # it stopped the job before a plan existed: passing it plans
 
     @property
     def exit_code(self) -> int:
@@ -267,6 +276,10 @@ class Job(Record):
     target_count: int = 0
     baseline: list[CommandEvidence] = []
     baseline_ok: bool | None = None
+    baseline_sha: str | None = None  # the commit the baseline above ran on
+    left_out: list[LeftOut] = []
+    environment: EnvironmentRecord | None = None  # what `setup` built (None without setup)
+    issue_file: str | None = None  # local mode: the issue file the job was started from
     instructions: list[str] = []
     note_path: str = ""
     note_commit: str | None = None
@@ -274,6 +287,7 @@ class Job(Record):
     error: ErrorInfo | None = None
     events: list[Event] = Field(default_factory=list)
     llm: LlmUsage = Field(default_factory=LlmUsage)
+    outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
     # Set by the gate answers, used once by the next step:
     accept_review: bool = False  # `approve` at a failed final review: finish anyway
     accept_branch_head: bool = False  # `approve` at `human_commit`: continue on the pushed head

@@ -7,7 +7,26 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from jobs.domain.llm_report import model_usage
-from jobs.domain.model import GATES, Batch, BatchStatus, CommandEvidence, Gate, Job, JobStatus
+from jobs.domain.model import GATES, Batch, BatchStatus, Gate, Job, JobStatus
+from jobs.domain.note_parts import (
+    batch_commands,
+    cell,
+    code_label,
+    command_line,
+    kept_label,
+    left_out_lines,
+    output_block,
+    passed_after_failing,
+    plural,
+    reverted_lines,
+    shown_files,
+    target_key,
+)
+from jobs.domain.note_parts import (
+    short as short,
+)
+from jobs.domain.outbox import waiting_note
+from jobs.domain.programs import split_command
 
 FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
 
@@ -25,30 +44,27 @@ GATE_VERBS: dict[Gate, tuple[str, str]] = {gate: (rule.verb, rule.meaning) for g
 GATE_OTHER_VERBS: dict[Gate, tuple[str, ...]] = {gate: rule.other_choices for gate, rule in GATES.items()}
 
 
-def plural(count: int, noun: str) -> str:
-    suffix = "" if count == 1 else ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")
-    return f"{count} {noun}{suffix}"
-
-
-def short(sha: str | None) -> str:
-    return sha[:7] if sha else "—"
-
-
 def files_label(files: Sequence[str], limit: int = 3) -> str:
     shown = ", ".join(files[:limit])
     return shown if len(files) <= limit else f"{shown} and {len(files) - limit} more"
 
 
-def command_line(evidence: CommandEvidence) -> str:
-    suffix = " (timed out)" if evidence.timed_out else ""
-    return f"`{evidence.display}` → exit {evidence.exit_code}{suffix}"
-
-
-def batch_commands(batch: Batch) -> str:
-    attempt = batch.last_attempt
-    if attempt is None or not attempt.commands:
-        return "—"
-    return "; ".join(command_line(cmd) for cmd in attempt.commands)
+def environment_lines(job: Job) -> list[str]:
+    """What `setup` builds and whether this job reused it; who may use the network."""
+    config = job.config
+    lines = []
+    if config.setup:
+        env = job.environment
+        how = ("reused from the cache" if env.from_cache else "built for this job") \
+            if env is not None else "not built yet"
+        lines.append(f"- Setup: {', '.join(f'`{c}`' for c in config.setup)}; environment {how}"
+                     + (f" (key `{env.key[:12]}`)" if env is not None else ""))
+    if config.network:
+        who = "setup only" if config.network == "setup" else "every command"
+        hosts = ", ".join(f"`{h}`" for h in config.network_allow) or \
+            "the package registries of the repository's ecosystems"
+        lines.append(f"- Network: {who}, through Stepwise's egress proxy, to {hosts}")
+    return lines
 
 
 def render_plan(job: Job) -> str:
@@ -72,9 +88,18 @@ def render_plan(job: Job) -> str:
         f"(batch size {spec.batch_size or job.config.batch_size}, "
         f"{job.config.batches_per_milestone} batches per milestone)",
         f"- Validation: {', '.join(f'`{c}`' for c in job.config.validate_commands) or 'none'}",
-        f"- Baseline on `{short(job.base_sha)}`: {baseline_label(job)}",
+        *environment_lines(job),
+        f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
         f"- Branch: `{job.branch}`",
     ]
+    failing = [c for c in job.baseline if c.exit_code != 0 or c.timed_out]
+    if job.baseline_ok is False and failing:
+        lines += ["", *output_block(failing[-1])]
+    kept = [b for b in job.batches if b.status in FINISHED]
+    if kept:
+        lines += ["", f"Kept from before the re-plan: {kept_label(kept)}; their files are not "
+                  "planned again (revert a batch to have it undone)."]
+    lines += left_out_lines(job)
     if spec.not_doing:
         lines += ["", "Not doing:", *[f"- {item}" for item in spec.not_doing]]
     listed = 0
@@ -88,9 +113,9 @@ def render_plan(job: Job) -> str:
             break
         lines += ["", f"### Milestone {milestone}"]
         for batch in batches:
-            lines.append(
-                f"- batch {batch.number}: {files_label(batch.files, 5)} ({batch.targets} targets)"
-            )
+            kept_mark = f" — {batch.status}, kept" if batch.status in FINISHED else ""
+            lines.append(f"- batch {batch.number}: {code_label(batch.files, 5)} "
+                         f"({plural(batch.targets, 'target')}){kept_mark}")
         listed += len(batches)
     if not job.batches:
         lines += ["", "Nothing matches: there is no work to do."]
@@ -157,9 +182,11 @@ def focus_milestone(job: Job) -> int | None:
 
 
 def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise ",
-                suffix: str = "", link: Callable[[str], str] | None = None) -> str:
+                suffix: str = "", link: Callable[[str], str] | None = None,
+                with_prompt: bool = True) -> str:
     """The progress card (the PR body): status, the open gate, milestones and batches.
 
+    `with_prompt` false shows only which gate is open, not the commands that answer it.
     Small jobs list every unfinished milestone's batches (and finished ones too when
     `fold_finished` is false or the job is completed); larger jobs list only the milestone in
     focus and sum up runs of the others, so the card stays far below GitHub's 65,536 characters.
@@ -174,8 +201,12 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
     if position:
         lines += ["", f"Waiting for another job of this repository to finish: position "
                       f"{position} in the queue."]
-    if job.gate is not None:
+    if job.gate is not None and with_prompt:
         lines += ["", gate_prompt(job, prefix=prefix, suffix=suffix)]
+    elif job.gate is not None:  # the prompt follows the card (the terminal prints it last)
+        lines += ["", f"Waiting at gate `{job.gate.kind}` ({job.gate.id}): {job.gate.reason}"]
+    if job.gate is not None and (waiting := waiting_note(job)):  # its comment is not on GitHub
+        lines += ["", waiting]
     if job.error is not None:
         lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): {job.error.message}"]
     small = len(job.batches) <= CARD_DETAIL_LIMIT
@@ -230,7 +261,8 @@ def render_note(job: Job, *, now: datetime) -> str:
         f"`{short(job.base_sha)}`; branch `{job.branch}`",
         f"- Recipe `{spec.recipe}`; paths {', '.join(f'`{p}`' for p in spec.paths)}"
         + (f"; excluded {', '.join(f'`{p}`' for p in spec.exclude)}" if spec.exclude else ""),
-        f"- Baseline validation: {baseline_label(job)}",
+        f"- Baseline validation on `{short(job.baseline_sha or job.base_sha)}`: "
+        f"{baseline_label(job)}",
         "",
         "## Goal",
         "",
@@ -245,19 +277,25 @@ def render_note(job: Job, *, now: datetime) -> str:
     lines += ["", "## Batches", "",
               "| Milestone | Batch | Status | Files | Summary | Commit | Validation |",
               "|---|---|---|---|---|---|---|"]
+    codemod = split_command(spec.run)[0] if spec.run else None
     for batch in job.batches:
         lines.append(
             f"| {batch.milestone} | {batch.number} | {batch.status} | "
-            f"{'<br>'.join(_cell(file_entry(batch, f)) for f in batch.files)} | "
-            f"{_cell(batch.summary) or '—'} | "
-            f"{short(batch.commit)} | {_cell(batch_commands(batch))} |"
+            f"{'<br>'.join(cell(file_entry(batch, f)) for f in shown_files(batch))} | "
+            f"{cell(batch.summary) or '—'} | "
+            f"{short(batch.commit)} | {cell(batch_commands(batch, codemod))} |"
         )
     lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
-    lines += _reasons(job, BatchStatus.REVERTED, "Reverted")
+    lines += reverted_lines(job)
+    lines += passed_after_failing(job)
+    if job.left_out:
+        lines += ["", "## Left out", "", *[f"- `{item.path}` — {item.rule}"
+                                           for item in job.left_out]]
     lines += model_usage(job)
     lines += _review(job)
     leftovers = sorted({item for b in job.batches for item in b.leftovers}
-                       | set(job.final_review.leftovers if job.final_review else []))
+                       | set(job.final_review.leftovers if job.final_review else []),
+                       key=target_key)
     lines += ["", "## Leftovers for a human to confirm", ""]
     lines += [f"- `{item}`" for item in leftovers] or ["- none"]
     if job.status is JobStatus.CANCELLED:
@@ -273,10 +311,6 @@ def file_entry(batch: Batch, path: str) -> str:
     """A file of a batch with its one-line summary (the model's, for recipe llm), if any."""
     summary = batch.file_summaries.get(path)
     return f"{path} — {summary}" if summary else path
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _reasons(job: Job, status: BatchStatus, title: str) -> list[str]:

@@ -9,7 +9,10 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from posixpath import dirname
 
-from jobs.domain.globs import matches_any
+from jobs.domain.globs import matches_any, unsafe_path_reason
+from jobs.domain.guard import CI_CONFIG_GLOBS, is_manifest_path, is_test_path
+
+SYMLINK_MODE, SUBMODULE_MODE = "120000", "160000"
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,61 @@ def select_scope(
         if matches_any(path, paths) and not matches_any(path, exclude)
         and not matches_any(path, never)
     )
+
+
+@dataclass(frozen=True)
+class ScopeRules:
+    """What the repository config allows a batch to edit (the diff guard's rules, at plan time)."""
+
+    protected_paths: tuple[str, ...]
+    allow_test_edits: bool
+    allow_manifest_edits: bool
+
+
+def left_out_rule(path: str, mode: str, rules: ScopeRules) -> str | None:
+    """Why a file inside `paths` cannot be edited by any batch, or None when it can.
+
+    The diff guard would refuse every edit of such a file, so the plan leaves it out and says
+    why, instead of letting its batch fail twice.
+    """
+    if mode == SUBMODULE_MODE:
+        return "submodule (mode 160000): Stepwise never changes submodules"
+    if mode == SYMLINK_MODE:
+        return "symlink (mode 120000): Stepwise never changes symlinks"
+    if reason := unsafe_path_reason(path):
+        return f"unsafe path: {reason}"
+    if matches_any(path, CI_CONFIG_GLOBS):
+        return "CI configuration: Stepwise never changes it"
+    protected = next((p for p in rules.protected_paths if matches_any(path, [p])), None)
+    if protected is not None:
+        return f"protected_paths: `{protected}`"
+    if not rules.allow_test_edits and is_test_path(path):
+        return "test file: allow_test_edits is false"
+    if not rules.allow_manifest_edits and is_manifest_path(path):
+        return "dependency manifest or lock file: allow_manifest_edits is false"
+    return None
+
+
+def split_scope(
+    modes: Mapping[str, str], *, paths: Sequence[str], exclude: Sequence[str],
+    hidden: Sequence[str], rules: ScopeRules,
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """The files a batch may edit, and the `(path, rule)` of those inside `paths` it may not.
+
+    `hidden` (the change notes) is dropped silently: it is Stepwise's own output.
+    """
+    scope: list[str] = []
+    left_out: list[tuple[str, str]] = []
+    for path in sorted(modes):
+        if not matches_any(path, paths) or matches_any(path, exclude) \
+                or matches_any(path, hidden):
+            continue
+        rule = left_out_rule(path, modes[path], rules)
+        if rule is None:
+            scope.append(path)
+        else:
+            left_out.append((path, rule))
+    return scope, left_out
 
 
 def compile_patterns(patterns: Sequence[str]) -> list[re.Pattern[str]]:

@@ -34,6 +34,7 @@ class CommandEvidence(Record):
     output_lines: int = 0
     timed_out: bool = False
     isolated: bool = False
+    egress: list[str] = []  # each tunnel asked of the egress proxy, and its answer
 
     @property
     def display(self) -> str:
@@ -98,6 +99,36 @@ class FinalReview(Record):
     ok: bool = False
     leftovers: list[str] = []
     unfinished_batches: list[int] = []
+
+
+class LeftOut(Record):
+    """A file in the job's `paths` that the plan left out, and the rule that excludes it."""
+
+    path: str
+    rule: str  # e.g. "allow_test_edits is false", "protected_paths: `.github/**`", "symlink"
+
+
+class OutboxEntry(Record):
+    """A publication owed to the people steering the job (server mode: a comment, the PR body,
+    later a check run), recorded before the job waits and kept until GitHub confirms it; the
+    reconciler publishes what is still here (jobs/domain/outbox.py)."""
+
+    key: str  # plan | card | summary | gate:<gate id> | milestone:<m> | resumed:<n> | check:<id>
+    kind: str  # the publication kind (jobs.ports.Publication)
+    since: datetime
+    tries: int = 0
+    last_error: str = ""
+    text: str = ""  # only for a message the record cannot render again (where a job resumed)
+
+
+class EnvironmentRecord(Record):
+    """The job's environment: its cache key, whether this job reused it, what setup left and
+    the setup commands' evidence from the run that built it."""
+
+    key: str
+    from_cache: bool = False
+    entries: list[str] = []
+    setup: list[CommandEvidence] = []
 
 
 class PendingIssue(Record):

@@ -86,21 +86,42 @@ def spec_error(problem: InputProblem) -> InvalidSpecError:
 class TaskSpec(BaseModel):
     """What to change, where, and how to tell it is done."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    # Each field's docstring is its documentation: README.md's key table is generated from it.
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
+                              use_attribute_docstrings=True)
 
     recipe: Annotated[Recipe, Field(strict=False)]
+    """How batches are edited: `replace` (a regex substitution), `command` (a codemod you
+    name in `run`) or `llm` (a language model, see "Language-model edits")."""
     paths: list[str] = Field(max_length=MAX_PATHS)
+    """Globs of the tracked files in scope, e.g. `["src/**/*.py"]`. Files no batch may edit
+    (tests without `allow_test_edits`, `protected_paths`, symlinks, submodules) are left out
+    and listed in the plan with their rule; a `paths` that leaves nothing to edit is refused."""
     exclude: list[str] = Field(default=[], max_length=MAX_PATHS)
+    """Globs taken out of `paths`, e.g. `["src/vendor/**"]`."""
     find: list[Annotated[str, Field(max_length=MAX_PATTERN_CHARS)]] = Field(
         default=[], max_length=MAX_FIND
     )
+    """Python regular expressions marking the lines to change (one string or a list). With
+    `find`, only files that match are batched, and each match is a `path:line` target."""
     replace: str | None = None
+    """Recipe `replace`: the `re.sub` template written over each `find` match (`\\1` and
+    `\\g<name>` refer to groups)."""
     run: str | None = None
+    """Recipe `command`: the codemod's command line, run without a shell, with `{files}` as
+    its own argument (replaced by the batch's files), e.g. `ruff check --fix {files}`. Its
+    program must be on `allow_commands`."""
     instructions: str | None = None
+    """Recipe `llm`: what the model should change, in words."""
     not_doing: list[str] = Field(default=[], max_length=MAX_NOT_DOING)
+    """What the job will not do; shown in the plan and the change note."""
     # Omitted: no_matches when `find` is set, else checks_pass (filled in by _default_done_when).
     done_when: Annotated[DoneWhen, Field(strict=False)] = DoneWhen.CHECKS_PASS
+    """When a batch is done: `no_matches` (no `find` match is left in its files, and
+    validation passes) or `checks_pass` (validation passes; remaining matches become
+    leftovers). Default: `no_matches` when `find` is set, else `checks_pass`."""
     batch_size: int | None = Field(default=None, ge=1, le=100)
+    """Files per batch for this job (default: the config's `batch_size`)."""
 
     @model_validator(mode="before")
     @classmethod

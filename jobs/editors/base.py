@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from jobs.adapters.sandbox import SandboxPolicy
 from jobs.domain.errors import StepwiseError
 from jobs.domain.model import CommandEvidence, ModelCall, Target
 from jobs.domain.spec import TaskSpec
@@ -62,6 +63,8 @@ class EditRequest:
     instructions: tuple[str, ...] = ()  # standing instructions from `/stepwise instruct`
     feedback: str | None = None  # why the previous attempt failed, for editors that can learn
     hooks: EditHooks | None = None  # given by the attempt runner; None in unit tests
+    # The sandbox policy of the moment (with the job's environment); None: the editor's own.
+    policy: SandboxPolicy | None = None
 
 
 @dataclass(frozen=True)

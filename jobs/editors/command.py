@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jobs.adapters.evidence import command_evidence
+from jobs.adapters.safe_paths import require_regular
 from jobs.adapters.sandbox import Sandbox, SandboxPolicy
 from jobs.editors.base import CommandCancelled, EditError, EditRequest, EditResult
 
@@ -18,8 +19,10 @@ class CommandEditor:
         self.policy = policy
 
     def apply(self, request: EditRequest) -> EditResult:
+        for rel in request.files:  # a link handed to the codemod is refused before it runs
+            require_regular(request.worktree, rel)
         argv = request.spec.run_argv(list(request.files))
-        result = self.sandbox.run(argv, cwd=request.worktree, policy=self.policy)
+        result = self.sandbox.run(argv, cwd=request.worktree, policy=request.policy or self.policy)
         if result.cancelled:
             raise CommandCancelled(result.summary())
         evidence = command_evidence(result)

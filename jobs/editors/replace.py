@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from jobs.adapters.safe_paths import read_regular, write_regular
 from jobs.editors.base import EditError, EditRequest, EditResult
 
 
@@ -16,12 +17,11 @@ class ReplaceEditor:
         file_summaries: dict[str, str] = {}
         total = 0
         for rel in request.files:
-            path = request.worktree / rel
+            # A link, a special file or a symlinked parent is refused (UnsafePathError), never
+            # followed: this runs in Stepwise's own process, outside the sandbox.
             try:
-                # newline="" keeps the file's own line endings.
-                with path.open(encoding="utf-8", newline="") as handle:
-                    text = handle.read()
-            except (OSError, UnicodeDecodeError) as exc:
+                text = read_regular(request.worktree, rel).decode("utf-8")  # line ends kept
+            except UnicodeDecodeError as exc:
                 raise EditError(
                     f"cannot read {rel} as UTF-8 text: {exc}",
                     hint="exclude the file from `paths` or convert it to UTF-8",
@@ -31,8 +31,7 @@ class ReplaceEditor:
                 text, made = pattern.subn(template, text)
                 count += made
             if count:
-                with path.open("w", encoding="utf-8", newline="") as handle:
-                    handle.write(text)
+                write_regular(request.worktree, rel, text.encode("utf-8"))
                 file_summaries[rel] = f"{count} replacement{'s' if count != 1 else ''}"
                 total += count
         summary = f"{total} replacement{'s' if total != 1 else ''} in {len(file_summaries)} file" \

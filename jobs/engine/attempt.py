@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
 from jobs.adapters.discovery import never_in_scope
+from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.evidence import command_evidence
 from jobs.adapters.sandbox import Sandbox, SandboxPolicy
 from jobs.adapters.workspace import Repository, Worktree
@@ -22,6 +23,7 @@ from jobs.domain.spec import DoneWhen, Recipe
 from jobs.editors import EditError, Editor, EditRequest
 from jobs.editors.base import BudgetSpentError, CommandCancelled
 from jobs.editors.llm.feedback import previous_attempt
+from jobs.engine.environment import prepare_job_environment
 from jobs.engine.llm_hooks import make_hooks, transcript_link
 
 NOTHING_TO_CHANGE = "nothing to change"
@@ -60,9 +62,13 @@ def guard_policy(config: RepoConfig, approved: list[Gate]) -> GuardPolicy:
 
 
 def sandbox_policy(config: RepoConfig, *, hidden: tuple[Path, ...],
-                   should_stop: Callable[[], bool] | None = None) -> SandboxPolicy:
+                   should_stop: Callable[[], bool] | None = None,
+                   network_allow: Sequence[str] = (),
+                   deny_hosts: Sequence[str] = ()) -> SandboxPolicy:
+    """The policy of validation and codemods (setup's differs only in `network`)."""
     return SandboxPolicy(
-        allow_commands=tuple(config.allow_commands), network=config.network,
+        allow_commands=tuple(config.allow_commands), network=config.command_network,
+        network_allow=tuple(network_allow), network_deny_hosts=tuple(deny_hosts),
         timeout=float(config.command_timeout), env=dict(config.env), hidden_paths=hidden,
         should_stop=should_stop,
     )
@@ -94,7 +100,7 @@ def run_commands(sandbox: Sandbox, argvs: list[list[str]], *, cwd: Path,
 
 @dataclass
 class AttemptRunner:
-    """Carries out attempts in one worktree; setup runs once per fresh worktree."""
+    """Carries out attempts in one worktree; setup runs again after each reset of its files."""
 
     repository: Repository
     worktree: Worktree
@@ -102,21 +108,45 @@ class AttemptRunner:
     policy: SandboxPolicy
     editor: Editor
     clock: Callable[[], datetime]
-    setup_done: bool = False
+    setup_at: int | None = None  # the worktree's reset count when `setup` last succeeded
+    # Where job environments are cached; None (or no bubblewrap): `setup` runs in the worktree
+    # again after each reset, since nothing can be laid over it read-only.
+    environments: EnvironmentCache | None = None
     widened: set[int] = field(default_factory=set)  # batches that gave files to a wider one
     notify: Callable[[str], None] = lambda _text: None  # progress notices (the llm editor's rounds)
     # Validation results per tree, so a tree an editor already had checked is not run twice.
     validated: dict[str, tuple[list[CommandEvidence], CommandEvidence | None, str]] = \
         field(default_factory=dict)
 
-    def ensure_setup(self, config: RepoConfig) -> CommandEvidence | None:
-        """Run `setup` if this worktree has not had it; return the failing command, if any."""
-        if self.setup_done or not config.setup:
-            self.setup_done = True
+    @property
+    def cached_environments(self) -> bool:
+        return self.environments is not None and self.sandbox.isolated
+
+    def ensure_setup(self, job: Job) -> CommandEvidence | None:
+        """Make the job's environment available; return the failing setup command, if any.
+
+        With the cache, the environment is found or built once (jobs/engine/environment.py) and laid
+        over every later command read-only. Without it, `setup` runs in the worktree unless it
+        ran since the files were last reset (a reset removes everything not in the tree)."""
+        config = job.config
+        if not config.setup:
+            return None
+        if self.cached_environments:
+            if self.policy.environment is not None:
+                return None
+            assert self.environments is not None
+            outcome = prepare_job_environment(job, repository=self.repository,
+                                              cache=self.environments, sandbox=self.sandbox,
+                                              policy=self.policy)
+            if outcome.failure is not None:
+                return outcome.failure
+            self.policy = replace(self.policy, environment=outcome.environment)
+            return None
+        if self.setup_at == self.worktree.resets:
             return None
         _, failure = run_commands(self.sandbox, config.setup_argvs(), cwd=self.worktree.path,
                                   policy=self.policy)
-        self.setup_done = failure is None
+        self.setup_at = self.worktree.resets if failure is None else None
         return failure
 
     def validate(self, job: Job, tree: str) -> tuple[list[CommandEvidence], CommandEvidence | None,
@@ -124,7 +154,7 @@ class AttemptRunner:
         """Setup (once per worktree) and the validation commands for `tree`, run once per tree:
         the evidence, the failing command or None, and the failure's code."""
         if tree not in self.validated:
-            setup_failure = self.ensure_setup(job.config)
+            setup_failure = self.ensure_setup(job)
             if setup_failure is not None:
                 return [], setup_failure, "setup_failed"  # not kept: setup is retried
             evidence, failure = run_commands(self.sandbox, job.config.validate_argvs(),
@@ -187,11 +217,13 @@ class AttemptRunner:
         feedback = previous_attempt(previous.message, previous.evidence.get("output_tail")) \
             if previous else None
         self.validated.clear()
+        if self.cached_environments and (setup_failure := self.ensure_setup(job)) is not None:
+            return _command_failure("setup_failed", setup_failure, "a setup command failed")
         request = EditRequest(
             worktree=wt.path, files=tuple(batch.files), spec=job.spec, goal=job.title,
             targets=tuple(before),
             instructions=tuple(job.instructions), feedback=feedback,
-            hooks=make_hooks(self, job, batch, attempt),
+            hooks=make_hooks(self, job, batch, attempt), policy=self.policy,
         )
         try:
             edit = self.editor.apply(request)

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.adapters.discovery import contents_for_patterns, scope_at
+from jobs.adapters.discovery import contents_for_patterns, plan_scope
+from jobs.adapters.egress import default_allowlist
+from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox
 from jobs.adapters.store import ConflictError, JobStore
 from jobs.adapters.workspace import Repository, Worktree
@@ -25,6 +27,7 @@ from jobs.domain.model import (
     Job,
     JobStatus,
 )
+from jobs.domain.note_parts import baseline_failure
 from jobs.domain.notes import files_label, gate_prompt, render_card, render_plan
 from jobs.domain.plan import build_plan
 from jobs.domain.programs import refusal_reason, split_command
@@ -35,11 +38,19 @@ from jobs.editors.llm.accounting import settle_budget_gate
 from jobs.editors.llm.settings import LlmSettings, load_llm_settings
 from jobs.engine import branch_sync, review
 from jobs.engine.attempt import AttemptOutcome, AttemptRunner, Result, sandbox_policy
+from jobs.engine.baseline import baseline_report, recheck_baseline
+from jobs.engine.batch_facts import record_changes
 from jobs.engine.note_commit import commit_note
 from jobs.engine.recover import find_orphan
 from jobs.ports import Forge, Publication
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 5
+# Failures that come out the same however often they are tried: the failure gate opens at once.
+# A model may answer differently next time (it is told why), so for recipe llm only a refused
+# program counts; `replace` and `command` edit the same way every time.
+DETERMINISTIC_FAILURES = frozenset({"guard_refused", "edit_changed_nothing", "targets_remain",
+                                    "command_refused"})
+DETERMINISTIC_FOR_LLM = frozenset({"command_refused"})
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,8 @@ class Services:
     command_suffix: str = ""  # appended to the commands gate prompts print (local: --repo)
     hidden_paths: tuple[Path, ...] = ()  # invisible to sandboxed commands (server: workdir, key)
     llm: LlmSettings | None = None  # recipe `llm`; None: read STEPWISE_LLM_* when needed
+    environments: EnvironmentCache | None = None  # job environments built by `setup`
+    network_deny_hosts: tuple[str, ...] = ()  # Stepwise's own services (Redis, the web app)
 
 
 class CancelSignal(Exception):
@@ -123,6 +136,16 @@ def resume_message(job: Job) -> str:
     return f"Resumed at {where} after an interruption; {committed}."
 
 
+def check_runnable(issue: IssueTask, config: RepoConfig) -> None:
+    """Refuse at once (bad input) a `run` program the config would refuse at every batch."""
+    if issue.spec.run is not None:
+        refusal = refusal_reason(split_command(issue.spec.run), config.allow_commands)
+        if refusal is not None:
+            raise BadInputError(f"spec field `run` cannot run: {refusal}",
+                                hint="use an allowed program, or allow it in .github/stepwise.yml",
+                                code="invalid_spec")
+
+
 def create_job(issue: IssueTask, number: int, services: Services, *,
                base: Base | None = None, repo_name: str | None = None,
                recover: bool = True) -> Job:
@@ -132,12 +155,8 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
         (services.llm or load_llm_settings()).require()  # exit 2 naming what is missing
     base = base or local_base(repo)
     base_sha, config = base.sha, base.config
-    if issue.spec.run is not None:
-        refusal = refusal_reason(split_command(issue.spec.run), config.allow_commands)
-        if refusal is not None:
-            raise BadInputError(f"spec field `run` cannot run: {refusal}",
-                                hint="use an allowed program, or allow it in .github/stepwise.yml",
-                                code="invalid_spec")
+    check_runnable(issue, config)
+    plan_scope(repo, base_sha, issue.spec, config)  # a plan that can change nothing: exit 2
     now = services.clock()
     job_id = f"{number}-{uuid.uuid4().hex[:12]}"
     note_path = f"{config.notes_dir}/{now:%Y%m%dT%H%M%SZ}-issue-{number}.md"
@@ -162,6 +181,18 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
         base_branch=base.branch, base_sha=base_sha, branch=branch,
         head_sha=base_sha, note_path=note_path,
     )
+
+
+def timeout_words(attempt: Attempt, error: ErrorInfo | None, limit: int) -> str:
+    """"; `cmd` timed out ... command_timeout" when the attempt failed on a timeout, else ""."""
+    timed = next((c.display for c in attempt.commands if c.timed_out), None)
+    edit = (error.evidence.get("command") if error else None) or {}
+    if timed is None and isinstance(edit, dict) and edit.get("timed_out"):
+        timed = " ".join(str(arg) for arg in edit.get("argv", []))
+    if timed is None:
+        return ""
+    return (f"; `{timed}` timed out (command_timeout is {limit} s in .github/stepwise.yml: "
+            "raise it if the command needs longer)")
 
 
 class Engine:
@@ -212,18 +243,29 @@ class Engine:
             path = repo.state_dir / "worktrees" / f"issue-{self.job.number}"
             worktree = repo.open_worktree(path, self.job.head_sha)
             policy = sandbox_policy(self.job.config,
-                                    hidden=(repo.state_dir, *self.services.hidden_paths),
-                                    should_stop=self.cancel_requested)
+                                    hidden=(repo.git_dir, *self.services.hidden_paths),
+                                    should_stop=self.cancel_requested,
+                                    network_allow=self.network_allow(),
+                                    deny_hosts=self.services.network_deny_hosts)
             editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy,
                                 llm=self.services.llm)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
-                                         self.services.clock)
+                                         self.services.clock,
+                                         environments=self.services.environments)
             self._runner.notify = lambda text: self.publish(Publication.NOTICE, text)
         return self._runner
 
     @property
     def worktree(self) -> Worktree:
         return self.runner.worktree
+
+    def network_allow(self) -> list[str]:
+        """The hosts the egress proxy admits: `network_allow`, or by default the registries of
+        the ecosystems the repository uses (read from its files only when the network is on)."""
+        config = self.job.config
+        if not config.network or config.network_allow:
+            return list(config.network_allow)
+        return list(default_allowlist(self.services.repository.tracked_files(self.job.base_sha)))
 
     def close(self) -> None:
         if self._runner is not None:
@@ -279,7 +321,10 @@ class Engine:
         if not self.auto_approve or gate is None or gate.kind not in (Gate.PLAN, Gate.MILESTONE):
             return False
         if gate.kind is Gate.PLAN and self.job.baseline_ok is False:
-            return False  # a failing baseline is shown to a human, never waved through
+            # A failing baseline is shown to a human, never waved through: say so.
+            self.publish(Publication.NOTICE, "--yes does not pass the plan gate: "
+                         + baseline_failure(self.job))
+            return False
         self.event("gate", f"{gate.id} passed by --yes")
         apply_verb(self.job, Verb.APPROVE)
         self.save(touched=())
@@ -298,28 +343,33 @@ class Engine:
         self.event("plan", "re-planning with the changed spec")
 
     def plan(self) -> None:
+        """Plan the work left: a re-plan keeps finished batches and never redoes their files."""
         self.apply_pending_issue()
         job, repo = self.job, self.services.repository
         head = job.head_sha
-        finished = [b for b in job.batches if b.status in (BatchStatus.COMPLETED,
-                    BatchStatus.SKIPPED, BatchStatus.REVERTED)]
-        scope = scope_at(repo, head, job.spec, job.config)
+        finished = [b for b in job.batches if b.status in FINISHED_BATCH_STATUSES]
+        scope, job.left_out = plan_scope(repo, head, job.spec, job.config)
+        done = {path for b in finished for path in b.files}
+        todo = [path for path in scope if path not in done]
         planned = build_plan(
-            scope_files=scope, contents=contents_for_patterns(repo, head, scope, job.spec.find),
+            scope_files=todo, contents=contents_for_patterns(repo, head, todo, job.spec.find),
             find=job.spec.find,
             batch_size=job.spec.batch_size or job.config.batch_size,
             batches_per_milestone=job.config.batches_per_milestone,
         )
         first_milestone = max((b.milestone for b in finished), default=0)
+        # The kept milestones are behind the job: approving the new plan covers them.
+        job.approved_milestones = sorted({*job.approved_milestones, *range(1, first_milestone + 1)})
         job.batches = finished + [
             Batch(number=len(finished) + p.number, milestone=first_milestone + p.milestone,
                   files=list(p.files), targets=p.targets)
             for p in planned.batches
         ]
-        job.scope_files = list(planned.scope_files)
+        job.scope_files = scope
         job.target_count = planned.target_count
         self.run_baseline()
-        self.event("plan", f"{len(planned.batches)} batches planned")
+        self.event("plan", f"{len(planned.batches)} batches planned"
+                   + (f", {len(finished)} finished batches kept" if finished else ""))
         self.publish(Publication.PLAN, render_plan(job))
         # An issue written or edited by someone without write access is always shown first.
         trusted_skip = (not job.config.require_plan_approval and job.baseline_ok is not False
@@ -330,13 +380,17 @@ class Engine:
             job.approved_digest = job.spec_digest
             job.set_status(JobStatus.RUNNING)
             self.save()
+        elif job.baseline_ok is False:
+            self.open(Gate.PLAN, "the plan is ready, but " + baseline_failure(job),
+                      report=baseline_report(job))
         else:
             self.open(Gate.PLAN, "the plan is ready for review")
 
     def run_baseline(self) -> None:
         runner = self.runner
         self.worktree.reset(self.job.head_sha)
-        failure = runner.ensure_setup(self.job.config)
+        self.job.baseline_sha = self.job.head_sha
+        failure = runner.ensure_setup(self.job)
         from jobs.engine.attempt import run_commands
 
         evidence = [] if failure is None else [failure]
@@ -352,6 +406,7 @@ class Engine:
         open_gate(self.job, kind, reason=reason, now=self.now(), batch=batch,
                   milestone=milestone, report=report)
         self.event("gate", f"{self.job.gate.id if self.job.gate else kind}: {reason}", batch)
+        self.services.forge.expect(self.job, Publication.GATE)  # owed before the job waits
         self.save(touched=touched)
         self.publish(Publication.GATE, gate_prompt(self.job, suffix=self.services.command_suffix))
 
@@ -366,6 +421,9 @@ class Engine:
         if not pending:
             review.finish(self)
             return
+        if job.baseline_ok is False:
+            recheck_baseline(self)  # approved while the baseline failed: is it fixed now?
+            return
         batch = pending[0]
         previous = batch.milestone - 1
         if previous >= 1 and previous not in job.approved_milestones:
@@ -375,9 +433,14 @@ class Engine:
 
     def milestone_gate(self, milestone: int) -> None:
         commit_note(self, f"milestone {milestone}/{self.job.milestone_count}")
-        self.publish(Publication.MILESTONE_REPORT, render_card(self.job, fold_finished=False))
-        self.open(Gate.MILESTONE, f"milestone {milestone} of {self.job.milestone_count} is done",
-                  milestone=milestone, touched=())
+        reason = f"milestone {milestone} of {self.job.milestone_count} is done"
+        # The report shows the gate the job is about to wait at, not `running`; it is published
+        # before the gate is saved, so a failed publication is retried with the step.
+        waiting = self.job.model_copy()  # shallow: open_gate only sets fields of the copy
+        open_gate(waiting, Gate.MILESTONE, reason=reason, now=self.now(), milestone=milestone)
+        self.publish(Publication.MILESTONE_REPORT, render_card(waiting, fold_finished=False,
+                                                               with_prompt=False))
+        self.open(Gate.MILESTONE, reason, milestone=milestone, touched=())
 
     def run_batch(self, batch: Batch) -> None:
         job = self.job
@@ -403,6 +466,7 @@ class Engine:
         if outcome.result is Result.COMMITTED:
             job.head_sha = outcome.commit or job.head_sha
             batch.commit, batch.leftovers = outcome.commit, outcome.leftovers
+            record_changes(self.services.repository, job, batch, attempt)
             batch.consecutive_failures = 0
             batch.set_status(BatchStatus.COMPLETED)
             self.event("batch", f"batch {batch.number} committed", batch.number)
@@ -417,17 +481,28 @@ class Engine:
             batch.set_status(BatchStatus.PENDING)
             if outcome.gate is Gate.BUDGET:
                 job.llm.budget_gate_batch = batch.number
-            self.open(outcome.gate, f"batch {batch.number}: {outcome.reason}", batch=batch.number,
-                      touched=touched)
+            limit = f" (the limit: max_batch_lines is {job.config.max_batch_lines} in " \
+                ".github/stepwise.yml)" if outcome.gate is Gate.LARGE_CHANGE else ""
+            self.open(outcome.gate, f"batch {batch.number}: {outcome.reason}{limit}",
+                      batch=batch.number, touched=touched)
         else:
             attempt.error = outcome.error
             batch.consecutive_failures += 1
             batch.set_status(BatchStatus.FAILED)
             self.event("attempt", f"batch {batch.number} attempt {attempt.number} failed: "
                        f"{outcome.error.code if outcome.error else 'unknown'}", batch.number)
-            if batch.consecutive_failures >= job.config.max_failed_attempts:
-                self.open(Gate.FAILURE, f"batch {batch.number} failed "
-                          f"{batch.consecutive_failures} times in a row",
+            code = outcome.error.code if outcome.error else ""
+            deterministic = DETERMINISTIC_FOR_LLM if job.spec.recipe is Recipe.LLM \
+                else DETERMINISTIC_FAILURES
+            if code in deterministic:
+                self.open(Gate.FAILURE, f"batch {batch.number} failed with `{code}`, which "
+                          "would fail the same way again, so it is not retried",
+                          batch=batch.number, report=outcome.error, touched=touched)
+            elif batch.consecutive_failures >= job.config.max_failed_attempts:
+                failures = batch.consecutive_failures
+                self.open(Gate.FAILURE, f"batch {batch.number} failed " + (
+                          "once" if failures == 1 else f"{failures} times in a row")
+                          + timeout_words(attempt, outcome.error, job.config.command_timeout),
                           batch=batch.number, report=outcome.error, touched=touched)
             else:
                 self.save(touched=touched)

@@ -50,8 +50,7 @@ def check_candidate(runner: AttemptRunner, job: Job, batch: Batch) -> CandidateR
     _, failure, kind = runner.validate(job, tree)
     # Leave the files exactly as validated: what the commands wrote (caches, build output) must
     # not be staged with the edit when the runner stages the worktree again.
-    worktree.git("read-tree", "-u", "--reset", tree)
-    worktree.git("clean", "-fdq")
+    worktree.restore(tree)
     if failure is not None:
         return CandidateReport(False, kind, command_feedback(failure, kind))
     if job.spec.done_when is DoneWhen.NO_MATCHES:

@@ -18,9 +18,9 @@ def commit_note(engine: Engine, label: str) -> str | None:
     path = worktree.path / job.note_path
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_note(job, now=engine.now()), encoding="utf-8")
-    worktree.git("add", "--", job.note_path)
+    worktree.stage_files([job.note_path])
     tree = worktree.write_tree()
-    if tree == worktree.git("rev-parse", "HEAD^{tree}").strip():
+    if tree == worktree.head_tree():
         return None
     message = (
         f"stepwise(#{job.number}): change note — {label}\n\n"

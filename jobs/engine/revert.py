@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from jobs.adapters.workspace import BOT_IDENTITY
 from jobs.domain.errors import StateError, WorkspaceError
 from jobs.domain.gates import RefusedError
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.domain.model import Batch, BatchStatus, JobStatus
 from jobs.domain.notes import files_label
-from jobs.engine import branch_sync
+from jobs.engine import branch_sync, review
+from jobs.engine.attempt import run_commands
 from jobs.engine.note_commit import commit_note
 
 if TYPE_CHECKING:
@@ -38,7 +40,7 @@ def revert_batch(engine: Engine, number: int) -> str:
     worktree = engine.worktree
     worktree.reset(job.head_sha)
     try:
-        worktree.git("revert", "--no-commit", batch.commit)
+        worktree.git("revert", "--no-commit", batch.commit, env=BOT_IDENTITY)
     except WorkspaceError as exc:
         worktree.reset(job.head_sha)
         raise RefusedError(
@@ -57,7 +59,31 @@ def revert_batch(engine: Engine, number: int) -> str:
     job.head_sha = commit
     batch.set_status(BatchStatus.REVERTED)
     batch.reason, batch.revert_commit = "reverted with `stepwise revert`", commit
+    validate_reverted_head(engine, batch)
     engine.event("revert", f"batch {number} reverted in {commit[:7]}", number)
     engine.save()
     commit_note(engine, f"revert of batch {number}")
-    return f"batch {number} reverted in {commit[:7]}"
+    verdict = "passes" if batch.revert_ok is not False else "does NOT pass"
+    back = f"; {len(batch.leftovers)} targets are back (leftovers)" if batch.leftovers else ""
+    return f"batch {number} reverted in {commit[:7]}; the reverted head {verdict} validation{back}"
+
+
+def validate_reverted_head(engine: Engine, batch: Batch) -> None:
+    """Validate the branch after a revert and record it: the targets the revert brought back
+    become the batch's leftovers, and a completed job gets a new final review."""
+    job = engine.job
+    batch.leftovers = [item for item in review.leftovers_at(engine, job.head_sha)
+                       if item.rpartition(":")[0] in set(batch.files)]
+    if job.status is JobStatus.COMPLETED:
+        job.final_review = review.run_review(engine)
+        batch.revert_commands = list(job.final_review.commands)
+        batch.revert_ok = job.final_review.ok
+        return
+    runner = engine.runner
+    engine.worktree.reset(job.head_sha)
+    failure = runner.ensure_setup(job)
+    evidence = [] if failure is None else [failure]
+    if failure is None:
+        evidence, failure = run_commands(runner.sandbox, job.config.validate_argvs(),
+                                         cwd=engine.worktree.path, policy=runner.policy)
+    batch.revert_commands, batch.revert_ok = evidence, failure is None

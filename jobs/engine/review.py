@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jobs.adapters.discovery import scope_at, targets_at
-from jobs.adapters.workspace import BOT_EMAIL, BOT_NAME, _git_env
-from jobs.domain.errors import ErrorInfo, RetryClass, WorkspaceError
+from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.model import FINISHED_BATCH_STATUSES, FinalReview, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.engine.attempt import run_commands
@@ -34,16 +33,14 @@ def run_review(engine: Engine) -> FinalReview:
     worktree.reset(job.head_sha)
     problems: list[str] = []
     if not repo.is_ancestor(base_now, job.head_sha):
-        env = _git_env()
-        env.update(GIT_AUTHOR_NAME=BOT_NAME, GIT_AUTHOR_EMAIL=BOT_EMAIL,
-                   GIT_COMMITTER_NAME=BOT_NAME, GIT_COMMITTER_EMAIL=BOT_EMAIL)
-        try:
-            worktree.git("merge", "--no-edit", "--no-ff", "--no-verify", base_now, env=env)
-        except WorkspaceError:
+        merged = worktree.merged_tree(base_now)
+        if merged is None:
             problems.append(f"the branch does not merge cleanly with `{job.base_branch}`")
+        else:
+            worktree.restore(merged)
     commands = []
     if not problems:
-        failure = runner.ensure_setup(job.config)
+        failure = runner.ensure_setup(job)
         if failure is not None:
             commands, problems = [failure], ["a setup command failed"]
         else:

@@ -111,12 +111,13 @@ class World:
 
 @contextmanager
 def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] | None = None,
-               **settings: Any) -> Iterator[World]:
+               github: dict[str, Any] | None = None, **settings: Any) -> Iterator[World]:
     """A fake GitHub holding the sample repository and issue #1, the app served over HTTP,
-    a worker context on a flushed real Redis."""
+    a worker context on a flushed real Redis. `github` holds FakeGitHub options
+    (enterprise=True: GHES's layout and only its REST API version)."""
     connection = redis.Redis.from_url(redis_url)
     connection.flushdb()
-    with FakeGitHub(root=tmp_path / "github") as gh:
+    with FakeGitHub(root=tmp_path / "github", **(github or {})) as gh:
         gh.add_repo(OWNER, NAME, files or sample_files(
             broken=True, config=config_text(batches_per_milestone=1)))
         gh.add_issue(REPO, "Replace old_sum() with new_sum()", ISSUE_BODY, user="maria")

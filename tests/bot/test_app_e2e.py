@@ -3,11 +3,28 @@ githubkit client against the loopback fake GitHub, and real git pushes to its ba
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
 from jobs.domain.model import BatchStatus, Gate, JobStatus
-from tests.bot.conftest import REPO, World
+from tests.bot.conftest import REPO, World, open_world
+from tests.kit.github_permissions import granted_permissions, named_permissions
 
 
-def test_the_whole_story_through_signed_webhooks(world: World) -> None:
+@pytest.fixture(params=[{}, {"enterprise": True}], ids=["github.com", "ghes"])
+def any_world(request: pytest.FixtureRequest, tmp_path: Path, redis_url: str) -> Iterator[World]:
+    """github.com, and a GitHub Enterprise Server: /api/v3, GraphQL at /api/graphql, and only
+    REST API version 2022-11-28 (any other answered 400, as GHES does)."""
+    options: dict[str, Any] = request.param
+    with open_world(tmp_path, redis_url, github=options) as opened:
+        yield opened
+
+
+def test_the_whole_story_through_signed_webhooks(any_world: World) -> None:
+    world = any_world
     # A maintainer labels the issue: the plan is posted on the issue; no PR before a commit.
     assert world.send("issues.labeled", issue_number=1, sender="maria").status_code == 202
     world.work()
@@ -59,3 +76,10 @@ def test_the_whole_story_through_signed_webhooks(world: World) -> None:
     assert not world.gh.pull_for(world.repo, job.branch).draft
     assert f"{REPO}#{pull.number}:pr-ready" in world.gh.effects
     assert any(b.startswith("Stepwise completed.") for b in world.bodies(1))
+    # Every REST call named the API version this GitHub serves; none was refused.
+    rest = [r for r in world.gh.requests if r.path != "/graphql"]
+    assert rest and {r.headers.get("x-github-api-version") for r in rest} == {"2022-11-28"}
+    assert not [r for r in world.gh.requests if r.status in (400, 403)]
+    # app.yml grants nothing the story did not use (members: the team approvers' test).
+    used = named_permissions([r.accepted_permissions for r in world.gh.requests])
+    assert set(granted_permissions()) - {"members"} <= used, used

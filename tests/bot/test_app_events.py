@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit.local_e2e import config_text, sample_files
+from tests.kit.webhooks import make_event
 
 
 def at_first_milestone(world: World) -> None:
@@ -74,3 +78,71 @@ def test_labelling_again_after_completion_starts_a_new_job_on_a_new_branch(
         second = world.job()
         assert second.id != first.id and second.branch == "stepwise/issue-1-2"
         assert world.ctx.store.load_id(first.id).status is JobStatus.COMPLETED
+
+
+def test_a_push_by_another_bot_is_someone_elses_commit(world: World) -> None:
+    at_first_milestone(world)
+    job = world.job()
+    world.gh.push_files(REPO, job.branch, {"NOTES.md": "formatted\n"}, "ci: autoformat",
+                        author=("github-actions[bot]", "41898282+github-actions[bot]@users.noreply"))
+    pushed = world.send("push", ref=f"refs/heads/{job.branch}", sender="github-actions[bot]",
+                        sender_type="Bot")
+    assert pushed.json()["status"] == "queued"
+    pull = world.gh.pull_for(world.repo, job.branch)
+    world.comment("/stepwise approve", by="maria", on=pull.number)
+    world.work()
+    job = world.job()
+    assert job.gate.kind is Gate.HUMAN_COMMIT and "ci: autoformat" in job.gate.reason
+    assert "ci: autoformat" in world.gh.git_log(world.repo, job.branch)
+
+
+def test_the_trigger_label_matches_case_insensitively(world: World) -> None:
+    assert world.send("issues.labeled", issue_number=1, sender="maria",
+                      label="Stepwise").json()["status"] == "queued"
+    world.work()
+    assert world.job().gate.kind is Gate.PLAN
+
+
+def uninstall(world: World, event: str, action: str) -> None:
+    payload = make_event("installation.created", repo=REPO)
+    payload["action"] = action
+    if event == "installation_repositories":
+        payload.pop("repositories", None)
+        payload.update(repository_selection="selected", repositories_added=[],
+                       repositories_removed=[{"id": world.repo.id, "full_name": REPO,
+                                              "name": world.repo.name}])
+    response = world.post(event, json.dumps(payload).encode())
+    assert response.json()["status"] == "queued", response.text
+    world.work()
+
+
+@pytest.mark.parametrize(("event", "action"), [("installation", "deleted"),
+                                               ("installation_repositories", "removed")])
+def test_an_uninstall_or_removal_ends_the_repositorys_jobs(world: World, event: str, action: str) -> None:
+    at_first_milestone(world)
+    uninstall(world, event, action)
+    job = world.job()
+    assert job.status is JobStatus.FAILED
+    assert job.error.code == "installation_removed" and job.error.retry_class == "do_not_retry"
+    assert f"{event}.{action}" in job.error.message
+    assert any(e.kind == "installation_removed" for e in job.events)
+    assert world.queued() == 0
+
+
+def test_an_installation_event_for_another_repository_leaves_the_job_alone(world: World) -> None:
+    at_first_milestone(world)
+    payload = make_event("installation.created", repo=REPO)
+    payload.update(action="removed", repositories_removed=[{"id": 1, "full_name": "octo-org/other",
+                                                            "name": "other"}])
+    world.post("installation_repositories", json.dumps(payload).encode())
+    world.work()
+    assert world.job().status is JobStatus.AWAITING_HUMAN
+
+
+def test_a_delivery_without_installation_is_resolved_by_the_worker(world: World) -> None:
+    payload = make_event("issues.labeled", repo=REPO, issue_number=1, sender="maria")
+    del payload["installation"]
+    assert world.post("issues", json.dumps(payload).encode()).json()["status"] == "queued"
+    world.work()
+    assert world.job().gate.kind is Gate.PLAN
+    assert world.gh.requests_to("GET", rf"^/repos/{REPO}/installation$")  # asked as the App

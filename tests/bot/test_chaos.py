@@ -26,7 +26,7 @@ from bot.github.client import GitHubApp
 from bot.server.worker import queue
 from jobs.domain.errors import RetryClass
 from jobs.domain.model import Gate, JobStatus
-from tests.bot.conftest import REPO, World
+from tests.bot.conftest import REPO, World, open_world
 from tests.kit.chaos import (
     Cluster,
     ScenarioResult,
@@ -42,6 +42,7 @@ from tests.kit.chaos import (
 from tests.kit.github import FakeGitHub
 
 FILES = 4  # batches per job here (12 in the bench)
+FAST = (0.01, 0.01, 0.01)  # call-level retry waits, shortened
 STUCK_S = 45.0  # a healthy recovery takes ~3 s with a 2 s lease and a 1 s reaper round
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow, pytest.mark.integration]
@@ -129,25 +130,28 @@ def test_a_rate_limited_token_mint_is_a_transient_fault(tmp_path: Path) -> None:
         assert raised.value.retry_class is RetryClass.AUTO_RETRY, raised.value.code
 
 
-def test_a_command_hit_by_a_transient_fault_is_applied_when_retried(world: World) -> None:
+def test_a_command_hit_by_a_transient_fault_is_applied_when_retried(tmp_path: Path,
+                                                                    redis_url: str) -> None:
     """The comment was once marked handled before it was applied: RQ's retry of the failed
-    event then returned at once and the command was dropped without a reply."""
-    world.send("issues.labeled", issue_number=1, sender="maria")
-    world.work()
-    assert world.job().gate.kind is Gate.PLAN
-    world.gh.fail("GET", r"/collaborators/maria/permission$", 502, times=1)
-    world.comment("/stepwise approve", by="maria")
-    world.work()  # the permission check meets the 502: RQ schedules the event's retry
-    registry = ScheduledJobRegistry(queue=queue(world.redis))
-    retried = registry.get_job_ids()  # type: ignore[no-untyped-call]
-    assert retried, "the failed event was not scheduled for a retry"
-    for job_id in retried:  # what RQ's scheduler does when the retry is due
-        job = RQJob.fetch(job_id, connection=world.redis)
-        registry.remove(job)
-        queue(world.redis).enqueue_job(job)
-    world.work(max_jobs=1)
-    job = world.job()
-    assert job.status is not JobStatus.AWAITING_HUMAN or job.gate.kind is not Gate.PLAN
+    event then returned at once and the command was dropped without a reply. (The fault
+    outlasts the call's own retries, so the event task fails and RQ retries it.)"""
+    with open_world(tmp_path, redis_url, call_backoff_s=FAST) as world:
+        world.send("issues.labeled", issue_number=1, sender="maria")
+        world.work()
+        assert world.job().gate.kind is Gate.PLAN
+        world.gh.fail("GET", r"/collaborators/maria/permission$", 502, times=len(FAST) + 1)
+        world.comment("/stepwise approve", by="maria")
+        world.work()  # the permission check meets the 502s: RQ schedules the event's retry
+        registry = ScheduledJobRegistry(queue=queue(world.redis))
+        retried = registry.get_job_ids()  # type: ignore[no-untyped-call]
+        assert retried, "the failed event was not scheduled for a retry"
+        for job_id in retried:  # what RQ's scheduler does when the retry is due
+            job = RQJob.fetch(job_id, connection=world.redis)
+            registry.remove(job)
+            queue(world.redis).enqueue_job(job)
+        world.work(max_jobs=1)
+        job = world.job()
+        assert job.status is not JobStatus.AWAITING_HUMAN or job.gate.kind is not Gate.PLAN
 
 
 def test_a_label_whose_worker_died_still_starts_the_job() -> None:
@@ -175,26 +179,6 @@ def test_a_clone_left_half_done_by_a_killed_worker_is_replaced(world: World,
     assert world.ctx.store.find(REPO, 1) is not None
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a `labeled` delivery whose handling fails on every try (a GitHub call answering 502 "
-    "four times: the first run and RQ's three retries, 5/15/45 s apart) is dropped silently: no "
-    "job record, no comment on the issue, nothing for the reaper; the faults scenario lost 2 of "
-    "5 labels this way at 20% faults (bot/server/handlers.py on_labeled, bot/server/worker.py enqueue's "
-    "Retry for event tasks)"))
-def test_a_label_whose_handling_keeps_failing_tells_the_maintainer(world: World) -> None:
-    world.gh.fail("GET", r"/collaborators/maria/permission$", 502, times=10)
-    world.send("issues.labeled", issue_number=1, sender="maria")
-    registry = ScheduledJobRegistry(queue=queue(world.redis))
-    for _ in range(5):  # the first run, then each retry when RQ's scheduler would queue it
-        world.work()
-        for job_id in registry.get_job_ids():  # type: ignore[no-untyped-call]
-            task = RQJob.fetch(job_id, connection=world.redis)
-            registry.remove(task)
-            queue(world.redis).enqueue_job(task)
-    told = [c.body for c in world.gh.comments_on(world.repo, 1) if c.user.endswith("[bot]")]
-    assert world.ctx.store.find(REPO, 1) is not None or told
-
-
 def _run_due_retries(world: World) -> None:
     """What RQ's scheduler does when delayed tasks fall due: queue them, then work."""
     registry = ScheduledJobRegistry(queue=queue(world.redis))
@@ -205,22 +189,39 @@ def _run_due_retries(world: World) -> None:
     world.work()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a failure gate opened while the job was still planning (a transient fault on every "
-    "try of the plan step) is passed by `/stepwise retry` into `running` with no batches "
-    "(jobs/domain/gates.py _pass sets RUNNING for every gate but spec_changed): the engine finds "
-    "nothing pending and completes the job, every target untouched (the faults scenario's job "
-    "`completed` with 0 batches planned)"))
-def test_a_retry_after_planning_failed_plans_before_it_completes(world: World) -> None:
-    world.gh.fail("GET", r"/issues/1/comments$", 502, times=4)  # the plan comment, every try
-    world.send("issues.labeled", issue_number=1, sender="maria")
-    world.work()
-    for _ in range(3):  # the three backed-off retries of the plan step
-        _run_due_retries(world)
-    job = world.job()
-    assert job.gate is not None and job.gate.kind is Gate.FAILURE and not job.batches
-    world.comment("/stepwise retry", by="maria")
-    world.work()
-    job = world.job()
-    assert job.batches, f"{job.status} with no batch planned"
-    assert job.status is not JobStatus.COMPLETED or all(b.commit for b in job.batches)
+def test_a_label_whose_handling_keeps_failing_tells_the_maintainer(tmp_path: Path,
+                                                                   redis_url: str) -> None:
+    """Bug 6: a `labeled` delivery failing on every try (the first run and RQ's three retries)
+    was dropped silently: no job, no comment. The last try now says so on the issue."""
+    with open_world(tmp_path, redis_url, call_backoff_s=FAST) as world:
+        world.gh.fail("GET", r"/collaborators/maria/permission$", 502, times=1000)
+        world.send("issues.labeled", issue_number=1, sender="maria")
+        world.work()
+        for _ in range(3):  # each retry when RQ's scheduler would queue it
+            _run_due_retries(world)
+        assert world.ctx.store.find(REPO, 1) is None
+        told = [c.body for c in world.gh.comments_on(world.repo, 1) if c.user.endswith("[bot]")]
+        assert len(told) == 1 and "could not start a job for this label" in told[0], told
+        assert "add it again" in told[0]
+
+
+def test_a_retry_after_planning_failed_plans_before_it_completes(tmp_path: Path,
+                                                                 redis_url: str) -> None:
+    """Bug 7: a failure gate opened before any plan existed was passed by `retry` into
+    `running` with no batches, and the job `completed` with every target untouched."""
+    with open_world(tmp_path, redis_url, call_backoff_s=FAST) as world:
+        world.send("issues.labeled", issue_number=1, sender="maria")
+        world.work(max_jobs=1)  # the label: a queued job, its first step not run yet
+        world.gh.fail("GET", rf"^/repos/{REPO}$", 502, times=1000)  # every step's first read
+        world.work()
+        for _ in range(3):  # the three backed-off retries of the first step
+            _run_due_retries(world)
+        job = world.job()
+        assert job.gate is not None and job.gate.kind is Gate.FAILURE and not job.batches
+        assert job.gate.while_planning
+        world.gh.failures.clear()
+        world.comment("/stepwise retry", by="maria")
+        world.work()
+        job = world.job()
+        assert job.batches, f"{job.status} with no batch planned"
+        assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.PLAN

@@ -33,8 +33,10 @@ N = str(NUMBER)
 
 
 def gate_commands(text: str) -> list[str]:
-    """The commands a gate prompt tells the user to type, in order."""
-    return re.findall(r"`(stepwise [^`]+)`", text)
+    """The commands a gate prompt tells the user to type, in order (printed without backticks:
+    a command ends with its --repo path and --number)."""
+    return re.findall(r"(stepwise [a-z]+(?: <[^>]+>)? --repo (?:'[^']*'|[^\s,]+)"
+                      r"(?: --number \d+)?)", text)
 
 
 def run_printed(command: str) -> tuple[int, str]:
@@ -53,7 +55,7 @@ def test_cli_gates_exit_codes_and_the_printed_next_command(tmp_path: Path) -> No
     first = cli("run", "--repo", repo, "--issue", issue_file, "--number", N)
     assert first.code == 3, first.text
     assert "Plan for #7" in first.out and "3 batches in 2 milestones" in first.out
-    assert "Waiting at gate `plan`" in first.out
+    assert "Waiting at gate plan" in first.out and "`" not in first.out
     job = load_job(repo)
     assert branch_head(repo, job.branch) == job.base_sha
 
@@ -62,7 +64,7 @@ def test_cli_gates_exit_codes_and_the_printed_next_command(tmp_path: Path) -> No
     assert commands and commands[0].startswith("stepwise approve")
     code, text = run_printed(commands[0])
     assert code == 3, text
-    assert "Waiting at gate `milestone`" in text
+    assert "Waiting at gate milestone" in text
     assert load_job(repo).gate.kind is Gate.MILESTONE  # type: ignore[union-attr]
 
     status = cli("status", "--repo", repo, "--number", N)

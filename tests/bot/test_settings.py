@@ -64,3 +64,16 @@ def test_server_commands_exit_2_naming_the_missing_setting(command: str) -> None
                           timeout=60, check=False)
     assert done.returncode == 2
     assert "STEPWISE_APP_ID" in done.stderr
+
+
+def test_the_github_api_version_defaults_to_the_one_ghes_serves(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("STEPWISE_APP_ID", "1")
+    clean_env.setenv("STEPWISE_WEBHOOK_SECRET", "s")
+    clean_env.setenv("STEPWISE_PRIVATE_KEY", "pem")
+    assert load_settings().github_api_version == "2022-11-28"
+    clean_env.setenv("STEPWISE_GITHUB_API_VERSION", "2026-03-10")
+    assert load_settings().github_api_version == "2026-03-10"
+    clean_env.setenv("STEPWISE_GITHUB_API_VERSION", "2024-01-01")
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert "STEPWISE_GITHUB_API_VERSION" in caught.value.message and "2022-11-28" in caught.value.message

@@ -396,7 +396,9 @@ def test_guard_refuses_a_codemod_that_edits_tests(tmp_path: Path) -> None:
     assert "tests/test_calc.py" in report.message and "test_edit" in report.message
     assert "tests/test_calc.py" in outcome.message
     batch = job.batch(job.gate.batch)  # type: ignore[arg-type]
-    assert batch.commit is None and len(batch.attempts) == 2
+    # A guard refusal would come out the same again: one attempt, then the failure gate.
+    assert batch.commit is None and len(batch.attempts) == 1
+    assert "not retried" in job.gate.reason
     assert all(a.commands and a.commands[0].argv[:2] == ["python", "tools/codemod.py"]
                for a in batch.attempts)
     assert branch_head(repo, job.branch) == job.base_sha  # never committed

@@ -103,7 +103,15 @@ VALIDATE = "python -m unittest discover -s tests -q"
 LEASE_TTL_S = 2
 REAP_INTERVAL_S = 1
 BACKOFF_S = (0.5, 1.0, 2.0)
+RECONCILE_INTERVAL_S = 1
+SHORT = {"STEPWISE_LEASE_TTL_S": str(LEASE_TTL_S), "STEPWISE_REAP_INTERVAL_S": str(REAP_INTERVAL_S),
+         "STEPWISE_BACKOFF_S": json.dumps(list(BACKOFF_S)),
+         "STEPWISE_RECONCILE_INTERVAL_S": str(RECONCILE_INTERVAL_S)}
+# The defaults of bot/settings.py: lease 30 s, reaper and reconciler every 20 s, 5/15/45 s.
+PRODUCTION = {"STEPWISE_LEASE_TTL_S": "30", "STEPWISE_REAP_INTERVAL_S": "20",
+              "STEPWISE_BACKOFF_S": "[5, 15, 45]", "STEPWISE_RECONCILE_INTERVAL_S": "20"}
 STUCK_TIMEOUT_S = 120.0
+PRODUCTION_STUCK_S = 600.0  # with 30 s leases and 45 s backoffs, give a job longer
 WORKERS = 2
 SCHEDULER_LOCK = "rq:scheduler-lock:stepwise"
 TERMINAL = frozenset({JobStatus.COMPLETED, JobStatus.CANCELLED, JobStatus.FAILED})
@@ -146,12 +154,12 @@ def part_path(number: int) -> str:
     return f"app/part{number:02d}.py"
 
 
-def sample_repo(*, files: int = FILES, require_plan_approval: bool = False
-                ) -> dict[str, str | bytes]:
+def sample_repo(*, files: int = FILES, require_plan_approval: bool = False,
+                batches_per_milestone: int | None = None) -> dict[str, str | bytes]:
     """`files` modules each calling `legacy.old_total()` once, and a unittest suite over them;
-    one batch per file, all in one milestone."""
+    one batch per file, all in one milestone unless `batches_per_milestone` says otherwise."""
     config = {"validate": [VALIDATE], "allow_commands": ["python"], "batch_size": 1,
-              "batches_per_milestone": max(files, 12),
+              "batches_per_milestone": batches_per_milestone or max(files, 12),
               "require_plan_approval": require_plan_approval}
     tree: dict[str, str | bytes] = {
         "README.md": "# app\n",
@@ -224,7 +232,8 @@ class ChaosGitHub(FakeGitHub):
     `403 Forbidden`, which is a permission error, not a rate limit.)"""
 
     API = re.compile(r"^/(repos|graphql)")
-    API_AND_TOKEN = re.compile(r"^/(repos|graphql|app/installations)")
+    API_AND_TOKEN = re.compile(r"^/")  # every endpoint: token minting and comment posting too
+    WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -259,6 +268,17 @@ class ChaosGitHub(FakeGitHub):
         self.fault_p, self.fault_rng = p, random.Random(seed)
         self.fault_paths = self.API_AND_TOKEN if token_endpoint else self.API
 
+    def _injected_after(self, method: str, path: str) -> Reply | None:
+        """A third of the faults on writes come after the change was made ("done, then 502")."""
+        reply = super()._injected_after(method, path)
+        if reply is not None or self._pending_after is None:
+            return reply
+        where, self._pending_after = self._pending_after, None
+        self.faults[f"502 after success ({where})"] += 1
+        return Reply(502, {"message": "Server Error"})
+
+    _pending_after: str | None = None
+
     def _injected(self, method: str, path: str) -> Reply | None:
         reply = super()._injected(method, path)
         if reply is not None or not self.fault_p or not self.fault_paths.search(path):
@@ -266,6 +286,9 @@ class ChaosGitHub(FakeGitHub):
         if self.fault_rng.random() >= self.fault_p:
             return None
         where = "token endpoint" if path.startswith("/app/") else "API"
+        if method in self.WRITES and self.fault_rng.random() < 1 / 3:
+            self._pending_after = where  # handled, then answered 502 (under the fake's lock)
+            return None
         if self.fault_rng.random() < 0.5:
             self.faults[f"502 ({where})"] += 1
             return Reply(502, {"message": "Server Error"})
@@ -439,11 +462,14 @@ class Cluster:
         self.redis = redis.Redis.from_url(server.url, socket_timeout=5)
         self.store = RedisStore(self.redis)
         self.repos = 0
+        self.reconcile_s = float(RECONCILE_INTERVAL_S)
 
-    def new_repo(self, label: str, *, require_plan_approval: bool = False) -> FakeRepo:
+    def new_repo(self, label: str, *, require_plan_approval: bool = False,
+                 batches_per_milestone: int | None = None) -> FakeRepo:
         self.repos += 1
         repo = self.gh.add_repo(OWNER, f"{label}-{self.repos:02d}", sample_repo(
-            files=self.files, require_plan_approval=require_plan_approval))
+            files=self.files, require_plan_approval=require_plan_approval,
+            batches_per_milestone=batches_per_milestone))
         self.gh.add_issue(repo, ISSUE_TITLE, ISSUE_BODY, user=MAINTAINER)
         self.gh.set_permission(repo, MAINTAINER, "maintain")
         return repo
@@ -556,7 +582,8 @@ def label_delivery(repo: FakeRepo) -> str:
 
 
 @contextlib.contextmanager
-def open_cluster(base: Path | None = None, *, files: int = FILES) -> Iterator[Cluster]:
+def open_cluster(base: Path | None = None, *, files: int = FILES,
+                 timings: dict[str, str] | None = None) -> Iterator[Cluster]:
     """A fresh installation: Redis, fake GitHub, web app, two workers. Its files are removed
     afterwards unless `base` is given (then the worker logs stay under base/logs)."""
     root = Path(tempfile.mkdtemp(prefix="stepwise-chaos-", dir=base))
@@ -571,9 +598,7 @@ def open_cluster(base: Path | None = None, *, files: int = FILES) -> Iterator[Cl
                    "STEPWISE_WEBHOOK_SECRET": SECRET, "STEPWISE_REDIS_URL": server.url,
                    "STEPWISE_GITHUB_API_URL": gh.base_url,
                    "STEPWISE_WORKDIR": str(root / "work"),
-                   "STEPWISE_LEASE_TTL_S": str(LEASE_TTL_S),
-                   "STEPWISE_REAP_INTERVAL_S": str(REAP_INTERVAL_S),
-                   "STEPWISE_BACKOFF_S": json.dumps(list(BACKOFF_S)),
+                   **(timings or SHORT),
                    "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
             settings = Settings(app_id=gh.app_id, private_key=gh.private_key_pem,
                                 webhook_secret=SECRET, redis_url=server.url,
@@ -583,6 +608,7 @@ def open_cluster(base: Path | None = None, *, files: int = FILES) -> Iterator[Cl
             workers = Workers(env, logs)
             with served(create_app(settings, redis.Redis.from_url(server.url))) as url:
                 cluster = Cluster(root, gh, server, url, workers, files)
+                cluster.reconcile_s = float((timings or SHORT)["STEPWISE_RECONCILE_INTERVAL_S"])
                 cluster.ensure_workers()
                 cluster.wait_ready(scheduler=True)
                 yield cluster
@@ -662,12 +688,26 @@ class Watch:
 OnGate = Callable[[Job, int], bool]
 
 
+def gate_visible(repo: FakeRepo, job: Job) -> bool:
+    """Whether the open gate's comment exists on GitHub (the issue or the pull request), which
+    is all a maintainer who reacts to what Stepwise posts can go by."""
+    gate = job.gate
+    if gate is None:
+        return False
+    needle = f"Waiting at gate `{gate.kind.value}` ({gate.id})"
+    return any(needle in comment.body for issue in list(repo.issues.values())
+               for comment in list(issue.comments))
+
+
 def wait_until_settled(cluster: Cluster, repo: FakeRepo, *, timeout: float,
                        on_gate: OnGate | None = None, tick: Callable[[], None] | None = None,
-                       answer_within_s: float = 20.0) -> Job | None:
+                       answer_within_s: float = 20.0,
+                       shown: dict[str, float] | None = None) -> Job | None:
     """Wait until the job ends, or stops at a gate nobody answers. `on_gate(job, answers so
     far)` may answer the open gate (returns True when it commented); a gate still open
-    `answer_within_s` after an answer is offered to it again."""
+    `answer_within_s` after an answer is offered to it again. With `shown`, a gate is offered
+    only once its comment exists on GitHub, and `shown[gate id]` records the seconds from its
+    opening to its comment appearing (a gate never shown is missing there)."""
     deadline = time.monotonic() + timeout
     answered: dict[str, float] = {}
     answers: Counter[str] = Counter()
@@ -679,6 +719,12 @@ def wait_until_settled(cluster: Cluster, repo: FakeRepo, *, timeout: float,
             return job
         if job is not None and job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
             gate = job.gate.id
+            if shown is not None:
+                if gate not in shown and gate_visible(repo, job):
+                    shown[gate] = max(0.0, time.time() - job.gate.opened_at.timestamp())
+                if gate not in shown:
+                    time.sleep(0.1)  # nothing on GitHub yet: the maintainer sees nothing
+                    continue
             if gate not in answered or time.monotonic() - answered[gate] > answer_within_s:
                 if on_gate is None or not on_gate(job, answers[gate]):
                     return job
@@ -706,6 +752,8 @@ class Trial:
     recover_s: list[float] = field(default_factory=list)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    shown_s: list[float] = field(default_factory=list)  # each gate: opening to its comment
+    unseen: list[str] = field(default_factory=list)  # gates whose comment never appeared
 
     @property
     def completed(self) -> bool:
@@ -713,7 +761,9 @@ class Trial:
 
     def line(self) -> str:
         recover = ",".join(f"{r:.1f}" for r in self.recover_s) or "-"
-        extra = (f" other-dups={self.other_duplicates}" if self.other_duplicates else "") + \
+        extra = (f" gates-shown-in={','.join(f'{g:.1f}' for g in self.shown_s)}s"
+                 if self.shown_s else "") + (f" UNSEEN={self.unseen}" if self.unseen else "") + \
+                (f" other-dups={self.other_duplicates}" if self.other_duplicates else "") + \
                 (f" LOST={self.lost}" if self.lost else "") + (" STUCK" if self.stuck else "")
         notes = f" [{'; '.join(self.notes)}]" if self.notes else ""
         return (f"  {self.name}: {self.status}{'@' + self.gate if self.gate else ''} "
@@ -811,6 +861,24 @@ class ScenarioResult:
     name: str
     trials: list[Trial] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    reference_s: float | None = None  # the no-fault control's time to finish
+    reconcile_s: float | None = None  # the reconciler interval (gate scenarios)
+
+    @property
+    def finish_s(self) -> float | None:
+        """Median time to finish of the trials that completed."""
+        done = [t.seconds for t in self.trials if t.completed]
+        return statistics.median(done) if done else None
+
+    @property
+    def ratio(self) -> float | None:
+        finish = self.finish_s
+        return finish / self.reference_s if finish and self.reference_s else None
+
+    @property
+    def slowest_shown(self) -> float | None:
+        shown = [g for t in self.trials for g in t.shown_s]
+        return max(shown) if shown else None
 
     @property
     def completed(self) -> int:
@@ -857,26 +925,33 @@ def _seconds(value: float | None) -> str:
 
 
 HEADER = (f"{'scenario':<14} {'trials':>6} {'completed':>9} {'batches':>8} {'duplicate':>9} "
-          f"{'lost':>5} {'stuck':>5} {'recover p50':>11} {'recover max':>11}  not completed")
+          f"{'lost':>5} {'stuck':>5} {'recover p50':>11} {'recover max':>11} {'finish':>8} "
+          f"{'x base':>7} {'gate shown':>10}  not completed")
 
 
 def table_line(r: ScenarioResult) -> str:
     worst = max(r.recoveries) if r.recoveries else None
     return (f"{r.name:<14} {len(r.trials):>6} {r.completed:>9} {r.committed:>8} "
             f"{r.duplicates:>9} {r.lost:>5} {r.stuck:>5} {_seconds(r.median_recover):>11} "
-            f"{_seconds(worst):>11}  {r.ended_otherwise}")
+            f"{_seconds(worst):>11} {_seconds(r.finish_s):>8} {_ratio(r.ratio):>7} "
+            f"{_seconds(r.slowest_shown):>10}  {r.ended_otherwise}")
+
+
+def _ratio(value: float | None) -> str:
+    return f"{value:.2f}×" if value is not None else "-"
 
 
 def markdown_table(results: list[ScenarioResult]) -> str:
     lines = ["| scenario | trials | jobs completed | batches committed | duplicate batch commits "
              "| lost batches | stuck jobs | median time to recover | slowest recovery "
-             "| jobs not completed |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "| median time to finish | × no-fault | slowest gate shown | jobs not completed |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         worst = max(r.recoveries) if r.recoveries else None
         lines.append(f"| {r.name} | {len(r.trials)} | {r.completed} | {r.committed} | "
                      f"{r.duplicates} | {r.lost} | {r.stuck} | {_seconds(r.median_recover)} | "
-                     f"{_seconds(worst)} | {r.ended_otherwise} |")
+                     f"{_seconds(worst)} | {_seconds(r.finish_s)} | {_ratio(r.ratio)} | "
+                     f"{_seconds(r.slowest_shown)} | {r.ended_otherwise} |")
     return "\n".join(lines)
 
 
@@ -1220,44 +1295,67 @@ def run_redis_restart(trials: int = 1, *, expected_s: float, seed: int = 2,
 
 def run_faults(trials: int = 1, *, rate: float = 0.2, seed: int = 3, token_endpoint: bool = True,
                files: int = FILES, stuck_timeout_s: float = STUCK_TIMEOUT_S,
-               base: Path | None = None, cluster: Cluster | None = None,
-               log: Log = _quiet) -> ScenarioResult:
-    """`rate` of GitHub calls fail with 502 or a secondary rate limit (the token endpoint
-    included unless `token_endpoint=False`). A job paused at the `failure` gate after a
-    transient fault is retried by the maintainer, who comments again when nothing happens."""
-    result = ScenarioResult("faults" if token_endpoint else "faults-api")
-    with using(cluster, base, files) as cluster:
+               base: Path | None = None, cluster: Cluster | None = None, name: str | None = None,
+               timings: dict[str, str] | None = None, log: Log = _quiet) -> ScenarioResult:
+    """`rate` of GitHub calls fail: 502 or a secondary rate limit before the call is handled,
+    or (a third of the faults on writes) 502 after it was (every endpoint, the token endpoint
+    and comment posting included, unless `token_endpoint=False`). Each job stops at the plan
+    gate and at a milestone gate; the maintainer answers a gate only once its comment exists
+    on GitHub (approve; `/stepwise retry` at a failure gate from a transient fault)."""
+    result = ScenarioResult(name or ("faults" if token_endpoint else "faults-api"))
+    fresh = contextlib.nullcontext(cluster) if cluster is not None and timings is None else \
+        open_cluster(base, files=files, timings=timings)
+    with fresh as opened:
+        cluster = opened
+        cluster.ensure_workers()
+        cluster.wait_ready()
         cluster.gh.faults.clear()
         for index in range(trials):
-            repo = cluster.new_repo(f"faults{index + 1:02d}")
+            repo = cluster.new_repo(f"{result.name}{index + 1:02d}", require_plan_approval=True,
+                                    batches_per_milestone=max(1, files // 2))
             trial = Trial(result.name, repo.name)
-            answers: list[int] = []
+            answers: list[str] = []
+            shown: dict[str, float] = {}
 
             def on_gate(job: Job, tries: int, repo: FakeRepo = repo,
-                        answers: list[int] = answers) -> bool:
+                        answers: list[str] = answers) -> bool:
                 gate = job.gate
-                if gate is None or gate.kind.value != "failure" or gate.report is None or \
-                        gate.report.retry_class.value != "auto_retry" or tries >= 3:
+                if gate is None or tries >= 3:
                     return False
-                answers.append(tries)
-                cluster.comment(repo, "/stepwise retry")
+                if gate.kind.value in ("plan", "milestone"):
+                    verb = "approve"
+                elif gate.kind.value == "failure" and gate.report is not None and \
+                        gate.report.retry_class.value == "auto_retry":
+                    verb = "retry"
+                else:
+                    return False
+                time.sleep(1.05)  # GitHub's timestamps have one-second resolution
+                answers.append(f"{verb}@{gate.kind.value}")
+                cluster.comment(repo, f"/stepwise {verb}")
                 return True
 
             cluster.gh.inject_faults(rate, seed=seed + index, token_endpoint=token_endpoint)
             try:
                 started = time.monotonic()
                 cluster.label(repo)
-                job = wait_until_settled(cluster, repo, timeout=stuck_timeout_s, on_gate=on_gate)
+                job = wait_until_settled(cluster, repo, timeout=stuck_timeout_s, on_gate=on_gate,
+                                         shown=shown)
                 trial.seconds = time.monotonic() - started
             finally:
                 cluster.gh.inject_faults(0.0)
-            if answers:
-                again = sum(1 for tries in answers if tries)
-                trial.notes.append(f"{len(answers)} `/stepwise retry` comment(s)" + (
-                    f", {again} repeated because the first had no effect" if again else ""))
+            trial.notes.append(f"answers: {', '.join(answers) or 'none'}")
             check(cluster, repo, trial, job)
+            trial.shown_s = list(shown.values())
+            if job is not None and job.gate is not None and job.gate.id not in shown:
+                trial.unseen.append(job.gate.id)
+                trial.stuck = True  # a gate nobody can see: the maintainer waits forever
+            late = [g for g in trial.shown_s if g > cluster.reconcile_s + 1.0]
+            if late:
+                trial.notes.append(f"{len(late)} gate(s) shown later than one reconciler "
+                                   f"interval ({cluster.reconcile_s:.0f} s) + 1 s")
             log(trial.line())
             result.trials.append(trial)
+        result.reconcile_s = cluster.reconcile_s
         result.notes.append("faults injected: " + (", ".join(
             f"{k} {v}" for k, v in sorted(cluster.gh.faults.items())) or "none"))
     return result
@@ -1313,11 +1411,13 @@ class Plan:
     fault_trials: int = 5
     duplicate_trials: int = 3
     faults_api: bool = True
+    production: bool = True
 
 
 def run_all(plan: Plan, *, seed: int = 1, base: Path | None = None,
             log: Log = print) -> list[ScenarioResult]:
     results = [run_baseline(base=base, log=log)]
+    results[0].reference_s = results[0].finish_s
     first = results[0].trials[0]
     expected = first.seconds if first.completed else 15.0
     log(f"expected job duration (baseline): {expected:.1f} s")
@@ -1329,10 +1429,18 @@ def run_all(plan: Plan, *, seed: int = 1, base: Path | None = None,
         results.append(run_kill_label(plan.label_trials, base=base, log=log))
     results.append(run_redis_restart(plan.redis_trials, expected_s=expected, seed=seed + 1,
                                      base=base, log=log))
-    results.append(run_faults(plan.fault_trials, seed=seed + 2, base=base, log=log))
+    control = run_faults(1, rate=0.0, name="no-faults", base=base, log=log)
+    results.append(control)
+    faulted = [run_faults(plan.fault_trials, seed=seed + 2, base=base, log=log)]
     if plan.faults_api:
-        results.append(run_faults(plan.fault_trials, seed=seed + 2, token_endpoint=False,
+        faulted.append(run_faults(plan.fault_trials, seed=seed + 2, token_endpoint=False,
                                   base=base, log=log))
+    if plan.production:
+        faulted.append(run_faults(1, seed=seed + 5, name="faults-prod", timings=PRODUCTION,
+                                  stuck_timeout_s=PRODUCTION_STUCK_S, base=base, log=log))
+    for result in faulted:
+        result.reference_s = control.finish_s
+    results += faulted
     results.append(run_duplicates(plan.duplicate_trials, base=base, log=log))
     return results
 
@@ -1355,7 +1463,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="print a line per trial")
     args = parser.parse_args(argv)
     plan = Plan(kill_trials=3, redis_trials=1, survivor_trials=0, label_trials=0, fault_trials=1,
-                duplicate_trials=1, faults_api=False) if args.quick else Plan()
+                duplicate_trials=1, faults_api=False, production=False) if args.quick else Plan()
     if args.trials is not None:
         plan.kill_trials = args.trials
     if args.keep is not None:

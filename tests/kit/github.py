@@ -31,19 +31,21 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from tests.kit import github_routes, github_routes_pulls
+from tests.kit import github_routes, github_routes_orgs, github_routes_pulls
 from tests.kit.github_api import Call, Reply, dispatch
 from tests.kit.github_auth import check_jwt, shared_app_key
 from tests.kit.github_git_http import GIT_PATH, serve_git
 from tests.kit.github_graphql import graphql
 from tests.kit.github_model import DEFAULT_INSTALLATION_ID, FakeRepo
+from tests.kit.github_permissions import GHES_VERSIONS, GITHUB_COM_VERSIONS, unsupported_version
 from tests.kit.github_render import Renderer
 from tests.kit.github_state import GitHubState
 
 if TYPE_CHECKING:
     from githubkit import GitHub
 
-ENDPOINT_MODULES = (github_routes, github_routes_pulls)  # importing them registers their routes
+# Importing them registers their routes.
+ENDPOINT_MODULES = (github_routes, github_routes_orgs, github_routes_pulls)
 SECONDARY_RATE_LIMIT_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
 )
@@ -57,6 +59,7 @@ class RecordedRequest:
     json: Any
     headers: dict[str, str]
     status: int = 0
+    accepted_permissions: str = ""  # the answer's X-Accepted-GitHub-Permissions
 
 
 @dataclass
@@ -67,6 +70,7 @@ class Failure:
     times: int
     headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
+    after: bool = False  # apply the request, then answer with this failure ("done, then 502")
 
 
 class FakeGitHub(GitHubState):
@@ -80,10 +84,13 @@ class FakeGitHub(GitHubState):
         git_http: bool = False,
         public_key: str | None = None,
         private_key: str | None = None,
+        api_versions: Sequence[str] | None = None,
         **state_options: Any,
     ) -> None:
         super().__init__(root=root, **state_options)
         self.enterprise, self.git_http, self.public_key = enterprise, git_http, public_key
+        # REST versions served: GHES mode (enterprise=True) serves only 2022-11-28, like GHES does.
+        self.api_versions = tuple(api_versions or (GHES_VERSIONS if enterprise else GITHUB_COM_VERSIONS))
         self.requests: list[RecordedRequest] = []
         self.failures: list[Failure] = []
         self._chaos: tuple[float, tuple[int, ...], random.Random, re.Pattern[str]] | None = None
@@ -156,9 +163,12 @@ class FakeGitHub(GitHubState):
     # --- error injection --------------------------------------------------------------------------
 
     def fail(self, method: str, path_regex: str, status: int, *, times: int = 1,
-             headers: dict[str, str] | None = None, body: Any = None) -> None:
-        """Answer the next `times` requests matching `method` (or '*') and re.search(path_regex, path)."""
-        failure = Failure(method.upper(), re.compile(path_regex), status, times, dict(headers or {}), body)
+             headers: dict[str, str] | None = None, body: Any = None, after: bool = False) -> None:
+        """Answer the next `times` requests matching `method` (or '*') and re.search(path_regex, path).
+        With `after=True` each request is applied first and then answered with the failure, as when
+        GitHub makes a comment or a pull request and its answer is lost ("done, then 502")."""
+        failure = Failure(method.upper(), re.compile(path_regex), status, times, dict(headers or {}), body,
+                          after)
         self.failures.append(failure)
 
     def fail_secondary_rate_limit(self, method: str, path_regex: str, *, retry_after: int = 1,
@@ -178,12 +188,24 @@ class FakeGitHub(GitHubState):
         """Fail a random fraction `p` of matching requests with one of `statuses` (p=0 turns it off)."""
         self._chaos = (p, tuple(statuses), random.Random(seed), re.compile(path_regex)) if p else None
 
-    def _injected(self, method: str, path: str) -> Reply | None:
+    def _injected_after(self, method: str, path: str) -> Reply | None:
+        """The failure to answer having handled the request ("done, then 502")."""
+        return self._matching_failure(method, path, after=True)
+
+    def _matching_failure(self, method: str, path: str, *, after: bool) -> Reply | None:
         for failure in self.failures:
-            if failure.times > 0 and failure.method in ("*", method) and failure.pattern.search(path):
+            if failure.after == after and failure.times > 0 and failure.method in ("*", method) \
+                    and failure.pattern.search(path):
                 failure.times -= 1
                 body = failure.body if failure.body is not None else {"message": _reason(failure.status)}
                 return Reply(failure.status, body, dict(failure.headers))
+        return None
+
+    def _injected(self, method: str, path: str) -> Reply | None:
+        """The failure to answer instead of handling the request."""
+        reply = self._matching_failure(method, path, after=False)
+        if reply is not None:
+            return reply
         if self._chaos and self._chaos[3].search(path):
             p, statuses, rng, _ = self._chaos
             if rng.random() < p:
@@ -214,10 +236,16 @@ class FakeGitHub(GitHubState):
             record = RecordedRequest(method, path, query, payload, headers)
             self.requests.append(record)
             reply = self._injected(method, path)
+            problem = None if is_graphql else unsupported_version(headers, self.api_versions)
+            if reply is None and problem:
+                reply = Reply(400, {"message": problem, "documentation_url": "https://docs.github.com/rest",
+                                    "status": "400"})
             if reply is None:
                 call = Call(method, path, query, payload, headers, self, self.render)
                 reply = graphql(call) if is_graphql else dispatch(call, jwt_check=self._check_jwt)
+                reply = self._injected_after(method, path) or reply
             record.status = reply.status
+            record.accepted_permissions = reply.headers.get("X-Accepted-GitHub-Permissions", "")
             return self._encode(reply)
 
     def _encode(self, reply: Reply) -> tuple[int, dict[str, str], bytes]:

@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import unquote, urlencode
 
 from tests.kit.github_model import FakeRepo, Token
+from tests.kit.github_permissions import NOT_ACCESSIBLE, missing_permission
 from tests.kit.github_render import Renderer
 from tests.kit.github_state import GitHubState
 
@@ -52,16 +53,18 @@ class Reply:
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str, errors: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, status: int, message: str, errors: list[dict[str, Any]] | None = None, *,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status, self.message, self.errors = status, message, errors
+        self.headers = dict(headers or {})
 
     def reply(self) -> Reply:
         body: dict[str, Any] = {"message": self.message, "documentation_url": DOCS,
                                 "status": str(self.status)}
         if self.errors is not None:
             body["errors"] = self.errors
-        return Reply(self.status, body)
+        return Reply(self.status, body, self.headers)
 
 
 def too_long(resource: str) -> ApiError:
@@ -79,15 +82,28 @@ def invalid(message: str, *, field_name: str | None = None, code: str = "custom"
 
 
 Handler = Callable[[Call], Reply]
-ROUTES: list[tuple[str, re.Pattern[str], str, Handler]] = []
+ROUTES: list[tuple[str, re.Pattern[str], str, Handler, str | None]] = []
+JWT_ONLY = ""  # App endpoints: the JWT is the permission
+UNDECLARED = "metadata=read"  # what a route that names no permission needs (tests list such routes)
 
 
-def route(method: str, pattern: str, auth: str = "repo") -> Callable[[Handler], Handler]:
-    """Register a handler; `auth` is 'jwt' (the App itself), 'token' (any installation token) or 'repo'."""
+def route(method: str, pattern: str, auth: str = "repo", *,
+          permissions: str | None = None) -> Callable[[Handler], Handler]:
+    """Register a handler; `auth` is 'jwt' (the App itself), 'token' (any installation token) or 'repo'.
+
+    `permissions` is what GitHub sends as X-Accepted-GitHub-Permissions for the endpoint
+    ('issues=write; pull_requests=write': either set will do); a token without them gets GitHub's 403.
+    """
     def register(handler: Handler) -> Handler:
-        ROUTES.append((method, re.compile(pattern + "$"), auth, handler))
+        ROUTES.append((method, re.compile(pattern + "$"), auth, handler, permissions))
         return handler
     return register
+
+
+def require(call: Call, permissions: str) -> None:
+    """GitHub's 403 when the installation token lacks every accepted permission set."""
+    if call.token is not None and permissions and missing_permission(call.token.permissions, permissions):
+        raise ApiError(403, NOT_ACCESSIBLE, headers={"X-Accepted-GitHub-Permissions": permissions})
 
 
 def bearer(call: Call) -> tuple[str, str] | None:
@@ -130,7 +146,7 @@ def dispatch(call: Call, *, jwt_check: Callable[[str], str | None]) -> Reply:
         repo = next((r for r in call.state.repos.values() if r.id == int(match[1])), None)
         call.path = f"/repos/{repo.full_name if repo else '-/-'}{match[2] or ''}"
     known_path = False
-    for method, pattern, auth, handler in ROUTES:
+    for method, pattern, auth, handler, permissions in ROUTES:
         if not (m := pattern.match(call.path)):
             continue
         known_path = True
@@ -138,10 +154,18 @@ def dispatch(call: Call, *, jwt_check: Callable[[str], str | None]) -> Reply:
             continue
         call.params = {k: unquote(v) for k, v in m.groupdict().items()}
         try:
+            needed = UNDECLARED if permissions is None else permissions
             authenticate(call, auth, jwt_check)
-            return handler(call)
+            require(call, needed)
         except ApiError as error:
             return error.reply()
+        try:
+            reply = handler(call)
+        except ApiError as error:
+            reply = error.reply()
+        if needed:  # GitHub names the accepted permissions on every answer, not only on a 403
+            reply.headers.setdefault("X-Accepted-GitHub-Permissions", needed)
+        return reply
     if known_path:
         return ApiError(405, "Method Not Allowed").reply()
     return ApiError(404, "Not Found").reply()

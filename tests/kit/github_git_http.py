@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from tests.kit import github_git
 from tests.kit.github_api import can_access
+from tests.kit.github_permissions import missing_permission
 
 if TYPE_CHECKING:
     from tests.kit.github import FakeGitHub
@@ -43,6 +44,8 @@ def serve_git(gh: FakeGitHub, method: str, path: str, query: str, headers: dict[
     if repo is None or not can_access(gh, token, repo):
         return 404, {"Content-Type": "text/plain"}, b"Repository not found.\n"
     pushing = match["rest"] == "git-receive-pack" or "service=git-receive-pack" in query
+    if missing_permission(token.permissions, "contents=write" if pushing else "contents=read"):
+        return 403, {"Content-Type": "text/plain"}, b"Permission to the repository denied.\n"
     before = {}
     if pushing:
         before = {b: github_git.branch_head(repo.path, b) for b in github_git.branches(repo.path)}

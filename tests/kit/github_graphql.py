@@ -7,6 +7,7 @@ from typing import Any
 
 from tests.kit.github_api import ApiError, Call, Reply, authenticate, can_access
 from tests.kit.github_model import FakeRepo, PullRequest
+from tests.kit.github_permissions import missing_permission
 
 UNSUPPORTED = "The fake GitHub supports only markPullRequestReadyForReview and convertPullRequestToDraft"
 MUTATIONS = {"markPullRequestReadyForReview": False, "convertPullRequestToDraft": True}
@@ -36,6 +37,10 @@ def graphql(call: Call) -> Reply:
         authenticate(call, "token", lambda _token: "unused")
     except ApiError as error:
         return Reply(401, {"message": error.message, "documentation_url": "https://docs.github.com/graphql"})
+    if missing_permission(call.token.permissions if call.token else {}, "pull_requests=write"):
+        return Reply(200, {"data": None, "errors": [{
+            "type": "FORBIDDEN", "message": "Resource not accessible by integration",
+        }]}, {"X-Accepted-GitHub-Permissions": "pull_requests=write"})
     query = str(call.field("query", ""))
     variables = call.field("variables") or {}
     name = next((n for n in MUTATIONS if re.search(rf"\b{n}\b", query)), None)

@@ -6,17 +6,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tests.kit.github_permissions import granted_permissions
+
 DEFAULT_INSTALLATION_ID = 1
 FIRST_APP_ID = 4242
 DEFAULT_APP_SLUG = "stepwise"
 CONFIG_PATH = ".github/stepwise.yml"
 ROLES = ("admin", "maintain", "write", "triage", "read", "none")
+BASE_ROLES = ("admin", "maintain", "write", "triage", "read")  # what a custom role may inherit
 # What the REST API reports in `permission` for each role (the role itself is in `role_name`).
 REPORTED_PERMISSION = {
     "admin": "admin", "maintain": "write", "write": "write",
     "triage": "read", "read": "read", "none": "none",
 }
-TOKEN_PERMISSIONS = {"contents": "write", "issues": "write", "pull_requests": "write", "metadata": "read"}
 
 
 def utc_now() -> datetime:
@@ -128,7 +130,7 @@ class Installation:
     account: str
     account_type: str = "Organization"
     repos: list[str] = field(default_factory=list)
-    permissions: dict[str, str] = field(default_factory=lambda: dict(TOKEN_PERMISSIONS))
+    permissions: dict[str, str] = field(default_factory=lambda: dict(granted_permissions()))
     created_at: datetime = field(default_factory=utc_now)
 
 

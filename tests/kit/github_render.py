@@ -201,12 +201,15 @@ class Renderer:
         }
 
     def permission(self, repo: FakeRepo, login: str) -> JSON:
+        """A custom role shows its own name in role_name; `permission` and the flags are those of the
+        base role it inherits (maintain reported as write, triage as read)."""
         role = self.state.role_of(repo, login)
-        rank = ("none", "read", "triage", "write", "maintain", "admin").index(role)
+        base = self.state.base_role_of(repo, login)
+        rank = ("none", "read", "triage", "write", "maintain", "admin").index(base)
         flags = {"pull": rank >= 1, "triage": rank >= 2, "push": rank >= 3, "maintain": rank >= 4,
                  "admin": rank >= 5}
         return {
-            "permission": REPORTED_PERMISSION[role], "role_name": role,
+            "permission": REPORTED_PERMISSION[base], "role_name": role,
             "user": {**self.user(login), "permissions": flags, "role_name": role},
         }
 

@@ -5,14 +5,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from tests.kit.github_api import REPO, ApiError, Call, Reply, paginate, route, too_long
+from tests.kit.github_api import JWT_ONLY, REPO, ApiError, Call, Reply, paginate, route, too_long
 from tests.kit.github_model import Reaction
 from tests.kit.github_render import REACTIONS
+
+METADATA = "metadata=read"
+# Issue endpoints serve pull requests too: either permission set is accepted.
+ISSUES_READ = "issues=read; pull_requests=read"
+ISSUES_WRITE = "issues=write; pull_requests=write"
 
 # --- App endpoints ----------------------------------------------------------------------------
 
 
-@route("POST", r"/app/installations/(?P<iid>\d+)/access_tokens", auth="jwt")
+@route("POST", r"/app/installations/(?P<iid>\d+)/access_tokens", auth="jwt", permissions=JWT_ONLY)
 def create_access_token(call: Call) -> Reply:
     inst = call.state.installations.get(int(call.params["iid"]))
     if inst is None:
@@ -34,7 +39,7 @@ def create_access_token(call: Call) -> Reply:
     return Reply(201, body)
 
 
-@route("GET", r"/app/installations/(?P<iid>\d+)", auth="jwt")
+@route("GET", r"/app/installations/(?P<iid>\d+)", auth="jwt", permissions=JWT_ONLY)
 def get_installation(call: Call) -> Reply:
     inst = call.state.installations.get(int(call.params["iid"]))
     if inst is None:
@@ -42,7 +47,7 @@ def get_installation(call: Call) -> Reply:
     return Reply(200, call.render.installation(inst))
 
 
-@route("GET", REPO + "/installation", auth="jwt")
+@route("GET", REPO + "/installation", auth="jwt", permissions=JWT_ONLY)
 def get_repo_installation(call: Call) -> Reply:
     full_name = f"{call.params['owner']}/{call.params['name']}"
     for inst in call.state.installations.values():
@@ -54,12 +59,12 @@ def get_repo_installation(call: Call) -> Reply:
 # --- Repository, contents, permissions --------------------------------------------------------
 
 
-@route("GET", REPO)
+@route("GET", REPO, permissions=METADATA)
 def get_repo(call: Call) -> Reply:
     return Reply(200, call.render.full_repository(call.r))
 
 
-@route("GET", REPO + r"/contents(?:/(?P<path>.*))?")
+@route("GET", REPO + r"/contents(?:/(?P<path>.*))?", permissions="contents=read")
 def get_contents(call: Call) -> Reply:
     ref = call.query.get("ref") or call.r.default_branch
     found = call.render.content(call.r, (call.params.get("path") or "").strip("/"), ref)
@@ -68,7 +73,7 @@ def get_contents(call: Call) -> Reply:
     return Reply(200, found)
 
 
-@route("GET", REPO + r"/collaborators/(?P<login>[^/]+)/permission")
+@route("GET", REPO + r"/collaborators/(?P<login>[^/]+)/permission", permissions=METADATA)
 def get_permission(call: Call) -> Reply:
     return Reply(200, call.render.permission(call.r, call.params["login"]))
 
@@ -83,12 +88,12 @@ def issue_of(call: Call) -> Any:
     return issue
 
 
-@route("GET", REPO + r"/issues/(?P<number>\d+)")
+@route("GET", REPO + r"/issues/(?P<number>\d+)", permissions=ISSUES_READ)
 def get_issue(call: Call) -> Reply:
     return Reply(200, call.render.issue(call.r, issue_of(call)))
 
 
-@route("PATCH", REPO + r"/issues/(?P<number>\d+)")
+@route("PATCH", REPO + r"/issues/(?P<number>\d+)", permissions=ISSUES_WRITE)
 def update_issue(call: Call) -> Reply:
     issue, where = issue_of(call), f"{call.r.full_name}#{call.params['number']}"
     for key in ("title", "body"):
@@ -109,7 +114,7 @@ def update_issue(call: Call) -> Reply:
     return Reply(200, call.render.issue(call.r, issue))
 
 
-@route("GET", REPO + r"/issues/(?P<number>\d+)/comments")
+@route("GET", REPO + r"/issues/(?P<number>\d+)/comments", permissions=ISSUES_READ)
 def list_comments(call: Call) -> Reply:
     comments = issue_of(call).comments
     if since := call.query.get("since"):
@@ -119,7 +124,7 @@ def list_comments(call: Call) -> Reply:
     return paginate(call, rendered, f"/repositories/{call.r.id}/issues/{call.params['number']}/comments")
 
 
-@route("POST", REPO + r"/issues/(?P<number>\d+)/comments")
+@route("POST", REPO + r"/issues/(?P<number>\d+)/comments", permissions=ISSUES_WRITE)
 def create_comment(call: Call) -> Reply:
     issue = issue_of(call)
     body = call.field("body")
@@ -140,12 +145,12 @@ def comment_of(call: Call) -> Any:
     return comment
 
 
-@route("GET", REPO + r"/issues/comments/(?P<cid>\d+)")
+@route("GET", REPO + r"/issues/comments/(?P<cid>\d+)", permissions=ISSUES_READ)
 def get_comment(call: Call) -> Reply:
     return Reply(200, call.render.comment(call.r, comment_of(call)))
 
 
-@route("PATCH", REPO + r"/issues/comments/(?P<cid>\d+)")
+@route("PATCH", REPO + r"/issues/comments/(?P<cid>\d+)", permissions=ISSUES_WRITE)
 def update_comment(call: Call) -> Reply:
     comment = comment_of(call)
     body = call.field("body")
@@ -158,7 +163,7 @@ def update_comment(call: Call) -> Reply:
     return Reply(200, call.render.comment(call.r, comment))
 
 
-@route("POST", REPO + r"/issues/comments/(?P<cid>\d+)/reactions")
+@route("POST", REPO + r"/issues/comments/(?P<cid>\d+)/reactions", permissions=ISSUES_WRITE)
 def create_reaction(call: Call) -> Reply:
     comment = comment_of(call)
     content = call.field("content")
@@ -175,7 +180,7 @@ def create_reaction(call: Call) -> Reply:
     return Reply(201, call.render.reaction(reaction))
 
 
-@route("POST", REPO + r"/issues/(?P<number>\d+)/labels")
+@route("POST", REPO + r"/issues/(?P<number>\d+)/labels", permissions=ISSUES_WRITE)
 def add_labels(call: Call) -> Reply:
     issue = issue_of(call)
     names = call.body.get("labels", []) if isinstance(call.body, dict) else call.body
@@ -184,7 +189,7 @@ def add_labels(call: Call) -> Reply:
     return Reply(200, [call.render.label(call.r, n) for n in issue.labels])
 
 
-@route("DELETE", REPO + r"/issues/(?P<number>\d+)/labels/(?P<label>[^/]+)")
+@route("DELETE", REPO + r"/issues/(?P<number>\d+)/labels/(?P<label>[^/]+)", permissions=ISSUES_WRITE)
 def remove_label(call: Call) -> Reply:
     issue = issue_of(call)
     if call.params["label"] not in issue.labels:

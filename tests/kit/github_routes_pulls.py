@@ -15,7 +15,7 @@ def refresh_head(repo: FakeRepo, pr: PullRequest) -> PullRequest:
     return pr
 
 
-@route("POST", REPO + r"/pulls")
+@route("POST", REPO + r"/pulls", permissions="pull_requests=write")
 def create_pull(call: Call) -> Reply:
     repo, state = call.r, call.state
     head = str(call.field("head", "")).split(":")[-1]
@@ -46,7 +46,7 @@ def create_pull(call: Call) -> Reply:
     return Reply(201, call.render.pull(repo, pr))
 
 
-@route("GET", REPO + r"/pulls")
+@route("GET", REPO + r"/pulls", permissions="pull_requests=read")
 def list_pulls(call: Call) -> Reply:
     want = call.query.get("state", "open")
     head = call.query.get("head")
@@ -69,12 +69,12 @@ def pull_of(call: Call) -> PullRequest:
     return refresh_head(call.r, pr)
 
 
-@route("GET", REPO + r"/pulls/(?P<number>\d+)")
+@route("GET", REPO + r"/pulls/(?P<number>\d+)", permissions="pull_requests=read")
 def get_pull(call: Call) -> Reply:
     return Reply(200, call.render.pull(call.r, pull_of(call)))
 
 
-@route("PATCH", REPO + r"/pulls/(?P<number>\d+)")
+@route("PATCH", REPO + r"/pulls/(?P<number>\d+)", permissions="pull_requests=write")
 def update_pull(call: Call) -> Reply:
     pr, where = pull_of(call), f"{call.r.full_name}#{call.params['number']}"
     if "body" in call.data and len(call.data["body"] or "") > 65536:

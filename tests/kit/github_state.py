@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tests.kit import github_git
 from tests.kit.github_model import (
+    BASE_ROLES,
     CONFIG_PATH,
     DEFAULT_APP_SLUG,
     DEFAULT_INSTALLATION_ID,
@@ -53,6 +54,8 @@ class GitHubState:
         self.tokens: dict[str, Token] = {}
         self.effects: list[str] = []
         self.user_ids: dict[str, int] = {}
+        self.custom_roles: dict[str, str] = {}  # organisation custom repository role -> base role
+        self.teams: dict[tuple[str, str], set[str]] = {}  # (org, team slug) -> member logins
         self._ids = {"repo": 100_000, "issue": 200_000, "comment": 300_000, "reaction": 400_000}
 
     @property
@@ -137,15 +140,33 @@ class GitHubState:
             return number
 
     def set_permission(self, repo: FakeRepo | str, login: str, permission: str) -> None:
-        if permission not in ROLES:
-            raise ValueError(f"permission must be one of {ROLES}")
+        """Give `login` a basic role, or a custom role added with add_custom_role."""
+        if permission not in ROLES and permission not in self.custom_roles:
+            known = sorted(self.custom_roles)
+            raise ValueError(f"permission must be one of {ROLES} or a custom role {known}")
         with self.lock:
             self.repo(repo).collaborators[login] = permission
 
+    def add_custom_role(self, name: str, *, base: str) -> None:
+        """An organisation's custom repository role, inheriting the base role `base`."""
+        if base not in BASE_ROLES:
+            raise ValueError(f"a custom role inherits one of {BASE_ROLES}")
+        with self.lock:
+            self.custom_roles[name] = base
+
+    def add_team(self, org: str, slug: str, members: Sequence[str] = ()) -> None:
+        with self.lock:
+            self.teams.setdefault((org.lower(), slug.lower()), set()).update(m.lower() for m in members)
+
     def role_of(self, repo: FakeRepo, login: str) -> str:
+        """The role name as GitHub reports it in `role_name` (custom roles by their own name)."""
         if login in repo.collaborators:
             return repo.collaborators[login]
         return "none" if repo.private else "read"
+
+    def base_role_of(self, repo: FakeRepo, login: str) -> str:
+        role = self.role_of(repo, login)
+        return self.custom_roles.get(role, role)
 
     def issue(self, repo: FakeRepo | str, number: int) -> Issue:
         return self.repo(repo).issues[number]

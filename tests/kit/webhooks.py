@@ -19,7 +19,7 @@ import uuid
 import zlib
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 
@@ -238,13 +238,18 @@ def deliver(
     signature: str | None = None,
     unsigned: bool = False,
     path: str = WEBHOOK_PATH,
+    form: bool = False,
 ) -> httpx.Response:
     """POST the raw JSON bytes like GitHub does, to `path` on a client (httpx or FastAPI TestClient) or URL.
 
     `event` is the X-GitHub-Event value ('issues'; a payload name like 'issues.labeled' is cut down to it).
     A URL with no path gets `path` appended. `signature` replaces the computed one; `unsigned` drops it.
+    `form` sends the content type an App may choose instead of JSON: `payload=<url-encoded JSON>`, signed
+    over those raw form bytes.
     """
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    if form and not isinstance(payload, bytes):
+        body = urlencode({"payload": body.decode()}).encode()
     key = secret.encode() if isinstance(secret, str) else secret
     headers = {
         "X-GitHub-Event": event_header(event),
@@ -254,7 +259,7 @@ def deliver(
         "X-GitHub-Hook-Installation-Target-ID": "4242",
         "X-Hub-Signature": "sha1=" + hmac.new(key, body, hashlib.sha1).hexdigest(),
         "X-Hub-Signature-256": signature or sign(key, body),
-        "Content-Type": "application/json",
+        "Content-Type": "application/x-www-form-urlencoded" if form else "application/json",
         "User-Agent": "GitHub-Hookshot/fake",
     }
     if unsigned:

@@ -135,3 +135,94 @@ def test_an_outsiders_edit_after_approval_makes_the_new_plan_wait(world: World) 
     # Re-planned with the edited spec, and stopped at the plan although the config skips it.
     assert job.gate.kind is Gate.PLAN and job.approved_digest is None
     assert "calc/gamma/**" in job.spec.exclude
+
+
+# --- closing is steering (issue 11, item 4) --------------------------------------------------------
+
+
+def at_plan(world: World) -> None:
+    world.send("issues.labeled", issue_number=1, sender="maria")
+    world.work()
+    assert world.job().gate.kind is Gate.PLAN
+
+
+def test_closing_the_issue_without_permission_leaves_the_job_going(world: World) -> None:
+    at_plan(world)
+    before = world.job()
+    world.gh.close_issue(REPO, 1)
+    assert world.send("issues.closed", issue_number=1, sender="rita",
+                      labels=["stepwise"]).status_code == 202
+    world.work()
+    after = world.job()
+    assert after.status is JobStatus.AWAITING_HUMAN and after.gate.id == before.gate.id
+    told = [b for b in world.bodies(1) if "@rita closed this issue" in b]
+    assert len(told) == 1 and "the Stepwise job goes on" in told[0]
+    assert "@rita has read permission" in told[0] and "`/stepwise cancel`" in told[0]
+    # The maintainer's close is steering: it cancels.
+    world.send("issues.closed", issue_number=1, sender="maria", labels=["stepwise"])
+    world.work()
+    assert world.job().status is JobStatus.CANCELLED
+
+
+def test_closing_the_pull_request_as_triage_does_not_cancel(world: World) -> None:
+    at_plan(world)
+    world.comment("/stepwise approve", by="maria")
+    world.work()
+    job = world.job()
+    pull = world.gh.pull_for(world.repo, job.branch)
+    assert pull is not None and job.gate.kind is Gate.MILESTONE
+    world.send("pull_request.closed", pr_number=pull.number, head_ref=job.branch, merged=False,
+               sender="tom")
+    world.work()
+    assert world.job().status is JobStatus.AWAITING_HUMAN
+    assert any("@tom closed this pull request" in b and "@tom has triage permission" in b
+               for b in world.bodies(pull.number))
+
+
+# --- custom repository roles and @org/team approvers (issue 15) -------------------------------------
+
+
+def use_config(world: World, **overrides: object) -> None:
+    world.gh.push_files(REPO, world.repo.default_branch,
+                        {".github/stepwise.yml": config_text(batches_per_milestone=1, **overrides)},
+                        "config")
+
+
+def test_a_custom_role_based_on_write_may_start_and_steer(world: World) -> None:
+    world.gh.add_custom_role("release-manager", base="write")
+    world.gh.add_custom_role("issue-wrangler", base="triage")
+    world.gh.set_permission(REPO, "rel", "release-manager")
+    world.gh.set_permission(REPO, "wren", "issue-wrangler")
+    world.send("issues.labeled", issue_number=1, sender="wren")
+    world.work()
+    assert world.ctx.store.find(REPO, 1) is None
+    assert any("@wren has triage permission" in b for b in world.bodies(1))
+    world.send("issues.labeled", issue_number=1, sender="rel")
+    world.work()
+    assert world.job().gate.kind is Gate.PLAN
+    world.comment("/stepwise approve", by="rel")
+    world.work()
+    assert world.job().approved_digest is not None
+
+
+def test_team_approvers_are_resolved_and_a_refusal_names_the_team(world: World) -> None:
+    use_config(world, approvers=["@octo-org/release"])
+    world.gh.add_team("octo-org", "release", ["tina"])
+    world.gh.set_permission(REPO, "tina", "read")  # the list, not the role, decides
+    world.send("issues.labeled", issue_number=1, sender="maria")
+    world.work()
+    assert world.ctx.store.find(REPO, 1) is None
+    refusal = [b for b in world.bodies(1) if "did not start" in b]
+    assert len(refusal) == 1 and "`@octo-org/release`" in refusal[0] and "@maria" in refusal[0]
+    world.send("issues.labeled", issue_number=1, sender="tina")
+    world.work()
+    assert world.job().gate.kind is Gate.PLAN
+    world.comment("/stepwise approve", by="maria")
+    world.work()
+    assert world.job().approved_digest is None
+    assert any("Refused" in b and "`@octo-org/release`" in b for b in world.bodies(1))
+    world.comment("/stepwise approve", by="tina")
+    world.work()
+    assert world.job().approved_digest is not None
+    teams = world.gh.requests_to("GET", r"^/orgs/octo-org/teams/release/memberships/")
+    assert teams and {r.accepted_permissions for r in teams} == {"members=read"}

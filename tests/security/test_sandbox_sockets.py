@@ -72,20 +72,31 @@ def test_the_probe_reaches_the_socket_without_the_sandbox(unix_redis: Path) -> N
     assert done.stdout.startswith("reached")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (design gap): `network: true` in a repository's "
-                   "config runs commands with --share-net, so they reach the host's loopback: "
-                   "the Redis that queues work for every installation (and the web app) answer; "
-                   "DESIGN says Redis stays invisible")
 def test_network_true_still_keeps_redis_on_loopback_out_of_reach(redis_url: str,
                                                                   outside_tmp: Path) -> None:
-    code = ("import socket, sys\n"
+    """`network: true` is the egress proxy: Redis on the host's loopback stays out of reach,
+    directly and through the proxy, even when the allowlist names it."""
+    code = ("import socket, sys, urllib.request\n"
             "try:\n"
             "    socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1).close()\n"
             "    print('reached')\n"
             "except OSError as exc:\n"
-            "    print('refused', type(exc).__name__)\n")
+            "    print('refused', type(exc).__name__)\n"
+            "for host in ('127.0.0.1', 'localhost'):\n"
+            "    try:\n"
+            "        urllib.request.urlopen(f'https://{host}:{sys.argv[1]}/', timeout=5)\n"
+            "        print('reached', host)\n"
+            "    except OSError as exc:\n"
+            "        print('refused', host, exc)\n")
     port = str(urlsplit(redis_url).port)
-    policy = SandboxPolicy(allow_commands=("python3",), network=True)
+    allow = (f"127.0.0.1:{port}", f"localhost:{port}")
+    policy = SandboxPolicy(allow_commands=("python3",), network=True, network_allow=allow)
     result = BubblewrapSandbox().run(["python3", "-c", code, port], cwd=outside_tmp,
                                      policy=policy)
-    assert result.output_tail.startswith("refused"), result.output_tail
+    lines = result.output_tail.splitlines()
+    assert lines[0].startswith("refused"), result.output_tail
+    assert all(line.startswith("refused") and "403" in line for line in lines[1:]), lines
+    assert len(result.egress) == 2
+    assert all(entry.startswith(("127.0.0.1", "localhost")) and " refused: " in entry
+               and ("127.0.0.0/8" in entry or "::1" in entry) for entry in result.egress), \
+        result.egress

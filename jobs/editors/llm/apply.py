@@ -4,14 +4,15 @@ closest matching region of the real file (difflib) as feedback."""
 from __future__ import annotations
 
 import difflib
-import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
-from jobs.adapters.workspace import _git_env
+from jobs.adapters.git_runner import git_process
+from jobs.adapters.safe_paths import Kind, check_new_path, kind_of, read_regular, require_regular
 from jobs.domain.errors import WorkspaceError
 
 CANDIDATES = 40  # windows scored in full after the cheap line-overlap pre-selection
@@ -33,11 +34,44 @@ def strip_level(diff: str) -> int:
     return 1
 
 
-def _git_apply(worktree: Path, diff: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "apply", f"-p{strip_level(diff)}", "--whitespace=nowarn", *extra, "-"],
-        cwd=worktree, input=diff, capture_output=True, text=True, env=_git_env(), check=False,
-    )
+@dataclass(frozen=True)
+class _Applied:
+    returncode: int
+    stderr: str
+
+
+def _git_apply(worktree: Path, diff: str, *extra: str) -> _Applied:
+    """`git apply` to the files only, with an empty git directory of its own: nothing planted
+    in the worktree (a `.git`, its config or filters) is ever found or read."""
+    refuse_unsafe_paths(worktree, diff)
+    with tempfile.TemporaryDirectory(prefix="stepwise-apply-") as empty:
+        git_dir = Path(empty)
+        (git_dir / "objects").mkdir()
+        (git_dir / "refs").mkdir()
+        (git_dir / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+        done = git_process(["apply", f"-p{strip_level(diff)}", "--whitespace=nowarn", *extra,
+                            "-"], cwd=worktree, git_dir=git_dir, work_tree=worktree,
+                           stdin=diff.encode("utf-8", errors="surrogateescape"))
+    return _Applied(done.returncode, done.stderr.decode("utf-8", errors="replace"))
+
+
+def refuse_unsafe_paths(worktree: Path, diff: str) -> None:
+    """Every file the diff changes is a regular file in the worktree, every file it creates a
+    new path under real directories; else UnsafePathError names the path."""
+    try:
+        patch = PatchSet(diff)
+    except UnidiffParseError:
+        return  # git apply refuses it as well, and says why
+    level = strip_level(diff)
+    for patched in patch:
+        for raw in (patched.source_file, patched.target_file):
+            if raw == "/dev/null":
+                continue
+            path = raw.split("/", level)[-1] if level else raw
+            if patched.is_added_file or (patched.is_rename and raw == patched.target_file):
+                check_new_path(worktree, path)
+            elif kind_of(worktree, path) is not Kind.MISSING:
+                require_regular(worktree, path)
 
 
 def check_applies(worktree: Path, diff: str) -> ApplyProblem | None:
@@ -75,11 +109,11 @@ def explain(worktree: Path, diff: str) -> list[str]:
             if target.exists():
                 problems.append(f"{path} already exists; change it with a normal hunk")
             continue
-        if not target.is_file():
+        if kind_of(worktree, path) is Kind.MISSING:
             problems.append(f"{path} does not exist in the repository (paths are relative to "
                             "the repository root, as in the request)")
             continue
-        real = target.read_text(encoding="utf-8", errors="replace").splitlines()
+        real = read_regular(worktree, path).decode("utf-8", errors="replace").splitlines()
         for number, hunk in enumerate(patched, 1):
             old = [line.value.rstrip("\r\n") for line in hunk
                    if line.line_type in (" ", "-")]

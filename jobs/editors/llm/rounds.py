@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jobs.adapters.safe_paths import read_regular
 from jobs.domain.model import ModelCall
 from jobs.editors.base import (
     BudgetSpentError,
@@ -64,9 +65,11 @@ class Rounds:
         self.split_reason = ""
         self.texts: dict[str, str | None] = {}
         for path in request.files:
+            # Never through a link: what the model is sent is the batch's own regular file
+            # (a link to a key or to `.git/config` stops the attempt with UnsafePathError).
             try:
-                self.texts[path] = (request.worktree / path).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                self.texts[path] = read_regular(request.worktree, path).decode("utf-8")
+            except UnicodeDecodeError:
                 self.texts[path] = None
         self.transcript = Transcript(hooks.transcript, title=hooks.title or "Stepwise transcript",
                                      secrets=settings.secrets(),

@@ -448,3 +448,88 @@ def test_no_forge_error_reveals_the_token(gh: FakeGitHub, inst: Installation) ->
                           error.info().model_dump_json(), *traceback.format_exception(error)])
         for secret in secrets:
             assert secret not in text, text
+
+
+# --- API version, custom roles, teams, robustness of reads (issue 15) -----------------------------
+
+
+def test_every_rest_call_sends_the_configured_api_version(gh: FakeGitHub, inst: Installation) -> None:
+    gh.set_permission(REPO, "maya", "maintain")
+    number = gh.add_issue(REPO, "Tidy", "spec")
+    inst.repo(OWNER, NAME)
+    inst.issue(OWNER, NAME, number)
+    inst.create_comment(OWNER, NAME, number, "Plan")
+    inst.permission(OWNER, NAME, "maya")
+    inst.is_team_member(OWNER, "release", "maya")
+    rest = [r for r in gh.requests if r.path != "/graphql"]
+    assert any(r.path.endswith("/access_tokens") for r in rest)  # the token mint too
+    assert {r.headers.get("x-github-api-version") for r in rest} == {"2022-11-28"}
+
+
+def test_a_version_the_server_does_not_serve_is_a_classified_400(tmp_path: Path) -> None:
+    ghes = start_fake(tmp_path / "ghes", enterprise=True)
+    try:
+        newest = GitHubApp(app_id=ghes.app_id, private_key=ghes.private_key_pem, base_url=ghes.base_url,
+                           timeout=10, api_version="2026-03-10")
+        error = forge_error(lambda: newest.client(1).repo(OWNER, NAME))
+        assert error.evidence["status"] == 400 and error.retry_class is RetryClass.NEEDS_HUMAN
+        served = GitHubApp(app_id=ghes.app_id, private_key=ghes.private_key_pem, base_url=ghes.base_url,
+                           timeout=10)  # the default, 2022-11-28
+        assert served.client(1).repo(OWNER, NAME).full_name == REPO
+    finally:
+        ghes.stop()
+
+
+@pytest.mark.parametrize(("base", "expected"), [("write", "write"), ("maintain", "maintain"),
+                                                ("admin", "admin"), ("triage", "triage"), ("read", "read")])
+def test_a_custom_role_counts_as_the_base_role_it_inherits(gh: FakeGitHub, inst: Installation, base: str,
+                                                           expected: str) -> None:
+    gh.add_custom_role("release-manager", base=base)
+    gh.set_permission(REPO, "rel", "release-manager")
+    assert inst.permission(OWNER, NAME, "rel") == expected
+
+
+def test_team_membership_is_read_and_cached_briefly(gh: FakeGitHub, inst: Installation, clock: Clock) -> None:
+    gh.add_team(OWNER, "release", ["tina"])
+    assert inst.is_team_member(OWNER, "release", "tina") is True
+    assert inst.is_team_member(OWNER, "release", "rita") is False
+    assert inst.is_team_member(OWNER, "nonexistent", "tina") is False
+    asked = len(gh.requests_to("GET", r"/teams/"))
+    assert inst.is_team_member(OWNER, "release", "Tina") is True  # cached, logins case-insensitive
+    assert len(gh.requests_to("GET", r"/teams/")) == asked
+    gh.teams[(OWNER, "release")].discard("tina")
+    clock.offset += 61
+    assert inst.is_team_member(OWNER, "release", "tina") is False  # the cache expired
+
+
+def test_without_members_read_a_team_lookup_is_githubs_403(gh: FakeGitHub, inst: Installation) -> None:
+    gh.add_team(OWNER, "release", ["tina"])
+    del gh.installations[1].permissions["members"]
+    error = forge_error(lambda: inst.is_team_member(OWNER, "release", "tina"))
+    assert error.evidence["status"] == 403 and error.code == "github_403"
+    refused = gh.requests_to("GET", r"/teams/")[-1]
+    assert refused.status == 403
+
+
+def test_an_issue_whose_author_is_null_is_a_classified_error(gh: FakeGitHub, inst: Installation) -> None:
+    number = gh.add_issue(REPO, "Tidy", "spec")
+    gh.fail("GET", rf"/issues/{number}$", 200, body={"number": number, "title": "Tidy", "body": "spec",
+                                                     "user": None, "state": "open"})
+    error = forge_error(lambda: inst.issue(OWNER, NAME, number))
+    assert error.code == "issue_without_author" and error.retry_class is RetryClass.NEEDS_HUMAN
+
+
+@pytest.mark.parametrize("content", ["not base64 at all!", "YWJj*ZGVm", "YWJjZA="])
+def test_file_content_that_is_not_base64_is_a_classified_error(gh: FakeGitHub, inst: Installation,
+                                                               content: str) -> None:
+    gh.fail("GET", r"/contents/", 200, body={"type": "file", "encoding": "base64", "content": content})
+    error = forge_error(lambda: inst.file(OWNER, NAME, "src/a.py", "main"))
+    assert error.code == "github_bad_content" and "src/a.py" in error.message
+
+
+def test_wrapped_base64_lines_still_decode(gh: FakeGitHub, inst: Installation) -> None:
+    text = "line\n" * 40
+    wrapped = base64.encodebytes(text.encode()).decode()  # GitHub wraps at 60 characters
+    assert "\n" in wrapped.strip()
+    gh.fail("GET", r"/contents/", 200, body={"type": "file", "encoding": "base64", "content": wrapped})
+    assert inst.file(OWNER, NAME, "src/a.py", "main") == text

@@ -139,40 +139,48 @@ def test_a_worker_killed_mid_validation_is_recovered_without_a_duplicate(
 
 # -- faults ---------------------------------------------------------------------------------------
 
-def test_a_transient_fault_backs_off_then_the_job_goes_on(world: World) -> None:
-    approved(world)
-    world.gh.fail("POST", r"/repos/.*/pulls$", 502, times=1)  # opening the PR after batch 1
-    world.work()
-    job = world.job()
-    assert job.extra.get("transient_failures") == 1 and job.status is JobStatus.RUNNING
-    registry = ScheduledJobRegistry(queue=queue(world.redis))
-    scheduled = registry.get_job_ids()
-    assert len(scheduled) == 1
-    delay = registry.get_scheduled_time(scheduled[0]).timestamp() - time.time()
-    assert 3 < delay <= 5.5  # the first backoff is 5 s
-    registry.remove(scheduled[0])
-    steps.advance(world.ctx, {"job_id": job.id})  # what the scheduler runs 5 s later
-    world.work()
-    job = world.job()
-    assert job.gate.kind is Gate.MILESTONE and "transient_failures" not in job.extra
-    assert world.gh.pull_for(world.repo, job.branch) is not None
+FAST = (0.01, 0.01, 0.01)  # call-level retry waits, shortened
+REPO_READ = rf"^/repos/{REPO}$"  # every step reads the repository first
 
 
-def test_a_fault_that_persists_stops_at_the_failure_gate(world: World) -> None:
-    approved(world)
-    world.gh.fail("POST", r"/repos/.*/pulls$", 502, times=10)
-    world.work()
-    job_id = world.job().id
-    registry = ScheduledJobRegistry(queue=queue(world.redis))
-    for _ in range(3):  # the three backed-off retries fail too
-        for scheduled in registry.get_job_ids():
-            registry.remove(scheduled)
-        steps.advance(world.ctx, {"job_id": job_id})
-    job = world.job()
-    assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.FAILURE
-    assert job.gate.report.code == "github_transient"
-    assert job.gate.report.retry_class.value == "auto_retry"
-    assert any("Waiting at gate `failure`" in b for b in world.bodies(1))
+def test_a_transient_fault_outlasting_the_call_retries_backs_off_then_the_job_goes_on(
+        tmp_path: Path, redis_url: str) -> None:
+    with open_world(tmp_path, redis_url, call_backoff_s=FAST) as world:
+        approved(world)
+        world.gh.fail("GET", REPO_READ, 502, times=len(FAST) + 1)  # the call's every try
+        world.work()
+        job = world.job()
+        assert job.extra.get("transient_failures") == 1 and job.status is JobStatus.RUNNING
+        registry = ScheduledJobRegistry(queue=queue(world.redis))
+        scheduled = registry.get_job_ids()
+        assert len(scheduled) == 1
+        delay = registry.get_scheduled_time(scheduled[0]).timestamp() - time.time()
+        assert 3 < delay <= 5.5  # the first step backoff is 5 s
+        registry.remove(scheduled[0])
+        steps.advance(world.ctx, {"job_id": job.id})  # what the scheduler runs 5 s later
+        world.work()
+        job = world.job()
+        assert job.gate.kind is Gate.MILESTONE and "transient_failures" not in job.extra
+        assert world.gh.pull_for(world.repo, job.branch) is not None
+
+
+def test_a_fault_that_persists_stops_at_the_failure_gate(tmp_path: Path, redis_url: str) -> None:
+    with open_world(tmp_path, redis_url, call_backoff_s=FAST) as world:
+        approved(world)
+        world.gh.fail("GET", REPO_READ, 502, times=1000)
+        world.work()
+        job_id = world.job().id
+        registry = ScheduledJobRegistry(queue=queue(world.redis))
+        for _ in range(3):  # the three backed-off retries fail too
+            for scheduled in registry.get_job_ids():
+                registry.remove(scheduled)
+            steps.advance(world.ctx, {"job_id": job_id})
+        job = world.job()
+        assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.FAILURE
+        assert job.gate.report.code == "github_transient"
+        assert job.gate.report.retry_class.value == "auto_retry"
+        assert any("Waiting at gate `failure`" in b for b in world.bodies(1))
+        assert job.gate.shown_at is not None and job.outbox == []
 
 
 def test_a_vanished_repository_ends_the_job_as_failed(world: World) -> None:

@@ -65,10 +65,11 @@ def test_metrics_after_an_end_to_end_job(tmp_path: Path, redis_url: str) -> None
         job = world.job()
         assert job.status is JobStatus.COMPLETED
         # A forged delivery and a redelivery are counted too, by outcome.
-        assert world.send("issues.labeled", issue_number=1, sender="maria", label="bug",
-                          delivery_id="same-1").status_code == 202
-        assert world.send("issues.labeled", issue_number=1, sender="maria", label="bug",
-                          delivery_id="same-1").json()["status"] == "duplicate"
+        # (an edit of the job's issue: a label that is not the trigger is not even queued)
+        edit = {"issue_number": 1, "sender": "maria", "changes": {"body": {"from": "old"}}}
+        assert world.send("issues.edited", delivery_id="same-1", **edit).status_code == 202
+        assert world.send("issues.edited", delivery_id="same-1",
+                          **edit).json()["status"] == "duplicate"
         assert world.post("issues", b"{}", unsigned=True).status_code == 401
         world.work()
 

@@ -6,13 +6,14 @@ import json
 import uuid
 
 import httpx
+import pytest
 import redis
 
 from bot.settings import Settings
 from bot.web.app import create_app
 from tests.bot.conftest import SECRET, World, served
 from tests.kit.redis_server import free_port
-from tests.kit.webhooks import make_event, sign
+from tests.kit.webhooks import deliver, make_event, sign
 
 
 def labeled_body() -> bytes:
@@ -100,3 +101,109 @@ def test_openapi_schema_documents_the_routes(world: World) -> None:
     with httpx.Client(base_url=world.url, trust_env=False) as client:
         schema = client.get("/openapi.json").json()
     assert "/webhooks/github" in schema["paths"] and "/healthz" in schema["paths"]
+
+
+# --- content types, leniency, cheap no-ops, installations (issue 15) -----------------------------
+
+
+def test_a_form_delivery_is_accepted_like_json(world: World) -> None:
+    payload = make_event("issues.labeled", repo="octo-org/widgets", sender="maria")
+    with httpx.Client(base_url=world.url, trust_env=False) as client:
+        response = deliver(client, "issues", payload, secret=SECRET, form=True)
+    assert response.status_code == 202 and response.json()["status"] == "queued"
+    assert world.queued() == 1
+
+
+def test_a_form_delivery_signed_over_the_json_alone_is_refused(world: World) -> None:
+    payload = make_event("issues.labeled", repo="octo-org/widgets", sender="maria")
+    json_bytes = json.dumps(payload).encode()
+    with httpx.Client(base_url=world.url, trust_env=False) as client:
+        response = deliver(client, "issues", payload, secret=SECRET, form=True,
+                           signature=sign(SECRET, json_bytes))
+    assert response.status_code == 401 and world.queued() == 0
+
+
+@pytest.mark.parametrize("body", [b"payload=%7B", b"other=1", b"payload=1&payload=2", b"\xff=\xfe"])
+def test_a_malformed_form_delivery_is_400(world: World, body: bytes) -> None:
+    with httpx.Client(base_url=world.url, trust_env=False) as client:
+        response = client.post("/webhooks/github", content=body, headers={
+            "X-GitHub-Event": "issues", "X-GitHub-Delivery": str(uuid.uuid4()),
+            "X-Hub-Signature-256": sign(SECRET, body),
+            "Content-Type": "application/x-www-form-urlencoded"})
+    assert response.status_code == 400 and response.json()["status"] == "malformed payload"
+
+
+@pytest.mark.parametrize("drop", ["installation", "label", "issue.user"])
+def test_what_the_schema_allows_to_be_missing_is_never_a_400(world: World, drop: str) -> None:
+    payload = make_event("issues.labeled", repo="octo-org/widgets", sender="maria")
+    if drop == "issue.user":
+        payload["issue"]["user"] = None
+    else:
+        del payload[drop]
+    response = world.post("issues", json.dumps(payload).encode())
+    assert response.status_code == 202, response.text
+
+
+def test_a_label_that_is_not_the_trigger_is_a_no_op_once_the_trigger_is_known(world: World) -> None:
+    first = world.send("issues.labeled", issue_number=1, sender="maria", label="bug")
+    assert first.json()["status"] == "queued"  # the repository's trigger label is not known yet
+    world.work()  # the worker reads the config and remembers its trigger label
+    again = world.send("issues.labeled", issue_number=1, sender="maria", label="bug")
+    assert again.json() == {"status": "ignored", "reason": "label 'bug' is not the trigger"}
+    assert world.queued() == 0
+    assert world.send("issues.labeled", issue_number=1, sender="maria",
+                      label="STEPWISE").json()["status"] == "queued"
+
+
+def test_a_config_push_to_the_default_branch_forgets_the_trigger_label(world: World) -> None:
+    world.send("issues.labeled", issue_number=1, sender="maria", label="bug")
+    world.work()
+    payload = make_event("push", repo="octo-org/widgets", ref="refs/heads/main", sender="maria")
+    payload["repository"]["default_branch"] = "main"
+    payload["commits"] = [{"id": "a" * 40, "added": [], "removed": [],
+                           "modified": [".github/stepwise.yml"]}]
+    assert world.post("push", json.dumps(payload).encode()).json()["status"] == "ignored"
+    assert world.send("issues.labeled", issue_number=1, sender="maria",
+                      label="bug").json()["status"] == "queued"
+
+
+def test_closes_that_cannot_concern_a_job_are_not_queued(world: World) -> None:
+    closed_pr = world.send("pull_request.closed", pr_number=2, head_ref="feature/x", sender="maria")
+    assert closed_pr.json() == {"status": "ignored",
+                                "reason": "the pull request's branch is outside stepwise/"}
+    no_job_pr = world.send("pull_request.closed", pr_number=2, head_ref="stepwise/issue-7",
+                           sender="maria")
+    assert no_job_pr.json() == {"status": "ignored", "reason": "no job on this pull request"}
+    no_job = world.send("issues.closed", issue_number=7, sender="maria", labels=["bug"])
+    assert no_job.json() == {"status": "ignored", "reason": "no job on this issue"}
+    assert world.queued() == 0
+    # A closed issue that carries the trigger label may have a job whose record was lost.
+    assert world.send("issues.closed", issue_number=7, sender="maria",
+                      labels=["Stepwise"]).json()["status"] == "queued"
+
+
+@pytest.mark.parametrize(("pusher", "status"), [("stepwise[bot]", "ignored"),
+                                                ("github-actions[bot]", "queued"),
+                                                ("renovate[bot]", "queued"), ("maria", "queued")])
+def test_only_the_apps_own_pushes_are_its_own(world: World, pusher: str, status: str) -> None:
+    response = world.send("push", ref="refs/heads/stepwise/issue-1", sender=pusher,
+                          sender_type="Bot" if pusher.endswith("[bot]") else "User")
+    assert response.json()["status"] == status
+
+
+def test_installation_events_are_recorded(world: World) -> None:
+    payload = make_event("installation.created", repo="octo-org/widgets")
+    response = world.post("installation", json.dumps(payload).encode())
+    assert response.json()["status"] == "ignored" and world.queued() == 0
+    record = world.redis.hgetall("stepwise:installation:1")
+    assert record[b"account"] == b"octo-org" and record[b"action"] == b"installation.created"
+    payload["action"] = "deleted"
+    assert world.post("installation", json.dumps(payload).encode()).json()["status"] == "queued"
+    assert world.redis.hget("stepwise:installation:1", "action") == b"installation.deleted"
+
+
+def test_the_web_app_and_the_workers_agree_on_the_pull_request_key() -> None:
+    from bot.server import steps
+    from bot.web import noops
+
+    assert noops.pull_key("o/r", 12) == steps.pull_key("o/r", 12)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters import sandbox as sb
+from jobs.adapters import sandbox_view as view
 from jobs.adapters.sandbox import (
     BubblewrapSandbox,
     CommandRefusedError,
@@ -228,9 +229,12 @@ def test_environment_is_scrubbed(
     assert result.ok, result.output_tail
     seen = json.loads((tmp_path / "env.json").read_text())
     extra = {"PWD"} if box.isolated else set()  # bwrap sets PWD after --chdir
-    assert set(seen) == {"PATH", "HOME", *sb.BASE_ENV, "PYTHONPATH", *extra}
+    trust = view.trust_environment()  # the trust store's paths, e.g. SSL_CERT_FILE
+    assert set(seen) == {"PATH", "HOME", *sb.BASE_ENV, "PYTHONPATH", *extra, *trust}
+    assert all(seen[name] == value for name, value in trust.items())
     assert seen["PYTHONPATH"] == "src" and seen["CI"] == "false"
-    assert seen["PATH"] == os.environ["PATH"]
+    root = view.REPO_MOUNT if box.isolated else tmp_path
+    assert seen["PATH"] == view.program_path(os.environ["PATH"], root)
     assert seen["HOME"] != os.path.expanduser("~")
     assert "ghs_secret" not in json.dumps(seen)
 
@@ -244,7 +248,7 @@ def test_home_is_private_and_empty(box: Sandbox, tmp_path: Path) -> None:
 
 def test_build_environment_rejects_bad_names() -> None:
     with pytest.raises(StepwiseError, match="not a valid environment variable"):
-        sb.build_environment(SandboxPolicy(PY, env={"A=B": "1"}), home=Path("/h"))
+        sb.build_environment(SandboxPolicy(PY, env={"A=B": "1"}), home=Path("/h"), root=Path("/r"))
 
 
 # --- bubblewrap isolation ---------------------------------------------------------------------
@@ -259,12 +263,14 @@ def listener() -> Iterator[int]:
 
 
 @needs_bwrap
-def test_no_network_unless_allowed(tmp_path: Path, listener: int) -> None:
+def test_the_host_loopback_is_out_of_reach_with_or_without_network(
+        tmp_path: Path, listener: int) -> None:
     code = "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 3)"
     closed = run(BubblewrapSandbox(), py(code, str(listener)), tmp_path)
     assert closed.exit_code == 1 and "ConnectionRefusedError" in closed.output_tail
+    # `network` means the egress proxy, never the host's network namespace.
     opened = run(BubblewrapSandbox(), py(code, str(listener)), tmp_path, network=True)
-    assert opened.ok, opened.output_tail
+    assert opened.exit_code == 1 and "ConnectionRefusedError" in opened.output_tail
     assert run(PlainSandbox(), py(code, str(listener)), tmp_path).ok
 
 
@@ -302,11 +308,12 @@ def test_hidden_paths_are_invisible_but_writable_paths_inside_come_back(
         "open('made.txt', 'w').write('ok')\n"
         "print(os.path.exists(sys.argv[3]))\n"
     )
-    argv = py(code, str(state / "jobs"), str(key_file), str(state / "app.pem"))
+    argv = py(code, str(state), str(key_file), str(state / "app.pem"))
     policy = SandboxPolicy(PY, hidden_paths=(state, key_file, outside_tmp / "missing"))
     result = BubblewrapSandbox().run(argv, cwd=work, policy=policy)
     assert result.ok, result.output_tail
-    assert result.output_tail.splitlines() == ["['mine']", "''", "False"]
+    # The worktree is seen only at the fixed repository path, never at its place in the state.
+    assert result.output_tail.splitlines() == ["[]", "''", "False"]
     assert (work / "made.txt").read_text() == "ok"
 
 
@@ -414,12 +421,11 @@ def test_bubblewrap_command_orders_hidden_before_binds(tmp_path: Path) -> None:
         ["python3", "-V"], cwd=cwd, policy=policy, env={"A": "1"}
     )
     assert cmd[0] == "/usr/bin/bwrap" and cmd[-3:] == ["--", "python3", "-V"]
-    assert "--share-net" in cmd and "--clearenv" in cmd
-    assert cmd.index("--share-net") > cmd.index("--unshare-all")
+    assert "--share-net" not in cmd and "--unshare-all" in cmd and "--clearenv" in cmd
     tmpfs_hidden = cmd.index(str(hidden.resolve()))
     bind_cwd = cmd.index("--bind")
     assert cmd[tmpfs_hidden - 1] == "--tmpfs" and tmpfs_hidden < bind_cwd
-    assert cmd[bind_cwd + 1 : bind_cwd + 3] == [str(cwd.resolve())] * 2
+    assert cmd[bind_cwd + 1 : bind_cwd + 3] == [str(cwd.resolve()), str(view.REPO_MOUNT)]
 
 
 def test_programs_on_path_under_tmp_stay_visible_in_the_private_tmp(

@@ -218,16 +218,19 @@ def test_open_worktree_twice_replaces_the_stale_one(repo: Repository, repo_path:
     write_files(where, {"src/app.py": "half-done edit\n", "junk.txt": "left over\n"})
     fresh = repo.open_worktree(where, second)
     assert fresh.path == where
-    assert git(where, "rev-parse", "HEAD") == second
+    assert fresh.head == second
+    assert git(repo_path, "--git-dir", str(fresh.private), "rev-parse", "HEAD") == second
     assert (where / "src/app.py").read_text() == "two\n"
     assert not (where / "junk.txt").exists()
-    assert git(where, "status", "--porcelain") == ""
-    listed = git(repo_path, "worktree", "list", "--porcelain")
-    assert listed.count(f"worktree {where.resolve()}") == 1
+    assert fresh.changed_tracked_files() == []
+    # no git metadata in the directory sandboxed commands see; HEAD and index live beside it
+    assert not (where / ".git").exists()
+    assert sorted(p.name for p in fresh.private.iterdir()) == ["HEAD", "commondir", "index"]
+    assert str(where.resolve()) not in git(repo_path, "worktree", "list", "--porcelain")
     assert stale.path == fresh.path
     fresh.remove()
     assert not where.exists()
-    assert str(where.resolve()) not in git(repo_path, "worktree", "list", "--porcelain")
+    assert not fresh.private.exists()
 
 
 def test_worktree_commit_tree_commits_exactly_the_tree(repo: Repository, repo_path: Path,
@@ -257,7 +260,7 @@ def test_worktree_commit_tree_commits_exactly_the_tree(repo: Repository, repo_pa
     assert git(repo_path, "show", f"{commit}:README.md") == "# demo"
     assert git(repo_path, "show", f"{commit}:src/added.py") == "new"
     # commit-tree moves no ref: the worktree and branches stay where they were
-    assert git(tree.path, "rev-parse", "HEAD") == base
+    assert tree.head == base
     assert repo.branch_head("main") == base
     assert sorted(tree.changed_tracked_files()) == ["README.md", "src/added.py", "src/app.py"]
     tree.reset(base)

@@ -19,6 +19,8 @@ DESIGN_DEFAULTS = {
     "env": {},
     "allow_commands": ["pytest", "python", "ruff", "mypy", "make", "npm", "tox"],
     "network": False,
+    "network_allow": [],
+    "cache_key": [],
     "batch_size": 5,
     "batches_per_milestone": 4,
     "max_failed_attempts": 2,
@@ -125,7 +127,11 @@ def test_model_is_frozen() -> None:
         ("command_timeout: 0", "command_timeout", "at least 1"),
         ("command_timeout: 86401", "command_timeout", "at most 86400"),
         ("max_batch_lines: 0", "max_batch_lines", "at least 1"),
-        ("network: 'no'", "network", "expected true or false"),
+        ("network: 'no'", "network", 'expected true, false or "setup"'),
+        ("network: SETUP", "network", '"setup"'),
+        ("network_allow: ['pypi.org/simple']", "network_allow[0]", "not a host name"),
+        ("network_allow: ['http://pypi.org']", "network_allow[0]", "not a host name"),
+        ("cache_key: ['../secrets']", "cache_key[0]", ".."),
         ("require_plan_approval: 1", "require_plan_approval", "expected true or false"),
         ("allow_deletions: maybe", "allow_deletions", '"ask"'),
         ("allow_deletions: 1", "allow_deletions", '"ask"'),
@@ -191,8 +197,10 @@ def test_each_rule_names_the_field_and_hints(text: str, field: str | None, fragm
     assert isinstance(error, BadInputError)
     assert error.code == "invalid_config"
     assert error.field == field
-    if field is not None:
-        assert f"config field `{field}` in {CONFIG_PATH}:" in error.message
+    if field is not None:  # alone, or the first of several problems (each is listed)
+        assert f"config field `{field}` in {CONFIG_PATH}:" in error.message or \
+            (error.message.startswith(f"{CONFIG_PATH} has ") and \
+            f"\n- config field `{field}`: " in error.message)
         assert error.evidence == {"field": field}
     else:
         assert error.message.startswith(f"{CONFIG_PATH}: ")
@@ -233,3 +241,32 @@ def test_direct_construction_is_checked_too() -> None:
 def test_versioned_python_passes_the_allowlist() -> None:
     config = load_config("validate: ['python3.11 -m pytest']")
     assert config.validate_argvs() == [["python3.11", "-m", "pytest"]]
+
+
+def test_every_problem_of_a_config_is_reported_at_once() -> None:
+    text = ("batch_sise: 5\nmax_failed_attempts: 0\nallow_commands: [pytest, bash]\n"
+            "validate: ['pytest -q']\nenv: {PATH: /opt/bin}\napprovers: ['@octocat']\n")
+    with pytest.raises(InvalidConfigError) as caught:
+        load_config(text)
+    message = caught.value.message
+    assert message.startswith(f"{CONFIG_PATH} has 2 problems:")  # types first: unknown + range
+    assert "`batch_sise`: unknown field" in message and "did you mean `batch_size`" in message
+    assert "`max_failed_attempts`: must be at least 1" in message
+    with pytest.raises(InvalidConfigError) as caught:
+        load_config(text.replace("batch_sise: 5\nmax_failed_attempts: 0\n", ""))
+    error = caught.value
+    assert error.message.startswith(f"{CONFIG_PATH} has 3 problems:")
+    for field in ("allow_commands[1]", "env.PATH", "approvers[0]"):
+        assert f"\n- config field `{field}`: " in error.message
+    assert [p.field for p in error.problems] == ["allow_commands[1]", "env.PATH", "approvers[0]"]
+    assert error.field == "allow_commands[1]"
+
+
+@pytest.mark.parametrize(("text", "setup", "commands"), [
+    ("network: false", False, False), ("network: setup", True, False),
+    ("network: true", True, True)])
+def test_network_modes_say_who_may_reach_the_proxy(text: str, setup: bool, commands: bool) -> None:
+    config = load_config(text + "\nnetwork_allow: ['pypi.org', '*.pythonhosted.org', 'h:8443']"
+                         "\ncache_key: ['requirements*.txt']")
+    assert (config.setup_network, config.command_network) == (setup, commands)
+    assert config.network_allow == ["pypi.org", "*.pythonhosted.org", "h:8443"]

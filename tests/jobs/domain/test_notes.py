@@ -79,8 +79,8 @@ def test_plan_shows_scope_targets_milestones_and_not_doing() -> None:
     assert "Not doing:\n- refactor unrelated code\n- touch the tests" in text
     for milestone in (1, 2, 3):
         assert f"### Milestone {milestone}" in text
-    assert "- batch 1: src/a.py, src/b.py (3 targets)" in text
-    assert "- batch 4: src/e.py, src/f.py, src/g.py, src/h.py (4 targets)" in text
+    assert "- batch 1: `src/a.py`, `src/b.py` (3 targets)" in text
+    assert "- batch 4: `src/e.py`, `src/f.py`, `src/g.py`, `src/h.py` (4 targets)" in text
     assert text.index("### Milestone 1") < text.index("batch 2:") < text.index("### Milestone 2")
 
 
@@ -109,7 +109,7 @@ def test_plan_with_nothing_to_do() -> None:
 def test_plan_lists_long_batches_with_a_count() -> None:
     files = [f"src/f{i}.py" for i in range(8)]
     text = render_plan(make_job(batches=[make_batch(1, files=files)]))
-    assert "src/f0.py, src/f1.py, src/f2.py, src/f3.py, src/f4.py and 3 more" in text
+    assert "`src/f0.py`, `src/f1.py`, `src/f2.py`, `src/f3.py`, `src/f4.py` and 3 more" in text
 
 
 # --- gate prompts and render_card ----------------------------------------------------------
@@ -246,7 +246,7 @@ def test_note_contents() -> None:
     assert "- Job: `7-abc123def456`, status `running`, written 2024-05-18 12:00:00Z" in note
     assert "- Started: 2024-05-17 09:30:05Z on `main` at `aaaaaaa`; branch `stepwise/issue-7`" in note
     assert "paths `src/**/*.py`; excluded `src/vendor/**`" in note
-    assert "- Baseline validation: passes (`python -m pytest -q` → exit 0)" in note
+    assert "- Baseline validation on `aaaaaaa`: passes (`python -m pytest -q` → exit 0)" in note
     assert "## Goal\n\nReplace print with logging\n" in note
     assert "## Not doing\n\n- refactor unrelated code\n- touch the tests\n" in note
     assert "## Standing instructions\n\n- keep log levels\n" in note
@@ -283,7 +283,8 @@ def test_note_table_survives_pipes_and_newlines_in_names() -> None:
     assert "src/weird\\|name.py" in row_cells[3]
     assert "src/new line.py" in row_cells[3]
     assert "print('a\\|b')" in row_cells[6]
-    assert "exit 2 (timed out)" in row_cells[6]
+    assert "exit 2 (timed out after" in row_cells[6]
+    assert "`command_timeout` in .github/stepwise.yml sets the limit" in row_cells[6]
 
 
 def test_note_skipped_reverted_leftovers_and_review() -> None:

@@ -1,0 +1,112 @@
+"""Retrying GitHub calls in place (part of the GitHub adapter): which calls are safe to repeat,
+which faults are worth a short wait, and the capped backoff githubkit runs them with.
+
+A call is retried here, at the call, when repeating it cannot make a duplicate: reads, edits
+(PATCH, PUT, DELETE) and the few POSTs GitHub treats as idempotent (a reaction that exists is
+answered 200, adding labels is a union, a token mint only mints another, marking a pull request
+ready twice is harmless). Creating a comment or a pull request is not repeated blindly: the
+adapter looks for what the first try may have made (its marker, its head branch) first.
+
+Only short waits are spent in place (each at most `max_wait_s`, GitHub's `Retry-After` honoured);
+a fault that outlasts them goes up to the step, whose own backoff (5/15/45 s) takes over.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from githubkit.exception import (
+    GitHubException,
+    RateLimitExceeded,
+    RequestError,
+    RequestFailed,
+)
+from githubkit.retry import RetryOption
+
+log = logging.getLogger(__name__)
+
+CALL_BACKOFF_S = (0.5, 1.0, 2.0)  # waits before the second, third and fourth try of one call
+MAX_CALL_WAIT_S = 10.0  # a longer Retry-After is left to the step's backoff
+REPEATABLE_METHODS = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE"})
+# POSTs that change nothing when repeated (paths without the GHES /api/v3 prefix).
+REPEATABLE_POSTS = (
+    re.compile(r"/app/installations/\d+/access_tokens$"),  # another token; the old one stays valid
+    re.compile(r"/reactions$"),  # an existing reaction is answered 200, not added again
+    re.compile(r"/issues/\d+/labels$"),  # adding labels is a set union
+    re.compile(r"/graphql$"),  # the adapter's only mutation marks a pull request ready
+)
+
+
+def transient_status(status: int, text: str) -> bool:
+    """GitHub's trouble rather than ours: 5xx, 429, and a 403 that is a rate limit."""
+    return status >= 500 or status == 429 or (status == 403 and "rate limit" in text.lower())
+
+
+def repeatable(method: str, path: str) -> bool:
+    """Whether sending this request again can never duplicate what the first one did."""
+    method = method.upper()
+    if method in REPEATABLE_METHODS:
+        return True
+    return method == "POST" and any(rule.search(path) for rule in REPEATABLE_POSTS)
+
+
+def retry_after_s(exc: RequestFailed) -> float:
+    """Seconds GitHub asked us to wait (rate limits, Retry-After), or 0."""
+    if isinstance(exc, RateLimitExceeded):
+        return exc.retry_after.total_seconds()
+    header = exc.response.headers.get("retry-after", "")
+    return float(header) if header.isdigit() else 0.0
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A githubkit failure worth trying again: GitHub's trouble, a timeout or a lost connection."""
+    if isinstance(exc, RequestFailed):
+        return transient_status(exc.response.status_code, exc.response.text)
+    return isinstance(exc, RequestError)
+
+
+def _method_and_path(exc: GitHubException) -> tuple[str, str] | None:
+    request = getattr(exc, "request", None)
+    if request is None and isinstance(exc, RequestError):
+        request = getattr(exc.exc, "request", None)
+    if request is None:
+        return None
+    return str(request.method), str(request.url.path)
+
+
+@dataclass(frozen=True)
+class CallRetry:
+    """githubkit's `auto_retry` decision: `(exc, retries so far) -> RetryOption`.
+
+    Retries a repeat-safe request that met a transient fault after `backoff_s[n]` seconds (or
+    GitHub's Retry-After when longer), never waiting more than `max_wait_s` at once.
+    """
+
+    backoff_s: Sequence[float] = CALL_BACKOFF_S
+    max_wait_s: float = MAX_CALL_WAIT_S
+
+    def wait_s(self, exc: BaseException, count: int) -> float | None:
+        """How long to wait before try `count + 2`, or None when not to retry in place."""
+        if count >= len(self.backoff_s) or not is_transient(exc):
+            return None
+        asked = retry_after_s(exc) if isinstance(exc, RequestFailed) else 0.0
+        wait = max(float(self.backoff_s[count]), asked)
+        return wait if wait <= self.max_wait_s else None
+
+    def __call__(self, exc: GitHubException, count: int) -> RetryOption:
+        where = _method_and_path(exc)
+        if where is None or not repeatable(*where):
+            return RetryOption(False)
+        wait = self.wait_s(exc, count)
+        if wait is None:
+            return RetryOption(False)
+        log.info("GitHub call retried in place", extra={
+            "method": where[0], "path": where[1], "try": count + 2, "delay_s": wait})
+        return RetryOption(True, timedelta(seconds=wait))
+
+
+NO_RETRY = CallRetry(backoff_s=())

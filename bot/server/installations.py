@@ -1,0 +1,61 @@
+"""Uninstalls and removed repositories: the jobs there can never post or push again, so they
+end `failed` (do_not_retry) with a record saying why."""
+
+from __future__ import annotations
+
+import logging
+
+from bot.events import Event
+from bot.server.context import ServerContext
+from jobs.adapters.store import ConflictError
+from jobs.domain.errors import ErrorInfo, RetryClass
+from jobs.domain.model import Event as JobEvent
+from jobs.domain.model import Job, JobStatus
+
+log = logging.getLogger(__name__)
+ENDING_ACTIONS = {
+    "installation.deleted": "the App was uninstalled from {account}",
+    "installation_repositories.removed": "the repository was removed from the App's installation",
+}
+HINT = "install the App on the repository again, then label the issue to start a new job"
+MAX_SCANNED_JOBS = 10_000
+
+
+def concerned(job: Job, event: Event) -> bool:
+    if job.is_terminal:
+        return False
+    if event.reason == "installation.deleted":
+        return int(job.extra.get("installation_id", 0)) == event.installation_id or \
+            job.repo in event.repos
+    return job.repo in event.repos
+
+
+def end_removed_jobs(ctx: ServerContext, event: Event) -> None:
+    """End every open job the uninstall or removal cuts off; other installation events only
+    get recorded (by the web app)."""
+    template = ENDING_ACTIONS.get(event.reason)
+    if template is None:
+        return
+    why = template.format(account=event.account or f"installation {event.installation_id}")
+    by = f" by @{event.sender}" if event.sender else ""
+    for job_id in ctx.store.job_ids(limit=MAX_SCANNED_JOBS):
+        for _attempt in range(3):  # a worker saving the same job meanwhile: read it again
+            job = ctx.store.load_id(job_id)
+            if job is None or not concerned(job, event):
+                break
+            job.error = ErrorInfo(
+                code="installation_removed", retry_class=RetryClass.DO_NOT_RETRY,
+                message=f"Stepwise lost access to {job.repo}: {why}{by} "
+                f"({event.reason}); nothing can be posted or pushed any more",
+                hint=HINT, evidence={"installation_id": event.installation_id,
+                                     "delivery_id": event.delivery_id})
+            job.events.append(JobEvent(at=ctx.clock(), kind="installation_removed",
+                                       message=job.error.message))
+            job.set_status(JobStatus.FAILED)
+            try:
+                ctx.store.save(job)
+            except ConflictError:
+                continue
+            log.info("job ended: installation removed", extra={"job_id": job.id,
+                                                               "repo": job.repo})
+            break

@@ -1,0 +1,169 @@
+"""The reconciler: publishes what jobs still owe GitHub, and reads back the commands of
+waiting jobs whose webhooks never came (GitHub does not redeliver a lost webhook by itself).
+
+It runs in every worker's reaper thread, every STEPWISE_RECONCILE_INTERVAL_S, one worker per
+interval (a round lock in Redis). A pass reads the documents of the newest SCAN_LIMIT jobs in
+pipelined batches (no batch records), then works only on jobs that wait or ended: a job that is
+active publishes its own leftovers at its next step. Each job is handled under its lease, so a
+pass never races a step; the cost of a pass is bounded by MAX_JOBS_PER_PASS.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from redis import Redis
+
+from bot.events import Event, Kind
+from bot.server.context import ServerContext
+from bot.server.keys import job_key
+from bot.server.steps import ACTIVE, schedule_advance
+from bot.server.worker import Lease, enqueue, rq_id
+from jobs.adapters.store import ConflictError
+from jobs.domain.errors import StepwiseError
+from jobs.domain.model import JobStatus
+from jobs.ports import Publication
+
+log = logging.getLogger(__name__)
+SCAN_LIMIT = 2_000  # newest jobs looked at per pass
+READ_CHUNK = 200  # job documents per pipelined round trip
+MAX_JOBS_PER_PASS = 50  # jobs published to (or whose comments are read) per pass
+ROUND_KEY = "stepwise:reconcile:round"
+COMMENT_KEY = "stepwise:comment:{}"  # bot/server/handlers.py keeps each comment's progress there
+
+
+@dataclass
+class Pass:
+    """What one pass did (for logs and tests)."""
+
+    scanned: int = 0
+    published: list[str] = field(default_factory=list)  # job ids whose outbox is now empty
+    still_owed: list[str] = field(default_factory=list)
+    commands: list[int] = field(default_factory=list)  # comment ids queued for handling
+
+
+def read_documents(redis: Redis, job_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The job documents (without batches and events), READ_CHUNK per round trip."""
+    found: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(job_ids), READ_CHUNK):
+        chunk = job_ids[start:start + READ_CHUNK]
+        pipe = redis.pipeline(transaction=False)
+        for job_id in chunk:
+            pipe.get(job_key(job_id))
+        for job_id, raw in zip(chunk, pipe.execute(), strict=True):
+            try:
+                doc = json.loads(raw) if raw else None
+            except ValueError:
+                continue
+            if isinstance(doc, dict):
+                found[job_id] = doc
+    return found
+
+
+def owes(doc: dict[str, Any]) -> bool:
+    """Whether a job document still owes GitHub something: an outbox entry, or a gate whose
+    comment was never confirmed (a worker died between opening it and owing it)."""
+    gate = doc.get("gate")
+    unshown = isinstance(gate, dict) and not gate.get("shown_at")
+    return bool(doc.get("outbox")) or (unshown and "installation_id" in doc.get("extra", {}))
+
+
+def reconcile(ctx: ServerContext) -> Pass:
+    """One pass over the newest jobs: publish what waiting and ended jobs owe, then read the
+    comments of jobs at a shown gate for commands nobody handled."""
+    result = Pass()
+    ids = ctx.store.job_ids(limit=SCAN_LIMIT)
+    docs = read_documents(ctx.redis, ids)
+    result.scanned = len(docs)
+    idle = {i: d for i, d in docs.items() if JobStatus(d.get("status", "queued")) not in ACTIVE}
+    owing = [i for i, d in idle.items() if owes(d)][:MAX_JOBS_PER_PASS]
+    for job_id in owing:
+        publish_owed(ctx, job_id, result)
+    waiting = [i for i, d in idle.items() if d.get("status") == JobStatus.AWAITING_HUMAN
+               and i not in owing][:MAX_JOBS_PER_PASS - len(owing)]
+    for job_id in waiting:
+        try:
+            result.commands += unhandled_commands(ctx, job_id)
+        except StepwiseError as exc:
+            log.warning("could not read a job's comments", extra={"job_id": job_id,
+                                                                   "code": exc.code})
+    return result
+
+
+def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
+    with Lease(ctx.redis, job_id, ttl_s=ctx.settings.lease_ttl_s) as lease:
+        if not lease.held:
+            return  # a step holds it and publishes by itself
+        job = ctx.store.load_id(job_id)
+        if job is None or job.status in ACTIVE or "installation_id" not in job.extra:
+            return
+        forge = ctx.forge(ctx.installation(int(job.extra["installation_id"])), job.repo)
+        if job.gate is not None and job.gate.shown_at is None:
+            forge.expect(job, Publication.GATE)  # owed, whether or not it was recorded
+        try:
+            left = forge.deliver_all(job)
+            ctx.store.save(job)
+        except ConflictError:
+            left = 1  # someone answered the gate meanwhile; the next pass looks again
+        except StepwiseError as exc:
+            log.warning("could not publish a job's outbox", extra={"job_id": job_id,
+                                                                    "code": exc.code})
+            left = 1
+        (result.still_owed if left else result.published).append(job_id)
+    latest = ctx.store.load_id(job_id)
+    if latest is not None and latest.status in ACTIVE:
+        schedule_advance(ctx, latest)  # a command came while the lease was ours: go on
+
+
+def unhandled_commands(ctx: ServerContext, job_id: str) -> list[int]:
+    """Queue the comments written on a waiting job since its gate opened that no webhook
+    brought (their progress key is missing); returns their ids."""
+    job = ctx.store.load_id(job_id)
+    if job is None or job.gate is None or job.gate.shown_at is None or \
+            "installation_id" not in job.extra:
+        return []
+    from bot.commands import parse_comment
+
+    client = ctx.installation(int(job.extra["installation_id"]))
+    owner, name = job.repo.split("/", 1)
+    pull = job.extra.get("pull")
+    threads = [job.number] + ([int(pull["number"])] if isinstance(pull, dict) else [])
+    queued = []
+    for number in threads:
+        for comment in client.comments(owner, name, number):
+            if comment.is_bot or not _after(comment.created_at, job.gate.opened_at) or \
+                    ctx.redis.exists(COMMENT_KEY.format(comment.id)) or \
+                    not parse_comment(comment.body, app_slug=ctx.settings.app_slug):
+                continue
+            event = Event(kind=Kind.COMMENT, delivery_id=f"reconciled-{comment.id}",
+                          repo=job.repo, installation_id=int(job.extra["installation_id"]),
+                          number=number, sender=comment.author, body=comment.body,
+                          comment_id=comment.id, created_at=comment.created_at,
+                          is_pull_request=number != job.number)
+            enqueue(ctx.redis, "event", event.model_dump(mode="json"),
+                    job_id=rq_id("event", event.delivery_id))
+            queued.append(comment.id)
+    if queued:
+        log.warning("commands without a webhook; handling them now",
+                    extra={"job_id": job_id, "comments": queued})
+    return queued
+
+
+def _after(created_at: str, opened_at: datetime) -> bool:
+    try:
+        created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return created >= opened_at.replace(microsecond=0)
+
+
+def reconcile_round(ctx: ServerContext) -> Pass | None:
+    """A pass, unless another worker made one within the interval."""
+    interval = ctx.settings.reconcile_interval_s
+    if not ctx.redis.set(ROUND_KEY, "1", nx=True, ex=interval):
+        return None
+    return reconcile(ctx)

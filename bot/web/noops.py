@@ -1,0 +1,72 @@
+"""Cheap no-ops: deliveries the web app can tell from the payload (and one Redis lookup) cannot
+concern a job, answered 202 without queueing a worker task that would make API calls.
+
+The repository's trigger label lives in `.github/stepwise.yml`, which only a worker reads; the
+worker remembers it here for an hour, and a push that may change the config forgets it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import redis
+
+from bot.events import Event, Kind
+from bot.server.keys import issue_key
+
+DEFAULT_TRIGGER_LABEL = "stepwise"
+TRIGGER_LABEL_TTL_S = 3600
+BRANCH_PREFIX = "stepwise/"
+JOB_BRANCH = re.compile(r"^stepwise/issue-(\d+)(?:-\d+)?$")
+
+
+def trigger_label_key(repo: str) -> str:
+    return f"stepwise:trigger-label:{repo}"
+
+
+def pull_key(repo: str, number: int) -> str:
+    """Where a worker records which job opened pull request `number` (see bot.server.steps)."""
+    return f"stepwise:pull:{repo}#{number}"
+
+
+def remember_trigger_label(connection: redis.Redis, repo: str, label: str) -> None:
+    connection.set(trigger_label_key(repo), label.casefold(), ex=TRIGGER_LABEL_TTL_S)
+
+
+def known_trigger_label(connection: redis.Redis, repo: str) -> str | None:
+    value = connection.get(trigger_label_key(repo))
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def forget_trigger_label(connection: redis.Redis, repo: str) -> None:
+    connection.delete(trigger_label_key(repo))
+
+
+def is_trigger(label: str, known: str | None) -> bool:
+    """Labels are case-insensitive on GitHub."""
+    return label.casefold() == (known or DEFAULT_TRIGGER_LABEL).casefold()
+
+
+def noop_reason(event: Event, connection: redis.Redis) -> str:
+    """Why this delivery cannot concern a job, or '' when a worker must look at it."""
+    if event.kind is Kind.LABELED:
+        known = known_trigger_label(connection, event.repo)
+        if event.label.casefold() == DEFAULT_TRIGGER_LABEL or known is None:
+            return ""  # maybe the trigger (or a broken config the worker must report)
+        return "" if is_trigger(event.label, known) else f"label {event.label!r} is not the trigger"
+    if event.kind in (Kind.ISSUE_CLOSED, Kind.ISSUE_EDITED):
+        if connection.exists(issue_key(event.repo, event.number)):
+            return ""
+        known = known_trigger_label(connection, event.repo)
+        if any(is_trigger(label, known) for label in event.labels):
+            return ""  # a job whose record was lost is rebuilt by the worker
+        return "no job on this issue"
+    if event.kind is Kind.PULL_CLOSED:
+        match = JOB_BRANCH.match(event.head_ref)
+        if not event.head_ref.startswith(BRANCH_PREFIX):
+            return "the pull request's branch is outside stepwise/"
+        if connection.exists(pull_key(event.repo, event.number)) or (
+                match and connection.exists(issue_key(event.repo, int(match[1])))):
+            return ""
+        return "no job on this pull request"
+    return ""

@@ -1,0 +1,270 @@
+"""Stepwise's egress proxy: the only way out of a sandbox that may use the network.
+
+Sandboxed commands run in a network namespace of their own (bubblewrap's `--unshare-net`): a
+loopback and nothing else, so no route reaches the host, its loopback, Redis, the web app, cloud
+metadata or a private range. When the policy allows the network, this proxy listens on a Unix
+socket that is bound into the sandbox, where `egress_forward.py` serves it on the namespace's own
+loopback as `HTTPS_PROXY`. It speaks HTTP `CONNECT` only (every registry is HTTPS) and admits a
+tunnel when the host is on the allowlist and every address the host resolves to is public; it then
+connects to the address it checked (no second look-up, so DNS rebinding gains nothing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import socket
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs.domain.globs import glob_match
+
+log = logging.getLogger(__name__)
+
+HEAD_LIMIT = 16 * 1024
+HEAD_TIMEOUT_S = 30.0
+CONNECT_TIMEOUT_S = 15.0
+DEFAULT_PORT = 443
+
+# Never reachable through the proxy, whatever the allowlist says: "this network", RFC 1918,
+# shared address space, loopback, link-local (169.254.169.254 is cloud metadata), IETF protocol
+# assignments, benchmarking, multicast, reserved, broadcast; their IPv6 counterparts.
+DENIED_NETWORKS = tuple(ipaddress.ip_network(net) for net in (
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+    "172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4",
+    "240.0.0.0/4", "::/128", "::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+))
+
+# The registries of each ecosystem, the allowlist when `network_allow` is empty.
+ECOSYSTEM_HOSTS = {
+    "python": ("pypi.org", "files.pythonhosted.org"),
+    "node": ("registry.npmjs.org",),
+}
+ECOSYSTEM_MARKERS = {
+    "python": ("pyproject.toml", "setup.py", "setup.cfg", "requirements*.txt", "Pipfile",
+               "tox.ini"),
+    "node": ("package.json", "package-lock.json", "npm-shrinkwrap.json"),
+}
+
+
+@dataclass(frozen=True)
+class EgressRecord:
+    """One tunnel asked of the proxy: where to, whether it was opened, and why not."""
+
+    host: str
+    port: int
+    allowed: bool
+    reason: str = ""
+    address: str = ""
+
+
+def denied_address(address: str) -> str | None:
+    """Why an address may never be reached (None if it is public)."""
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = ip.ipv4_mapped or ip.sixtofour
+        if embedded is not None:
+            return denied_address(str(embedded))
+        if ip in ipaddress.ip_network("64:ff9b::/96"):
+            return denied_address(str(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)))
+    for network in DENIED_NETWORKS:
+        if ip.version == network.version and ip in network:
+            return f"{address} is in {network}, which sandboxed commands never reach"
+    return None
+
+
+def normalise_host(host: str) -> str:
+    return host.strip().rstrip(".").lower()
+
+
+@dataclass(frozen=True)
+class Allowlist:
+    """Hosts a tunnel may go to: `pypi.org` (that host, port 443), `*.example.org` (its
+    subdomains), `host:8443` (another port)."""
+
+    entries: tuple[str, ...]
+
+    def admits(self, host: str, port: int) -> bool:
+        host = normalise_host(host)
+        for entry in self.entries:
+            name, _, entry_port = normalise_host(entry).partition(":")
+            wanted_port = int(entry_port) if entry_port.isdigit() else DEFAULT_PORT
+            if port != wanted_port:
+                continue
+            if name.startswith("*."):
+                if host.endswith(name[1:]) and host != name[2:]:
+                    return True
+            elif host == name:
+                return True
+        return False
+
+
+def default_allowlist(tracked_files: Iterable[str]) -> tuple[str, ...]:
+    """The registries of the ecosystems a repository uses, judged by its tracked files."""
+    names = [path.rsplit("/", 1)[-1] for path in tracked_files]
+    hosts: list[str] = []
+    for ecosystem, markers in ECOSYSTEM_MARKERS.items():
+        if any(glob_match(name, marker) for marker in markers for name in names):
+            hosts.extend(ECOSYSTEM_HOSTS[ecosystem])
+    return tuple(hosts)
+
+
+class EgressProxy:
+    """The proxy for one sandboxed command (or one setup phase), on a Unix socket of its own.
+
+    `deny_hosts` are Stepwise's own services (Redis, the web app): their addresses are refused
+    even where they are public. Every tunnel asked for is kept in `records`.
+    """
+
+    def __init__(self, allow: Sequence[str], *, deny_hosts: Sequence[str] = ()) -> None:
+        self.allowlist = Allowlist(tuple(allow))
+        self.records: list[EgressRecord] = []
+        self._denied = _resolve_all(deny_hosts)
+        self._dir = Path(tempfile.mkdtemp(prefix="stepwise-egress-"))
+        self.socket_path = self._dir / "egress.sock"
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
+                                        name="stepwise-egress")
+        self._server: asyncio.AbstractServer | None = None
+
+    def __enter__(self) -> EgressProxy:
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self._thread.start()
+        started = asyncio.run_coroutine_threadsafe(
+            asyncio.start_unix_server(self._serve, path=str(self.socket_path)), self._loop)
+        self._server = started.result(timeout=10)
+        self.socket_path.chmod(0o666)  # the sandbox may run as another uid mapping
+
+    def stop(self) -> None:
+        if self._server is not None:
+            server = self._server
+            self._server = None
+
+            async def close() -> None:
+                server.close()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(server.wait_closed(), 2)
+                for task in asyncio.all_tasks():
+                    if task is not asyncio.current_task():
+                        task.cancel()
+
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(close(), self._loop).result(timeout=5)
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+        with contextlib.suppress(OSError):
+            self.socket_path.unlink()
+        with contextlib.suppress(OSError):
+            self._dir.rmdir()
+
+    # -- one client connection -----------------------------------------------------------
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await self._tunnel(reader, writer)
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+            pass
+        finally:
+            writer.close()
+
+    async def _tunnel(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT_S)
+        if len(head) > HEAD_LIMIT:
+            await _answer(writer, 431, "request head too large")
+            return
+        method, target = _request_line(head)
+        if method != "CONNECT":
+            self.records.append(EgressRecord(target, 0, False, "only CONNECT (HTTPS) is proxied"))
+            await _answer(writer, 405, "only HTTPS (CONNECT) is proxied")
+            return
+        host, port = _host_port(target)
+        address, reason = await self._check(host, port)
+        self.records.append(EgressRecord(host, port, address is not None, reason, address or ""))
+        if address is None:
+            log.info("egress refused: %s:%s (%s)", host, port, reason)
+            await _answer(writer, 403, reason)
+            return
+        try:
+            up_reader, up_writer = await asyncio.wait_for(
+                asyncio.open_connection(address, port), CONNECT_TIMEOUT_S)
+        except (TimeoutError, OSError) as exc:
+            await _answer(writer, 502, f"could not reach {host}:{port}: {exc}")
+            return
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await writer.drain()
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+    async def _check(self, host: str, port: int) -> tuple[str | None, str]:
+        if not self.allowlist.admits(host, port):
+            return None, f"{host}:{port} is not on network_allow"
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(
+                host, port, type=socket.SOCK_STREAM)
+        except OSError as exc:
+            return None, f"{host} does not resolve: {exc}"
+        addresses = sorted({str(info[4][0]) for info in infos})
+        for address in addresses:
+            why = denied_address(address)
+            if why is None and address in self._denied:
+                why = f"{address} belongs to Stepwise's own services"
+            if why is not None:
+                return None, f"{host} resolves to {why}"
+        return (addresses[0], "") if addresses else (None, f"{host} has no address")
+
+
+def _resolve_all(hosts: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for host in hosts:
+        with contextlib.suppress(OSError):
+            found.update(str(info[4][0]) for info in socket.getaddrinfo(host, None))
+    return found
+
+
+def _request_line(head: bytes) -> tuple[str, str]:
+    line = head.split(b"\r\n", 1)[0].decode("latin-1")
+    parts = line.split()
+    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+        raise ValueError(f"not an HTTP request line: {line[:100]!r}")
+    return parts[0].upper(), parts[1]
+
+
+def _host_port(target: str) -> tuple[str, int]:
+    if target.startswith("["):  # [v6]:port
+        host, _, rest = target[1:].partition("]")
+        port = rest.lstrip(":")
+    else:
+        host, _, port = target.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"not host:port: {target[:100]!r}")
+    return normalise_host(host), int(port)
+
+
+async def _answer(writer: asyncio.StreamWriter, status: int, reason: str) -> None:
+    body = f"Stepwise egress proxy: {reason}\n".encode()
+    writer.write(f"HTTP/1.1 {status} Refused\r\nContent-Type: text/plain\r\n"
+                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+    with contextlib.suppress(OSError):
+        await writer.drain()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while chunk := await reader.read(64 * 1024):
+            writer.write(chunk)
+            await writer.drain()
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            writer.close()

@@ -1,0 +1,193 @@
+"""Job environments: what `setup` builds, kept outside every worktree and cached under a key.
+
+An environment is one directory, `<root>/<key>/`:
+    tree/          what setup left in the repository tree that git does not track (`.venv`,
+                   `node_modules`, generated files), at the same repository-relative paths
+    manifest.json  the key, the entries of tree/, setup's evidence, the size, created and used
+Later commands see it read-only at the same places (the sandbox binds each entry over the
+worktree), so no batch can change what the next job will reuse and nothing of it is ever part
+of a diff. Setup's HOME is a throwaway: what it writes outside the repository tree is not kept.
+A build happens in `<root>/.build-<key>-<pid>` and is renamed into place: a killed
+build leaves nothing half-made. The key covers the setup commands, their environment and
+network mode, the content of the `cache_key` files and the toolchain, so a change rebuilds.
+The least recently used environments are evicted past the size limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MANIFEST = "manifest.json"
+DEFAULT_CACHE_MB = 4096
+CACHE_SIZE_VARIABLE = "STEPWISE_ENV_CACHE_MB"
+# Where programs are looked for first, inside the repository tree (then the image's PATH).
+PROGRAM_DIRS = (".venv/bin", "venv/bin", "node_modules/.bin")
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A built environment: where it is, what it holds, and whether this job reused it."""
+
+    key: str
+    path: Path
+    entries: tuple[str, ...]
+    size_bytes: int
+    from_cache: bool
+    setup_evidence: tuple[dict[str, object], ...] = ()
+
+    @property
+    def tree(self) -> Path:
+        return self.path / "tree"
+
+    def program_dirs(self) -> list[str]:
+        """Repository-relative directories of programs the environment provides, in order."""
+        return [rel for rel in PROGRAM_DIRS if (self.tree / rel).is_dir()]
+
+
+def cache_limit_bytes(environ: Mapping[str, str] = os.environ) -> int:
+    """The cache's size limit from STEPWISE_ENV_CACHE_MB (default 4096 MB)."""
+    text = environ.get(CACHE_SIZE_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_CACHE_MB * 2**20
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{CACHE_SIZE_VARIABLE}={text!r} is not a whole number of megabytes")
+    return int(text) * 2**20
+
+
+def toolchain_identity() -> str:
+    """What the image provides that setup builds on: a new Python or Node.js rebuilds."""
+    parts = [platform.machine(), f"python {sys.version.split()[0]}"]
+    for program in ("python3", "node", "npm"):
+        found = shutil.which(program)
+        if found:
+            resolved = Path(found).resolve()
+            with contextlib.suppress(OSError):
+                parts.append(f"{program}={resolved}@{int(resolved.stat().st_mtime)}")
+    return ";".join(parts)
+
+
+def environment_key(*, setup: Sequence[str], env: Mapping[str, str], network: str,
+                    cache_files: Mapping[str, str], toolchain: str) -> str:
+    """The cache key: setup's commands, environment and network, the `cache_key` files'
+    content (path -> blob id or digest) and the toolchain."""
+    document = {"setup": list(setup), "env": dict(sorted(env.items())), "network": network,
+                "files": dict(sorted(cache_files.items())), "toolchain": toolchain}
+    encoded = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(encoded).hexdigest()[:32]
+
+
+def tree_size(path: Path) -> int:
+    total = 0
+    for root, dirs, files in os.walk(path):
+        for name in files + dirs:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+    return total
+
+
+class EnvironmentCache:
+    """The environments of one repository (or one local checkout) under `root`."""
+
+    def __init__(self, root: Path, *, limit_bytes: int) -> None:
+        self.root = root
+        self.limit_bytes = limit_bytes
+
+    def get(self, key: str) -> Environment | None:
+        """The environment built for `key`, marked as just used; None if there is none."""
+        path = self.root / key
+        try:
+            manifest = json.loads((path / MANIFEST).read_text())
+        except (OSError, ValueError):
+            return None
+        if manifest.get("key") != key:
+            return None
+        manifest["used"] = time.time()
+        _write_json(path / MANIFEST, manifest)
+        return Environment(key, path, tuple(manifest["entries"]), int(manifest["size"]),
+                           from_cache=True,
+                           setup_evidence=tuple(manifest.get("setup_evidence", ())))
+
+    @contextlib.contextmanager
+    def building(self, key: str) -> Iterator[Path]:
+        """Holds the key's build lock and yields a fresh build directory (with `tree/`).
+
+        Leaving the block without `commit` discards the build."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / f".lock-{key}", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            staging = self.root / f".build-{key}-{os.getpid()}"
+            shutil.rmtree(staging, ignore_errors=True)
+            (staging / "tree").mkdir(parents=True)
+            try:
+                yield staging
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+
+    def commit(self, key: str, staging: Path, *, entries: Sequence[str],
+               setup_evidence: Sequence[dict[str, object]]) -> Environment:
+        """Moves a finished build into place (inside `building`) and evicts old ones."""
+        size = tree_size(staging)
+        now = time.time()
+        _write_json(staging / MANIFEST, {
+            "key": key, "entries": list(entries), "size": size, "created": now, "used": now,
+            "setup_evidence": list(setup_evidence)})
+        final = self.root / key
+        if final.exists():
+            shutil.rmtree(final)
+        staging.rename(final)
+        self.evict(keep=key)
+        return Environment(key, final, tuple(entries), size, from_cache=False,
+                           setup_evidence=tuple(setup_evidence))
+
+    def evict(self, *, keep: str | None = None) -> list[str]:
+        """Removes the least recently used environments until the rest fit the limit."""
+        found: list[tuple[float, int, str]] = []
+        for manifest_path in self.root.glob(f"*/{MANIFEST}"):
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                manifest = json.loads(manifest_path.read_text())
+                found.append((float(manifest["used"]), int(manifest["size"]),
+                              manifest_path.parent.name))
+        total = sum(size for _, size, _ in found)
+        evicted = []
+        for _, size, key in sorted(found):
+            if total <= self.limit_bytes:
+                break
+            if key == keep:
+                continue
+            shutil.rmtree(self.root / key, ignore_errors=True)
+            total -= size
+            evicted.append(key)
+        return evicted
+
+
+def capture_outputs(worktree: Path, untracked: Sequence[str], tree: Path) -> list[str]:
+    """Moves what setup created in the worktree (`untracked`: top-most new paths, as
+    `git ls-files --others --directory` lists them) into the environment's tree."""
+    entries = []
+    for rel in sorted(untracked):
+        rel = rel.rstrip("/")
+        source = worktree / rel
+        if not rel or not os.path.lexists(source) or rel.split("/")[0] == ".git":
+            continue
+        target = tree / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(source), str(target))
+        entries.append(rel)
+    return entries
+
+
+def _write_json(path: Path, document: dict[str, object]) -> None:
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps(document, indent=1))
+    os.replace(partial, path)

@@ -1,0 +1,102 @@
+"""The one way Stepwise runs git: the repository named explicitly, programs switched off, a clean env.
+
+Sandboxed code can write files in a job's worktree, so git must never find its repository,
+configuration, hooks or programs there. Every call names its git directory (`--git-dir`, and
+`--work-tree` when files are involved); the `-c` settings below switch off every config key
+that makes git start a program on its own; system and global configuration are ignored; and
+the environment holds no `GIT_*` variable from outside and no `STEPWISE_*` secret.
+This module is the only place that starts git (tests/security/test_git_runner.py proves it).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from jobs.domain.errors import WorkspaceError
+
+# `-c` settings given before every git command. Each one closes a way for a repository's
+# configuration to run a program or change what git reads (docs/security.md, "Git calls").
+HARDENING: tuple[str, ...] = (
+    "-c", "core.fsmonitor=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.untrackedCache=false",
+    "-c", "core.attributesFile=/dev/null",
+    "-c", "core.excludesFile=/dev/null",
+    "-c", "core.pager=cat",
+    "-c", "core.editor=false",
+    "-c", "sequence.editor=false",
+    "-c", "credential.helper=",
+    "-c", "protocol.ext.allow=never",
+    "-c", "submodule.recurse=false",
+    "-c", "diff.noprefix=false",
+    "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false",
+)
+
+# Fixed variables; every other GIT_* variable of the worker's environment is dropped.
+_FIXED_ENV = {
+    "LC_ALL": "C",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "GIT_OPTIONAL_LOCKS": "0",
+}
+_DROPPED_PREFIXES = ("GIT_", "STEPWISE_")
+
+
+def git_env(*, cwd: Path | None = None, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a git call: the worker's, without GIT_*/STEPWISE_*, plus fixed keys.
+
+    GIT_CEILING_DIRECTORIES stops discovery at `cwd` for the few calls that look for a
+    repository at all (the user's own checkout, once, when a job starts)."""
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(_DROPPED_PREFIXES)}
+    env.update(_FIXED_ENV)
+    if cwd is not None:
+        env["GIT_CEILING_DIRECTORIES"] = str(Path(cwd).resolve().parent)
+    env.update(extra or {})
+    return env
+
+
+def git_argv(args: Sequence[str], *, git_dir: Path | None = None,
+             work_tree: Path | None = None) -> list[str]:
+    """The full argv: git, the repository, the hardening settings, then `args`."""
+    argv = ["git"]
+    if git_dir is not None:
+        argv.append(f"--git-dir={git_dir}")
+    if work_tree is not None:
+        argv.append(f"--work-tree={work_tree}")
+    return [*argv, *HARDENING, *args]
+
+
+def git_process(args: Sequence[str], *, cwd: Path, git_dir: Path | None = None,
+                work_tree: Path | None = None, stdin: bytes | None = None,
+                env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run git (bytes in, bytes out) and return the finished process whatever its exit code.
+
+    `env` adds to (never replaces) the hardened environment; `git_dir` None means the call
+    looks for a repository in `cwd` and nowhere above it."""
+    return subprocess.run(
+        git_argv(args, git_dir=git_dir, work_tree=work_tree), cwd=cwd, input=stdin,
+        capture_output=True, env=git_env(cwd=cwd, extra=env), check=False,
+    )
+
+
+def run_git(args: Sequence[str], *, cwd: Path, git_dir: Path | None = None,
+            work_tree: Path | None = None, stdin: str | None = None,
+            env: Mapping[str, str] | None = None, check: bool = True) -> str:
+    """Run git and return stdout as text; a failure raises WorkspaceError with git's message."""
+    done = git_process(args, cwd=cwd, git_dir=git_dir, work_tree=work_tree,
+                       stdin=None if stdin is None else stdin.encode("utf-8"), env=env)
+    if check and done.returncode != 0:
+        command = " ".join(args[:3])
+        raise WorkspaceError(
+            f"`git {command}` failed in {cwd}: {done.stderr.decode(errors='replace').strip()[-800:]}",
+            hint="check that the path is a git repository in a clean state",
+            evidence={"exit_code": done.returncode},
+        )
+    return done.stdout.decode("utf-8", errors="surrogateescape")

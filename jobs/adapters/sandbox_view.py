@@ -1,0 +1,116 @@
+"""What a sandboxed command sees beyond the read-only root: the repository at one fixed place,
+the job environment's outputs over it (read-only), and the egress proxy when it may use the network.
+
+The repository is always at REPO_MOUNT inside the sandbox, whatever the worktree's real path, so
+what `setup` builds there (a virtualenv's scripts, an editable install's path) stays valid for
+every later command of every job that reuses the environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from jobs.adapters.environments import PROGRAM_DIRS, Environment
+
+REPO_MOUNT = Path("/tmp/stepwise/repo")  # noqa: S108 - inside the sandbox's private /tmp
+RUN_DIR = Path("/run/stepwise")
+EGRESS_SOCKET = RUN_DIR / "egress.sock"
+FORWARDER = RUN_DIR / "egress_forward.py"
+PROXY_PORT = 3128
+PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
+FORWARDER_SOURCE = Path(__file__).with_name("egress_forward.py")
+# The operator's trust store settings (paths, never secrets): a registry behind a corporate
+# TLS proxy is reachable from the sandbox only if its tools trust the same certificates.
+TRUST_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
+                   "PIP_CERT", "CURL_CA_BUNDLE")
+
+
+def program_path(path_value: str, root: Path) -> str:
+    """PATH with the environment's program directories (under `root`) first."""
+    return os.pathsep.join([*(str(root / rel) for rel in PROGRAM_DIRS), path_value])
+
+
+def lookup_path(path_value: str, *, cwd: Path, environment: Environment | None) -> str:
+    """The host-side equivalent of the sandbox's PATH, to check that a program exists."""
+    dirs = []
+    for rel in PROGRAM_DIRS:
+        top = rel.split("/")[0]
+        if environment is not None and top in environment.entries:
+            dirs.append(str(environment.tree / rel))
+        else:
+            dirs.append(str(cwd / rel))
+    return os.pathsep.join([*dirs, path_value])
+
+
+def trust_environment() -> dict[str, str]:
+    found = {}
+    for name in TRUST_VARIABLES:
+        value = os.environ.get(name, "")
+        if value and Path(value).exists() and not value.startswith("/tmp"):  # noqa: S108
+            found[name] = value
+    return found
+
+
+def proxy_environment() -> dict[str, str]:
+    return {name: PROXY_URL for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY",
+                                         "http_proxy")} | {"NO_PROXY": "", "no_proxy": ""}
+
+
+def environment_binds(environment: Environment | None) -> list[str]:
+    """bubblewrap arguments laying the environment's outputs, read-only, over the repository.
+
+    A symlink is never bound: bubblewrap would follow it on the host, past the hidden paths."""
+    if environment is None:
+        return []
+    args: list[str] = []
+    for rel in environment.entries:
+        source = environment.tree / rel
+        if source.is_symlink() or not (source.is_dir() or source.is_file()):
+            continue
+        args += ["--ro-bind", str(source), str(REPO_MOUNT / rel)]
+    return args
+
+
+def egress_binds(socket_path: Path) -> list[str]:
+    return ["--ro-bind", str(socket_path), str(EGRESS_SOCKET),
+            "--ro-bind", str(FORWARDER_SOURCE), str(FORWARDER)]
+
+
+def egress_wrap(argv: Sequence[str]) -> list[str]:
+    """`argv` run under the forwarder, which serves the proxy on the sandbox's loopback."""
+    python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+    return [python, "-I", "-S", str(FORWARDER), str(EGRESS_SOCKET), str(PROXY_PORT), "--",
+            *argv]
+
+
+def remove_mount_stubs(cwd: Path, environment: Environment | None) -> None:
+    """bubblewrap creates an empty file or directory in the worktree where it binds an entry;
+    remove those after the command, so they never look like a change."""
+    if environment is None:
+        return
+    for rel in sorted(environment.entries, key=lambda r: -r.count("/")):
+        stub = cwd / rel
+        with contextlib.suppress(OSError):
+            if stub.is_symlink():
+                continue
+            if stub.is_dir() and not any(stub.iterdir()):
+                stub.rmdir()
+            elif stub.is_file() and stub.stat().st_size == 0:
+                stub.unlink()
+        parent = stub.parent  # bubblewrap also made the parents of a nested entry
+        while parent != cwd and parent.is_relative_to(cwd):
+            with contextlib.suppress(OSError):
+                parent.rmdir()  # only succeeds when empty
+            parent = parent.parent
+
+
+def merged_env(base: Mapping[str, str], *, network: bool) -> dict[str, str]:
+    env = dict(base) | trust_environment()
+    if network:
+        env |= proxy_environment()
+    return env

@@ -1,0 +1,79 @@
+"""What a sandboxed command left in a worktree, turned into index entries by Stepwise itself.
+
+Everything in the worktree is data: each candidate path is looked at without following links
+(jobs/adapters/safe_paths.py); a regular file's bytes are read here and become a blob as they are (no
+filter, attribute or eol conversion), a symlink becomes a symlink entry holding its text (the
+diff guard then refuses it), a vanished file a deletion. A nested repository or a special file
+stops the attempt with an UnsafePathError naming it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs.adapters.safe_paths import Kind, UnsafePathError, kind_of, read_regular
+
+ZERO_OID = "0" * 40
+_MODES = {Kind.REGULAR: "100644", Kind.EXECUTABLE: "100755", Kind.SYMLINK: "120000"}
+# What a job's private git directory keeps between steps; anything else (a revert's state,
+# MERGE_MSG, ...) is left over from a command that stopped half way.
+_PRIVATE_KEEP = frozenset({"HEAD", "commondir", "index"})
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    mode: str  # "0" for a deletion
+    data: bytes | None  # None for a deletion
+
+
+def collect_changes(root: Path, paths: Iterable[str]) -> list[Change]:
+    """The index entries that make the index match the files at `paths`."""
+    changes = []
+    for path in paths:
+        if path.endswith("/"):  # git lists an untracked directory holding `.git` this way
+            raise UnsafePathError(path, "it holds a git repository (a planted `.git`)")
+        kind = kind_of(root, path)
+        if kind in (Kind.MISSING, Kind.DIRECTORY):  # a directory's files are listed one by one
+            changes.append(Change(path, "0", None))
+        elif kind is Kind.SYMLINK:
+            target = os.readlink(root / path)
+            changes.append(Change(path, _MODES[kind], os.fsencode(target)))
+        elif kind is Kind.SPECIAL:
+            raise UnsafePathError(path, "it is not a regular file (a fifo, socket or device)")
+        else:
+            changes.append(Change(path, _MODES[kind], read_regular(root, path)))
+    return changes
+
+
+def index_info(changes: Iterable[Change], blobs: dict[str, str]) -> bytes:
+    """`git update-index -z --index-info` input for `changes` (blobs: path -> object id)."""
+    records = []
+    for change in changes:
+        oid = blobs[change.path] if change.data is not None else ZERO_OID
+        records.append(f"{change.mode} {oid}\t".encode() + os.fsencode(change.path) + b"\0")
+    return b"".join(records)
+
+
+def clean_worktree(worktree: Path, private: Path) -> None:
+    """Remove what git itself never looks at: a `.git` planted at the worktree's root (a file,
+    link or directory) and state a stopped command left in the private git directory."""
+    remove_entry(worktree / ".git")
+    for entry in private.iterdir():
+        if entry.name not in _PRIVATE_KEEP:
+            remove_entry(entry)
+
+
+def remove_entry(path: Path) -> None:
+    """Delete a file, link, special file or whole directory, never following a link."""
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISDIR(path.lstat().st_mode):
+            shutil.rmtree(path)
+        else:
+            path.unlink()

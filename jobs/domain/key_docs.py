@@ -1,0 +1,83 @@
+"""README tables of every spec and config key, generated from the pydantic models themselves.
+
+Each field's docstring is its meaning; the type, default and bounds come from the field, so
+the README cannot drift from the code (tests/test_readme.py compares them).
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from enum import Enum
+from typing import Any, Literal, Union, get_args, get_origin
+
+from annotated_types import Ge, Le, MaxLen
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from jobs.domain.config import RepoConfig
+from jobs.domain.spec import TaskSpec
+
+HEADER = "| key | type | default | meaning |\n|---|---|---|---|"
+
+
+def type_words(annotation: Any) -> str:
+    """How a YAML writer would call the type: "list of strings", "true, false or "ask""."""
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        parts = [arg for arg in get_args(annotation) if arg is not type(None)]
+        return " or ".join(type_words(part) for part in parts)
+    if origin is Literal:
+        return " or ".join(json.dumps(value) for value in get_args(annotation))
+    if origin is list:
+        (item,) = get_args(annotation)
+        return f"list of {type_words(item)}s"
+    if origin is dict:
+        return "mapping of strings"
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return "one of " + ", ".join(f"`{member.value}`" for member in annotation)
+    names = {str: "string", int: "whole number", bool: "true/false"}
+    if annotation in names:
+        return names[annotation]
+    if get_args(annotation):  # Annotated[X, ...]
+        return type_words(get_args(annotation)[0])
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def bounds(info: FieldInfo) -> str:
+    unit = " entries" if get_origin(info.annotation) is list else " characters"
+    found = []
+    for item in info.metadata:
+        if isinstance(item, Ge):
+            found.append(f"≥ {item.ge}")
+        elif isinstance(item, Le):
+            found.append(f"≤ {item.le}")
+        elif isinstance(item, MaxLen):
+            found.append(f"at most {item.max_length}{unit}")
+    return f" ({', '.join(found)})" if found else ""
+
+
+def default_words(info: FieldInfo) -> str:
+    if info.default is PydanticUndefined:
+        return "required"
+    value = info.default.value if isinstance(info.default, Enum) else info.default
+    return "none" if value is None else f"`{json.dumps(value)}`"
+
+
+def key_table(model: type[BaseModel]) -> str:
+    """The markdown table of `model`'s keys, in the order the model declares them."""
+    rows = []
+    for name, info in model.model_fields.items():
+        meaning = " ".join((info.description or "").split()).replace("|", "\\|")
+        rows.append(f"| `{info.alias or name}` | {type_words(info.annotation)}{bounds(info)} | "
+                    f"{default_words(info)} | {meaning} |")
+    return "\n".join((HEADER, *rows))
+
+
+def spec_table() -> str:
+    return key_table(TaskSpec)
+
+
+def config_table() -> str:
+    return key_table(RepoConfig)

@@ -1,0 +1,42 @@
+"""The baseline after `approve`: a failed baseline runs again before the first batch."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from jobs.domain.errors import ErrorInfo, RetryClass
+from jobs.domain.model import Gate, Job
+from jobs.domain.note_parts import baseline_failure, short
+from jobs.ports import Publication
+
+if TYPE_CHECKING:
+    from jobs.engine.engine import Engine
+
+
+def baseline_report(job: Job) -> ErrorInfo:
+    """The failing baseline as a gate report: what failed, its output tail, what to do."""
+    failing = [c for c in job.baseline if c.exit_code != 0 or c.timed_out]
+    tail = failing[-1].output_tail if failing else ""
+    return ErrorInfo(
+        code="baseline_failed", retry_class=RetryClass.NEEDS_HUMAN,
+        message=f"validation fails on the starting commit {short(job.baseline_sha)}",
+        hint="fix the cause, then approve (the baseline runs again first): a program missing "
+             "from the PATH of the shell that runs stepwise, or the `validate` commands; a fix "
+             "to the code needs a new job from the fixed commit (cancel, commit the fix, run "
+             "with a new --number)",
+        evidence={"output_tail": tail})
+
+
+def recheck_baseline(engine: Engine) -> None:
+    """Run a failed baseline again before the first batch; still failing: back to `plan`."""
+    job = engine.job
+    engine.run_baseline()
+    if job.baseline_ok is not False:
+        engine.event("plan", "the baseline passes now")
+        engine.publish(Publication.NOTICE, f"the baseline passes now on "
+                       f"{short(job.baseline_sha)}; starting the first batch")
+        engine.save(touched=())
+        return
+    job.approved_digest = None
+    engine.open(Gate.PLAN, "the plan was approved, but " + baseline_failure(job)
+                + " (it was run again)", report=baseline_report(job))

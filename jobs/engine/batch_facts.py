@@ -1,0 +1,30 @@
+"""What a committed batch changed, and for a `command` job what its codemod reported."""
+
+from __future__ import annotations
+
+from jobs.adapters.workspace import Repository
+from jobs.domain.model import Attempt, Batch, Job
+from jobs.domain.note_parts import codemod_findings, codemod_summary, target_key
+from jobs.domain.spec import Recipe
+
+
+def changed_by(repository: Repository, commit: str | None) -> list[str]:
+    """The files `commit` changed (a codemod may leave some of its batch alone)."""
+    if commit is None:
+        return []
+    out = repository.git("-c", "core.quotepath=false", "diff-tree", "--no-commit-id",
+                         "--name-only", "-r", "-z", commit)
+    return sorted(name for name in out.split("\0") if name)
+
+
+def record_changes(repository: Repository, job: Job, batch: Batch, attempt: Attempt) -> None:
+    """Note the files the batch's commit changed; a `command` batch's summary says in words
+    what the codemod reported, and the findings it printed become leftovers."""
+    batch.changed_files = changed_by(repository, batch.commit)
+    if job.spec.recipe is not Recipe.COMMAND or not attempt.commands:
+        return
+    codemod = attempt.commands[0]  # the edit's command comes before validation's
+    findings = codemod_findings(codemod.output_tail, batch.files)
+    batch.leftovers = sorted({*batch.leftovers, *findings}, key=target_key)
+    batch.summary = codemod_summary(codemod, changed=batch.changed_files,
+                                    planned=len(batch.files), findings=len(findings))

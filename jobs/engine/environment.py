@@ -1,0 +1,114 @@
+"""The job's environment: taken from the cache, or built once by `setup` in a pristine worktree.
+
+`setup` runs in the sandbox (with the network when `network` is `setup` or `true`), in a
+worktree at the job's head with nothing else in it; what it leaves there that git does not track
+becomes the environment (jobs/adapters/environments.py) and the worktree is put back as it was.
+Every later command gets it read-only, so it is never part of a diff and no batch can change
+what the next job reuses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from jobs.adapters.environments import (
+    Environment,
+    EnvironmentCache,
+    capture_outputs,
+    environment_key,
+    toolchain_identity,
+)
+from jobs.adapters.evidence import command_evidence
+from jobs.adapters.sandbox import Sandbox, SandboxPolicy
+from jobs.adapters.workspace import Repository
+from jobs.domain.config import RepoConfig
+from jobs.domain.globs import matches_any
+from jobs.domain.model import CommandEvidence, EnvironmentRecord, Job
+
+
+@dataclass(frozen=True)
+class EnvironmentOutcome:
+    """The environment (None without `setup`), setup's evidence when it ran, its failure."""
+
+    environment: Environment | None
+    evidence: tuple[CommandEvidence, ...] = ()
+    failure: CommandEvidence | None = None
+
+
+def job_environment_key(config: RepoConfig, *, tracked: Sequence[str],
+                        read: Callable[[list[str]], Mapping[str, str | None]],
+                        place: str = "") -> str:
+    """The key of the environment `config.setup` builds. `place` is the worktree's path when
+    commands are not isolated (then nothing can be relocated and the path is part of the key)."""
+    chosen = sorted(path for path in tracked if matches_any(path, config.cache_key))
+    contents = read(chosen) if chosen else {}
+    files = {path: hashlib.sha256((text or "\0binary").encode()).hexdigest()
+             for path, text in contents.items()}
+    network = "setup" if config.network == "setup" else str(bool(config.network)).lower()
+    return environment_key(setup=config.setup, env=config.env, network=network,
+                           cache_files=files, toolchain=f"{toolchain_identity()};{place}")
+
+
+def ensure_environment(*, config: RepoConfig, key: str, cache: EnvironmentCache,
+                       sandbox: Sandbox, policy: SandboxPolicy, worktree: Path,
+                       untracked: Callable[[], list[str]]) -> EnvironmentOutcome:
+    """The environment for `key`: from the cache, or built now by `config.setup` run in
+    `worktree` (which must hold exactly the job's head). The caller resets the worktree after
+    a build, so whatever setup changed in tracked files is undone."""
+    if not config.setup:
+        return EnvironmentOutcome(None)
+    found = cache.get(key)
+    if found is not None:
+        return EnvironmentOutcome(found)
+    with cache.building(key) as staging:
+        found = cache.get(key)  # another worker built it while this one waited for the lock
+        if found is not None:
+            return EnvironmentOutcome(found)
+        setup_policy = replace(policy, network=config.setup_network, environment=None)
+        evidence: list[CommandEvidence] = []
+        for argv in config.setup_argvs():
+            item = command_evidence(sandbox.run(argv, cwd=worktree, policy=setup_policy))
+            evidence.append(item)
+            if item.exit_code != 0 or item.timed_out:
+                return EnvironmentOutcome(None, tuple(evidence), item)
+        entries = capture_outputs(worktree, untracked(), staging / "tree")
+        built = cache.commit(key, staging, entries=entries,
+                             setup_evidence=[item.model_dump() for item in evidence])
+    return EnvironmentOutcome(built, tuple(evidence))
+
+
+def prepare_job_environment(job: Job, *, repository: Repository, cache: EnvironmentCache,
+                            sandbox: Sandbox, policy: SandboxPolicy) -> EnvironmentOutcome:
+    """The job's environment, recorded on `job`: from the cache under the key recorded at the
+    job's first step, or built now by `setup` in a scratch worktree at the job's head (never the
+    job's own worktree, whose files may hold a batch's edit). The key is computed once, from the
+    `cache_key` files at the job's base, and kept, so every later step and worker agrees."""
+    key = job.environment.key if job.environment is not None else job_environment_key(
+        job.config, tracked=repository.tracked_files(job.base_sha),
+        read=lambda paths: repository.read_texts(job.base_sha, paths))
+    found = cache.get(key)
+    if found is None:
+        scratch = repository.open_worktree(cache.root / f"scratch-{key}-{os.getpid()}",
+                                           job.head_sha)
+        try:
+            outcome = ensure_environment(config=job.config, key=key, cache=cache,
+                                         sandbox=sandbox, policy=policy, worktree=scratch.path,
+                                         untracked=scratch.untracked_entries)
+        finally:
+            scratch.remove()
+        if outcome.environment is None:
+            return outcome
+        found = outcome.environment
+        evidence = list(outcome.evidence)
+    else:
+        evidence = []
+    if job.environment is None or job.environment.key != key:
+        job.environment = EnvironmentRecord(key=key, from_cache=found.from_cache,
+                                            entries=list(found.entries), setup=evidence)
+    elif evidence:  # rebuilt on this worker: keep the newest setup evidence
+        job.environment.setup = evidence
+    return EnvironmentOutcome(found, tuple(evidence))

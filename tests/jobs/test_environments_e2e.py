@@ -1,0 +1,191 @@
+"""Job environments end to end in local mode, on repositories that need the network to validate.
+
+A Python package whose tests import `six` (from PyPI) and the package itself (an editable
+install), and a Node package whose test needs `is-number` (from the npm registry, `npm ci`):
+`setup` installs them once, through the egress proxy, in real bubblewrap; every batch is
+validated against that environment read-only; the next job with the same key reuses it without
+running setup (so without the network); a changed `cache_key` file builds it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jobs.adapters.sandbox import bubblewrap_available
+from jobs.domain.model import BatchStatus, Job
+from jobs.domain.spec import parse_issue_file
+from jobs.engine.engine import Outcome
+from jobs.local import LocalSession
+from jobs.ports import Publication
+from tests.kit.local_e2e import Recorder
+from tests.kit.repos import commit_all, git, make_repo
+
+pytestmark = [pytest.mark.skipif(not bubblewrap_available(), reason="needs bubblewrap")]
+
+PY_CONFIG = """\
+setup: ["python -m venv .venv", "pip install --disable-pip-version-check -e .[test]"]
+validate: ["pytest -q"]
+allow_commands: [python, pip, pytest]
+network: setup
+cache_key: ["pyproject.toml"]
+batch_size: 1
+"""
+PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "shapes"
+version = "0.1.0"
+dependencies = ["six"]
+
+[project.optional-dependencies]
+test = ["pytest"]
+
+[tool.setuptools.packages.find]
+where = ["src"]
+"""
+MODULE = '''"""{name}."""
+
+import six
+
+
+def {name}(value):
+    return six.text_type(old_format(value))
+
+
+def old_format(value):
+    return "<%s>" % value
+'''
+TEST = '''from shapes.circle import circle
+from shapes.square import square
+
+
+def test_both():
+    assert circle(1) == "<1>" and square(2) == "<2>"
+'''
+ISSUE = """# Rename old_format to fmt
+
+```stepwise
+recipe: replace
+paths: ["src/**/*.py"]
+find: ['\\bold_format\\b']
+replace: 'fmt'
+```
+"""
+
+
+@pytest.fixture(autouse=True)
+def _python_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}")
+
+
+def run_job(repo: Path, number: int, issue: str = ISSUE) -> tuple[Outcome, Job]:
+    sink = Recorder()
+    session = LocalSession(repo, number, sink=sink)
+    outcome = session.run(parse_issue_file(issue), yes=True)
+    job = session.store.load(number)
+    assert job is not None
+    assert job.environment is not None
+    how = "reused from the cache" if job.environment.from_cache else "built for this job"
+    assert f"; environment {how} (key `{job.environment.key[:12]}`)" in \
+        "\n".join(sink.texts(Publication.PLAN))
+    return outcome, job
+
+
+@pytest.fixture
+def python_repo(tmp_path: Path) -> Iterator[Path]:
+    files = {".github/stepwise.yml": PY_CONFIG, "pyproject.toml": PYPROJECT,
+             "src/shapes/__init__.py": "", "tests/test_shapes.py": TEST,
+             "src/shapes/circle.py": MODULE.format(name="circle"),
+             "src/shapes/square.py": MODULE.format(name="square"), ".gitignore": ".venv/\n"}
+    yield make_repo(tmp_path / "shapes", files)
+
+
+def test_a_python_package_validates_against_its_installed_environment(python_repo: Path) -> None:
+    outcome, job = run_job(python_repo, 1)
+    assert outcome.exit_code == 0, outcome.message
+    env = job.environment
+    assert env is not None and not env.from_cache
+    assert [c.argv[0] for c in env.setup] == ["python", "pip"]
+    assert "pypi.org:443 allowed" in env.setup[1].egress  # pip went through the egress proxy
+    assert all(c.exit_code == 0 for c in env.setup), env.setup
+    assert ".venv" in env.entries
+    assert [b.status for b in job.batches] == [BatchStatus.COMPLETED] * 2
+    for batch in job.batches:
+        validation = batch.attempts[-1].commands
+        assert validation and validation[-1].argv == ["pytest", "-q"]
+        assert "1 passed" in validation[-1].output_tail
+    # Nothing of the environment is in a batch commit.
+    changed = git(python_repo, "diff", "--name-only", job.base_sha, job.branch).splitlines()
+    assert not any(path.startswith(".venv") or "egg-info" in path for path in changed)
+
+    # The next job with the same key reuses it: setup does not run, no network is used.
+    second, again = run_job(python_repo, 2)
+    assert second.exit_code == 0, second.message
+    assert again.environment is not None and again.environment.from_cache
+    assert again.environment.key == env.key and again.environment.setup == []
+
+    # A change to a cache_key file builds it again.
+    (python_repo / "pyproject.toml").write_text(PYPROJECT.replace("0.1.0", "0.2.0"))
+    commit_all(python_repo, "bump")
+    third, rebuilt = run_job(python_repo, 3)
+    assert third.exit_code == 0, third.message
+    assert rebuilt.environment is not None and rebuilt.environment.key != env.key
+    assert not rebuilt.environment.from_cache and len(rebuilt.environment.setup) == 2
+
+
+NODE_CONFIG = """\
+setup: ["npm ci --no-audit --no-fund"]
+validate: ["npm test"]
+allow_commands: [npm, node]
+network: setup
+cache_key: ["package-lock.json"]
+"""
+PACKAGE = {"name": "counts", "version": "1.0.0", "private": True,
+           "scripts": {"test": "node test.js"}, "dependencies": {"is-number": "7.0.0"}}
+LOCK = {"name": "counts", "version": "1.0.0", "lockfileVersion": 3, "requires": True,
+        "packages": {
+            "": {"name": "counts", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}},
+            "node_modules/is-number": {
+                "version": "7.0.0",
+                "resolved": "https://registry.npmjs.org/is-number/-/is-number-7.0.0.tgz",
+                "integrity": "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDl"
+                             "K9cGvNp6NZWZUBlbGXYxxng==",
+                "license": "MIT", "engines": {"node": ">=0.12.0"}}}}
+NODE_TEST = """const isNumber = require("is-number");
+const { count } = require("./lib/count.js");
+if (!isNumber(count([1, 2]))) { process.exit(1); }
+console.log("ok");
+"""
+NODE_ISSUE = """# Use const
+
+```stepwise
+recipe: replace
+paths: ["lib/**/*.js"]
+find: ['\\bvar ']
+replace: 'const '
+```
+"""
+
+
+def test_a_node_package_installs_with_npm_ci_once(tmp_path: Path) -> None:
+    files = {".github/stepwise.yml": NODE_CONFIG, "package.json": json.dumps(PACKAGE),
+             "package-lock.json": json.dumps(LOCK), "test.js": NODE_TEST,
+             "lib/count.js": "var n = 0;\nexports.count = (xs) => xs.length + n;\n",
+             ".gitignore": "node_modules/\n"}
+    repo = make_repo(tmp_path / "counts", files)
+    outcome, job = run_job(repo, 1, NODE_ISSUE)
+    assert outcome.exit_code == 0, outcome.message
+    assert job.environment is not None and "node_modules" in job.environment.entries
+    assert job.environment.setup[0].exit_code == 0
+    assert "ok" in job.batches[0].attempts[-1].commands[-1].output_tail
+    _, again = run_job(repo, 2, NODE_ISSUE)
+    assert again.environment is not None and again.environment.from_cache
