@@ -17,9 +17,12 @@ import pytest
 
 from jobs.domain.errors import BadInputError
 from jobs.domain.gates import Verb
+from jobs.adapters.sandbox import PlainSandbox
 from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.local import LocalSession
 from tests.kit.local_e2e import (
     NUMBER,
+    Recorder,
     STEPWISE,
     assert_exit,
     build_sample,
@@ -150,10 +153,14 @@ def test_paths_print_verbatim_and_the_card_after_approve_shows_the_gate(tmp_path
 
 # -- 9. change notes of `command` jobs ----------------------------------------------------------
 
+# A check that fails once, like a test whose server went away. Its marker must outlive the
+# attempt: a sandboxed command can keep nothing between attempts (the worktree is reset, /tmp is
+# private), so this one runs unsandboxed and keeps the marker outside the worktree.
 FLAKY_CHECK = '''from pathlib import Path
+import os
 import sys
 
-marker = Path(".flaky-once")
+marker = Path(os.environ["FLAKY_MARKER"])
 if "new_sum(" in Path("calc/alpha/area.py").read_text() and not marker.exists():
     marker.write_text("failed once")
     print("ConnectionResetError: the test server went away")
@@ -164,13 +171,14 @@ if "new_sum(" in Path("calc/alpha/area.py").read_text() and not marker.exists():
 def test_command_note_lists_changed_files_reports_findings_and_flaky_attempts(
         tmp_path: Path) -> None:
     repo = command_repo(tmp_path, batch_size=3, validate=[
-        "python tools/flaky.py", "python -m unittest discover -s tests -q"])
+        "python tools/flaky.py", "python -m unittest discover -s tests -q"],
+        env={"FLAKY_MARKER": str(tmp_path / "flaky-once")})
     (repo / "tools/flaky.py").write_text(FLAKY_CHECK)
-    (repo / ".gitignore").write_text(".flaky-once\n")
     commit_all(repo, "a flaky check")
     spec = issue(recipe="command", replace=None, find=None, exclude=None,
                  paths=["calc/alpha/*.py"], run="python tools/codemod.py {files}")
-    assert_exit(session(repo).run(spec, yes=True), 0)
+    unsandboxed = LocalSession(repo, NUMBER, sink=Recorder(), sandbox=PlainSandbox())
+    assert_exit(unsandboxed.run(spec, yes=True), 0)
     job = load_job(repo)
     batch = job.batch(1)
     assert batch.files == ["calc/alpha/__init__.py", "calc/alpha/area.py",

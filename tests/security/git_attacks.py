@@ -174,7 +174,9 @@ def metadata_scenarios(targets: Targets) -> list[Scenario]:
 
 def link_scenarios(outside_file: Path, key: Path, marker_config: str) -> list[Scenario]:
     """Tracked symlinks in scope: an absolute link to a file outside (named so the link text
-    matches `find`), a relative one to the repository's `.git/config`, one to the App key."""
+    matches `find`), a relative one to the repository's `.git/config`, one to the App key.
+    `paths` takes the links with a regular file beside them: the plan leaves the links out
+    (a job made of links alone is bad input), and nothing may follow them meanwhile."""
     absolute = {"src/abs_link.py": str(outside_file)}
     relative = {"src/rel_link.py": RELATIVE_CONFIG}
     # No literal for `git grep` to pre-select with (it never greps a link): every file is read.
@@ -184,14 +186,14 @@ def link_scenarios(outside_file: Path, key: Path, marker_config: str) -> list[Sc
     rename_cmd = {"recipe": "command", "find": ["(?i)old_name"],
                   "run": "python tools/rename.py {files}"}
     return [
-        Scenario("replace-absolute", {}, {"recipe": "replace", "paths": ["src/abs_link.py"],
+        Scenario("replace-absolute", {}, {"recipe": "replace", "paths": ["src/*.py"],
                                           **rename}, absolute),
         Scenario("replace-relative-config", {}, {"recipe": "replace",
-                                                 "paths": ["src/rel_link.py"], **fsmonitor},
+                                                 "paths": ["src/*.py"], **fsmonitor},
                  relative),
-        Scenario("command-absolute", {}, {**rename_cmd, "paths": ["src/abs_link.py"]}, absolute),
+        Scenario("command-absolute", {}, {**rename_cmd, "paths": ["src/*.py"]}, absolute),
         Scenario("command-relative-config", {}, {**rename_cmd, "find": ["(?i)config"],
-                                                 "paths": ["src/rel_link.py"]}, relative),
+                                                 "paths": ["src/*.py"]}, relative),
         Scenario("llm-links", {}, {"recipe": "llm", "paths": ["src/*.py"],
                                    "instructions": "Rename OLD_NAME to NEW_NAME."},
                  {"src/key_link.py": str(key), **relative}),
@@ -227,8 +229,12 @@ def assert_no_marker(targets: Targets) -> None:
 
 
 def assert_completed_or_refused(job: Job, links: Mapping[str, str]) -> None:
-    """The job completed (the links untouched), or stopped with a security error naming one."""
+    """The job completed (the links left out at plan time, untouched), or stopped with a
+    security error naming one."""
     if job.status is JobStatus.COMPLETED:
+        left_out = {item.path: item.rule for item in job.left_out}
+        for path in links:
+            assert path in left_out and "symlink" in left_out[path], (path, job.left_out)
         return
     assert job.status is JobStatus.AWAITING_HUMAN and job.gate is not None, (job.status, job.error)
     report = job.gate.report

@@ -84,7 +84,11 @@ def run(place: Place, scenario: attacks.Scenario, session: LocalSession) -> Job:
 
 
 def evidence_text(job: Job) -> str:
-    tails = [c.output_tail for c in job.baseline]
+    """Every command's output: setup's (in the environment's record), the baseline's, the
+    attempts'. A `.git` that setup planted stays in the scratch tree setup ran in: the
+    environment keeps what git does not track but never a `.git`, so validation sees none."""
+    tails = [c.output_tail for c in job.environment.setup] if job.environment else []
+    tails += [c.output_tail for c in job.baseline]
     tails += [c.output_tail for b in job.batches for a in b.attempts for c in a.commands]
     return "\n".join(tails)
 
@@ -131,7 +135,9 @@ def test_the_model_is_never_sent_what_a_link_points_at(place: Place,
                                                        server: ScriptedServer) -> None:
     scenario = attacks.link_scenarios(place.outside, place.targets.key, "")[4]
     build(place, scenario)
-    server.script = [Reply("```diff\n```")] * 4
+    rename = ("```diff\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-OLD_NAME = 1\n"
+              "+NEW_NAME = 1\n```\n")
+    server.script = [Reply(rename)] * 4
     job = run(place, scenario, LocalSession(place.repo, NUMBER, sink=Recorder(),
                                             llm=settings(server)))
     attacks.assert_completed_or_refused(job, scenario.links)

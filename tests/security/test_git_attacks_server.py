@@ -122,6 +122,7 @@ def test_planted_git_metadata_never_reaches_the_key_or_other_clones(app: App,
     assert job.status is JobStatus.COMPLETED, (job.status, job.error, job.gate)
     tails = [c.output_tail for b in job.batches for a in b.attempts for c in a.commands]
     tails += [c.output_tail for c in job.baseline]
+    tails += [c.output_tail for c in job.environment.setup] if job.environment else []
     assert any("PLANTED" in t or "SEEN .git dir" in t for t in tails), tails
     branch = app.gh.read_file(app.gh.repos[REPO], "src/app.py", ref=job.branch) or ""
     assert "NEW_NAME" in branch
