@@ -53,8 +53,8 @@ def web(tmp_path: Path, redis_url: str) -> Iterator[WebProcess]:
          "--port", str(port), "--log-level", "info", "--no-access-log"],
         cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
-    for line in process.stderr:  # wait for the event, not for a time
-        if "Application startup complete" in line:
+    for line in process.stderr:  # wait for the event, not for a time: the socket is bound once
+        if "Uvicorn running on" in line:  # uvicorn says this (after "startup complete")
             break
     else:
         raise AssertionError(f"uvicorn did not start (exit {process.wait()})")
