@@ -10,6 +10,7 @@ read by Stepwise itself (regular files only) and written with `hash-object --no-
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -239,8 +240,10 @@ class Worktree:
     def reset(self, sha: str) -> None:
         """Discard every change: the files are exactly `sha` again, and `sha` is the head."""
         self.restore(sha)
-        if sha != self.head:
-            self.git("update-ref", "--no-deref", "HEAD", sha)
+        if sha != self.head:  # a detached HEAD is just this file; no ref, no reflog, no hook
+            staged = self.private / "HEAD.new"
+            staged.write_text(f"{sha}\n", encoding="utf-8")
+            staged.replace(self.private / "HEAD")
             self.head = sha
 
     def restore(self, tree: str) -> None:
@@ -274,23 +277,33 @@ class Worktree:
             raise WorkspaceError(f"git update-index failed: {err[-500:]}")
 
     def _candidates(self) -> list[str]:
-        """Tracked files whose stat changed, and untracked files (git's ignore rules apply)."""
-        changed = self.git("-c", "core.quotepath=false", "diff-files", "--name-only", "-z",
-                           "--ignore-submodules=all")
-        added = self.git("-c", "core.quotepath=false", "ls-files", "-z", "--others",
-                         "--exclude-standard")
-        return list(dict.fromkeys(name for name in (changed + added).split("\0") if name))
+        """Tracked files changed in the files, and untracked ones (git's ignore rules apply;
+        an untracked directory holding a `.git` is listed as `dir/`)."""
+        out = self.git("-c", "core.quotepath=false", "status", "--porcelain=v1", "-z",
+                       "--untracked-files=all", "--ignore-submodules=all", "--no-renames")
+        # Each entry is "XY path": Y is the files against the index, "??" an untracked path.
+        return [entry[3:] for entry in out.split("\0")
+                if len(entry) > 3 and (entry[1] != " " or entry[:2] == "??")]
 
     def _write_blobs(self, changes: Sequence[Change]) -> dict[str, str]:
-        """Each change's content as a blob (no filters, no attributes): path -> object id."""
-        blobs: dict[str, str] = {}
-        for change in changes:
-            code, out, err = self._process(["hash-object", "-w", "--no-filters", "--stdin"],
-                                           change.data)
-            if code != 0:
-                raise WorkspaceError(f"git hash-object failed for {change.path}: {err[-300:]}")
-            blobs[change.path] = out.decode().strip()
-        return blobs
+        """Each change's content as a blob (no filters, no attributes): path -> object id.
+
+        The bytes are the ones Stepwise read; several go through copies in a private
+        temporary directory so that one git process writes them all."""
+        if not changes:
+            return {}
+        with tempfile.TemporaryDirectory(prefix="stepwise-blobs-") as tmp:
+            copies = []
+            for number, change in enumerate(changes):
+                copy = Path(tmp, str(number))
+                copy.write_bytes(change.data or b"")
+                copies.append(str(copy))
+            code, out, err = self._process(["hash-object", "-w", "--no-filters",
+                                            "--stdin-paths"], "\n".join(copies).encode())
+        oids = out.decode().split()
+        if code != 0 or len(oids) != len(changes):
+            raise WorkspaceError(f"git hash-object failed: {err[-300:]}")
+        return {change.path: oid for change, oid in zip(changes, oids, strict=True)}
 
     def staged_diff(self) -> str:
         """The staged change against the head, exactly as git printed it (never stripped).
