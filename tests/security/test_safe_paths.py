@@ -115,11 +115,14 @@ def test_a_reset_removes_ignored_files_and_planted_git_entries(worktree: Worktre
     (worktree.path / "cache").mkdir()
     (worktree.path / "cache" / "x.log").write_text("ignored\n")
     (worktree.path / ".git").write_text("gitdir: /somewhere\n")
+    (worktree.path / "src" / ".GIT").mkdir()  # in a tracked directory, which git's clean skips
+    (worktree.path / "src" / ".GIT" / "config").write_text("[core]\n")
     (worktree.path / "src" / "app.py").write_text("changed\n")
     before = worktree.resets
     worktree.reset(worktree.head)
     assert sorted(p.name for p in worktree.path.iterdir()) == [".gitignore", "src"]
     assert (worktree.path / "src" / "app.py").read_text() == "x = 1\n"
+    assert sorted(p.name for p in (worktree.path / "src").iterdir()) == ["app.py"]
     assert worktree.resets == before + 1
 
 
