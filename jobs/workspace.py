@@ -345,13 +345,6 @@ class Worktree:
     def checkout(self, sha: str) -> None:
         self.reset(sha)
 
-    def changed_tracked_files(self) -> list[str]:
-        """Tracked files whose content differs from the head (Stepwise reads them itself)."""
-        tracked = self.git("-c", "core.quotepath=false", "diff-files", "--name-only", "-z",
-                           "--ignore-submodules=all")
-        self.stage([name for name in tracked.split("\0") if name])
-        return self.staged_paths()
-
     def remove(self) -> None:
         for path in (self.path, self.private):
             shutil.rmtree(path, ignore_errors=True)
