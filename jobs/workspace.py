@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobs.errors import WorkspaceError
-from jobs.git_runner import git_env, git_process, run_git
+from jobs.git_runner import git_process, run_git
 from jobs.staging import Change, clean_worktree, collect_changes, index_info, remove_entry
 
 __all__ = ["BOT_EMAIL", "BOT_NAME", "CommitInfo", "Repository", "Worktree", "run_git"]
@@ -44,11 +44,6 @@ class CommitInfo:
             if line.startswith(marker):
                 return line[len(marker) :].rstrip(".").strip() or None
         return None
-
-
-def _git_env() -> dict[str, str]:
-    """The hardened environment (kept for callers that add to it)."""
-    return git_env()
 
 
 class Repository:
