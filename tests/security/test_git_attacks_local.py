@@ -131,7 +131,7 @@ def test_the_model_is_never_sent_what_a_link_points_at(place: Place,
                                                        server: ScriptedServer) -> None:
     scenario = attacks.link_scenarios(place.outside, place.targets.key, "")[4]
     build(place, scenario)
-    server.script = [Reply("```diff\n```")] * 4
+    server.script = [Reply(attacks.rename_answer())] * 4
     job = run(place, scenario, LocalSession(place.repo, NUMBER, sink=Recorder(),
                                             llm=settings(server)))
     attacks.assert_completed_or_refused(job, scenario.links)
