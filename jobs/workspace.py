@@ -56,8 +56,8 @@ class Repository:
                 f"{path} is not a directory", hint="pass --repo with a git checkout's path",
                 code="not_a_repository",
             )
-        # The one discovery Stepwise makes: in the directory the user named (never above a
-        # bare clone's own directory), once; every later call names the git directory found.
+        # The one discovery Stepwise makes, once, from the directory the user named (a bare
+        # clone is named directly); every later call names the git directory found here.
         bare_dir = (path / "HEAD").is_file() and (path / "objects").is_dir()
         upward = {"GIT_CEILING_DIRECTORIES": ""}  # --repo may name a subdirectory
         found = run_git(["rev-parse", "--path-format=absolute", "--is-bare-repository",
