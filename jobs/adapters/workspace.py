@@ -10,11 +10,12 @@ read by Stepwise itself (regular files only) and written with `hash-object --no-
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.adapters.git_runner import git_env, git_process, run_git
+from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.staging import Change, clean_worktree, collect_changes, index_info, remove_entry
 from jobs.domain.errors import WorkspaceError
 
@@ -45,11 +46,6 @@ class CommitInfo:
         return None
 
 
-def _git_env() -> dict[str, str]:
-    """The hardened environment (kept for callers that add to it)."""
-    return git_env()
-
-
 class Repository:
     """A repository addressed by path: the user's checkout, or a bare clone (server mode)."""
 
@@ -60,8 +56,8 @@ class Repository:
                 f"{path} is not a directory", hint="pass --repo with a git checkout's path",
                 code="not_a_repository",
             )
-        # The one discovery Stepwise makes: in the directory the user named (never above a
-        # bare clone's own directory), once; every later call names the git directory found.
+        # The one discovery Stepwise makes, once, from the directory the user named (a bare
+        # clone is named directly); every later call names the git directory found here.
         bare_dir = (path / "HEAD").is_file() and (path / "objects").is_dir()
         upward = {"GIT_CEILING_DIRECTORIES": ""}  # --repo may name a subdirectory
         found = run_git(["rev-parse", "--path-format=absolute", "--is-bare-repository",
@@ -249,8 +245,10 @@ class Worktree:
     def reset(self, sha: str) -> None:
         """Discard every change: the files are exactly `sha` again, and `sha` is the head."""
         self.restore(sha)
-        if sha != self.head:
-            self.git("update-ref", "--no-deref", "HEAD", sha)
+        if sha != self.head:  # a detached HEAD is just this file; no ref, no reflog, no hook
+            staged = self.private / "HEAD.new"
+            staged.write_text(f"{sha}\n", encoding="utf-8")
+            staged.replace(self.private / "HEAD")
             self.head = sha
 
     def restore(self, tree: str) -> None:
@@ -284,23 +282,33 @@ class Worktree:
             raise WorkspaceError(f"git update-index failed: {err[-500:]}")
 
     def _candidates(self) -> list[str]:
-        """Tracked files whose stat changed, and untracked files (git's ignore rules apply)."""
-        changed = self.git("-c", "core.quotepath=false", "diff-files", "--name-only", "-z",
-                           "--ignore-submodules=all")
-        added = self.git("-c", "core.quotepath=false", "ls-files", "-z", "--others",
-                         "--exclude-standard")
-        return list(dict.fromkeys(name for name in (changed + added).split("\0") if name))
+        """Tracked files changed in the files, and untracked ones (git's ignore rules apply;
+        an untracked directory holding a `.git` is listed as `dir/`)."""
+        out = self.git("-c", "core.quotepath=false", "status", "--porcelain=v1", "-z",
+                       "--untracked-files=all", "--ignore-submodules=all", "--no-renames")
+        # Each entry is "XY path": Y is the files against the index, "??" an untracked path.
+        return [entry[3:] for entry in out.split("\0")
+                if len(entry) > 3 and (entry[1] != " " or entry[:2] == "??")]
 
     def _write_blobs(self, changes: Sequence[Change]) -> dict[str, str]:
-        """Each change's content as a blob (no filters, no attributes): path -> object id."""
-        blobs: dict[str, str] = {}
-        for change in changes:
-            code, out, err = self._process(["hash-object", "-w", "--no-filters", "--stdin"],
-                                           change.data)
-            if code != 0:
-                raise WorkspaceError(f"git hash-object failed for {change.path}: {err[-300:]}")
-            blobs[change.path] = out.decode().strip()
-        return blobs
+        """Each change's content as a blob (no filters, no attributes): path -> object id.
+
+        The bytes are the ones Stepwise read; several go through copies in a private
+        temporary directory so that one git process writes them all."""
+        if not changes:
+            return {}
+        with tempfile.TemporaryDirectory(prefix="stepwise-blobs-") as tmp:
+            copies = []
+            for number, change in enumerate(changes):
+                copy = Path(tmp, str(number))
+                copy.write_bytes(change.data or b"")
+                copies.append(str(copy))
+            code, out, err = self._process(["hash-object", "-w", "--no-filters",
+                                            "--stdin-paths"], "\n".join(copies).encode())
+        oids = out.decode().split()
+        if code != 0 or len(oids) != len(changes):
+            raise WorkspaceError(f"git hash-object failed: {err[-300:]}")
+        return {change.path: oid for change, oid in zip(changes, oids, strict=True)}
 
     def staged_diff(self) -> str:
         """The staged change against the head, exactly as git printed it (never stripped).
@@ -341,13 +349,6 @@ class Worktree:
 
     def checkout(self, sha: str) -> None:
         self.reset(sha)
-
-    def changed_tracked_files(self) -> list[str]:
-        """Tracked files whose content differs from the head (Stepwise reads them itself)."""
-        tracked = self.git("-c", "core.quotepath=false", "diff-files", "--name-only", "-z",
-                           "--ignore-submodules=all")
-        self.stage([name for name in tracked.split("\0") if name])
-        return self.staged_paths()
 
     def untracked_entries(self) -> list[str]:
         """The top-most paths git does not track, ignored ones included (`.venv/`,

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from jobs.adapters.sandbox import PlainSandbox
 from jobs.domain.errors import BadInputError
 from jobs.domain.gates import Verb
-from jobs.adapters.sandbox import PlainSandbox
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.local import LocalSession
 from tests.kit.local_e2e import (
     NUMBER,
-    Recorder,
     STEPWISE,
+    Recorder,
     assert_exit,
     build_sample,
     cli,

@@ -173,31 +173,41 @@ def metadata_scenarios(targets: Targets) -> list[Scenario]:
 
 
 def link_scenarios(outside_file: Path, key: Path, marker_config: str) -> list[Scenario]:
-    """Tracked symlinks in scope: an absolute link to a file outside (named so the link text
-    matches `find`), a relative one to the repository's `.git/config`, one to the App key.
-    `paths` takes the links with a regular file beside them: the plan leaves the links out
-    (a job made of links alone is bad input), and nothing may follow them meanwhile."""
+    """Tracked symlinks in scope beside a regular file: an absolute link to a file outside
+    (named so the link text matches `find`), a relative one to the repository's `.git/config`,
+    one to the App key. Whether the plan leaves links out or an editor refuses them, the
+    regular file keeps the job meaningful."""
     absolute = {"src/abs_link.py": str(outside_file)}
     relative = {"src/rel_link.py": RELATIVE_CONFIG}
     # No literal for `git grep` to pre-select with (it never greps a link): every file is read.
     rename = {"find": ["(?i)old_name"], "replace": "NEW_NAME"}
     # Old Stepwise followed the link and inserted this before `[core]` in .git/config.
-    fsmonitor = {"find": [r"config$|^\[core\]$"], "replace": marker_config}
+    fsmonitor = {"find": [r"config$|^\[core\]$|OLD_NAME"], "replace": marker_config}
     rename_cmd = {"recipe": "command", "find": ["(?i)old_name"],
                   "run": "python tools/rename.py {files}"}
     return [
-        Scenario("replace-absolute", {}, {"recipe": "replace", "paths": ["src/*.py"],
-                                          **rename}, absolute),
+        Scenario("replace-absolute", {}, {"recipe": "replace",
+                                          "paths": ["src/app.py", "src/abs_link.py"], **rename},
+                 absolute),
         Scenario("replace-relative-config", {}, {"recipe": "replace",
-                                                 "paths": ["src/*.py"], **fsmonitor},
+                                                 "paths": ["src/app.py", "src/rel_link.py"],
+                                                 **fsmonitor}, relative),
+        Scenario("command-absolute", {}, {**rename_cmd,
+                                          "paths": ["src/app.py", "src/abs_link.py"]}, absolute),
+        Scenario("command-relative-config", {}, {**rename_cmd, "find": ["(?i)config|old_name"],
+                                                 "paths": ["src/app.py", "src/rel_link.py"]},
                  relative),
-        Scenario("command-absolute", {}, {**rename_cmd, "paths": ["src/*.py"]}, absolute),
-        Scenario("command-relative-config", {}, {**rename_cmd, "find": ["(?i)config"],
-                                                 "paths": ["src/*.py"]}, relative),
-        Scenario("llm-links", {}, {"recipe": "llm", "paths": ["src/*.py"],
+        Scenario("llm-links", {}, {"recipe": "llm", "paths": ["src/app.py", "src/*_link.py"],
                                    "instructions": "Rename OLD_NAME to NEW_NAME."},
                  {"src/key_link.py": str(key), **relative}),
     ]
+
+
+def rename_answer() -> str:
+    """A model's answer renaming OLD_NAME in src/app.py (used only if links are left out)."""
+    diff = ("--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-OLD_NAME = 1\n"
+            "+NEW_NAME = 1\n")
+    return f"Here is the change.\n\n```diff\n{diff}```\nSUMMARY src/app.py: renamed\n"
 
 
 RENAME_TOOL = '''import sys

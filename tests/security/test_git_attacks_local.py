@@ -135,9 +135,7 @@ def test_the_model_is_never_sent_what_a_link_points_at(place: Place,
                                                        server: ScriptedServer) -> None:
     scenario = attacks.link_scenarios(place.outside, place.targets.key, "")[4]
     build(place, scenario)
-    rename = ("```diff\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-OLD_NAME = 1\n"
-              "+NEW_NAME = 1\n```\n")
-    server.script = [Reply(rename)] * 4
+    server.script = [Reply(attacks.rename_answer())] * 4
     job = run(place, scenario, LocalSession(place.repo, NUMBER, sink=Recorder(),
                                             llm=settings(server)))
     attacks.assert_completed_or_refused(job, scenario.links)

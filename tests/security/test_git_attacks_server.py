@@ -1,8 +1,9 @@
 """Issue 11's attacks through the App: signed webhooks, the worker, the mirror and bubblewrap.
 
-The same payloads as in local mode (tests/security/git_attacks.py). In server mode a payload
-that escaped would copy the App's private key and another installation's clone; the marker
-directory must stay empty and the bare clone's config unchanged.
+The same payloads as in local mode (tests/security/git_attacks.py), the `llm` links included.
+In server mode a payload that escaped would copy the App's private key and another
+installation's clone; the marker directory must stay empty and the bare clone's config
+unchanged.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from bot.demo.scripted_llm import Reply, ScriptedServer
 from bot.server.context import ServerContext
 from bot.server.handlers import handlers
 from bot.server.worker import install_handlers
@@ -136,3 +138,18 @@ def test_tracked_symlinks_are_never_followed_by_the_worker(app: App, index: int)
     job = run_job(app, scenario)
     attacks.assert_completed_or_refused(job, scenario.links)
     assert app.outside.read_text() == "OLD_NAME = 'outside'\n"
+
+
+def test_the_worker_never_sends_the_model_what_a_link_points_at(
+    app: App, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with ScriptedServer() as server:
+        server.script = [Reply(attacks.rename_answer())] * 4
+        monkeypatch.setenv("STEPWISE_LLM_BASE_URL", server.url)
+        monkeypatch.setenv("STEPWISE_LLM_MODEL", "scripted-model")
+        monkeypatch.setenv("STEPWISE_LLM_API_KEY", "sk-test-git-attacks-0123456789")
+        scenario = attacks.link_scenarios(app.outside, app.targets.key, "")[4]
+        job = run_job(app, scenario)
+        attacks.assert_completed_or_refused(job, scenario.links)
+        sent = "\n".join(request.user_text for request in server.requests)
+    assert "PRIVATE KEY" not in sent and "repositoryformatversion" not in sent

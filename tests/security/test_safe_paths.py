@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -114,9 +115,29 @@ def test_a_reset_removes_ignored_files_and_planted_git_entries(worktree: Worktre
     (worktree.path / "cache").mkdir()
     (worktree.path / "cache" / "x.log").write_text("ignored\n")
     (worktree.path / ".git").write_text("gitdir: /somewhere\n")
+    (worktree.path / "src" / ".GIT").mkdir()  # in a tracked directory, which git's clean skips
+    (worktree.path / "src" / ".GIT" / "config").write_text("[core]\n")
     (worktree.path / "src" / "app.py").write_text("changed\n")
     before = worktree.resets
     worktree.reset(worktree.head)
     assert sorted(p.name for p in worktree.path.iterdir()) == [".gitignore", "src"]
     assert (worktree.path / "src" / "app.py").read_text() == "x = 1\n"
+    assert sorted(p.name for p in (worktree.path / "src").iterdir()) == ["app.py"]
     assert worktree.resets == before + 1
+
+
+def test_a_reset_never_writes_through_links_a_command_left(worktree: Worktree,
+                                                           tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim").write_text("victim\n")
+    shutil.rmtree(worktree.path / "src")
+    os.symlink(outside, worktree.path / "src")  # a tracked directory replaced by a link
+    (worktree.path / ".gitignore").unlink()
+    os.symlink(outside / "victim", worktree.path / ".gitignore")  # a tracked file, likewise
+    worktree.reset(worktree.head)
+    assert sorted(os.listdir(outside)) == ["victim"]
+    assert (outside / "victim").read_text() == "victim\n"
+    assert not (worktree.path / "src").is_symlink()
+    assert (worktree.path / "src" / "app.py").read_text() == "x = 1\n"
+    assert (worktree.path / ".gitignore").read_text() == "*.log\n"

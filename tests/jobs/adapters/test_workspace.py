@@ -222,7 +222,8 @@ def test_open_worktree_twice_replaces_the_stale_one(repo: Repository, repo_path:
     assert git(repo_path, "--git-dir", str(fresh.private), "rev-parse", "HEAD") == second
     assert (where / "src/app.py").read_text() == "two\n"
     assert not (where / "junk.txt").exists()
-    assert fresh.changed_tracked_files() == []
+    fresh.stage_all()
+    assert fresh.staged_paths() == []
     # no git metadata in the directory sandboxed commands see; HEAD and index live beside it
     assert not (where / ".git").exists()
     assert sorted(p.name for p in fresh.private.iterdir()) == ["HEAD", "commondir", "index"]
@@ -262,9 +263,11 @@ def test_worktree_commit_tree_commits_exactly_the_tree(repo: Repository, repo_pa
     # commit-tree moves no ref: the worktree and branches stay where they were
     assert tree.head == base
     assert repo.branch_head("main") == base
-    assert sorted(tree.changed_tracked_files()) == ["README.md", "src/added.py", "src/app.py"]
+    tree.stage_all()
+    assert sorted(tree.staged_paths()) == ["README.md", "src/added.py", "src/app.py"]
     tree.reset(base)
-    assert tree.changed_tracked_files() == []
+    tree.stage_all()
+    assert tree.staged_paths() == []
     assert not (tree.path / "src/added.py").exists()
 
 
