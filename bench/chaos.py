@@ -14,7 +14,9 @@ Each trial is one job on a fresh repository: 12 files that each need one replace
 `batch_size: 1`, one milestone, `require_plan_approval: false` (true in `duplicates`), each
 batch validated by `python -m unittest discover -s tests -q` (a 12-test suite) in the sandbox.
 Timings are shortened so a trial takes seconds: STEPWISE_LEASE_TTL_S=2,
-STEPWISE_REAP_INTERVAL_S=1, STEPWISE_BACKOFF_S=[0.5,1,2] (production: 30 s, 20 s, 5/15/45 s).
+STEPWISE_REAP_INTERVAL_S=1, STEPWISE_RECONCILE_INTERVAL_S=5, STEPWISE_BACKOFF_S=[0.5,1,2],
+STEPWISE_CALL_BACKOFF_S=[0.2,0.4,0.8] (production: 30 s, 20 s, 20 s, 5/15/45 s, 0.5/1/2 s; the
+faults-prod scenario runs with those).
 
 Scenarios (docs/reliability.md says what each one proves):
   baseline       no faults: the control, and the job duration the kill moments are drawn from
@@ -31,10 +33,15 @@ Scenarios (docs/reliability.md says what each one proves):
                  the maintainer redelivers the webhook (same delivery id)
   redis-restart  SIGTERM redis-server mid-job (it flushes the append-only file), start it again
                  on the same port and directory; workers that exited are restarted and reported
-  faults         20% of GitHub API calls, the installation-token endpoint included, answer 502
-                 or a secondary rate limit (403 + Retry-After: 1); a job paused at the failure
-                 gate is retried by the maintainer (`/stepwise retry`), as the gate asks
+  no-faults      the control of the fault scenarios: the same job and maintainer, no faults
+  faults         20% of GitHub calls, on every endpoint (the installation-token endpoint and
+                 comment posting included), fail: 502 or a secondary rate limit (403 +
+                 Retry-After: 1) before the call is handled, or, for a third of the faults on
+                 writes, 502 after it was ("done, then 502"). Each job stops at the plan gate
+                 and a milestone gate; the maintainer answers a gate only once its comment
+                 exists on GitHub (approve; retry at a failure gate from a transient fault)
   faults-api     the same with the token endpoint spared
+  faults-prod    one faults trial with the production lease, reaper, reconciler and backoff
   duplicates     every webhook delivered twice at once (same X-GitHub-Delivery), every command
                  comment delivered once more under a second delivery id; the plan is approved
                  by such a comment
@@ -42,9 +49,12 @@ Scenarios (docs/reliability.md says what each one proves):
 Per scenario: trials, jobs completed, batches committed, duplicate batch commits (a batch number
 in more than one commit of the job on the remote branch, from the Stepwise-Batch trailers; plus
 duplicate jobs, pull requests and marked comments), lost batches, stuck jobs (neither ended nor
-at a gate after the timeout, 120 s) and the median time to recover (from the kill or the Redis
-restart to the job's next recorded progress: one more finished batch, a gate or the end).
-Exit status: 0 when no scenario has a duplicate, a lost batch or a stuck job, else 1.
+at a gate after the timeout, 120 s, or at a gate whose comment never appeared), the median time
+to recover (from the kill or the Redis restart to the job's next recorded progress: one more
+finished batch, a gate or the end), the median time to finish against the no-fault control,
+and the slowest gate: from its opening to its comment appearing on GitHub.
+Exit status: 0 when no scenario has a duplicate, a lost batch, a stuck job or a gate shown later
+than one reconciler interval, and every faulted scenario finishes within 3x its control.
 """
 
 from __future__ import annotations
