@@ -20,7 +20,7 @@ from redis import Redis
 
 from bot.context import ServerContext
 from bot.events import Event, Kind
-from bot.steps import ACTIVE, schedule_advance
+from bot.steps import ACTIVE, RECONCILER, schedule_advance
 from jobs.errors import StepwiseError
 from jobs.forge import Publication
 from jobs.model import JobStatus
@@ -95,7 +95,7 @@ def reconcile(ctx: ServerContext) -> Pass:
 
 
 def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
-    with Lease(ctx.redis, job_id, ttl_s=ctx.settings.lease_ttl_s) as lease:
+    with Lease(ctx.redis, job_id, ttl_s=ctx.settings.lease_ttl_s, holder=RECONCILER) as lease:
         if not lease.held:
             return  # a step holds it and publishes by itself
         job = ctx.store.load_id(job_id)

@@ -92,6 +92,15 @@ def lease_key(job_id: str) -> str:
     return f"stepwise:lease:{job_id}"
 
 
+def lease_holder(connection: redis.Redis, job_id: str) -> str | None:
+    """What holds the job's lease (`step`, `reconciler`, ...), or None when it is free."""
+    token = connection.get(lease_key(job_id))
+    if token is None:
+        return None
+    text = token.decode() if isinstance(token, bytes) else str(token)
+    return text.partition(":")[0]
+
+
 def event_lease(delivery_id: str) -> str:
     """The lease name of the task handling one webhook delivery."""
     return f"event-{delivery_id}"
@@ -104,11 +113,12 @@ class Lease:
     reaper then finds the job unleased and re-enqueues it.
     """
 
-    def __init__(self, connection: redis.Redis, job_id: str, *, ttl_s: int = LEASE_TTL_S) -> None:
+    def __init__(self, connection: redis.Redis, job_id: str, *, ttl_s: int = LEASE_TTL_S,
+                 holder: str = "step") -> None:
         self.connection = connection
         self.key = lease_key(job_id)
         self.ttl_s = ttl_s
-        self.token = uuid.uuid4().hex
+        self.token = f"{holder}:{uuid.uuid4().hex}"  # who holds it, for `lease_holder`
         self.held = False
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None

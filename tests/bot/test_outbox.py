@@ -252,3 +252,25 @@ def test_a_gate_comment_made_but_answered_502_is_found_by_its_marker_next_time(
 
 def _links() -> Links:
     return Links("https://github.example")
+
+
+def test_a_step_that_finds_the_reconciler_on_its_job_comes_back_after_it(
+        fast_world: World) -> None:
+    """A command's step can start while a reconciler pass holds the job's lease; the pass
+    never queues the next step, so the step queues itself again instead of giving up."""
+    from rq.registry import ScheduledJobRegistry
+
+    from bot import steps
+    from jobs.worker import Lease, queue
+
+    world = fast_world
+    world.send("issues.labeled", issue_number=1, sender="maria")
+    world.work()
+    job = world.job()
+    with Lease(world.redis, job.id, ttl_s=5, holder=steps.RECONCILER):
+        steps.advance(world.ctx, {"job_id": job.id})
+    scheduled = ScheduledJobRegistry(queue=queue(world.redis)).get_job_ids()
+    assert any(task.endswith("after-reconciler") for task in scheduled), scheduled
+    with Lease(world.redis, job.id, ttl_s=5):  # a step's lease: that step queues what follows
+        steps.advance(world.ctx, {"job_id": job.id})
+    assert ScheduledJobRegistry(queue=queue(world.redis)).get_job_ids() == scheduled
