@@ -7,8 +7,10 @@ only on the fields it uses (githubkit's parsed models are strict about the newes
 from __future__ import annotations
 
 import base64
+import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -121,6 +123,16 @@ class GitHubApp:
         self._tokens: dict[int, tuple[str, float]] = {}
         self._clients: dict[int, tuple[str, GitHub[TokenAuthStrategy]]] = {}
         self._lock = threading.Lock()
+        self._auth = (app_id, private_key)
+        _after_fork.add(self)
+
+    def reset_after_fork(self) -> None:
+        """In a forked child (an RQ work horse): new locks and clients, since another thread
+        of the parent may have held them mid-call at the moment of the fork."""
+        self._lock = threading.Lock()
+        self._clients = {}
+        self._app = GitHub(AppAuthStrategy(*self._auth), base_url=self.base_url,
+                           timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False)
 
     def token(self, installation_id: int) -> str:
         with self._lock:
@@ -170,6 +182,17 @@ class GitHubApp:
 
     def client(self, installation_id: int) -> Installation:
         return Installation(self, installation_id)
+
+
+_after_fork: weakref.WeakSet[GitHubApp] = weakref.WeakSet()
+
+
+def _reset_apps_after_fork() -> None:
+    for app in list(_after_fork):
+        app.reset_after_fork()
+
+
+os.register_at_fork(after_in_child=_reset_apps_after_fork)
 
 
 def _utc_timestamp(text: str) -> float:

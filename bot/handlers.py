@@ -7,7 +7,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from bot import steps
+from bot import reconciler, steps
 from bot.authz import STEERING_ROLES, decide
 from bot.commands import Command, InvalidCommand, UnknownCommand, help_table, parse_comment
 from bot.context import ServerContext
@@ -345,6 +345,7 @@ def handlers(ctx: ServerContext) -> dict[str, Handler]:
         "advance": lambda payload: steps.advance(ctx, payload),
         "revert": lambda payload: steps.revert(ctx, payload),
         "cancelled": lambda payload: steps.cancelled(ctx, payload),
+        "reconcile": lambda payload: reconciler.run_pass(ctx),
     }
 
 

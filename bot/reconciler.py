@@ -1,11 +1,12 @@
 """The reconciler: publishes what jobs still owe GitHub, and reads back the commands of
 waiting jobs whose webhooks never came (GitHub does not redeliver a lost webhook by itself).
 
-It runs in every worker's reaper thread, every STEPWISE_RECONCILE_INTERVAL_S, one worker per
-interval (a round lock in Redis). A pass reads the documents of the newest SCAN_LIMIT jobs in
-pipelined batches (no batch records), then works only on jobs that wait or ended: a job that is
-active publishes its own leftovers at its next step. Each job is handled under its lease, so a
-pass never races a step; the cost of a pass is bounded by MAX_JOBS_PER_PASS.
+Every worker's reaper thread queues a pass (the `reconcile` task, run by a work horse like a
+step) every STEPWISE_RECONCILE_INTERVAL_S, one per interval (a round lock in Redis). A pass
+reads the documents of the newest SCAN_LIMIT jobs in pipelined batches (no batch records), then
+works only on jobs that wait or ended: a job that is active publishes its own leftovers at its
+next step. Each job is handled under its lease, so a pass never races a step; the cost of a
+pass is bounded by MAX_JOBS_PER_PASS.
 """
 
 from __future__ import annotations
@@ -161,9 +162,21 @@ def _after(created_at: str, opened_at: datetime) -> bool:
     return created >= opened_at.replace(microsecond=0)
 
 
-def reconcile_round(ctx: ServerContext) -> Pass | None:
-    """A pass, unless another worker made one within the interval."""
+def run_pass(ctx: ServerContext) -> None:
+    """The `reconcile` task."""
+    result = reconcile(ctx)
+    if result.published or result.still_owed or result.commands:
+        log.info("reconciler pass", extra={"published": len(result.published),
+                                           "still_owed": len(result.still_owed),
+                                           "commands": len(result.commands)})
+
+
+def reconcile_round(ctx: ServerContext) -> bool:
+    """Queue a pass (the `reconcile` task), unless another worker did within the interval.
+    The pass runs in a work horse like every step, never in the reaper's thread: GitHub calls
+    there would hold the client's locks while RQ forks horses from that process."""
     interval = ctx.settings.reconcile_interval_s
     if not ctx.redis.set(ROUND_KEY, "1", nx=True, ex=interval):
-        return None
-    return reconcile(ctx)
+        return False
+    enqueue(ctx.redis, "reconcile", {}, retry=False, job_id=rq_id("reconcile", "round"))
+    return True
