@@ -1434,23 +1434,27 @@ class Plan:
     duplicate_trials: int = 3
     faults_api: bool = True
     production: bool = True
+    kills: bool = True  # baseline, kill, kill-survivor, kill-label, redis-restart
 
 
 def run_all(plan: Plan, *, seed: int = 1, base: Path | None = None,
             log: Log = print) -> list[ScenarioResult]:
-    results = [run_baseline(base=base, log=log)]
-    results[0].reference_s = results[0].finish_s
-    first = results[0].trials[0]
-    expected = first.seconds if first.completed else 15.0
-    log(f"expected job duration (baseline): {expected:.1f} s")
-    results.append(run_kill(plan.kill_trials, expected_s=expected, seed=seed, base=base, log=log))
-    if plan.survivor_trials:
-        results.append(run_kill_survivor(plan.survivor_trials, expected_s=expected,
-                                         seed=seed + 3, base=base, log=log))
-    if plan.label_trials:
-        results.append(run_kill_label(plan.label_trials, base=base, log=log))
-    results.append(run_redis_restart(plan.redis_trials, expected_s=expected, seed=seed + 1,
-                                     base=base, log=log))
+    results: list[ScenarioResult] = []
+    if plan.kills:
+        results.append(run_baseline(base=base, log=log))
+        results[0].reference_s = results[0].finish_s
+        first = results[0].trials[0]
+        expected = first.seconds if first.completed else 15.0
+        log(f"expected job duration (baseline): {expected:.1f} s")
+        results.append(run_kill(plan.kill_trials, expected_s=expected, seed=seed, base=base,
+                                log=log))
+        if plan.survivor_trials:
+            results.append(run_kill_survivor(plan.survivor_trials, expected_s=expected,
+                                             seed=seed + 3, base=base, log=log))
+        if plan.label_trials:
+            results.append(run_kill_label(plan.label_trials, base=base, log=log))
+        results.append(run_redis_restart(plan.redis_trials, expected_s=expected, seed=seed + 1,
+                                         base=base, log=log))
     control = run_faults(1, rate=0.0, name="no-faults", base=base, log=log)
     results.append(control)
     faulted = [run_faults(plan.fault_trials, seed=seed + 2, base=base, log=log)]
@@ -1483,11 +1487,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep each installation's files and worker logs under this directory")
     parser.add_argument("--markdown", action="store_true", help="also print a Markdown table")
     parser.add_argument("--verbose", action="store_true", help="print a line per trial")
+    parser.add_argument("--faults-only", action="store_true",
+                        help="only no-faults, faults, faults-api, faults-prod and duplicates")
     args = parser.parse_args(argv)
     plan = Plan(kill_trials=3, redis_trials=1, survivor_trials=0, label_trials=0, fault_trials=1,
                 duplicate_trials=1, faults_api=False, production=False) if args.quick else Plan()
     if args.trials is not None:
         plan.kill_trials = args.trials
+    plan.kills = not args.faults_only
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
