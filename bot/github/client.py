@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -131,6 +133,16 @@ class GitHubApp:
         self._tokens: dict[int, tuple[str, float]] = {}
         self._clients: dict[int, tuple[str, GitHub[TokenAuthStrategy]]] = {}
         self._lock = threading.Lock()
+        self._auth = (app_id, private_key)
+        _after_fork.add(self)
+
+    def reset_after_fork(self) -> None:
+        """In a forked child (an RQ work horse): new locks and clients, since another thread
+        of the parent may have held them mid-call at the moment of the fork."""
+        self._lock = threading.Lock()
+        self._clients = {}
+        self._app = GitHub(AppAuthStrategy(*self._auth), base_url=self.base_url,
+                           timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False)
 
     def token(self, installation_id: int) -> str:
         with self._lock:
@@ -185,6 +197,17 @@ class GitHubApp:
         """The REST namespace of the configured API version: every call sends its
         X-GitHub-Api-Version (githubkit's default is its newest schema, which GHES refuses)."""
         return gh.rest(self.api_version)
+
+
+_after_fork: weakref.WeakSet[GitHubApp] = weakref.WeakSet()
+
+
+def _reset_apps_after_fork() -> None:
+    for app in list(_after_fork):
+        app.reset_after_fork()
+
+
+os.register_at_fork(after_in_child=_reset_apps_after_fork)
 
 
 def _utc_timestamp(text: str) -> float:

@@ -20,7 +20,7 @@ from bot.commands import (
 )
 from bot.events import Event, Kind
 from bot.github.client import ForgeError
-from bot.server import steps
+from bot.server import reconciler, steps
 from bot.server.context import ServerContext
 from bot.server.installations import end_removed_jobs
 from bot.server.keys import comment_key, pull_key
@@ -396,6 +396,7 @@ def handlers(ctx: ServerContext) -> dict[str, Handler]:
         "advance": lambda payload: steps.advance(ctx, payload),
         "revert": lambda payload: steps.revert(ctx, payload),
         "cancelled": lambda payload: steps.cancelled(ctx, payload),
+        "reconcile": lambda payload: reconciler.run_pass(ctx),
     }
 
 

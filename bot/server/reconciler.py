@@ -1,11 +1,12 @@
 """The reconciler: publishes what jobs still owe GitHub, and reads back the commands of
 waiting jobs whose webhooks never came (GitHub does not redeliver a lost webhook by itself).
 
-It runs in every worker's reaper thread, every STEPWISE_RECONCILE_INTERVAL_S, one worker per
-interval (a round lock in Redis). A pass reads the documents of the newest SCAN_LIMIT jobs in
-pipelined batches (no batch records), then works only on jobs that wait or ended: a job that is
-active publishes its own leftovers at its next step. Each job is handled under its lease, so a
-pass never races a step; the cost of a pass is bounded by MAX_JOBS_PER_PASS.
+Every worker's reaper thread queues a pass (the `reconcile` task, run by a work horse like a
+step) every STEPWISE_RECONCILE_INTERVAL_S, one per interval (a round lock in Redis). A pass
+reads the documents of the newest SCAN_LIMIT jobs in pipelined batches (no batch records), then
+works only on jobs that wait or ended: a job that is active publishes its own leftovers at its
+next step. Each job is handled under its lease, so a pass never races a step; the cost of a
+pass is bounded by MAX_JOBS_PER_PASS.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from redis import Redis
 from bot.events import Event, Kind
 from bot.server.context import ServerContext
 from bot.server.keys import job_key
-from bot.server.steps import ACTIVE, schedule_advance
+from bot.server.steps import ACTIVE, RECONCILER, schedule_advance
 from bot.server.worker import Lease, enqueue, rq_id
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StepwiseError
@@ -95,7 +96,7 @@ def reconcile(ctx: ServerContext) -> Pass:
 
 
 def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
-    with Lease(ctx.redis, job_id, ttl_s=ctx.settings.lease_ttl_s) as lease:
+    with Lease(ctx.redis, job_id, ttl_s=ctx.settings.lease_ttl_s, holder=RECONCILER) as lease:
         if not lease.held:
             return  # a step holds it and publishes by itself
         job = ctx.store.load_id(job_id)
@@ -161,9 +162,21 @@ def _after(created_at: str, opened_at: datetime) -> bool:
     return created >= opened_at.replace(microsecond=0)
 
 
-def reconcile_round(ctx: ServerContext) -> Pass | None:
-    """A pass, unless another worker made one within the interval."""
+def run_pass(ctx: ServerContext) -> None:
+    """The `reconcile` task."""
+    result = reconcile(ctx)
+    if result.published or result.still_owed or result.commands:
+        log.info("reconciler pass", extra={"published": len(result.published),
+                                           "still_owed": len(result.still_owed),
+                                           "commands": len(result.commands)})
+
+
+def reconcile_round(ctx: ServerContext) -> bool:
+    """Queue a pass (the `reconcile` task), unless another worker did within the interval.
+    The pass runs in a work horse like every step, never in the reaper's thread: GitHub calls
+    there would hold the client's locks while RQ forks horses from that process."""
     interval = ctx.settings.reconcile_interval_s
     if not ctx.redis.set(ROUND_KEY, "1", nx=True, ex=interval):
-        return None
-    return reconcile(ctx)
+        return False
+    enqueue(ctx.redis, "reconcile", {}, retry=False, job_id=rq_id("reconcile", "round"))
+    return True

@@ -25,6 +25,7 @@ from bot.server.worker import (
     RepoSlots,
     enqueue,
     event_lease,
+    lease_holder,
     pending_task_ids,
     requeue,
     requeue_overdue,
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 ACTIVE = ACTIVE_JOB_STATUSES
 MAX_INTERRUPTIONS = 3
 MAX_RETRY_AFTER_S = 900
+RECONCILER = "reconciler"  # the lease holder name of the reconciler's passes
 
 
 def schedule_advance(ctx: ServerContext, job: Job, *, delay_s: float = 0) -> None:
@@ -57,6 +59,9 @@ def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
     job_id = str(payload["job_id"])
     with Lease(ctx.redis, job_id, ttl_s=ctx.settings.lease_ttl_s) as lease:
         if not lease.held:
+            if lease_holder(ctx.redis, job_id) == RECONCILER:  # it publishes, then lets go
+                enqueue(ctx.redis, "advance", payload, delay_s=1, retry=False,
+                        job_id=rq_id("advance", job_id, "after-reconciler"))
             return  # another worker is advancing it and will queue what follows
         job = ctx.store.load_id(job_id)
         if job is None or job.is_terminal or job.status is JobStatus.AWAITING_HUMAN:

@@ -90,6 +90,15 @@ _RELEASE = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('de
             "else return 0 end")
 
 
+def lease_holder(connection: redis.Redis, job_id: str) -> str | None:
+    """What holds the job's lease (`step`, `reconciler`, ...), or None when it is free."""
+    token = connection.get(lease_key(job_id))
+    if token is None:
+        return None
+    text = token.decode() if isinstance(token, bytes) else str(token)
+    return text.partition(":")[0]
+
+
 def event_lease(delivery_id: str) -> str:
     """The lease name of the task handling one webhook delivery."""
     return f"event-{delivery_id}"
@@ -102,11 +111,12 @@ class Lease:
     reaper then finds the job unleased and re-enqueues it.
     """
 
-    def __init__(self, connection: redis.Redis, job_id: str, *, ttl_s: int = LEASE_TTL_S) -> None:
+    def __init__(self, connection: redis.Redis, job_id: str, *, ttl_s: int = LEASE_TTL_S,
+                 holder: str = "step") -> None:
         self.connection = connection
         self.key = lease_key(job_id)
         self.ttl_s = ttl_s
-        self.token = uuid.uuid4().hex
+        self.token = f"{holder}:{uuid.uuid4().hex}"  # who holds it, for `lease_holder`
         self.held = False
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None

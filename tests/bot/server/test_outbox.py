@@ -252,3 +252,52 @@ def test_a_gate_comment_made_but_answered_502_is_found_by_its_marker_next_time(
 
 def _links() -> Links:
     return Links("https://github.example")
+
+
+def test_a_step_that_finds_the_reconciler_on_its_job_comes_back_after_it(
+        fast_world: World) -> None:
+    """A command's step can start while a reconciler pass holds the job's lease; the pass
+    never queues the next step, so the step queues itself again instead of giving up."""
+    from rq.registry import ScheduledJobRegistry
+
+    from bot.server import steps
+    from bot.server.worker import Lease, queue
+
+    world = fast_world
+    world.send("issues.labeled", issue_number=1, sender="maria")
+    world.work()
+    job = world.job()
+    with Lease(world.redis, job.id, ttl_s=5, holder=steps.RECONCILER):
+        steps.advance(world.ctx, {"job_id": job.id})
+    scheduled = ScheduledJobRegistry(queue=queue(world.redis)).get_job_ids()
+    assert any(task.endswith("after-reconciler") for task in scheduled), scheduled
+    with Lease(world.redis, job.id, ttl_s=5):  # a step's lease: that step queues what follows
+        steps.advance(world.ctx, {"job_id": job.id})
+    assert ScheduledJobRegistry(queue=queue(world.redis)).get_job_ids() == scheduled
+
+
+def test_a_work_horse_forked_while_another_thread_holds_the_client_still_calls_github(
+        gh: FakeGitHub) -> None:
+    """The reconciler once ran its GitHub calls in the worker's reaper thread; a horse RQ
+    forked meanwhile inherited the client's lock held, and its step hung with the lease."""
+    import os
+
+    app = GitHubApp(app_id=gh.app_id, private_key=gh.private_key_pem, base_url=gh.base_url,
+                    timeout=10)
+    with app._lock:  # another thread is minting a token at the moment of the fork
+        child = os.fork()
+        if child == 0:  # the horse: a fresh lock and client
+            try:
+                os._exit(0 if app.client(1).repo(OWNER, NAME).full_name == REPO else 1)
+            except BaseException:
+                os._exit(2)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(child, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(child, 9)
+    os.waitpid(child, 0)
+    raise AssertionError("the forked child hung on a lock its parent held")
