@@ -1,58 +1,97 @@
-"""The branch is the shared truth: adopt our commits, notice reverts, stop for anyone else's push."""
+"""The branch is the shared truth: gather what git says about it, apply `reconcile`'s decision.
+
+The decision (what the commits mean) is pure, in jobs/domain/reconcile.py; this module runs
+the git queries and writes the decision into the record.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from jobs.adapters.workspace import CommitInfo
-from jobs.domain.errors import RetryClass, StepwiseError
+from jobs.adapters.workspace import Repository
+from jobs.domain.errors import StepwiseError
 from jobs.domain.model import BatchStatus, Gate, Job
+from jobs.domain.reconcile import (
+    Adopt,
+    BranchDecision,
+    BranchFacts,
+    NoteFound,
+    SyncKind,
+    explain_commits,
+    reconcile,
+)
 
 if TYPE_CHECKING:
     from jobs.engine.engine import Engine
 
 
+def branch_facts(repo: Repository, job: Job) -> BranchFacts:
+    """The branch as git sees it, relative to the recorded head."""
+    head = repo.branch_head(job.branch)
+    if head is None or head == job.head_sha:
+        return BranchFacts(head=head)
+    if not repo.is_ancestor(job.head_sha, head):
+        lost = frozenset(b.commit for b in job.batches
+                         if b.commit and not repo.is_ancestor(b.commit, head))
+        return BranchFacts(head=head, descends=False, lost_commits=lost)
+    return BranchFacts(head=head, commits=tuple(repo.commits(job.head_sha, head)))
+
+
 def sync(engine: Engine, *, open_gates: bool = True) -> bool:
     """Reconcile the record with the branch; True when the record changed or a gate opened."""
-    job, repo = engine.job, engine.services.repository
-    actual = repo.branch_head(job.branch)
-    if actual is None:
-        raise StepwiseError(
-            f"the job branch `{job.branch}` no longer exists",
-            hint="cancel the job and start it again", code="branch_deleted",
-            retry_class=RetryClass.DO_NOT_RETRY,
-        )
-    accept, job.accept_branch_head = job.accept_branch_head, False
-    if actual == job.head_sha:
+    job = engine.job
+    facts = branch_facts(engine.services.repository, job)
+    accept = job.accept_branch_head
+    if facts.head is not None:
+        job.accept_branch_head = False
+    decision = reconcile(job, facts, accept=accept, open_gates=open_gates)
+    return apply_decision(engine, decision)
+
+
+def apply_decision(engine: Engine, decision: BranchDecision) -> bool:
+    job = engine.job
+    if decision.kind is SyncKind.UNCHANGED:
         return False
-    if not repo.is_ancestor(job.head_sha, actual):
-        if accept or not open_gates:
-            _forget_lost_commits(engine, actual)
-            return True
-        engine.open(Gate.HUMAN_COMMIT, f"the history of `{job.branch}` was rewritten "
-                    "(the recorded head is no longer on it)")
+    for meaning in decision.meanings:
+        if isinstance(meaning, NoteFound):
+            job.note_commit = meaning.sha
+            continue
+        batch = job.batch(meaning.batch)
+        if isinstance(meaning, Adopt):
+            if batch.status is not BatchStatus.COMPLETED:
+                batch.set_status(BatchStatus.COMPLETED)
+            batch.commit, batch.adopted, batch.consecutive_failures = meaning.sha, True, 0
+            engine.event("adopt", f"batch {meaning.batch} found committed as "
+                         f"{meaning.sha[:7]}; adopted", meaning.batch)
+        else:
+            batch.set_status(BatchStatus.REVERTED)
+            batch.reason, batch.revert_commit = meaning.reason, meaning.sha
+            engine.event("revert", f"batch {meaning.batch} {meaning.reason}", meaning.batch)
+    if decision.kind is SyncKind.HUMAN_COMMIT:
+        engine.open(Gate.HUMAN_COMMIT, decision.gate_reason)
         return True
-    foreign = [c for c in repo.commits(job.head_sha, actual) if not _explain(engine, c)]
-    if foreign and not accept and open_gates:
-        listed = ", ".join(f"{c.sha[:7]} {c.subject!r}" for c in foreign[:5])
-        engine.open(Gate.HUMAN_COMMIT, f"{len(foreign)} commit(s) by someone else on "
-                    f"`{job.branch}`: {listed}")
-        return True
-    job.head_sha = actual
+    if decision.kind is SyncKind.FORGET:
+        # A reverted batch stays reverted: its change is off the branch either way.
+        for number in decision.forget:
+            batch = job.batch(number)
+            if batch.status is not BatchStatus.PENDING:
+                batch.set_status(BatchStatus.PENDING)
+            batch.commit, batch.adopted = None, False
+        engine.event("sync", f"continuing on the rewritten branch at {(decision.head or '')[:7]}")
+    job.head_sha = decision.head or job.head_sha
     engine.save()
     return True
 
 
 def foreign_commits(engine: Engine) -> list[str]:
-    """Descriptions of commits on the branch that are not ours (our own are recorded on the way)."""
-    job, repo = engine.job, engine.services.repository
-    actual = repo.branch_head(job.branch)
-    if actual is None or actual == job.head_sha:
+    """Descriptions of commits on the branch that are not ours (nothing is recorded)."""
+    job = engine.job
+    facts = branch_facts(engine.services.repository, job)
+    if facts.head is None or facts.head == job.head_sha:
         return []
-    if not repo.is_ancestor(job.head_sha, actual):
+    if not facts.descends:
         return ["its history was rewritten"]
-    return [f"{c.sha[:7]} {c.subject!r}" for c in repo.commits(job.head_sha, actual)
-            if not _explain(engine, c)]
+    return list(explain_commits(job, facts.commits)[1])
 
 
 def adopt_only(engine: Engine) -> None:
@@ -61,67 +100,3 @@ def adopt_only(engine: Engine) -> None:
         sync(engine, open_gates=False)
     except StepwiseError:
         return
-
-
-def _batch_by_commit(job: Job, sha: str) -> int | None:
-    for batch in job.batches:
-        if batch.commit and (batch.commit == sha or batch.commit.startswith(sha)):
-            return batch.number
-    return None
-
-
-def _explain(engine: Engine, commit: CommitInfo) -> bool:
-    """Apply what `commit` means to the record; False when it is somebody else's work."""
-    job = engine.job
-    trailers = commit.trailers
-    if trailers.get("Stepwise-Job") == job.id:
-        if "Stepwise-Batch" in trailers:
-            _adopt(engine, int(trailers["Stepwise-Batch"]), commit.sha)
-        elif "Stepwise-Revert" in trailers:
-            _mark_reverted(engine, int(trailers["Stepwise-Revert"]), commit.sha,
-                           "reverted with `stepwise revert`")
-        elif "Stepwise-Note" in trailers:
-            job.note_commit = commit.sha
-        return True
-    reverted = commit.reverted_sha
-    number = _batch_by_commit(job, reverted) if reverted else None
-    if number is not None:
-        _mark_reverted(engine, number, commit.sha, f"reverted by a human in {commit.sha[:7]}")
-        return True
-    return False
-
-
-def _adopt(engine: Engine, number: int, sha: str) -> None:
-    batch = engine.job.batch(number)
-    if batch.status in (BatchStatus.COMPLETED, BatchStatus.REVERTED) and batch.commit == sha:
-        return
-    if batch.status is BatchStatus.SKIPPED:
-        return
-    if batch.status is not BatchStatus.COMPLETED:
-        batch.set_status(BatchStatus.COMPLETED)
-    batch.commit, batch.adopted, batch.consecutive_failures = sha, True, 0
-    engine.event("adopt", f"batch {number} found committed as {sha[:7]}; adopted", number)
-
-
-def _mark_reverted(engine: Engine, number: int, sha: str, reason: str) -> None:
-    batch = engine.job.batch(number)
-    if batch.status is BatchStatus.COMPLETED:
-        batch.set_status(BatchStatus.REVERTED)
-        batch.reason, batch.revert_commit = reason, sha
-        engine.event("revert", f"batch {number} {reason}", number)
-
-
-def _forget_lost_commits(engine: Engine, actual: str) -> None:
-    """After a rewrite was accepted: batches whose commit is gone from the branch are redone
-    (a reverted batch stays reverted: its change is off the branch either way)."""
-    job, repo = engine.job, engine.services.repository
-    for batch in job.batches:
-        if batch.commit and batch.status is not BatchStatus.REVERTED and \
-                not repo.is_ancestor(batch.commit, actual):
-            if batch.status is not BatchStatus.PENDING:
-                batch.set_status(BatchStatus.PENDING)
-            batch.commit = None
-            batch.adopted = False
-    job.head_sha = actual
-    engine.event("sync", f"continuing on the rewritten branch at {actual[:7]}")
-    engine.save()

@@ -1,4 +1,8 @@
-"""Reverting one committed batch with a new commit (never by rewriting history)."""
+"""Reverting one committed batch with a new commit (never by rewriting history).
+
+Whether a revert may happen and what it did are pure (jobs/domain/verdicts.py); this module
+writes the commit and validates the reverted head.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,12 @@ from jobs.domain.errors import StateError, WorkspaceError
 from jobs.domain.gates import RefusedError
 from jobs.domain.model import Batch, BatchStatus, JobStatus
 from jobs.domain.notes import files_label
+from jobs.domain.verdicts import (
+    batch_refusal,
+    revert_refusal,
+    revert_summary,
+    reverted_leftovers,
+)
 from jobs.engine import branch_sync, review
 from jobs.engine.attempt import run_commands
 from jobs.engine.note_commit import commit_note
@@ -20,23 +30,19 @@ if TYPE_CHECKING:
 def revert_batch(engine: Engine, number: int) -> str:
     """Add a revert commit for batch `number`, mark it `reverted` and rewrite the note."""
     job = engine.job
-    if job.status in (JobStatus.RUNNING, JobStatus.PLANNING, JobStatus.CANCEL_REQUESTED):
-        raise RefusedError(f"the job is {job.status}; a batch can be reverted only while it waits",
-                           hint="wait for the next gate, then revert")
-    foreign = branch_sync.foreign_commits(engine)
-    if foreign:
-        raise RefusedError(
-            f"someone else changed `{job.branch}` ({'; '.join(foreign[:3])}); reverting now "
-            "could undo their work", hint="run `stepwise run` (or approve at the human_commit "
-            "gate) so the job takes their commits in, then revert", code="branch_changed")
+    refusal = revert_refusal(job, ())
+    if refusal is None:
+        refusal = revert_refusal(job, branch_sync.foreign_commits(engine))
+    if refusal is not None:
+        raise refusal
     branch_sync.adopt_only(engine)
     try:
         batch = job.batch(number)
     except StateError as exc:  # a wrong batch number is a refused command (exit 2), not a failure
         raise RefusedError(exc.message, hint=exc.hint, code=exc.code) from None
-    if batch.status is not BatchStatus.COMPLETED or batch.commit is None:
-        raise RefusedError(f"batch {number} is {batch.status}, not completed",
-                           hint="only a committed batch can be reverted")
+    refusal = batch_refusal(batch)
+    if refusal is not None or batch.commit is None:
+        raise refusal or RefusedError(f"batch {number} has no commit")
     worktree = engine.worktree
     worktree.reset(job.head_sha)
     try:
@@ -63,17 +69,14 @@ def revert_batch(engine: Engine, number: int) -> str:
     engine.event("revert", f"batch {number} reverted in {commit[:7]}", number)
     engine.save()
     commit_note(engine, f"revert of batch {number}")
-    verdict = "passes" if batch.revert_ok is not False else "does NOT pass"
-    back = f"; {len(batch.leftovers)} targets are back (leftovers)" if batch.leftovers else ""
-    return f"batch {number} reverted in {commit[:7]}; the reverted head {verdict} validation{back}"
+    return revert_summary(batch, commit)
 
 
 def validate_reverted_head(engine: Engine, batch: Batch) -> None:
     """Validate the branch after a revert and record it: the targets the revert brought back
     become the batch's leftovers, and a completed job gets a new final review."""
     job = engine.job
-    batch.leftovers = [item for item in review.leftovers_at(engine, job.head_sha)
-                       if item.rpartition(":")[0] in set(batch.files)]
+    batch.leftovers = reverted_leftovers(batch, review.leftovers_at(engine, job.head_sha))
     if job.status is JobStatus.COMPLETED:
         job.final_review = review.run_review(engine)
         batch.revert_commands = list(job.final_review.commands)

@@ -1,13 +1,16 @@
-"""The final review: validate the branch merged with the current base, list leftovers, then finish."""
+"""The final review: gather its evidence (merge, validation, leftovers), apply the verdict.
+
+The verdict itself is pure: jobs/domain/verdicts.py.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from jobs.adapters.discovery import scope_at, targets_at
-from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.model import FINISHED_BATCH_STATUSES, FinalReview, Gate, JobStatus
+from jobs.domain.model import CommandEvidence, FinalReview, Gate, JobStatus
 from jobs.domain.notes import render_card
+from jobs.domain.verdicts import judge_review, review_gate_report
 from jobs.engine.attempt import run_commands
 from jobs.engine.note_commit import commit_note
 from jobs.ports import Publication
@@ -26,34 +29,31 @@ def leftovers_at(engine: Engine, sha: str) -> list[str]:
 
 
 def run_review(engine: Engine) -> FinalReview:
+    """Gather the final review's evidence (merge with the current base, setup, validation)."""
     job, repo = engine.job, engine.services.repository
     runner, worktree = engine.runner, engine.worktree
     base_now = (repo.branch_head(job.base_branch) if job.base_branch != "HEAD" else None) \
         or job.base_sha
     worktree.reset(job.head_sha)
-    problems: list[str] = []
+    merges = True
     if not repo.is_ancestor(base_now, job.head_sha):
         merged = worktree.merged_tree(base_now)
-        if merged is None:
-            problems.append(f"the branch does not merge cleanly with `{job.base_branch}`")
-        else:
+        merges = merged is not None
+        if merged is not None:
             worktree.restore(merged)
-    commands = []
-    if not problems:
-        failure = runner.ensure_setup(job)
-        if failure is not None:
-            commands, problems = [failure], ["a setup command failed"]
+    commands: list[CommandEvidence] = []
+    failure = setup_failure = None
+    if merges:
+        setup_failure = runner.ensure_setup(job)
+        if setup_failure is not None:
+            commands = [setup_failure]
         else:
-            commands, failed = run_commands(runner.sandbox, job.config.validate_argvs(),
-                                            cwd=worktree.path, policy=runner.policy)
-            if failed is not None:
-                problems.append(f"`{failed.display}` exited {failed.exit_code}")
+            commands, failure = run_commands(runner.sandbox, job.config.validate_argvs(),
+                                             cwd=worktree.path, policy=runner.policy)
     worktree.reset(job.head_sha)
-    unfinished = [b.number for b in job.batches if b.status not in FINISHED_BATCH_STATUSES]
-    return FinalReview(merged_with_base=base_now, commands=commands,
-                       ok=not problems and not unfinished,
-                       leftovers=leftovers_at(engine, job.head_sha),
-                       unfinished_batches=unfinished)
+    return judge_review(job, base_now=base_now, merges=merges, commands=commands,
+                        failure=failure, setup_failed=setup_failure is not None,
+                        leftovers=leftovers_at(engine, job.head_sha))
 
 
 def finish(engine: Engine) -> None:
@@ -62,16 +62,9 @@ def finish(engine: Engine) -> None:
     review = run_review(engine)
     job.final_review = review
     accepted, job.accept_review = job.accept_review, False
-    if not review.ok and not accepted:
-        failing = [c for c in review.commands if c.exit_code != 0 or c.timed_out]
-        tail = failing[-1].output_tail if failing else ""
-        engine.open(Gate.FAILURE, "the final review did not pass", report=ErrorInfo(
-            code="final_review_failed", retry_class=RetryClass.NEEDS_HUMAN,
-            message="validation of the branch merged with the current base failed"
-            if failing else "the branch does not merge cleanly with the base",
-            hint="push a fix to the branch and `retry`, or `approve` to finish anyway",
-            evidence={"output_tail": tail},
-        ))
+    report = review_gate_report(review, accepted=accepted)
+    if report is not None:
+        engine.open(Gate.FAILURE, "the final review did not pass", report=report)
         return
     job.set_status(JobStatus.COMPLETED)
     engine.event("completed", "final review done")
