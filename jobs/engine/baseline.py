@@ -1,16 +1,13 @@
-"""The baseline after `approve`: a failed baseline runs again before the first batch."""
+"""The baseline: validation of the starting commit, and its re-run after `approve` when it failed."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.model import Gate, Job
 from jobs.domain.note_parts import baseline_failure, short
+from jobs.engine.attempt import run_commands
+from jobs.engine.context import JobContext
 from jobs.ports import Publication
-
-if TYPE_CHECKING:
-    from jobs.engine.engine import Engine
 
 
 def baseline_report(job: Job) -> ErrorInfo:
@@ -27,10 +24,24 @@ def baseline_report(job: Job) -> ErrorInfo:
         evidence={"output_tail": tail})
 
 
-def recheck_baseline(engine: Engine) -> None:
+def run_baseline(engine: JobContext) -> None:
+    """Validate the job's head as it starts (setup first): the evidence the plan gate shows."""
+    job, runner = engine.job, engine.runner
+    engine.worktree.reset(job.head_sha)
+    job.baseline_sha = job.head_sha
+    failure = runner.ensure_setup(job)
+    evidence = [] if failure is None else [failure]
+    if failure is None:
+        evidence, failure = run_commands(runner.sandbox, job.config.validate_argvs(),
+                                         cwd=engine.worktree.path, policy=runner.policy)
+    job.baseline = evidence
+    job.baseline_ok = failure is None
+
+
+def recheck_baseline(engine: JobContext) -> None:
     """Run a failed baseline again before the first batch; still failing: back to `plan`."""
     job = engine.job
-    engine.run_baseline()
+    run_baseline(engine)
     if job.baseline_ok is not False:
         engine.event("plan", "the baseline passes now")
         engine.publish(Publication.NOTICE, f"the baseline passes now on "

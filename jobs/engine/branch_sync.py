@@ -6,8 +6,6 @@ the git queries and writes the decision into the record.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from jobs.adapters.workspace import Repository
 from jobs.domain.errors import StepwiseError
 from jobs.domain.model import BatchStatus, Gate, Job
@@ -20,9 +18,7 @@ from jobs.domain.reconcile import (
     explain_commits,
     reconcile,
 )
-
-if TYPE_CHECKING:
-    from jobs.engine.engine import Engine
+from jobs.engine.context import JobContext
 
 
 def branch_facts(repo: Repository, job: Job) -> BranchFacts:
@@ -37,7 +33,7 @@ def branch_facts(repo: Repository, job: Job) -> BranchFacts:
     return BranchFacts(head=head, commits=tuple(repo.commits(job.head_sha, head)))
 
 
-def sync(engine: Engine, *, open_gates: bool = True) -> bool:
+def sync(engine: JobContext, *, open_gates: bool = True) -> bool:
     """Reconcile the record with the branch; True when the record changed or a gate opened."""
     job = engine.job
     facts = branch_facts(engine.services.repository, job)
@@ -48,7 +44,7 @@ def sync(engine: Engine, *, open_gates: bool = True) -> bool:
     return apply_decision(engine, decision)
 
 
-def apply_decision(engine: Engine, decision: BranchDecision) -> bool:
+def apply_decision(engine: JobContext, decision: BranchDecision) -> bool:
     job = engine.job
     if decision.kind is SyncKind.UNCHANGED:
         return False
@@ -83,7 +79,7 @@ def apply_decision(engine: Engine, decision: BranchDecision) -> bool:
     return True
 
 
-def foreign_commits(engine: Engine) -> list[str]:
+def foreign_commits(engine: JobContext) -> list[str]:
     """Descriptions of commits on the branch that are not ours (nothing is recorded)."""
     job = engine.job
     facts = branch_facts(engine.services.repository, job)
@@ -94,7 +90,7 @@ def foreign_commits(engine: Engine) -> list[str]:
     return list(explain_commits(job, facts.commits)[1])
 
 
-def adopt_only(engine: Engine) -> None:
+def adopt_only(engine: JobContext) -> None:
     """Record our own commits that reached the branch, without opening gates (used when ending)."""
     try:
         sync(engine, open_gates=False)

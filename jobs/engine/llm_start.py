@@ -8,7 +8,8 @@ from jobs.editors.llm.accounting import ARTIFACTS, Transcript, record_usage
 from jobs.editors.llm.client import OpenAIChat
 from jobs.editors.llm.draft import Draft, draft_spec
 from jobs.editors.llm.settings import LlmSettings, load_llm_settings
-from jobs.engine.engine import Base, Services, create_job, local_base
+from jobs.engine.context import Services
+from jobs.engine.start import Base, create_job, local_base
 
 
 def llm_for(services: Services, spec: TaskSpec) -> LlmSettings | None:

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from jobs.domain.notes import render_note
-
-if TYPE_CHECKING:
-    from jobs.engine.engine import Engine
+from jobs.engine.context import JobContext
 
 
-def commit_note(engine: Engine, label: str) -> str | None:
+def commit_note(engine: JobContext, label: str) -> str | None:
     """Rewrite the note at the branch head and commit it; None when it did not change."""
     job = engine.job
     worktree = engine.worktree

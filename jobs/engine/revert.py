@@ -6,8 +6,6 @@ writes the commit and validates the reverted head.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from jobs.adapters.workspace import BOT_IDENTITY
 from jobs.domain.errors import StateError, WorkspaceError
 from jobs.domain.gates import RefusedError
@@ -21,13 +19,11 @@ from jobs.domain.verdicts import (
 )
 from jobs.engine import branch_sync, review
 from jobs.engine.attempt import run_commands
+from jobs.engine.context import JobContext
 from jobs.engine.note_commit import commit_note
 
-if TYPE_CHECKING:
-    from jobs.engine.engine import Engine
 
-
-def revert_batch(engine: Engine, number: int) -> str:
+def revert_batch(engine: JobContext, number: int) -> str:
     """Add a revert commit for batch `number`, mark it `reverted` and rewrite the note."""
     job = engine.job
     refusal = revert_refusal(job, ())
@@ -72,7 +68,7 @@ def revert_batch(engine: Engine, number: int) -> str:
     return revert_summary(batch, commit)
 
 
-def validate_reverted_head(engine: Engine, batch: Batch) -> None:
+def validate_reverted_head(engine: JobContext, batch: Batch) -> None:
     """Validate the branch after a revert and record it: the targets the revert brought back
     become the batch's leftovers, and a completed job gets a new final review."""
     job = engine.job

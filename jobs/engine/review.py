@@ -5,21 +5,17 @@ The verdict itself is pure: jobs/domain/verdicts.py.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from jobs.adapters.discovery import scope_at, targets_at
 from jobs.domain.model import CommandEvidence, FinalReview, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.verdicts import judge_review, review_gate_report
 from jobs.engine.attempt import run_commands
+from jobs.engine.context import JobContext
 from jobs.engine.note_commit import commit_note
 from jobs.ports import Publication
 
-if TYPE_CHECKING:
-    from jobs.engine.engine import Engine
 
-
-def leftovers_at(engine: Engine, sha: str) -> list[str]:
+def leftovers_at(engine: JobContext, sha: str) -> list[str]:
     """Every `find` match still in scope at `sha`, as `path:line`."""
     job, repo = engine.job, engine.services.repository
     if not job.spec.find:
@@ -28,7 +24,7 @@ def leftovers_at(engine: Engine, sha: str) -> list[str]:
     return [f"{path}:{line}" for path, lines in found.items() for line in lines]
 
 
-def run_review(engine: Engine) -> FinalReview:
+def run_review(engine: JobContext) -> FinalReview:
     """Gather the final review's evidence (merge with the current base, setup, validation)."""
     job, repo = engine.job, engine.services.repository
     runner, worktree = engine.runner, engine.worktree
@@ -56,7 +52,7 @@ def run_review(engine: Engine) -> FinalReview:
                         leftovers=leftovers_at(engine, job.head_sha))
 
 
-def finish(engine: Engine) -> None:
+def finish(engine: JobContext) -> None:
     """Review, then complete with the final note, or stop at a failure gate."""
     job = engine.job
     review = run_review(engine)

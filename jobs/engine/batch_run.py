@@ -1,0 +1,112 @@
+"""The batch steps: run the next batch's attempt and record its outcome; a milestone's gate."""
+
+from __future__ import annotations
+
+from jobs.domain.errors import ErrorInfo
+from jobs.domain.gates import open_gate
+from jobs.domain.model import Attempt, Batch, BatchStatus, Gate
+from jobs.domain.notes import files_label, render_card
+from jobs.domain.spec import Recipe
+from jobs.editors.llm.accounting import settle_budget_gate
+from jobs.engine.attempt import AttemptOutcome, Result
+from jobs.engine.batch_facts import record_changes
+from jobs.engine.context import JobContext
+from jobs.engine.note_commit import commit_note
+from jobs.ports import Publication
+
+# Failures that come out the same however often they are tried: the failure gate opens at once.
+# A model may answer differently next time (it is told why), so for recipe llm only a refused
+# program counts; `replace` and `command` edit the same way every time.
+DETERMINISTIC_FAILURES = frozenset({"guard_refused", "edit_changed_nothing", "targets_remain",
+                                    "command_refused"})
+DETERMINISTIC_FOR_LLM = frozenset({"command_refused"})
+
+
+def timeout_words(attempt: Attempt, error: ErrorInfo | None, limit: int) -> str:
+    """"; `cmd` timed out ... command_timeout" when the attempt failed on a timeout, else ""."""
+    timed = next((c.display for c in attempt.commands if c.timed_out), None)
+    edit = (error.evidence.get("command") if error else None) or {}
+    if timed is None and isinstance(edit, dict) and edit.get("timed_out"):
+        timed = " ".join(str(arg) for arg in edit.get("argv", []))
+    if timed is None:
+        return ""
+    return (f"; `{timed}` timed out (command_timeout is {limit} s in .github/stepwise.yml: "
+            "raise it if the command needs longer)")
+
+
+def milestone_gate(engine: JobContext, milestone: int) -> None:
+    commit_note(engine, f"milestone {milestone}/{engine.job.milestone_count}")
+    reason = f"milestone {milestone} of {engine.job.milestone_count} is done"
+    # The report shows the gate the job is about to wait at, not `running`; it is published
+    # before the gate is saved, so a failed publication is retried with the step.
+    waiting = engine.job.model_copy()  # shallow: open_gate only sets fields of the copy
+    open_gate(waiting, Gate.MILESTONE, reason=reason, now=engine.now(), milestone=milestone)
+    engine.publish(Publication.MILESTONE_REPORT, render_card(waiting, fold_finished=False,
+                                                           with_prompt=False))
+    engine.open(Gate.MILESTONE, reason, milestone=milestone, touched=())
+
+def run_batch(engine: JobContext, batch: Batch) -> None:
+    job = engine.job
+    settle_budget_gate(job)  # an approved `budget` gate grants one more budget
+    if batch.status is not BatchStatus.IN_PROGRESS:
+        batch.set_status(BatchStatus.IN_PROGRESS)
+    stale = batch.last_attempt
+    if stale is not None and stale.finished_at is None:  # its worker died mid-attempt
+        stale.outcome, stale.finished_at = "interrupted", engine.now()
+    attempt = Attempt(number=len(batch.attempts) + 1, started_at=engine.now())
+    batch.attempts.append(attempt)
+    engine.save(touched=[batch.number])
+    engine.publish(Publication.NOTICE, f"batch {batch.number}/{len(job.batches)} "
+                 f"(attempt {attempt.number}): {files_label(batch.files)}")
+    outcome = engine.runner.run(job, batch, attempt)
+    attempt.finished_at = engine.now()
+    attempt.outcome = outcome.result.value
+    record(engine, batch, attempt, outcome)
+
+def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptOutcome) -> None:
+    job = engine.job
+    touched = [batch.number, *outcome.touched]
+    if outcome.result is Result.COMMITTED:
+        job.head_sha = outcome.commit or job.head_sha
+        batch.commit, batch.leftovers = outcome.commit, outcome.leftovers
+        record_changes(engine.services.repository, job, batch, attempt)
+        batch.consecutive_failures = 0
+        batch.set_status(BatchStatus.COMPLETED)
+        engine.event("batch", f"batch {batch.number} committed", batch.number)
+        engine.save(touched=touched)
+        engine.publish(Publication.PROGRESS, render_card(job))
+    elif outcome.result is Result.SKIPPED:
+        batch.set_status(BatchStatus.SKIPPED)
+        batch.reason = outcome.reason
+        engine.event("batch", f"batch {batch.number} skipped: {outcome.reason}", batch.number)
+        engine.save(touched=touched)
+    elif outcome.result is Result.GATED and outcome.gate is not None:
+        batch.set_status(BatchStatus.PENDING)
+        if outcome.gate is Gate.BUDGET:
+            job.llm.budget_gate_batch = batch.number
+        limit = f" (the limit: max_batch_lines is {job.config.max_batch_lines} in " \
+            ".github/stepwise.yml)" if outcome.gate is Gate.LARGE_CHANGE else ""
+        engine.open(outcome.gate, f"batch {batch.number}: {outcome.reason}{limit}",
+                  batch=batch.number, touched=touched)
+    else:
+        attempt.error = outcome.error
+        batch.consecutive_failures += 1
+        batch.set_status(BatchStatus.FAILED)
+        engine.event("attempt", f"batch {batch.number} attempt {attempt.number} failed: "
+                   f"{outcome.error.code if outcome.error else 'unknown'}", batch.number)
+        code = outcome.error.code if outcome.error else ""
+        deterministic = DETERMINISTIC_FOR_LLM if job.spec.recipe is Recipe.LLM \
+            else DETERMINISTIC_FAILURES
+        if code in deterministic:
+            engine.open(Gate.FAILURE, f"batch {batch.number} failed with `{code}`, which "
+                      "would fail the same way again, so it is not retried",
+                      batch=batch.number, report=outcome.error, touched=touched)
+        elif batch.consecutive_failures >= job.config.max_failed_attempts:
+            failures = batch.consecutive_failures
+            engine.open(Gate.FAILURE, f"batch {batch.number} failed " + (
+                      "once" if failures == 1 else f"{failures} times in a row")
+                      + timeout_words(attempt, outcome.error, job.config.command_timeout),
+                      batch=batch.number, report=outcome.error, touched=touched)
+        else:
+            engine.save(touched=touched)
+

@@ -1,0 +1,156 @@
+"""What every step of a job works with: the services, the record and its worktree.
+
+`JobContext` keeps the record (save, events), reaches the outside (publish, gates) and owns
+the job's worktree; the step handlers (planning, batch_run, review, revert, endings) receive it,
+and the loop (jobs/engine/engine.py) is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jobs.adapters.egress import default_allowlist
+from jobs.adapters.environments import EnvironmentCache
+from jobs.adapters.sandbox import Sandbox
+from jobs.adapters.store import ConflictError, JobStore
+from jobs.adapters.workspace import Repository, Worktree
+from jobs.domain.errors import ErrorInfo
+from jobs.domain.gates import open_gate
+from jobs.domain.model import Event, Gate, Job, JobStatus
+from jobs.domain.notes import gate_prompt
+from jobs.editors import editor_for
+from jobs.editors.llm.settings import LlmSettings
+from jobs.engine.attempt import AttemptRunner, sandbox_policy
+from jobs.ports import Forge, Publication
+
+EXIT_COMPLETED, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 5
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: JobStatus
+    exit_code: int
+    message: str
+
+
+@dataclass
+class Services:
+    repository: Repository
+    store: JobStore
+    sandbox: Sandbox
+    forge: Forge
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    command_suffix: str = ""  # appended to the commands gate prompts print (local: --repo)
+    hidden_paths: tuple[Path, ...] = ()  # invisible to sandboxed commands (server: workdir, key)
+    llm: LlmSettings | None = None  # recipe `llm`; None: read STEPWISE_LLM_* when needed
+    environments: EnvironmentCache | None = None  # job environments built by `setup`
+    network_deny_hosts: tuple[str, ...] = ()  # Stepwise's own services (Redis, the web app)
+
+
+class CancelSignal(Exception):
+    """Raised at a safe point when the stored record asks for cancellation."""
+
+
+def outcome_of(job: Job, *, suffix: str = "") -> Outcome:
+    if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
+        return Outcome(job.status, job.gate.exit_code, gate_prompt(job, suffix=suffix))
+    if job.status is JobStatus.COMPLETED:
+        return Outcome(job.status, EXIT_COMPLETED, f"job completed; change note {job.note_path}")
+    if job.status is JobStatus.CANCELLED:
+        return Outcome(job.status, EXIT_CANCELLED, "job cancelled")
+    if job.status is JobStatus.CANCEL_REQUESTED:  # accepted, not a failure: it ends cancelled
+        return Outcome(job.status, EXIT_CANCELLED,
+                       "cancel requested: the job stops at the next safe point")
+    message = job.error.message if job.error else f"job is {job.status}"
+    return Outcome(job.status, EXIT_FAILED, message)
+
+
+
+class JobContext:
+    """One job's record, services and worktree; the worktree lives as long as the object."""
+
+    def __init__(self, services: Services, job: Job) -> None:
+        self.services = services
+        self.job = job
+        self._runner: AttemptRunner | None = None
+
+    # -- record keeping ---------------------------------------------------------------------
+    def now(self) -> datetime:
+        return self.services.clock()
+
+    def save(self, *, touched: Iterable[int] | None = None) -> None:
+        """Write the record; `touched` names the only batches changed since the last save
+        (None: any may have changed). Tests run with STEPWISE_STORE_CHECK=1, which proves it."""
+        self.job.updated_at = self.now()
+        try:
+            # The store bumps `version` on this object; keep using it (callers hold its batches).
+            self.services.store.save(self.job, touched=None if touched is None else set(touched))
+        except ConflictError:
+            stored = self.services.store.reload(self.job)
+            if stored is not None and stored.status is JobStatus.CANCEL_REQUESTED:
+                raise CancelSignal from None
+            raise
+
+    def event(self, kind: str, message: str, batch: int | None = None) -> None:
+        self.job.events.append(Event(at=self.now(), kind=kind, message=message, batch=batch))
+
+    def publish(self, kind: Publication, text: str) -> None:
+        self.services.forge.publish(self.job, kind, text)
+
+    def cancel_requested(self) -> bool:
+        """Asked between steps and twice a second while a command runs: reads the status only."""
+        return self.services.store.stored_status(self.job) is JobStatus.CANCEL_REQUESTED
+
+    def check_cancel(self) -> None:
+        if self.cancel_requested():
+            raise CancelSignal
+
+    # -- the worktree -----------------------------------------------------------------------
+    @property
+    def runner(self) -> AttemptRunner:
+        if self._runner is None:
+            repo = self.services.repository
+            path = repo.state_dir / "worktrees" / f"issue-{self.job.number}"
+            worktree = repo.open_worktree(path, self.job.head_sha)
+            policy = sandbox_policy(self.job.config,
+                                    hidden=(repo.git_dir, *self.services.hidden_paths),
+                                    should_stop=self.cancel_requested,
+                                    network_allow=self.network_allow(),
+                                    deny_hosts=self.services.network_deny_hosts)
+            editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy,
+                                llm=self.services.llm)
+            self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
+                                         self.services.clock,
+                                         environments=self.services.environments)
+            self._runner.notify = lambda text: self.publish(Publication.NOTICE, text)
+        return self._runner
+
+    @property
+    def worktree(self) -> Worktree:
+        return self.runner.worktree
+
+    def network_allow(self) -> list[str]:
+        """The hosts the egress proxy admits: `network_allow`, or by default the registries of
+        the ecosystems the repository uses (read from its files only when the network is on)."""
+        config = self.job.config
+        if not config.network or config.network_allow:
+            return list(config.network_allow)
+        return list(default_allowlist(self.services.repository.tracked_files(self.job.base_sha)))
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.worktree.remove()
+            self._runner = None
+
+    def open(self, kind: Gate, reason: str, *, batch: int | None = None,
+             milestone: int | None = None, report: ErrorInfo | None = None,
+             touched: Iterable[int] | None = None) -> None:
+        open_gate(self.job, kind, reason=reason, now=self.now(), batch=batch,
+                  milestone=milestone, report=report)
+        self.event("gate", f"{self.job.gate.id if self.job.gate else kind}: {reason}", batch)
+        self.services.forge.expect(self.job, Publication.GATE)  # owed before the job waits
+        self.save(touched=touched)
+        self.publish(Publication.GATE, gate_prompt(self.job, suffix=self.services.command_suffix))

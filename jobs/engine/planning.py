@@ -1,0 +1,70 @@
+"""The planning step: adopt a changed issue, plan the work left, run the baseline, then
+continue or wait at the plan gate."""
+
+from __future__ import annotations
+
+from jobs.adapters.discovery import contents_for_patterns, plan_scope
+from jobs.domain.model import FINISHED_BATCH_STATUSES, Batch, Gate, JobStatus
+from jobs.domain.note_parts import baseline_failure
+from jobs.domain.notes import render_plan
+from jobs.domain.plan import build_plan
+from jobs.domain.spec import parse_issue
+from jobs.engine.baseline import baseline_report, run_baseline
+from jobs.engine.context import JobContext
+from jobs.ports import Publication
+
+
+def apply_pending_issue(engine: JobContext) -> None:
+    """Adopt an issue text that changed since the job was planned (see `spec_changed`)."""
+    pending, engine.job.pending_issue = engine.job.pending_issue, None
+    if pending is None:
+        return
+    issue = parse_issue(pending.title, pending.body)
+    job = engine.job
+    job.title, job.spec, job.spec_text = issue.title, issue.spec, issue.spec_text
+    job.spec_digest, job.approved_digest = issue.spec.digest(), None
+    engine.event("plan", "re-planning with the changed spec")
+
+def plan(engine: JobContext) -> None:
+    """Plan the work left: a re-plan keeps finished batches and never redoes their files."""
+    apply_pending_issue(engine)
+    job, repo = engine.job, engine.services.repository
+    head = job.head_sha
+    finished = [b for b in job.batches if b.status in FINISHED_BATCH_STATUSES]
+    scope, job.left_out = plan_scope(repo, head, job.spec, job.config)
+    done = {path for b in finished for path in b.files}
+    todo = [path for path in scope if path not in done]
+    planned = build_plan(
+        scope_files=todo, contents=contents_for_patterns(repo, head, todo, job.spec.find),
+        find=job.spec.find,
+        batch_size=job.spec.batch_size or job.config.batch_size,
+        batches_per_milestone=job.config.batches_per_milestone,
+    )
+    first_milestone = max((b.milestone for b in finished), default=0)
+    # The kept milestones are behind the job: approving the new plan covers them.
+    job.approved_milestones = sorted({*job.approved_milestones, *range(1, first_milestone + 1)})
+    job.batches = finished + [
+        Batch(number=len(finished) + p.number, milestone=first_milestone + p.milestone,
+              files=list(p.files), targets=p.targets)
+        for p in planned.batches
+    ]
+    job.scope_files = scope
+    job.target_count = planned.target_count
+    run_baseline(engine)
+    engine.event("plan", f"{len(planned.batches)} batches planned"
+               + (f", {len(finished)} finished batches kept" if finished else ""))
+    engine.publish(Publication.PLAN, render_plan(job))
+    # An issue written or edited by someone without write access is always shown first.
+    trusted_skip = (not job.config.require_plan_approval and job.baseline_ok is not False
+                    and not job.extra.get("untrusted_spec"))
+    if job.approved_digest == job.spec_digest:
+        trusted_skip = True  # approved before (a job rebuilt from its branch)
+    if trusted_skip:
+        job.approved_digest = job.spec_digest
+        job.set_status(JobStatus.RUNNING)
+        engine.save()
+    elif job.baseline_ok is False:
+        engine.open(Gate.PLAN, "the plan is ready, but " + baseline_failure(job),
+                  report=baseline_report(job))
+    else:
+        engine.open(Gate.PLAN, "the plan is ready for review")

@@ -1,0 +1,114 @@
+"""Starting a job: where it starts (a branch, its commit, its config) and its new record."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs.adapters.discovery import plan_scope
+from jobs.adapters.workspace import Repository
+from jobs.domain.config import CONFIG_PATH, RepoConfig, load_config
+from jobs.domain.errors import BadInputError
+from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus, Job
+from jobs.domain.programs import refusal_reason, split_command
+from jobs.domain.spec import IssueTask, Recipe
+from jobs.editors.llm.settings import load_llm_settings
+from jobs.engine.context import Services
+from jobs.engine.recover import find_orphan
+
+
+@dataclass(frozen=True)
+class Base:
+    """Where a job starts: a branch, its commit, and the config read from it."""
+
+    branch: str
+    sha: str
+    config: RepoConfig
+
+
+def local_base(repo: Repository) -> Base:
+    """The checkout's current branch and commit (local mode)."""
+    sha = repo.resolve("HEAD")
+    if sha is None:
+        raise BadInputError("the repository has no commits yet",
+                            hint="commit your code first; Stepwise works from a commit")
+    return Base(branch=repo.current_branch() or "HEAD", sha=sha,
+                config=load_config(repo.show_file(sha, CONFIG_PATH)))
+
+
+def number_ranges(numbers: list[int]) -> str:
+    """[1, 2, 3, 5] -> "1–3, 5"."""
+    parts: list[str] = []
+    start = prev = numbers[0]
+    for number in [*numbers[1:], None]:
+        if number is not None and number == prev + 1:
+            prev = number
+            continue
+        parts.append(str(start) if start == prev else f"{start}–{prev}")
+        if number is not None:
+            start = prev = number
+    return ", ".join(parts)
+
+
+def resume_message(job: Job) -> str:
+    """"Resumed at batch 7 of 12; batches 1–6 are committed" (from the record, not a guess)."""
+    done = [b.number for b in job.batches if b.status is BatchStatus.COMPLETED]
+    nxt = next((b.number for b in job.batches if b.status not in FINISHED_BATCH_STATUSES), None)
+    where = f"batch {nxt} of {len(job.batches)}" if nxt else "the final review"
+    committed = "no batch is committed yet" if not done else (
+        f"batch {done[0]} is committed" if len(done) == 1 else
+        f"batches {number_ranges(done)} are committed")
+    return f"Resumed at {where} after an interruption; {committed}."
+
+
+def check_runnable(issue: IssueTask, config: RepoConfig) -> None:
+    """Refuse at once (bad input) a `run` program the config would refuse at every batch."""
+    if issue.spec.run is not None:
+        refusal = refusal_reason(split_command(issue.spec.run), config.allow_commands)
+        if refusal is not None:
+            raise BadInputError(f"spec field `run` cannot run: {refusal}",
+                                hint="use an allowed program, or allow it in .github/stepwise.yml",
+                                code="invalid_spec")
+
+
+def create_job(issue: IssueTask, number: int, services: Services, *,
+               base: Base | None = None, repo_name: str | None = None,
+               recover: bool = True) -> Job:
+    """A new job record for `issue`, on a new branch at `base` (default: the checkout's HEAD)."""
+    repo = services.repository
+    if issue.spec.recipe is Recipe.LLM:
+        (services.llm or load_llm_settings()).require()  # exit 2 naming what is missing
+    base = base or local_base(repo)
+    base_sha, config = base.sha, base.config
+    check_runnable(issue, config)
+    plan_scope(repo, base_sha, issue.spec, config)  # a plan that can change nothing: exit 2
+    now = services.clock()
+    job_id = f"{number}-{uuid.uuid4().hex[:12]}"
+    note_path = f"{config.notes_dir}/{now:%Y%m%dT%H%M%SZ}-issue-{number}.md"
+    # Recover a job whose record was lost; never when its record exists (e.g. it completed).
+    orphan = find_orphan(repo, number, issue.spec.digest(), config.notes_dir) if recover else None
+    if orphan is not None:
+        # The record was lost but the branch remembers: same id, so its batches are adopted.
+        job_id, branch, base_sha = orphan.job_id, orphan.branch, orphan.base_sha
+        now = orphan.created_at or now
+        note_path = orphan.note_path or note_path
+    else:
+        branch = f"stepwise/issue-{number}"
+        run = 1
+        while repo.branch_head(branch) is not None:
+            run += 1
+            branch = f"stepwise/issue-{number}-{run}"
+        repo.create_branch(branch, base_sha)
+    return Job(
+        id=job_id, number=number, title=issue.title,
+        repo=repo_name or str(repo.root), created_at=now, updated_at=services.clock(), spec=issue.spec,
+        spec_digest=issue.spec.digest(), spec_text=issue.spec_text, config=config,
+        base_branch=base.branch, base_sha=base_sha, branch=branch,
+        head_sha=base_sha, note_path=note_path,
+    )
+
+
+
+def state_dir_of(repo: Path) -> Path:
+    return Repository(repo).state_dir
