@@ -14,15 +14,18 @@ from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.adapters.store import BusyError, FileStore
 from jobs.adapters.workspace import Repository
 from jobs.domain.errors import BadInputError, WorkspaceError
-from jobs.domain.gates import RefusedError, Verb, apply_verb, note_spec_change
+from jobs.domain.gates import Verb, note_spec_change
 from jobs.domain.model import Event, Job, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.spec import InvalidSpecError, IssueTask, parse_issue_file
 from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
 from jobs.editors.llm.settings import LlmSettings
-from jobs.engine.engine import Engine, Outcome, Services, create_job, outcome_of
+from jobs.engine import usecases
+from jobs.engine.context import Outcome, Services, outcome_of
+from jobs.engine.engine import Engine
 from jobs.engine.llm_start import draft_job, llm_enabled, llm_for
 from jobs.engine.revert import revert_batch
+from jobs.engine.start import create_job
 from jobs.ports import Publication
 
 Sink = Callable[[Publication, str], None]
@@ -52,6 +55,41 @@ def local_environments(state_dir: Path) -> EnvironmentCache:
 
 def read_issue(path: Path) -> IssueTask:
     return parse_issue_file(read_issue_text(path))
+
+
+class LocalWiring:
+    """Local mode's side of the shared use cases: save to the file store, run the engine now
+    (the caller holds the job's lock); `outcome` and `message` are what it came to."""
+
+    def __init__(self, session: LocalSession, *, carry_on: bool = True) -> None:
+        self.session, self.carry_on = session, carry_on
+        self.message = ""
+        self._outcome: Outcome | None = None
+
+    @property
+    def outcome(self) -> Outcome:
+        if self._outcome is None:  # every use case saves or advances the job it changed
+            raise RuntimeError("the use case left no outcome")
+        return self._outcome
+
+    def save(self, job: Job) -> None:
+        self.session.store.save(job)
+        self._outcome = outcome_of(job, suffix=self.session.suffix)
+
+    def advance(self, job: Job) -> None:
+        if not self.carry_on:
+            return
+        engine = Engine(self.session.services, job)
+        self._outcome = engine.cancel_now() if job.status is JobStatus.CANCELLED \
+            else engine.advance()
+
+    def revert(self, job: Job, batch: int) -> None:
+        engine = Engine(self.session.services, job)
+        try:
+            self.message = revert_batch(engine, batch)
+        finally:
+            engine.close()
+        self._outcome = outcome_of(engine.job, suffix=self.session.suffix)
 
 
 class LocalSession:
@@ -194,42 +232,27 @@ class LocalSession:
     def verb(self, verb: Verb, *, reason: str = "") -> tuple[str, Outcome]:
         """Apply a gate verb; `approve`, `retry` and `skip` carry on until the next gate."""
         if verb is Verb.CANCEL and self.store.is_locked(self.number):
-            job = self.load()
-            message = apply_verb(job, verb)
-            self.store.save(job)
-            return message, outcome_of(job, suffix=self.suffix)
+            # The process running the job stops at its next safe point and writes the ending.
+            wiring = LocalWiring(self, carry_on=False)
+            message = usecases.steer(wiring, self.load(), verb)
+            return message, wiring.outcome
         with self.store.lock(self.number):
             job = self.load()
             if verb is not Verb.CANCEL:
                 llm_for(self.services, job.spec)
-            message = apply_verb(job, verb, reason=reason)
-            job = self.store.save(job)
-            engine = Engine(self.services, job)
-            if job.status is JobStatus.CANCELLED:
-                return message, engine.cancel_now()
-            return message, engine.advance()
+            wiring = LocalWiring(self)
+            message = usecases.steer(wiring, job, verb, reason=reason)
+            return message, wiring.outcome
 
     def revert(self, batch: int) -> tuple[str, Outcome]:
         with self.store.lock(self.number):
-            engine = Engine(self.services, self.load())
-            try:
-                message = revert_batch(engine, batch)
-            finally:
-                engine.close()
-            return message, outcome_of(engine.job, suffix=self.suffix)
+            wiring = LocalWiring(self)
+            usecases.revert(wiring, self.load(), batch)
+            return wiring.message, wiring.outcome
 
     def instruct(self, text: str) -> str:
-        if not text.strip():
-            raise RefusedError("`instruct` needs the instruction text",
-                               hint="e.g. stepwise instruct \"keep the public names\"")
         with self.store.lock(self.number):
-            job = self.load()
-            if job.is_terminal:
-                raise RefusedError(f"the job is already {job.status}",
-                                   hint="instructions apply to later batches of a live job")
-            job.instructions.append(text.strip())
-            self.store.save(job)
-            return f"instruction recorded ({len(job.instructions)} standing)"
+            return usecases.instruct(LocalWiring(self, carry_on=False), self.load(), text)
 
     def status(self) -> tuple[str, Outcome]:
         """The card, and the job's exit code (0 while it is still working; 4 when the process

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
 from jobs.domain.model import Job
+from jobs.engine import usecases
 
 
 def handle(context: CommandContext, job: Job | None, command: Command) -> str:
     assert job is not None  # needs_job
-    job.instructions.append(command.argument)
-    context.save(job)
+    usecases.instruct(context, job, command.argument)  # refused once the job has ended
     return ""
 
 

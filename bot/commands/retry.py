@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
-from jobs.domain.gates import Verb, apply_verb
+from jobs.domain.gates import Verb
 from jobs.domain.model import Job
+from jobs.engine import usecases
 
 
 def handle(context: CommandContext, job: Job | None, command: Command) -> str:
     assert job is not None  # needs_job
-    apply_verb(job, Verb.RETRY)
-    context.save(job)
-    context.advance(job)
+    usecases.steer(context, job, Verb.RETRY)
     return ""
 
 

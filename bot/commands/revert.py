@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
 from jobs.domain.model import Job
+from jobs.engine import usecases
 
 
 def handle(context: CommandContext, job: Job | None, command: Command) -> str:
     assert job is not None  # needs_job
-    context.revert(job, int(command.argument))
+    usecases.revert(context, job, int(command.argument))
     return ""
 
 

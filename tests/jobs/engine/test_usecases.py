@@ -1,0 +1,89 @@
+"""The use cases local and server mode share (jobs/engine/usecases.py): one decision, two
+wirings. Each refusal is asserted in both modes: the local session and the server's handler."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.commands import Command, spec_for
+from jobs.adapters.store import FileStore
+from jobs.adapters.workspace import Repository
+from jobs.domain.gates import RefusedError, Verb
+from jobs.domain.model import Gate, Job, JobStatus
+from jobs.engine import usecases
+from jobs.local import LocalSession
+from tests.jobs.domain.test_gates import gated_job
+from tests.kit.records import make_job
+from tests.kit.repos import make_repo
+
+
+class RecordingWiring:
+    """A Wiring that records what the use case asked of the mode."""
+
+    def __init__(self) -> None:
+        self.effects: list[str] = []
+
+    def save(self, job: Job) -> None:
+        self.effects.append(f"save:{job.status}")
+
+    def advance(self, job: Job) -> None:
+        self.effects.append(f"advance:{job.status}")
+
+    def revert(self, job: Job, batch: int) -> None:
+        self.effects.append(f"revert:{batch}")
+
+
+def test_steer_applies_the_verb_then_saves_then_carries_on() -> None:
+    wiring, job = RecordingWiring(), gated_job(Gate.PLAN)
+    assert "approved" in usecases.steer(wiring, job, Verb.APPROVE)
+    assert wiring.effects == ["save:running", "advance:running"]
+
+
+def test_a_verb_the_gate_does_not_take_changes_nothing() -> None:
+    wiring, job = RecordingWiring(), gated_job(Gate.PLAN)
+    with pytest.raises(RefusedError, match="does not apply"):
+        usecases.steer(wiring, job, Verb.RETRY)
+    assert wiring.effects == [] and job.gate is not None
+
+
+def test_instruct_keeps_the_stripped_text_and_counts_the_standing_instructions() -> None:
+    wiring, job = RecordingWiring(), gated_job(Gate.PLAN)
+    assert usecases.instruct(wiring, job, "  keep the names ") == "instruction recorded (1 standing)"
+    assert job.instructions == ["keep the names"] and wiring.effects == ["save:awaiting_human"]
+    with pytest.raises(RefusedError, match="needs the instruction text"):
+        usecases.instruct(wiring, job, "   ")
+
+
+@pytest.mark.parametrize("status", [JobStatus.COMPLETED, JobStatus.CANCELLED, JobStatus.FAILED])
+def test_instruct_on_a_finished_job_is_refused_with_the_reason(status: JobStatus) -> None:
+    wiring, job = RecordingWiring(), make_job(status=status)
+    with pytest.raises(RefusedError, match=f"the job is already {status}") as caught:
+        usecases.instruct(wiring, job, "too late")
+    assert caught.value.hint == usecases.INSTRUCT_HINT
+    assert job.instructions == [] and wiring.effects == []
+
+
+def finished_job_on_disk(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    FileStore(Repository(repo).state_dir).save(make_job(status=JobStatus.COMPLETED))
+    return repo
+
+
+def test_both_modes_refuse_instruct_on_a_finished_job_the_same_way(tmp_path: Path) -> None:
+    # Local mode: the CLI's session, on the record in the checkout.
+    repo = finished_job_on_disk(tmp_path)
+    local = LocalSession(repo, 7, sink=lambda _kind, _text: None)
+    with pytest.raises(RefusedError) as in_local:
+        local.instruct("too late")
+    assert local.load().instructions == []
+    # Server mode: the worker's handler for `/stepwise instruct`.
+    spec = spec_for("instruct")
+    assert spec is not None
+    wiring, job = RecordingWiring(), make_job(status=JobStatus.COMPLETED)
+    with pytest.raises(RefusedError) as on_server:
+        spec.handle(wiring, job, Command(verb="instruct", argument="too late", line=1,
+                                         raw="/stepwise instruct too late"))  # type: ignore[arg-type]
+    assert wiring.effects == [] and job.instructions == []
+    assert in_local.value.message == on_server.value.message == "the job is already completed"
