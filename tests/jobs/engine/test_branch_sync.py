@@ -1,0 +1,92 @@
+"""The branch applier (jobs/engine/branch_sync.py) on a real git repository and file store,
+with the in-memory forge: what reconcile() decided reaches the record and the forge in order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jobs.adapters.sandbox import make_sandbox
+from jobs.adapters.store import FileStore
+from jobs.adapters.workspace import Repository
+from jobs.domain.errors import RetryClass, StepwiseError
+from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
+from jobs.engine import branch_sync
+from jobs.engine.context import JobContext, Services
+from jobs.ports import Publication
+from tests.kit.forge import InMemoryForge
+from tests.kit.records import make_batch, make_job
+from tests.kit.repos import commit_all, git, make_repo, write_files
+
+
+def context(tmp_path: Path) -> tuple[JobContext, Path, InMemoryForge]:
+    repo = make_repo(tmp_path / "repo", {"a.py": "print(1)\n"})
+    head = git(repo, "rev-parse", "HEAD")
+    git(repo, "branch", "stepwise/issue-7", head)
+    repository = Repository(repo)
+    forge = InMemoryForge()
+    store = FileStore(repository.state_dir)
+    job = make_job(status=JobStatus.RUNNING, batches=[make_batch(1, files=["a.py"])])
+    job.base_sha = job.head_sha = head
+    job = store.save(job)
+    services = Services(repository=repository, store=store,
+                        sandbox=make_sandbox(require_isolation=False), forge=forge)
+    return JobContext(services, job), repo, forge
+
+
+def commit_on_branch(repo: Path, message: str) -> str:
+    git(repo, "checkout", "-q", "stepwise/issue-7")
+    write_files(repo, {"a.py": f"# {message}\n"})
+    sha = commit_all(repo, message)
+    git(repo, "checkout", "-q", "main")
+    return sha
+
+
+def stored(ctx: JobContext) -> Job:
+    job = ctx.services.store.reload(ctx.job)
+    assert job is not None
+    return job
+
+
+def test_our_batch_commit_is_adopted_saved_and_nothing_is_published(tmp_path: Path) -> None:
+    ctx, repo, forge = context(tmp_path)
+    sha = commit_on_branch(repo, "batch 1\n\nStepwise-Job: 7-abc123def456\nStepwise-Batch: 1")
+    assert branch_sync.sync(ctx)
+    job = stored(ctx)
+    assert job.head_sha == sha and job.batch(1).status is BatchStatus.COMPLETED
+    assert job.batch(1).adopted and forge.effects == []
+    assert not branch_sync.sync(ctx)  # the branch is where the record says now
+
+
+def test_someone_elses_commit_opens_the_gate_owed_before_it_is_published(tmp_path: Path) -> None:
+    ctx, repo, forge = context(tmp_path)
+    before = ctx.job.head_sha
+    commit_on_branch(repo, "fix typo")
+    assert branch_sync.sync(ctx)
+    job = stored(ctx)
+    assert job.status is JobStatus.AWAITING_HUMAN and job.gate is not None
+    assert job.gate.kind is Gate.HUMAN_COMMIT and job.head_sha == before
+    assert forge.actions() == ["expect:gate", "publish:gate"]
+    assert "'fix typo'" in forge.published(Publication.GATE)[0]
+
+
+def test_a_failed_gate_publication_leaves_the_gate_saved(tmp_path: Path) -> None:
+    ctx, repo, forge = context(tmp_path)
+    commit_on_branch(repo, "fix typo")
+    outage = StepwiseError("GitHub answered 502", code="forge_unavailable",
+                           retry_class=RetryClass.AUTO_RETRY)
+    forge.fail_next(Publication.GATE, outage)
+    with pytest.raises(StepwiseError, match="502"):
+        branch_sync.sync(ctx)
+    job = stored(ctx)  # the gate was saved before the publication was tried
+    assert job.gate is not None and job.gate.kind is Gate.HUMAN_COMMIT
+    assert forge.actions() == ["expect:gate"]
+
+
+def test_a_deleted_branch_fails_the_job_without_retrying(tmp_path: Path) -> None:
+    ctx, repo, _ = context(tmp_path)
+    git(repo, "branch", "-D", "stepwise/issue-7")
+    with pytest.raises(StepwiseError, match="no longer exists") as caught:
+        branch_sync.sync(ctx)
+    assert caught.value.retry_class is RetryClass.DO_NOT_RETRY
