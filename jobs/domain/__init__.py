@@ -1,0 +1,1 @@
+"""The pure core: records, rules and renderers, with no I/O."""
