@@ -38,8 +38,8 @@ class RedisStore:
         try:
             doc: dict[str, Any] = json.loads(raw_doc)
             count = int(doc.get("batch_count", len(batches)))
-            job = assemble(doc, (json.loads(batches[str(k)]) for k in range(1, count + 1)),
-                           (json.loads(e) for e in raw_events[: int(doc.get("event_count", 0))]))
+            job = assemble(doc, (batches[str(k)] for k in range(1, count + 1)),
+                           raw_events[: int(doc.get("event_count", 0))])
         except (ValueError, TypeError, KeyError, AttributeError, ValidationError) as exc:
             raise StateError(
                 f"the Redis record of job {job_id} is damaged: {str(exc)[:300]}",

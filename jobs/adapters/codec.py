@@ -33,7 +33,16 @@ def event_line(event: Event) -> str:
 
 
 def assemble(doc: dict[str, Any], batches: Iterable[Any], events: Iterable[Any]) -> Job:
-    """The job of a stored document with its parsed batches (in order) and events; raises
-    ValueError or pydantic's ValidationError when the parts do not make a job."""
+    """The job of a stored document with its batches (in order) and events, each a JSON text
+    or an already parsed mapping; raises ValueError or pydantic's ValidationError when the
+    parts do not make a job. Each part becomes its record as it is read, so a job of 10,000
+    batches never holds all of them twice (parsed and validated) at once."""
     fields = {key: value for key, value in doc.items() if key not in BOOKKEEPING}
-    return Job.model_validate({**fields, "batches": list(batches), "events": list(events)})
+    return Job.model_validate({**fields, "batches": [_record(Batch, b) for b in batches],
+                               "events": [_record(Event, e) for e in events]})
+
+
+def _record(kind: type[Batch] | type[Event], part: Any) -> Any:
+    if isinstance(part, str | bytes):
+        return kind.model_validate_json(part)
+    return kind.model_validate(part)

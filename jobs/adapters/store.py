@@ -117,20 +117,21 @@ class FileStore:
         if doc is None:
             return None
         try:
-            batches = [json.loads(self.batch_path(number, k).read_bytes())
-                       for k in range(1, int(doc.get("batch_count", 0)) + 1)]
+            batches = (self.batch_path(number, k).read_bytes()
+                       for k in range(1, int(doc.get("batch_count", 0)) + 1))
             return assemble(doc, batches, self._events(number)[: int(doc.get("event_count", 0))])
         except (OSError, ValueError, TypeError) as exc:
             message = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
             raise StateError(f"the progress file {self.path_for(number)} is damaged: "
                              f"{message[:300]}", hint=DAMAGED_HINT) from None
 
-    def _events(self, number: int) -> list[Any]:
+    def _events(self, number: int) -> list[bytes]:
+        """The event log's lines, as JSON texts."""
         try:
             lines = self.events_path(number).read_bytes().splitlines()
         except FileNotFoundError:
             return []
-        return [json.loads(line) for line in lines if line.strip()]
+        return [line for line in lines if line.strip()]
 
     def save(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
         stored = self._document(job.number)

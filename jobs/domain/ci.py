@@ -1,0 +1,149 @@
+"""The repository's CI as a verifier, decided from data (pure): which checks a commit needs and
+what the check runs and commit statuses seen on it say.
+
+Required checks are `ci.checks` when the config names them, else the base branch's required
+status checks, else every check seen on the commit except Stepwise's own. A check is done when
+it completed (a commit status: when it left `pending`); it passes with `success`, `neutral` or
+`skipped`. With several runs of one name (re-runs), the newest counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+PASSING = frozenset({"success", "neutral", "skipped"})
+# Without a list of required checks, a commit on which no check appears within this grace is
+# taken as a repository without CI, not as a check that never finishes.
+NO_CHECKS_GRACE = timedelta(minutes=5)
+
+
+class CiState(StrEnum):
+    PENDING = "pending"
+    PASSED = "passed"
+    FAILED = "failed"
+    TIMED_OUT = "timed_out"
+
+
+class RequiredFrom(StrEnum):
+    CONFIG = "ci.checks"
+    PROTECTION = "the base branch's required checks"
+    OBSERVED = "every check on the commit"
+
+
+@dataclass(frozen=True)
+class CheckObservation:
+    """One check run, or one commit status (its context as the name), on one commit."""
+
+    name: str
+    status: str  # queued | in_progress | completed
+    conclusion: str | None = None  # success | failure | neutral | cancelled | skipped | ...
+    url: str = ""
+    app_slug: str = ""  # "" for a commit status
+    run_id: int = 0  # orders re-runs of one name; 0 for commit statuses
+
+    @property
+    def done(self) -> bool:
+        return self.status == "completed"
+
+    @property
+    def passed(self) -> bool:
+        return self.done and self.conclusion in PASSING
+
+
+def from_commit_status(context: str, state: str, url: str = "") -> CheckObservation:
+    """A commit status (`pending`, `success`, `failure`, `error`) as a check."""
+    if state == "pending":
+        return CheckObservation(context, "in_progress", None, url)
+    return CheckObservation(context, "completed", "success" if state == "success" else "failure",
+                            url)
+
+
+@dataclass(frozen=True)
+class CiVerdict:
+    """What the required checks of one commit say now."""
+
+    state: CiState
+    required_from: RequiredFrom
+    checks: tuple[CheckObservation, ...] = ()  # one per required name; missing ones queued
+    failing: tuple[CheckObservation, ...] = ()
+    missing: tuple[str, ...] = ()
+
+    @property
+    def done(self) -> int:
+        return sum(1 for check in self.checks if check.done)
+
+    @property
+    def total(self) -> int:
+        return len(self.checks)
+
+    def progress(self) -> str:
+        """The line the card, `status` and the task center show."""
+        if self.state is CiState.PENDING:
+            if not self.checks:
+                return "waiting for CI: no check has started yet"
+            noun = "check" if self.total == 1 else "checks"
+            return f"waiting for CI: {self.done} of {self.total} {noun} done"
+        if self.state is CiState.PASSED:
+            return f"CI passed ({self.total} {'check' if self.total == 1 else 'checks'})" \
+                if self.checks else "CI: no checks reported on this commit"
+        names = ", ".join(f"`{check.name}`" for check in self.failing) or \
+            ", ".join(f"`{name}`" for name in self.missing)
+        if self.state is CiState.TIMED_OUT:
+            return f"CI timed out waiting for {names}"
+        return f"CI failed: {names}"
+
+
+def newest_per_name(observed: Sequence[CheckObservation]) -> dict[str, CheckObservation]:
+    newest: dict[str, CheckObservation] = {}
+    for check in observed:
+        kept = newest.get(check.name)
+        if kept is None or check.run_id >= kept.run_id:
+            newest[check.name] = check
+    return newest
+
+
+@dataclass(frozen=True)
+class CiRequirement:
+    """Where the required names come from: the config, branch protection, or what is seen."""
+
+    configured: tuple[str, ...] = ()
+    protected: tuple[str, ...] = ()
+    own_app_slug: str = ""
+    ignored: tuple[str, ...] = field(default=())  # Stepwise's own check names
+
+    def names(self, observed: Sequence[CheckObservation]) -> tuple[list[str], RequiredFrom]:
+        if self.configured:
+            return list(self.configured), RequiredFrom.CONFIG
+        if self.protected:
+            return list(self.protected), RequiredFrom.PROTECTION
+        names = [name for name, check in newest_per_name(observed).items()
+                 if not self._own(check)]
+        return names, RequiredFrom.OBSERVED
+
+    def _own(self, check: CheckObservation) -> bool:
+        return bool(self.own_app_slug and check.app_slug == self.own_app_slug) or \
+            check.name in self.ignored or check.name.startswith("Stepwise")
+
+
+def ci_verdict(requirement: CiRequirement, observed: Sequence[CheckObservation], *,
+               waiting_since: datetime, now: datetime, timeout: timedelta) -> CiVerdict:
+    """The verdict on one commit: passed, failed, pending, or timed out past `timeout`."""
+    names, source = requirement.names(observed)
+    newest = newest_per_name(observed)
+    checks = tuple(newest.get(name) or CheckObservation(name, "queued") for name in names)
+    failing = tuple(check for check in checks if check.done and not check.passed)
+    missing = tuple(name for name in names if name not in newest)
+    waited = now - waiting_since
+    if failing:
+        return CiVerdict(CiState.FAILED, source, checks, failing, missing)
+    if checks and all(check.passed for check in checks):
+        return CiVerdict(CiState.PASSED, source, checks)
+    if not checks and source is RequiredFrom.OBSERVED and waited >= min(NO_CHECKS_GRACE, timeout):
+        return CiVerdict(CiState.PASSED, source)
+    if waited >= timeout:
+        late = tuple(check for check in checks if not check.done)
+        return CiVerdict(CiState.TIMED_OUT, source, checks, late, missing)
+    return CiVerdict(CiState.PENDING, source, checks, (), missing)
