@@ -68,7 +68,6 @@ def outcome_of(job: Job, *, suffix: str = "") -> Outcome:
     return Outcome(job.status, EXIT_FAILED, message)
 
 
-
 class JobContext:
     """One job's record, services and worktree; the worktree lives as long as the object."""
 

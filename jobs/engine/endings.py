@@ -12,6 +12,7 @@ from jobs.ports import Publication
 
 
 def fail(engine: JobContext, error: ErrorInfo) -> Outcome:
+    """End the job as failed with `error` (one that retrying cannot fix), with its summary."""
     engine.job.error = error
     if engine.job.status is not JobStatus.FAILED:
         engine.job.set_status(JobStatus.FAILED)
@@ -22,6 +23,8 @@ def fail(engine: JobContext, error: ErrorInfo) -> Outcome:
 
 
 def finish_cancel(engine: JobContext) -> Outcome:
+    """End the job as cancelled from the stored record: our commits adopted, an unfinished
+    attempt closed, the change note committed when a batch was."""
     stored = engine.services.store.reload(engine.job)
     if stored is not None:
         engine.job = stored
