@@ -31,7 +31,8 @@ class Access(StrEnum):
 
 class CommandContext(Protocol):
     """What a verb's handler may do besides changing the job record (bot/server/handlers.py
-    implements it for the worker)."""
+    implements it for the worker); `save`, `advance` and `revert` make it the `Wiring` the
+    shared use cases (jobs/engine/usecases.py) take."""
 
     def help_table(self) -> str:
         """The command table."""

@@ -212,7 +212,8 @@ def handle_comment(ctx: ServerContext, event: Event, commands: list[Any]) -> Non
 
 
 class ServerCommands:
-    """What a command's handler may do, on the worker: the CommandContext of bot.commands."""
+    """What a command's handler may do, on the worker: the CommandContext of bot.commands,
+    and so the server's wiring of the shared use cases (jobs/engine/usecases.py)."""
 
     def __init__(self, ctx: ServerContext, event: Event) -> None:
         self.ctx, self.event = ctx, event
