@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 SCAN_LIMIT = 2_000  # newest jobs looked at per pass
 READ_CHUNK = 200  # job documents per pipelined round trip
 MAX_JOBS_PER_PASS = 50  # jobs published to (or whose comments are read) per pass
+COMMENT_GRACE_S = 30.0  # a command comment younger than this may still have its webhook coming
 ROUND_KEY = "stepwise:reconcile:round"
 COMMENT_KEY = "stepwise:comment:{}"  # bot/server/handlers.py keeps each comment's progress there
 
@@ -73,9 +74,10 @@ def owes(doc: dict[str, Any]) -> bool:
     return bool(doc.get("outbox")) or (unshown and "installation_id" in doc.get("extra", {}))
 
 
-def reconcile(ctx: ServerContext) -> Pass:
+def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -> Pass:
     """One pass over the newest jobs: publish what waiting and ended jobs owe, then read the
-    comments of jobs at a shown gate for commands nobody handled."""
+    comments of jobs at a shown gate for commands nobody handled (written at least
+    `comment_grace_s` ago: a webhook still on its way is not a lost one)."""
     result = Pass()
     ids = ctx.store.job_ids(limit=SCAN_LIMIT)
     docs = read_documents(ctx.redis, ids)
@@ -88,7 +90,7 @@ def reconcile(ctx: ServerContext) -> Pass:
                and i not in owing][:MAX_JOBS_PER_PASS - len(owing)]
     for job_id in waiting:
         try:
-            result.commands += unhandled_commands(ctx, job_id)
+            result.commands += unhandled_commands(ctx, job_id, grace_s=comment_grace_s)
         except StepwiseError as exc:
             log.warning("could not read a job's comments", extra={"job_id": job_id,
                                                                    "code": exc.code})
@@ -120,7 +122,7 @@ def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
         schedule_advance(ctx, latest)  # a command came while the lease was ours: go on
 
 
-def unhandled_commands(ctx: ServerContext, job_id: str) -> list[int]:
+def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float) -> list[int]:
     """Queue the comments written on a waiting job since its gate opened that no webhook
     brought (their progress key is missing); returns their ids."""
     job = ctx.store.load_id(job_id)
@@ -137,6 +139,7 @@ def unhandled_commands(ctx: ServerContext, job_id: str) -> list[int]:
     for number in threads:
         for comment in client.comments(owner, name, number):
             if comment.is_bot or not _after(comment.created_at, job.gate.opened_at) or \
+                    not _older(comment.created_at, ctx.clock(), grace_s) or \
                     ctx.redis.exists(COMMENT_KEY.format(comment.id)) or \
                     not parse_comment(comment.body, app_slug=ctx.settings.app_slug):
                 continue
@@ -152,6 +155,14 @@ def unhandled_commands(ctx: ServerContext, job_id: str) -> list[int]:
         log.warning("commands without a webhook; handling them now",
                     extra={"job_id": job_id, "comments": queued})
     return queued
+
+
+def _older(created_at: str, now: datetime, seconds: float) -> bool:
+    try:
+        created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return (now - created).total_seconds() >= seconds
 
 
 def _after(created_at: str, opened_at: datetime) -> bool:

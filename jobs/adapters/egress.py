@@ -219,7 +219,7 @@ class EgressProxy:
             if why is None and address in self._denied:
                 why = f"{address} belongs to Stepwise's own services"
             if why is not None:
-                return None, f"{host} resolves to {why}"
+                return None, why if host == address else f"{host} resolves to {address}, and {why}"
         return (addresses[0], "") if addresses else (None, f"{host} has no address")
 
 

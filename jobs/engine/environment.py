@@ -1,7 +1,7 @@
 """The job's environment: taken from the cache, or built once by `setup` in a pristine worktree.
 
 `setup` runs in the sandbox (with the network when `network` is `setup` or `true`), in a
-worktree at the job's head with nothing else in it; what it leaves there that git does not track
+worktree at the job's base with nothing else in it; what it leaves there that git does not track
 becomes the environment (jobs/adapters/environments.py) and the worktree is put back as it was.
 Every later command gets it read-only, so it is never part of a diff and no batch can change
 what the next job reuses.
@@ -84,8 +84,9 @@ def ensure_environment(*, config: RepoConfig, key: str, cache: EnvironmentCache,
 def prepare_job_environment(job: Job, *, repository: Repository, cache: EnvironmentCache,
                             sandbox: Sandbox, policy: SandboxPolicy) -> EnvironmentOutcome:
     """The job's environment, recorded on `job`: from the cache under the key recorded at the
-    job's first step, or built now by `setup` in a scratch worktree at the job's head (never the
-    job's own worktree, whose files may hold a batch's edit). The key is computed once, from the
+    job's first step, or built now by `setup` in a scratch worktree at the job's base (never the
+    job's own worktree or head, whose files may hold a batch's edit: the key names the base, and
+    the next job on that base reuses what is built). The key is computed once, from the
     `cache_key` files at the job's base, and kept, so every later step and worker agrees."""
     key = job.environment.key if job.environment is not None else job_environment_key(
         job.config, tracked=repository.tracked_files(job.base_sha),
@@ -93,7 +94,7 @@ def prepare_job_environment(job: Job, *, repository: Repository, cache: Environm
     found = cache.get(key)
     if found is None:
         scratch = repository.open_worktree(cache.root / f"scratch-{key}-{os.getpid()}",
-                                           job.head_sha)
+                                           job.base_sha)
         try:
             outcome = ensure_environment(config=job.config, key=key, cache=cache,
                                          sandbox=sandbox, policy=policy, worktree=scratch.path,

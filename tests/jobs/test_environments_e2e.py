@@ -9,7 +9,6 @@ running setup (so without the network); a changed `cache_key` file builds it aga
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -23,63 +22,12 @@ from jobs.domain.spec import parse_issue_file
 from jobs.engine.engine import Outcome
 from jobs.local import LocalSession
 from jobs.ports import Publication
+from tests.kit.env_repos import NODE_ISSUE, PY_ISSUE, PYPROJECT, node_files, python_files
 from tests.kit.local_e2e import Recorder
 from tests.kit.repos import commit_all, git, make_repo
 
-pytestmark = [pytest.mark.skipif(not bubblewrap_available(), reason="needs bubblewrap")]
-
-PY_CONFIG = """\
-setup: ["python -m venv .venv", "pip install --disable-pip-version-check -e .[test]"]
-validate: ["pytest -q"]
-allow_commands: [python, pip, pytest]
-network: setup
-cache_key: ["pyproject.toml"]
-batch_size: 1
-"""
-PYPROJECT = """\
-[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "shapes"
-version = "0.1.0"
-dependencies = ["six"]
-
-[project.optional-dependencies]
-test = ["pytest"]
-
-[tool.setuptools.packages.find]
-where = ["src"]
-"""
-MODULE = '''"""{name}."""
-
-import six
-
-
-def {name}(value):
-    return six.text_type(old_format(value))
-
-
-def old_format(value):
-    return "<%s>" % value
-'''
-TEST = '''from shapes.circle import circle
-from shapes.square import square
-
-
-def test_both():
-    assert circle(1) == "<1>" and square(2) == "<2>"
-'''
-ISSUE = """# Rename old_format to fmt
-
-```stepwise
-recipe: replace
-paths: ["src/**/*.py"]
-find: ['\\bold_format\\b']
-replace: 'fmt'
-```
-"""
+pytestmark = [pytest.mark.skipif(not bubblewrap_available(), reason="needs bubblewrap"),
+              pytest.mark.slow]  # real PyPI and npm installs: tens of seconds
 
 
 @pytest.fixture(autouse=True)
@@ -87,7 +35,7 @@ def _python_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}")
 
 
-def run_job(repo: Path, number: int, issue: str = ISSUE) -> tuple[Outcome, Job]:
+def run_job(repo: Path, number: int, issue: str = PY_ISSUE) -> tuple[Outcome, Job]:
     sink = Recorder()
     session = LocalSession(repo, number, sink=sink)
     outcome = session.run(parse_issue_file(issue), yes=True)
@@ -102,11 +50,7 @@ def run_job(repo: Path, number: int, issue: str = ISSUE) -> tuple[Outcome, Job]:
 
 @pytest.fixture
 def python_repo(tmp_path: Path) -> Iterator[Path]:
-    files = {".github/stepwise.yml": PY_CONFIG, "pyproject.toml": PYPROJECT,
-             "src/shapes/__init__.py": "", "tests/test_shapes.py": TEST,
-             "src/shapes/circle.py": MODULE.format(name="circle"),
-             "src/shapes/square.py": MODULE.format(name="square"), ".gitignore": ".venv/\n"}
-    yield make_repo(tmp_path / "shapes", files)
+    yield make_repo(tmp_path / "shapes", python_files())
 
 
 def test_a_python_package_validates_against_its_installed_environment(python_repo: Path) -> None:
@@ -142,46 +86,8 @@ def test_a_python_package_validates_against_its_installed_environment(python_rep
     assert not rebuilt.environment.from_cache and len(rebuilt.environment.setup) == 2
 
 
-NODE_CONFIG = """\
-setup: ["npm ci --no-audit --no-fund"]
-validate: ["npm test"]
-allow_commands: [npm, node]
-network: setup
-cache_key: ["package-lock.json"]
-"""
-PACKAGE = {"name": "counts", "version": "1.0.0", "private": True,
-           "scripts": {"test": "node test.js"}, "dependencies": {"is-number": "7.0.0"}}
-LOCK = {"name": "counts", "version": "1.0.0", "lockfileVersion": 3, "requires": True,
-        "packages": {
-            "": {"name": "counts", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}},
-            "node_modules/is-number": {
-                "version": "7.0.0",
-                "resolved": "https://registry.npmjs.org/is-number/-/is-number-7.0.0.tgz",
-                "integrity": "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDl"
-                             "K9cGvNp6NZWZUBlbGXYxxng==",
-                "license": "MIT", "engines": {"node": ">=0.12.0"}}}}
-NODE_TEST = """const isNumber = require("is-number");
-const { count } = require("./lib/count.js");
-if (!isNumber(count([1, 2]))) { process.exit(1); }
-console.log("ok");
-"""
-NODE_ISSUE = """# Use const
-
-```stepwise
-recipe: replace
-paths: ["lib/**/*.js"]
-find: ['\\bvar ']
-replace: 'const '
-```
-"""
-
-
 def test_a_node_package_installs_with_npm_ci_once(tmp_path: Path) -> None:
-    files = {".github/stepwise.yml": NODE_CONFIG, "package.json": json.dumps(PACKAGE),
-             "package-lock.json": json.dumps(LOCK), "test.js": NODE_TEST,
-             "lib/count.js": "var n = 0;\nexports.count = (xs) => xs.length + n;\n",
-             ".gitignore": "node_modules/\n"}
-    repo = make_repo(tmp_path / "counts", files)
+    repo = make_repo(tmp_path / "counts", node_files())
     outcome, job = run_job(repo, 1, NODE_ISSUE)
     assert outcome.exit_code == 0, outcome.message
     assert job.environment is not None and "node_modules" in job.environment.entries

@@ -182,7 +182,9 @@ def link_scenarios(outside_file: Path, key: Path, marker_config: str) -> list[Sc
     # No literal for `git grep` to pre-select with (it never greps a link): every file is read.
     rename = {"find": ["(?i)old_name"], "replace": "NEW_NAME"}
     # Old Stepwise followed the link and inserted this before `[core]` in .git/config.
-    fsmonitor = {"find": [r"config$|^\[core\]$|OLD_NAME"], "replace": marker_config}
+    # The replacement holds `[core]` itself: what it leaves matching is a leftover, not a failure.
+    fsmonitor = {"find": [r"config$|^\[core\]$|OLD_NAME"], "replace": marker_config,
+                 "done_when": "checks_pass"}
     rename_cmd = {"recipe": "command", "find": ["(?i)old_name"],
                   "run": "python tools/rename.py {files}"}
     return [

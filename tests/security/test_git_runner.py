@@ -21,7 +21,7 @@ from tests.kit.repos import make_repo
 from tests.security import git_attacks as attacks
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNNER = ROOT / "jobs" / "git_runner.py"
+RUNNER = ROOT / "jobs" / "adapters" / "git_runner.py"
 PROCESS_CALLS = {"run", "Popen", "call", "check_call", "check_output", "system", "execv",
                  "execvp", "execvpe", "spawnv", "spawnvp", "create_subprocess_exec"}
 
