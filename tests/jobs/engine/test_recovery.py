@@ -38,6 +38,7 @@ from tests.kit.local_e2e import (
     write_issue,
 )
 from tests.kit.repos import commit_all, git
+from tests.kit.waiting import process_running
 
 
 class Crash(Exception):
@@ -416,7 +417,7 @@ def test_cancel_ends_a_running_validation_with_its_process_group(tmp_path: Path)
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
         deadline = time.monotonic() + 30
-        while not any(marker in text for text in _cmdlines()):
+        while not process_running(marker):
             assert time.monotonic() < deadline, "the validation never started"
             time.sleep(0.1)
         cancelled = subprocess.run([str(STEPWISE), "cancel", "--repo", str(repo), "--number",
@@ -428,22 +429,10 @@ def test_cancel_ends_a_running_validation_with_its_process_group(tmp_path: Path)
         assert time.monotonic() - started < 10
     finally:
         runner.kill()
-    assert not any(marker in text for text in _cmdlines())
+    assert not process_running(marker)
     job = load_job(repo)
     assert job.status is JobStatus.CANCELLED
     assert not batch_commits(branch_commits(repo, job))
-
-
-def _cmdlines() -> list[str]:
-    """The command lines of the processes alive now."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                found.append((entry / "cmdline").read_bytes().decode(errors="replace"))
-            except OSError:
-                continue  # it ended meanwhile
-    return found
 
 
 def test_uncommitted_changes_are_mentioned_and_left_out(tmp_path: Path) -> None:
