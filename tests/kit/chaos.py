@@ -1017,20 +1017,27 @@ def _allowed(cluster: Cluster, proc: WorkerProc | None, prefer: str | None) -> b
 
 
 def _victim(cluster: Cluster, repo: FakeRepo, job_id: str | None, rng: random.Random, *,
-            prefer: str | None, wait_s: float) -> WorkerProc:
-    """The worker advancing the job (or handling its label); waits up to `wait_s` for one that
-    is busy with it (and allowed by `prefer`), else picks an allowed one at random."""
+            prefer: str | None, wait_s: float) -> tuple[WorkerProc, list[int]]:
+    """The worker advancing the job (or handling its label), and its processes, frozen; waits
+    up to `wait_s` for one that is busy with it (and allowed by `prefer`), else picks an allowed
+    one at random (not frozen). A busy worker is frozen, then asked again: one that finished its
+    step in between is let go and waited for again, so "busy" is true at the kill."""
+    needles = (job_id or "", label_delivery(repo))
     deadline = time.monotonic() + wait_s
     while True:
-        busy = cluster.workers.busy_with(cluster.redis, job_id or "", label_delivery(repo))
+        busy = cluster.workers.busy_with(cluster.redis, *needles)
         if _allowed(cluster, busy, prefer):
             assert busy is not None
-            return busy
+            tree = [busy.pid, *descendants(busy.pid)]
+            _signal(tree, signal.SIGSTOP)
+            if cluster.workers.busy_with(cluster.redis, *needles) is busy:
+                return busy, tree
+            _signal(tree, signal.SIGCONT)
         if time.monotonic() > deadline:
             break
         time.sleep(0.005)
     alive = cluster.workers.alive()
-    return rng.choice([p for p in alive if _allowed(cluster, p, prefer)] or alive)
+    return rng.choice([p for p in alive if _allowed(cluster, p, prefer)] or alive), []
 
 
 def _kill_after_push(cluster: Cluster, repo: FakeRepo, ref: Path, target: int, *,
@@ -1125,8 +1132,8 @@ def kill_trial(index: int, expected_s: float, rng: random.Random, *, after_push:
                 if job is not None and job.status in TERMINAL:
                     trial.notes.append("the job had already ended")
                 else:
-                    victim = _victim(cluster, repo, job_id, rng, prefer=prefer,
-                                     wait_s=30.0 if prefer else 2.0)
+                    victim, frozen_first = _victim(cluster, repo, job_id, rng, prefer=prefer,
+                                                   wait_s=30.0 if prefer else 2.0)
             if victim is not None:
                 held = cluster.scheduler_holder()[1] is victim
                 what = cluster.workers.busy_with(cluster.redis, job_id or "-",
