@@ -18,7 +18,7 @@ from bot.commands.spec import PREFIX
 from bot.github.client import ForgeError, Installation
 from jobs.domain import outbox
 from jobs.domain.errors import RetryClass
-from jobs.domain.model import Gate, Job, JobStatus
+from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, Job, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.outbox import gate_key
 from jobs.domain.redact import redact
@@ -77,7 +77,7 @@ class GitHubForge:
         elif kind is Publication.GATE and gate is not None:
             keys = [gate_key(gate.id)] if gate.kind is Gate.PLAN else [gate_key(gate.id), "card"]
         elif kind is Publication.MILESTONE_REPORT:
-            keys = ["card", f"milestone:{gate.milestone if gate else 0}"]
+            keys = ["card", f"milestone:{reported_milestone(job)}"]
         elif kind is Publication.SUMMARY:
             keys = ["summary"]
         elif kind is Publication.RESUMED:
@@ -252,3 +252,13 @@ class GitHubForge:
 
 
 __all__ = ["ForgeError", "GitHubForge", "marker"]
+
+
+def reported_milestone(job: Job) -> int:
+    """The milestone a report is about: the open gate's, else the last one whose batches are
+    all finished (the report is published just before the milestone gate opens)."""
+    if job.gate is not None and job.gate.milestone:
+        return job.gate.milestone
+    done = [m for m in {b.milestone for b in job.batches}
+            if all(b.status in FINISHED_BATCH_STATUSES for b in job.batches if b.milestone == m)]
+    return max(done, default=0)
