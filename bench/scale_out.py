@@ -45,6 +45,7 @@ from bot.server.worker import queue
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.domain.model import BatchStatus, JobStatus
+from tests.kit.chaos import ISSUE_BODY, ISSUE_TITLE, LEGACY  # the same sample repository
 from tests.kit.github import FakeGitHub
 from tests.kit.github_model import FakeRepo
 from tests.kit.redis_server import free_port, running_redis
@@ -56,28 +57,6 @@ SECRET = "bench-scale-s3cret"
 TARGET_RATIO = 1.8
 TERMINAL = frozenset({JobStatus.COMPLETED, JobStatus.CANCELLED, JobStatus.FAILED})
 POLL_S = 0.2  # how often the job records are read (the wall time's resolution)
-
-LEGACY = '''"""Totals."""
-
-
-def new_total(*values):
-    return sum(values)
-
-
-def old_total(*values):
-    return new_total(*values)
-'''
-ISSUE_TITLE = "Move every caller of legacy.old_total() to legacy.new_total()"
-ISSUE_BODY = """`old_total()` is deprecated.
-
-```stepwise
-recipe: replace
-paths: ["app/**/*.py"]
-exclude: ["app/legacy.py"]
-find: ['\\bold_total\\(']
-replace: 'new_total('
-```
-"""
 
 
 def sample_repo(batches: int, sleep_s: float) -> dict[str, str | bytes]:
