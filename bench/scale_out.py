@@ -23,19 +23,14 @@ against the target (>= 1.8). Exit status 0: it is a measurement.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import redis
-import uvicorn
 import yaml
 from rq.registry import FailedJobRegistry, FinishedJobRegistry
 
@@ -45,10 +40,15 @@ from bot.server.worker import queue
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.domain.model import BatchStatus, JobStatus
-from tests.kit.chaos import ISSUE_BODY, ISSUE_TITLE, LEGACY  # the same sample repository
+from tests.kit.chaos import (  # the same sample repository, and the app served the same way
+    ISSUE_BODY,
+    ISSUE_TITLE,
+    LEGACY,
+    served,
+)
 from tests.kit.github import FakeGitHub
 from tests.kit.github_model import FakeRepo
-from tests.kit.redis_server import free_port, running_redis
+from tests.kit.redis_server import running_redis
 from tests.kit.webhooks import deliver, make_event
 
 OWNER = "octo-org"
@@ -75,24 +75,6 @@ def sample_repo(batches: int, sleep_s: float) -> dict[str, str | bytes]:
             f'"""Part {number}."""\n\nfrom app import legacy\n\n\n'
             f"def value():\n    return legacy.old_total({number}, 1)\n")
     return files
-
-
-@contextlib.contextmanager
-def served(app: Any) -> Iterator[str]:
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True, name="bench-web")
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 def cpu_busy() -> tuple[int, int]:
