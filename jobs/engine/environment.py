@@ -56,16 +56,14 @@ def job_environment_key(config: RepoConfig, *, tracked: Sequence[str],
 def ensure_environment(*, config: RepoConfig, key: str, cache: EnvironmentCache,
                        sandbox: Sandbox, policy: SandboxPolicy, worktree: Path,
                        untracked: Callable[[], list[str]]) -> EnvironmentOutcome:
-    """The environment for `key`: from the cache, or built now by `config.setup` run in
-    `worktree` (which must hold exactly the job's head). The caller resets the worktree after
-    a build, so whatever setup changed in tracked files is undone."""
+    """The environment for `key`: from the cache (another worker may have built it while this
+    one waited for the key's lock), or built now by `config.setup` run in `worktree`, a scratch
+    worktree of the job's base that the caller removes afterwards (so whatever setup changed in
+    tracked files goes with it)."""
     if not config.setup:
         return EnvironmentOutcome(None)
-    found = cache.get(key)
-    if found is not None:
-        return EnvironmentOutcome(found)
     with cache.building(key) as staging:
-        found = cache.get(key)  # another worker built it while this one waited for the lock
+        found = cache.get(key)
         if found is not None:
             return EnvironmentOutcome(found)
         setup_policy = replace(policy, network=config.setup_network, environment=None)
