@@ -11,18 +11,20 @@ comment (the pull request is found again by its head branch).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from bot.commands.spec import PREFIX
 from bot.github.client import ForgeError, Installation
 from jobs.domain import outbox
+from jobs.domain.check_runs import CheckRunDraft
+from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import RetryClass
 from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, Job, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.outbox import gate_key
 from jobs.domain.redact import redact
-from jobs.ports import Publication
+from jobs.ports import CiFailure, CiReport, Publication
 
 log = logging.getLogger(__name__)
 COMMAND_PREFIX = f"{PREFIX} "
@@ -249,6 +251,20 @@ class GitHubForge:
                 return
         known[key] = self.client.create_comment(self.owner, self.name, number, body,
                                                 marker=tag).id
+
+    # -- the repository's CI (issue 17 wires these to the Checks, Statuses and Actions APIs) --
+    def ci_report(self, job: Job, sha: str) -> CiReport | None:
+        return None
+
+    def ci_failures(self, job: Job, sha: str,
+                    failing: Sequence[CheckObservation]) -> list[CiFailure]:
+        return []
+
+    def rerun_checks(self, job: Job, sha: str, checks: Sequence[CheckObservation]) -> None:
+        return None
+
+    def publish_check_run(self, job: Job, draft: CheckRunDraft) -> None:
+        return None
 
 
 __all__ = ["ForgeError", "GitHubForge", "marker"]

@@ -1,11 +1,14 @@
-"""The local forge: local mode's implementation of the forge port; everything goes to the CLI."""
+"""The local forge: local mode's implementation of the forge port; everything goes to the CLI,
+and there is no CI."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from jobs.domain.check_runs import CheckRunDraft
+from jobs.domain.ci import CheckObservation
 from jobs.domain.model import Job
-from jobs.ports import Publication
+from jobs.ports import CiFailure, CiReport, Publication
 
 
 class LocalForge:
@@ -21,3 +24,17 @@ class LocalForge:
 
     def expect(self, job: Job, kind: Publication) -> None:
         return None  # printing cannot fail: nothing is owed
+
+    # Local mode has no CI (the plan says so): nothing to wait for, re-run or report on.
+    def ci_report(self, job: Job, sha: str) -> CiReport | None:
+        return None
+
+    def ci_failures(self, job: Job, sha: str,
+                    failing: Sequence[CheckObservation]) -> list[CiFailure]:
+        return []
+
+    def rerun_checks(self, job: Job, sha: str, checks: Sequence[CheckObservation]) -> None:
+        return None
+
+    def publish_check_run(self, job: Job, draft: CheckRunDraft) -> None:
+        return None
