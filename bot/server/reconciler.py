@@ -82,7 +82,8 @@ def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -
     ids = ctx.store.job_ids(limit=SCAN_LIMIT)
     docs = read_documents(ctx.redis, ids)
     result.scanned = len(docs)
-    idle = {i: d for i, d in docs.items() if JobStatus(d.get("status", "queued")) not in ACTIVE}
+    idle = {i: d for i, d in docs.items()
+            if JobStatus(d.get("status", "queued")) not in ACTIVE or d.get("ci_wait")}
     owing = [i for i, d in idle.items() if owes(d)][:MAX_JOBS_PER_PASS]
     for job_id in owing:
         publish_owed(ctx, job_id, result)
@@ -102,7 +103,7 @@ def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
         if not lease.held:
             return  # a step holds it and publishes by itself
         job = ctx.store.load_id(job_id)
-        if job is None or job.status in ACTIVE or "installation_id" not in job.extra:
+        if job is None or job.is_active or "installation_id" not in job.extra:
             return
         forge = ctx.forge(ctx.installation(int(job.extra["installation_id"])), job.repo)
         if job.gate is not None and job.gate.shown_at is None:
@@ -118,7 +119,7 @@ def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
             left = 1
         (result.still_owed if left else result.published).append(job_id)
     latest = ctx.store.load_id(job_id)
-    if latest is not None and latest.status in ACTIVE:
+    if latest is not None and latest.is_active:
         schedule_advance(ctx, latest)  # a command came while the lease was ours: go on
 
 

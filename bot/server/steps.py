@@ -78,7 +78,7 @@ def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
         except StepwiseError as exc:
             job = setback(ctx, job_id, exc)
         metrics.observe(ctx.redis, job)  # what the saved record shows this step (or others) did
-    if job.status not in ACTIVE:  # at a gate or finished: the next job of the repository runs
+    if not job.is_active:  # at a gate, waiting for CI or finished: the repository's next job runs
         waiting = slots.release(job.id)
         if waiting is not None:
             enqueue(ctx.redis, "advance", {"job_id": waiting}, retry=False,
@@ -97,7 +97,7 @@ def repo_slots(ctx: ServerContext, job: Job) -> RepoSlots:
 
 def running(ctx: ServerContext, job_id: str) -> bool:
     job = ctx.store.load_id(job_id)
-    return job is not None and job.status in ACTIVE
+    return job is not None and job.is_active
 
 
 def wait_for_slot(ctx: ServerContext, job: Job, position: int) -> None:
@@ -192,7 +192,7 @@ def reap(ctx: ServerContext) -> list[str]:
     interrupted = []
     for job_id in ctx.store.job_ids(limit=10_000):
         job = ctx.store.load_id(job_id)
-        if job is None or job.status not in ACTIVE or job.updated_at > stale_before:
+        if job is None or not job.is_active or job.updated_at > stale_before:
             continue
         if ctx.redis.exists(lease_key(job.id)) or any(job.id in task for task in waiting):
             continue

@@ -18,6 +18,8 @@ from jobs.domain.config import RepoConfig
 from jobs.domain.errors import ErrorInfo, StateError
 from jobs.domain.records import (
     Attempt,
+    CiCheck,
+    CiWait,
     CommandEvidence,
     EnvironmentRecord,
     Event,
@@ -36,7 +38,8 @@ from jobs.domain.spec import TaskSpec
 __all__ = [
     "ACTIVE_JOB_STATUSES", "BATCH_GATES", "BATCH_TRANSITIONS", "FINISHED_BATCH_STATUSES",
     "GATES", "GATE_EXIT_CODES", "JOB_TRANSITIONS", "TERMINAL_JOB_STATUSES", "Attempt", "Batch",
-    "BatchStatus", "CommandEvidence", "EnvironmentRecord", "Event", "FinalReview", "Gate",
+    "BatchStatus", "CiCheck", "CiWait", "CommandEvidence", "EnvironmentRecord", "Event",
+    "FinalReview", "Gate",
     "GateRule", "Job", "JobStatus", "LeftOut", "LlmUsage", "ModelCall", "OpenGate",
     "OutboxEntry", "PendingIssue", "Record", "Target", "Verb",
     "check_batch_transition", "check_job_transition", "transition",
@@ -288,6 +291,7 @@ class Job(Record):
     events: list[Event] = Field(default_factory=list)
     llm: LlmUsage = Field(default_factory=LlmUsage)
     outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
+    ci_wait: CiWait | None = None  # running, but waiting for the repository's CI (no worker)
     # Set by the gate answers, used once by the next step:
     accept_review: bool = False  # `approve` at a failed final review: finish anyway
     accept_branch_head: bool = False  # `approve` at `human_commit`: continue on the pushed head
@@ -333,5 +337,10 @@ class Job(Record):
         return self.status in TERMINAL_JOB_STATUSES
 
     @property
+    def waiting_for_ci(self) -> bool:
+        return self.status is JobStatus.RUNNING and self.ci_wait is not None
+
+    @property
     def is_active(self) -> bool:
-        return self.status in ACTIVE_JOB_STATUSES
+        """A worker has something to do: not ended, not at a gate, not waiting for CI."""
+        return self.status in ACTIVE_JOB_STATUSES and not self.waiting_for_ci

@@ -4,6 +4,7 @@ usage, attempts, events, the final review, a changed issue text (pydantic, no I/
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -136,3 +137,25 @@ class PendingIssue(Record):
 
     title: str
     body: str
+
+
+class CiCheck(Record):
+    """One required check as last seen: its name, state and link."""
+
+    name: str
+    status: str  # queued | in_progress | completed
+    conclusion: str | None = None
+    url: str = ""
+
+
+class CiWait(Record):
+    """The job waits for the repository's CI on `sha` (server mode); it holds no worker
+    meanwhile: a CI webhook on `sha`, or the reconciler, queues its next step."""
+
+    sha: str
+    since: datetime
+    scope: Literal["milestone", "batch"]
+    number: int  # the milestone's or the batch's number
+    progress: str = ""  # the verdict's line: "waiting for CI: 3 of 5 checks done"
+    checks: list[CiCheck] = []
+    checked_at: datetime | None = None  # when the checks were last read
