@@ -33,6 +33,7 @@ FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.RE
 STATUS_MARKS = {
     BatchStatus.PENDING: "·",
     BatchStatus.IN_PROGRESS: "…",
+    BatchStatus.AWAITING_CI: "⧗",
     BatchStatus.COMPLETED: "✓",
     BatchStatus.FAILED: "✗",
     BatchStatus.SKIPPED: "↷",
