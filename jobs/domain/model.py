@@ -113,7 +113,7 @@ JOB_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
 
 _B = BatchStatus
 BATCH_TRANSITIONS: dict[BatchStatus, frozenset[BatchStatus]] = {
-    _B.PENDING: frozenset({_B.IN_PROGRESS, _B.COMPLETED, _B.SKIPPED}),
+    _B.PENDING: frozenset({_B.IN_PROGRESS, _B.COMPLETED, _B.SKIPPED, _B.AWAITING_CI}),
     _B.IN_PROGRESS: frozenset({_B.PENDING, _B.COMPLETED, _B.FAILED, _B.SKIPPED, _B.AWAITING_CI}),
     # per_batch CI: green completes it; red withdraws the candidate (a failed attempt, or
     # pending when it went back without one); skipped at the ci_failed gate

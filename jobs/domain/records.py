@@ -161,6 +161,7 @@ class CiWait(Record):
     checks: list[CiCheck] = []
     checked_at: datetime | None = None  # when the checks were last read
     rerun: bool = False  # `retry` at ci_failed: re-run the failing checks, then wait again
+    rerun_of: list[str] = []  # "name#run id" of the runs re-requested: their re-runs count
 
 
 class CiResult(Record):
