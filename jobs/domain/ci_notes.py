@@ -142,7 +142,8 @@ def failure_report(job: Job, wait: CiWait, verdict: CiVerdict,
     named = batches_named(job, annotations, milestone=milestone)
     what = scope_words(wait.scope, wait.number)
     timed = verdict.state is CiState.TIMED_OUT
-    failing = ", ".join(f"`{c.name}` ({c.conclusion or c.status})" for c in verdict.failing) or \
+    failing = ", ".join(f"`{c.name}` (never reported)" if c.name in verdict.missing else
+                        f"`{c.name}` ({c.conclusion or c.status})" for c in verdict.failing) or \
         ", ".join(f"`{name}` (never reported)" for name in verdict.missing)
     message = (f"CI timed out on {what}'s head `{short(wait.sha)}` after "
                f"{job.config.ci.timeout} min: {failing} still pending" if timed else
