@@ -125,8 +125,14 @@ def check(engine: JobContext) -> Outcome | None:
     wait = job.ci_wait
     assert wait is not None
     forge = engine.services.forge
-    if wait.scope == "batch" and job.batch(wait.number).status is BatchStatus.SKIPPED:
-        return _withdraw_skipped(engine, wait)  # `skip` at ci_failed: take the candidate back
+    if wait.scope == "batch":
+        batch = next((b for b in job.batches if b.number == wait.number), None)
+        if batch is not None and batch.status is BatchStatus.SKIPPED:
+            return _withdraw_skipped(engine, wait)  # `skip` at ci_failed: take it back
+        if batch is None or batch.status is not BatchStatus.AWAITING_CI:  # re-planned away
+            job.ci_wait = None
+            engine.save()
+            return None
     report = forge.ci_report(job, wait.sha)
     if report is None:  # the forge has no CI any more (a server job resumed locally)
         job.ci_wait = None

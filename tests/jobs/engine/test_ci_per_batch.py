@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.domain.annotations import Annotation
+from jobs.domain.gates import Verb, apply_verb
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.ports import CiFailure, Publication
@@ -154,3 +155,37 @@ def test_the_server_plan_says_what_it_waits_for(tmp_path: Path) -> None:
     plan = ci_rig.forge.published(Publication.PLAN)[0]
     assert "- CI: waits for `tests`, `lint` on each batch's commit (`ci.wait: per_batch`, " \
         "timeout 20 min)" in plan
+
+
+def test_a_batch_whose_checks_time_out_can_be_skipped_and_is_withdrawn(tmp_path: Path) -> None:
+    ci_rig = waiting_on_batch_1(tmp_path)
+    candidate = ci_rig.waiting_sha()
+    ci_rig.forge.report_check(candidate, "tests", "queued", None)
+    ci_rig.clock.pass_minutes(61)
+    outcome = ci_rig.advance()
+    job = ci_rig.job
+    assert job.gate is not None and job.gate.kind is Gate.CI_FAILED and outcome.exit_code == 4
+    assert job.gate.batch == 1 and job.batch(1).status is BatchStatus.AWAITING_CI
+    assert ci_rig.head() == candidate  # a timeout withdraws nothing by itself
+
+    apply_verb(job, Verb.SKIP, reason="the runner pool is down")
+    ci_rig.services.store.save(job)
+    ci_rig.advance(max_steps=1)
+    job = ci_rig.job
+    assert job.batch(1).status is BatchStatus.SKIPPED and job.batch(1).commit is None
+    assert ci_rig.head() == job.base_sha == job.head_sha and job.ci_wait is None
+
+
+def test_approve_at_a_batch_ci_failed_completes_it_and_goes_on(tmp_path: Path) -> None:
+    ci_rig = waiting_on_batch_1(tmp_path)
+    candidate = ci_rig.waiting_sha()
+    ci_rig.clock.pass_minutes(61)  # `tests` never reported
+    ci_rig.advance()
+    job = ci_rig.job
+    apply_verb(job, Verb.APPROVE)
+    ci_rig.services.store.save(job)
+    ci_rig.advance()
+    job = ci_rig.job
+    assert job.batch(1).status is BatchStatus.COMPLETED and job.batch(1).commit == candidate
+    assert job.batch(2).status is BatchStatus.AWAITING_CI  # the next batch, on top
+    assert "CI timed out (accepted)" in render_card(job)
