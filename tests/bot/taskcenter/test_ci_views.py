@@ -22,6 +22,8 @@ def waiting_job() -> Job:
     job.id, job.number = "99-c1c1c1c1c1c1", 99  # beside the seeded jobs
     job.ci_results = [CiResult(scope="milestone", number=1, sha="b" * 40, state="failed", at=START,
                                checks=[RED], accepted=True)]
+    job.batch(1).ci_results = [CiResult(scope="batch", number=1, sha="d" * 40, state="passed",
+                                        at=START)]
     job.ci_wait = CiWait(sha=SHA, since=START, scope="milestone", number=2,
                          progress="waiting for CI: 1 of 2 checks done",
                          checks=[CiCheck(name="lint", status="completed", conclusion="success"),
@@ -42,6 +44,7 @@ def test_the_job_page_shows_the_wait_and_every_verdict_with_links(
     assert "<code>lint</code> success" in section and "<code>tests</code> in_progress" in section
     assert "javascript:" not in section  # only https links are links
     assert "failed — accepted with approve" in section
+    assert "<td>batch 1</td><td><code>ddddddd</code></td>" in section
     assert '<a href="https://github.com/acme/api/actions/runs/7" rel="noopener noreferrer">' \
         in section
 
@@ -54,7 +57,8 @@ def test_ci_waits_and_outcomes_are_counted_once_each(connection: redis.Redis) ->
     metrics.observe(connection, job)
     metrics.observe(connection, job)  # the same wait
     job.ci_wait = None
-    job.ci_results.append(CiResult(scope="batch", number=2, sha=SHA, state="failed", at=START))
+    job.batch(2).ci_results.append(CiResult(scope="batch", number=2, sha=SHA, state="failed",
+                                            at=START))
     metrics.observe(connection, job)
     job.ci_wait = CiWait(sha=SHA, since=START, scope="milestone", number=1)
     job.ci_results.append(CiResult(scope="milestone", number=1, sha=SHA, state="timed_out",

@@ -59,7 +59,7 @@ def test_red_check_withdraws_the_candidate_and_the_second_attempt_passes(
     assert attempt.outcome == "ci_failed" and [c.name for c in attempt.ci_checks] == ["tests"]
     assert attempt.error is not None and "`tests`" in attempt.error.message
     assert f"{TOTAL}:3: NameError" in attempt.error.evidence["output_tail"]  # the next is told
-    assert job.ci_results[-1].state == "failed"
+    assert first.ci_results[-1].state == "failed" and job.ci_results == []  # kept on the batch
 
     ci_rig.advance()  # attempt 2 is pushed and waits for its own checks
     job = ci_rig.job
@@ -70,7 +70,7 @@ def test_red_check_withdraws_the_candidate_and_the_second_attempt_passes(
         job = ci_rig.job
     assert job.status is JobStatus.COMPLETED
     assert all(b.status is BatchStatus.COMPLETED for b in job.batches)
-    assert [r.state for r in job.ci_results if r.number == 1] == ["failed", "passed"]
+    assert [r.state for r in job.batch(1).ci_results] == ["failed", "passed"]
     assert "CI passed" in render_card(job)
 
 
@@ -134,6 +134,7 @@ def test_ci_wait_off_never_waits(tmp_path: Path) -> None:
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
     assert job.ci_results == [] and job.ci_wait is None
+    assert all(b.ci_results == [] for b in job.batches)
     assert "- CI: not waited for (`ci.wait: off`)" in ci_rig.forge.published(Publication.PLAN)[0]
     assert ci_rig.forge.check_runs[f"{job.id}:job"].conclusion == "success"
 
@@ -143,7 +144,8 @@ def test_local_mode_never_waits_and_the_plan_says_ci_is_not_used(tmp_path: Path)
     outcome = ci_rig.advance(yes=True)
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
-    assert job.ci_results == [] and all(b.status is BatchStatus.COMPLETED for b in job.batches)
+    assert job.ci_results == [] and all(b.status is BatchStatus.COMPLETED and not b.ci_results
+                                        for b in job.batches)
     plan = ci_rig.forge.published(Publication.PLAN)[0]
     assert "CI is not used in local mode (`ci.wait: per_batch` applies to server mode only)" \
         in plan
