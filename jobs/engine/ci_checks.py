@@ -7,6 +7,8 @@ forge finds a run again by its external id, so publishing twice never makes a se
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 from jobs.adapters.sandbox_view import REPO_MOUNT
 from jobs.adapters.store import ConflictError
 from jobs.domain.annotations import Annotation, annotations_from_output
@@ -77,7 +79,7 @@ def publish_job_check(engine: JobContext) -> None:
         job_id=job.id, head_sha=job.head_sha, state=state, headline=headline,
         command=command))
     job.extra[_LAST] = said
-    try:
-        engine.save(touched=())  # remembered, so the next step does not send it again
-    except (ConflictError, CancelSignal):
-        pass  # the record changed meanwhile (a command): the next step sends it again
+    # Remembered, so the next step does not send it again; if the record changed meanwhile
+    # (a command), the next step sends it again.
+    with suppress(ConflictError, CancelSignal):
+        engine.save(touched=())
