@@ -250,12 +250,14 @@ def _take_back(engine: JobContext, wait: CiWait, batch: Batch) -> bool:
     the human_commit gate is open)."""
     job, repo = engine.job, engine.services.repository
     parent = repo.resolve(f"{wait.sha}^") or job.base_sha
+    why = "was skipped" if batch.status is BatchStatus.SKIPPED else "failed CI"
     try:
-        repo.withdraw(job.branch, wait.sha, parent)
+        if repo.branch_head(job.branch) != parent:  # else withdrawn before a worker died
+            repo.withdraw(job.branch, wait.sha, parent)
     except WithdrawRefusedError as exc:
-        engine.open(Gate.HUMAN_COMMIT, f"batch {batch.number}'s commit `{short(wait.sha)}` was "
-                    f"to be withdrawn ({batch.status}), but {exc.message}; approve to continue "
-                    "on top of the pushed commits", touched=[batch.number])
+        engine.open(Gate.HUMAN_COMMIT, f"batch {batch.number}'s commit `{short(wait.sha)}` {why} "
+                    f"and was to be withdrawn, but {exc.message}; approve to continue on top "
+                    "of the pushed commits", touched=[batch.number])
         return False
     job.head_sha = parent
     batch.commit, batch.leftovers = None, []

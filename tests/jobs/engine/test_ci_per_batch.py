@@ -191,3 +191,16 @@ def test_approve_at_a_batch_ci_failed_completes_it_and_goes_on(tmp_path: Path) -
     assert job.batch(1).status is BatchStatus.COMPLETED and job.batch(1).commit == candidate
     assert job.batch(2).status is BatchStatus.AWAITING_CI  # the next batch, on top
     assert "CI timed out (accepted)" in render_card(job)
+
+
+def test_a_withdrawal_done_by_a_worker_that_died_before_recording_it_is_taken_as_done(
+        tmp_path: Path) -> None:
+    ci_rig = waiting_on_batch_1(tmp_path)
+    job = ci_rig.job
+    candidate = ci_rig.waiting_sha()
+    ci_rig.services.repository.withdraw(job.branch, candidate, job.base_sha)  # then it died
+    red(ci_rig, candidate)
+    ci_rig.advance(max_steps=1)
+    job = ci_rig.job
+    assert job.gate is None and job.batch(1).status is BatchStatus.FAILED
+    assert ci_rig.head() == job.base_sha == job.head_sha
