@@ -18,6 +18,8 @@ from jobs.domain.config import RepoConfig
 from jobs.domain.errors import ErrorInfo, StateError
 from jobs.domain.records import (
     Attempt,
+    BaseConflict,
+    BaseMerge,
     CiCheck,
     CiWait,
     CommandEvidence,
@@ -78,6 +80,7 @@ class Gate(StrEnum):
     HUMAN_COMMIT = "human_commit"
     INTERRUPTED = "interrupted"
     BUDGET = "budget"
+    CONFLICT = "conflict"
 
 
 class Verb(StrEnum):
@@ -170,6 +173,9 @@ GATES: dict[Gate, GateRule] = {
     Gate.BUDGET: GateRule("the job spent its language-model token budget", _A,
                           "grant one more budget", frozenset({_A, _S}), ("skip <reason>", "cancel"),
                           4),
+    Gate.CONFLICT: GateRule("the base moved and the merge conflicts where no recipe can replay",
+                            _A, "continue on the branch as a maintainer resolved it",
+                            frozenset({_A}), ("cancel",), 4),
 }
 
 # Views of the gate table.
@@ -292,6 +298,11 @@ class Job(Record):
     llm: LlmUsage = Field(default_factory=LlmUsage)
     outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
     ci_wait: CiWait | None = None  # running, but waiting for the repository's CI (no worker)
+    base_merges: list[BaseMerge] = []  # each merge of the moved base into the branch
+    base_checked: str | None = None  # "<base sha>..<head sha>" last found needing no merge
+    base_conflict: BaseConflict | None = None  # the `conflict` gate's merge, until resolved
+    base_declined: str | None = None  # a base commit whose failed merge a human let pass
+    base_moved_at: datetime | None = None  # server: a push to the base branch was seen
     # Set by the gate answers, used once by the next step:
     accept_review: bool = False  # `approve` at a failed final review: finish anyway
     accept_branch_head: bool = False  # `approve` at `human_commit`: continue on the pushed head

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from jobs.domain.base_notes import base_merge_card, base_merge_note
 from jobs.domain.llm_report import model_usage
 from jobs.domain.model import GATES, Batch, BatchStatus, Gate, Job, JobStatus
 from jobs.domain.note_parts import (
@@ -237,6 +238,7 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
         if show:
             lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b, link)}" for b in batches)
     flush()
+    lines += base_merge_card(job)
     return "\n".join(lines)
 
 
@@ -291,6 +293,7 @@ def render_note(job: Job, *, now: datetime) -> str:
     if job.left_out:
         lines += ["", "## Left out", "", *[f"- `{item.path}` — {item.rule}"
                                            for item in job.left_out]]
+    lines += base_merge_note(job)
     lines += model_usage(job)
     lines += _review(job)
     leftovers = sorted({item for b in job.batches for item in b.leftovers}

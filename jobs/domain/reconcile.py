@@ -69,7 +69,22 @@ class NoteFound:
     sha: str
 
 
-Meaning = Adopt | Reverted | NoteFound
+@dataclass(frozen=True)
+class BaseMergeFound:
+    """Our merge of the base commit `base_sha` (never a batch: not counted, adopted or reverted)."""
+
+    sha: str
+    base_sha: str
+
+
+Meaning = Adopt | Reverted | NoteFound | BaseMergeFound
+
+BASE_MERGE_TRAILER = "Stepwise-Base-Merge"
+
+
+def is_base_merge(job_id: str, commit: BranchCommit) -> bool:
+    """Whether `commit` is job `job_id`'s own merge of its base branch (by its trailers)."""
+    return commit.trailers.get("Stepwise-Job") == job_id and BASE_MERGE_TRAILER in commit.trailers
 
 
 @dataclass(frozen=True)
@@ -144,6 +159,8 @@ def _meaning(job: Job, state: State, commit: BranchCommit) -> Meaning | str | No
     (its description)."""
     trailers = commit.trailers
     if trailers.get("Stepwise-Job") == job.id:
+        if BASE_MERGE_TRAILER in trailers:  # checked first: a merge is never a batch
+            return BaseMergeFound(commit.sha, trailers[BASE_MERGE_TRAILER])
         if "Stepwise-Batch" in trailers:
             number = int(trailers["Stepwise-Batch"])
             status, recorded = _batch_state(job, state, number)

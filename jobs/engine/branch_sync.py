@@ -11,13 +11,16 @@ from jobs.domain.errors import StepwiseError
 from jobs.domain.model import BatchStatus, Gate, Job
 from jobs.domain.reconcile import (
     Adopt,
+    BaseMergeFound,
     BranchDecision,
     BranchFacts,
     NoteFound,
     SyncKind,
     explain_commits,
+    is_base_merge,
     reconcile,
 )
+from jobs.domain.records import BaseMerge
 from jobs.engine.context import JobContext
 
 
@@ -30,7 +33,12 @@ def branch_facts(repo: Repository, job: Job) -> BranchFacts:
         lost = frozenset(b.commit for b in job.batches
                          if b.commit and not repo.is_ancestor(b.commit, head))
         return BranchFacts(head=head, descends=False, lost_commits=lost)
-    return BranchFacts(head=head, commits=tuple(repo.commits(job.head_sha, head)))
+    commits = repo.commits(job.head_sha, head)
+    # The base's own commits that our merges brought in are not the branch's: leave them out.
+    merged = [parent for c in commits if is_base_merge(job.id, c) for parent in c.parents[1:]]
+    if merged:
+        commits = repo.commits(job.head_sha, head, exclude=merged)
+    return BranchFacts(head=head, commits=tuple(commits))
 
 
 def sync(engine: JobContext, *, open_gates: bool = True) -> bool:
@@ -51,6 +59,13 @@ def apply_decision(engine: JobContext, decision: BranchDecision) -> bool:
     for meaning in decision.meanings:
         if isinstance(meaning, NoteFound):
             job.note_commit = meaning.sha
+            continue
+        if isinstance(meaning, BaseMergeFound):
+            if all(merge.commit != meaning.sha for merge in job.base_merges):
+                job.base_merges.append(BaseMerge(base_sha=meaning.base_sha, commit=meaning.sha,
+                                                 at=engine.now(), found=True))
+                engine.event("base_merge", f"merge of the base {meaning.base_sha[:7]} found "
+                             f"on the branch as {meaning.sha[:7]}")
             continue
         batch = job.batch(meaning.batch)
         if isinstance(meaning, Adopt):

@@ -15,7 +15,7 @@ from jobs.domain.gates import Verb, apply_verb
 from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
 from jobs.domain.note_parts import baseline_failure
 from jobs.editors.base import CommandCancelled
-from jobs.engine import branch_sync, endings, review
+from jobs.engine import base_merge, branch_sync, endings, review
 from jobs.engine.baseline import recheck_baseline
 from jobs.engine.batch_run import milestone_gate, run_batch
 from jobs.engine.context import (
@@ -135,6 +135,8 @@ def _running(engine: Engine) -> None:
     """The next piece of work: sync with the branch, a batch, a milestone end or the end."""
     engine.check_cancel()
     if branch_sync.sync(engine):
+        return
+    if base_merge.update_from_base(engine):  # the base moved: merge it first (or a gate)
         return
     job = engine.job
     pending = [b for b in job.batches if b.status in (BatchStatus.PENDING,
