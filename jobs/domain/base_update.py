@@ -62,16 +62,20 @@ def decide_base_update(job: Job, facts: BaseFacts) -> BaseDecision:
     """What `job` does about the base at `facts.base_sha` (see the module docstring)."""
     policy = job.config.update_from_base
     base = facts.base_sha
-    if policy == "never" or facts.contained or base == job.base_declined:
-        return BaseDecision(BaseAction.NOTHING, base)
     short = f"`{job.base_branch}` moved to {base[:7]}"
+    if policy == "never" or facts.contained:
+        return BaseDecision(BaseAction.NOTHING, base)
+    if base == job.base_declined:
+        return BaseDecision(BaseAction.NOTHING, base, f"{short}; not merged: a maintainer let "
+                            "its failed merge pass")
     if not facts.conflicts:
         if policy == "behind":
             return BaseDecision(BaseAction.MERGE, base, f"{short} (update_from_base: behind)")
         if facts.strict:
             return BaseDecision(BaseAction.MERGE, base,
                                 f"{short} and its protection requires up-to-date branches")
-        return BaseDecision(BaseAction.NOTHING, base)
+        return BaseDecision(BaseAction.NOTHING, base, f"{short}; not merged: the merge is "
+                            "clean (update_from_base: conflicted)")
     replays: dict[int, list[str]] = {}
     unreplayable: list[str] = []
     for path in facts.conflicts:

@@ -53,6 +53,8 @@ def update_from_base(engine: JobContext) -> bool:
                       strict=preview.clean and _strict(engine))
     decision = decide_base_update(job, facts)
     if decision.action is BaseAction.NOTHING:
+        if decision.reason and not (job.base_checked or "").startswith(f"{base}.."):
+            engine.publish(Publication.NOTICE, decision.reason)  # once per base commit
         return _checked(engine, base)
     if decision.action is BaseAction.CONFLICT:
         job.base_conflict = BaseConflict(base_sha=base, files=list(preview.conflicts))

@@ -1,0 +1,260 @@
+"""When the base branch moves under a local job: nothing, a validated merge, a replayed batch,
+the `conflict` gate, a failing merge, a revert after a merge, a worker killed mid-merge.
+
+Real temporary repositories and real validation (the sample's unittest suite in the sandbox);
+the base branch is the user's checkout branch `main`, moved by committing on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.demo.scripted_llm import ScriptedServer
+from jobs.adapters.workspace import CommitInfo, Repository
+from jobs.domain.gates import Verb
+from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.ports import Publication
+from tests.kit.llm import good_reply, llm_issue, llm_session
+from tests.kit.local_e2e import (
+    Recorder,
+    assert_exit,
+    batch_commits,
+    branch_commits,
+    branch_head,
+    build_sample,
+    config_text,
+    issue,
+    load_job,
+    module_source,
+    run_tests_at,
+    session,
+    show,
+)
+from tests.kit.repos import commit_all, git, write_files
+
+AREA = "calc/alpha/area.py"
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as scripted:
+        yield scripted
+
+
+def move_base(repo: Path, files: dict[str, str | bytes], message: str = "base moves") -> str:
+    """Commit `files` on `main`, the branch the job started from (the user's checkout)."""
+    write_files(repo, files)
+    return commit_all(repo, message)
+
+
+def merge_commits(commits: list[CommitInfo]) -> list[CommitInfo]:
+    return [c for c in commits if "Stepwise-Base-Merge" in c.trailers]
+
+
+def job_branch_commits(repo: Path) -> list[CommitInfo]:
+    """The job branch's first-parent commits since the job started (base commits left out)."""
+    job = load_job(repo)
+    head = branch_head(repo, job.branch)
+    assert head is not None
+    base = git(repo, "rev-parse", "main")
+    return Repository(repo).commits(job.base_sha, head, exclude=[base])
+
+
+def at_milestone(repo: Path, recorder: Recorder | None = None) -> None:
+    """Plan, approve: batches 1 and 2 are committed and the job waits at milestone 1."""
+    local = session(repo, sink=recorder)
+    assert_exit(local.run(issue(), yes=False), 3)
+    assert_exit(local.verb(Verb.APPROVE)[1], 3)
+    job = load_job(repo)
+    assert job.gate is not None and job.gate.kind is Gate.MILESTONE
+
+
+def test_conflicted_does_nothing_for_an_unrelated_base_commit(tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo")
+    at_milestone(repo)
+    base = move_base(repo, {"README.md": "# calc\n\nUnrelated news.\n"})
+    recorder = Recorder()
+    assert_exit(session(repo, sink=recorder).verb(Verb.APPROVE)[1], 0)
+    job = load_job(repo)
+    assert job.status is JobStatus.COMPLETED
+    assert job.base_merges == []
+    assert merge_commits(job_branch_commits(repo)) == []
+    assert not Repository(repo).is_ancestor(base, job.head_sha)
+    notices = recorder.texts(Publication.NOTICE)
+    assert any(f"`main` moved to {base[:7]}" in n and "clean" in n for n in notices), notices
+    assert job.final_review is not None and job.final_review.ok  # merged with the base
+
+
+def test_behind_merges_an_unrelated_base_commit_in_a_validated_merge_commit(
+        tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo", config=config_text(update_from_base="behind"))
+    at_milestone(repo)
+    head_before = load_job(repo).head_sha
+    base = move_base(repo, {"README.md": "# calc\n\nUnrelated news.\n"})
+    recorder = Recorder()
+    assert_exit(session(repo, sink=recorder).verb(Verb.APPROVE)[1], 0)
+    job = load_job(repo)
+    assert job.status is JobStatus.COMPLETED
+    [merge] = job.base_merges
+    assert merge.base_sha == base and merge.by == "stepwise" and merge.replayed == []
+    assert [c.exit_code for c in merge.commands] == [0]  # validated like a batch
+    [commit] = merge_commits(job_branch_commits(repo))
+    assert commit.sha == merge.commit
+    assert commit.parents == (head_before, base)  # job head first, never a rebase
+    assert commit.subject == f"stepwise(#7): merge main ({base[:7]})"
+    assert commit.trailers == {"Stepwise-Job": job.id, "Stepwise-Base-Merge": base}
+    assert show(repo, job.branch, "README.md") == "# calc\n\nUnrelated news."
+    # The merge is no batch: every batch commit is still the only one of its batch.
+    assert len(batch_commits(branch_commits(repo, job))) == len(job.batches)
+    assert any("merging it into" in n for n in recorder.texts(Publication.NOTICE))
+    note = show(repo, job.branch, job.note_path)
+    assert "## Base merges" in note and f"`{merge.commit[:7]}`" in note
+
+
+def test_a_conflict_in_a_replace_batch_is_replayed_on_the_base_version(tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo")
+    at_milestone(repo)
+    job = load_job(repo)
+    owner = next(b for b in job.batches if AREA in b.files)
+    assert owner.status is BatchStatus.COMPLETED
+    # The line next to the batch's edit changes on the base: a textual conflict.
+    moved = module_source(AREA).replace("def area():", "def area():  # width plus height")
+    base = move_base(repo, {AREA: moved})
+    conflicts = git(repo, "merge-tree", "--write-tree", "--name-only", "--no-messages",
+                    job.head_sha, base, check=False).splitlines()[1:]
+    assert conflicts == [AREA]  # a plain merge would conflict
+    recorder = Recorder()
+    assert_exit(session(repo, sink=recorder).verb(Verb.APPROVE)[1], 0)
+    job = load_job(repo)
+    [merge] = job.base_merges
+    [replayed] = merge.replayed
+    assert replayed.batch == owner.number and replayed.files == [AREA]
+    assert AREA in replayed.reason
+    merged = show(repo, merge.commit, AREA)
+    assert "# width plus height" in merged and "legacy.new_sum(2, 3)" in merged
+    assert "<<<<<<<" not in merged and "old_sum" not in merged
+    assert [c.exit_code for c in merge.commands] == [0]
+    assert job.status is JobStatus.COMPLETED and job.final_review is not None
+    assert job.final_review.ok
+    assert Repository(repo).is_ancestor(base, job.head_sha)
+    note = show(repo, job.branch, job.note_path)
+    assert f"replayed batch {owner.number}" in note
+    done = run_tests_at(repo, job.branch, tmp_path / "check")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_base_change_that_breaks_validation_stops_at_the_failure_gate(tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo", config=config_text(update_from_base="behind"))
+    at_milestone(repo)
+    head = load_job(repo).head_sha
+    move_base(repo, {"tests/test_extra.py": "import unittest\n\n\nclass Extra(unittest.TestCase):"
+                     "\n    def test_broken(self):\n        self.assertEqual(1, 2)\n"})
+    outcome = session(repo).verb(Verb.APPROVE)[1]
+    assert_exit(outcome, 4)
+    job = load_job(repo)
+    assert job.gate is not None and job.gate.kind is Gate.FAILURE
+    report = job.gate.report
+    assert report is not None and report.code == "base_merge_failed"
+    assert "test_broken" in str(report.evidence["output_tail"])
+    assert report.evidence["exit_code"] != 0
+    assert branch_head(repo, job.branch) == head  # nothing pushed
+    assert job.base_merges == []
+    # approve: go on without that base commit; the final review still shows it fails.
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 4)
+    job = load_job(repo)
+    assert job.base_merges == [] and job.gate is not None
+    assert job.gate.report is not None and job.gate.report.code == "final_review_failed"
+
+
+def test_reverting_a_batch_after_a_base_merge(tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo", config=config_text(update_from_base="behind"))
+    at_milestone(repo)
+    move_base(repo, {"README.md": "# calc\n\nUnrelated news.\n"})
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)
+    job = load_job(repo)
+    [merge] = job.base_merges
+    message, _ = session(repo).revert(1)
+    job = load_job(repo)
+    assert job.batch(1).status is BatchStatus.REVERTED, message
+    assert job.batch(1).revert_ok is True
+    for path in job.batch(1).files:
+        assert "legacy.old_sum(" in show(repo, job.branch, path)
+    assert show(repo, job.branch, "README.md") == "# calc\n\nUnrelated news."
+    assert merge.commit in git(repo, "rev-list", job.branch)
+    # A rerun finds nothing new to do: the merge is not mistaken for a batch or a human commit.
+    assert_exit(session(repo).run(issue(), yes=True), 0)
+    assert load_job(repo).base_merges == job.base_merges
+
+
+def test_a_worker_killed_during_a_merge_resumes_without_a_second_merge(tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo", config=config_text(update_from_base="behind"))
+    at_milestone(repo)
+    base = move_base(repo, {"README.md": "# calc\n\nUnrelated news.\n"})
+    local = session(repo)
+    real = local.services.repository.advance_branch
+
+    def killed_after_the_push(branch: str, new: str, old: str) -> None:
+        real(branch, new, old)
+        if len(git(repo, "rev-list", "--parents", "-n1", new).split()) == 3:
+            raise KeyboardInterrupt  # the worker dies between the push and the next save
+
+    local.services.repository.advance_branch = killed_after_the_push  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        local.verb(Verb.APPROVE)
+    stored = load_job(repo)
+    assert len(stored.base_merges) == 1 and stored.head_sha != stored.base_merges[0].commit
+    assert_exit(session(repo).run(issue(), yes=True), 0)
+    job = load_job(repo)
+    assert [m.base_sha for m in job.base_merges] == [base]
+    assert len(merge_commits(job_branch_commits(repo))) == 1
+    assert all(b.status is BatchStatus.COMPLETED for b in job.batches)
+    assert job.gate is None and job.status is JobStatus.COMPLETED
+
+
+def test_an_llm_batch_conflict_opens_the_conflict_gate_until_a_human_merges(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    repo = build_sample(tmp_path / "repo", config=config_text(batch_size=1,
+                                                              batches_per_milestone=1))
+    server.add(good_reply(repo, [AREA]), good_reply(repo, ["calc/alpha/perimeter.py"]))
+    recorder = Recorder()
+    local = llm_session(repo, server, recorder)
+    task = llm_issue()
+    assert_exit(local.run(task, yes=False), 3)
+    assert_exit(local.verb(Verb.APPROVE)[1], 3)  # milestone 1: batch 1 (area.py) committed
+    job = load_job(repo)
+    assert job.batch(1).files == [AREA] and job.batch(1).status is BatchStatus.COMPLETED
+    moved = module_source(AREA).replace("def area():", "def area():  # width plus height")
+    base = move_base(repo, {AREA: moved})
+
+    outcome = local.verb(Verb.APPROVE)[1]
+    assert_exit(outcome, 4)
+    job = load_job(repo)
+    assert job.gate is not None and job.gate.kind is Gate.CONFLICT
+    assert AREA in job.gate.reason and "`llm` batch" in job.gate.reason
+    assert "git merge main" in job.gate.reason
+    assert job.base_conflict is not None and job.base_conflict.files == [AREA]
+    head = job.head_sha
+    assert branch_head(repo, job.branch) == head  # nothing merged by Stepwise
+
+    # A maintainer merges on the branch and resolves the conflict, then approves.
+    git(repo, "switch", "-q", job.branch)
+    git(repo, "merge", "-q", "main", "-m", "merge main", check=False)
+    resolved = moved.replace("legacy.old_sum(", "legacy.new_sum(")
+    (repo / AREA).write_text(resolved)
+    commit_all(repo, "merge main into the job branch")
+    human = git(repo, "rev-parse", "HEAD")
+    git(repo, "switch", "-q", "main")
+
+    outcome = local.verb(Verb.APPROVE)[1]
+    assert_exit(outcome, 0)
+    job = load_job(repo)
+    assert job.status is JobStatus.COMPLETED
+    assert [(m.base_sha, m.commit, m.by) for m in job.base_merges] == [(base, human, "human")]
+    assert job.base_conflict is None
+    assert all(g.kind is not Gate.HUMAN_COMMIT for g in [job.gate] if g)
+    assert not any(e.message.startswith("human_commit") for e in job.events)
+    assert job.batch(2).status is BatchStatus.COMPLETED
+    assert show(repo, job.branch, AREA) + "\n" == resolved
