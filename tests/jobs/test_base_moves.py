@@ -19,12 +19,14 @@ from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.ports import Publication
 from tests.kit.llm import good_reply, llm_issue, llm_session
 from tests.kit.local_e2e import (
+    NUMBER,
     Recorder,
     assert_exit,
     batch_commits,
     branch_commits,
     branch_head,
     build_sample,
+    cli,
     config_text,
     issue,
     load_job,
@@ -32,6 +34,7 @@ from tests.kit.local_e2e import (
     run_tests_at,
     session,
     show,
+    write_issue,
 )
 from tests.kit.repos import commit_all, git, write_files
 
@@ -258,3 +261,15 @@ def test_an_llm_batch_conflict_opens_the_conflict_gate_until_a_human_merges(
     assert not any(e.message.startswith("human_commit") for e in job.events)
     assert job.batch(2).status is BatchStatus.COMPLETED
     assert show(repo, job.branch, AREA) + "\n" == resolved
+
+
+def test_the_cli_run_says_the_base_moved_and_merges_it(tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo", config=config_text(update_from_base="behind"))
+    issue_file = write_issue(tmp_path / "issue.md")
+    assert cli("run", "--repo", repo, "--issue", issue_file, "--number", NUMBER).code == 3
+    assert cli("approve", "--repo", repo, "--number", NUMBER).code == 3  # milestone 1
+    base = move_base(repo, {"README.md": "# calc\n\nUnrelated news.\n"})
+    done = cli("run", "--repo", repo, "--issue", issue_file, "--number", NUMBER, "--yes")
+    assert done.code == 0, done.text
+    assert f"main moved to {base[:7]}" in done.text and "merging it into" in done.text
+    assert [m.base_sha for m in load_job(repo).base_merges] == [base]
