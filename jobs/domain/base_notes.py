@@ -40,6 +40,8 @@ def base_merge_note(job: Job) -> list[str]:
              "Merge commits of the moved base branch: never batches, never reverted.", ""]
     for merge in job.base_merges:
         lines.append(f"- {merge_summary(merge)}")
+        lines += [f"  - replay of batch {r.batch}: {command_line(c)}"
+                  for r in merge.replayed for c in r.commands]
         lines += [f"  - {command_line(c)}" for c in merge.commands]
     return lines
 

@@ -167,6 +167,7 @@ class ReplayedBatch(Record):
     batch: int
     files: list[str]
     reason: str  # why it was replayed: "the base changed calc/a.py, which batch 2 edited"
+    commands: list[CommandEvidence] = []  # what the recipe ran (recipe `command`)
 
 
 class BaseMerge(Record):

@@ -20,7 +20,7 @@ from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.guard import check_diff
 from jobs.domain.model import Gate
 from jobs.domain.notes import render_card
-from jobs.domain.records import BaseConflict, BaseMerge, ReplayedBatch
+from jobs.domain.records import BaseConflict, BaseMerge, CommandEvidence, ReplayedBatch
 from jobs.domain.spec import DoneWhen
 from jobs.editors import EditError, EditRequest
 from jobs.engine.attempt import guard_policy
@@ -114,13 +114,13 @@ def _merge(engine: JobContext, decision: BaseDecision, preview: MergePreview) ->
     replays = "".join(f"; replaying batch {r.batch}: {r.reason}" for r in decision.replays)
     engine.publish(Publication.NOTICE, f"{decision.reason}: merging it into `{job.branch}`"
                    + replays)
-    tree = preview.tree
+    tree, ran = preview.tree, dict[int, list[CommandEvidence]]()
     if decision.replays:
         replayed = _replay(engine, decision, preview)
         if isinstance(replayed, ErrorInfo):
             _fail(engine, decision, replayed)
             return
-        tree = replayed
+        tree, ran = replayed
     worktree = engine.worktree
     worktree.restore(tree)
     evidence, failure, code = engine.runner.validate(job, tree)
@@ -140,8 +140,8 @@ def _merge(engine: JobContext, decision: BaseDecision, preview: MergePreview) ->
                           message=merge_message(job, base, decision))
     job.base_merges.append(BaseMerge(
         base_sha=base, commit=commit, at=engine.now(), commands=list(evidence),
-        replayed=[ReplayedBatch(batch=r.batch, files=list(r.files), reason=r.reason)
-                  for r in decision.replays]))
+        replayed=[ReplayedBatch(batch=r.batch, files=list(r.files), reason=r.reason,
+                                commands=ran.get(r.batch, [])) for r in decision.replays]))
     engine.save(touched=())  # recorded before the push: a worker dying now finds it again
     repo.advance_branch(job.branch, commit, job.head_sha)
     job.head_sha = commit
@@ -157,20 +157,22 @@ def _fail(engine: JobContext, decision: BaseDecision, report: ErrorInfo) -> None
                 "into the branch failed", report=report, touched=())
 
 
-def _replay(engine: JobContext, decision: BaseDecision, preview: MergePreview) -> str | ErrorInfo:
+def _replay(engine: JobContext, decision: BaseDecision, preview: MergePreview
+            ) -> tuple[str, dict[int, list[CommandEvidence]]] | ErrorInfo:
     """The merged tree with each conflicting file replaced by its batch's recipe run on the
-    base's version; or why the replay failed."""
+    base's version, and what each recipe ran; or why the replay failed."""
     job, runner, worktree = engine.job, engine.runner, engine.worktree
     base = decision.base_sha
     files = [path for replay in decision.replays for path in replay.files]
     worktree.reset(base)
+    ran: dict[int, list[CommandEvidence]] = {}
     for replay in decision.replays:
         request = EditRequest(
             worktree=worktree.path, files=replay.files, spec=job.spec, goal=job.title,
             targets=tuple(runner.remaining(job, base, list(replay.files))),
             instructions=tuple(job.instructions), policy=runner.policy)
         try:
-            runner.editor.apply(request)
+            ran[replay.batch] = list(runner.editor.apply(request).commands)
         except EditError as exc:
             return _replay_error(base, f"replaying batch {replay.batch} failed: {exc.message}",
                                  exc.evidence)
@@ -189,7 +191,7 @@ def _replay(engine: JobContext, decision: BaseDecision, preview: MergePreview) -
     entries = worktree.git("ls-files", "-s", "-z", "--", *files)
     worktree.restore(preview.tree)  # the merge, conflict markers in the replayed files
     worktree.git("update-index", "-z", "--index-info", stdin=entries)
-    return worktree.write_tree()
+    return worktree.write_tree(), ran
 
 
 def _replay_error(base: str, message: str, evidence: dict[str, object]) -> ErrorInfo:

@@ -273,3 +273,62 @@ def test_the_cli_run_says_the_base_moved_and_merges_it(tmp_path: Path) -> None:
     assert done.code == 0, done.text
     assert f"main moved to {base[:7]}" in done.text and "merging it into" in done.text
     assert [m.base_sha for m in load_job(repo).base_merges] == [base]
+
+
+CODEMOD = '''import sys
+from pathlib import Path
+
+for name in sys.argv[1:]:
+    path = Path(name)
+    path.write_text(path.read_text().replace("old_sum(", "new_sum("))
+'''
+
+
+def test_a_conflict_in_a_command_batch_replays_the_codemod_on_those_files_only(
+        tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo")
+    write_files(repo, {"tools/codemod.py": CODEMOD})
+    commit_all(repo, "add the codemod")
+    task = issue(recipe="command", replace=None, run="python tools/codemod.py {files}")
+    local = session(repo)
+    assert_exit(local.run(task, yes=False), 3)
+    assert_exit(local.verb(Verb.APPROVE)[1], 3)  # milestone 1
+    job = load_job(repo)
+    owner = next(b for b in job.batches if AREA in b.files)
+    assert owner.status is BatchStatus.COMPLETED and len(owner.files) == 2
+    moved = module_source(AREA).replace("def area():", "def area():  # width plus height")
+    move_base(repo, {AREA: moved})
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)
+    job = load_job(repo)
+    [merge] = job.base_merges
+    [replayed] = merge.replayed
+    assert replayed.batch == owner.number and replayed.files == [AREA]
+    [ran] = replayed.commands
+    assert ran.argv == ["python", "tools/codemod.py", AREA] and ran.exit_code == 0
+    merged = show(repo, merge.commit, AREA)
+    assert "# width plus height" in merged and "legacy.new_sum(2, 3)" in merged
+    note = show(repo, job.branch, job.note_path)
+    assert f"replay of batch {owner.number}: `python tools/codemod.py {AREA}` → exit 0" in note
+
+
+def test_a_replay_the_guard_refuses_pushes_nothing_and_stops_at_the_failure_gate(
+        tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo")
+    # On the base's new version only, the codemod also edits the tests: the guard refuses that.
+    sneaky = CODEMOD + ('''\nif "width" in Path(sys.argv[1]).read_text():\n'''
+                        '''    Path("tests/test_calc.py").write_text("# gone\\n")\n''')
+    write_files(repo, {"tools/codemod.py": sneaky})
+    commit_all(repo, "add the codemod")
+    task = issue(recipe="command", replace=None, run="python tools/codemod.py {files}")
+    local = session(repo)
+    assert_exit(local.run(task, yes=False), 3)
+    assert_exit(local.verb(Verb.APPROVE)[1], 3)
+    head = load_job(repo).head_sha
+    move_base(repo, {AREA: module_source(AREA).replace("def area():", "def area():  # width")})
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 4)
+    job = load_job(repo)
+    assert job.gate is not None and job.gate.kind is Gate.FAILURE
+    assert job.gate.report is not None and job.gate.report.code == "base_merge_failed"
+    assert "diff guard" in job.gate.report.message
+    assert "tests/test_calc.py" in job.gate.report.message
+    assert branch_head(repo, job.branch) == head and job.base_merges == []
