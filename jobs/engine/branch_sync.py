@@ -6,7 +6,7 @@ the git queries and writes the decision into the record.
 
 from __future__ import annotations
 
-from jobs.adapters.workspace import Repository
+from jobs.adapters.workspace import CommitInfo, Repository
 from jobs.domain.errors import StepwiseError
 from jobs.domain.model import BatchStatus, Gate, Job
 from jobs.domain.reconcile import (
@@ -34,11 +34,22 @@ def branch_facts(repo: Repository, job: Job) -> BranchFacts:
                          if b.commit and not repo.is_ancestor(b.commit, head))
         return BranchFacts(head=head, descends=False, lost_commits=lost)
     commits = repo.commits(job.head_sha, head)
-    # The base's own commits that our merges brought in are not the branch's: leave them out.
-    merged = [parent for c in commits if is_base_merge(job.id, c) for parent in c.parents[1:]]
-    if merged:
-        commits = repo.commits(job.head_sha, head, exclude=merged)
+    if any(len(commit.parents) > 1 for commit in commits):
+        commits = without_base_commits(repo, job, head, commits)
     return BranchFacts(head=head, commits=tuple(commits))
+
+
+def without_base_commits(repo: Repository, job: Job, head: str,
+                         commits: list[CommitInfo]) -> list[CommitInfo]:
+    """Leave out the base's own commits that a merge of the base (ours or a maintainer's)
+    brought onto the branch: they are not the branch's work (our own commits always stay)."""
+    merged = [parent for c in commits if is_base_merge(job.id, c) for parent in c.parents[1:]]
+    base = repo.branch_head(job.base_branch) if job.base_branch != "HEAD" else None
+    exclude = [*merged, *([base] if base else [])]
+    if not exclude:
+        return commits
+    kept = {c.sha for c in repo.commits(job.head_sha, head, exclude=exclude)}
+    return [c for c in commits if c.sha in kept or c.trailers.get("Stepwise-Job") == job.id]
 
 
 def sync(engine: JobContext, *, open_gates: bool = True) -> bool:

@@ -332,3 +332,24 @@ def test_a_replay_the_guard_refuses_pushes_nothing_and_stops_at_the_failure_gate
     assert "diff guard" in job.gate.report.message
     assert "tests/test_calc.py" in job.gate.report.message
     assert branch_head(repo, job.branch) == head and job.base_merges == []
+
+
+def test_a_maintainers_own_merge_of_the_base_is_one_commit_at_the_human_commit_gate(
+        tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo")
+    at_milestone(repo)
+    job = load_job(repo)
+    for n in range(3):
+        move_base(repo, {f"docs/news-{n}.md": f"news {n}\n"}, f"base news {n}")
+    git(repo, "switch", "-q", job.branch)
+    git(repo, "merge", "-q", "--no-edit", "main")
+    human = git(repo, "rev-parse", "HEAD")
+    git(repo, "switch", "-q", "main")
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 4)
+    job = load_job(repo)
+    assert job.gate is not None and job.gate.kind is Gate.HUMAN_COMMIT
+    assert "1 commit(s) by someone else" in job.gate.reason and human[:7] in job.gate.reason
+    assert "base news" not in job.gate.reason  # the base's own commits are not the branch's
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)  # continue on top: nothing to merge
+    job = load_job(repo)
+    assert job.status is JobStatus.COMPLETED and job.base_merges == []
