@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs.domain.gates import Verb, apply_verb
 from jobs.domain.model import Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit.local_e2e import config_text, module_source, sample_files
@@ -111,3 +112,18 @@ def test_a_conflict_in_a_replace_batch_is_replayed_and_pushed(conflicted: World)
     assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.MILESTONE
     note = world.gh.read_file(world.repo, job.note_path, ref=job.branch)
     assert note is not None and "replayed batch 1" in note
+
+
+def test_an_active_job_steps_when_the_base_moves_and_merges_it(behind: World) -> None:
+    world = behind
+    at_first_milestone(world)
+    job = world.job()
+    apply_verb(job, Verb.APPROVE)  # running, with no step queued (as if between two steps)
+    world.ctx.store.save(job)
+    assert world.queued() == 0
+    base = world.gh.push_files(REPO, "main", {"README.md": "# calc\n\nNews.\n"}, "base moves")
+    world.send("push", ref="refs/heads/main", sender="dev")
+    world.work()  # the delivery queues the job's next step, which merges the base
+    job = world.job()
+    assert [m.base_sha for m in job.base_merges] == [base]
+    assert merges_on_branch(world, job.branch) == [job.base_merges[0].commit]
