@@ -28,6 +28,7 @@ from tests.kit.local_e2e import (
     build_sample,
     cli,
     config_text,
+    edit_state,
     issue,
     load_job,
     module_source,
@@ -353,3 +354,29 @@ def test_a_maintainers_own_merge_of_the_base_is_one_commit_at_the_human_commit_g
     assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)  # continue on top: nothing to merge
     job = load_job(repo)
     assert job.status is JobStatus.COMPLETED and job.base_merges == []
+
+
+def test_a_merge_on_the_branch_the_record_does_not_know_is_found_by_its_trailers(
+        tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo", config=config_text(update_from_base="behind"))
+    at_milestone(repo)
+    head = load_job(repo).head_sha
+    base = move_base(repo, {"README.md": "# calc\n\nUnrelated news.\n"})
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)
+    merge = load_job(repo).base_merges[0].commit
+    # Back to the record as it was before the merge (a restored backup, a lost save), with
+    # the branch as it is: the merge and the batches after it are found, not made again.
+    git(repo, "update-ref", f"refs/heads/{load_job(repo).branch}", merge)
+
+    def before_the_merge(data: dict[str, object]) -> None:
+        data.update(head_sha=head, base_merges=[], base_checked=None, status="running",
+                    gate=None, final_review=None)
+        for batch in data["batches"]:  # type: ignore[attr-defined]
+            if batch["number"] == 3:
+                batch.update(status="pending", commit=None, attempts=[], changed_files=[])
+
+    edit_state(repo, before_the_merge)
+    assert_exit(session(repo).run(issue(), yes=True), 0)
+    job = load_job(repo)
+    assert [(m.base_sha, m.commit, m.found) for m in job.base_merges] == [(base, merge, True)]
+    assert len(merge_commits(job_branch_commits(repo))) == 1
