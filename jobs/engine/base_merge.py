@@ -57,10 +57,11 @@ def update_from_base(engine: JobContext) -> bool:
             engine.publish(Publication.NOTICE, decision.reason)  # once per base commit
         return _checked(engine, base)
     if decision.action is BaseAction.CONFLICT:
+        again = job.base_conflict is not None and job.base_conflict.base_sha == base
         job.base_conflict = BaseConflict(base_sha=base, files=list(preview.conflicts))
-        engine.open(Gate.CONFLICT, conflict_reason(job, decision,
-                                                   local=not repo.bare),
-                    touched=())
+        reason = conflict_reason(job, decision, local=not repo.bare)
+        engine.open(Gate.CONFLICT, ("approved, but the branch does not hold the merge yet: "
+                                    if again else "") + reason, touched=())
         return True
     _merge(engine, decision, preview)
     return True
@@ -165,6 +166,9 @@ def _replay(engine: JobContext, decision: BaseDecision, preview: MergePreview
     base = decision.base_sha
     files = [path for replay in decision.replays for path in replay.files]
     worktree.reset(base)
+    if runner.cached_environments and (failure := runner.ensure_setup(job)) is not None:
+        return _replay_error(base, f"setup failed before the replay: `{failure.display}` "
+                             f"exited {failure.exit_code}", {"output_tail": failure.output_tail})
     ran: dict[int, list[CommandEvidence]] = {}
     for replay in decision.replays:
         request = EditRequest(

@@ -242,6 +242,11 @@ def test_an_llm_batch_conflict_opens_the_conflict_gate_until_a_human_merges(
     assert job.base_conflict is not None and job.base_conflict.files == [AREA]
     head = job.head_sha
     assert branch_head(repo, job.branch) == head  # nothing merged by Stepwise
+    # Approved before anyone merged: the gate opens again and says why.
+    assert_exit(local.verb(Verb.APPROVE)[1], 4)
+    job = load_job(repo)
+    assert job.gate is not None and job.gate.kind is Gate.CONFLICT
+    assert "does not hold the merge yet" in job.gate.reason
 
     # A maintainer merges on the branch and resolves the conflict, then approves.
     git(repo, "switch", "-q", job.branch)
