@@ -60,3 +60,10 @@ def conflict_reason(job: Job, decision: BaseDecision, *, local: bool) -> str:
     commands = resolve_commands(branch=job.branch, base_branch=job.base_branch, local=local)
     return (f"{decision.reason}:\n{files}\n\nResolve it on the branch with a merge "
             f"(never a rebase or a force push):\n```\n{commands}\n```\nthen approve")
+
+
+def moved_notice(job: Job, base_sha: str) -> str:
+    """What local mode says when a waiting job's base moved since the branch last took it in."""
+    return (f"`{job.base_branch}` moved to {base_sha[:7]} since `{job.branch}` last took it "
+            f"in; it is looked at when the job goes on (update_from_base: "
+            f"{job.config.update_from_base})")

@@ -9,7 +9,7 @@ again by its trailers, so a worker that dies during a merge never leaves a secon
 from __future__ import annotations
 
 from jobs.adapters.merging import MergePreview, absent_paths, commit_merge, preview_merge
-from jobs.domain.base_notes import conflict_reason, merge_message
+from jobs.domain.base_notes import conflict_reason, merge_message, moved_notice
 from jobs.domain.base_update import (
     BaseAction,
     BaseDecision,
@@ -18,7 +18,7 @@ from jobs.domain.base_update import (
 )
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.guard import check_diff
-from jobs.domain.model import Gate
+from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.records import BaseConflict, BaseMerge, CommandEvidence, ReplayedBatch
 from jobs.domain.spec import DoneWhen
@@ -65,6 +65,18 @@ def update_from_base(engine: JobContext) -> bool:
         return True
     _merge(engine, decision, preview)
     return True
+
+
+def moved_base_notice(engine: JobContext) -> str | None:
+    """For a job waiting at a gate: a line saying its base moved, or None (nothing to say)."""
+    job, repo = engine.job, engine.services.repository
+    if job.status is not JobStatus.AWAITING_HUMAN or job.base_branch in ("HEAD", job.branch) \
+            or job.config.update_from_base == "never":
+        return None
+    base = repo.branch_head(job.base_branch)
+    if base is None or repo.is_ancestor(base, job.head_sha):
+        return None
+    return moved_notice(job, base)
 
 
 def _pair(base: str, head: str) -> str:

@@ -385,3 +385,16 @@ def test_a_merge_on_the_branch_the_record_does_not_know_is_found_by_its_trailers
     job = load_job(repo)
     assert [(m.base_sha, m.commit, m.found) for m in job.base_merges] == [(base, merge, True)]
     assert len(merge_commits(job_branch_commits(repo))) == 1
+
+
+def test_run_at_a_gate_says_the_base_moved(tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo")
+    at_milestone(repo)
+    assert_exit(session(repo).run(issue(), yes=False), 3)
+    recorder = Recorder()
+    base = move_base(repo, {"README.md": "# calc\n\nUnrelated news.\n"})
+    outcome = session(repo, sink=recorder).run(issue(), yes=False)
+    assert_exit(outcome, 3)  # still at the milestone gate: nothing merged, but said
+    [notice] = recorder.texts(Publication.NOTICE)
+    assert f"`main` moved to {base[:7]}" in notice and "update_from_base: conflicted" in notice
+    assert load_job(repo).base_merges == []
