@@ -2,7 +2,8 @@
 
 `reconcile(job, facts)` reads the commits found on the branch since the recorded head and says
 what they mean: batch K committed at sha S (ours, adopted), a revert of batch K (ours or a
-human's), our change note, somebody else's work, or a rewritten history. The engine gathers the
+human's), our change note, our merge of the base branch (never a batch), somebody else's
+work, or a rewritten history. The engine gathers the
 facts with git and applies the decision (jobs/engine/branch_sync.py); nothing here runs git.
 """
 

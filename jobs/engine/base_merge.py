@@ -50,7 +50,8 @@ def update_from_base(engine: JobContext) -> bool:
     preview = preview_merge(repo, head=job.head_sha, base=base)
     facts = BaseFacts(base_sha=base, contained=False, conflicts=preview.conflicts,
                       absent_at_base=absent_paths(repo, base, preview.conflicts),
-                      strict=preview.clean and _strict(engine))
+                      strict=preview.clean and job.config.update_from_base == "conflicted"
+                      and _strict(engine))
     decision = decide_base_update(job, facts)
     if decision.action is BaseAction.NOTHING:
         if decision.reason and not (job.base_checked or "").startswith(f"{base}.."):

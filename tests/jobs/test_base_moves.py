@@ -15,8 +15,9 @@ import pytest
 from bot.demo.scripted_llm import ScriptedServer
 from jobs.adapters.workspace import CommitInfo, Repository
 from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.ports import Publication
+from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
+from jobs.ports import CiReport, Publication
+from tests.kit.forge import InMemoryForge
 from tests.kit.llm import good_reply, llm_issue, llm_session
 from tests.kit.local_e2e import (
     NUMBER,
@@ -398,3 +399,25 @@ def test_run_at_a_gate_says_the_base_moved(tmp_path: Path) -> None:
     [notice] = recorder.texts(Publication.NOTICE)
     assert f"`main` moved to {base[:7]}" in notice and "update_from_base: conflicted" in notice
     assert load_job(repo).base_merges == []
+
+
+class StrictForge(InMemoryForge):
+    """A forge whose base branch requires up-to-date branches (GitHub's strict protection)."""
+
+    def ci_report(self, job: Job, sha: str) -> CiReport | None:
+        return CiReport(strict=True)
+
+
+def test_conflicted_merges_a_clean_base_when_its_protection_requires_up_to_date(
+        tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo")
+    at_milestone(repo)
+    base = move_base(repo, {"README.md": "# calc\n\nUnrelated news.\n"})
+    local = session(repo)
+    forge = StrictForge()
+    local.services.forge = forge
+    assert_exit(local.verb(Verb.APPROVE)[1], 0)
+    job = load_job(repo)
+    assert [m.base_sha for m in job.base_merges] == [base]
+    assert any("requires up-to-date branches" in text
+               for text in forge.published(Publication.NOTICE))
