@@ -47,11 +47,16 @@ def base_merge_note(job: Job) -> list[str]:
 
 
 def base_merge_card(job: Job) -> list[str]:
-    """The progress card's lines about base merges (empty when there were none)."""
-    if not job.base_merges:
-        return []
-    return ["", f"Base `{job.base_branch}` merged {len(job.base_merges)} time(s); last: "
-            + merge_summary(job.base_merges[-1])]
+    """The progress card's lines about the base: its merges, and a move not looked at yet."""
+    lines = []
+    if job.base_merges:
+        lines += ["", f"Base `{job.base_branch}` merged {len(job.base_merges)} time(s); last: "
+                  + merge_summary(job.base_merges[-1])]
+    if job.base_moved_at is not None and job.gate is not None:
+        lines += ["", f"`{job.base_branch}` moved at {job.base_moved_at:%Y-%m-%d %H:%M}Z; it is "
+                  f"looked at when the job goes on (update_from_base: "
+                  f"{job.config.update_from_base})."]
+    return lines
 
 
 def conflict_reason(job: Job, decision: BaseDecision, *, local: bool) -> str:

@@ -112,6 +112,10 @@ def test_the_note_and_card_list_each_merge() -> None:
     assert "## Base merges" in note and "replayed batch 1 (the base changed src/a.py)" in note
     assert "`pytest` → exit 0" in note and "resolved by a maintainer" in note
     assert "merged 2 time(s)" in "\n".join(base_merge_card(job))
+    assert "looked at when" not in "\n".join(base_merge_card(job))
+    open_gate(job, Gate.MILESTONE, reason="done", now=T0, milestone=1)
+    job.base_moved_at = T0
+    assert "`main` moved at 2024-05-17 00:00Z" in "\n".join(base_merge_card(job))
 
 
 def test_the_conflict_gate_exits_4_and_approve_accepts_the_branch() -> None:
