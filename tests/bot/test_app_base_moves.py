@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from bot.demo.scripted_llm import ScriptedServer
 from jobs.domain.gates import Verb, apply_verb
 from jobs.domain.model import Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
-from tests.kit.local_e2e import config_text, module_source, sample_files
+from tests.kit import github_git
+from tests.kit.llm import API_KEY, INSTRUCTIONS, MODEL, good_reply
+from tests.kit.local_e2e import config_text, issue_markdown, module_source, sample_files
 
 AREA = "calc/alpha/area.py"
 
@@ -127,3 +130,51 @@ def test_an_active_job_steps_when_the_base_moves_and_merges_it(behind: World) ->
     job = world.job()
     assert [m.base_sha for m in job.base_merges] == [base]
     assert merges_on_branch(world, job.branch) == [job.base_merges[0].commit]
+
+
+def test_an_llm_batch_conflict_waits_at_the_conflict_gate_for_a_maintainers_merge(
+        tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with ScriptedServer() as model:
+        monkeypatch.setenv("STEPWISE_LLM_BASE_URL", model.url)
+        monkeypatch.setenv("STEPWISE_LLM_MODEL", MODEL)
+        monkeypatch.setenv("STEPWISE_LLM_API_KEY", API_KEY)
+        files = sample_files(config=config_text(batch_size=1, batches_per_milestone=1))
+        with open_world(tmp_path, redis_url, files=files) as world:
+            bare = world.repo.path
+            model.add(good_reply(bare, [AREA]), good_reply(bare, ["calc/alpha/perimeter.py"]))
+            number = world.gh.add_issue(REPO, "Use new_sum()", issue_markdown(
+                recipe="llm", replace=None, instructions=INSTRUCTIONS,
+                paths=["calc/alpha/*.py"]).split("\n", 1)[1], user="maria")
+            world.send("issues.labeled", issue_number=number, sender="maria")
+            world.work()
+            world.comment("/stepwise approve", by="maria", on=number)
+            world.work()
+            job = world.job(number)
+            assert job.gate.kind is Gate.MILESTONE and job.batch(1).files == [AREA]
+            moved = module_source(AREA).replace("def area():", "def area():  # width plus height")
+            base = world.gh.push_files(REPO, "main", {AREA: moved}, "base moves")
+            world.send("push", ref="refs/heads/main", sender="dev")
+            pull = world.gh.pull_for(world.repo, job.branch)
+            assert pull is not None
+            world.comment("/stepwise approve", by="maria", on=pull.number)
+            world.work()
+            job = world.job(number)
+            assert job.gate.kind is Gate.CONFLICT and AREA in job.gate.reason
+            assert "git merge origin/main" in job.gate.reason
+            assert any("Waiting at gate `conflict`" in b for b in world.bodies(pull.number))
+
+            # A maintainer merges the base into the branch, resolving the conflict, and pushes.
+            head = job.head_sha
+            resolved = moved.replace("legacy.old_sum(", "legacy.new_sum(")
+            fixed_tip = world.gh.push_files(REPO, job.branch, {AREA: resolved}, "resolve")
+            merge = github_git.git(bare, "commit-tree", f"{fixed_tip}^{{tree}}", "-p", head,
+                                   "-p", base, "-m", "Merge main").decode().strip()
+            github_git.git(bare, "update-ref", f"refs/heads/{job.branch}", merge, fixed_tip)
+            world.send("push", ref=f"refs/heads/{job.branch}", sender="maria")
+            world.comment("/stepwise approve", by="maria", on=pull.number)
+            world.work()
+            job = world.job(number)
+            assert [(m.base_sha, m.commit, m.by) for m in job.base_merges] == \
+                [(base, merge, "human")]
+            assert job.status is JobStatus.COMPLETED and job.batch(2).commit is not None
+            assert world.gh.read_file(world.repo, AREA, ref=job.branch) == resolved
