@@ -3,8 +3,8 @@ until a gate or the end.
 
 The steps live beside it: start (a new job), planning, batch_run (an attempt and its record),
 review (the final review), base_merge (the moved base merged in), revert, endings (failed,
-cancelled); each applies decisions that
-jobs/domain computes. `Engine` is the `JobContext` the loop runs in.
+cancelled); each applies decisions that jobs/domain computes. `Engine` is the `JobContext` the
+loop runs in.
 """
 
 from __future__ import annotations
