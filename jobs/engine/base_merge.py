@@ -16,7 +16,7 @@ from jobs.domain.base_update import (
     BaseFacts,
     decide_base_update,
 )
-from jobs.domain.errors import ErrorInfo, RetryClass
+from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.domain.guard import check_diff
 from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import render_card
@@ -157,7 +157,12 @@ def _merge(engine: JobContext, decision: BaseDecision, preview: MergePreview) ->
         replayed=[ReplayedBatch(batch=r.batch, files=list(r.files), reason=r.reason,
                                 commands=ran.get(r.batch, [])) for r in decision.replays]))
     engine.save(touched=())  # recorded before the push: a worker dying now finds it again
-    repo.advance_branch(job.branch, commit, job.head_sha)
+    try:
+        repo.advance_branch(job.branch, commit, job.head_sha)
+    except StepwiseError:  # refused (someone pushed meanwhile): it never landed
+        job.base_merges.pop()
+        engine.save(touched=())
+        raise
     job.head_sha = commit
     job.base_checked, job.base_moved_at, job.base_conflict = _pair(base, commit), None, None
     engine.event("base_merge", f"merged the base {base[:7]} in {commit[:7]}")

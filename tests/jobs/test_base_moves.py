@@ -14,6 +14,7 @@ import pytest
 
 from bot.demo.scripted_llm import ScriptedServer
 from jobs.adapters.workspace import CommitInfo, Repository
+from jobs.domain.errors import WorkspaceError
 from jobs.domain.gates import Verb
 from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
 from jobs.ports import CiReport, Publication
@@ -421,3 +422,26 @@ def test_conflicted_merges_a_clean_base_when_its_protection_requires_up_to_date(
     assert [m.base_sha for m in job.base_merges] == [base]
     assert any("requires up-to-date branches" in text
                for text in forge.published(Publication.NOTICE))
+
+
+def test_a_refused_merge_push_leaves_no_merge_in_the_record(tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo", config=config_text(update_from_base="behind"))
+    at_milestone(repo)
+    job = load_job(repo)
+    move_base(repo, {"README.md": "# calc\n\nUnrelated news.\n"})
+    local = session(repo)
+    real = local.services.repository.advance_branch
+
+    def someone_pushed_first(branch: str, new: str, old: str) -> None:
+        git(repo, "update-ref", f"refs/heads/{branch}", git(repo, "commit-tree", "-p", old, "-m",
+                                                             "a human", f"{old}^{{tree}}"), old)
+        real(branch, new, old)
+
+    local.services.repository.advance_branch = someone_pushed_first  # type: ignore[method-assign]
+    with pytest.raises(WorkspaceError):
+        local.verb(Verb.APPROVE)
+    assert load_job(repo).base_merges == []
+    assert_exit(session(repo).run(issue(), yes=False), 4)
+    job = load_job(repo)
+    assert job.gate is not None and job.gate.kind is Gate.HUMAN_COMMIT
+    assert job.base_merges == [] and merge_commits(job_branch_commits(repo)) == []
