@@ -20,6 +20,7 @@ class Kind(StrEnum):
     ISSUE_CLOSED = "issue_closed"
     PULL_CLOSED = "pull_closed"
     PUSH = "push"  # a push to a stepwise/ branch by someone else
+    BASE_PUSH = "base_push"  # a push to the default branch: the base of the repository's jobs
     INSTALLATION = "installation"
     IGNORED = "ignored"
 
@@ -183,6 +184,9 @@ def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[s
             default = (payload.get("repository") or {}).get("default_branch")
             changed = ref == f"refs/heads/{default}" and _touches(payload.get("commits"),
                                                                   CONFIG_PATH)
+            if ref == f"refs/heads/{default}":
+                return Event(kind=Kind.BASE_PUSH, ref=ref, after=str(payload.get("after", "")),
+                             config_changed=changed, **common)
             return Event(kind=Kind.IGNORED, reason="push to another branch",
                          config_changed=changed, **common)
         return Event(kind=Kind.PUSH, ref=ref, after=str(payload.get("after", "")), **common)

@@ -21,6 +21,7 @@ from jobs.domain.spec import InvalidSpecError, IssueTask, parse_issue_file
 from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
 from jobs.editors.llm.settings import LlmSettings
 from jobs.engine import usecases
+from jobs.engine.base_merge import moved_base_notice
 from jobs.engine.context import Outcome, Services, outcome_of
 from jobs.engine.engine import Engine
 from jobs.engine.llm_start import draft_job, llm_enabled, llm_for
@@ -149,7 +150,10 @@ class LocalSession:
                 plan_scope(self.services.repository, job.head_sha, issue.spec, job.config)
                 job = self._spec_changed(job, issue)
             llm_for(self.services, job.spec)  # an llm job without an endpoint: exit 2, nothing run
-            return Engine(self.services, job, auto_approve=yes).advance()
+            engine = Engine(self.services, job, auto_approve=yes)
+            if (moved := moved_base_notice(engine)) is not None:  # said before a gate is shown
+                self.services.forge.publish(job, Publication.NOTICE, moved)
+            return engine.advance()
 
     def run_file(self, path: Path, *, yes: bool) -> Outcome:
         """`stepwise run --issue FILE`: the file's spec, or (recipe llm enabled) a drafted one."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -345,16 +346,33 @@ def on_push(ctx: ServerContext, event: Event) -> None:
     branch = event.ref.removeprefix("refs/heads/")
     for job_id in ctx.store.job_ids(limit=500):
         job = ctx.store.load_id(job_id)
-        if job is not None and job.repo == event.repo and job.branch == branch and \
-                job.status in ACTIVE:
+        if job is None or job.repo != event.repo:
+            continue
+        if event.kind is Kind.BASE_PUSH and job.base_branch == branch:
+            base_moved(ctx, job)
+        elif event.kind is Kind.PUSH and job.branch == branch and job.status in ACTIVE:
             schedule_advance(ctx, job)
+
+
+def base_moved(ctx: ServerContext, job: Job) -> None:
+    """The job's base branch moved: an active job looks at it in its next step (queued now);
+    a job at a gate is marked and looks when it resumes (jobs/engine/base_merge.py)."""
+    if job.is_terminal:
+        return
+    if job.is_active:
+        schedule_advance(ctx, job)  # no save: its worker may hold the record right now
+        return
+    job.base_moved_at = ctx.clock()
+    with contextlib.suppress(ConflictError):  # changed meanwhile: its next step reads the base
+        ctx.store.save(job)
 
 
 def handle_event(ctx: ServerContext, payload: dict[str, Any]) -> None:
     event = Event.model_validate(payload)
     routes = {Kind.LABELED: on_labeled, Kind.COMMENT: on_comment,
               Kind.ISSUE_EDITED: on_issue_edited, Kind.ISSUE_CLOSED: on_closed,
-              Kind.PULL_CLOSED: on_closed, Kind.PUSH: on_push, Kind.INSTALLATION: end_removed_jobs}
+              Kind.PULL_CLOSED: on_closed, Kind.PUSH: on_push, Kind.BASE_PUSH: on_push,
+              Kind.INSTALLATION: end_removed_jobs}
     route = routes.get(event.kind)
     if route is not None and event.repo and not event.installation_id:
         # GitHub's schema lets a delivery lack `installation`: ask which one holds the repo.

@@ -184,10 +184,11 @@ class Repository:
                 hint="someone pushed on top of it; Stepwise never rewrites their work")
         self.git("update-ref", f"refs/heads/{branch}", to, candidate)
 
-    def commits(self, base: str, head: str) -> list[CommitInfo]:
-        """Commits reachable from `head` and not from `base`, oldest first."""
+    def commits(self, base: str, head: str, *, exclude: Sequence[str] = ()) -> list[CommitInfo]:
+        """Commits reachable from `head` and not from `base` (nor `exclude`), oldest first."""
         fmt = "%H%x00%P%x00%s%x00%(trailers:only,unfold)%x00%b%x1e"
-        out = self.git("log", "--reverse", f"--format={fmt}", f"{base}..{head}")
+        out = self.git("log", "--reverse", f"--format={fmt}", f"{base}..{head}",
+                       *(f"^{sha}" for sha in exclude))
         commits = []
         for record in out.split("\x1e"):
             record = record.strip("\n")

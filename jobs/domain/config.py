@@ -28,6 +28,7 @@ CONFIG_PATH = ".github/stepwise.yml"
 MAX_DOCUMENT_BYTES = 64 * 1024
 
 AllowDeletions = bool | Literal["ask"]
+UpdateFromBase = Literal["conflicted", "behind", "never"]
 NetworkMode = bool | Literal["setup"]  # false: none; "setup": setup only; true: every command
 
 # Environment names `env` may not set: they steer the sandbox, git, the proxy or Stepwise itself.
@@ -291,6 +292,10 @@ class RepoConfig(BaseModel):
     llm_drafts: bool = False
     """Server mode: a labelled issue without a `stepwise` block gets a spec drafted by the
     model, shown for approval."""
+    update_from_base: UpdateFromBase = "conflicted"
+    """When the base branch moves, merge it into the job branch (a validated merge commit, never
+    a rebase): `conflicted` only when the pull request would conflict, `behind` whenever the base
+    has new commits (or its protection requires up-to-date branches), `never`."""
 
     @property
     def validate_commands(self) -> list[str]:

@@ -116,6 +116,13 @@ def _pass(job: Job, gate: OpenGate, verb: Verb, reason: str) -> str:
     if gate.kind is Gate.HUMAN_COMMIT:
         job.accept_branch_head = True
         return "continuing on top of the pushed commits"
+    if gate.kind is Gate.CONFLICT:
+        job.accept_branch_head = True  # the maintainer's merge commit is not someone else's work
+        return "continuing on the branch as the maintainer resolved the conflict"
+    if gate.kind is Gate.FAILURE and verb is Verb.APPROVE and gate.report is not None \
+            and gate.report.code == "base_merge_failed":
+        job.base_declined = str(gate.report.evidence.get("base_sha") or "") or None
+        return "going on without merging the base (until it moves again)"
     return f"gate {gate.kind} passed"
 
 

@@ -18,6 +18,8 @@ from jobs.domain.config import RepoConfig
 from jobs.domain.errors import ErrorInfo, StateError
 from jobs.domain.records import (
     Attempt,
+    BaseConflict,
+    BaseMerge,
     CiCheck,
     CiResult,
     CiWait,
@@ -81,6 +83,7 @@ class Gate(StrEnum):
     INTERRUPTED = "interrupted"
     BUDGET = "budget"
     CI_FAILED = "ci_failed"
+    CONFLICT = "conflict"
 
 
 class Verb(StrEnum):
@@ -180,6 +183,9 @@ GATES: dict[Gate, GateRule] = {
                              "accept the CI result as it is (named in the note)",
                              frozenset({_A, _R, _S}),
                              ("retry", "skip <reason>", "revert <batch>", "cancel"), 4),
+    Gate.CONFLICT: GateRule("the base moved and the merge conflicts where no recipe can replay",
+                            _A, "continue on the branch as a maintainer resolved it",
+                            frozenset({_A}), ("cancel",), 4),
 }
 
 # Views of the gate table.
@@ -304,6 +310,11 @@ class Job(Record):
     outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
     ci_wait: CiWait | None = None  # running, but waiting for the repository's CI (no worker)
     ci_results: list[CiResult] = []  # what the repository's CI said of each milestone's head
+    base_merges: list[BaseMerge] = []  # each merge of the moved base into the branch
+    base_checked: str | None = None  # "<base sha>..<head sha>" last found needing no merge
+    base_conflict: BaseConflict | None = None  # the `conflict` gate's merge, until resolved
+    base_declined: str | None = None  # a base commit whose failed merge a human let pass
+    base_moved_at: datetime | None = None  # server: a push to the base branch was seen
     # Set by the gate answers, used once by the next step:
     accept_review: bool = False  # `approve` at a failed final review: finish anyway
     accept_branch_head: bool = False  # `approve` at `human_commit`: continue on the pushed head

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from jobs.domain import ci_notes
+from jobs.domain.base_notes import base_merge_card, base_merge_note
 from jobs.domain.llm_report import model_usage
 from jobs.domain.model import GATES, Batch, BatchStatus, Gate, Job, JobStatus
 from jobs.domain.note_parts import (
@@ -243,6 +244,7 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
                          f"{ci_notes.batch_ci_words(job, b)}" for b in batches)
         lines += ci_notes.milestone_ci_lines(job, milestone)
     flush()
+    lines += base_merge_card(job)
     return "\n".join(lines)
 
 
@@ -297,6 +299,7 @@ def render_note(job: Job, *, now: datetime) -> str:
     if job.left_out:
         lines += ["", "## Left out", "", *[f"- `{item.path}` — {item.rule}"
                                            for item in job.left_out]]
+    lines += base_merge_note(job)
     lines += model_usage(job)
     lines += ci_notes.note_ci_lines(job)
     lines += _review(job)

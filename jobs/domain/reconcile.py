@@ -2,7 +2,8 @@
 
 `reconcile(job, facts)` reads the commits found on the branch since the recorded head and says
 what they mean: batch K committed at sha S (ours, adopted), a revert of batch K (ours or a
-human's), our change note, somebody else's work, or a rewritten history. The engine gathers the
+human's), our change note, our merge of the base branch (never a batch), somebody else's
+work, or a rewritten history. The engine gathers the
 facts with git and applies the decision (jobs/engine/branch_sync.py); nothing here runs git.
 """
 
@@ -69,7 +70,22 @@ class NoteFound:
     sha: str
 
 
-Meaning = Adopt | Reverted | NoteFound
+@dataclass(frozen=True)
+class BaseMergeFound:
+    """Our merge of the base commit `base_sha` (never a batch: not counted, adopted or reverted)."""
+
+    sha: str
+    base_sha: str
+
+
+Meaning = Adopt | Reverted | NoteFound | BaseMergeFound
+
+BASE_MERGE_TRAILER = "Stepwise-Base-Merge"
+
+
+def is_base_merge(job_id: str, commit: BranchCommit) -> bool:
+    """Whether `commit` is job `job_id`'s own merge of its base branch (by its trailers)."""
+    return commit.trailers.get("Stepwise-Job") == job_id and BASE_MERGE_TRAILER in commit.trailers
 
 
 @dataclass(frozen=True)
@@ -144,6 +160,8 @@ def _meaning(job: Job, state: State, commit: BranchCommit) -> Meaning | str | No
     (its description)."""
     trailers = commit.trailers
     if trailers.get("Stepwise-Job") == job.id:
+        if BASE_MERGE_TRAILER in trailers:  # checked first: a merge is never a batch
+            return BaseMergeFound(commit.sha, trailers[BASE_MERGE_TRAILER])
         if "Stepwise-Batch" in trailers:
             number = int(trailers["Stepwise-Batch"])
             status, recorded = _batch_state(job, state, number)

@@ -6,18 +6,21 @@ the git queries and writes the decision into the record.
 
 from __future__ import annotations
 
-from jobs.adapters.workspace import Repository
+from jobs.adapters.workspace import CommitInfo, Repository
 from jobs.domain.errors import StepwiseError
 from jobs.domain.model import BatchStatus, Gate, Job
 from jobs.domain.reconcile import (
     Adopt,
+    BaseMergeFound,
     BranchDecision,
     BranchFacts,
     NoteFound,
     SyncKind,
     explain_commits,
+    is_base_merge,
     reconcile,
 )
+from jobs.domain.records import BaseMerge
 from jobs.engine import ci_wait
 from jobs.engine.context import JobContext
 
@@ -31,7 +34,23 @@ def branch_facts(repo: Repository, job: Job) -> BranchFacts:
         lost = frozenset(b.commit for b in job.batches
                          if b.commit and not repo.is_ancestor(b.commit, head))
         return BranchFacts(head=head, descends=False, lost_commits=lost)
-    return BranchFacts(head=head, commits=tuple(repo.commits(job.head_sha, head)))
+    commits = repo.commits(job.head_sha, head)
+    if any(len(commit.parents) > 1 for commit in commits):
+        commits = without_base_commits(repo, job, head, commits)
+    return BranchFacts(head=head, commits=tuple(commits))
+
+
+def without_base_commits(repo: Repository, job: Job, head: str,
+                         commits: list[CommitInfo]) -> list[CommitInfo]:
+    """Leave out the base's own commits that a merge of the base (ours or a maintainer's)
+    brought onto the branch: they are not the branch's work (our own commits always stay)."""
+    merged = [parent for c in commits if is_base_merge(job.id, c) for parent in c.parents[1:]]
+    base = repo.branch_head(job.base_branch) if job.base_branch != "HEAD" else None
+    exclude = [*merged, *([base] if base else [])]
+    if not exclude:
+        return commits
+    kept = {c.sha for c in repo.commits(job.head_sha, head, exclude=exclude)}
+    return [c for c in commits if c.sha in kept or c.trailers.get("Stepwise-Job") == job.id]
 
 
 def sync(engine: JobContext, *, open_gates: bool = True) -> bool:
@@ -52,6 +71,13 @@ def apply_decision(engine: JobContext, decision: BranchDecision) -> bool:
     for meaning in decision.meanings:
         if isinstance(meaning, NoteFound):
             job.note_commit = meaning.sha
+            continue
+        if isinstance(meaning, BaseMergeFound):
+            if all(merge.commit != meaning.sha for merge in job.base_merges):
+                job.base_merges.append(BaseMerge(base_sha=meaning.base_sha, commit=meaning.sha,
+                                                 at=engine.now(), found=True))
+                engine.event("base_merge", f"merge of the base {meaning.base_sha[:7]} found "
+                             f"on the branch as {meaning.sha[:7]}")
             continue
         batch = job.batch(meaning.batch)
         if isinstance(meaning, Adopt):

@@ -2,8 +2,9 @@
 until a gate or the end.
 
 The steps live beside it: start (a new job), planning, batch_run (an attempt and its record),
-review (the final review), revert, endings (failed, cancelled); each applies decisions that
-jobs/domain computes. `Engine` is the `JobContext` the loop runs in.
+review (the final review), base_merge (the moved base merged in), revert, endings (failed,
+cancelled); each applies decisions that jobs/domain computes. `Engine` is the `JobContext` the
+loop runs in.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from jobs.domain.gates import Verb, apply_verb
 from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
 from jobs.domain.note_parts import baseline_failure
 from jobs.editors.base import CommandCancelled
-from jobs.engine import branch_sync, ci_checks, ci_wait, endings, review
+from jobs.engine import base_merge, branch_sync, ci_checks, ci_wait, endings, review
 from jobs.engine.baseline import recheck_baseline
 from jobs.engine.batch_run import milestone_gate, run_batch
 from jobs.engine.context import (
@@ -146,6 +147,8 @@ def _running(engine: Engine) -> Outcome | None:
     if engine.job.ci_wait is not None:
         return ci_wait.check(engine)
     if branch_sync.sync(engine):
+        return None
+    if base_merge.update_from_base(engine):  # the base moved: merge it first (or a gate)
         return None
     job = engine.job
     pending = [b for b in job.batches if b.status in (BatchStatus.PENDING,

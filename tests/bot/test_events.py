@@ -112,11 +112,16 @@ def test_issue_edited_without_a_changes_object_is_ignored() -> None:
     assert normalise("issues", "d", payload).kind is Kind.IGNORED
 
 
-@pytest.mark.parametrize("ref", ["refs/heads/main", "refs/heads/feature/stepwise", "refs/tags/stepwise/v1",
+@pytest.mark.parametrize("ref", ["refs/heads/feature/stepwise", "refs/tags/stepwise/v1",
                                  "refs/heads/stepwise-issue-1"])
 def test_pushes_to_other_branches_are_ignored(ref: str) -> None:
     event = event_for("push", ref=ref)
     assert event.kind is Kind.IGNORED and event.reason
+
+
+def test_a_push_to_the_default_branch_is_the_base_moving() -> None:
+    event = event_for("push", ref="refs/heads/main", after="a" * 40)  # main is the default
+    assert (event.kind, event.ref, event.after) == (Kind.BASE_PUSH, "refs/heads/main", "a" * 40)
 
 
 def test_pushes_to_stepwise_branches_are_events() -> None:
@@ -219,7 +224,8 @@ def test_a_push_to_the_default_branch_says_whether_it_may_change_the_config(
     payload["repository"]["default_branch"] = "main"
     payload["commits"] = [{"id": "a" * 40, "added": [], "removed": [], "modified": files}]
     event = normalise("push", "d", payload)
-    assert event.kind is Kind.IGNORED and event.config_changed is changed
+    base = Kind.BASE_PUSH if ref == "refs/heads/main" else Kind.IGNORED  # the jobs' base moved
+    assert event.kind is base and event.config_changed is changed
 
 
 # --- malformed payloads ------------------------------------------------------------------------

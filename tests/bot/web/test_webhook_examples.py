@@ -36,7 +36,9 @@ def expected(event: str, payload: dict[str, Any]) -> dict[str, Any]:
     if event == "push":
         pusher = login(payload.get("sender")) or payload["pusher"]["name"]
         stepwise = payload["ref"].startswith("refs/heads/stepwise/")
-        return {**common, "kind": Kind.PUSH if stepwise else Kind.IGNORED, "sender": pusher}
+        base = payload["ref"] == f"refs/heads/{payload['repository'].get('default_branch')}"
+        kind = Kind.PUSH if stepwise else Kind.BASE_PUSH if base else Kind.IGNORED
+        return {**common, "kind": kind, "sender": pusher}
     if (event, action) not in HANDLED:
         return {**common, "kind": Kind.IGNORED}
     if event == "pull_request":

@@ -37,6 +37,7 @@ DESIGN_DEFAULTS = {
     "approvers": [],
     "notes_dir": "docs/agent-changes",
     "llm_drafts": False,  # beyond DESIGN's list: the opt-in for drafted specs (issue 5)
+    "update_from_base": "conflicted",
 }
 
 

@@ -1,0 +1,74 @@
+"""Pure renderers of the base branch's merges: the merge commit's message, the change note's
+section, the progress card's lines and the `conflict` gate's reason."""
+
+from __future__ import annotations
+
+from jobs.domain.base_update import BaseDecision, resolve_commands
+from jobs.domain.model import Job
+from jobs.domain.note_parts import command_line, short
+from jobs.domain.records import BaseMerge
+
+
+def merge_message(job: Job, base_sha: str, decision: BaseDecision) -> str:
+    """`stepwise(#N): merge <base> (<short sha>)`, what was replayed, and the trailers."""
+    body = "\n".join(f"Replayed batch {r.batch}: {r.reason}." for r in decision.replays)
+    return (f"stepwise(#{job.number}): merge {job.base_branch} ({base_sha[:7]})\n\n"
+            + (f"{body}\n\n" if body else "")
+            + f"Stepwise-Job: {job.id}\nStepwise-Base-Merge: {base_sha}\n")
+
+
+def merge_summary(merge: BaseMerge) -> str:
+    """One line: which base commit, the merge commit, who resolved it and what was replayed."""
+    text = f"base `{short(merge.base_sha)}` merged in `{short(merge.commit)}`"
+    if merge.by == "human":
+        text += " (conflict resolved by a maintainer)"
+    if merge.replayed:
+        text += "; replayed " + "; ".join(f"batch {r.batch} ({r.reason})" for r in merge.replayed)
+    if merge.found:
+        text += " (found on the branch after an interrupted worker)"
+    if merge.commands:
+        failed = [c for c in merge.commands if c.exit_code != 0 or c.timed_out]
+        text += "; validation " + ("failed" if failed else "passed")
+    return text
+
+
+def base_merge_note(job: Job) -> list[str]:
+    """The change note's "Base merges" section (empty when the base was never merged)."""
+    if not job.base_merges:
+        return []
+    lines = ["", "## Base merges", "",
+             "Merge commits of the moved base branch: never batches, never reverted.", ""]
+    for merge in job.base_merges:
+        lines.append(f"- {merge_summary(merge)}")
+        lines += [f"  - replay of batch {r.batch}: {command_line(c)}"
+                  for r in merge.replayed for c in r.commands]
+        lines += [f"  - {command_line(c)}" for c in merge.commands]
+    return lines
+
+
+def base_merge_card(job: Job) -> list[str]:
+    """The progress card's lines about the base: its merges, and a move not looked at yet."""
+    lines = []
+    if job.base_merges:
+        lines += ["", f"Base `{job.base_branch}` merged {len(job.base_merges)} time(s); last: "
+                  + merge_summary(job.base_merges[-1])]
+    if job.base_moved_at is not None and job.gate is not None:
+        lines += ["", f"`{job.base_branch}` moved at {job.base_moved_at:%Y-%m-%d %H:%M}Z; it is "
+                  f"looked at when the job goes on (update_from_base: "
+                  f"{job.config.update_from_base})."]
+    return lines
+
+
+def conflict_reason(job: Job, decision: BaseDecision, *, local: bool) -> str:
+    """The `conflict` gate's reason: the files, and the commands that resolve it."""
+    files = "\n".join(f"- `{item}`" for item in decision.unreplayable)
+    commands = resolve_commands(branch=job.branch, base_branch=job.base_branch, local=local)
+    return (f"{decision.reason}:\n{files}\n\nResolve it on the branch with a merge "
+            f"(never a rebase or a force push):\n```\n{commands}\n```\nthen approve")
+
+
+def moved_notice(job: Job, base_sha: str) -> str:
+    """What local mode says when a waiting job's base moved since the branch last took it in."""
+    return (f"`{job.base_branch}` moved to {base_sha[:7]} since `{job.branch}` last took it "
+            f"in; it is looked at when the job goes on (update_from_base: "
+            f"{job.config.update_from_base})")
