@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from jobs.adapters.sandbox import Sandbox, SandboxPolicy
+from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import Recipe, TaskSpec
 from jobs.editors.base import EditError, EditHooks, Editor, EditRequest, EditResult
 from jobs.editors.command import CommandEditor
 from jobs.editors.llm.editor import LlmEditor
 from jobs.editors.llm.settings import LlmSettings, load_llm_settings
 from jobs.editors.replace import ReplaceEditor
+from jobs.ports import Sandbox
 
 __all__ = ["EditError", "EditHooks", "EditRequest", "EditResult", "Editor", "editor_for"]
 

@@ -6,7 +6,6 @@ the git queries and writes the decision into the record.
 
 from __future__ import annotations
 
-from jobs.adapters.workspace import Repository
 from jobs.domain.errors import StepwiseError
 from jobs.domain.model import BatchStatus, Gate, Job
 from jobs.domain.reconcile import (
@@ -19,9 +18,10 @@ from jobs.domain.reconcile import (
     reconcile,
 )
 from jobs.engine.context import JobContext
+from jobs.ports import Workspace
 
 
-def branch_facts(repo: Repository, job: Job) -> BranchFacts:
+def branch_facts(repo: Workspace, job: Job) -> BranchFacts:
     """The branch as git sees it, relative to the recorded head."""
     head = repo.branch_head(job.branch)
     if head is None or head == job.head_sha:

@@ -16,6 +16,7 @@ from jobs.domain.spec import IssueTask, Recipe
 from jobs.editors.llm.settings import load_llm_settings
 from jobs.engine.context import Services
 from jobs.engine.recover import find_orphan
+from jobs.ports import Workspace
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Base:
     config: RepoConfig
 
 
-def local_base(repo: Repository) -> Base:
+def local_base(repo: Workspace) -> Base:
     """The checkout's current branch and commit (local mode)."""
     sha = repo.resolve("HEAD")
     if sha is None:
