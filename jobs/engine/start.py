@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
 from jobs.adapters.discovery import plan_scope
-from jobs.adapters.workspace import Repository
 from jobs.domain.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.domain.errors import BadInputError
 from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus, Job
@@ -109,7 +107,3 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
         head_sha=base_sha, note_path=note_path,
     )
 
-
-
-def state_dir_of(repo: Path) -> Path:
-    return Repository(repo).state_dir
