@@ -262,15 +262,9 @@ class LocalSession:
         """The card, and the job's exit code (0 while it is still working; 4 when the process
         that ran it is gone)."""
         job = self.mark_if_dead(self.load())
-        outcome = outcome_of(job, suffix=self.suffix)
-        if job.status is JobStatus.INTERRUPTED:
-            outcome = Outcome(job.status, EXIT_INTERRUPTED,
-                              f"job #{job.number} is interrupted: the process that ran it is "
-                              f"gone (killed, or its terminal closed). Resume it with "
-                              f"`{self.run_command(job)}`; committed batches are kept")
-        elif job.status in LIVE_STATUSES:
-            outcome = Outcome(job.status, 0, f"job is {job.status}")
-        return render_card(job, suffix=self.suffix), outcome
+        report = usecases.status(job, resume_command=self.run_command(job), suffix=self.suffix)
+        return render_card(job, suffix=self.suffix), Outcome(job.status, report.exit_code,
+                                                             report.message)
 
     def mark_if_dead(self, job: Job) -> Job:
         """A job recorded as working whose process is gone (nobody holds its lock) is
@@ -292,7 +286,6 @@ class LocalSession:
 
 # Statuses in which a process must be advancing the job.
 LIVE_STATUSES = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING})
-EXIT_INTERRUPTED = 4
 
 
 def local_jobs(repo: Path) -> list[Job]:

@@ -3,15 +3,19 @@ CI (local mode's side: adapters/local_forge.py; server mode's: bot/github/forge.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import Protocol
 
 from jobs.domain.annotations import Annotation
 from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation
-from jobs.domain.model import Job
+from jobs.domain.errors import StateError
+from jobs.domain.model import Job, JobStatus
+from jobs.domain.sandboxing import CommandResult, SandboxPolicy
 
 
 class Publication(StrEnum):
@@ -83,3 +87,132 @@ class Forge(Protocol):
         so repeating it never makes a second run). Owed in the outbox under
         `check:<external id>` until GitHub confirms it; local mode ignores it."""
         ...
+
+
+# -- the job store, the workspace, the sandbox and the clock (DESIGN.md "Layout") ----------------
+# Adapters: jobs/adapters/store.py and bot/server/redis_store.py (JobStore),
+# jobs/adapters/workspace.py (Workspace, Checkout), jobs/adapters/sandbox.py (Sandbox); the
+# clock is a function returning an aware datetime.
+
+
+class JobStore(Protocol):
+    def reload(self, job: Job) -> Job | None:
+        """The stored copy of `job`, or None."""
+        ...
+
+    def stored_status(self, job: Job) -> JobStatus | None:
+        """The status stored for `job` (cheap: no batches are read), or None."""
+        ...
+
+    def save(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
+        """Write `job` if the stored version is still `job.version`, and bump it.
+
+        `touched` names the batches that changed since the last save (None: maybe all of
+        them), so that recording one batch costs the same whatever the job's size.
+        """
+        ...
+
+
+class Clock(Protocol):
+    def __call__(self) -> datetime:
+        """Now, timezone-aware."""
+        ...
+
+
+class Sandbox(Protocol):
+    """Runs one argv in `cwd` under `policy`; `cwd` and `writable` are the only writable paths."""
+
+    isolated: bool
+
+    def run(
+        self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy,
+        writable: Sequence[Path] = (),
+    ) -> CommandResult: ...  # fmt: skip
+
+
+class Commit(Protocol):
+    """One commit as the branch's reading needs it (a frozen record in the adapter)."""
+
+    @property
+    def sha(self) -> str: ...
+
+    @property
+    def parents(self) -> tuple[str, ...]: ...
+
+    @property
+    def subject(self) -> str: ...
+
+    @property
+    def body(self) -> str: ...
+
+    @property
+    def trailers(self) -> dict[str, str]: ...
+
+    @property
+    def reverted_sha(self) -> str | None: ...
+
+
+class Checkout(Protocol):
+    """A job's worktree: files at a commit, changed by an editor, staged by Stepwise itself,
+    written as trees and commits; never its own git metadata in the files."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def resets(self) -> int: ...
+
+    def git(self, *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None,
+            check: bool = True) -> str: ...
+    def reset(self, sha: str) -> None: ...
+    def restore(self, tree: str) -> None: ...
+    def stage_all(self) -> None: ...
+    def stage_files(self, paths: Iterable[str]) -> None: ...
+    def staged_diff(self) -> str: ...
+    def staged_paths(self) -> list[str]: ...
+    def write_tree(self) -> str: ...
+    def head_tree(self) -> str: ...
+    def merged_tree(self, other: str) -> str | None: ...
+    def commit_tree(self, tree: str, parent: str, message: str) -> str: ...
+    def untracked_entries(self) -> list[str]: ...
+    def remove(self) -> None: ...
+
+
+class Workspace(Protocol):
+    """The repository the engine works on: read at commits, branches moved only forward,
+    worktrees opened at a commit."""
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def git_dir(self) -> Path: ...
+
+    @property
+    def state_dir(self) -> Path: ...
+
+    @property
+    def bare(self) -> bool: ...  # a bare clone (server mode), not a user's checkout
+
+    def git(self, *args: str, check: bool = True) -> str: ...
+    def current_branch(self) -> str | None: ...
+    def resolve(self, ref: str) -> str | None: ...
+    def branch_head(self, branch: str) -> str | None: ...
+    def tracked_files(self, sha: str) -> list[str]: ...
+    def tracked_modes(self, sha: str) -> dict[str, str]: ...
+    def read_texts(self, sha: str, paths: Iterable[str]) -> dict[str, str | None]: ...
+    def grep_files(self, sha: str, literals: Sequence[str]) -> set[str] | None: ...
+    def show_file(self, sha: str, path: str) -> str | None: ...
+    def create_branch(self, branch: str, sha: str) -> None: ...
+    def advance_branch(self, branch: str, new: str, old: str) -> None: ...
+    def commits(self, base: str, head: str, *,
+                exclude: Sequence[str] = ()) -> Sequence[Commit]: ...
+    def withdraw(self, branch: str, candidate: str, to: str) -> None: ...
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
+    def open_worktree(self, path: Path, sha: str) -> Checkout: ...
+
+
+class ConflictError(StateError):
+    """Someone else saved the job since it was read (a store's compare-and-set failed)."""
+
+    code = "state_conflict"

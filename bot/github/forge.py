@@ -23,6 +23,7 @@ from jobs.domain.errors import RetryClass
 from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, Job, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.outbox import gate_key
+from jobs.domain.records import PullRequest
 from jobs.domain.redact import redact
 from jobs.ports import CiFailure, CiReport, Publication
 
@@ -83,7 +84,7 @@ class GitHubForge:
         elif kind is Publication.SUMMARY:
             keys = ["summary"]
         elif kind is Publication.RESUMED:
-            keys = [f"resumed:{job.extra.get('interruptions', 0)}:{job.version}"]
+            keys = [f"resumed:{job.server.interruptions}:{job.version}"]
         now = self.clock()
         for key in keys:
             outbox.owe(job, key, kind.value, now=now, text=text if kind is Publication.RESUMED
@@ -107,7 +108,7 @@ class GitHubForge:
             return False
         for shown in self._same_comment(job, key):
             outbox.settle(job, shown, now=self.clock())
-        if key.startswith(outbox.GATE_PREFIX) and isinstance(job.extra.get("pull"), dict) and \
+        if key.startswith(outbox.GATE_PREFIX) and job.server.pull is not None and \
                 outbox.entry(job, "card") is None:  # a card saying "waiting to be published"
             outbox.owe(job, "card", Publication.PROGRESS.value, now=self.clock())
             self.deliver(job, "card")
@@ -152,8 +153,8 @@ class GitHubForge:
     # -- pieces ---------------------------------------------------------------------------------
     def thread(self, job: Job) -> int:
         """Where conversation goes: the PR once it exists, else the issue."""
-        pull = job.extra.get("pull")
-        return int(pull["number"]) if isinstance(pull, dict) else job.number
+        pull = job.server.pull
+        return pull.number if pull is not None else job.number
 
     def card(self, job: Job, *, fold_finished: bool = True) -> str:
         return render_card(job, fold_finished=fold_finished, prefix=COMMAND_PREFIX,
@@ -170,10 +171,10 @@ class GitHubForge:
 
     def plan_text(self, job: Job) -> str:
         parts = [render_plan(job)]
-        pull = job.extra.get("pull")
-        if isinstance(pull, dict):
-            parts.append(f"Pull request: #{pull['number']}")
-            if not pull.get("draft", True):
+        pull = job.server.pull
+        if pull is not None:
+            parts.append(f"Pull request: #{pull.number}")
+            if not pull.draft:
                 parts.append(NOT_DRAFT_NOTE)
         else:
             parts.append("The draft pull request opens with the first batch's commit.")
@@ -191,30 +192,30 @@ class GitHubForge:
         """Open the PR after the first commit; afterwards keep its body (the card) current."""
         if job.head_sha == job.base_sha:
             return  # GitHub refuses a pull request without commits
-        pull = job.extra.get("pull")
-        if not isinstance(pull, dict):
+        pull = job.server.pull
+        if pull is None:
             opened, draft = self.client.create_pull(
                 self.owner, self.name, title=f"stepwise: {job.title} (#{job.number})",
                 head=job.branch, base=job.base_branch, body=self.pull_body(job))
-            job.extra["pull"] = {"number": opened.number, "node_id": opened.node_id,
-                                 "url": opened.html_url, "draft": draft}
+            job.server.pull = PullRequest(number=opened.number, node_id=opened.node_id,
+                                          url=opened.html_url, draft=draft)
             self.upsert(job, job.number, "plan", self.plan_text(job))
             return
-        self.client.update_pull_body(self.owner, self.name, int(pull["number"]),
+        self.client.update_pull_body(self.owner, self.name, pull.number,
                                      self.pull_body(job))
 
     def finish(self, job: Job) -> None:
         self.refresh_pull(job)
-        pull = job.extra.get("pull")
-        if job.status is JobStatus.COMPLETED and isinstance(pull, dict) and pull.get("draft"):
-            self.client.mark_ready(str(pull["node_id"]))
-            pull["draft"] = False
+        pull = job.server.pull
+        if job.status is JobStatus.COMPLETED and pull is not None and pull.draft:
+            self.client.mark_ready(pull.node_id)
+            pull.draft = False
         words = {JobStatus.COMPLETED: "completed", JobStatus.CANCELLED: "was cancelled",
                  JobStatus.FAILED: "failed"}
         head = f"Stepwise {words.get(job.status, str(job.status))}."
         if job.status is JobStatus.COMPLETED:
             head += f" The change note is `{job.note_path}`"
-            head += f" in #{pull['number']}, now ready for review." if isinstance(pull, dict) \
+            head += f" in #{pull.number}, now ready for review." if pull is not None \
                 else "."
         if job.error is not None:
             head += f"\n\nError `{job.error.code}` ({job.error.retry_class}): " \
@@ -239,7 +240,7 @@ class GitHubForge:
         """Edit the comment carrying this marker, or post it once."""
         tag = marker(job, key)
         body = f"{redact(text)}\n\n{tag}"
-        known: dict[str, int] = job.extra.setdefault("comments", {})
+        known = job.server.comments
         comment_id = known.get(key)
         if comment_id is not None and self.client.update_comment(self.owner, self.name,
                                                                  comment_id, body):

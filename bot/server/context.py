@@ -66,7 +66,7 @@ class ServerContext:
 
     def services_for(self, job: Job) -> tuple[Services, GitHubForge]:
         """The engine's services for a stored job: its repository's mirror and its forge."""
-        client = self.installation(int(job.extra["installation_id"]))
+        client = self.installation(job.server.installation())
         owner, name = job.repo.split("/", 1)
         info = client.repo(owner, name)
         repository = self.mirror(client, job.repo, info.clone_url, info.default_branch)

@@ -126,8 +126,8 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
             return
         existing = ctx.store.find(event.repo, event.number)
         if existing is not None and not existing.is_terminal:
-            pull = existing.extra.get("pull")
-            where = f" in #{pull['number']}" if isinstance(pull, dict) else ""
+            pull = existing.server.pull
+            where = f" in #{pull.number}" if pull is not None else ""
             forge.reply(None, event.number, start_key(event), f"A Stepwise job for this issue is already "
                         f"`{existing.status}`{where}; nothing new was started.")
             return
@@ -150,9 +150,9 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
             forge.reply(None, event.number, start_key(event), CANNOT_START.format(exc.message, exc.hint))
             return
         author_role = client.permission(owner, name, issue.author)
-        untrusted = bool(job.extra.get("untrusted_spec"))  # a drafted spec always is
-        job.extra.update(installation_id=event.installation_id, started_by=event.sender,
-                         untrusted_spec=untrusted or author_role not in STEERING_ROLES)
+        job.server.installation_id = event.installation_id
+        # a drafted spec always is untrusted
+        job.untrusted_spec = job.untrusted_spec or author_role not in STEERING_ROLES
         ctx.store.save(job)
     schedule_advance(ctx, job)
 
@@ -184,7 +184,7 @@ def handle_comment(ctx: ServerContext, event: Event, commands: list[Any]) -> Non
     owner, name = event.repo.split("/", 1)
     forge = ctx.forge(client, event.repo)
     job = job_for(ctx, event)
-    if job is not None and job.status is JobStatus.QUEUED and job.extra.get("rebuilt"):
+    if job is not None and job.status is JobStatus.QUEUED and job.server.rebuilt:
         forge.reply(job, event.number, f"reply:{event.comment_id}", REBUILT)
         ctx.redis.hset(key, "done", 1)
         ctx.redis.expire(key, COMMENT_TTL_S)
@@ -293,8 +293,6 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
     if job is None or job.is_terminal:
         return
     if event.kind is Kind.PULL_CLOSED and event.merged:
-        job.extra["merged"] = True
-        ctx.store.save(job)
         return
     # Closing is steering: only someone who may cancel the job cancels it by closing.
     client = ctx.installation(event.installation_id)
@@ -330,7 +328,7 @@ def on_issue_edited(ctx: ServerContext, event: Event) -> None:
     owner, name = event.repo.split("/", 1)
     role = ctx.installation(event.installation_id).permission(owner, name, event.sender)
     if role not in STEERING_ROLES:
-        job.extra["untrusted_spec"] = True
+        job.untrusted_spec = True
     note_spec_change(job, title=event.title, body=event.body, now=ctx.clock())
     forge = ctx.forge(ctx.installation(event.installation_id), event.repo)
     if job.gate is not None:

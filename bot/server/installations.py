@@ -25,7 +25,7 @@ def concerned(job: Job, event: Event) -> bool:
     if job.is_terminal:
         return False
     if event.reason == "installation.deleted":
-        return int(job.extra.get("installation_id", 0)) == event.installation_id or \
+        return job.server.installation_id == event.installation_id or \
             job.repo in event.repos
     return job.repo in event.repos
 

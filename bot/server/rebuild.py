@@ -9,6 +9,7 @@ from bot.server.context import ServerContext
 from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.errors import StepwiseError
 from jobs.domain.model import Job
+from jobs.domain.records import PullRequest
 from jobs.domain.spec import parse_issue
 from jobs.engine.engine import Base, create_job
 
@@ -54,8 +55,8 @@ def rebuild(ctx: ServerContext, *, repo: str, number: int, installation_id: int)
     job.approved_milestones = list(range(1, reached))
     pull = client.find_pull(owner, name, job.branch)
     if pull is not None:
-        job.extra["pull"] = {"number": pull.number, "node_id": pull.node_id,
-                             "url": pull.html_url, "draft": pull.draft}
-    job.extra.update(installation_id=installation_id, rebuilt=True)
+        job.server.pull = PullRequest(number=pull.number, node_id=pull.node_id,
+                                      url=pull.html_url, draft=pull.draft)
+    job.server.installation_id, job.server.rebuilt = installation_id, True
     ctx.store.save(job)
     return job

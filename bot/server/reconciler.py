@@ -103,9 +103,9 @@ def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
         if not lease.held:
             return  # a step holds it and publishes by itself
         job = ctx.store.load_id(job_id)
-        if job is None or job.is_active or "installation_id" not in job.extra:
+        if job is None or job.is_active or job.server.installation_id is None:
             return
-        forge = ctx.forge(ctx.installation(int(job.extra["installation_id"])), job.repo)
+        forge = ctx.forge(ctx.installation(job.server.installation()), job.repo)
         if job.gate is not None and job.gate.shown_at is None:
             forge.expect(job, Publication.GATE)  # owed, whether or not it was recorded
         try:
@@ -128,14 +128,14 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float) -> li
     brought (their progress key is missing); returns their ids."""
     job = ctx.store.load_id(job_id)
     if job is None or job.gate is None or job.gate.shown_at is None or \
-            "installation_id" not in job.extra:
+            job.server.installation_id is None:
         return []
     from bot.commands import parse_comment
 
-    client = ctx.installation(int(job.extra["installation_id"]))
+    client = ctx.installation(job.server.installation())
     owner, name = job.repo.split("/", 1)
-    pull = job.extra.get("pull")
-    threads = [job.number] + ([int(pull["number"])] if isinstance(pull, dict) else [])
+    pull = job.server.pull
+    threads = [job.number] + ([pull.number] if pull is not None else [])
     queued = []
     for number in threads:
         for comment in client.comments(owner, name, number):
@@ -145,7 +145,7 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float) -> li
                     not parse_comment(comment.body, app_slug=ctx.settings.app_slug):
                 continue
             event = Event(kind=Kind.COMMENT, delivery_id=f"reconciled-{comment.id}",
-                          repo=job.repo, installation_id=int(job.extra["installation_id"]),
+                          repo=job.repo, installation_id=job.server.installation(),
                           number=number, sender=comment.author, body=comment.body,
                           comment_id=comment.id, created_at=comment.created_at,
                           is_pull_request=number != job.number)

@@ -154,7 +154,7 @@ def _stored_doc(job_id: str, raw: bytes | str | None) -> dict[str, Any]:
 
 
 def _repo_of(job: Job) -> str:
-    return str(job.extra.get("github_repo", job.repo))
+    return job.repo
 
 
 def _text(value: bytes | str) -> str:

@@ -83,7 +83,7 @@ def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
         if waiting is not None:
             enqueue(ctx.redis, "advance", {"job_id": waiting}, retry=False,
                     job_id=rq_id("advance", waiting, "slot", job.id, str(job.version)))
-    elif not job.extra.get("retry_scheduled"):
+    elif not job.server.retry_scheduled:
         schedule_advance(ctx, job)
 
 
@@ -91,7 +91,7 @@ SLOT_POLL_S = 10
 
 
 def repo_slots(ctx: ServerContext, job: Job) -> RepoSlots:
-    limit = ctx.settings.running_limit(int(job.extra.get("installation_id", 0)))
+    limit = ctx.settings.running_limit(job.server.installation_id or 0)
     return RepoSlots(ctx.redis, job.repo, limit)
 
 
@@ -102,12 +102,12 @@ def running(ctx: ServerContext, job_id: str) -> bool:
 
 def wait_for_slot(ctx: ServerContext, job: Job, position: int) -> None:
     """Another job of this repository is running: wait in line, showing the position."""
-    if job.extra.get("queue_position") != position:
-        job.extra["queue_position"] = position
+    if job.server.queue_position != position:
+        job.server.queue_position = position
         ctx.store.save(job)
         try:
-            forge = ctx.forge(ctx.installation(int(job.extra["installation_id"])), job.repo)
-            if isinstance(job.extra.get("pull"), dict):
+            forge = ctx.forge(ctx.installation(job.server.installation()), job.repo)
+            if job.server.pull is not None:
                 forge.refresh_pull(job)
             else:
                 forge.upsert(job, job.number, "queue", render_card(job))
@@ -124,14 +124,13 @@ def step(ctx: ServerContext, job: Job) -> Job:
     engine = Engine(services, job)
     engine.advance(max_steps=1)
     job = engine.job
-    for key in ("transient_failures", "retry_scheduled", "queue_position"):
-        job.extra.pop(key, None)
+    job.server.transient_failures, job.server.retry_scheduled = 0, False
+    job.server.queue_position = None
     if job.status is not JobStatus.INTERRUPTED:
-        job.extra["interruptions"] = 0
+        job.server.interruptions = 0
     ctx.store.save(job)  # what the forge remembered (comment ids, the pull request)
-    pull = job.extra.get("pull")
-    if isinstance(pull, dict):
-        ctx.redis.set(pull_key(job.repo, int(pull["number"])), job.id)
+    if job.server.pull is not None:
+        ctx.redis.set(pull_key(job.repo, job.server.pull.number), job.id)
     return job
 
 
@@ -141,18 +140,18 @@ def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
     job = ctx.store.load_id(job_id)
     if job is None:
         raise exc
-    tries = int(job.extra.get("transient_failures", 0)) + 1
+    tries = job.server.transient_failures + 1
     backoff = ctx.settings.backoff_s
     if exc.retry_class is RetryClass.AUTO_RETRY and tries <= len(backoff):
         wait = max(backoff[tries - 1], min(float(exc.evidence.get("retry_after", 0)),
                                            MAX_RETRY_AFTER_S))
-        job.extra.update(transient_failures=tries, retry_scheduled=True)
+        job.server.transient_failures, job.server.retry_scheduled = tries, True
         ctx.store.save(job)
         log.warning("transient fault; retrying", extra={"job_id": job.id, "code": exc.code,
                                                         "delay_s": wait})
         schedule_advance(ctx, job, delay_s=wait)
         return job
-    job.extra.pop("retry_scheduled", None)
+    job.server.retry_scheduled = False
     report = exc.info()
     if exc.retry_class is RetryClass.DO_NOT_RETRY:
         job.error = report
@@ -174,7 +173,7 @@ def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
 def tell(ctx: ServerContext, job: Job) -> None:
     """Owe the gate's comment (or, for a job that ended, the summary) in the record, save it,
     then publish: what GitHub does not confirm stays owed for the reconciler."""
-    forge = ctx.forge(ctx.installation(int(job.extra["installation_id"])), job.repo)
+    forge = ctx.forge(ctx.installation(job.server.installation()), job.repo)
     forge.expect(job, Publication.GATE if job.gate is not None else Publication.SUMMARY)
     ctx.store.save(job)
     try:
@@ -242,8 +241,8 @@ def requeue_abandoned_events(ctx: ServerContext) -> None:
 
 
 def interrupt(ctx: ServerContext, job: Job) -> None:
-    count = int(job.extra.get("interruptions", 0)) + 1
-    job.extra["interruptions"] = count
+    count = job.server.interruptions + 1
+    job.server.interruptions = count
     if job.status is not JobStatus.INTERRUPTED:
         job.set_status(JobStatus.INTERRUPTED)
     log.warning("job interrupted", extra={"job_id": job.id, "interruptions": count})

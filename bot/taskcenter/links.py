@@ -4,8 +4,9 @@ Only http(s) links built from validated parts reach a page (a record is untruste
 from __future__ import annotations
 
 import re
-from typing import Any
 from urllib.parse import quote, urlsplit
+
+from jobs.domain.records import PullRequest
 
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -48,12 +49,10 @@ class Links:
         return f"{base}/commit/{sha}" if base and sha and _SHA.match(sha) else None
 
     @staticmethod
-    def pull(extra: dict[str, Any]) -> tuple[int | None, str | None]:
-        pull = extra.get("pull")
-        if not isinstance(pull, dict):
+    def pull(pull: PullRequest | None) -> tuple[int | None, str | None]:
+        if pull is None:
             return None, None
-        number = pull.get("number")
-        return (number if isinstance(number, int) else None), safe_url(pull.get("url"))
+        return pull.number, safe_url(pull.url)
 
     def job(self, job_id: str, batch: int | None = None) -> str:
         anchor = f"#batch-{batch}" if batch is not None else ""

@@ -18,16 +18,15 @@ from bot.taskcenter.links import Links
 from bot.taskcenter.records import Filters, HeadCache, StatusFilter, list_heads, load_jobs
 from bot.taskcenter.views import ago, summarise
 from jobs.domain.errors import BadInputError, StepwiseError
-from jobs.domain.model import ACTIVE_JOB_STATUSES, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.redact import redact
-from jobs.engine.engine import outcome_of
+from jobs.engine import usecases
+from jobs.engine.usecases import Progress
 
 REDIS_ENV = "STEPWISE_REDIS_URL"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 TASK_CENTER_ENV = "STEPWISE_TASK_CENTER_URL"
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-WORKING = ACTIVE_JOB_STATUSES - {JobStatus.CANCEL_REQUESTED}  # exit 0; cancel_requested exits 5
 
 
 def redis_url() -> str:
@@ -67,8 +66,10 @@ def server_status(repo: str, number: int, *, url: str | None = None) -> tuple[st
     center = os.environ.get(TASK_CENTER_ENV)
     if center:
         card += f"\n\nTask center: {Links('', center).job(job.id)}"
-    code = 0 if job.status in WORKING else outcome_of(job).exit_code
-    return card, code
+    report = usecases.status(job)
+    if report.progress in (Progress.INTERRUPTED, Progress.WAITING_FOR_CI):
+        card += f"\n\n{report.message}"
+    return card, report.exit_code
 
 
 def jobs_table(*, status: StatusFilter | None, repo: str | None, text: str | None,

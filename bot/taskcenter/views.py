@@ -97,7 +97,7 @@ def gate_view(job: Job, links: Links) -> GateView | None:
     if gate is None:
         return None
     verb, meaning = GATE_VERBS[gate.kind]
-    pull_number, pull_url = links.pull(job.extra)
+    pull_number, pull_url = links.pull(job.server.pull)
     if pull_number is not None:
         where, where_url = f"pull request #{pull_number}", pull_url
     else:
@@ -117,7 +117,7 @@ def gate_view(job: Job, links: Links) -> GateView | None:
 
 def summarise(job: Job, links: Links) -> JobSummary:
     group = group_of(job.status, job.gate.kind if job.gate else None)
-    pull_number, pull_url = links.pull(job.extra)
+    pull_number, pull_url = links.pull(job.server.pull)
     return JobSummary(
         id=job.id, repo=job.repo, number=job.number, title=job.title, status=job.status,
         group=group, group_label=GROUP_LABELS[group], gate=gate_view(job, links),

@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from jobs.adapters.workspace import Repository
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import SpecError
 from jobs.domain.model import LeftOut
 from jobs.domain.plan import ScopeRules, find_targets, select_scope, split_scope
 from jobs.domain.spec import TaskSpec
+from jobs.ports import Workspace
 
 MIN_LITERAL = 3  # shorter literals filter too little to be worth a grep
 
@@ -24,12 +24,12 @@ def never_in_scope(config: RepoConfig) -> list[str]:
     return [*config.protected_paths, f"{config.notes_dir.rstrip('/')}/**"]
 
 
-def scope_at(repo: Repository, sha: str, spec: TaskSpec, config: RepoConfig) -> list[str]:
+def scope_at(repo: Workspace, sha: str, spec: TaskSpec, config: RepoConfig) -> list[str]:
     return select_scope(repo.tracked_files(sha), paths=spec.paths, exclude=spec.exclude,
                         never=never_in_scope(config))
 
 
-def plan_scope(repo: Repository, sha: str, spec: TaskSpec,
+def plan_scope(repo: Workspace, sha: str, spec: TaskSpec,
                config: RepoConfig) -> tuple[list[str], list[LeftOut]]:
     """The files batches may edit at `sha`, and the files of `paths` left out with their rule
     (with `find`, only those that match: a left-out file without a target is no news).
@@ -88,7 +88,7 @@ def required_literal(pattern: str) -> str | None:
     return best if len(best) >= MIN_LITERAL else None
 
 
-def contents_for_patterns(repo: Repository, sha: str, scope: Sequence[str],
+def contents_for_patterns(repo: Workspace, sha: str, scope: Sequence[str],
                           patterns: Sequence[str]) -> dict[str, str | None]:
     """The texts that may hold a match: only grep's candidates when every pattern has a
     required literal, else every file in scope."""
@@ -101,7 +101,7 @@ def contents_for_patterns(repo: Repository, sha: str, scope: Sequence[str],
     return repo.read_texts(sha, scope)
 
 
-def targets_at(repo: Repository, sha: str, scope: Sequence[str],
+def targets_at(repo: Workspace, sha: str, scope: Sequence[str],
                patterns: Sequence[str]) -> dict[str, tuple[int, ...]]:
     texts = contents_for_patterns(repo, sha, scope, patterns)
     return find_targets({p: t for p, t in texts.items() if t is not None}, patterns)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from jobs.adapters.sandbox import CommandResult
 from jobs.domain.model import CommandEvidence
 from jobs.domain.redact import redact
+from jobs.domain.sandboxing import CommandResult
 
 
 def command_evidence(result: CommandResult) -> CommandEvidence:

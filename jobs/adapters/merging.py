@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from jobs.adapters.git_runner import git_process, run_git
-from jobs.adapters.workspace import BOT_IDENTITY, Repository
+from jobs.adapters.workspace import BOT_IDENTITY
 from jobs.domain.errors import WorkspaceError
+from jobs.ports import Workspace
 
 MIN_GIT = "2.38"
 
@@ -33,7 +34,7 @@ class MergePreview:
         return not self.conflicts
 
 
-def preview_merge(repo: Repository, *, head: str, base: str) -> MergePreview:
+def preview_merge(repo: Workspace, *, head: str, base: str) -> MergePreview:
     """Merge `base` into `head` in the object store only (nothing else changes)."""
     done = git_process(["-c", "core.quotepath=false", "merge-tree", "--write-tree", "-z",
                         "--name-only", "--no-messages", head, base],
@@ -51,7 +52,7 @@ def preview_merge(repo: Repository, *, head: str, base: str) -> MergePreview:
                         conflicts=conflicts if done.returncode == 1 else ())
 
 
-def absent_paths(repo: Repository, sha: str, paths: Iterable[str]) -> frozenset[str]:
+def absent_paths(repo: Workspace, sha: str, paths: Iterable[str]) -> frozenset[str]:
     """Those of `paths` that are not files of `sha`."""
     wanted = list(paths)
     if not wanted:
@@ -62,7 +63,7 @@ def absent_paths(repo: Repository, sha: str, paths: Iterable[str]) -> frozenset[
     return frozenset(path for path in wanted if path not in present)
 
 
-def commit_merge(repo: Repository, *, tree: str, head: str, base: str, message: str) -> str:
+def commit_merge(repo: Workspace, *, tree: str, head: str, base: str, message: str) -> str:
     """A merge commit of exactly `tree` with the parents `head` (first) and `base`."""
     return run_git(["commit-tree", tree, "-p", head, "-p", base, "-F", "-"], cwd=repo.root,
                    git_dir=repo.git_dir, stdin=message, env=BOT_IDENTITY).strip()

@@ -1,4 +1,9 @@
-"""Run untrusted repository commands: argv only, allowlisted, scrubbed env, timed, bubblewrapped."""
+"""The sandboxes that run untrusted repository commands (argv only, allowlisted, scrubbed
+environment, timed): `BubblewrapSandbox`, `PlainSandbox` where bubblewrap is unusable and
+allowed, and `make_sandbox` choosing between them. The policy and result types are
+jobs/domain/sandboxing.py (re-exported here), the process group and output tail
+sandbox_process.py, the fixed repository path and binds sandbox_view.py; the port is
+`jobs.ports.Sandbox`."""
 
 from __future__ import annotations
 
@@ -6,30 +11,49 @@ import contextlib
 import functools
 import logging
 import os
-import select
-import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import IO, Protocol
 
 from jobs.adapters import sandbox_view as view
 from jobs.adapters.egress import EgressProxy, EgressRecord
-from jobs.adapters.environments import Environment
+from jobs.adapters.sandbox_process import (
+    TAIL_LINE_CHARS,
+    TAIL_LINES,
+    TAIL_READ_BYTES,
+    TAIL_TOTAL_CHARS,
+    execute,
+    not_run,
+)
 from jobs.domain.errors import ConfigError, RetryClass, StepwiseError
-from jobs.domain.programs import program_name, refusal_reason
+from jobs.domain.programs import refusal_reason
+from jobs.domain.sandboxing import CommandRefusedError, CommandResult, EnvironmentLayer, SandboxPolicy
+from jobs.ports import Sandbox
+
+__all__ = [
+    "BASE_ENV",
+    "SANDBOX_HOME",
+    "TAIL_LINES",
+    "TAIL_LINE_CHARS",
+    "TAIL_READ_BYTES",
+    "TAIL_TOTAL_CHARS",
+    "BubblewrapSandbox",
+    "CommandRefusedError",
+    "CommandResult",
+    "PlainSandbox",
+    "Sandbox",
+    "SandboxPolicy",
+    "bubblewrap_available",
+    "build_environment",
+    "make_sandbox",
+    "reset_sandbox_caches",
+]
 
 log = logging.getLogger(__name__)
 
-TAIL_LINES = 40
-TAIL_LINE_CHARS = 500
-TAIL_TOTAL_CHARS = 6000
-TAIL_READ_BYTES = 64 * 1024
 TMP = "/tmp"  # noqa: S108 - inside bubblewrap this is a private tmpfs
 SANDBOX_HOME = Path(TMP, "home")
 
@@ -38,86 +62,6 @@ SANDBOX_HOME = Path(TMP, "home")
 # that needs something else sets it in `env`, which is applied on top.
 BASE_ENV = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": TMP, "CI": "true"}
 BASE_ENV |= {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
-
-
-@dataclass(frozen=True)
-class SandboxPolicy:
-    """What a command may do: which programs, network or not, how long, extra environment.
-
-    `network` means Stepwise's egress proxy, admitting `network_allow` hosts at public addresses
-    (never `network_deny_hosts`); `environment` is laid read-only over the repository."""
-
-    allow_commands: tuple[str, ...]
-    network: bool = False
-    network_allow: tuple[str, ...] = ()
-    network_deny_hosts: tuple[str, ...] = ()
-    environment: Environment | None = None
-    timeout: float = 600.0
-    env: Mapping[str, str] = field(default_factory=dict)
-    hidden_paths: tuple[Path, ...] = ()
-    # Asked about twice a second while a command runs; True ends it with its whole group.
-    should_stop: Callable[[], bool] | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """How one command ended, with the tail of its merged stdout+stderr."""
-
-    argv: tuple[str, ...]
-    exit_code: int
-    duration_s: float
-    output_tail: str
-    output_lines: int
-    timed_out: bool
-    isolated: bool
-    cancelled: bool = False  # ended because `should_stop` said so
-    egress: tuple[str, ...] = ()  # each tunnel asked of the egress proxy, and its answer
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and not self.cancelled
-
-    def summary(self) -> str:
-        took = f"after {self.duration_s:.1f} s"
-        ended = f"exited {self.exit_code} {took}"
-        if self.timed_out:
-            ended = f"timed out {took} and was killed"
-        shown = min(self.output_lines, len(self.output_tail.splitlines()))
-        noun = "line" if self.output_lines == 1 else "lines"
-        output = f"{self.output_lines:,} {noun} of output, last {shown} shown"
-        if not self.output_lines:
-            output = "no output"
-        return f"`{shlex.join(self.argv)}` {ended} ({output})"
-
-    def evidence(self) -> dict[str, object]:
-        return {**asdict(self), "argv": list(self.argv), "duration_s": round(self.duration_s, 3),
-                "egress": list(self.egress)}
-
-
-class CommandRefusedError(StepwiseError):
-    """A command whose program is not allowed (or is blocklisted) was asked to run."""
-
-    code = "command_refused"
-    retry_class = RetryClass.NEEDS_HUMAN
-
-    def __init__(self, argv: Sequence[str], reason: str) -> None:
-        name = program_name(argv[0]) if argv else ""
-        super().__init__(
-            f"refused to run `{name}`: {reason}",
-            hint="edit allow_commands in .github/stepwise.yml (blocklisted programs never run)",
-            evidence={"argv": list(argv), "reason": reason},
-        )
-
-
-class Sandbox(Protocol):
-    """Runs one argv in `cwd` under `policy`; `cwd` and `writable` are the only writable paths."""
-
-    isolated: bool
-
-    def run(
-        self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy,
-        writable: Sequence[Path] = (),
-    ) -> CommandResult: ...  # fmt: skip
 
 
 def build_environment(policy: SandboxPolicy, *, home: Path, root: Path) -> dict[str, str]:
@@ -134,101 +78,6 @@ def build_environment(policy: SandboxPolicy, *, home: Path, root: Path) -> dict[
             )
         env[key] = str(value)
     return env
-
-
-def _read_output(out: IO[bytes]) -> tuple[str, int]:
-    """(tail, total line count) of the output file, reading only its last TAIL_READ_BYTES."""
-    out.flush()
-    size = out.seek(0, os.SEEK_END)
-    out.seek(0)
-    lines, last = 0, b""
-    while chunk := out.read(1 << 20):
-        lines += chunk.count(b"\n")
-        last = chunk[-1:]
-    if size and last != b"\n":
-        lines += 1
-    start = max(0, size - TAIL_READ_BYTES)
-    out.seek(start)
-    text = out.read().decode("utf-8", errors="replace")
-    kept = text.removesuffix("\n").split("\n")
-    kept = kept[1:] if start and len(kept) > 1 else kept  # the first one read may be partial
-    tail = "\n".join(line.rstrip("\r")[:TAIL_LINE_CHARS] for line in kept[-TAIL_LINES:])
-    if len(tail) > TAIL_TOTAL_CHARS:
-        tail = tail[-TAIL_TOTAL_CHARS:].partition("\n")[2]
-    return tail, lines
-
-
-STOP_POLL_S = 0.5
-
-
-def _wait_once(proc: subprocess.Popen[bytes], timeout: float) -> bool:
-    """Wait for the process to exit (without reaping it when pidfds exist); False on timeout."""
-    if hasattr(os, "pidfd_open"):
-        fd = os.pidfd_open(proc.pid)
-        try:
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            return bool(poller.poll(int(min(max(timeout, 0), 2e6) * 1000)))  # poll's int limit
-        finally:
-            os.close(fd)
-    try:  # without pidfds the leader is reaped here; the group kill below is best effort
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
-
-
-def _wait(proc: subprocess.Popen[bytes], timeout: float,
-          should_stop: Callable[[], bool] | None) -> str:
-    """"exited", "timeout" or "stopped" (when `should_stop` turned true meanwhile)."""
-    if should_stop is None:
-        return "exited" if _wait_once(proc, timeout) else "timeout"
-    deadline = time.monotonic() + timeout
-    while True:
-        left = deadline - time.monotonic()
-        if _wait_once(proc, min(STOP_POLL_S, max(left, 0))):
-            return "exited"
-        if time.monotonic() >= deadline:
-            return "timeout"
-        if should_stop():
-            return "stopped"
-
-
-def _execute(
-    argv: Sequence[str], cmd: Sequence[str], *, cwd: Path, env: dict[str, str], timeout: float,
-    isolated: bool, should_stop: Callable[[], bool] | None = None,
-) -> CommandResult:  # fmt: skip
-    """Run `cmd` (the real argv, maybe wrapped) in its own session; kill its group at the end."""
-    started = time.monotonic()
-    with tempfile.TemporaryFile() as out:
-        try:
-            proc = subprocess.Popen(
-                list(cmd), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                cwd=cwd, env=env, start_new_session=True, close_fds=True,
-            )  # fmt: skip
-        except OSError as exc:  # lost a race with `which`, or not executable
-            code = 127 if isinstance(exc, FileNotFoundError) else 126
-            return _not_run(argv, code, f"{program_name(argv[0])}: {exc.strerror}", isolated)
-        ended = "exited"
-        try:
-            ended = _wait(proc, timeout, should_stop)
-        finally:
-            # Kill whatever is left in the group (background children, or everything on
-            # timeout) while the leader is still unreaped, so the group id cannot be reused.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            exit_code = proc.wait()
-        duration = time.monotonic() - started
-        tail, lines = _read_output(out)
-    return CommandResult(
-        argv=tuple(argv), exit_code=exit_code, duration_s=duration, output_tail=tail,
-        output_lines=lines, timed_out=ended == "timeout", isolated=isolated,
-        cancelled=ended == "stopped",
-    )  # fmt: skip
-
-
-def _not_run(argv: Sequence[str], code: int, message: str, isolated: bool) -> CommandResult:
-    return CommandResult(tuple(argv), code, 0.0, message, 1, False, isolated)
 
 
 def _prepare(argv: Sequence[str], cwd: Path, policy: SandboxPolicy, env: dict[str, str]) -> str:
@@ -265,15 +114,15 @@ class PlainSandbox:
             env = build_environment(replace(policy, network=False), home=Path(h), root=cwd)
             missing = _prepare(argv, cwd, policy, env)
             if missing:
-                return _not_run(argv, 127, missing, self.isolated)
-            return _execute(
+                return not_run(argv, 127, missing, self.isolated)
+            return execute(
                 argv, argv, cwd=cwd, env=env, timeout=policy.timeout, isolated=self.isolated,
                 should_stop=policy.should_stop,
             )
 
 
 @contextlib.contextmanager
-def _linked_environment(cwd: Path, environment: Environment | None) -> Iterator[None]:
+def _linked_environment(cwd: Path, environment: EnvironmentLayer | None) -> Iterator[None]:
     """Without bubblewrap nothing can be bound: the environment's entries are linked into the
     worktree for the command's duration (the key then includes the worktree's path)."""
     made: list[Path] = []
@@ -346,7 +195,7 @@ class BubblewrapSandbox:
         env = build_environment(policy, home=SANDBOX_HOME, root=view.REPO_MOUNT)
         missing = _prepare(argv, cwd, policy, env)
         if missing:
-            return _not_run(argv, 127, missing, self.isolated)
+            return not_run(argv, 127, missing, self.isolated)
         with contextlib.ExitStack() as stack:
             empty = stack.enter_context(tempfile.NamedTemporaryFile(prefix="stepwise-empty-"))
             proxy = None
@@ -357,7 +206,7 @@ class BubblewrapSandbox:
                                empty_file=Path(empty.name),
                                egress_socket=proxy.socket_path if proxy else None)
             try:
-                result = _execute(argv, cmd, cwd=cwd, env=env, timeout=policy.timeout,
+                result = execute(argv, cmd, cwd=cwd, env=env, timeout=policy.timeout,
                                   isolated=True, should_stop=policy.should_stop)
             finally:
                 view.remove_mount_stubs(cwd, policy.environment)

@@ -15,7 +15,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from jobs.adapters.environments import PROGRAM_DIRS, Environment
+from jobs.adapters.environments import PROGRAM_DIRS
+from jobs.domain.sandboxing import EnvironmentLayer
 
 REPO_MOUNT = Path("/tmp/stepwise/repo")  # noqa: S108 - inside the sandbox's private /tmp
 RUN_DIR = Path("/run/stepwise")
@@ -35,7 +36,7 @@ def program_path(path_value: str, root: Path) -> str:
     return os.pathsep.join([*(str(root / rel) for rel in PROGRAM_DIRS), path_value])
 
 
-def lookup_path(path_value: str, *, cwd: Path, environment: Environment | None) -> str:
+def lookup_path(path_value: str, *, cwd: Path, environment: EnvironmentLayer | None) -> str:
     """The host-side equivalent of the sandbox's PATH, to check that a program exists."""
     dirs = []
     for rel in PROGRAM_DIRS:
@@ -61,7 +62,7 @@ def proxy_environment() -> dict[str, str]:
                                          "http_proxy")} | {"NO_PROXY": "", "no_proxy": ""}
 
 
-def environment_binds(environment: Environment | None) -> list[str]:
+def environment_binds(environment: EnvironmentLayer | None) -> list[str]:
     """bubblewrap arguments laying the environment's outputs, read-only, over the repository.
 
     A symlink is never bound: bubblewrap would follow it on the host, past the hidden paths."""
@@ -88,7 +89,7 @@ def egress_wrap(argv: Sequence[str]) -> list[str]:
             *argv]
 
 
-def remove_mount_stubs(cwd: Path, environment: Environment | None) -> None:
+def remove_mount_stubs(cwd: Path, environment: EnvironmentLayer | None) -> None:
     """bubblewrap creates an empty file or directory in the worktree where it binds an entry;
     remove those after the command, so they never look like a change."""
     if environment is None:

@@ -1,4 +1,5 @@
-"""Durable job records: the store interface and the local JSON file store under `.git/stepwise/`."""
+"""Durable job records: the local JSON file store under `.git/stepwise/` and the errors every
+store raises (the interface is `jobs.ports.JobStore`, importable from here too)."""
 
 from __future__ import annotations
 
@@ -9,43 +10,22 @@ import os
 import tempfile
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import ValidationError
 
 from jobs.adapters.codec import assemble, batch_text, document, event_line
 from jobs.domain.errors import StateError
 from jobs.domain.model import Job, JobStatus
+from jobs.ports import ConflictError, JobStore
 
-
-class ConflictError(StateError):
-    """Someone else saved the job since it was read (compare-and-set failed)."""
-
-    code = "state_conflict"
+__all__ = ["DAMAGED_HINT", "BusyError", "ConflictError", "FileStore", "JobStore", "checking_writes"]
 
 
 class BusyError(StateError):
     """Another process is advancing the same job."""
 
     code = "job_busy"
-
-
-class JobStore(Protocol):
-    def reload(self, job: Job) -> Job | None:
-        """The stored copy of `job`, or None."""
-        ...
-
-    def stored_status(self, job: Job) -> JobStatus | None:
-        """The status stored for `job` (cheap: no batches are read), or None."""
-        ...
-
-    def save(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
-        """Write `job` if the stored version is still `job.version`, and bump it.
-
-        `touched` names the batches that changed since the last save (None: maybe all of
-        them), so that recording one batch costs the same whatever the job's size.
-        """
-        ...
 
 
 DAMAGED_HINT = (

@@ -61,7 +61,7 @@ def plan_ci_lines(job: Job) -> list[str]:
     ci = job.config.ci
     if not ci.waits:
         return ["- CI: not waited for (`ci.wait: off`)"]
-    if "installation_id" not in job.extra:  # local mode: no forge with CI
+    if job.server.installation_id is None:  # local mode: no forge with CI
         return [f"- {NOT_LOCAL} (`ci.wait: {ci.wait}` applies to server mode only); each batch "
                 "is proven by the validation commands above"]
     which = ", ".join(f"`{name}`" for name in ci.checks) if ci.checks else \

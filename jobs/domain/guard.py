@@ -1,19 +1,19 @@
-"""The diff guard: checks a batch's staged git diff against the repository's scope policy."""
+"""The diff guard: checks a batch's staged git diff against the repository's scope policy (the
+rules, the verdict, which paths are tests or manifests); reading the diff is guard_diff.py."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Literal
 
-from unidiff.errors import UnidiffParseError
-from unidiff.patch import PatchSet
-
-from jobs.domain.errors import StepwiseError
 from jobs.domain.globs import matches_any, unsafe_path_reason
+from jobs.domain.guard_diff import DiffParseError, parse_diff
+
+__all__ = ["CI_CONFIG_GLOBS", "DiffParseError", "GuardPolicy", "GuardVerdict", "Rule", "Violation",
+           "check_diff", "is_manifest_path", "is_test_path"]
 
 _CONFIG = ".github/stepwise.yml"
 CI_CONFIG_GLOBS = (
@@ -35,24 +35,9 @@ _MANIFEST_NAMES = (
     *("Gemfile", "Gemfile.lock", "*.gemspec", "composer.json", "composer.lock", "pom.xml"),
     *("build.gradle", "build.gradle.kts", "gradle.lockfile", "environment.yml", "conda-lock.yml"),
 )
-# Every line of `git diff` output starts with one of these (hunk bodies with + - space \).
-_KNOWN_LINE = re.compile(
-    r"(?:diff --git |old mode |new mode |deleted file mode |new file mode |similarity index "
-    r"|dissimilarity index |rename from |rename to |copy from |copy to |index |Binary files "
-    r"|--- |\+\+\+ |@@ |[-+ \\]|$)"
-)
-_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
-_NAME_RE = r'"(?:[^"\\]|\\.)*"|[^"]*'  # a bare name never holds a quote: git would quote it
-_NAMED = ("rename from", "rename to", "copy from", "copy to")
 _EXEC_MODE = "100755"
 _SYMLINK_MODE = "120000"
 _GITLINK_MODE = "160000"
-
-
-class DiffParseError(StepwiseError):
-    """The text handed to the guard is not a git diff it can read."""
-
-    code = "unparseable_diff"
 
 
 @dataclass(frozen=True)
@@ -161,102 +146,6 @@ def is_manifest_path(path: str) -> bool:
     return matches_any(path, _MANIFEST_NAMES)
 
 
-@dataclass(frozen=True)
-class _Entry:
-    kind: Literal["add", "delete", "rename", "copy", "modify"]
-    source: str
-    target: str
-    binary: bool
-    source_mode: str | None
-    target_mode: str | None
-
-    @property
-    def shown(self) -> str:
-        return self.source if self.kind == "delete" else self.target
-
-
-def _unquote(token: str) -> str:
-    """A git path as printed, C-quoted (`"a/x\\ty"`) or bare, back to the real name."""
-    if len(token) < 2 or not (token.startswith('"') and token.endswith('"')):
-        return token
-    out = bytearray()
-    for piece in re.finditer(r"\\([0-3][0-7]{2}|.)|[^\\]+", token[1:-1], re.DOTALL):
-        escape = piece.group(1)
-        if escape is None:
-            out += piece.group().encode("utf-8", errors="surrogateescape")
-        elif len(escape) == 3:
-            out.append(int(escape, 8))
-        else:
-            out += bytes([_ESCAPES[escape]]) if escape in _ESCAPES else escape.encode()
-    return out.decode("utf-8", errors="surrogateescape")
-
-
-def _header_path(header: str) -> str:
-    """The path of a `diff --git a/P b/P` line (same name both sides), without a/ and b/."""
-    rest = header[len("diff --git ") :]
-    both = re.fullmatch(f"({_NAME_RE}) ({_NAME_RE})", rest)
-    if both and '"' in rest:
-        source, target = _unquote(both.group(1)), _unquote(both.group(2))
-    else:
-        half = (len(rest) - 1) // 2
-        source, target = rest[:half], rest[half + 1 :]
-    if source[:2] != "a/" or target[:2] != "b/" or source[2:] != target[2:]:
-        raise DiffParseError(
-            f"cannot read the file names in {header!r}",
-            hint="make the diff with git's default a/ and b/ prefixes (--src-prefix=a/ "
-            "--dst-prefix=b/)",
-        )
-    return source[2:]
-
-
-def _parse(diff_text: str) -> tuple[list[_Entry], int, int]:
-    for number, line in enumerate(diff_text.split("\n"), 1):
-        if not _KNOWN_LINE.match(line):
-            raise DiffParseError(
-                f"line {number} of the diff is not part of a git diff: {line[:80]!r}",
-                hint="the guard reads `git diff --cached -M HEAD` output only",
-            )
-    try:
-        patch = PatchSet(diff_text)
-    except UnidiffParseError as exc:
-        raise DiffParseError(f"the diff cannot be parsed: {exc}") from exc
-    headers = sum(line.startswith("diff --git ") for line in diff_text.split("\n"))
-    if headers != len(patch) or (diff_text.strip() and not patch):
-        raise DiffParseError(
-            f"expected one file per `diff --git` header; found {len(patch)} file(s) for "
-            f"{headers} header(s)",
-            hint="the guard reads `git diff --cached -M HEAD` output only",
-        )
-    entries: list[_Entry] = []
-    for pf in patch:
-        info = [str(line).rstrip("\n") for line in pf.patch_info or []]
-        if not info or not info[0].startswith("diff --git "):
-            raise DiffParseError(f"{pf.path!r} has no `diff --git` header")
-        named = {
-            key: _unquote(line[len(key) + 1 :])
-            for line in info[1:]
-            for key in _NAMED
-            if line.startswith(key + " ")
-        }
-        kind: Literal["add", "delete", "rename", "copy", "modify"] = "modify"
-        if "rename from" in named or "copy from" in named:
-            # Names with spaces make the header ambiguous; these lines are not.
-            kind = "rename" if "rename from" in named else "copy"
-            source, target = named.get(f"{kind} from", ""), named.get(f"{kind} to", "")
-            if not (source and target):
-                raise DiffParseError(f"{info[0]!r} lacks its `{kind} from/to` lines")
-        else:
-            source = target = _header_path(info[0])
-            if any(line.startswith("new file mode ") for line in info):
-                kind = "add"
-            elif any(line.startswith("deleted file mode ") for line in info):
-                kind = "delete"
-        entries.append(
-            _Entry(kind, source, target, pf.is_binary_file, pf.source_mode, pf.target_mode)
-        )
-    return entries, patch.added, patch.removed
-
-
 def check_diff(
     diff_text: str,
     *,
@@ -269,7 +158,7 @@ def check_diff(
     `scope_files` should list every file inside the job's `paths` in the edited tree, so
     that new files the edit created inside `paths` are recognised as in scope.
     """
-    entries, lines_added, lines_removed = _parse(diff_text)
+    entries, lines_added, lines_removed = parse_diff(diff_text)
     batch, scope = set(batch_files), set(scope_files)
     found: dict[tuple[str, Rule], str] = {}
 

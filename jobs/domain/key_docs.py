@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import types
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any, Literal, Union, get_args, get_origin
 
 from annotated_types import Ge, Le, MaxLen
@@ -27,6 +27,8 @@ def type_words(annotation: Any) -> str:
     origin = get_origin(annotation)
     if origin in (Union, types.UnionType):
         parts = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if any(isinstance(arg, type) and issubclass(arg, StrEnum) for arg in parts):
+            parts = [arg for arg in parts if arg is not str]  # a registered name beyond the enum's
         return " or ".join(type_words(part) for part in parts)
     if origin is Literal:
         return " or ".join(json.dumps(value) for value in get_args(annotation))

@@ -33,6 +33,7 @@ from jobs.domain.records import (
     OutboxEntry,
     PendingIssue,
     Record,
+    ServerState,
     Target,
 )
 from jobs.domain.spec import TaskSpec
@@ -264,8 +265,11 @@ class OpenGate(Record):
         return GATE_EXIT_CODES[self.kind]
 
 
-# `extra` keys that became fields; a record written before is read with them moved.
-_FORMER_EXTRA = ("accept_review", "accept_branch_head", "pending_issue")
+# Records written before kept these in an untyped `extra` mapping; they are read with the keys
+# moved to their fields and the rest (keys nothing reads) dropped.
+_FORMER_EXTRA = ("accept_review", "accept_branch_head", "pending_issue", "untrusted_spec")
+_FORMER_SERVER_EXTRA = ("installation_id", "pull", "comments", "queue_position", "interruptions",
+                        "transient_failures", "retry_scheduled", "rebuilt")
 
 
 class Job(Record):
@@ -310,6 +314,7 @@ class Job(Record):
     outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
     ci_wait: CiWait | None = None  # running, but waiting for the repository's CI (no worker)
     ci_results: list[CiResult] = []  # what the repository's CI said of each milestone's head
+    job_check_said: str = ""  # what the `Stepwise` check run last said: it is sent on change only
     base_merges: list[BaseMerge] = []  # each merge of the moved base into the branch
     base_checked: str | None = None  # "<base sha>..<head sha>" last found needing no merge
     base_conflict: BaseConflict | None = None  # the `conflict` gate's merge, until resolved
@@ -319,18 +324,26 @@ class Job(Record):
     accept_review: bool = False  # `approve` at a failed final review: finish anyway
     accept_branch_head: bool = False  # `approve` at `human_commit`: continue on the pushed head
     pending_issue: PendingIssue | None = None  # the changed issue text, adopted when re-planning
-    extra: dict[str, Any] = {}
+    untrusted_spec: bool = False  # drafted, or written by someone who may not steer: plan gate
+    server: ServerState = Field(default_factory=ServerState)  # server mode only
 
     @model_validator(mode="before")
     @classmethod
     def _fields_from_extra(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("extra"), dict) and \
-                any(key in data["extra"] for key in _FORMER_EXTRA):
-            extra = dict(data["extra"])
-            data = {**data, "extra": extra}
-            for key in _FORMER_EXTRA:
-                if key in extra:
-                    data.setdefault(key, extra.pop(key))
+        if not (isinstance(data, dict) and "extra" in data):
+            return data
+        data = dict(data)
+        extra = data.pop("extra")
+        if not isinstance(extra, dict):
+            return data
+        for key in _FORMER_EXTRA:
+            if key in extra:
+                data.setdefault(key, extra[key])
+        server = {key: extra[key] for key in _FORMER_SERVER_EXTRA if key in extra}
+        if not isinstance(server.get("pull", {}), dict):
+            del server["pull"]  # read as "no pull request" before, too
+        if server and "server" not in data:
+            data["server"] = server
         return data
 
     def set_status(self, new: JobStatus) -> None:

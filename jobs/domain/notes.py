@@ -201,7 +201,7 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
         f"Status: `{job.status}` · batches {done}/{len(job.batches)} completed · "
         f"branch `{job.branch}` at `{short(job.head_sha)}`",
     ]
-    position = job.extra.get("queue_position")
+    position = job.server.queue_position
     if position:
         lines += ["", f"Waiting for another job of this repository to finish: position "
                       f"{position} in the queue."]

@@ -1,5 +1,6 @@
 """The records the job holds besides its state: evidence of commands, model calls and their
-usage, attempts, events, the final review, a changed issue text (pydantic, no I/O)."""
+usage, attempts, events, the final review, a changed issue text, and what only server mode
+keeps (pydantic, no I/O)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from jobs.domain.errors import ErrorInfo
+from jobs.domain.errors import ErrorInfo, StateError
 
 
 class Record(BaseModel):
@@ -206,3 +207,33 @@ class BaseConflict(Record):
 
     base_sha: str
     files: list[str]
+
+class PullRequest(Record):
+    """The job's pull request on GitHub, once it is open (server mode)."""
+
+    number: int
+    node_id: str
+    url: str = ""
+    draft: bool = True  # False once marked ready, or when drafts were not available
+
+
+class ServerState(Record):
+    """What only server mode keeps about a job: where it lives on GitHub, the comments it edits
+    in place, and the worker's bookkeeping (queue position, interruptions, transient retries)."""
+
+    installation_id: int | None = None  # the GitHub App installation the job acts through
+    pull: PullRequest | None = None
+    comments: dict[str, int] = {}  # a comment's marker key -> its id, to edit it in place
+    queue_position: int | None = None  # shown on the card while the job waits for a slot
+    interruptions: int = 0  # times a worker died under the job (each resumes it once)
+    transient_failures: int = 0  # transient faults in a row, for the back-off
+    retry_scheduled: bool = False  # a back-off retry is queued: do not queue another step
+    rebuilt: bool = False  # rebuilt from GitHub after its record was lost
+
+    def installation(self) -> int:
+        """The installation id; a job started through a webhook always has one."""
+        if self.installation_id is None:
+            raise StateError("this job has no GitHub App installation (it was not started "
+                             "through a webhook)", code="no_installation",
+                             hint="start the job by labelling its issue")
+        return self.installation_id

@@ -1,4 +1,5 @@
-"""The task spec: the single ```stepwise YAML block of an issue, parsed and checked."""
+"""The task spec: its model and checks; the recipes' own parts are jobs/domain/recipes/, the
+reading of an issue's ```stepwise block is jobs/domain/spec_block.py (re-exported here)."""
 
 from __future__ import annotations
 
@@ -10,49 +11,46 @@ from enum import StrEnum
 from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from jobs.domain.config import (
     InputProblem,
     check_keys,
-    command_argv,
     load_yaml_mapping,  # refuses text over 64 KiB
     problem_from_validation,
 )
-from jobs.domain.errors import SpecError
 from jobs.domain.globs import unsafe_path_reason
-from jobs.domain.programs import program_name, split_command
+from jobs.domain.programs import split_command
+from jobs.domain.recipes import RECIPES, owner_of, rules_for
+from jobs.domain.recipes.command import FILES_HINT, FILES_PLACEHOLDER
+from jobs.domain.spec_block import (
+    MINIMAL_EXAMPLE,
+    InvalidSpecError,
+    extract_spec_block,
+    spec_error,
+)
 
 MAX_PATHS = 200
 MAX_FIND = 50
 MAX_PATTERN_CHARS = 1000
 MAX_NOT_DOING = 50
-FILES_PLACEHOLDER = "{files}"
 
-MINIMAL_EXAMPLE = """```stepwise
-recipe: replace
-paths: ["src/**/*.py"]
-find: ['\\bprint\\(']
-replace: 'log.info('
-```"""
 EXAMPLES = {
     "recipe": "recipe: replace",
     "paths": 'paths: ["src/**/*.py"]',
     "exclude": 'exclude: ["src/vendor/**"]',
     "find": "find: ['\\bprint\\(']",
-    "replace": "replace: 'log.info('",
-    "run": 'run: "ruff check --fix {files}"',
-    "instructions": 'instructions: "Replace print() with the module logger."',
     "not_doing": 'not_doing: ["refactor unrelated code"]',
     "done_when": "done_when: checks_pass",
     "batch_size": "batch_size: 5",
 }
-FILES_HINT = "put {files} where the batch's file paths go, e.g. `ruff check --fix {files}`"
-
-_OPEN = re.compile(r"(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)")
-
+EXAMPLES |= {key: line for rules in RECIPES.values() for key, line in rules.examples.items()}
+__all__ = ["EXAMPLES", "FILES_HINT", "FILES_PLACEHOLDER", "MINIMAL_EXAMPLE", "DoneWhen",
+           "InvalidSpecError", "IssueTask", "Recipe", "TaskSpec", "extract_spec_block",
+           "parse_issue", "parse_issue_file", "parse_spec", "spec_error"]
 
 class Recipe(StrEnum):
-    """How a batch is edited."""
+    """The built-in recipes (jobs/domain/recipes/ registers them and any other)."""
 
     REPLACE = "replace"
     COMMAND = "command"
@@ -66,31 +64,16 @@ class DoneWhen(StrEnum):
     CHECKS_PASS = "checks_pass"  # noqa: S105 - not a password
 
 
-# The fields that only one recipe reads; any other field is shared by all recipes.
-_RECIPE_FIELDS = {"replace": Recipe.REPLACE, "run": Recipe.COMMAND, "instructions": Recipe.LLM}
-
-
-class InvalidSpecError(SpecError):
-    """A spec problem; `field` names the offending field, or is None for the block itself."""
-
-    def __init__(self, message: str, *, hint: str, field: str | None = None) -> None:
-        super().__init__(message, hint=hint, evidence={"field": field} if field else None)
-        self.field = field
-
-
-def spec_error(problem: InputProblem) -> InvalidSpecError:
-    where = f"spec field `{problem.field}`" if problem.field else "the ```stepwise block"
-    return InvalidSpecError(f"{where}: {problem.problem}", hint=problem.hint, field=problem.field)
-
-
 class TaskSpec(BaseModel):
     """What to change, where, and how to tell it is done."""
 
     # Each field's docstring is its documentation: README.md's key table is generated from it.
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
+    # extra="allow": the keys of a registered recipe's `options` (checked by `_check_recipe`;
+    # `_parse_block` refuses any key no recipe registered).
+    model_config = ConfigDict(frozen=True, extra="allow", strict=True,
                               use_attribute_docstrings=True)
 
-    recipe: Annotated[Recipe, Field(strict=False)]
+    recipe: Recipe | str
     """How batches are edited: `replace` (a regex substitution), `command` (a codemod you
     name in `run`) or `llm` (a language model, see "Language-model edits")."""
     paths: list[str] = Field(max_length=MAX_PATHS)
@@ -131,6 +114,15 @@ class TaskSpec(BaseModel):
             return {**data, "done_when": done}
         return data
 
+    @field_validator("recipe", mode="before")
+    @classmethod
+    def _registered_recipe(cls, value: Any) -> Any:
+        if isinstance(value, str) and value in RECIPES:
+            return Recipe(value) if value in Recipe._value2member_map_ else value
+        names = [f"'{name}'" for name in RECIPES]
+        expected = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
+        raise PydanticCustomError("enum", "unknown recipe", {"expected": expected})
+
     @field_validator("find", mode="before")
     @classmethod
     def _one_pattern(cls, value: Any) -> Any:
@@ -164,48 +156,32 @@ class TaskSpec(BaseModel):
                 raise InputProblem(f"find[{i}]", problem, hint) from None
 
     def _check_recipe(self) -> None:
-        for key, owner in _RECIPE_FIELDS.items():
-            if getattr(self, key) is not None and self.recipe is not owner:
+        rules = rules_for(self.recipe)
+        for key in self._recipe_keys():
+            owner = owner_of(key)
+            if owner is None:  # only a registered recipe's options are kept beside the fields
+                raise InputProblem(key, "unknown field", f"valid fields: {', '.join(spec_keys())}")
+            if owner != rules.name:
                 raise InputProblem(key, f"is only used by recipe {owner}", f"remove `{key}`")
-        if self.recipe is Recipe.REPLACE:
-            self._check_replace()
-        elif self.recipe is Recipe.COMMAND:
-            self._check_run()
-        elif not (self.instructions or "").strip():
-            hint = f"say what to change, e.g. `{EXAMPLES['instructions']}`"
-            raise InputProblem("instructions", "is required by recipe llm", hint)
+        if rules.options is not None:
+            try:
+                rules.options.model_validate(self.model_extra or {})
+            except ValidationError as exc:
+                raise problem_from_validation(exc, dict(rules.examples)) from None
+        rules.check(self)
         if self.done_when is DoneWhen.NO_MATCHES and not self.find:
             hint = "add `find` patterns, or use `done_when: checks_pass`"
             raise InputProblem("done_when", "no_matches needs `find` patterns to check", hint)
 
-    def _check_replace(self) -> None:
-        if not self.find:
-            raise InputProblem("find", "is required by recipe replace", f"add `{EXAMPLES['find']}`")
-        if self.replace is None:
-            hint = f"add the re.sub template, e.g. `{EXAMPLES['replace']}`"
-            raise InputProblem("replace", "is required by recipe replace", hint)
-        for i, pattern in enumerate(self.find):
-            try:
-                # Substituting into "" still compiles the template against the pattern's groups.
-                re.compile(pattern).sub(self.replace, "")
-            except (re.error, IndexError) as exc:
-                problem = f"is not a valid template for find[{i}]: {exc}"
-                hint = r"use only groups the pattern has (\1, \g<name>); a backslash is \\"
-                raise InputProblem("replace", problem, hint) from None
+    def _recipe_keys(self) -> list[str]:
+        """The recipe-only keys this spec sets (typed fields, and a recipe's own options)."""
+        typed = [key for rules in RECIPES.values() for key in rules.fields
+                 if getattr(self, key, None) is not None]
+        return typed + list(self.model_extra or {})
 
-    def _check_run(self) -> None:
-        if self.run is None:
-            raise InputProblem("run", "is required by recipe command", f"add `{EXAMPLES['run']}`")
-        try:
-            program = program_name(split_command(self.run)[0])
-        except ValueError:
-            program = ""
-        try:
-            argv = command_argv(self.run, allow_commands=[program])
-        except InputProblem as bad:
-            raise InputProblem("run", bad.problem, bad.hint) from None
-        if FILES_PLACEHOLDER not in argv[1:]:
-            raise InputProblem("run", "needs {files} as a separate argument", FILES_HINT)
+    def options(self) -> dict[str, Any]:
+        """The keys of a recipe that registered its own `options`, as written."""
+        return dict(self.model_extra or {})
 
     def run_argv(self, files: Sequence[str]) -> list[str]:
         """`run` as argv, its standalone `{files}` replaced by `files` (`-x` becomes `./-x`)."""
@@ -236,51 +212,16 @@ class IssueTask(BaseModel):
     spec_text: str
 
 
-def _closes(line: str, char: str, length: int) -> bool:
-    return re.fullmatch(rf" {{0,3}}{re.escape(char)}{{{length},}}[ \t]*", line) is not None
-
-
-def extract_spec_block(markdown: str) -> str:
-    """The raw YAML of the one ```stepwise (or ~~~stepwise) fenced block in `markdown`."""
-    blocks: list[tuple[int, str]] = []
-    fence: tuple[str, int, int, bool, int] | None = None  # char, length, indent, is_spec, line
-    body: list[str] = []
-    in_comment = False  # an HTML comment (issue templates keep examples there) hides fences
-    for number, line in enumerate(re.split(r"\r\n|\r|\n", markdown), start=1):
-        if in_comment or (fence is None and re.match(r" {0,3}<!--", line)):
-            in_comment = "-->" not in (line.split("<!--", 1)[1] if not in_comment else line)
-        elif fence is None:
-            match = _OPEN.fullmatch(line)
-            if match is None or (match["fence"][0] == "`" and "`" in match["info"]):
-                continue
-            is_spec = match["info"].strip().lower() == "stepwise"
-            fence = (match["fence"][0], len(match["fence"]), len(match["indent"]), is_spec, number)
-            body = []
-        elif _closes(line, fence[0], fence[1]):
-            if fence[3]:
-                blocks.append((fence[4], "\n".join(body)))
-            fence = None
-        elif fence[3]:
-            indent = len(line) - len(line.lstrip(" "))
-            body.append(line[min(indent, fence[2]) :])
-    if fence is not None and fence[3]:
-        closing = fence[0] * fence[1]
-        problem = f"the block opened at line {fence[4]} is never closed"
-        raise spec_error(InputProblem(None, problem, f"end it with a line holding only {closing}"))
-    if not blocks:
-        hint = f"add a fenced block whose info string is `stepwise`, e.g.\n{MINIMAL_EXAMPLE}"
-        raise InvalidSpecError("no ```stepwise block was found in the issue body", hint=hint)
-    if len(blocks) > 1:
-        lines = ", ".join(str(start) for start, _ in blocks)
-        problem = f"found {len(blocks)} ```stepwise blocks (at lines {lines}); there must be one"
-        raise spec_error(InputProblem(None, problem, "merge them into a single block"))
-    return blocks[0][1]
+def spec_keys() -> list[str]:
+    """Every key a spec may hold: the model's fields and the registered recipes' options."""
+    options = [key for rules in RECIPES.values() if rules.options for key in rules.options.model_fields]
+    return [*TaskSpec.model_fields, *options]
 
 
 def _parse_block(text: str) -> TaskSpec:
     try:
         data = load_yaml_mapping(text, example=MINIMAL_EXAMPLE)
-        check_keys(data, list(TaskSpec.model_fields))
+        check_keys(data, spec_keys())
         return TaskSpec.model_validate(data)
     except InputProblem as problem:
         raise spec_error(problem) from None

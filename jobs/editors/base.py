@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from jobs.adapters.sandbox import SandboxPolicy
 from jobs.domain.errors import StepwiseError
 from jobs.domain.model import CommandEvidence, ModelCall, Target
+from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import TaskSpec
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from jobs.adapters.evidence import command_evidence
 from jobs.adapters.safe_paths import require_regular
-from jobs.adapters.sandbox import Sandbox, SandboxPolicy
+from jobs.domain.sandboxing import SandboxPolicy
 from jobs.editors.base import CommandCancelled, EditError, EditRequest, EditResult
+from jobs.ports import Sandbox
 
 # Exit codes that mean the program never really ran (not executable, not found).
 _DID_NOT_RUN = frozenset({126, 127})

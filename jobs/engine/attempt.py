@@ -11,20 +11,20 @@ from pathlib import Path
 from jobs.adapters.discovery import never_in_scope
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.evidence import command_evidence
-from jobs.adapters.sandbox import Sandbox, SandboxPolicy
-from jobs.adapters.workspace import Repository, Worktree
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.domain.guard import GuardPolicy, GuardVerdict, Rule, check_diff
 from jobs.domain.model import Attempt, Batch, BatchStatus, CommandEvidence, Gate, Job, Target
 from jobs.domain.notes import files_label
 from jobs.domain.plan import compile_patterns, matching_lines, select_scope
+from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import DoneWhen, Recipe
 from jobs.editors import EditError, Editor, EditRequest
 from jobs.editors.base import BudgetSpentError, CommandCancelled
 from jobs.editors.llm.feedback import previous_attempt
 from jobs.engine.environment import prepare_job_environment
 from jobs.engine.llm_hooks import make_hooks, transcript_link
+from jobs.ports import Checkout, Sandbox, Workspace
 
 NOTHING_TO_CHANGE = "nothing to change"
 
@@ -102,8 +102,8 @@ def run_commands(sandbox: Sandbox, argvs: list[list[str]], *, cwd: Path,
 class AttemptRunner:
     """Carries out attempts in one worktree; setup runs again after each reset of its files."""
 
-    repository: Repository
-    worktree: Worktree
+    repository: Workspace
+    worktree: Checkout
     sandbox: Sandbox
     policy: SandboxPolicy
     editor: Editor

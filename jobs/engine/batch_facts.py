@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from jobs.adapters.workspace import Repository
 from jobs.domain.model import Attempt, Batch, Job
 from jobs.domain.note_parts import codemod_findings, codemod_summary, target_key
 from jobs.domain.spec import Recipe
+from jobs.ports import Workspace
 
 
-def changed_by(repository: Repository, commit: str | None) -> list[str]:
+def changed_by(repository: Workspace, commit: str | None) -> list[str]:
     """The files `commit` changed (a codemod may leave some of its batch alone)."""
     if commit is None:
         return []
@@ -17,7 +17,7 @@ def changed_by(repository: Repository, commit: str | None) -> list[str]:
     return sorted(name for name in out.split("\0") if name)
 
 
-def record_changes(repository: Repository, job: Job, batch: Batch, attempt: Attempt) -> None:
+def record_changes(repository: Workspace, job: Job, batch: Batch, attempt: Attempt) -> None:
     """Note the files the batch's commit changed; a `command` batch's summary says in words
     what the codemod reported, and the findings it printed become leftovers."""
     batch.changed_files = changed_by(repository, batch.commit)

@@ -6,7 +6,8 @@ the git queries and writes the decision into the record.
 
 from __future__ import annotations
 
-from jobs.adapters.workspace import CommitInfo, Repository
+from collections.abc import Sequence
+
 from jobs.domain.errors import StepwiseError
 from jobs.domain.model import BatchStatus, Gate, Job
 from jobs.domain.reconcile import (
@@ -23,9 +24,10 @@ from jobs.domain.reconcile import (
 from jobs.domain.records import BaseMerge
 from jobs.engine import ci_wait
 from jobs.engine.context import JobContext
+from jobs.ports import Commit, Workspace
 
 
-def branch_facts(repo: Repository, job: Job) -> BranchFacts:
+def branch_facts(repo: Workspace, job: Job) -> BranchFacts:
     """The branch as git sees it, relative to the recorded head."""
     head = repo.branch_head(job.branch)
     if head is None or head == job.head_sha:
@@ -40,15 +42,15 @@ def branch_facts(repo: Repository, job: Job) -> BranchFacts:
     return BranchFacts(head=head, commits=tuple(commits))
 
 
-def without_base_commits(repo: Repository, job: Job, head: str,
-                         commits: list[CommitInfo]) -> list[CommitInfo]:
+def without_base_commits(repo: Workspace, job: Job, head: str,
+                         commits: Sequence[Commit]) -> list[Commit]:
     """Leave out the base's own commits that a merge of the base (ours or a maintainer's)
     brought onto the branch: they are not the branch's work (our own commits always stay)."""
     merged = [parent for c in commits if is_base_merge(job.id, c) for parent in c.parents[1:]]
     base = repo.branch_head(job.base_branch) if job.base_branch != "HEAD" else None
     exclude = [*merged, *([base] if base else [])]
     if not exclude:
-        return commits
+        return list(commits)
     kept = {c.sha for c in repo.commits(job.head_sha, head, exclude=exclude)}
     return [c for c in commits if c.sha in kept or c.trailers.get("Stepwise-Job") == job.id]
 

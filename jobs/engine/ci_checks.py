@@ -10,14 +10,13 @@ from __future__ import annotations
 from contextlib import suppress
 
 from jobs.adapters.sandbox_view import REPO_MOUNT
-from jobs.adapters.store import ConflictError
 from jobs.domain.annotations import Annotation, annotations_from_output
 from jobs.domain.check_runs import JobCheckState, batch_check, job_check
 from jobs.domain.model import GATES, Batch, CommandEvidence, Job, JobStatus
 from jobs.engine.context import CancelSignal, JobContext
+from jobs.ports import ConflictError
 
 COMMAND_PREFIX = "/stepwise "  # check runs exist on GitHub only: the comment command answers
-_LAST = "job_check"  # job.extra: what the job check run last said, so it is sent on change only
 
 
 def failed_command(commands: list[CommandEvidence]) -> CommandEvidence | None:
@@ -73,12 +72,12 @@ def publish_job_check(engine: JobContext) -> None:
         return  # nothing is pushed before the plan is approved
     state, headline, command = job_check_state(job)
     said = f"{job.head_sha}|{state}|{headline}|{command}"
-    if job.extra.get(_LAST) == said:
+    if job.job_check_said == said:
         return
     engine.services.forge.publish_check_run(job, job_check(
         job_id=job.id, head_sha=job.head_sha, state=state, headline=headline,
         command=command))
-    job.extra[_LAST] = said
+    job.job_check_said = said
     # Remembered, so the next step does not send it again; if the record changed meanwhile
     # (a command), the next step sends it again.
     with suppress(ConflictError, CancelSignal):

@@ -7,16 +7,13 @@ and the loop (jobs/engine/engine.py) is one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs.adapters.egress import default_allowlist
 from jobs.adapters.environments import EnvironmentCache
-from jobs.adapters.sandbox import Sandbox
-from jobs.adapters.store import ConflictError, JobStore
-from jobs.adapters.workspace import Repository, Worktree
 from jobs.domain.errors import ErrorInfo
 from jobs.domain.gates import open_gate
 from jobs.domain.model import Event, Gate, Job, JobStatus
@@ -24,7 +21,7 @@ from jobs.domain.notes import gate_prompt
 from jobs.editors import editor_for
 from jobs.editors.llm.settings import LlmSettings
 from jobs.engine.attempt import AttemptRunner, sandbox_policy
-from jobs.ports import Forge, Publication
+from jobs.ports import Checkout, Clock, ConflictError, Forge, JobStore, Publication, Sandbox, Workspace
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 5
 
@@ -38,11 +35,13 @@ class Outcome:
 
 @dataclass
 class Services:
-    repository: Repository
+    """The ports the engine works through (jobs/ports.py); each mode wires its adapters."""
+
+    repository: Workspace
     store: JobStore
     sandbox: Sandbox
     forge: Forge
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    clock: Clock = lambda: datetime.now(UTC)
     command_suffix: str = ""  # appended to the commands gate prompts print (local: --repo)
     hidden_paths: tuple[Path, ...] = ()  # invisible to sandboxed commands (server: workdir, key)
     llm: LlmSettings | None = None  # recipe `llm`; None: read STEPWISE_LLM_* when needed
@@ -128,7 +127,7 @@ class JobContext:
         return self._runner
 
     @property
-    def worktree(self) -> Worktree:
+    def worktree(self) -> Checkout:
         return self.runner.worktree
 
     def network_allow(self) -> list[str]:

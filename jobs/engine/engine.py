@@ -30,11 +30,11 @@ from jobs.engine.context import (
     outcome_of,
 )
 from jobs.engine.planning import plan
-from jobs.engine.start import Base, create_job, local_base, resume_message, state_dir_of
+from jobs.engine.start import Base, create_job, local_base, resume_message
 from jobs.ports import Publication
 
 __all__ = ["EXIT_CANCELLED", "EXIT_COMPLETED", "EXIT_FAILED", "Base", "Engine", "Outcome",
-           "Services", "create_job", "local_base", "outcome_of", "state_dir_of"]
+           "Services", "create_job", "local_base", "outcome_of"]
 
 # What one step does for each status: None to go on, an outcome to stop the loop with.
 Handler = Callable[["Engine"], Outcome | None]

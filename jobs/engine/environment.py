@@ -23,11 +23,11 @@ from jobs.adapters.environments import (
     toolchain_identity,
 )
 from jobs.adapters.evidence import command_evidence
-from jobs.adapters.sandbox import Sandbox, SandboxPolicy
-from jobs.adapters.workspace import Repository
 from jobs.domain.config import RepoConfig
 from jobs.domain.globs import matches_any
 from jobs.domain.model import CommandEvidence, EnvironmentRecord, Job
+from jobs.domain.sandboxing import SandboxPolicy
+from jobs.ports import Sandbox, Workspace
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def ensure_environment(*, config: RepoConfig, key: str, cache: EnvironmentCache,
     return EnvironmentOutcome(built, tuple(evidence))
 
 
-def prepare_job_environment(job: Job, *, repository: Repository, cache: EnvironmentCache,
+def prepare_job_environment(job: Job, *, repository: Workspace, cache: EnvironmentCache,
                             sandbox: Sandbox, policy: SandboxPolicy) -> EnvironmentOutcome:
     """The job's environment, recorded on `job`: from the cache under the key recorded at the
     job's first step, or built now by `setup` in a scratch worktree at the job's base (never the

@@ -37,7 +37,7 @@ def draft_job(title: str, body: str, number: int, services: Services, *, base: B
     draft = draft_spec(title=title, body=body, files=repo.tracked_files(base.sha),
                        client=OpenAIChat(settings), max_tokens=settings.max_output_tokens)
     job = create_job(draft.task, number, services, base=base, repo_name=repo_name)
-    job.extra.update(drafted_spec=True, untrusted_spec=True)
+    job.untrusted_spec = True
     for call in draft.calls:
         record_usage(job, call)
     path = repo.state_dir / ARTIFACTS / f"issue-{number}" / "draft-spec.md"
@@ -48,6 +48,4 @@ def draft_job(title: str, body: str, number: int, services: Services, *, base: B
     for call, index in zip(draft.calls, answers, strict=True):
         transcript.add(call, draft.transcript[start:index], draft.transcript[index]["content"])
         start = index + 1
-    job.extra["draft_transcript"] = str(path.relative_to(repo.root)) \
-        if path.is_relative_to(repo.root) else str(path)
     return job, draft

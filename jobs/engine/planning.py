@@ -56,7 +56,7 @@ def plan(engine: JobContext) -> None:
     engine.publish(Publication.PLAN, render_plan(job))
     # An issue written or edited by someone without write access is always shown first.
     trusted_skip = (not job.config.require_plan_approval and job.baseline_ok is not False
-                    and not job.extra.get("untrusted_spec"))
+                    and not job.untrusted_spec)
     if job.approved_digest == job.spec_digest:
         trusted_skip = True  # approved before (a job rebuilt from its branch)
     if trusted_skip:

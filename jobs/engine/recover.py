@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from jobs.adapters.workspace import Repository
+from jobs.ports import Workspace
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class Orphan:
     created_at: datetime | None
 
 
-def find_orphan(repo: Repository, number: int, spec_digest: str, notes_dir: str) -> Orphan | None:
+def find_orphan(repo: Workspace, number: int, spec_digest: str, notes_dir: str) -> Orphan | None:
     """A `stepwise/issue-<N>*` branch whose first job commit carries our number and spec digest."""
     head = repo.resolve("HEAD")
     if head is None:
@@ -41,7 +41,7 @@ def find_orphan(repo: Repository, number: int, spec_digest: str, notes_dir: str)
     return None
 
 
-def _note_on(repo: Repository, tip: str, notes_dir: str, number: int) -> str | None:
+def _note_on(repo: Workspace, tip: str, notes_dir: str, number: int) -> str | None:
     names = repo.git("ls-tree", "--name-only", f"{tip}:{notes_dir}", check=False).split("\n")
     found = sorted(name for name in names if name.endswith(f"-issue-{number}.md"))
     return f"{notes_dir}/{found[0]}" if found else None

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
 from jobs.adapters.discovery import plan_scope
-from jobs.adapters.workspace import Repository
 from jobs.domain.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.domain.errors import BadInputError
 from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus, Job
@@ -16,6 +14,7 @@ from jobs.domain.spec import IssueTask, Recipe
 from jobs.editors.llm.settings import load_llm_settings
 from jobs.engine.context import Services
 from jobs.engine.recover import find_orphan
+from jobs.ports import Workspace
 
 
 @dataclass(frozen=True)
@@ -27,7 +26,7 @@ class Base:
     config: RepoConfig
 
 
-def local_base(repo: Repository) -> Base:
+def local_base(repo: Workspace) -> Base:
     """The checkout's current branch and commit (local mode)."""
     sha = repo.resolve("HEAD")
     if sha is None:
@@ -108,7 +107,3 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
         head_sha=base_sha, note_path=note_path,
     )
 
-
-
-def state_dir_of(repo: Path) -> Path:
-    return Repository(repo).state_dir

@@ -1,5 +1,6 @@
 """The use cases local and server mode share: steer a job with a verb, add an instruction,
-revert a batch. Starting is `start.create_job` and advancing `Engine.advance`, in both modes.
+revert a batch, tell a job's status. Starting is `start.create_job` and advancing
+`Engine.advance`, in both modes.
 
 Each use case decides once (what applies, what is refused and why) and leaves the wiring to
 the mode: `Wiring` saves the record and carries the job on (local mode: runs the engine now;
@@ -8,10 +9,14 @@ the server: queues the next task).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 
 from jobs.domain.gates import RefusedError, Verb, apply_verb
-from jobs.domain.model import Job
+from jobs.domain.model import ACTIVE_JOB_STATUSES, Job, JobStatus
+from jobs.domain.outbox import waiting_note
+from jobs.engine.context import outcome_of
 
 INSTRUCT_HINT = "instructions apply to later batches of a live job"
 
@@ -57,3 +62,55 @@ def instruct(wiring: Wiring, job: Job, text: str) -> str:
 def revert(wiring: Wiring, job: Job, batch: int) -> None:
     """Revert batch `batch` with a new commit (refusals come from jobs/domain/verdicts.py)."""
     wiring.revert(job, batch)
+
+
+class Progress(StrEnum):
+    """What `status` tells of a job, beyond its recorded status."""
+
+    WORKING = "working"  # a process (local) or a worker (server) is advancing it
+    WAITING_FOR_CI = "waiting_for_ci"  # running, waiting for the repository's CI (server)
+    INTERRUPTED = "interrupted"  # what ran it is gone
+    UNPUBLISHED = "unpublished"  # at a gate whose comment GitHub has not confirmed yet
+    AT_GATE = "at_gate"
+    ENDED = "ended"  # completed, failed, cancelled, or cancelling
+
+
+EXIT_WORKING, EXIT_INTERRUPTED = 0, 4
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    progress: Progress
+    exit_code: int  # 0 while it works; the gate's 3 or 4; 4 interrupted locally; 5; 1
+    message: str  # one paragraph: what the job is doing and the next move
+
+
+def status(job: Job, *, resume_command: str | None = None, suffix: str = "") -> StatusReport:
+    """What `job` is doing, as both modes' `status` tells it.
+
+    `resume_command` is local mode's: there an interrupted job waits for someone to run it
+    again (exit 4); without it (the server) a worker resumes it by itself, so it is working.
+    Local mode first records a job whose process died as interrupted (`LocalSession`).
+    """
+    if job.status is JobStatus.INTERRUPTED:
+        if resume_command is None:
+            return StatusReport(Progress.INTERRUPTED, EXIT_WORKING,
+                                f"job #{job.number} was interrupted (a worker stopped under it); "
+                                "it resumes by itself, committed batches are kept")
+        return StatusReport(Progress.INTERRUPTED, EXIT_INTERRUPTED,
+                            f"job #{job.number} is interrupted: the process that ran it is gone "
+                            f"(killed, or its terminal closed). Resume it with `{resume_command}`; "
+                            "committed batches are kept")
+    if job.waiting_for_ci and job.ci_wait is not None:
+        return StatusReport(Progress.WAITING_FOR_CI, EXIT_WORKING,
+                            job.ci_wait.progress or f"job is waiting for CI on {job.ci_wait.sha[:7]}")
+    if job.status in ACTIVE_JOB_STATUSES and job.status is not JobStatus.CANCEL_REQUESTED:
+        return StatusReport(Progress.WORKING, EXIT_WORKING, f"job is {job.status}")
+    outcome = outcome_of(job, suffix=suffix)
+    if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
+        note = waiting_note(job)
+        if note:
+            return StatusReport(Progress.UNPUBLISHED, outcome.exit_code,
+                                f"{note}\n\n{outcome.message}")
+        return StatusReport(Progress.AT_GATE, outcome.exit_code, outcome.message)
+    return StatusReport(Progress.ENDED, outcome.exit_code, outcome.message)

@@ -313,6 +313,13 @@ class ChaosGitHub(FakeGitHub):
 
 # -- killing a worker like a machine going away ------------------------------------------------------
 
+def wait_past_second_of(moment: datetime) -> None:
+    """Until a comment written now has a GitHub timestamp (whole seconds) after `moment`, the
+    gate's opening: `approve` answers only the gate open when the comment was written. The gate
+    is usually seen a while after it opened, so this rarely waits at all."""
+    time.sleep(max(0.0, int(moment.timestamp()) + 1.02 - time.time()))
+
+
 def parent_of(pid: int) -> int:
     stat = Path(f"/proc/{pid}/stat").read_text()
     return int(stat.rsplit(")", 1)[1].split()[1])
@@ -1358,7 +1365,7 @@ def run_faults(trials: int = 1, *, rate: float = 0.2, seed: int = 3, token_endpo
                     verb = "retry"
                 else:
                     return False
-                time.sleep(1.05)  # GitHub's timestamps have one-second resolution
+                wait_past_second_of(gate.opened_at)
                 answers.append(f"{verb}@{gate.kind.value}")
                 cluster.comment(repo, f"/stepwise {verb}")
                 return True
@@ -1407,7 +1414,7 @@ def run_duplicates(trials: int = 1, *, files: int = FILES,
                         approvals: list[int] = approvals) -> bool:
                 if job.gate is None or job.gate.kind.value != "plan" or tries >= 2:
                     return False
-                time.sleep(1.05)  # GitHub's timestamps have one-second resolution
+                wait_past_second_of(job.gate.opened_at)
                 approvals.append(cluster.comment(repo, "/stepwise approve", copies=2,
                                                  redeliveries=1))
                 return True

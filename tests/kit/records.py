@@ -19,6 +19,7 @@ from jobs.domain.model import (
     OpenGate,
     PendingIssue,
 )
+from jobs.domain.records import PullRequest, ServerState
 from jobs.domain.spec import parse_spec
 
 T0 = datetime(2024, 5, 17, 9, 30, 5, tzinfo=UTC)
@@ -82,5 +83,9 @@ def full_job() -> Job:
                                  leftovers=["src/c.py:1"], unfinished_batches=[2]),
         error=error, events=[Event(at=T0, kind="batch", message="batch 1 committed", batch=1)],
         accept_branch_head=True, pending_issue=PendingIssue(title="New title", body="text"),
-        extra={"nested": {"k": [1, 2]}},
+        untrusted_spec=True,
+        server=ServerState(installation_id=12, comments={"plan": 901, "card": 902},
+                           pull=PullRequest(number=40, node_id="PR_x", url="https://x/pull/40"),
+                           queue_position=2, interruptions=1, transient_failures=1,
+                           retry_scheduled=True, rebuilt=True),
     )

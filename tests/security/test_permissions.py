@@ -72,7 +72,7 @@ def test_an_outsiders_issue_stops_at_the_plan_even_when_the_config_skips_it(worl
     world.send("issues.labeled", issue_number=number, sender="maria")
     world.work()
     job = world.job(number)
-    assert job.extra["untrusted_spec"] is True
+    assert job.untrusted_spec is True
     assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.PLAN
     assert job.approved_digest is None
     assert all(not b.attempts for b in job.batches)  # nothing was edited or run past baseline
@@ -127,7 +127,7 @@ def test_an_outsiders_edit_after_approval_makes_the_new_plan_wait(world: World) 
     edit_body(world, 1, EDITED_BODY, by="olga")
     world.work()
     job = world.job()
-    assert job.gate.kind is Gate.SPEC_CHANGED and job.extra["untrusted_spec"] is True
+    assert job.gate.kind is Gate.SPEC_CHANGED and job.untrusted_spec is True
     pull = world.gh.pull_for(world.repo, job.branch)
     world.comment("/stepwise approve", by="maria", on=pull.number if pull else 1)
     world.work()

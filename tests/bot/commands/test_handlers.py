@@ -12,6 +12,7 @@ from bot.commands import COMMANDS, Access, Command, spec_for
 from jobs.domain.gates import RefusedError
 from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
 from tests.jobs.domain.test_gates import gated_job
+from tests.kit.records import make_job
 
 NOT_VERBS = {"parser", "registry", "spec"}
 
@@ -95,3 +96,12 @@ def test_status_and_help_answer_without_changing_anything() -> None:
     job = gated_job(Gate.PLAN)
     assert run("status", job) == (f"card of {job.id}", [])
     assert run("help", None) == ("the table", [])
+
+
+def test_status_on_a_working_or_interrupted_job_says_what_it_is_doing() -> None:
+    working = make_job(status=JobStatus.RUNNING)
+    assert run("status", working) == (f"card of {working.id}\n\njob is running", [])
+    interrupted = make_job(status=JobStatus.INTERRUPTED)
+    reply, effects = run("status", interrupted)
+    assert reply.startswith(f"card of {interrupted.id}\n\n") and effects == []
+    assert "it resumes by itself" in reply

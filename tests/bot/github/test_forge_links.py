@@ -21,7 +21,7 @@ def test_gate_comments_and_the_card_link_to_the_task_center(tmp_path: Path) -> N
                            base_url=gh.base_url).client(1)
         job = build("failure_gate", 0)
         job.repo, job.number, job.head_sha = "octo/widgets", number, job.base_sha
-        job.extra.pop("pull")
+        job.server.pull = None
         linked = GitHubForge(client, job.repo, task_center_url="https://stepwise.example.org/")
         linked.publish(job, Publication.GATE, "")
         (comment,) = gh.comments_on("octo/widgets", number)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -38,7 +39,8 @@ def store(client: redis.Redis) -> RedisStore:
 
 
 def github_job(number: int = 7, *, job_id: str | None = None, minutes: int = 0, **extra: Any) -> Job:
-    job = make_job(number=number, extra={"github_repo": REPO}, **extra)
+    job = make_job(number=number, **extra)
+    job.repo = REPO
     job.id = job_id or f"{number}-{minutes:04d}"
     job.created_at = T0 + timedelta(minutes=minutes)
     return job
@@ -388,3 +390,20 @@ def test_keys_live_under_the_stepwise_prefix(store: RedisStore, client: redis.Re
     keys = sorted(k.decode() if isinstance(k, bytes) else k for k in client.keys("*"))
     assert keys == sorted([job_key(job.id), f"{job_key(job.id)}:batches", issue_key(REPO, 7),
                            f"{PREFIX}jobs"])
+
+
+def test_a_record_written_with_extra_reads_its_keys_typed_and_saves_without_it(
+        store: RedisStore, client: redis.Redis) -> None:
+    job = github_job(number=4)
+    store.save(job)
+    doc = json.loads(client.get(job_key(job.id)))
+    del doc["server"]
+    doc["extra"] = {"installation_id": 11, "interruptions": 2, "comments": {"card": 77},
+                    "merged": True, "github_repo": REPO}
+    client.set(job_key(job.id), json.dumps(doc))
+    loaded = store.load_id(job.id)
+    assert loaded is not None and loaded.server.installation_id == 11
+    assert loaded.server.interruptions == 2 and loaded.server.comments == {"card": 77}
+    store.save(loaded)
+    rewritten = json.loads(client.get(job_key(job.id)))
+    assert "extra" not in rewritten and rewritten["server"]["installation_id"] == 11

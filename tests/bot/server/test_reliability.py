@@ -83,7 +83,7 @@ def test_the_reaper_requeues_an_abandoned_job_and_gates_after_three(world: World
         clock.advance(1.1)  # the record is older than the lease TTL
         assert steps.reap(world.ctx) == [job_id]
         job = world.job()
-        assert job.extra["interruptions"] == round_
+        assert job.server.interruptions == round_
         if round_ <= steps.MAX_INTERRUPTIONS:
             assert job.status is JobStatus.INTERRUPTED and queue(world.redis).count == 1
     job = world.job()
@@ -150,7 +150,7 @@ def test_a_transient_fault_outlasting_the_call_retries_backs_off_then_the_job_go
         world.gh.fail("GET", REPO_READ, 502, times=len(FAST) + 1)  # the call's every try
         world.work()
         job = world.job()
-        assert job.extra.get("transient_failures") == 1 and job.status is JobStatus.RUNNING
+        assert job.server.transient_failures == 1 and job.status is JobStatus.RUNNING
         registry = ScheduledJobRegistry(queue=queue(world.redis))
         scheduled = registry.get_job_ids()
         assert len(scheduled) == 1
@@ -160,7 +160,7 @@ def test_a_transient_fault_outlasting_the_call_retries_backs_off_then_the_job_go
         steps.advance(world.ctx, {"job_id": job.id})  # what the scheduler runs 5 s later
         world.work()
         job = world.job()
-        assert job.gate.kind is Gate.MILESTONE and "transient_failures" not in job.extra
+        assert job.gate.kind is Gate.MILESTONE and job.server.transient_failures == 0
         assert world.gh.pull_for(world.repo, job.branch) is not None
 
 
@@ -236,10 +236,10 @@ def test_a_second_job_in_the_same_repository_waits_its_turn(tmp_path: Path, redi
         world.work(max_jobs=1)  # the first job takes the repository's slot and plans
         world.work(max_jobs=1)  # the second finds the slot taken
         waiting = world.job(second)
-        assert waiting.status is JobStatus.QUEUED and waiting.extra["queue_position"] == 1
+        assert waiting.status is JobStatus.QUEUED and waiting.server.queue_position == 1
         assert any("position 1 in the queue" in b for b in world.bodies(second))
         world.work()  # the first runs until it stops at a gate; then the second runs
         first, waiting = world.job(1), world.job(second)
         assert first.status is JobStatus.AWAITING_HUMAN
         assert waiting.batch(1).status is BatchStatus.COMPLETED
-        assert "queue_position" not in waiting.extra
+        assert waiting.server.queue_position is None

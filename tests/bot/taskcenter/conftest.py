@@ -26,6 +26,7 @@ from jobs.domain.model import (
     JobStatus,
     OpenGate,
 )
+from jobs.domain.records import PullRequest
 from tests.kit.records import make_job
 
 TOKEN = "dashboard-t0ken-for-the-tests"
@@ -80,9 +81,9 @@ def batches(*statuses: BatchStatus, at: datetime) -> list[Batch]:
     return made
 
 
-def pull(number: int, repo: str) -> dict[str, Any]:
-    return {"pull": {"number": number, "url": f"https://github.com/{repo}/pull/{number}",
-                     "draft": True, "node_id": "PR_x"}}
+def pull(number: int, repo: str) -> PullRequest:
+    return PullRequest(number=number, url=f"https://github.com/{repo}/pull/{number}",
+                       draft=True, node_id="PR_x")
 
 
 def gate(kind: Gate, at: datetime, **extra: Any) -> OpenGate:
@@ -144,7 +145,7 @@ def build(name: str, index: int) -> Job:
     elif kind is not None:
         job.gate = gate(kind, at)
     if name in ("milestone_gate", "failure_gate", "completed"):
-        job.extra.update(pull(40 + number, repo))
+        job.server.pull = pull(40 + number, repo)
     if name == "completed":
         job.final_review = FinalReview(merged_with_base="5" * 40, ok=True,
                                        commands=[run(VALIDATE, 0, "6 passed", 3.0)])

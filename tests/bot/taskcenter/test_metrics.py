@@ -54,7 +54,9 @@ def test_metrics_after_an_end_to_end_job(tmp_path: Path, redis_url: str) -> None
         world.work()
         world.comment("/stepwise approve", by="maria")  # plan: batch 1, milestone 1 gate
         world.work()
-        pull = world.job().extra["pull"]["number"]
+        opened = world.job().server.pull
+        assert opened is not None
+        pull = opened.number
         world.comment("/stepwise approve", by="maria", on=pull)  # batch 2 fails twice
         world.work()
         assert world.job().gate.kind == "failure"

@@ -140,7 +140,8 @@ def test_only_http_links_reach_a_page(logged_in: TestClient, seeded: dict[str, J
     store = RedisStore(logged_in.app.state.redis)  # type: ignore[attr-defined]
     job = store.load_id(seeded["milestone_gate"].id)
     assert job is not None
-    job.extra["pull"]["url"] = "javascript:alert(1)"
+    assert job.server.pull is not None
+    job.server.pull.url = "javascript:alert(1)"
     job.repo = 'octo-org/widgets"><script>'
     store.save(job)
     for path in ("/jobs", f"/jobs/{job.id}"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -231,3 +232,20 @@ def test_is_locked_does_not_take_the_lock(store: FileStore) -> None:
     assert not store.is_locked(7)
     with store.lock(7):
         assert store.is_locked(7)
+
+
+def test_a_record_written_with_extra_reads_its_keys_typed_and_saves_without_it(
+        store: FileStore) -> None:
+    store.save(make_job(number=5))
+    path = store.path_for(5)
+    doc = json.loads(path.read_text())
+    del doc["server"], doc["untrusted_spec"]
+    doc["extra"] = {"installation_id": 3, "untrusted_spec": True, "started_by": "maria",
+                    "pull": {"number": 9, "node_id": "PR_9", "url": "", "draft": True}}
+    path.write_text(json.dumps(doc))
+    job = store.load(5)
+    assert job is not None and job.untrusted_spec and job.server.installation_id == 3
+    assert job.server.pull is not None and job.server.pull.number == 9
+    store.save(job)
+    rewritten = json.loads(path.read_text())
+    assert "extra" not in rewritten and rewritten["server"]["pull"]["number"] == 9

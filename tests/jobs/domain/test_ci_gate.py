@@ -126,5 +126,6 @@ def test_the_card_shows_what_ci_is_doing_per_milestone_and_per_batch() -> None:
 ])
 def test_the_plan_says_what_ci_does(config: str, extra: dict[str, int], line: str) -> None:
     job = make_job()
-    job.config, job.extra = load_config(config), dict(extra)
+    job.config = load_config(config)
+    job.server.installation_id = extra.get("installation_id")
     assert any(item.startswith(line) for item in plan_ci_lines(job))

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from jobs.domain.errors import StateError
 from jobs.domain.model import (
@@ -29,6 +30,7 @@ from jobs.domain.model import (
     Verb,
     transition,
 )
+from jobs.domain.records import PullRequest, ServerState
 from tests.kit.records import T0, full_job, make_batch, make_job
 
 # --- transition tables ---------------------------------------------------------------------
@@ -272,12 +274,50 @@ def test_job_json_keeps_the_config_alias() -> None:
 
 
 def test_a_record_that_kept_gate_answers_in_extra_reads_them_as_fields() -> None:
-    doc = full_job().model_dump(mode="json", exclude={"accept_review", "accept_branch_head", "pending_issue"})
-    doc["extra"] = {"accept_review": True, "pending_issue": {"title": "t", "body": "b"}, "pull": 3}
+    doc = full_job().model_dump(mode="json", exclude={"accept_review", "accept_branch_head",
+                                                      "pending_issue", "untrusted_spec", "server"})
+    doc["extra"] = {"accept_review": True, "pending_issue": {"title": "t", "body": "b"},
+                    "untrusted_spec": True}
     job = Job.model_validate(doc)
     assert job.accept_review is True and job.accept_branch_head is False
-    assert job.pending_issue == PendingIssue(title="t", body="b")
-    assert job.extra == {"pull": 3}
+    assert job.pending_issue == PendingIssue(title="t", body="b") and job.untrusted_spec
+    assert job.server == ServerState()
+
+
+def test_a_record_with_server_keys_in_extra_reads_them_typed_and_drops_the_rest() -> None:
+    doc = make_job().model_dump(mode="json", exclude={"server"})
+    pull = {"number": 41, "node_id": "PR_1", "url": "https://github.com/o/r/pull/41",
+            "draft": False}
+    doc["extra"] = {"installation_id": 7, "pull": pull, "comments": {"plan": 5}, "rebuilt": True,
+                    "queue_position": 2, "interruptions": 1, "transient_failures": 2,
+                    "retry_scheduled": True, "started_by": "maria", "merged": True,
+                    "drafted_spec": True, "draft_transcript": ".git/stepwise/x.md"}
+    job = Job.model_validate(doc)
+    assert job.server == ServerState(
+        installation_id=7, pull=PullRequest(number=41, node_id="PR_1", draft=False,
+                                            url="https://github.com/o/r/pull/41"),
+        comments={"plan": 5}, rebuilt=True, queue_position=2, interruptions=1,
+        transient_failures=2, retry_scheduled=True)
+    assert "extra" not in job.model_dump() and job.server.installation() == 7
+    assert Job.model_validate_json(job.model_dump_json()) == job
+
+
+def test_an_old_pull_that_is_no_mapping_reads_as_no_pull_request() -> None:
+    doc = make_job().model_dump(mode="json", exclude={"server"})
+    doc["extra"] = {"pull": 3, "installation_id": 1}
+    job = Job.model_validate(doc)
+    assert job.server.pull is None and job.server.installation_id == 1
+
+
+def test_a_job_without_an_installation_says_so() -> None:
+    with pytest.raises(StateError, match="no GitHub App installation"):
+        make_job().server.installation()
+
+
+def test_extra_is_no_field_any_more() -> None:
+    with pytest.raises(ValidationError):
+        make_job(surprise=True)
+    assert "extra" not in Job.model_fields
 
 
 def test_every_gate_has_one_rule_and_the_views_follow_it() -> None:

@@ -105,7 +105,7 @@ def test_model_is_frozen_and_forbids_extra() -> None:
     spec = parse_spec(body(LLM))
     with pytest.raises(ValueError, match="frozen"):
         spec.recipe = Recipe.COMMAND  # type: ignore[misc]
-    with pytest.raises(ValueError, match="Extra inputs"):
+    with pytest.raises(InvalidSpecError, match="`surprise`: unknown field"):
         TaskSpec.model_validate({**spec.model_dump(), "surprise": 1})
 
 

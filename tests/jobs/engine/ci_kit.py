@@ -80,6 +80,6 @@ def rig(tmp_path: Path, *, ci: dict[str, Any] | None = None, has_ci: bool = True
                         llm=llm)
     job = create_job(task or issue(), NUMBER, services)
     if server:
-        job.extra["installation_id"] = 1  # what a server job carries; the plan's CI line reads it
+        job.server.installation_id = 1  # what a server job carries; the plan's CI line reads it
     services.store.save(job)
     return CiRig(repo, services, forge, clock)

@@ -10,12 +10,14 @@ import pytest
 from bot.commands import Command, spec_for
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
+from jobs.domain import outbox
 from jobs.domain.gates import RefusedError, Verb
 from jobs.domain.model import Gate, Job, JobStatus
+from jobs.domain.records import CiWait
 from jobs.engine import usecases
 from jobs.local import LocalSession
 from tests.jobs.domain.test_gates import gated_job
-from tests.kit.records import make_job
+from tests.kit.records import T0, make_job
 from tests.kit.repos import make_repo
 
 
@@ -87,3 +89,56 @@ def test_both_modes_refuse_instruct_on_a_finished_job_the_same_way(tmp_path: Pat
                                          raw="/stepwise instruct too late"))  # type: ignore[arg-type]
     assert wiring.effects == [] and job.instructions == []
     assert in_local.value.message == on_server.value.message == "the job is already completed"
+
+
+# -- status ---------------------------------------------------------------------------------------
+RESUME = "stepwise run --repo . --issue issue.md --number 7"
+
+
+@pytest.mark.parametrize("status", [JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING])
+def test_status_of_a_working_job_exits_0_in_both_modes(status: JobStatus) -> None:
+    for resume in (RESUME, None):
+        report = usecases.status(make_job(status=status), resume_command=resume)
+        assert report == usecases.StatusReport(usecases.Progress.WORKING, 0, f"job is {status}")
+
+
+def test_status_of_an_interrupted_job_differs_only_in_who_resumes_it() -> None:
+    job = make_job(status=JobStatus.INTERRUPTED)
+    local = usecases.status(job, resume_command=RESUME)
+    assert (local.progress, local.exit_code) == (usecases.Progress.INTERRUPTED, 4)
+    assert "the process that ran it is gone" in local.message and f"`{RESUME}`" in local.message
+    server = usecases.status(job)
+    assert (server.progress, server.exit_code) == (usecases.Progress.INTERRUPTED, 0)
+    assert "resumes by itself" in server.message
+
+
+def test_status_at_a_gate_whose_comment_is_not_on_github_says_it_waits_to_be_published() -> None:
+    job = gated_job(Gate.PLAN)
+    shown = usecases.status(job)
+    assert (shown.progress, shown.exit_code) == (usecases.Progress.AT_GATE, 3)
+    assert job.gate is not None
+    outbox.owe(job, outbox.gate_key(job.gate.id), "gate", now=T0)
+    owed = usecases.status(job)
+    assert (owed.progress, owed.exit_code) == (usecases.Progress.UNPUBLISHED, 3)
+    assert "waiting to be published" in owed.message and shown.message in owed.message
+
+
+def test_status_of_a_job_waiting_for_ci_and_of_ended_jobs() -> None:
+    job = make_job(status=JobStatus.RUNNING)
+    job.ci_wait = CiWait(sha="c" * 40, since=T0, scope="batch", number=1,
+                         progress="waiting for CI: 1 of 3 checks done")
+    assert usecases.status(job) == usecases.StatusReport(
+        usecases.Progress.WAITING_FOR_CI, 0, "waiting for CI: 1 of 3 checks done")
+    codes = {status: usecases.status(make_job(status=status)).exit_code
+             for status in (JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED,
+                            JobStatus.CANCEL_REQUESTED)}
+    assert codes == {JobStatus.COMPLETED: 0, JobStatus.FAILED: 1, JobStatus.CANCELLED: 5,
+                     JobStatus.CANCEL_REQUESTED: 5}
+
+
+def test_local_status_records_a_dead_process_as_interrupted(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    FileStore(Repository(repo).state_dir).save(make_job(status=JobStatus.RUNNING))
+    _card, outcome = LocalSession(repo, 7, sink=lambda _kind, _text: None).status()
+    assert (outcome.status, outcome.exit_code) == (JobStatus.INTERRUPTED, 4)
+    assert "Resume it with" in outcome.message

@@ -51,8 +51,9 @@ def test_an_issue_without_a_block_gets_a_drafted_spec_and_stops_at_the_plan_gate
     job = load_job(repo)
     assert job.gate is not None and job.gate.kind is Gate.PLAN
     assert job.spec.recipe is Recipe.LLM and job.spec.paths == ["calc/alpha/*.py"]
-    assert job.extra["drafted_spec"] and job.extra["untrusted_spec"]
-    assert job.llm.calls == 2 and (repo / job.extra["draft_transcript"]).is_file()
+    assert job.untrusted_spec
+    transcript = repo / ".git" / "stepwise" / "artifacts" / f"issue-{job.number}" / "draft-spec.md"
+    assert job.llm.calls == 2 and transcript.is_file()
     first = server.requests[0].user_text
     assert "old_sum() warns on every call" in first and "calc/alpha/area.py" in first
     assert "`paths` match no file of the repository listing" in server.requests[1].user_text

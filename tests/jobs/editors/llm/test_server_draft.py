@@ -30,7 +30,7 @@ def test_a_labelled_issue_without_a_block_gets_a_draft_to_approve(
         world.send("issues.labeled", issue_number=number, sender="maria")
         world.work()
         job = world.job(number)
-        assert job.extra["drafted_spec"] and job.extra["untrusted_spec"]
+        assert job.untrusted_spec
         assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.PLAN
         drafts = [b for b in world.bodies(number) if "/stepwise approve" in b and "```stepwise" in b]
         assert drafts and 'calc/alpha/*.py' in drafts[0]

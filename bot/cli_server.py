@@ -1,0 +1,64 @@
+"""`stepwise serve` (the web app under uvicorn) and `stepwise worker` (an RQ worker with the
+reaper): server mode's processes; their modules are imported only when they start."""
+
+from __future__ import annotations
+
+import threading
+from typing import Annotated, Any
+
+import typer
+
+from bot.cli_output import guarded
+from bot.observability.logs import setup_logging, uvicorn_log_config
+
+
+def serve(
+    host: Annotated[str | None, typer.Option(help="Listen address (STEPWISE_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Listen port (STEPWISE_PORT).")] = None,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Web processes (one core "
+                                         "acknowledges a few hundred deliveries a second).")] = 1,
+) -> None:
+    """Run the web app (webhooks, health) with uvicorn."""
+    def action() -> None:
+        import uvicorn
+
+        from bot.settings import load_settings
+        from bot.web.app import create_app
+
+        settings = load_settings()
+        setup_logging(settings)
+        target: Any = create_app(settings)
+        if workers > 1:  # each process builds its own app from the same environment
+            target = "bot.web.app:create_app"
+        uvicorn.run(target, host=host or settings.host, port=port or settings.port,
+                    workers=workers, factory=workers > 1, log_level="info",
+                    log_config=uvicorn_log_config(json_lines=settings.log_format == "json"))
+    guarded(action)
+
+
+def worker(
+    burst: Annotated[bool, typer.Option("--burst", help="Stop when the queue is empty.")] = False,
+) -> None:
+    """Run an RQ worker on the `stepwise` queue (scheduler included)."""
+    def action() -> None:
+        from bot.observability.jsonlog import with_log_context
+        from bot.server.context import ServerContext
+        from bot.server.handlers import handlers
+        from bot.server.steps import reap, run_reaper
+        from bot.server.worker import install_handlers, run_worker
+        from bot.settings import load_settings
+
+        settings = load_settings()
+        setup_logging(settings)
+        context = ServerContext.from_settings(settings)
+        install_handlers(with_log_context(handlers(context)))  # job_id, repo, ... on each line
+        context.warm_up()  # imports and clients every forked work horse would build again
+        reap(context)  # recover jobs whose worker died, then keep looking in a thread
+        stop = threading.Event()
+        threading.Thread(target=run_reaper, args=(context, stop), daemon=True,
+                         name="reaper").start()
+        try:
+            run_worker(context.redis, burst=burst)
+        finally:
+            stop.set()
+    guarded(action)
