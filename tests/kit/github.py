@@ -31,7 +31,14 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from tests.kit import github_routes, github_routes_orgs, github_routes_pulls
+from tests.kit import (
+    github_routes,
+    github_routes_actions,
+    github_routes_checks,
+    github_routes_orgs,
+    github_routes_pulls,
+    github_routes_statuses,
+)
 from tests.kit.github_api import Call, Reply, dispatch
 from tests.kit.github_auth import check_jwt, shared_app_key
 from tests.kit.github_git_http import GIT_PATH, serve_git
@@ -45,7 +52,8 @@ if TYPE_CHECKING:
     from githubkit import GitHub
 
 # Importing them registers their routes.
-ENDPOINT_MODULES = (github_routes, github_routes_orgs, github_routes_pulls)
+ENDPOINT_MODULES = (github_routes, github_routes_orgs, github_routes_pulls, github_routes_checks,
+                    github_routes_statuses, github_routes_actions)
 SECONDARY_RATE_LIMIT_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
 )
@@ -249,9 +257,10 @@ class FakeGitHub(GitHubState):
             return self._encode(reply)
 
     def _encode(self, reply: Reply) -> tuple[int, dict[str, str], bytes]:
-        data = json.dumps(reply.body).encode()
+        raw = isinstance(reply.body, bytes)  # a log file, or a redirect's empty body
+        data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
         headers = {
-            "Content-Type": "application/json; charset=utf-8",
+            "Content-Type": "text/plain; charset=utf-8" if raw else "application/json; charset=utf-8",
             "X-GitHub-Request-Id": uuid.uuid4().hex[:16].upper(),
             "X-GitHub-Media-Type": "github.v3; format=json", "X-RateLimit-Limit": "5000",
             "X-RateLimit-Remaining": "4999", "X-RateLimit-Used": "1", "X-RateLimit-Resource": "core",
