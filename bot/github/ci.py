@@ -71,7 +71,7 @@ class RepositoryCi:
     def check_runs(self, sha: str) -> list[CheckObservation]:
         """The newest check run of each name on `sha` (every app's), all pages."""
         runs = self._pages(lambda gh, page: gh.checks.list_for_ref(
-            self.owner, self.name, sha, filter="latest", per_page=PER_PAGE, page=page), "check_runs")
+            self.owner, self.name, sha, filter_="latest", per_page=PER_PAGE, page=page), "check_runs")
         return [CheckObservation(name=str(run.get("name", "")), status=str(run.get("status", "")),
                                  conclusion=run.get("conclusion"),
                                  url=str(run.get("html_url") or run.get("details_url") or ""),
@@ -205,7 +205,7 @@ class RepositoryCi:
     def find_check_run(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """The run made for `body` before: same name and external id on the same commit."""
         runs = self._pages(lambda gh, page: gh.checks.list_for_ref(
-            self.owner, self.name, body["head_sha"], check_name=body["name"], filter="all",
+            self.owner, self.name, body["head_sha"], check_name=body["name"], filter_="all",
             per_page=PER_PAGE, page=page), "check_runs")
         return next((run for run in runs if run.get("external_id") == body["external_id"]), None)
 

@@ -102,16 +102,20 @@ class CiPlayer:
         return PlayedCheck(check, job, run)
 
     def start(self, played: PlayedCheck, *, webhooks: bool = True) -> None:
+        """The check runs (GitHub has no check_run action for that: a workflow run that starts
+        says `workflow_run.in_progress`)."""
         with self.gh.lock:
             played.run.status = "in_progress"
             if played.job is not None:
                 played.job.status = "in_progress"
-            if played.workflow is not None:
-                played.workflow.status = "in_progress"
+            workflow = played.workflow
+            starts = workflow is not None and workflow.status == "queued"
+            if workflow is not None:
+                workflow.status = "in_progress"
             refresh_suite(self.gh, self.repo, self.repo.ci.suites[played.run.suite_id])
-        if webhooks:
-            self._send("check_run", hooks.check_run_event(self.gh.render, self.repo, played.run,
-                                                          "created", **self._who()))
+        if webhooks and workflow is not None and starts:
+            self._send("workflow_run", hooks.workflow_run_event(self.gh.render, self.repo, workflow,
+                                                                "in_progress", **self._who()))
 
     def finish(self, played: PlayedCheck, conclusion: str, *,
                annotations: Sequence[tuple[str, int, str]] = (), log: str = "",

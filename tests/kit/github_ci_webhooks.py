@@ -81,6 +81,7 @@ def workflow_run_event(render: Renderer, repo: FakeRepo, run: WorkflowRun, actio
     body["head_commit"] = {**recorded["head_commit"], "id": run.head_sha, "tree_id": run.head_sha}
     body["repository"], body["head_repository"] = recorded["repository"], recorded["head_repository"]
     body["pull_requests"] = []
+    body["display_title"] = run.name  # the `requested` and `in_progress` shapes require it
     payload.update(action=action, workflow_run=body)
     payload["workflow"] = {**payload["workflow"], "name": run.name, "path": run.path}
     return payload
