@@ -63,6 +63,7 @@ def get_branch(call: Call) -> Reply:
     protection = {"enabled": required is not None, "required_status_checks": {
         "enforcement_level": "non_admins" if required else "off",
         "contexts": list(required.contexts) if required else [],
+        "strict": required.strict if required else False,
         "checks": [{"context": c, "app_id": None} for c in (required.contexts if required else [])]}}
     return Reply(200, {
         "name": branch, "commit": {"sha": sha, "url": f"{api}/commits/{sha}"},
