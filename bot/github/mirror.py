@@ -1,7 +1,8 @@
 """Server-mode git: one cached bare clone per repository; job branches fetched and pushed with a fresh token.
 
 The remote is the truth: reading a branch head fetches it first, and moving a branch pushes it
-(never forced). Credentials go to git per call as an `http.extraHeader`, never into a URL,
+(never forced, but to withdraw Stepwise's own CI-rejected tip with a lease on its exact
+sha). Credentials go to git per call as an `http.extraHeader`, never into a URL,
 the git config, a log or an error message.
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from jobs.adapters.workspace import Repository, run_git
+from jobs.adapters.workspace import Repository, WithdrawRefusedError, run_git
 from jobs.domain.errors import RetryClass, WorkspaceError
 
 AuthArgs = Callable[[], list[str]]
@@ -78,6 +79,25 @@ class MirroredRepository(Repository):
                 hint="someone may have pushed to the branch; the job re-reads it and continues",
                 code="push_rejected", retry_class=RetryClass.AUTO_RETRY,
             ) from None
+
+    def withdraw(self, branch: str, candidate: str, to: str) -> None:
+        """Withdraw our own CI-rejected `candidate` from the remote branch with a lease on that
+        exact sha: a branch someone pushed on top of is never rewritten."""
+        ref = f"refs/heads/{branch}"
+        try:
+            self.remote("push", "--quiet", "--no-verify", f"--force-with-lease={ref}:{candidate}",
+                        "origin", f"{to}:{ref}")
+        except WorkspaceError as exc:
+            if self.remote_head(branch) != candidate:  # the lease was refused: it moved
+                raise WithdrawRefusedError(
+                    f"`{branch}` is no longer at `{candidate[:7]}` on GitHub, so it is not "
+                    "withdrawn", hint="someone pushed on top of it; Stepwise never rewrites "
+                    "their work") from None
+            raise WorkspaceError(
+                f"withdrawing `{candidate[:7]}` from `{branch}` failed: {exc.message[-300:]}",
+                hint="the job tries again", code="push_rejected",
+                retry_class=RetryClass.AUTO_RETRY) from None
+        self.git("update-ref", ref, to)
 
 
 def _usable(path: Path) -> bool:

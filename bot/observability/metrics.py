@@ -60,8 +60,14 @@ GITHUB_ERRORS = Spec("stepwise_github_api_errors_total", "GitHub API errors that
 MODEL_TOKENS = Spec("stepwise_model_tokens_total", "Language-model tokens used, by direction "
                     "(in: prompt, out: completion).", "counter", ("direction",),
                     initial=(("in",), ("out",)))
+CI_WAITS = Spec("stepwise_ci_waits_total", "Waits for the repository's CI, by scope (milestone "
+                "or batch), from the job record.", "counter", ("scope",),
+                initial=(("milestone",), ("batch",)))
+CI_OUTCOMES = Spec("stepwise_ci_outcomes_total", "What the repository's CI said, by scope and "
+                   "outcome: passed, failed, timed_out, and accepted (a failure approved at "
+                   "ci_failed).", "counter", ("scope", "outcome"))
 SPECS = (BATCHES, BATCH_SECONDS, VALIDATION_SECONDS, DELIVERIES, ACK_SECONDS, GITHUB_ERRORS,
-         MODEL_TOKENS)
+         MODEL_TOKENS, CI_WAITS, CI_OUTCOMES)
 
 # Bounded label values: anything else is counted as "other".
 GITHUB_EVENTS = frozenset({"issues", "issue_comment", "pull_request", "push", "installation",
@@ -131,6 +137,9 @@ class Seen(BaseModel):
     baseline: str = ""
     review: str = ""
     tokens: tuple[int, int] = (0, 0)
+    ci_wait: str = ""  # the CI wait seen last ("scope:number:sha")
+    ci_results: int = 0
+    ci_accepted: int = 0
 
 
 def _tokens(job: Job) -> tuple[int, int]:
@@ -150,7 +159,27 @@ def seen_of(job: Job) -> Seen:
         baseline=_runs(job.baseline) if job.baseline else "",
         review=_runs(job.final_review.commands) if job.final_review else "",
         tokens=_tokens(job),
+        ci_wait=_ci_wait(job), ci_results=len(job.ci_results),
+        ci_accepted=sum(1 for r in job.ci_results if r.accepted),
     )
+
+
+def _ci_wait(job: Job) -> str:
+    wait = job.ci_wait
+    return f"{wait.scope}:{wait.number}:{wait.sha}" if wait is not None else ""
+
+
+def ci_observations(before: Seen, job: Job) -> list[tuple[Spec, dict[str, str], float]]:
+    """CI waits begun and CI verdicts recorded since `before`."""
+    items: list[tuple[Spec, dict[str, str], float]] = []
+    if job.ci_wait is not None and _ci_wait(job) != before.ci_wait:
+        items.append((CI_WAITS, {"scope": job.ci_wait.scope}, 1.0))
+    for result in job.ci_results[before.ci_results:]:
+        items.append((CI_OUTCOMES, {"scope": result.scope, "outcome": result.state[:20]}, 1.0))
+    accepted = [r for r in job.ci_results if r.accepted]
+    for result in accepted[before.ci_accepted:]:
+        items.append((CI_OUTCOMES, {"scope": result.scope, "outcome": "accepted"}, 1.0))
+    return items
 
 
 def observations(before: Seen, job: Job) -> list[tuple[Spec, dict[str, str], float]]:
@@ -182,6 +211,7 @@ def observations(before: Seen, job: Job) -> list[tuple[Spec, dict[str, str], flo
     if review is not None and review.commands and _runs(review.commands) != before.review:
         items.append((VALIDATION_SECONDS, {"phase": "final_review"},
                       float(sum(c.duration_s for c in review.commands))))
+    items += ci_observations(before, job)
     tokens = _tokens(job)
     for direction, now, then in zip(("in", "out"), tokens, before.tokens, strict=True):
         if now > then:

@@ -19,13 +19,20 @@ from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.staging import Change, clean_worktree, collect_changes, index_info, remove_entry
 from jobs.domain.errors import WorkspaceError
 
-__all__ = ["BOT_EMAIL", "BOT_NAME", "CommitInfo", "Repository", "Worktree", "run_git"]
+__all__ = ["BOT_EMAIL", "BOT_NAME", "CommitInfo", "Repository", "WithdrawRefusedError",
+           "Worktree", "run_git"]
 
 BOT_NAME = "Stepwise"
 BOT_EMAIL = "stepwise-bot@users.noreply.localhost"
 ZERO_SHA = "0" * 40
 BOT_IDENTITY = {"GIT_AUTHOR_NAME": BOT_NAME, "GIT_AUTHOR_EMAIL": BOT_EMAIL,
                 "GIT_COMMITTER_NAME": BOT_NAME, "GIT_COMMITTER_EMAIL": BOT_EMAIL}
+
+
+class WithdrawRefusedError(WorkspaceError):
+    """The branch is no longer at the candidate to withdraw (someone pushed on top of it)."""
+
+    code = "withdraw_refused"
 
 
 @dataclass(frozen=True)
@@ -166,6 +173,16 @@ class Repository:
     def advance_branch(self, branch: str, new: str, old: str) -> None:
         """Move `branch` from `old` to `new`; fails if someone moved it meanwhile."""
         self.git("update-ref", f"refs/heads/{branch}", new, old)
+
+    def withdraw(self, branch: str, candidate: str, to: str) -> None:
+        """Move `branch` back from its own `candidate` tip to `to` (the candidate's parent), only
+        while the branch is exactly at `candidate`: the one rewrite Stepwise makes, of a commit
+        the repository's CI rejected. Raises WithdrawRefusedError when the branch moved."""
+        if self.branch_head(branch) != candidate:
+            raise WithdrawRefusedError(
+                f"`{branch}` is no longer at `{candidate[:7]}`, so it is not withdrawn",
+                hint="someone pushed on top of it; Stepwise never rewrites their work")
+        self.git("update-ref", f"refs/heads/{branch}", to, candidate)
 
     def commits(self, base: str, head: str) -> list[CommitInfo]:
         """Commits reachable from `head` and not from `base`, oldest first."""

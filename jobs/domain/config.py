@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from jobs.domain.ci_config import CiConfig
 from jobs.domain.errors import ConfigError
 from jobs.domain.globs import unsafe_path_reason
 from jobs.domain.programs import BLOCKED_PROGRAMS, program_name, refusal_reason, split_command
@@ -212,6 +213,7 @@ _CONFIG_EXAMPLES = {
     "network": "network: setup",
     "network_allow": 'network_allow: ["pypi.org", "*.pythonhosted.org"]',
     "cache_key": 'cache_key: ["requirements*.txt", "package-lock.json"]',
+    "ci": "ci: {wait: per_milestone, checks: [\"tests\"], timeout: 60}",
 }
 
 
@@ -250,6 +252,9 @@ class RepoConfig(BaseModel):
     cache_key: list[str] = []
     """Globs of files whose content, with `setup`, keys the cached environment (e.g.
     `requirements*.txt`, `package-lock.json`): a change rebuilds it."""
+    ci: CiConfig = CiConfig()
+    """The repository's own CI as a verifier (server mode): `wait`, `checks`, `timeout`, one row
+    each below."""
     batch_size: int = Field(default=5, ge=1, le=100)
     """Files per batch (a spec's `batch_size` overrides it)."""
     batches_per_milestone: int = Field(default=4, ge=1)
@@ -407,7 +412,7 @@ def _field_keys() -> list[str]:
 
 def _examples() -> dict[str, str]:
     defaults = {
-        key: json.dumps(info.default)
+        key: json.dumps(info.default, default=lambda model: model.model_dump(mode="json"))
         for key, info in zip(_field_keys(), RepoConfig.model_fields.values(), strict=True)
     }
     return {key: f"{key}: {value}" for key, value in defaults.items()} | _CONFIG_EXAMPLES

@@ -111,16 +111,41 @@ def _pass(job: Job, gate: OpenGate, verb: Verb, reason: str) -> str:
             and gate.report.code == "final_review_failed":
         job.accept_review = True  # what the gate's hint promises: finish anyway
         return "finishing although the final review did not pass"
+    if gate.kind is Gate.CI_FAILED:
+        return _ci_failed(job, verb)
     if gate.kind is Gate.HUMAN_COMMIT:
         job.accept_branch_head = True
         return "continuing on top of the pushed commits"
     return f"gate {gate.kind} passed"
 
 
+def _ci_failed(job: Job, verb: Verb) -> str:
+    """`approve`: take the CI result as it is (the note names it); `retry`: re-run the failing
+    checks and wait again. (`skip` of a batch went the generic way: the engine withdraws it.)"""
+    wait = job.ci_wait
+    if wait is None:
+        return "gate ci_failed passed"
+    what = f"milestone {wait.number}" if wait.scope == "milestone" else f"batch {wait.number}"
+    if verb is Verb.RETRY:
+        wait.rerun = True
+        return f"re-running the failed checks of {what}, then waiting for CI again"
+    for result in reversed(job.ci_results):
+        if (result.scope, result.number, result.sha) == (wait.scope, wait.number, wait.sha):
+            result.accepted = True
+            break
+    if wait.scope == "batch":
+        batch = job.batch(wait.number)
+        if batch.status is BatchStatus.AWAITING_CI:
+            batch.set_status(BatchStatus.COMPLETED)
+    job.ci_wait = None
+    return f"the CI failure of {what} is accepted as it is (named in the note)"
+
+
 def _cancel(job: Job) -> str:
     if job.is_terminal:
         raise RefusedError(f"the job is already {job.status}", hint="nothing to cancel")
     job.gate = None
+    job.ci_wait = None  # a cancelled job waits for nothing (a running one then needs its step)
     if job.status is JobStatus.RUNNING or job.status is JobStatus.PLANNING:
         job.set_status(JobStatus.CANCEL_REQUESTED)
         return "cancel requested: the job stops at the next safe point"

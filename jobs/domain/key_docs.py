@@ -65,14 +65,24 @@ def default_words(info: FieldInfo) -> str:
     return "none" if value is None else f"`{json.dumps(value)}`"
 
 
-def key_table(model: type[BaseModel]) -> str:
-    """The markdown table of `model`'s keys, in the order the model declares them."""
+def key_rows(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """One row per key of `model`; a nested model (`ci:`) gives one row per key inside it,
+    named with its dotted path (`ci.wait`)."""
     rows = []
     for name, info in model.model_fields.items():
+        key = f"{prefix}{info.alias or name}"
+        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
+            rows += key_rows(info.annotation, f"{key}.")
+            continue
         meaning = " ".join((info.description or "").split()).replace("|", "\\|")
-        rows.append(f"| `{info.alias or name}` | {type_words(info.annotation)}{bounds(info)} | "
+        rows.append(f"| `{key}` | {type_words(info.annotation)}{bounds(info)} | "
                     f"{default_words(info)} | {meaning} |")
-    return "\n".join((HEADER, *rows))
+    return rows
+
+
+def key_table(model: type[BaseModel]) -> str:
+    """The markdown table of `model`'s keys, in the order the model declares them."""
+    return "\n".join((HEADER, *key_rows(model)))
 
 
 def spec_table() -> str:

@@ -19,6 +19,7 @@ from jobs.domain.errors import ErrorInfo, StateError
 from jobs.domain.records import (
     Attempt,
     CiCheck,
+    CiResult,
     CiWait,
     CommandEvidence,
     EnvironmentRecord,
@@ -38,7 +39,7 @@ from jobs.domain.spec import TaskSpec
 __all__ = [
     "ACTIVE_JOB_STATUSES", "BATCH_GATES", "BATCH_TRANSITIONS", "FINISHED_BATCH_STATUSES",
     "GATES", "GATE_EXIT_CODES", "JOB_TRANSITIONS", "TERMINAL_JOB_STATUSES", "Attempt", "Batch",
-    "BatchStatus", "CiCheck", "CiWait", "CommandEvidence", "EnvironmentRecord", "Event",
+    "BatchStatus", "CiCheck", "CiResult", "CiWait", "CommandEvidence", "EnvironmentRecord", "Event",
     "FinalReview", "Gate",
     "GateRule", "Job", "JobStatus", "LeftOut", "LlmUsage", "ModelCall", "OpenGate",
     "OutboxEntry", "PendingIssue", "Record", "Target", "Verb",
@@ -61,6 +62,7 @@ class JobStatus(StrEnum):
 class BatchStatus(StrEnum):
     PENDING = "pending"
     IN_PROGRESS = "in_progress"
+    AWAITING_CI = "awaiting_ci"  # pushed; completed once its commit's required CI checks pass
     COMPLETED = "completed"
     FAILED = "failed"
     SKIPPED = "skipped"
@@ -78,6 +80,7 @@ class Gate(StrEnum):
     HUMAN_COMMIT = "human_commit"
     INTERRUPTED = "interrupted"
     BUDGET = "budget"
+    CI_FAILED = "ci_failed"
 
 
 class Verb(StrEnum):
@@ -110,9 +113,12 @@ JOB_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
 
 _B = BatchStatus
 BATCH_TRANSITIONS: dict[BatchStatus, frozenset[BatchStatus]] = {
-    _B.PENDING: frozenset({_B.IN_PROGRESS, _B.COMPLETED, _B.SKIPPED}),
-    _B.IN_PROGRESS: frozenset({_B.PENDING, _B.COMPLETED, _B.FAILED, _B.SKIPPED}),
-    _B.FAILED: frozenset({_B.IN_PROGRESS, _B.PENDING, _B.SKIPPED, _B.COMPLETED}),
+    _B.PENDING: frozenset({_B.IN_PROGRESS, _B.COMPLETED, _B.SKIPPED, _B.AWAITING_CI}),
+    _B.IN_PROGRESS: frozenset({_B.PENDING, _B.COMPLETED, _B.FAILED, _B.SKIPPED, _B.AWAITING_CI}),
+    # per_batch CI: green completes it; red withdraws the candidate (a failed attempt, or
+    # pending when it went back without one); skipped at the ci_failed gate
+    _B.AWAITING_CI: frozenset({_B.COMPLETED, _B.FAILED, _B.PENDING, _B.SKIPPED}),
+    _B.FAILED: frozenset({_B.IN_PROGRESS, _B.PENDING, _B.SKIPPED, _B.COMPLETED, _B.AWAITING_CI}),
     # a commit left the branch (a rewrite the human accepted): the batch is done again
     _B.COMPLETED: frozenset({_B.REVERTED, _B.PENDING}),
     _B.SKIPPED: frozenset(),
@@ -170,6 +176,10 @@ GATES: dict[Gate, GateRule] = {
     Gate.BUDGET: GateRule("the job spent its language-model token budget", _A,
                           "grant one more budget", frozenset({_A, _S}), ("skip <reason>", "cancel"),
                           4),
+    Gate.CI_FAILED: GateRule("a required check of the repository's CI failed or timed out", _A,
+                             "accept the CI result as it is (named in the note)",
+                             frozenset({_A, _R, _S}),
+                             ("retry", "skip <reason>", "revert <batch>", "cancel"), 4),
 }
 
 # Views of the gate table.
@@ -292,6 +302,7 @@ class Job(Record):
     llm: LlmUsage = Field(default_factory=LlmUsage)
     outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
     ci_wait: CiWait | None = None  # running, but waiting for the repository's CI (no worker)
+    ci_results: list[CiResult] = []  # what the repository's CI said, per milestone or batch
     # Set by the gate answers, used once by the next step:
     accept_review: bool = False  # `approve` at a failed final review: finish anyway
     accept_branch_head: bool = False  # `approve` at `human_commit`: continue on the pushed head

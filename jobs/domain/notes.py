@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from jobs.domain import ci_notes
 from jobs.domain.llm_report import model_usage
 from jobs.domain.model import GATES, Batch, BatchStatus, Gate, Job, JobStatus
 from jobs.domain.note_parts import (
@@ -33,6 +34,7 @@ FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.RE
 STATUS_MARKS = {
     BatchStatus.PENDING: "·",
     BatchStatus.IN_PROGRESS: "…",
+    BatchStatus.AWAITING_CI: "⧗",
     BatchStatus.COMPLETED: "✓",
     BatchStatus.FAILED: "✗",
     BatchStatus.SKIPPED: "↷",
@@ -91,6 +93,7 @@ def render_plan(job: Job) -> str:
         *environment_lines(job),
         f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
         f"- Branch: `{job.branch}`",
+        *ci_notes.plan_ci_lines(job),
     ]
     failing = [c for c in job.baseline if c.exit_code != 0 or c.timed_out]
     if job.baseline_ok is False and failing:
@@ -209,6 +212,7 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
         lines += ["", waiting]
     if job.error is not None:
         lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): {job.error.message}"]
+    lines += ci_notes.card_ci_lines(job)
     small = len(job.batches) <= CARD_DETAIL_LIMIT
     focus = focus_milestone(job)
     folded: list[int] = []
@@ -235,7 +239,9 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
         counts = f"{sum(b.status is BatchStatus.COMPLETED for b in batches)}/{len(batches)}"
         lines.append(f"\nMilestone {milestone} ({counts} completed)\n")
         if show:
-            lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b, link)}" for b in batches)
+            lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b, link)}"
+                         f"{ci_notes.batch_ci_words(job, b)}" for b in batches)
+        lines += ci_notes.milestone_ci_lines(job, milestone)
     flush()
     return "\n".join(lines)
 
@@ -292,6 +298,7 @@ def render_note(job: Job, *, now: datetime) -> str:
         lines += ["", "## Left out", "", *[f"- `{item.path}` — {item.rule}"
                                            for item in job.left_out]]
     lines += model_usage(job)
+    lines += ci_notes.note_ci_lines(job)
     lines += _review(job)
     leftovers = sorted({item for b in job.batches for item in b.leftovers}
                        | set(job.final_review.leftovers if job.final_review else []),

@@ -147,7 +147,8 @@ def _meaning(job: Job, state: State, commit: BranchCommit) -> Meaning | str | No
         if "Stepwise-Batch" in trailers:
             number = int(trailers["Stepwise-Batch"])
             status, recorded = _batch_state(job, state, number)
-            if status in (BatchStatus.COMPLETED, BatchStatus.REVERTED) and recorded == commit.sha:
+            if status in (BatchStatus.COMPLETED, BatchStatus.REVERTED, BatchStatus.AWAITING_CI) \
+                    and recorded == commit.sha:
                 return None
             return None if status is BatchStatus.SKIPPED else Adopt(number, commit.sha)
         if "Stepwise-Revert" in trailers:

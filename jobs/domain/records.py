@@ -85,6 +85,7 @@ class Attempt(Record):
     error: ErrorInfo | None = None
     llm_calls: list[ModelCall] = []
     transcript: str | None = None  # where the model transcript of this attempt is kept
+    ci_checks: list[CiCheck] = []  # per_batch: the red checks that withdrew this attempt's commit
 
 
 class Event(Record):
@@ -159,3 +160,20 @@ class CiWait(Record):
     progress: str = ""  # the verdict's line: "waiting for CI: 3 of 5 checks done"
     checks: list[CiCheck] = []
     checked_at: datetime | None = None  # when the checks were last read
+    rerun: bool = False  # `retry` at ci_failed: re-run the failing checks, then wait again
+    rerun_of: list[str] = []  # "name#run id" of the runs re-requested: their re-runs count
+
+
+class CiResult(Record):
+    """What the repository's CI said about one milestone's head or one batch's commit: the
+    required checks as they finished, and whether a failure was accepted at `ci_failed`."""
+
+    scope: Literal["milestone", "batch"]
+    number: int
+    sha: str
+    state: str  # passed | failed | timed_out (jobs.domain.ci.CiState)
+    at: datetime
+    checks: list[CiCheck] = []
+    required_from: str = ""  # ci.checks | the base branch's required checks | every check ...
+    accepted: bool = False  # `approve` at the ci_failed gate took it as it is
+    retried: bool = False  # `retry` re-ran its failed checks

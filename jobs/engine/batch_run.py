@@ -8,6 +8,7 @@ from jobs.domain.model import Attempt, Batch, BatchStatus, Gate
 from jobs.domain.notes import files_label, render_card
 from jobs.domain.spec import Recipe
 from jobs.editors.llm.accounting import settle_budget_gate
+from jobs.engine import ci_checks, ci_wait
 from jobs.engine.attempt import AttemptOutcome, Result
 from jobs.engine.batch_facts import record_changes
 from jobs.engine.context import JobContext
@@ -71,10 +72,11 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
         batch.commit, batch.leftovers = outcome.commit, outcome.leftovers
         record_changes(engine.services.repository, job, batch, attempt)
         batch.consecutive_failures = 0
-        batch.set_status(BatchStatus.COMPLETED)
+        batch.set_status(ci_wait.status_after_push(engine, batch, batch.commit or job.head_sha))
         engine.event("batch", f"batch {batch.number} committed", batch.number)
         engine.save(touched=touched)
         engine.publish(Publication.PROGRESS, render_card(job))
+        ci_checks.publish_batch_check(engine, batch)
     elif outcome.result is Result.SKIPPED:
         batch.set_status(BatchStatus.SKIPPED)
         batch.reason = outcome.reason

@@ -18,6 +18,7 @@ from jobs.domain.reconcile import (
     explain_commits,
     reconcile,
 )
+from jobs.engine import ci_wait
 from jobs.engine.context import JobContext
 
 
@@ -54,8 +55,9 @@ def apply_decision(engine: JobContext, decision: BranchDecision) -> bool:
             continue
         batch = job.batch(meaning.batch)
         if isinstance(meaning, Adopt):
-            if batch.status is not BatchStatus.COMPLETED:
-                batch.set_status(BatchStatus.COMPLETED)
+            adopted = ci_wait.adopted_status(engine, batch, meaning.sha)  # per_batch: a candidate
+            if batch.status is not adopted:
+                batch.set_status(adopted)
             batch.commit, batch.adopted, batch.consecutive_failures = meaning.sha, True, 0
             engine.event("adopt", f"batch {meaning.batch} found committed as "
                          f"{meaning.sha[:7]}; adopted", meaning.batch)

@@ -15,7 +15,7 @@ from jobs.domain.gates import Verb, apply_verb
 from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
 from jobs.domain.note_parts import baseline_failure
 from jobs.editors.base import CommandCancelled
-from jobs.engine import branch_sync, endings, review
+from jobs.engine import branch_sync, ci_checks, ci_wait, endings, review
 from jobs.engine.baseline import recheck_baseline
 from jobs.engine.batch_run import milestone_gate, run_batch
 from jobs.engine.context import (
@@ -49,9 +49,15 @@ class Engine(JobContext):
     def advance(self, *, max_steps: int | None = None) -> Outcome:
         """Run until the job reaches a gate or ends (or `max_steps` steps were taken).
 
-        The record is saved after every step; a job stopped by `max_steps` is still `running`
-        and its outcome's exit code is 0.
+        The record is saved after every step; a job stopped by `max_steps` (or waiting for CI)
+        is still `running` and its outcome's exit code is 0. The `Stepwise` check run then
+        shows where the job stopped.
         """
+        outcome = self._steps(max_steps)
+        ci_checks.publish_job_check(self)
+        return outcome
+
+    def _steps(self, max_steps: int | None) -> Outcome:
         steps = 0
         try:
             while True:
@@ -131,26 +137,34 @@ def _planning(engine: Engine) -> None:
     plan(engine)
 
 
-def _running(engine: Engine) -> None:
-    """The next piece of work: sync with the branch, a batch, a milestone end or the end."""
+def _running(engine: Engine) -> Outcome | None:
+    """The next piece of work: CI's verdict while waiting for it, sync with the branch, a
+    batch, a milestone end or the end."""
     engine.check_cancel()
+    if engine.job.ci_wait is not None:
+        return ci_wait.check(engine)
     if branch_sync.sync(engine):
-        return
+        return None
     job = engine.job
     pending = [b for b in job.batches if b.status in (BatchStatus.PENDING,
                BatchStatus.IN_PROGRESS, BatchStatus.FAILED)]
     if not pending:
+        if (waits := ci_wait.before_milestone_end(engine, job.milestone_count)) is not None:
+            return waits
         review.finish(engine)
-        return
+        return None
     if job.baseline_ok is False:
         recheck_baseline(engine)  # approved while the baseline failed: is it fixed now?
-        return
+        return None
     batch = pending[0]
     previous = batch.milestone - 1
     if previous >= 1 and previous not in job.approved_milestones:
+        if (waits := ci_wait.before_milestone_end(engine, previous)) is not None:
+            return waits
         milestone_gate(engine, previous)
-        return
+        return None
     run_batch(engine, batch)
+    return None
 
 
 STEPS: dict[JobStatus, Handler] = {

@@ -17,7 +17,7 @@ from jobs.domain.verdicts import (
     revert_summary,
     reverted_leftovers,
 )
-from jobs.engine import branch_sync, review
+from jobs.engine import branch_sync, ci_wait, review
 from jobs.engine.attempt import run_commands
 from jobs.engine.context import JobContext
 from jobs.engine.note_commit import commit_note
@@ -65,6 +65,7 @@ def revert_batch(engine: JobContext, number: int) -> str:
     engine.event("revert", f"batch {number} reverted in {commit[:7]}", number)
     engine.save()
     commit_note(engine, f"revert of batch {number}")
+    ci_wait.after_revert(engine)  # at ci_failed: wait for CI on the new head again
     return revert_summary(batch, commit)
 
 

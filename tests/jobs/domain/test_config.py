@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from jobs.domain.ci_config import CiConfig
 from jobs.domain.config import (
     CONFIG_PATH,
     InvalidConfigError,
@@ -21,6 +22,7 @@ DESIGN_DEFAULTS = {
     "network": False,
     "network_allow": [],
     "cache_key": [],
+    "ci": CiConfig(wait="per_milestone", checks=[], timeout=60),
     "batch_size": 5,
     "batches_per_milestone": 4,
     "max_failed_attempts": 2,

@@ -23,8 +23,10 @@ DESIGN_VERBS: dict[Gate, set[Verb]] = {
     Gate.HUMAN_COMMIT: {Verb.APPROVE, Verb.CANCEL},
     Gate.INTERRUPTED: {Verb.APPROVE, Verb.CANCEL},
     Gate.BUDGET: {Verb.APPROVE, Verb.SKIP, Verb.CANCEL},
+    Gate.CI_FAILED: {Verb.APPROVE, Verb.RETRY, Verb.SKIP, Verb.CANCEL},
 }
-BATCHED_GATES = {Gate.LARGE_CHANGE, Gate.DELETION, Gate.SCOPE, Gate.FAILURE, Gate.BUDGET}
+BATCHED_GATES = {Gate.LARGE_CHANGE, Gate.DELETION, Gate.SCOPE, Gate.FAILURE, Gate.BUDGET,
+                 Gate.CI_FAILED}  # ci_failed: about one batch with `ci.wait: per_batch`
 
 
 def gated_job(kind: Gate, *, batch_status: BatchStatus | None = None,

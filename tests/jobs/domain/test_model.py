@@ -78,6 +78,12 @@ def test_design_job_transitions_are_legal(current: JobStatus, new: JobStatus) ->
         (BatchStatus.PENDING, BatchStatus.IN_PROGRESS),
         (BatchStatus.IN_PROGRESS, BatchStatus.COMPLETED),
         (BatchStatus.IN_PROGRESS, BatchStatus.FAILED),
+        # per_batch CI: pushed, then completed on green, withdrawn (failed) on red
+        (BatchStatus.IN_PROGRESS, BatchStatus.AWAITING_CI),
+        (BatchStatus.AWAITING_CI, BatchStatus.COMPLETED),
+        (BatchStatus.AWAITING_CI, BatchStatus.FAILED),
+        (BatchStatus.AWAITING_CI, BatchStatus.PENDING),
+        (BatchStatus.AWAITING_CI, BatchStatus.SKIPPED),
         (BatchStatus.IN_PROGRESS, BatchStatus.SKIPPED),
         (BatchStatus.COMPLETED, BatchStatus.REVERTED),
         # not in DESIGN's list: `approve` at human_commit after a rewrite that dropped its commit
@@ -177,7 +183,7 @@ def test_named_illegal_batch_transitions(current: BatchStatus, new: BatchStatus)
     [
         (Gate.PLAN, 3), (Gate.MILESTONE, 3), (Gate.SPEC_CHANGED, 3), (Gate.LARGE_CHANGE, 3),
         (Gate.DELETION, 3), (Gate.SCOPE, 3), (Gate.FAILURE, 4), (Gate.HUMAN_COMMIT, 4),
-        (Gate.INTERRUPTED, 4), (Gate.BUDGET, 4),
+        (Gate.INTERRUPTED, 4), (Gate.BUDGET, 4), (Gate.CI_FAILED, 4),
     ],
 )
 def test_gate_exit_codes_match_design(gate: Gate, code: int) -> None:

@@ -1,0 +1,78 @@
+"""Stepwise's own check runs, published through the forge: `Stepwise / batch K` on each batch
+commit (its validation evidence, with annotations from the failed attempts before it) and
+`Stepwise` on the branch head (in progress, `action_required` at a gate naming the command,
+then success, cancelled or failure). The drafts are pure (jobs/domain/check_runs.py); the
+forge finds a run again by its external id, so publishing twice never makes a second run.
+"""
+
+from __future__ import annotations
+
+from jobs.adapters.sandbox_view import REPO_MOUNT
+from jobs.domain.annotations import Annotation, annotations_from_output
+from jobs.domain.check_runs import JobCheckState, batch_check, job_check
+from jobs.domain.model import GATES, Batch, CommandEvidence, Job, JobStatus
+from jobs.engine.context import JobContext
+
+COMMAND_PREFIX = "/stepwise "  # check runs exist on GitHub only: the comment command answers
+_LAST = "job_check"  # job.extra: what the job check run last said, so it is sent on change only
+
+
+def failed_command(commands: list[CommandEvidence]) -> CommandEvidence | None:
+    return next((c for c in reversed(commands) if c.exit_code != 0 or c.timed_out), None)
+
+
+def publish_batch_check(engine: JobContext, batch: Batch) -> None:
+    """The check run on batch K's commit: what validated it, and what failed before."""
+    job = engine.job
+    attempt = batch.last_attempt
+    if batch.commit is None or attempt is None:
+        return
+    tracked = set(engine.services.repository.tracked_files(batch.commit))
+    earlier: list[CommandEvidence] = []
+    annotations: list[Annotation] = []
+    for previous in batch.attempts[:-1]:
+        failed = failed_command(previous.commands)
+        if failed is None:
+            continue
+        earlier.append(failed)
+        found = annotations_from_output(failed.output_tail, is_repo_file=tracked.__contains__,
+                                        roots=(str(REPO_MOUNT), str(engine.worktree.path)),
+                                        title=f"attempt {previous.number}: {failed.display}")
+        annotations += [Annotation(a.path, a.line, a.message, "warning", a.title) for a in found]
+    engine.services.forge.publish_check_run(job, batch_check(
+        job_id=job.id, number=batch.number, total=len(job.batches),
+        files=batch.changed_files or batch.files, head_sha=batch.commit,
+        commands=attempt.commands, earlier_failures=earlier, annotations=annotations))
+
+
+def job_check_state(job: Job) -> tuple[JobCheckState, str, str]:
+    """The state, headline and command of the `Stepwise` check run for the job as it is."""
+    if job.status is JobStatus.COMPLETED:
+        return JobCheckState.DONE, f"Stepwise #{job.number} completed: {job.title}", ""
+    if job.status is JobStatus.CANCELLED:
+        return JobCheckState.CANCELLED, f"Stepwise #{job.number} was cancelled", ""
+    if job.status is JobStatus.FAILED:
+        reason = job.error.message if job.error else "the job failed"
+        return JobCheckState.FAILED, f"Stepwise #{job.number} failed: {reason}", ""
+    if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
+        verb = GATES[job.gate.kind].verb
+        return (JobCheckState.AT_GATE, f"Waiting at gate `{job.gate.kind}`: {job.gate.reason}",
+                f"{COMMAND_PREFIX}{verb}")
+    if job.ci_wait is not None:
+        return JobCheckState.WORKING, job.ci_wait.progress or "waiting for CI", ""
+    return JobCheckState.WORKING, f"Stepwise #{job.number} is working ({job.status})", ""
+
+
+def publish_job_check(engine: JobContext) -> None:
+    """The `Stepwise` check run on the branch head, sent when what it says changed."""
+    job = engine.job
+    if job.status in (JobStatus.QUEUED, JobStatus.PLANNING) or not job.approved_digest:
+        return  # nothing is pushed before the plan is approved
+    state, headline, command = job_check_state(job)
+    said = f"{job.head_sha}|{state}|{headline}|{command}"
+    if job.extra.get(_LAST) == said:
+        return
+    engine.services.forge.publish_check_run(job, job_check(
+        job_id=job.id, head_sha=job.head_sha, state=state, headline=headline,
+        command=command))
+    job.extra[_LAST] = said

@@ -1,0 +1,256 @@
+"""Waiting for the repository's CI (server mode): the hooks the loop, the batch record and the
+branch sync call, and what the verdict does to the job.
+
+A job that waits for CI stays `running` with `job.ci_wait` set and holds no worker: each later
+step (queued by a CI webhook on `ci_wait.sha`, or by the reconciler) reads the forge's report,
+computes `jobs.domain.ci.ci_verdict` and either keeps waiting, goes on, opens `ci_failed`, or
+(`ci.wait: per_batch`) withdraws the red candidate as a failed attempt. Local mode has no CI
+(`forge.ci_report` is None): nothing here waits there.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Literal
+
+from jobs.adapters.workspace import WithdrawRefusedError
+from jobs.domain.ci import CiRequirement, CiState, CiVerdict, ci_verdict
+from jobs.domain.ci_notes import attempt_failure, checks_of, failure_report, scope_words
+from jobs.domain.model import Batch, BatchStatus, CiResult, CiWait, Gate, Job, JobStatus
+from jobs.domain.note_parts import short
+from jobs.domain.notes import render_card
+from jobs.engine.context import JobContext, Outcome, outcome_of
+from jobs.ports import CiReport, Publication
+
+Scope = Literal["milestone", "batch"]
+
+
+def requirement(job: Job, report: CiReport) -> CiRequirement:
+    """`ci.checks`, else the base branch's required checks, else what is seen but our own."""
+    return CiRequirement(configured=tuple(job.config.ci.checks), protected=report.protected)
+
+
+def verdict_of(engine: JobContext, wait: CiWait, report: CiReport) -> CiVerdict:
+    """The verdict now; the runs a `retry` re-requested no longer count (their re-runs do)."""
+    observed = [o for o in report.observed if not o.run_id or
+                f"{o.name}#{o.run_id}" not in wait.rerun_of]
+    return ci_verdict(requirement(engine.job, report), observed,
+                      waiting_since=wait.since, now=engine.now(),
+                      timeout=timedelta(minutes=engine.job.config.ci.timeout))
+
+
+def waiting(engine: JobContext) -> Outcome:
+    wait = engine.job.ci_wait
+    progress = wait.progress if wait is not None and wait.progress else "waiting for CI"
+    return Outcome(engine.job.status, 0, progress)
+
+
+def begin(engine: JobContext, *, scope: Scope, number: int, sha: str) -> bool:
+    """Start waiting for CI on `sha`; False when this forge has no CI (local mode)."""
+    job = engine.job
+    report = engine.services.forge.ci_report(job, sha)
+    if report is None:
+        return False
+    # The same commit again (a deterministic batch redone after its withdrawal): the runs that
+    # rejected it before are not its verdict now; the runs its new push starts are.
+    seen_before = any((r.scope, r.number, r.sha) == (scope, number, sha) and
+                      r.state != CiState.PASSED for r in job.ci_results)
+    stale = [f"{o.name}#{o.run_id}" for o in report.observed if o.run_id] if seen_before else []
+    job.ci_wait = CiWait(sha=sha, since=engine.now(), scope=scope, number=number,
+                         rerun_of=stale)
+    engine.event("ci", f"waiting for CI on {short(sha)} ({scope_words(scope, number)})")
+    return True
+
+
+# -- the hooks ---------------------------------------------------------------------------------
+
+def before_milestone_end(engine: JobContext, milestone: int) -> Outcome | None:
+    """per_milestone: before the milestone gate (or the final review of the last milestone),
+    wait until the milestone head's required checks finish. None: go on now."""
+    job = engine.job
+    if job.config.ci.wait != "per_milestone" or settled(job, milestone):
+        return None
+    if not any(b.commit for b in job.milestone_batches(milestone)):
+        return None  # nothing of this milestone was pushed: no CI to wait for
+    if not begin(engine, scope="milestone", number=milestone, sha=job.head_sha):
+        return None
+    engine.save(touched=())
+    return check(engine)
+
+
+def settled(job: Job, milestone: int) -> bool:
+    """The milestone's head (as it is now) passed CI, or its failure was accepted."""
+    return any(r.scope == "milestone" and r.number == milestone and r.sha == job.head_sha
+               and (r.state == CiState.PASSED or r.accepted) for r in job.ci_results)
+
+
+def status_after_push(engine: JobContext, batch: Batch, commit: str) -> BatchStatus:
+    """per_batch: a pushed batch is `awaiting_ci` (its wait recorded with it), else completed."""
+    if engine.job.config.ci.wait == "per_batch" and \
+            begin(engine, scope="batch", number=batch.number, sha=commit):
+        return BatchStatus.AWAITING_CI
+    return BatchStatus.COMPLETED
+
+
+def adopted_status(engine: JobContext, batch: Batch, sha: str) -> BatchStatus:
+    """A batch commit found on the branch (its worker died between push and record): in
+    per_batch mode it is a candidate waiting for its checks, never completed."""
+    if engine.job.config.ci.wait == "per_batch" and sha == engine.services.repository.\
+            branch_head(engine.job.branch) and \
+            begin(engine, scope="batch", number=batch.number, sha=sha):
+        return BatchStatus.AWAITING_CI
+    return BatchStatus.COMPLETED
+
+
+def after_revert(engine: JobContext) -> None:
+    """`revert K` at the ci_failed gate: the gate closes and the job waits for CI on the new
+    head again (same milestone or batch)."""
+    job, wait = engine.job, engine.job.ci_wait
+    if job.gate is None or job.gate.kind is not Gate.CI_FAILED or wait is None:
+        return
+    job.gate = None
+    job.set_status(JobStatus.RUNNING)
+    job.ci_wait = CiWait(sha=job.head_sha, since=engine.now(), scope=wait.scope,
+                         number=wait.number)
+    engine.event("ci", f"reverted at ci_failed: waiting for CI on {short(job.head_sha)}")
+    engine.save()
+
+
+# -- a step while waiting ----------------------------------------------------------------------
+
+def check(engine: JobContext) -> Outcome | None:
+    """One look at CI for the job's wait. An outcome: stop this step (still waiting, or a gate
+    opened); None: the wait is over and the loop goes on."""
+    job = engine.job
+    wait = job.ci_wait
+    assert wait is not None
+    forge = engine.services.forge
+    if wait.scope == "batch" and job.batch(wait.number).status is BatchStatus.SKIPPED:
+        return _withdraw_skipped(engine, wait)  # `skip` at ci_failed: take the candidate back
+    report = forge.ci_report(job, wait.sha)
+    if report is None:  # the forge has no CI any more (a server job resumed locally)
+        job.ci_wait = None
+        if wait.scope == "batch":
+            job.batch(wait.number).set_status(BatchStatus.COMPLETED)
+        engine.save()
+        return None
+    verdict = verdict_of(engine, wait, report)
+    if wait.rerun:  # `retry` at ci_failed
+        again = verdict.failing or tuple(c for c in verdict.checks if not c.passed)
+        forge.rerun_checks(job, wait.sha, again)
+        for result in job.ci_results:
+            if (result.scope, result.number, result.sha) == (wait.scope, wait.number, wait.sha):
+                result.retried = True
+        wait.rerun, wait.since = False, engine.now()
+        wait.rerun_of = [*wait.rerun_of, *(f"{c.name}#{c.run_id}" for c in again if c.run_id)]
+        engine.event("ci", f"re-ran {', '.join(c.name for c in again) or 'no check'}")
+        verdict = verdict_of(engine, wait, report)
+    if verdict.state is CiState.PENDING:
+        _note_progress(engine, wait, verdict)
+        return waiting(engine)
+    _record(engine, wait, verdict)
+    if verdict.state is CiState.PASSED:
+        _passed(engine, wait)
+        return None
+    if wait.scope == "batch" and verdict.state is CiState.FAILED:
+        return _withdraw_failed(engine, wait, verdict)
+    failures = forge.ci_failures(job, wait.sha, verdict.failing)
+    engine.open(Gate.CI_FAILED, f"{verdict.progress()} ({scope_words(wait.scope, wait.number)})",
+                batch=wait.number if wait.scope == "batch" else None,
+                milestone=wait.number if wait.scope == "milestone" else None,
+                report=failure_report(job, wait, verdict, failures))
+    return outcome(engine)
+
+
+def outcome(engine: JobContext) -> Outcome:
+    return outcome_of(engine.job, suffix=engine.services.command_suffix)
+
+
+def _note_progress(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> None:
+    progress = verdict.progress()
+    changed = progress != wait.progress or checks_of(verdict) != wait.checks
+    wait.progress, wait.checks, wait.checked_at = progress, checks_of(verdict), engine.now()
+    engine.save(touched=())
+    if changed:
+        engine.publish(Publication.PROGRESS, render_card(engine.job))
+
+
+def _record(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> None:
+    engine.job.ci_results.append(CiResult(
+        scope=wait.scope, number=wait.number, sha=wait.sha, state=str(verdict.state),
+        at=engine.now(), checks=checks_of(verdict), required_from=str(verdict.required_from)))
+    wait.progress, wait.checks, wait.checked_at = verdict.progress(), checks_of(verdict), \
+        engine.now()
+    engine.event("ci", f"{scope_words(wait.scope, wait.number)}: {verdict.progress()}",
+                 wait.number if wait.scope == "batch" else None)
+
+
+def _passed(engine: JobContext, wait: CiWait) -> None:
+    job = engine.job
+    job.ci_wait = None
+    touched: list[int] = []
+    if wait.scope == "batch":
+        batch = job.batch(wait.number)
+        if batch.status is BatchStatus.AWAITING_CI:
+            batch.set_status(BatchStatus.COMPLETED)
+        touched = [batch.number]
+    engine.save(touched=touched)
+    engine.publish(Publication.PROGRESS, render_card(job))
+
+
+def _withdraw_failed(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> Outcome | None:
+    """per_batch, red: move the branch back to the candidate's parent (lease on its sha) and
+    count a failed attempt whose evidence is the failing checks."""
+    job = engine.job
+    batch = job.batch(wait.number)
+    failures = engine.services.forge.ci_failures(job, wait.sha, verdict.failing)
+    error = attempt_failure(wait, verdict, failures)
+    attempt = batch.last_attempt
+    if attempt is not None:
+        attempt.outcome, attempt.error = "ci_failed", error
+        attempt.ci_checks = [c for c in checks_of(verdict) if c.conclusion not in
+                             (None, "success", "neutral", "skipped")]
+    job.ci_wait = None
+    batch.consecutive_failures += 1
+    batch.set_status(BatchStatus.FAILED)
+    if not _take_back(engine, wait, batch):
+        return outcome(engine)
+    engine.event("attempt", f"batch {batch.number} attempt {attempt.number if attempt else '?'} "
+                 f"withdrawn: {verdict.progress()}", batch.number)
+    if batch.consecutive_failures >= job.config.max_failed_attempts:
+        failures_n = batch.consecutive_failures
+        engine.open(Gate.FAILURE, f"batch {batch.number} failed " + (
+            "once" if failures_n == 1 else f"{failures_n} times in a row")
+            + f"; the last attempt was withdrawn: {verdict.progress()}",
+            batch=batch.number, report=error, touched=[batch.number])
+        return outcome(engine)
+    engine.save(touched=[batch.number])
+    engine.publish(Publication.PROGRESS, render_card(job))
+    return None
+
+
+def _withdraw_skipped(engine: JobContext, wait: CiWait) -> Outcome | None:
+    engine.job.ci_wait = None
+    if not _take_back(engine, wait, engine.job.batch(wait.number)):
+        return outcome(engine)
+    engine.save()
+    return None
+
+
+def _take_back(engine: JobContext, wait: CiWait, batch: Batch) -> bool:
+    """Withdraw the candidate; False when the branch moved on top of it (then no rewrite, and
+    the human_commit gate is open)."""
+    job, repo = engine.job, engine.services.repository
+    parent = repo.resolve(f"{wait.sha}^") or job.base_sha
+    try:
+        repo.withdraw(job.branch, wait.sha, parent)
+    except WithdrawRefusedError as exc:
+        engine.open(Gate.HUMAN_COMMIT, f"batch {batch.number}'s commit `{short(wait.sha)}` was "
+                    f"to be withdrawn ({batch.status}), but {exc.message}; approve to continue "
+                    "on top of the pushed commits", touched=[batch.number])
+        return False
+    job.head_sha = parent
+    batch.commit, batch.leftovers = None, []
+    engine.event("withdraw", f"batch {batch.number}: {short(wait.sha)} withdrawn, "
+                 f"`{job.branch}` back at {short(parent)}", batch.number)
+    return True

@@ -1,0 +1,73 @@
+"""What the task center and /metrics show of the repository's CI: the job page's CI section
+(the wait and every verdict, with links) and the CI counters, from records in a real Redis."""
+
+from __future__ import annotations
+
+import redis
+from fastapi.testclient import TestClient
+
+from bot.observability import metrics
+from bot.server.redis_store import RedisStore
+from jobs.domain.model import CiCheck, CiResult, CiWait, Job
+from tests.bot.taskcenter.conftest import START, build
+from tests.bot.taskcenter.test_metrics import stored
+
+SHA = "a" * 40
+RED = CiCheck(name="tests", status="completed", conclusion="failure",
+              url="https://github.com/acme/api/actions/runs/7")
+
+
+def waiting_job() -> Job:
+    job = build("running", 0)
+    job.id, job.number = "99-c1c1c1c1c1c1", 99  # beside the seeded jobs
+    job.ci_results = [CiResult(scope="milestone", number=1, sha="b" * 40, state="failed", at=START,
+                               checks=[RED], accepted=True)]
+    job.ci_wait = CiWait(sha=SHA, since=START, scope="milestone", number=2,
+                         progress="waiting for CI: 1 of 2 checks done",
+                         checks=[CiCheck(name="lint", status="completed", conclusion="success"),
+                                 CiCheck(name="tests", status="in_progress",
+                                         url="javascript:alert(1)")])
+    return job
+
+
+def test_the_job_page_shows_the_wait_and_every_verdict_with_links(
+        logged_in: TestClient, connection: redis.Redis) -> None:
+    job = RedisStore(connection).save(waiting_job())
+    html = logged_in.get(f"/jobs/{job.id}").text
+    section = html[html.index('<section class="ci" id="ci">'):]
+    section = section[:section.index("</section>")]
+    assert "Waiting for CI</strong> on <code>aaaaaaa</code>" in section
+    assert '<a href="#milestone-2">milestone 2</a>' in section
+    assert "waiting for CI: 1 of 2 checks done" in section and "timeout 60 min" in section
+    assert "<code>lint</code> success" in section and "<code>tests</code> in_progress" in section
+    assert "javascript:" not in section  # only https links are links
+    assert "failed — accepted with approve" in section
+    assert '<a href="https://github.com/acme/api/actions/runs/7" rel="noopener noreferrer">' \
+        in section
+
+
+def test_ci_waits_and_outcomes_are_counted_once_each(connection: redis.Redis) -> None:
+    connection.flushdb()
+    job = build("running", 0)
+    metrics.observe(connection, job)
+    job.ci_wait = CiWait(sha=SHA, since=START, scope="batch", number=2)
+    metrics.observe(connection, job)
+    metrics.observe(connection, job)  # the same wait
+    job.ci_wait = None
+    job.ci_results.append(CiResult(scope="batch", number=2, sha=SHA, state="failed", at=START))
+    metrics.observe(connection, job)
+    job.ci_wait = CiWait(sha=SHA, since=START, scope="milestone", number=1)
+    job.ci_results.append(CiResult(scope="milestone", number=1, sha=SHA, state="timed_out",
+                                   at=START))
+    metrics.observe(connection, job)
+    job.ci_results[-1].accepted = True
+    metrics.observe(connection, job)
+    metrics.observe(connection, job)
+    tally = stored(connection)
+    assert tally[("stepwise_ci_waits_total", (("scope", "batch"),))] == 1
+    assert tally[("stepwise_ci_waits_total", (("scope", "milestone"),))] == 1
+    outcomes = {labels: n for (name, labels), n in tally.items()
+                if name == "stepwise_ci_outcomes_total"}
+    assert outcomes == {(("outcome", "failed"), ("scope", "batch")): 1,
+                        (("outcome", "timed_out"), ("scope", "milestone")): 1,
+                        (("outcome", "accepted"), ("scope", "milestone")): 1}
