@@ -22,7 +22,7 @@ class Kind(StrEnum):
     PULL_CLOSED = "pull_closed"
     PUSH = "push"  # a push to a stepwise/ branch by someone else
     INSTALLATION = "installation"
-    CI = "ci"  # check_run, check_suite, workflow_run completed, or a commit status: a sha's CI moved
+    CI = "ci"  # a check run created or completed, a suite or workflow run completed, a status
     IGNORED = "ignored"
 
 
@@ -199,16 +199,15 @@ def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[s
 
 
 def ci_event(event_name: str, action: str, payload: dict[str, Any], common: dict[str, Any]) -> Event:
-    """A check run, check suite or workflow run that completed, or a commit status that left
-    `pending`: the sha whose CI a waiting job may be waiting on, and who reported it."""
+    """A check run that appeared or completed, a check suite or workflow run that completed, or
+    a commit status: the sha whose CI a waiting job may be waiting on, and who reported it
+    (what else happens to a check changes nothing a waiting job shows)."""
     if event_name == "status":
         state = str(_get(payload, "state"))
-        if state == "pending":
-            return Event(kind=Kind.IGNORED, reason="status pending", **common)
         return Event(kind=Kind.CI, reason=f"status.{state}", sha=str(_get(payload, "sha")),
                      check_name=str(payload.get("context") or ""), **common)
     body = _get(payload, event_name)
-    if action != "completed":
+    if action != "completed" and not (event_name == "check_run" and action == "created"):
         return Event(kind=Kind.IGNORED, reason=f"{event_name}.{action}", **common)
     app = body.get("app") if isinstance(body, dict) else None
     if event_name == "workflow_run":

@@ -156,7 +156,7 @@ def test_other_events_are_ignored_without_reading_the_payload(event_name: str) -
 
 
 @pytest.mark.parametrize(("name", "action"), [
-    ("check_run.completed", "created"), ("check_run.completed", "rerequested"),
+    ("check_run.completed", "requested_action"), ("check_run.completed", "rerequested"),
     ("check_suite.completed", "requested"), ("workflow_run.completed", "in_progress"),
 ])
 def test_ci_events_that_finish_nothing_are_ignored(name: str, action: str) -> None:
@@ -166,13 +166,19 @@ def test_ci_events_that_finish_nothing_are_ignored(name: str, action: str) -> No
     assert event.kind is Kind.IGNORED and event.reason == f"{event_header(name)}.{action}"
 
 
-def test_a_pending_status_is_ignored_and_a_failed_one_names_its_sha() -> None:
+@pytest.mark.parametrize("state", ["pending", "error"])
+def test_every_status_names_its_sha(state: str) -> None:
     payload = make_event("status")
-    payload["state"] = "pending"
-    assert normalise("status", "d", payload).kind is Kind.IGNORED
-    payload["state"] = "error"
+    payload["state"] = state
     event = normalise("status", "d", payload)
-    assert (event.kind, event.reason, event.sha) == (Kind.CI, "status.error", payload["sha"])
+    assert (event.kind, event.reason, event.sha) == (Kind.CI, f"status.{state}", payload["sha"])
+
+
+def test_a_check_run_that_appears_is_a_ci_event() -> None:
+    payload = make_event("check_run.completed")
+    payload["action"] = "created"
+    event = normalise("check_run", "d", payload)
+    assert (event.kind, event.reason) == (Kind.CI, "check_run.created")
 
 
 def test_a_ci_event_without_its_sha_is_malformed() -> None:
