@@ -118,8 +118,10 @@ def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] 
     connection = redis.Redis.from_url(redis_url)
     connection.flushdb()
     with FakeGitHub(root=tmp_path / "github", **(github or {})) as gh:
+        # The sample has no CI: with `ci.wait` on, each milestone would wait out the grace
+        # for a commit on which no check appears (tests/bot/test_app_ci_e2e.py plays a CI).
         gh.add_repo(OWNER, NAME, files or sample_files(
-            broken=True, config=config_text(batches_per_milestone=1)))
+            broken=True, config=config_text(batches_per_milestone=1, ci={"wait": "off"})))
         gh.add_issue(REPO, "Replace old_sum() with new_sum()", ISSUE_BODY, user="maria")
         for login, role in {"maria": "maintain", "rita": "read", "tom": "triage"}.items():
             gh.set_permission(REPO, login, role)

@@ -19,6 +19,7 @@ from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
 from tests.bot.conftest import REPO, SECRET, World, open_world
 from tests.kit.github_ci import CiPlayer
 from tests.kit.github_ci_model import CheckRun
+from tests.kit.github_permissions import named_permissions
 from tests.kit.local_e2e import BROKEN_MODULE, config_text, sample_files
 from tests.kit.waiting import ShiftedClock
 
@@ -151,6 +152,10 @@ def test_a_red_milestone_names_the_batch_then_revert_makes_it_green(ci_world: Wo
     ci.report(last, "tests", "success")
     world.work()
     assert world.job().status is JobStatus.COMPLETED
+    # What app.yml asks for the CI was used, and nothing was refused.
+    used = named_permissions([r.accepted_permissions for r in world.gh.requests])
+    assert {"checks", "statuses", "actions"} <= used, used
+    assert not [r for r in world.gh.requests if r.status == 403]
 
 
 @pytest.mark.ci_config({"wait": "per_batch"})
