@@ -19,7 +19,7 @@ from bot.commands.spec import PREFIX
 from bot.github.ci import RepositoryCi, ci_failures
 from bot.github.client import ForgeError, Installation
 from jobs.domain import outbox
-from jobs.domain.check_runs import CheckRunDraft
+from jobs.domain.check_runs import JOB_CHECK_NAME, CheckRunDraft
 from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import RetryClass
 from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, Job, JobStatus
@@ -261,10 +261,14 @@ class GitHubForge:
         return RepositoryCi(self.client, f"{self.owner}/{self.name}")
 
     def ci_report(self, job: Job, sha: str) -> CiReport | None:
+        """The checks on `sha` and what the base requires of the repository's CI: a protection
+        that requires Stepwise's own `Stepwise` check (to hold merges until the job is done) is
+        not a check the job can wait for, so it is left out."""
         ci = self.ci()
         required = ci.required(job.base_branch)
+        protected = tuple(name for name in required.names if not is_own_check(name))
         return CiReport(observed=(*ci.check_runs(sha), *ci.statuses(sha)),
-                        protected=required.names, strict=required.strict)
+                        protected=protected, strict=required.strict)
 
     def ci_failures(self, job: Job, sha: str,
                     failing: Sequence[CheckObservation]) -> list[CiFailure]:
@@ -285,6 +289,11 @@ class GitHubForge:
 
 
 __all__ = ["ForgeError", "GitHubForge", "marker"]
+
+
+def is_own_check(name: str) -> bool:
+    """`Stepwise` (the job's run) and `Stepwise / batch K`."""
+    return name == JOB_CHECK_NAME or name.startswith(f"{JOB_CHECK_NAME} / ")
 
 
 def reported_milestone(job: Job) -> int:

@@ -77,6 +77,14 @@ def test_ci_report_reads_every_check_and_status_and_what_the_base_requires(
     assert report.protected == ("shard-0", "ci/lint", "coverage") and report.strict
 
 
+def test_a_protection_requiring_stepwise_s_own_check_is_not_waited_for(
+        client: Installation, ci: CiPlayer, sha: str, job: Job) -> None:
+    ci.protect("main", ["Stepwise", "tests"])
+    ci.ruleset("main", ["Stepwise / batch 1"])
+    report = GitHubForge(client, REPO).ci_report(job, sha)
+    assert report is not None and report.protected == ("tests",)
+
+
 def test_a_base_branch_that_is_not_protected_requires_nothing(client: Installation, sha: str,
                                                               job: Job) -> None:
     report = GitHubForge(client, REPO).ci_report(job, sha)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.events import Event, Kind
+from bot.server.ci_events import on_ci_event
 from bot.server.keys import ci_key
 from bot.server.reconciler import reconcile
 from bot.server.worker import queue
@@ -111,7 +113,11 @@ def test_stepwise_s_own_check_runs_wake_nothing(world: World) -> None:
     own = AppRef(world.gh.app_id, "stepwise", "Stepwise")
     ci = player(world)
     ci.app_check(sha, "Stepwise / batch 1", "success", app=own)
-    run_events(world)
+    assert ci.delivered == [("check_run", 202)] and world.queued() == 0  # the web app drops it
+    # A worker given one anyway (an older web app queued it) wakes nothing either.
+    event = Event(kind=Kind.CI, delivery_id="d-own", repo=REPO, installation_id=1, sha=sha,
+                  check_name="Stepwise", check_app="other-name", check_app_id=world.gh.app_id)
+    assert on_ci_event(world.ctx, event) == []
     assert queued_advances(world) == []
 
 
