@@ -7,6 +7,10 @@ no worker held while waiting."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,14 +18,16 @@ from typing import Any
 import pytest
 
 from bot.server import steps
+from bot.server.keys import lease_key
 from bot.server.reconciler import reconcile
+from bot.server.worker import queue
 from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
 from tests.bot.conftest import REPO, SECRET, World, open_world
 from tests.kit.github_ci import CiPlayer
 from tests.kit.github_ci_model import CheckRun
 from tests.kit.github_permissions import named_permissions
-from tests.kit.local_e2e import BROKEN_MODULE, config_text, sample_files
-from tests.kit.waiting import ShiftedClock
+from tests.kit.local_e2e import BROKEN_MODULE, STEPWISE, config_text, sample_files
+from tests.kit.waiting import ShiftedClock, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -253,3 +259,66 @@ def test_a_waiting_job_holds_no_worker_and_the_reaper_leaves_it_alone(ci_world: 
     ci.report(sha, "tests", "success")
     world.work()
     assert world.job().gate.kind is Gate.MILESTONE
+
+
+def kill_worker(pid: int) -> None:
+    """SIGKILL an RQ worker and its work horses: a horse runs in a process group of its own
+    (RQ calls setpgrp in it), so killing the worker's group alone leaves the step running."""
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if entry.name.isdigit() and int(fields[1]) == pid:  # a child of the worker
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(int(entry.name), signal.SIGKILL)
+    os.killpg(pid, signal.SIGKILL)
+
+
+@pytest.mark.ci_config({"wait": "per_batch"})
+def test_a_worker_killed_between_push_and_record_adopts_the_candidate_and_waits_for_its_checks(
+        ci_world: World, tmp_path: Path, redis_url: str) -> None:
+    """The worker dies after pushing batch 1 and before recording it (GitHub is slow to answer
+    the checks it reads then): the next worker finds the commit by its trailers and, in
+    per_batch mode, takes it as a candidate waiting for CI, never as completed."""
+    world, ci = ci_world, player(ci_world)
+    world.ctx.settings = world.ctx.settings.model_copy(update={"lease_ttl_s": 2})
+    world.send("issues.labeled", issue_number=1, sender="maria")
+    world.work()
+    held = world.gh.hold("GET", r"/commits/[0-9a-f]{40}/check-runs$", query={"filter": "latest"})
+    world.comment("/stepwise approve", by="maria")
+    env = {**os.environ, "STEPWISE_APP_ID": str(world.gh.app_id),
+           "STEPWISE_PRIVATE_KEY": world.gh.private_key_pem, "STEPWISE_WEBHOOK_SECRET": SECRET,
+           "STEPWISE_REDIS_URL": redis_url, "STEPWISE_GITHUB_API_URL": world.gh.base_url,
+           "STEPWISE_WORKDIR": str(tmp_path / "work"), "STEPWISE_LEASE_TTL_S": "2"}
+    worker = subprocess.Popen([str(STEPWISE), "worker", "--burst"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        assert held.hit.wait(timeout=90), "the worker never read the checks of its push"
+        pushed = world.gh.branch_head(world.repo, "stepwise/issue-1")
+        assert pushed is not None and pushed != world.job().base_sha  # pushed...
+        assert world.job().batch(1).commit is None  # ...and not recorded
+        kill_worker(worker.pid)
+        worker.wait()
+    finally:
+        held.release.set()
+        if worker.poll() is None:
+            kill_worker(worker.pid)
+    job_id = world.job().id
+    wait_until(lambda: not world.redis.exists(lease_key(job_id)), timeout=10,
+               what="the killed worker's lease to expire")
+    world.ctx.clock = clock = ShiftedClock()
+    clock.advance(2.1)
+    queue(world.redis).empty()
+    assert steps.reap(world.ctx) == [job_id]
+    world.work()
+    job = world.job()
+    assert waited_sha(job) == pushed and job.batch(1).commit == pushed
+    assert job.batch(1).status is BatchStatus.AWAITING_CI  # a candidate, not completed
+    assert sum("batch 1/" in s for s in world.gh.git_log(world.repo, job.branch)) == 1
+    ci.report(pushed, "tests", "success")
+    world.work()
+    job = world.job()
+    assert job.batch(1).status is BatchStatus.COMPLETED
+    assert sum("batch 1/" in s for s in world.gh.git_log(world.repo, job.branch)) == 1

@@ -71,6 +71,18 @@ class RecordedRequest:
 
 
 @dataclass
+class Hold:
+    """Requests matching `method`, `pattern` and `query` wait until `release` is set (a call GitHub
+    is slow to answer); `hit` is set when the first one arrives."""
+
+    method: str
+    pattern: re.Pattern[str]
+    query: dict[str, str]
+    hit: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
 class Failure:
     method: str
     pattern: re.Pattern[str]
@@ -101,6 +113,7 @@ class FakeGitHub(GitHubState):
         self.api_versions = tuple(api_versions or (GHES_VERSIONS if enterprise else GITHUB_COM_VERSIONS))
         self.requests: list[RecordedRequest] = []
         self.failures: list[Failure] = []
+        self.holds: list[Hold] = []
         self._chaos: tuple[float, tuple[int, ...], random.Random, re.Pattern[str]] | None = None
         self._private_key = private_key
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -179,6 +192,13 @@ class FakeGitHub(GitHubState):
                           after)
         self.failures.append(failure)
 
+    def hold(self, method: str, path_regex: str, *, query: dict[str, str] | None = None) -> Hold:
+        """Keep matching requests waiting (without the fake's lock) until `.release.set()`;
+        `.hit.wait()` returns once one arrived: a test can kill a worker while it waits."""
+        held = Hold(method.upper(), re.compile(path_regex), dict(query or {}))
+        self.holds.append(held)
+        return held
+
     def fail_secondary_rate_limit(self, method: str, path_regex: str, *, retry_after: int = 1,
                                   times: int = 1) -> None:
         self.fail(method, path_regex, 403, times=times, headers={"Retry-After": str(retry_after)},
@@ -236,6 +256,11 @@ class FakeGitHub(GitHubState):
             path = path[len(self.api_prefix):] or "/"
         else:
             path = "/graphql" if is_graphql else "/-" + path
+        for held in self.holds:
+            if held.method in ("*", method) and held.pattern.search(path) and \
+                    all(query.get(k) == v for k, v in held.query.items()):
+                held.hit.set()
+                held.release.wait(timeout=60)
         try:
             payload = json.loads(body) if body else None
         except ValueError:
