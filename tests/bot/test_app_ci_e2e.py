@@ -322,3 +322,25 @@ def test_a_worker_killed_between_push_and_record_adopts_the_candidate_and_waits_
     job = world.job()
     assert job.batch(1).status is BatchStatus.COMPLETED
     assert sum("batch 1/" in s for s in world.gh.git_log(world.repo, job.branch)) == 1
+
+
+def test_retry_at_the_ci_gate_re_runs_the_failed_checks_and_a_green_re_run_goes_on(
+        ci_world: World) -> None:
+    world, ci = ci_world, player(ci_world)
+    job = approved(world)
+    sha = waited_sha(job)
+    ci.report(sha, "tests", "failure", log="flaky\n")
+    world.work()
+    job = world.job()
+    assert job.gate is not None and job.gate.kind is Gate.CI_FAILED
+    world.comment("/stepwise retry", by="maria", on=pull_number(world, job))
+    world.work()
+    job = world.job()
+    assert waited_sha(job) == sha and job.gate is None
+    # With actions: read, GitHub refuses re-running the jobs; the check suite is re-requested.
+    assert [r.status for r in world.gh.requests_to("POST", r"/rerun-failed-jobs$")] == [403]
+    assert any(e.endswith("check-suite-rerequested:github-actions") for e in world.gh.effects)
+    assert [p.run.name for p in ci.rerun_requested("success")] == ["tests"]
+    world.work()
+    job = world.job()
+    assert job.gate is not None and job.gate.kind is Gate.MILESTONE, (job.status, job.gate)
