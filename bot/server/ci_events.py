@@ -4,8 +4,10 @@ run completed, a commit status) names a sha; the jobs waiting on it are found in
 step reads the checks; the webhook itself is only a wake-up call, so a missed one costs nothing
 but time (the reconciler polls, bot/server/ci_poll.py).
 
-What Stepwise's own check runs report wakes nothing: publishing them is part of a step, and
-waking on them would loop.
+A webhook that comes while a step of the job runs (CI faster than the step that began the wait)
+wakes it a few seconds later instead, so it is not dropped for the lease being taken; the
+reconciler's poll is the backstop. What Stepwise's own check runs report wakes nothing:
+publishing them is part of a step, and waking on them would loop.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from bot.events import Event
 from bot.server.context import ServerContext
 from bot.server.keys import ci_key
 from bot.server.steps import schedule_advance
+from bot.server.worker import enqueue, lease_holder, rq_id
 
 log = logging.getLogger(__name__)
+AFTER_STEP_S = 5  # how long after a webhook that came mid-step the woken step runs
 
 
 def is_own(ctx: ServerContext, event: Event) -> bool:
@@ -42,7 +46,13 @@ def on_ci_event(ctx: ServerContext, event: Event) -> list[str]:
         wait = job.ci_wait if job is not None else None
         if job is None or not job.waiting_for_ci or wait is None or wait.sha != event.sha:
             continue  # it moved on since the index was read
-        schedule_advance(ctx, job)
+        if lease_holder(ctx.redis, job_id) is not None:
+            # A step is running (the one that began this wait, still publishing): a wake now
+            # would find the lease taken and be dropped, so it comes once the step is done.
+            enqueue(ctx.redis, "advance", {"job_id": job_id}, delay_s=AFTER_STEP_S, retry=False,
+                    job_id=rq_id("advance", job_id, "ci-after-step", str(job.version)))
+        else:
+            schedule_advance(ctx, job)
         woken.append(job_id)
     if woken:
         log.info("CI reported on a commit jobs wait on", extra={

@@ -9,12 +9,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from rq.registry import ScheduledJobRegistry
 
 from bot.events import Event, Kind
 from bot.server.ci_events import on_ci_event
 from bot.server.keys import ci_key
 from bot.server.reconciler import reconcile
-from bot.server.worker import queue
+from bot.server.worker import Lease, queue
 from jobs.domain.model import Job, JobStatus
 from jobs.domain.records import CiWait
 from tests.bot.conftest import REPO, SECRET, World, open_world
@@ -153,3 +154,15 @@ def test_a_missed_webhook_is_recovered_by_the_reconciler_poll(world: World) -> N
     assert world.queued() == 0
     reconcile(world.ctx)
     assert queued_advances(world) == [job.id]
+
+
+def test_a_webhook_that_comes_mid_step_wakes_the_job_after_the_step(world: World) -> None:
+    sha = head(world)
+    job = waiting_job(world, sha)
+    event = Event(kind=Kind.CI, delivery_id="d-mid", repo=REPO, installation_id=1, sha=sha,
+                  check_name="tests", check_app="github-actions")
+    with Lease(world.redis, job.id):  # the step that began the wait is still running
+        assert on_ci_event(world.ctx, event) == [job.id]
+    assert queued_advances(world) == []  # not now: it would find the lease taken
+    scheduled = ScheduledJobRegistry(queue=queue(world.redis)).get_job_ids()
+    assert [task for task in scheduled if job.id.replace(":", "-") in task] != []
