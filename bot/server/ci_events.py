@@ -1,8 +1,8 @@
-"""Waking jobs that wait for the repository's CI: a CI webhook (check run, check suite or workflow
-run completed, a commit status) names a sha; the jobs waiting on it are found in the index
-`ci:<repo>@<sha>` (kept by bot/server/redis_store.py's save) and their next step is queued. That
-step reads the checks; the webhook itself is only a wake-up call, so a missed one costs nothing
-but time (the reconciler polls, bot/server/ci_poll.py).
+"""Waking jobs that wait for the repository's CI: a CI webhook (a check run created or completed,
+a check suite or workflow run completed, a commit status) names a sha; the jobs waiting on it
+are found in the index `ci:<repo>@<sha>` (kept by bot/server/redis_store.py's save) and their
+next step is queued. That step reads the checks; the webhook is only a wake-up call, so a missed
+one costs nothing but time (the reconciler polls, bot/server/ci_poll.py).
 
 A webhook that comes while a step of the job runs (CI faster than the step that began the wait)
 wakes it a few seconds later instead, so it is not dropped for the lease being taken; the
