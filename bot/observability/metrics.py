@@ -24,7 +24,13 @@ from starlette.background import BackgroundTask
 from bot.github.client import ForgeError
 from bot.observability import jsonlog
 from bot.server.keys import METRICS
-from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus, CommandEvidence, Job
+from jobs.domain.model import (
+    FINISHED_BATCH_STATUSES,
+    BatchStatus,
+    CiResult,
+    CommandEvidence,
+    Job,
+)
 
 KEY = METRICS
 SEP = "\x1f"  # between the JSON of the label values and the field's part (never inside JSON)
@@ -138,8 +144,8 @@ class Seen(BaseModel):
     review: str = ""
     tokens: tuple[int, int] = (0, 0)
     ci_wait: str = ""  # the CI wait seen last ("scope:number:sha")
-    ci_results: int = 0
-    ci_accepted: int = 0
+    ci_results: dict[str, int] = {}  # results seen per "milestone" list and per batch number
+    ci_accepted: dict[str, int] = {}
 
 
 def _tokens(job: Job) -> tuple[int, int]:
@@ -159,9 +165,15 @@ def seen_of(job: Job) -> Seen:
         baseline=_runs(job.baseline) if job.baseline else "",
         review=_runs(job.final_review.commands) if job.final_review else "",
         tokens=_tokens(job),
-        ci_wait=_ci_wait(job), ci_results=len(job.ci_results),
-        ci_accepted=sum(1 for r in job.ci_results if r.accepted),
+        ci_wait=_ci_wait(job),
+        ci_results={key: len(results) for key, results in _ci_lists(job)},
+        ci_accepted={key: sum(1 for r in results if r.accepted) for key, results in _ci_lists(job)},
     )
+
+
+def _ci_lists(job: Job) -> list[tuple[str, list[CiResult]]]:
+    return [("milestone", job.ci_results),
+            *((str(b.number), b.ci_results) for b in job.batches if b.ci_results)]
 
 
 def _ci_wait(job: Job) -> str:
@@ -174,11 +186,13 @@ def ci_observations(before: Seen, job: Job) -> list[tuple[Spec, dict[str, str], 
     items: list[tuple[Spec, dict[str, str], float]] = []
     if job.ci_wait is not None and _ci_wait(job) != before.ci_wait:
         items.append((CI_WAITS, {"scope": job.ci_wait.scope}, 1.0))
-    for result in job.ci_results[before.ci_results:]:
-        items.append((CI_OUTCOMES, {"scope": result.scope, "outcome": result.state[:20]}, 1.0))
-    accepted = [r for r in job.ci_results if r.accepted]
-    for result in accepted[before.ci_accepted:]:
-        items.append((CI_OUTCOMES, {"scope": result.scope, "outcome": "accepted"}, 1.0))
+    for key, results in _ci_lists(job):
+        for result in results[before.ci_results.get(key, 0):]:
+            items.append((CI_OUTCOMES, {"scope": result.scope, "outcome": result.state[:20]},
+                          1.0))
+        accepted = [r for r in results if r.accepted]
+        for result in accepted[before.ci_accepted.get(key, 0):]:
+            items.append((CI_OUTCOMES, {"scope": result.scope, "outcome": "accepted"}, 1.0))
     return items
 
 

@@ -227,6 +227,7 @@ class BatchCounts(BaseModel):
     done: int = 0
     pending: int = 0
     in_progress: int = 0
+    awaiting_ci: int = 0  # pushed, waiting for the repository's CI (`ci.wait: per_batch`)
     completed: int = 0
     failed: int = 0
     skipped: int = 0

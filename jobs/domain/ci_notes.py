@@ -1,9 +1,10 @@
 """What people see of the repository's CI (pure): the plan's CI line, the card's CI state per
 milestone and per batch, the `ci_failed` gate's report, and the change note's CI section.
 
-The engine records what CI said (`Job.ci_wait` while it waits, `Job.ci_results` once it
-decided); everything here renders those records, so the card, `status`, the milestone report
-and the note always agree.
+The engine records what CI said (`Job.ci_wait` while it waits; once it decided,
+`Job.ci_results` for a milestone's head and `Batch.ci_results` for a batch's commit);
+everything here renders those records, so the card, `status`, the milestone report and the
+note always agree.
 """
 
 from __future__ import annotations
@@ -71,10 +72,8 @@ def plan_ci_lines(job: Job) -> list[str]:
 
 
 def latest_result(job: Job, scope: str, number: int) -> CiResult | None:
-    for result in reversed(job.ci_results):
-        if (result.scope, result.number) == (scope, number):
-            return result
-    return None
+    results = job.ci_results_of(scope, number)
+    return results[-1] if results else None
 
 
 def result_words(result: CiResult) -> str:
@@ -184,15 +183,25 @@ def attempt_failure(wait: CiWait, verdict: CiVerdict, failures: Sequence[Failure
                   "checks": [c.name for c in verdict.failing], "sha": wait.sha})
 
 
+def all_results(job: Job) -> list[CiResult]:
+    """Every CI result of the job, milestone by milestone, each after its batches' own."""
+    results: list[CiResult] = []
+    for milestone in range(1, job.milestone_count + 1):
+        results += [r for b in job.milestone_batches(milestone) for r in b.ci_results]
+        results += job.ci_results_of("milestone", milestone)
+    return results
+
+
 def note_ci_lines(job: Job) -> list[str]:
     """The change note's section on the repository's CI: every result, with links."""
-    if not job.ci_results:
+    results = all_results(job)
+    if not results:
         return []
     lines = ["", "## The repository's CI", ""]
-    for result in job.ci_results:
+    for result in results:
         lines.append(f"- {scope_words(result.scope, result.number).capitalize()}: "
                      f"{result_words(result)}")
-    accepted = [r for r in job.ci_results if r.accepted]
+    accepted = [r for r in results if r.accepted]
     if accepted:
         lines += ["", "Accepted although CI did not pass (`approve` at the `ci_failed` gate): "
                   + ", ".join(f"{scope_words(r.scope, r.number)} at `{short(r.sha)}`"

@@ -129,8 +129,8 @@ def _ci_failed(job: Job, verb: Verb) -> str:
     if verb is Verb.RETRY:
         wait.rerun = True
         return f"re-running the failed checks of {what}, then waiting for CI again"
-    for result in reversed(job.ci_results):
-        if (result.scope, result.number, result.sha) == (wait.scope, wait.number, wait.sha):
+    for result in reversed(job.ci_results_of(wait.scope, wait.number)):
+        if result.sha == wait.sha:
             result.accepted = True
             break
     if wait.scope == "batch":

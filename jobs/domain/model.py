@@ -232,6 +232,7 @@ class Batch(Record):
     changed_files: list[str] = []  # what the committed batch changed (a codemod may skip some)
     revert_commands: list[CommandEvidence] = []  # validation of the head after `revert`
     revert_ok: bool | None = None
+    ci_results: list[CiResult] = []  # what the repository's CI said of its commit (per_batch)
 
     def set_status(self, new: BatchStatus) -> None:
         transition(self, new)
@@ -302,7 +303,7 @@ class Job(Record):
     llm: LlmUsage = Field(default_factory=LlmUsage)
     outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
     ci_wait: CiWait | None = None  # running, but waiting for the repository's CI (no worker)
-    ci_results: list[CiResult] = []  # what the repository's CI said, per milestone or batch
+    ci_results: list[CiResult] = []  # what the repository's CI said of each milestone's head
     # Set by the gate answers, used once by the next step:
     accept_review: bool = False  # `approve` at a failed final review: finish anyway
     accept_branch_head: bool = False  # `approve` at `human_commit`: continue on the pushed head
@@ -342,6 +343,13 @@ class Job(Record):
 
     def milestone_batches(self, milestone: int) -> list[Batch]:
         return [batch for batch in self.batches if batch.milestone == milestone]
+
+    def ci_results_of(self, scope: str, number: int) -> list[CiResult]:
+        """The CI results of one milestone (kept on the job) or one batch (kept on the batch,
+        so a job of many batches keeps a small document)."""
+        if scope == "batch":
+            return self.batch(number).ci_results
+        return [result for result in self.ci_results if result.number == number]
 
     @property
     def is_terminal(self) -> bool:

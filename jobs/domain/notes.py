@@ -307,7 +307,8 @@ def render_note(job: Job, *, now: datetime) -> str:
     lines += [f"- `{item}`" for item in leftovers] or ["- none"]
     if job.status is JobStatus.CANCELLED:
         undone = [b.number for b in job.batches if b.status in (BatchStatus.PENDING,
-                                                               BatchStatus.FAILED)]
+                                                               BatchStatus.FAILED,
+                                                               BatchStatus.AWAITING_CI)]
         lines += ["", "## Cancelled", "",
                   f"The job was cancelled; batches not done: {', '.join(map(str, undone)) or 'none'}."]
     lines += ["", "Undo any batch by reverting its commit (`stepwise revert <batch>`)."]

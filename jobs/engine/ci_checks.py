@@ -7,11 +7,14 @@ forge finds a run again by its external id, so publishing twice never makes a se
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 from jobs.adapters.sandbox_view import REPO_MOUNT
+from jobs.adapters.store import ConflictError
 from jobs.domain.annotations import Annotation, annotations_from_output
 from jobs.domain.check_runs import JobCheckState, batch_check, job_check
 from jobs.domain.model import GATES, Batch, CommandEvidence, Job, JobStatus
-from jobs.engine.context import JobContext
+from jobs.engine.context import CancelSignal, JobContext
 
 COMMAND_PREFIX = "/stepwise "  # check runs exist on GitHub only: the comment command answers
 _LAST = "job_check"  # job.extra: what the job check run last said, so it is sent on change only
@@ -76,3 +79,7 @@ def publish_job_check(engine: JobContext) -> None:
         job_id=job.id, head_sha=job.head_sha, state=state, headline=headline,
         command=command))
     job.extra[_LAST] = said
+    # Remembered, so the next step does not send it again; if the record changed meanwhile
+    # (a command), the next step sends it again.
+    with suppress(ConflictError, CancelSignal):
+        engine.save(touched=())

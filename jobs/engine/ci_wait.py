@@ -53,8 +53,8 @@ def begin(engine: JobContext, *, scope: Scope, number: int, sha: str) -> bool:
         return False
     # The same commit again (a deterministic batch redone after its withdrawal): the runs that
     # rejected it before are not its verdict now; the runs its new push starts are.
-    seen_before = any((r.scope, r.number, r.sha) == (scope, number, sha) and
-                      r.state != CiState.PASSED for r in job.ci_results)
+    seen_before = any(r.sha == sha and r.state != CiState.PASSED
+                      for r in job.ci_results_of(scope, number))
     stale = [f"{o.name}#{o.run_id}" for o in report.observed if o.run_id] if seen_before else []
     job.ci_wait = CiWait(sha=sha, since=engine.now(), scope=scope, number=number,
                          rerun_of=stale)
@@ -80,8 +80,8 @@ def before_milestone_end(engine: JobContext, milestone: int) -> Outcome | None:
 
 def settled(job: Job, milestone: int) -> bool:
     """The milestone's head (as it is now) passed CI, or its failure was accepted."""
-    return any(r.scope == "milestone" and r.number == milestone and r.sha == job.head_sha
-               and (r.state == CiState.PASSED or r.accepted) for r in job.ci_results)
+    return any(r.sha == job.head_sha and (r.state == CiState.PASSED or r.accepted)
+               for r in job.ci_results_of("milestone", milestone))
 
 
 def status_after_push(engine: JobContext, batch: Batch, commit: str) -> BatchStatus:
@@ -125,8 +125,14 @@ def check(engine: JobContext) -> Outcome | None:
     wait = job.ci_wait
     assert wait is not None
     forge = engine.services.forge
-    if wait.scope == "batch" and job.batch(wait.number).status is BatchStatus.SKIPPED:
-        return _withdraw_skipped(engine, wait)  # `skip` at ci_failed: take the candidate back
+    if wait.scope == "batch":
+        batch = next((b for b in job.batches if b.number == wait.number), None)
+        if batch is not None and batch.status is BatchStatus.SKIPPED:
+            return _withdraw_skipped(engine, wait)  # `skip` at ci_failed: take it back
+        if batch is None or batch.status is not BatchStatus.AWAITING_CI:  # re-planned away
+            job.ci_wait = None
+            engine.save()
+            return None
     report = forge.ci_report(job, wait.sha)
     if report is None:  # the forge has no CI any more (a server job resumed locally)
         job.ci_wait = None
@@ -138,8 +144,8 @@ def check(engine: JobContext) -> Outcome | None:
     if wait.rerun:  # `retry` at ci_failed
         again = verdict.failing or tuple(c for c in verdict.checks if not c.passed)
         forge.rerun_checks(job, wait.sha, again)
-        for result in job.ci_results:
-            if (result.scope, result.number, result.sha) == (wait.scope, wait.number, wait.sha):
+        for result in job.ci_results_of(wait.scope, wait.number):
+            if result.sha == wait.sha:
                 result.retried = True
         wait.rerun, wait.since = False, engine.now()
         wait.rerun_of = [*wait.rerun_of, *(f"{c.name}#{c.run_id}" for c in again if c.run_id)]
@@ -176,7 +182,9 @@ def _note_progress(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> None
 
 
 def _record(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> None:
-    engine.job.ci_results.append(CiResult(
+    job = engine.job
+    kept = job.batch(wait.number).ci_results if wait.scope == "batch" else job.ci_results
+    kept.append(CiResult(
         scope=wait.scope, number=wait.number, sha=wait.sha, state=str(verdict.state),
         at=engine.now(), checks=checks_of(verdict), required_from=str(verdict.required_from)))
     wait.progress, wait.checks, wait.checked_at = verdict.progress(), checks_of(verdict), \
@@ -242,12 +250,14 @@ def _take_back(engine: JobContext, wait: CiWait, batch: Batch) -> bool:
     the human_commit gate is open)."""
     job, repo = engine.job, engine.services.repository
     parent = repo.resolve(f"{wait.sha}^") or job.base_sha
+    why = "was skipped" if batch.status is BatchStatus.SKIPPED else "failed CI"
     try:
-        repo.withdraw(job.branch, wait.sha, parent)
+        if repo.branch_head(job.branch) != parent:  # else withdrawn before a worker died
+            repo.withdraw(job.branch, wait.sha, parent)
     except WithdrawRefusedError as exc:
-        engine.open(Gate.HUMAN_COMMIT, f"batch {batch.number}'s commit `{short(wait.sha)}` was "
-                    f"to be withdrawn ({batch.status}), but {exc.message}; approve to continue "
-                    "on top of the pushed commits", touched=[batch.number])
+        engine.open(Gate.HUMAN_COMMIT, f"batch {batch.number}'s commit `{short(wait.sha)}` {why} "
+                    f"and was to be withdrawn, but {exc.message}; approve to continue on top "
+                    "of the pushed commits", touched=[batch.number])
         return False
     job.head_sha = parent
     batch.commit, batch.leftovers = None, []

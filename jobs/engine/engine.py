@@ -102,7 +102,9 @@ class Engine(JobContext):
     def cancel_now(self) -> Outcome:
         """Record a cancellation made while nothing was running, with the note."""
         try:
-            return endings.finish_cancel(self)
+            outcome = endings.finish_cancel(self)
+            ci_checks.publish_job_check(self)
+            return outcome
         finally:
             self.close()
 

@@ -33,7 +33,8 @@ def test_a_summary_counts_the_recorded_batches(logged_in: TestClient,
     body = logged_in.get("/api/jobs", params={"status": "completed"}).json()
     (row,) = body["jobs"]
     assert row["batches"] == {"total": 3, "done": 3, "pending": 0, "in_progress": 0,
-                              "completed": 1, "failed": 0, "skipped": 1, "reverted": 1}
+                              "awaiting_ci": 0, "completed": 1, "failed": 0, "skipped": 1,
+                              "reverted": 1}
     assert row["pull_number"] == 69 and row["url"] == f"/jobs/{seeded['completed'].id}"
     assert row["issue_url"] == "https://github.com/octo-org/widgets/issues/29"
 

@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 
 from bot.observability import metrics
 from bot.server.redis_store import RedisStore
-from jobs.domain.model import CiCheck, CiResult, CiWait, Job
+from jobs.domain.model import BatchStatus, CiCheck, CiResult, CiWait, Job
 from tests.bot.taskcenter.conftest import START, build
 from tests.bot.taskcenter.test_metrics import stored
 
@@ -22,6 +22,9 @@ def waiting_job() -> Job:
     job.id, job.number = "99-c1c1c1c1c1c1", 99  # beside the seeded jobs
     job.ci_results = [CiResult(scope="milestone", number=1, sha="b" * 40, state="failed", at=START,
                                checks=[RED], accepted=True)]
+    job.batch(3).status = BatchStatus.AWAITING_CI
+    job.batch(1).ci_results = [CiResult(scope="batch", number=1, sha="d" * 40, state="passed",
+                                        at=START)]
     job.ci_wait = CiWait(sha=SHA, since=START, scope="milestone", number=2,
                          progress="waiting for CI: 1 of 2 checks done",
                          checks=[CiCheck(name="lint", status="completed", conclusion="success"),
@@ -42,6 +45,8 @@ def test_the_job_page_shows_the_wait_and_every_verdict_with_links(
     assert "<code>lint</code> success" in section and "<code>tests</code> in_progress" in section
     assert "javascript:" not in section  # only https links are links
     assert "failed — accepted with approve" in section
+    assert "<td>batch 1</td><td><code>ddddddd</code></td>" in section
+    assert "1 awaiting CI)" in html
     assert '<a href="https://github.com/acme/api/actions/runs/7" rel="noopener noreferrer">' \
         in section
 
@@ -54,7 +59,8 @@ def test_ci_waits_and_outcomes_are_counted_once_each(connection: redis.Redis) ->
     metrics.observe(connection, job)
     metrics.observe(connection, job)  # the same wait
     job.ci_wait = None
-    job.ci_results.append(CiResult(scope="batch", number=2, sha=SHA, state="failed", at=START))
+    job.batch(2).ci_results.append(CiResult(scope="batch", number=2, sha=SHA, state="failed",
+                                            at=START))
     metrics.observe(connection, job)
     job.ci_wait = CiWait(sha=SHA, since=START, scope="milestone", number=1)
     job.ci_results.append(CiResult(scope="milestone", number=1, sha=SHA, state="timed_out",

@@ -28,8 +28,11 @@ def at_ci_failed(scope: str = "milestone") -> Job:
     job = make_job(batches=batches, status=JobStatus.RUNNING)
     number = 1 if scope == "milestone" else 2
     job.ci_wait = CiWait(sha=SHA, since=T0, scope=scope, number=number)  # type: ignore[arg-type]
-    job.ci_results = [CiResult(scope=scope, number=number, sha=SHA, state="failed",  # type: ignore[arg-type]
-                               at=T0)]
+    result = CiResult(scope=scope, number=number, sha=SHA, state="failed", at=T0)  # type: ignore[arg-type]
+    if scope == "batch":
+        job.batch(number).ci_results = [result]
+    else:
+        job.ci_results = [result]
     open_gate(job, Gate.CI_FAILED, reason="CI failed: `tests`", now=T0,
               milestone=number if scope == "milestone" else None,
               batch=number if scope == "batch" else None)
@@ -47,7 +50,7 @@ def test_approve_accepts_the_milestone_result_and_stops_waiting() -> None:
 def test_approve_completes_an_awaiting_batch() -> None:
     job = at_ci_failed("batch")
     apply_verb(job, Verb.APPROVE)
-    assert job.batch(2).status is BatchStatus.COMPLETED and job.ci_results[0].accepted
+    assert job.batch(2).status is BatchStatus.COMPLETED and job.batch(2).ci_results[0].accepted
 
 
 def test_retry_keeps_waiting_and_asks_for_a_re_run() -> None:

@@ -13,6 +13,8 @@ from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
 from jobs.domain.model import Job
+from jobs.domain.spec import IssueTask
+from jobs.editors.llm.settings import LlmSettings
 from jobs.engine.context import Outcome, Services
 from jobs.engine.engine import Engine
 from jobs.engine.start import create_job
@@ -62,7 +64,8 @@ class CiRig:
 
 
 def rig(tmp_path: Path, *, ci: dict[str, Any] | None = None, has_ci: bool = True,
-        server: bool = True, **config: Any) -> CiRig:
+        server: bool = True, task: IssueTask | None = None, llm: LlmSettings | None = None,
+        **config: Any) -> CiRig:
     """A job planned on the sample (3 batches of 2 files; 2 batches per milestone unless
     `config` says otherwise), not started yet."""
     settings: dict[str, Any] = dict(config)
@@ -73,8 +76,9 @@ def rig(tmp_path: Path, *, ci: dict[str, Any] | None = None, has_ci: bool = True
     forge = InMemoryForge(has_ci=has_ci)
     clock = Clock()
     services = Services(repository=repository, store=FileStore(repository.state_dir),
-                        sandbox=make_sandbox(require_isolation=False), forge=forge, clock=clock)
-    job = create_job(issue(), NUMBER, services)
+                        sandbox=make_sandbox(require_isolation=False), forge=forge, clock=clock,
+                        llm=llm)
+    job = create_job(task or issue(), NUMBER, services)
     if server:
         job.extra["installation_id"] = 1  # what a server job carries; the plan's CI line reads it
     services.store.save(job)

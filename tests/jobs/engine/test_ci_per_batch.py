@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.domain.annotations import Annotation
+from jobs.domain.gates import Verb, apply_verb
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.ports import CiFailure, Publication
@@ -58,7 +59,7 @@ def test_red_check_withdraws_the_candidate_and_the_second_attempt_passes(
     assert attempt.outcome == "ci_failed" and [c.name for c in attempt.ci_checks] == ["tests"]
     assert attempt.error is not None and "`tests`" in attempt.error.message
     assert f"{TOTAL}:3: NameError" in attempt.error.evidence["output_tail"]  # the next is told
-    assert job.ci_results[-1].state == "failed"
+    assert first.ci_results[-1].state == "failed" and job.ci_results == []  # kept on the batch
 
     ci_rig.advance()  # attempt 2 is pushed and waits for its own checks
     job = ci_rig.job
@@ -69,7 +70,7 @@ def test_red_check_withdraws_the_candidate_and_the_second_attempt_passes(
         job = ci_rig.job
     assert job.status is JobStatus.COMPLETED
     assert all(b.status is BatchStatus.COMPLETED for b in job.batches)
-    assert [r.state for r in job.ci_results if r.number == 1] == ["failed", "passed"]
+    assert [r.state for r in job.batch(1).ci_results] == ["failed", "passed"]
     assert "CI passed" in render_card(job)
 
 
@@ -133,6 +134,7 @@ def test_ci_wait_off_never_waits(tmp_path: Path) -> None:
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
     assert job.ci_results == [] and job.ci_wait is None
+    assert all(b.ci_results == [] for b in job.batches)
     assert "- CI: not waited for (`ci.wait: off`)" in ci_rig.forge.published(Publication.PLAN)[0]
     assert ci_rig.forge.check_runs[f"{job.id}:job"].conclusion == "success"
 
@@ -142,7 +144,8 @@ def test_local_mode_never_waits_and_the_plan_says_ci_is_not_used(tmp_path: Path)
     outcome = ci_rig.advance(yes=True)
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
-    assert job.ci_results == [] and all(b.status is BatchStatus.COMPLETED for b in job.batches)
+    assert job.ci_results == [] and all(b.status is BatchStatus.COMPLETED and not b.ci_results
+                                        for b in job.batches)
     plan = ci_rig.forge.published(Publication.PLAN)[0]
     assert "CI is not used in local mode (`ci.wait: per_batch` applies to server mode only)" \
         in plan
@@ -154,3 +157,50 @@ def test_the_server_plan_says_what_it_waits_for(tmp_path: Path) -> None:
     plan = ci_rig.forge.published(Publication.PLAN)[0]
     assert "- CI: waits for `tests`, `lint` on each batch's commit (`ci.wait: per_batch`, " \
         "timeout 20 min)" in plan
+
+
+def test_a_batch_whose_checks_time_out_can_be_skipped_and_is_withdrawn(tmp_path: Path) -> None:
+    ci_rig = waiting_on_batch_1(tmp_path)
+    candidate = ci_rig.waiting_sha()
+    ci_rig.forge.report_check(candidate, "tests", "queued", None)
+    ci_rig.clock.pass_minutes(61)
+    outcome = ci_rig.advance()
+    job = ci_rig.job
+    assert job.gate is not None and job.gate.kind is Gate.CI_FAILED and outcome.exit_code == 4
+    assert job.gate.batch == 1 and job.batch(1).status is BatchStatus.AWAITING_CI
+    assert ci_rig.head() == candidate  # a timeout withdraws nothing by itself
+
+    apply_verb(job, Verb.SKIP, reason="the runner pool is down")
+    ci_rig.services.store.save(job)
+    ci_rig.advance(max_steps=1)
+    job = ci_rig.job
+    assert job.batch(1).status is BatchStatus.SKIPPED and job.batch(1).commit is None
+    assert ci_rig.head() == job.base_sha == job.head_sha and job.ci_wait is None
+
+
+def test_approve_at_a_batch_ci_failed_completes_it_and_goes_on(tmp_path: Path) -> None:
+    ci_rig = waiting_on_batch_1(tmp_path)
+    candidate = ci_rig.waiting_sha()
+    ci_rig.clock.pass_minutes(61)  # `tests` never reported
+    ci_rig.advance()
+    job = ci_rig.job
+    apply_verb(job, Verb.APPROVE)
+    ci_rig.services.store.save(job)
+    ci_rig.advance()
+    job = ci_rig.job
+    assert job.batch(1).status is BatchStatus.COMPLETED and job.batch(1).commit == candidate
+    assert job.batch(2).status is BatchStatus.AWAITING_CI  # the next batch, on top
+    assert "CI timed out (accepted)" in render_card(job)
+
+
+def test_a_withdrawal_done_by_a_worker_that_died_before_recording_it_is_taken_as_done(
+        tmp_path: Path) -> None:
+    ci_rig = waiting_on_batch_1(tmp_path)
+    job = ci_rig.job
+    candidate = ci_rig.waiting_sha()
+    ci_rig.services.repository.withdraw(job.branch, candidate, job.base_sha)  # then it died
+    red(ci_rig, candidate)
+    ci_rig.advance(max_steps=1)
+    job = ci_rig.job
+    assert job.gate is None and job.batch(1).status is BatchStatus.FAILED
+    assert ci_rig.head() == job.base_sha == job.head_sha

@@ -1,0 +1,63 @@
+"""Stepwise's own check runs (jobs/engine/ci_checks.py): `Stepwise / batch K` carries the
+validation evidence and the earlier failed attempts' annotations; `Stepwise` follows the job
+and is sent again only when what it says changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jobs.domain.gates import Verb, apply_verb
+from jobs.domain.model import Attempt, CommandEvidence, JobStatus
+from jobs.engine import ci_checks
+from tests.jobs.engine.ci_kit import rig
+
+MYPY_OUT = 'calc/alpha/area.py:3: error: Name "new_sum" is not defined  [name-defined]\n' \
+    "/tmp/stepwise/repo/calc/alpha/perimeter.py:4: error: Too many arguments  [call-arg]\n" \
+    "Found 2 errors in 2 files"
+
+
+def test_the_batch_check_shows_the_evidence_and_annotates_the_earlier_failures(
+        tmp_path: Path) -> None:
+    ci_rig = rig(tmp_path)
+    ci_rig.advance(yes=True)
+    engine = ci_rig.engine()
+    batch = engine.job.batch(1)
+    failed = Attempt(number=1, started_at=ci_rig.clock(), outcome="failed", commands=[
+        CommandEvidence(argv=["mypy", "calc"], exit_code=1, duration_s=1.5,
+                        output_tail=MYPY_OUT)])
+    batch.attempts = [failed, *batch.attempts]
+    try:
+        ci_checks.publish_batch_check(engine, batch)
+    finally:
+        engine.close()
+    run = ci_rig.forge.check_runs[f"{engine.job.id}:batch:1"]
+    assert run.head_sha == batch.commit and run.conclusion == "success"
+    assert "1 earlier failed attempt before this one" in run.summary
+    assert "| `mypy calc` | 1 | 1.5 s |" in run.summary
+    assert "python -m unittest discover -s tests -q" in run.summary
+    assert [(a.path, a.line, a.level) for a in run.annotations] == [
+        ("calc/alpha/area.py", 3, "warning"), ("calc/alpha/perimeter.py", 4, "warning")]
+    assert run.payload()["output"]["annotations"][0]["start_line"] == 3
+
+
+def test_the_job_check_follows_the_job_and_is_sent_on_change_only(tmp_path: Path) -> None:
+    ci_rig = rig(tmp_path)
+    outcome = ci_rig.advance()  # at the plan gate: nothing is pushed, no check run yet
+    assert outcome.exit_code == 3 and ci_rig.forge.check_runs == {}
+    job = ci_rig.job
+    apply_verb(job, Verb.APPROVE)
+    ci_rig.services.store.save(job)
+    ci_rig.advance()  # batches 1-2, then waiting for CI
+    key = f"{job.id}:job"
+    run = ci_rig.forge.check_runs[key]
+    assert (run.status, run.conclusion) == ("in_progress", None)
+    assert run.head_sha == ci_rig.job.head_sha and "waiting for CI" in run.title
+    ci_rig.forge.check_runs.clear()
+    ci_rig.advance()  # nothing changed: the same run is not sent again
+    assert ci_rig.forge.check_runs == {}
+    ci_rig.forge.report_check(ci_rig.waiting_sha(), "tests")
+    ci_rig.advance()  # the milestone gate
+    run = ci_rig.forge.check_runs[key]
+    assert (run.status, run.conclusion) == ("completed", "action_required")
+    assert "/stepwise approve" in run.summary and "Waiting at gate `milestone`" in run.title
+    assert ci_rig.job.status is JobStatus.AWAITING_HUMAN
