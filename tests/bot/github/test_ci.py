@@ -212,3 +212,20 @@ def test_a_502_leaves_the_run_owed_and_delivering_it_later_publishes_it_once(
     assert forge.deliver_all(job) == 0
     (run,) = gh.repos[REPO].ci.runs_on(sha)
     assert (run.name, run.status) == ("Stepwise", "in_progress")
+
+
+def test_on_github_enterprise_server_the_same_calls_work(tmp_path: Path, job: Job) -> None:
+    """GHES: the API under /api/v3 in version 2022-11-28 only, the log download outside it."""
+    with FakeGitHub(root=tmp_path / "ghes", enterprise=True) as ghes:
+        ghes.add_repo(OWNER, NAME, {"calc/a.py": "x = 1\n"})
+        sha = ghes.branch_head(REPO, "main")
+        assert sha is not None
+        played = CiPlayer(ghes, ghes.repos[REPO]).report(sha, "tests", "failure", log="E boom\n")
+        client = GitHubApp(app_id=ghes.app_id, private_key=ghes.private_key_pem,
+                           base_url=ghes.base_url, timeout=10).client(1)
+        forge = GitHubForge(client, REPO)
+        report = forge.ci_report(job, sha)
+        assert report is not None and [c.name for c in report.observed] == ["tests"]
+        (failure,) = forge.ci_failures(job, sha, report.observed)
+        assert failure.log_tail == "E boom" and played.job is not None
+        assert not [r for r in ghes.requests if r.status >= 400]
