@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +41,7 @@ from tests.kit import (
 )
 from tests.kit.github_api import Call, Reply, dispatch
 from tests.kit.github_auth import check_jwt, shared_app_key
+from tests.kit.github_faults import Failure, Hold
 from tests.kit.github_git_http import GIT_PATH, serve_git
 from tests.kit.github_graphql import graphql
 from tests.kit.github_model import DEFAULT_INSTALLATION_ID, FakeRepo
@@ -68,29 +69,6 @@ class RecordedRequest:
     headers: dict[str, str]
     status: int = 0
     accepted_permissions: str = ""  # the answer's X-Accepted-GitHub-Permissions
-
-
-@dataclass
-class Hold:
-    """Requests matching `method`, `pattern` and `query` wait until `release` is set (a call GitHub
-    is slow to answer); `hit` is set when the first one arrives."""
-
-    method: str
-    pattern: re.Pattern[str]
-    query: dict[str, str]
-    hit: threading.Event = field(default_factory=threading.Event)
-    release: threading.Event = field(default_factory=threading.Event)
-
-
-@dataclass
-class Failure:
-    method: str
-    pattern: re.Pattern[str]
-    status: int
-    times: int
-    headers: dict[str, str] = field(default_factory=dict)
-    body: Any = None
-    after: bool = False  # apply the request, then answer with this failure ("done, then 502")
 
 
 class FakeGitHub(GitHubState):
