@@ -1,6 +1,7 @@
 """The repository's CI on GitHub (part of the GitHub adapter): the check runs and commit statuses of
 a commit, what the base branch requires (branch protection and rulesets), a failing check's
-annotations and Actions job log tail, re-running checks, and Stepwise's own check runs.
+annotations and Actions job log tail, re-running checks, and Stepwise's own check runs (found
+again by external id; the job's run left behind on an old head is closed as superseded).
 
 Every call goes through `Installation._call`, so faults become StepwiseErrors as everywhere in
 the adapter (5xx, 429 and rate limits retryable; a missing permission needs a human). Endpoints
@@ -19,12 +20,16 @@ from typing import Any
 
 from bot.github.client import MAX_PAGES, PER_PAGE, ForgeError, Installation
 from jobs.domain.annotations import MESSAGE_CHARS, Annotation
+from jobs.domain.check_runs import JOB_CHECK_NAME
 from jobs.domain.ci import CheckObservation, from_commit_status
 from jobs.domain.errors import RetryClass
+from jobs.domain.model import Job
 from jobs.domain.redact import redact
 from jobs.ports import CiFailure
 
 log = logging.getLogger(__name__)
+JOB_CHECK_SUFFIX = ":job"  # the external id of the job's `Stepwise` run ends so
+LAST_JOB_RUN = "job_check_run"  # job.extra: where the `Stepwise` run was last sent (sha, id)
 ACTIONS_SLUG = "github-actions"
 LOG_TAIL_LINES = 100
 LOG_READ_CHARS = 2_000_000  # only the end of a larger log is looked at
@@ -222,6 +227,14 @@ class RepositoryCi:
             lambda: self.find_check_run(body))
         return int(created["id"])
 
+    def supersede_check_run(self, run_id: int, head_sha: str) -> None:
+        """Close a run the branch head left behind (gone already: nothing to do)."""
+        self.client._call(lambda gh: gh.checks.update(self.owner, self.name, run_id, data={
+            "status": "completed", "conclusion": "neutral",
+            "output": {"title": f"Superseded by {head_sha[:7]}",
+                       "summary": f"The branch moved on: see the run on `{head_sha[:7]}`."}}),
+            missing=None)
+
     def _update(self, existing: dict[str, Any], body: dict[str, Any]) -> int:
         update = {k: v for k, v in body.items() if k != "head_sha"}
         output = dict(update.get("output") or {})
@@ -255,3 +268,22 @@ def ci_failures(ci: RepositoryCi, failing: Sequence[CheckObservation]) -> list[C
         found.append(CiFailure(check=check.name, conclusion=check.conclusion or "failure",
                                url=check.url, annotations=tuple(annotations), log_tail=tail))
     return found
+
+
+def is_own_check(name: str) -> bool:
+    """`Stepwise` (the job's run) and `Stepwise / batch K`."""
+    return name == JOB_CHECK_NAME or name.startswith(f"{JOB_CHECK_NAME} / ")
+
+
+def send_check_run(ci: RepositoryCi, job: Job, body: dict[str, Any]) -> None:
+    """Create or update one check run. The job's `Stepwise` run lives on the branch head; when
+    the head moved, the run left on the old head (in progress, or asking at a gate) is closed as
+    `neutral`, "superseded", so no commit shows a job that waits forever."""
+    run_id = ci.upsert_check_run(body)
+    if not str(body["external_id"]).endswith(JOB_CHECK_SUFFIX):
+        return
+    last = job.extra.get(LAST_JOB_RUN)
+    if isinstance(last, dict) and last.get("sha") != body["head_sha"] and last.get("open"):
+        ci.supersede_check_run(int(last["id"]), str(body["head_sha"]))
+    job.extra[LAST_JOB_RUN] = {"sha": body["head_sha"], "id": run_id,
+                               "open": body.get("conclusion") in (None, "action_required")}

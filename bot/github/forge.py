@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from bot.commands.spec import PREFIX
-from bot.github.ci import RepositoryCi, ci_failures
+from bot.github.ci import RepositoryCi, ci_failures, is_own_check, send_check_run
 from bot.github.client import ForgeError, Installation
 from jobs.domain import outbox
-from jobs.domain.check_runs import JOB_CHECK_NAME, CheckRunDraft
+from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import RetryClass
 from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, Job, JobStatus
@@ -149,7 +149,7 @@ class GitHubForge:
         elif key.startswith("resumed:"):
             self.upsert(job, self.thread(job), key, text)
         elif key.startswith(outbox.CHECK_PREFIX):
-            self.ci().upsert_check_run(json.loads(text))
+            send_check_run(self.ci(), job, json.loads(text))
         else:
             log.warning("nothing publishes this yet", extra={"job_id": job.id, "key": key})
 
@@ -289,11 +289,6 @@ class GitHubForge:
 
 
 __all__ = ["ForgeError", "GitHubForge", "marker"]
-
-
-def is_own_check(name: str) -> bool:
-    """`Stepwise` (the job's run) and `Stepwise / batch K`."""
-    return name == JOB_CHECK_NAME or name.startswith(f"{JOB_CHECK_NAME} / ")
 
 
 def reported_milestone(job: Job) -> int:

@@ -229,3 +229,18 @@ def test_on_github_enterprise_server_the_same_calls_work(tmp_path: Path, job: Jo
         (failure,) = forge.ci_failures(job, sha, report.observed)
         assert failure.log_tail == "E boom" and played.job is not None
         assert not [r for r in ghes.requests if r.status >= 400]
+
+
+def test_the_job_run_left_on_an_old_head_is_closed_as_superseded(
+        gh: FakeGitHub, client: Installation, sha: str, job: Job) -> None:
+    forge = GitHubForge(client, REPO)
+    forge.publish_check_run(job, _draft(job, sha, JobCheckState.AT_GATE))
+    newer = gh.push_files(REPO, "main", {"calc/a.py": "x = 3\n"}, "batch 2")
+    forge.publish_check_run(job, _draft(job, newer))
+    forge.publish_check_run(job, _draft(job, newer))  # the same head again: nothing superseded
+    (old,) = gh.repos[REPO].ci.runs_on(sha)
+    (new,) = gh.repos[REPO].ci.runs_on(newer)
+    assert (old.status, old.conclusion, old.title) == ("completed", "neutral",
+                                                        f"Superseded by {newer[:7]}")
+    assert (new.status, new.conclusion) == ("in_progress", None)
+    assert len(gh.requests_to("PATCH", rf"/check-runs/{old.id}$")) == 1
