@@ -66,6 +66,10 @@ def test_a_green_per_milestone_job_and_its_check_run_states(ci_world: World) -> 
     assert job.status is JobStatus.COMPLETED, (job.status, job.gate)
     done = job_check(world, job.head_sha)
     assert (done.status, done.conclusion) == ("completed", "success")
+    left_behind = [r for r in world.gh.repos[REPO].ci.runs.values()
+                   if r.name == "Stepwise" and r.head_sha != job.head_sha]
+    assert left_behind and {(r.status, r.conclusion) for r in left_behind} == {
+        ("completed", "neutral")}  # superseded, none waiting forever on an old commit
     note = world.gh.read_file(world.repo, job.note_path, ref=job.branch) or ""
     assert "tests" in note and "CI" in note
 
