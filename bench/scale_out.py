@@ -63,7 +63,8 @@ def sample_repo(batches: int, sleep_s: float) -> dict[str, str | bytes]:
     """`batches` modules each calling legacy.old_total() once; validation only sleeps."""
     config = {"validate": [f'python -c "import time; time.sleep({sleep_s})"'],
               "allow_commands": ["python"], "batch_size": 1,
-              "batches_per_milestone": batches + 1, "require_plan_approval": False}
+              "batches_per_milestone": batches + 1, "require_plan_approval": False,
+              "ci": {"wait": "off"}}  # the sample has no CI (with it on, the grace would dominate)
     files: dict[str, str | bytes] = {
         "README.md": "# app\n",
         ".github/stepwise.yml": yaml.safe_dump(config, sort_keys=False),

@@ -11,6 +11,7 @@ from jobs.domain.config import CONFIG_PATH
 
 MAX_BODY_CHARS = 65_536
 INSTALLATION_EVENTS = ("installation", "installation_repositories")
+CI_EVENTS = ("check_run", "check_suite", "status", "workflow_run")
 
 
 class Kind(StrEnum):
@@ -22,6 +23,7 @@ class Kind(StrEnum):
     PUSH = "push"  # a push to a stepwise/ branch by someone else
     BASE_PUSH = "base_push"  # a push to the default branch: the base of the repository's jobs
     INSTALLATION = "installation"
+    CI = "ci"  # a check run created or completed, a suite or workflow run completed, a status
     IGNORED = "ignored"
 
 
@@ -53,6 +55,10 @@ class Event(BaseModel):
     account: str = ""  # installation events: the account the App is installed on
     repos: tuple[str, ...] = ()  # installation events: the repositories added or removed
     config_changed: bool = False  # a push to another branch that may change .github/stepwise.yml
+    sha: str = ""  # CI events: the commit whose checks changed
+    check_name: str = ""  # CI events: the check run, workflow, suite's app or status context
+    check_app: str = ""  # CI events: the slug of the app that reported it ("" for a status)
+    check_app_id: int = 0
 
 
 class MalformedPayloadError(ValueError):
@@ -86,7 +92,8 @@ def normalise(event_name: str, delivery_id: str, payload: Any) -> Event:
     if not isinstance(payload, dict):
         raise MalformedPayloadError("the payload is not a JSON object")
     action = payload.get("action", "")
-    if event_name not in ("issues", "issue_comment", "pull_request", "push", *INSTALLATION_EVENTS):
+    if event_name not in ("issues", "issue_comment", "pull_request", "push", *INSTALLATION_EVENTS,
+                          *CI_EVENTS):
         return Event(kind=Kind.IGNORED, delivery_id=delivery_id, reason=f"event {event_name}")
     try:
         if event_name in INSTALLATION_EVENTS:
@@ -190,4 +197,27 @@ def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[s
             return Event(kind=Kind.IGNORED, reason="push to another branch",
                          config_changed=changed, **common)
         return Event(kind=Kind.PUSH, ref=ref, after=str(payload.get("after", "")), **common)
+    if event_name in CI_EVENTS:
+        return ci_event(event_name, action, payload, common)
     return Event(kind=Kind.IGNORED, reason=f"{event_name}.{action}", **common)
+
+
+def ci_event(event_name: str, action: str, payload: dict[str, Any], common: dict[str, Any]) -> Event:
+    """A check run that appeared or completed, a check suite or workflow run that completed, or
+    a commit status: the sha whose CI a waiting job may be waiting on, and who reported it
+    (what else happens to a check changes nothing a waiting job shows)."""
+    if event_name == "status":
+        state = str(_get(payload, "state"))
+        return Event(kind=Kind.CI, reason=f"status.{state}", sha=str(_get(payload, "sha")),
+                     check_name=str(payload.get("context") or ""), **common)
+    body = _get(payload, event_name)
+    if action != "completed" and not (event_name == "check_run" and action == "created"):
+        return Event(kind=Kind.IGNORED, reason=f"{event_name}.{action}", **common)
+    app = body.get("app") if isinstance(body, dict) else None
+    if event_name == "workflow_run":
+        app = {"slug": "github-actions", "id": 0}
+    name = body.get("name") if event_name != "check_suite" else (app or {}).get("slug")
+    return Event(kind=Kind.CI, reason=f"{event_name}.{action}", sha=str(_get(body, "head_sha")),
+                 check_name=str(name or ""),
+                 check_app=str(app.get("slug") or "") if isinstance(app, dict) else "",
+                 check_app_id=int(app.get("id") or 0) if isinstance(app, dict) else 0, **common)

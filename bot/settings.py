@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     call_backoff_s: tuple[float, ...] = Field(default=(0.5, 1.0, 2.0), max_length=10)
     # How often the reconciler re-publishes what GitHub has not confirmed (bot.server.reconciler).
     reconcile_interval_s: int = Field(default=20, ge=1, le=3600)
+    # How long a job waiting for CI goes without its checks read before the reconciler queues a
+    # step that reads them (a missed webhook; bot.server.ci_poll).
+    ci_poll_s: int = Field(default=60, ge=1, le=3600)
     max_running_per_repo: int = Field(default=1, ge=1, le=100)
     # Per installation id, overriding max_running_per_repo, e.g. '{"12345": 3}'.
     installation_limits: dict[int, int] = {}

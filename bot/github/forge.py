@@ -10,11 +10,13 @@ comment (the pull request is found again by its head branch).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from bot.commands.spec import PREFIX
+from bot.github.ci import RepositoryCi, ci_failures, is_own_check, send_check_run
 from bot.github.client import ForgeError, Installation
 from jobs.domain import outbox
 from jobs.domain.check_runs import CheckRunDraft
@@ -147,6 +149,8 @@ class GitHubForge:
             self.finish(job)
         elif key.startswith("resumed:"):
             self.upsert(job, self.thread(job), key, text)
+        elif key.startswith(outbox.CHECK_PREFIX):
+            send_check_run(self.ci(), job, json.loads(text))
         else:
             log.warning("nothing publishes this yet", extra={"job_id": job.id, "key": key})
 
@@ -253,19 +257,36 @@ class GitHubForge:
         known[key] = self.client.create_comment(self.owner, self.name, number, body,
                                                 marker=tag).id
 
-    # -- the repository's CI (issue 17 wires these to the Checks, Statuses and Actions APIs) --
+    # -- the repository's CI: the Checks, Statuses and Actions APIs (bot/github/ci.py) ---------
+    def ci(self) -> RepositoryCi:
+        return RepositoryCi(self.client, f"{self.owner}/{self.name}")
+
     def ci_report(self, job: Job, sha: str) -> CiReport | None:
-        return None
+        """The checks on `sha` and what the base requires of the repository's CI: a protection
+        that requires Stepwise's own `Stepwise` check (to hold merges until the job is done) is
+        not a check the job can wait for, so it is left out."""
+        ci = self.ci()
+        required = ci.required(job.base_branch)
+        protected = tuple(name for name in required.names if not is_own_check(name))
+        return CiReport(observed=(*ci.check_runs(sha), *ci.statuses(sha)),
+                        protected=protected, strict=required.strict)
 
     def ci_failures(self, job: Job, sha: str,
                     failing: Sequence[CheckObservation]) -> list[CiFailure]:
-        return []
+        return ci_failures(self.ci(), failing)
 
     def rerun_checks(self, job: Job, sha: str, checks: Sequence[CheckObservation]) -> None:
-        return None
+        asked = self.ci().rerun(checks)
+        log.info("asked CI to run checks again", extra={"job_id": job.id, "sha": sha,
+                                                         "asked": asked})
 
     def publish_check_run(self, job: Job, draft: CheckRunDraft) -> None:
-        return None
+        """Owe the run under `check:<external id>` (with its body, so the reconciler can publish
+        it from the record alone), then create or update it; a fault leaves it owed."""
+        key = f"{outbox.CHECK_PREFIX}{draft.external_id}"
+        outbox.owe(job, key, Publication.CHECK_RUN.value, now=self.clock(),
+                   text=json.dumps(draft.payload()))
+        self.deliver(job, key)
 
 
 __all__ = ["ForgeError", "GitHubForge", "marker"]

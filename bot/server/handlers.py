@@ -22,6 +22,7 @@ from bot.commands import (
 from bot.events import Event, Kind
 from bot.github.client import ForgeError
 from bot.server import reconciler, steps
+from bot.server.ci_events import on_ci_event
 from bot.server.context import ServerContext
 from bot.server.installations import end_removed_jobs
 from bot.server.keys import comment_key, pull_key
@@ -370,7 +371,7 @@ def handle_event(ctx: ServerContext, payload: dict[str, Any]) -> None:
     routes = {Kind.LABELED: on_labeled, Kind.COMMENT: on_comment,
               Kind.ISSUE_EDITED: on_issue_edited, Kind.ISSUE_CLOSED: on_closed,
               Kind.PULL_CLOSED: on_closed, Kind.PUSH: on_push, Kind.BASE_PUSH: on_push,
-              Kind.INSTALLATION: end_removed_jobs}
+              Kind.INSTALLATION: end_removed_jobs, Kind.CI: on_ci_event}
     route = routes.get(event.kind)
     if route is not None and event.repo and not event.installation_id:
         # GitHub's schema lets a delivery lack `installation`: ask which one holds the repo.

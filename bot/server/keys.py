@@ -11,6 +11,7 @@
   slots:<repo>          the jobs of a repository running now; waiting:<repo> those in line
   comment:<id>          one comment's progress: commands applied, answers, done
   delivery:<id>         a webhook delivery already taken (dedupe, three days)
+  ci:<repo>@<sha>       a set: the jobs waiting for the repository's CI on that commit
   metrics:<name>        the counters and histograms; metrics:seen:<job> what was counted
 """
 
@@ -63,3 +64,7 @@ def comment_key(comment_id: int | str) -> str:
 
 def delivery_key(delivery_id: str) -> str:
     return f"{PREFIX}delivery:{delivery_id}"
+
+
+def ci_key(repo: str, sha: str) -> str:
+    return f"{PREFIX}ci:{repo}@{sha}"

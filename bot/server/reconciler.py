@@ -20,6 +20,7 @@ from typing import Any
 from redis import Redis
 
 from bot.events import Event, Kind
+from bot.server import ci_poll
 from bot.server.context import ServerContext
 from bot.server.keys import job_key
 from bot.server.steps import ACTIVE, RECONCILER, schedule_advance
@@ -82,6 +83,7 @@ def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -
     ids = ctx.store.job_ids(limit=SCAN_LIMIT)
     docs = read_documents(ctx.redis, ids)
     result.scanned = len(docs)
+    ci_poll.poll_ci_waits(ctx, docs)  # jobs waiting for CI whose webhook may have been missed
     idle = {i: d for i, d in docs.items()
             if JobStatus(d.get("status", "queued")) not in ACTIVE or d.get("ci_wait")}
     owing = [i for i, d in idle.items() if owes(d)][:MAX_JOBS_PER_PASS]

@@ -10,7 +10,7 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
-from bot.server.keys import JOBS, batches_key, events_key, issue_key, job_key
+from bot.server.keys import JOBS, batches_key, ci_key, events_key, issue_key, job_key
 from jobs.adapters.codec import assemble, batch_text, document, event_line
 from jobs.adapters.store import ConflictError, checking_writes
 from jobs.domain.errors import StateError
@@ -109,6 +109,7 @@ class RedisStore:
                 if job.events[logged:]:
                     pipe.ltrim(events_key(job.id), 0, logged - 1)  # drop lines of a lost save
                     pipe.rpush(events_key(job.id), *(event_line(e) for e in job.events[logged:]))
+                _index_ci_wait(pipe, job, stored.get("ci_wait"), doc.get("ci_wait"))
                 if current is None:
                     pipe.set(issue_key(_repo_of(job), job.number), job.id)
                     pipe.zadd(JOBS, {job.id: job.created_at.timestamp()})
@@ -133,6 +134,8 @@ class RedisStore:
         return job
 
     def delete(self, job: Job) -> None:
+        if job.ci_wait is not None:
+            self.redis.srem(ci_key(_repo_of(job), job.ci_wait.sha), job.id)
         self.redis.delete(job_key(job.id), batches_key(job.id),
                           events_key(job.id))
         self.redis.zrem(JOBS, job.id)
@@ -151,6 +154,19 @@ def _stored_doc(job_id: str, raw: bytes | str | None) -> dict[str, Any]:
         raise StateError(f"the Redis record of job {job_id} is damaged: {str(exc)[:200]}",
                          hint="restore Redis from its append-only file, or delete the record "
                          "to rebuild the job from GitHub") from None
+
+
+def _index_ci_wait(pipe: Any, job: Job, before: Any, after: Any) -> None:
+    """Keep `ci:<repo>@<sha>` (the jobs waiting on that commit's CI) in step with `ci_wait`, in
+    the save's transaction, so a CI webhook finds its jobs with one read."""
+    old = before.get("sha") if isinstance(before, dict) else None
+    new = after.get("sha") if isinstance(after, dict) else None
+    if old == new:
+        return
+    if old:
+        pipe.srem(ci_key(_repo_of(job), old), job.id)
+    if new:
+        pipe.sadd(ci_key(_repo_of(job), new), job.id)
 
 
 def _repo_of(job: Job) -> str:

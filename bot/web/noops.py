@@ -12,7 +12,7 @@ import re
 import redis
 
 from bot.events import Event, Kind
-from bot.server.keys import issue_key
+from bot.server.keys import ci_key, issue_key
 
 DEFAULT_TRIGGER_LABEL = "stepwise"
 TRIGGER_LABEL_TTL_S = 3600
@@ -61,6 +61,8 @@ def noop_reason(event: Event, connection: redis.Redis) -> str:
         if any(is_trigger(label, known) for label in event.labels):
             return ""  # a job whose record was lost is rebuilt by the worker
         return "no job on this issue"
+    if event.kind is Kind.CI:  # one read: does a job wait on this commit's CI?
+        return "" if connection.exists(ci_key(event.repo, event.sha)) else "no job waits on this commit"
     if event.kind is Kind.PULL_CLOSED:
         match = JOB_BRANCH.match(event.head_ref)
         if not event.head_ref.startswith(BRANCH_PREFIX):

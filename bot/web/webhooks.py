@@ -44,6 +44,8 @@ def wants_worker(event: Event, app_slug: str) -> bool:
     if event.kind is Kind.COMMENT:
         lowered = event.body.lower()
         return not event.sender_is_bot and (PREFIX in lowered or f"@{app_slug}" in lowered)
+    if event.kind is Kind.CI:  # what Stepwise's own check runs report wakes nothing
+        return event.check_app != app_slug
     # Only the App's own pushes are its own: another bot's push is someone else's commit.
     return not (event.kind is Kind.PUSH and event.sender.casefold() == f"{app_slug}[bot]")
 

@@ -217,6 +217,15 @@ class PullRequest(Record):
     draft: bool = True  # False once marked ready, or when drafts were not available
 
 
+class JobCheckRun(Record):
+    """Where the job's `Stepwise` check run was last sent: the commit, the run, whether it was
+    left open (in progress, or asking at a gate) and must be closed when the head moves."""
+
+    sha: str
+    id: int
+    open: bool
+
+
 class ServerState(Record):
     """What only server mode keeps about a job: where it lives on GitHub, the comments it edits
     in place, and the worker's bookkeeping (queue position, interruptions, transient retries)."""
@@ -229,6 +238,7 @@ class ServerState(Record):
     transient_failures: int = 0  # transient faults in a row, for the back-off
     retry_scheduled: bool = False  # a back-off retry is queued: do not queue another step
     rebuilt: bool = False  # rebuilt from GitHub after its record was lost
+    job_check_run: JobCheckRun | None = None
 
     def installation(self) -> int:
         """The installation id; a job started through a webhook always has one."""

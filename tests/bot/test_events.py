@@ -16,6 +16,17 @@ TITLE = "Replace os.path with pathlib in src/"
 COMMON = {"delivery_id": "d-1", "repo": REPO, "installation_id": 1}
 
 EXPECTED: dict[str, dict[str, Any]] = {
+    "check_run.completed": {**COMMON, "kind": Kind.CI, "sender": "bob", "reason": "check_run.completed",
+                            "sha": "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
+                            "check_name": "Octocoders-linter", "check_app": "github-actions",
+                            "check_app_id": 29310},
+    "check_suite.completed": {**COMMON, "kind": Kind.CI, "reason": "check_suite.completed",
+                              "sha": "ec26c3e57ca3a959ca5aad62de7213c562f8c821", "check_app_id": 29310},
+    "status": {**COMMON, "kind": Kind.CI, "reason": "status.success", "check_app": "",
+               "sha": "6113728f27ae82c7b1a177c8d03f9e96e0adf246", "check_name": "default"},
+    "workflow_run.completed": {**COMMON, "kind": Kind.CI, "reason": "workflow_run.completed",
+                               "sha": "5779607b49aab1200488439f02372c57b4f75444",
+                               "check_name": "Manually triggered workflow", "check_app": "github-actions"},
     "installation.created": {"kind": Kind.INSTALLATION, "delivery_id": "d-1", "installation_id": 1,
                              "reason": "installation.created", "account": "octo-org"},
     "issue_comment.created": {
@@ -143,10 +154,43 @@ def test_other_actions_are_ignored(event_name: str, action: str) -> None:
     assert event.kind is Kind.IGNORED and action in event.reason
 
 
-@pytest.mark.parametrize("event_name", ["check_run", "workflow_run", "star", "ping"])
+@pytest.mark.parametrize("event_name", ["deployment", "workflow_job", "star", "ping"])
 def test_other_events_are_ignored_without_reading_the_payload(event_name: str) -> None:
     event = normalise(event_name, "d", {"anything": True})
     assert event.kind is Kind.IGNORED and event_name in event.reason
+
+
+@pytest.mark.parametrize(("name", "action"), [
+    ("check_run.completed", "requested_action"), ("check_run.completed", "rerequested"),
+    ("check_suite.completed", "requested"), ("workflow_run.completed", "in_progress"),
+])
+def test_ci_events_that_finish_nothing_are_ignored(name: str, action: str) -> None:
+    payload = make_event(name)
+    payload["action"] = action
+    event = normalise(event_header(name), "d", payload)
+    assert event.kind is Kind.IGNORED and event.reason == f"{event_header(name)}.{action}"
+
+
+@pytest.mark.parametrize("state", ["pending", "error"])
+def test_every_status_names_its_sha(state: str) -> None:
+    payload = make_event("status")
+    payload["state"] = state
+    event = normalise("status", "d", payload)
+    assert (event.kind, event.reason, event.sha) == (Kind.CI, f"status.{state}", payload["sha"])
+
+
+def test_a_check_run_that_appears_is_a_ci_event() -> None:
+    payload = make_event("check_run.completed")
+    payload["action"] = "created"
+    event = normalise("check_run", "d", payload)
+    assert (event.kind, event.reason) == (Kind.CI, "check_run.created")
+
+
+def test_a_ci_event_without_its_sha_is_malformed() -> None:
+    payload = make_event("check_run.completed")
+    del payload["check_run"]["head_sha"]
+    with pytest.raises(MalformedPayloadError, match="head_sha"):
+        normalise("check_run", "d", payload)
 
 
 @pytest.mark.parametrize(("action", "key"), [("added", "repositories_added"),

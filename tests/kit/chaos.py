@@ -173,7 +173,8 @@ def sample_repo(*, files: int = FILES, require_plan_approval: bool = False,
     one batch per file, all in one milestone unless `batches_per_milestone` says otherwise."""
     config = {"validate": [VALIDATE], "allow_commands": ["python"], "batch_size": 1,
               "batches_per_milestone": batches_per_milestone or max(files, 12),
-              "require_plan_approval": require_plan_approval}
+              "require_plan_approval": require_plan_approval,
+              "ci": {"wait": "off"}}  # no CI here: with it on, each milestone waits out the grace
     tree: dict[str, str | bytes] = {
         "README.md": "# app\n",
         ".github/stepwise.yml": yaml.safe_dump(config, sort_keys=False),

@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,9 +31,17 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from tests.kit import github_routes, github_routes_orgs, github_routes_pulls
+from tests.kit import (
+    github_routes,
+    github_routes_actions,
+    github_routes_checks,
+    github_routes_orgs,
+    github_routes_pulls,
+    github_routes_statuses,
+)
 from tests.kit.github_api import Call, Reply, dispatch
 from tests.kit.github_auth import check_jwt, shared_app_key
+from tests.kit.github_faults import Failure, Hold
 from tests.kit.github_git_http import GIT_PATH, serve_git
 from tests.kit.github_graphql import graphql
 from tests.kit.github_model import DEFAULT_INSTALLATION_ID, FakeRepo
@@ -45,7 +53,8 @@ if TYPE_CHECKING:
     from githubkit import GitHub
 
 # Importing them registers their routes.
-ENDPOINT_MODULES = (github_routes, github_routes_orgs, github_routes_pulls)
+ENDPOINT_MODULES = (github_routes, github_routes_orgs, github_routes_pulls, github_routes_checks,
+                    github_routes_statuses, github_routes_actions)
 SECONDARY_RATE_LIMIT_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
 )
@@ -60,17 +69,6 @@ class RecordedRequest:
     headers: dict[str, str]
     status: int = 0
     accepted_permissions: str = ""  # the answer's X-Accepted-GitHub-Permissions
-
-
-@dataclass
-class Failure:
-    method: str
-    pattern: re.Pattern[str]
-    status: int
-    times: int
-    headers: dict[str, str] = field(default_factory=dict)
-    body: Any = None
-    after: bool = False  # apply the request, then answer with this failure ("done, then 502")
 
 
 class FakeGitHub(GitHubState):
@@ -93,6 +91,7 @@ class FakeGitHub(GitHubState):
         self.api_versions = tuple(api_versions or (GHES_VERSIONS if enterprise else GITHUB_COM_VERSIONS))
         self.requests: list[RecordedRequest] = []
         self.failures: list[Failure] = []
+        self.holds: list[Hold] = []
         self._chaos: tuple[float, tuple[int, ...], random.Random, re.Pattern[str]] | None = None
         self._private_key = private_key
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -171,6 +170,13 @@ class FakeGitHub(GitHubState):
                           after)
         self.failures.append(failure)
 
+    def hold(self, method: str, path_regex: str, *, query: dict[str, str] | None = None) -> Hold:
+        """Keep matching requests waiting (without the fake's lock) until `.release.set()`;
+        `.hit.wait()` returns once one arrived: a test can kill a worker while it waits."""
+        held = Hold(method.upper(), re.compile(path_regex), dict(query or {}))
+        self.holds.append(held)
+        return held
+
     def fail_secondary_rate_limit(self, method: str, path_regex: str, *, retry_after: int = 1,
                                   times: int = 1) -> None:
         self.fail(method, path_regex, 403, times=times, headers={"Retry-After": str(retry_after)},
@@ -228,6 +234,11 @@ class FakeGitHub(GitHubState):
             path = path[len(self.api_prefix):] or "/"
         else:
             path = "/graphql" if is_graphql else "/-" + path
+        for held in self.holds:
+            if held.method in ("*", method) and held.pattern.search(path) and \
+                    all(query.get(k) == v for k, v in held.query.items()):
+                held.hit.set()
+                held.release.wait(timeout=60)
         try:
             payload = json.loads(body) if body else None
         except ValueError:
@@ -249,9 +260,10 @@ class FakeGitHub(GitHubState):
             return self._encode(reply)
 
     def _encode(self, reply: Reply) -> tuple[int, dict[str, str], bytes]:
-        data = json.dumps(reply.body).encode()
+        raw = isinstance(reply.body, bytes)  # a log file, or a redirect's empty body
+        data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
         headers = {
-            "Content-Type": "application/json; charset=utf-8",
+            "Content-Type": "text/plain; charset=utf-8" if raw else "application/json; charset=utf-8",
             "X-GitHub-Request-Id": uuid.uuid4().hex[:16].upper(),
             "X-GitHub-Media-Type": "github.v3; format=json", "X-RateLimit-Limit": "5000",
             "X-RateLimit-Remaining": "4999", "X-RateLimit-Used": "1", "X-RateLimit-Resource": "core",

@@ -89,7 +89,8 @@ UNDECLARED = "metadata=read"  # what a route that names no permission needs (tes
 
 def route(method: str, pattern: str, auth: str = "repo", *,
           permissions: str | None = None) -> Callable[[Handler], Handler]:
-    """Register a handler; `auth` is 'jwt' (the App itself), 'token' (any installation token) or 'repo'.
+    """Register a handler; `auth` is 'jwt' (the App itself), 'token' (any installation token), 'repo'
+    or 'public' (no credentials: a signed download link).
 
     `permissions` is what GitHub sends as X-Accepted-GitHub-Permissions for the endpoint
     ('issues=write; pull_requests=write': either set will do); a token without them gets GitHub's 403.
@@ -113,6 +114,8 @@ def bearer(call: Call) -> tuple[str, str] | None:
 
 
 def authenticate(call: Call, auth: str, jwt_check: Callable[[str], str | None]) -> None:
+    if auth == "public":  # a signed download URL: the link is the credential
+        return
     credentials = bearer(call)
     if auth == "jwt":
         problem = "A JSON web token could not be decoded"

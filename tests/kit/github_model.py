@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tests.kit.github_ci_model import RepoCi
 from tests.kit.github_permissions import granted_permissions
 
 DEFAULT_INSTALLATION_ID = 1
@@ -110,6 +111,7 @@ class FakeRepo:
     collaborators: dict[str, str] = field(default_factory=dict)
     next_number: int = 1
     clone_url: str = ""  # the bare repo's path (or its http URL when the fake serves git)
+    ci: RepoCi = field(default_factory=RepoCi)  # check runs, statuses, protection, Actions
 
     @property
     def full_name(self) -> str:

@@ -56,7 +56,9 @@ class GitHubState:
         self.user_ids: dict[str, int] = {}
         self.custom_roles: dict[str, str] = {}  # organisation custom repository role -> base role
         self.teams: dict[tuple[str, str], set[str]] = {}  # (org, team slug) -> member logins
-        self._ids = {"repo": 100_000, "issue": 200_000, "comment": 300_000, "reaction": 400_000}
+        self._ids = {"repo": 100_000, "issue": 200_000, "comment": 300_000, "reaction": 400_000,
+                     "check_suite": 500_000, "check_run": 600_000, "status": 700_000,
+                     "workflow_run": 800_000}
 
     @property
     def bot_login(self) -> str:

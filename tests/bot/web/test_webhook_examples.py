@@ -29,6 +29,8 @@ def expected(event: str, payload: dict[str, Any]) -> dict[str, Any]:
         return {"kind": Kind.INSTALLATION, "installation_id": payload["installation"]["id"],
                 "account": login(payload["installation"].get("account")),
                 "reason": f"{event}.{action}"}
+    if event in ("check_run", "check_suite", "status", "workflow_run"):
+        return expected_ci(event, payload)
     if event not in ("issues", "issue_comment", "pull_request", "push"):
         return {"kind": Kind.IGNORED}
     common = {"repo": payload["repository"]["full_name"],
@@ -58,6 +60,20 @@ def expected(event: str, payload: dict[str, Any]) -> dict[str, Any]:
         changed = "body" in (payload.get("changes") or {})
         return {**fields, "kind": Kind.ISSUE_EDITED if changed else Kind.IGNORED}
     return {**fields, "kind": Kind.ISSUE_CLOSED}
+
+
+def expected_ci(event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """CI events: a check run created or completed, a suite or workflow run completed, any
+    commit status; each names its commit and who reported it."""
+    common = {"repo": payload["repository"]["full_name"]}
+    action = payload.get("action")
+    if event == "status":
+        return {**common, "kind": Kind.CI, "sha": payload["sha"], "check_app": ""}
+    if action != "completed" and (event, action) != ("check_run", "created"):
+        return {**common, "kind": Kind.IGNORED}
+    body = payload[event]
+    app = "github-actions" if event == "workflow_run" else (body.get("app") or {}).get("slug", "")
+    return {**common, "kind": Kind.CI, "sha": body["head_sha"], "check_app": app or ""}
 
 
 def test_every_recorded_payload_is_accepted_and_normalised(world: World) -> None:

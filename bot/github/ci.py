@@ -1,0 +1,290 @@
+"""The repository's CI on GitHub (part of the GitHub adapter): the check runs and commit statuses of
+a commit, what the base branch requires (branch protection and rulesets), a failing check's
+annotations and Actions job log tail, re-running checks, and Stepwise's own check runs (found
+again by external id; the job's run left behind on an old head is closed as superseded).
+
+Every call goes through `Installation._call`, so faults become StepwiseErrors as everywhere in
+the adapter (5xx, 429 and rate limits retryable; a missing permission needs a human). Endpoints
+are the ones the App's permissions reach: `checks: write`, `statuses: read`, `actions: read`,
+`contents`/`metadata` for what a branch requires (the protection endpoint itself would need
+`administration: read`, which the App does not ask for).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.github.client import MAX_PAGES, PER_PAGE, ForgeError, Installation
+from jobs.domain.annotations import MESSAGE_CHARS, Annotation
+from jobs.domain.check_runs import JOB_CHECK_NAME
+from jobs.domain.ci import CheckObservation, from_commit_status
+from jobs.domain.errors import RetryClass
+from jobs.domain.model import Job
+from jobs.domain.records import JobCheckRun
+from jobs.domain.redact import redact
+from jobs.ports import CiFailure
+
+log = logging.getLogger(__name__)
+JOB_CHECK_SUFFIX = ":job"  # the external id of the job's `Stepwise` run ends so
+ACTIONS_SLUG = "github-actions"
+LOG_TAIL_LINES = 100
+LOG_READ_CHARS = 2_000_000  # only the end of a larger log is looked at
+MAX_READ_ANNOTATIONS = 200  # per failing check
+# Actions prefixes every log line with its time: "2024-05-01T12:00:00.1234567Z ".
+_LOG_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ")
+
+
+@dataclass(frozen=True)
+class Required:
+    """The base branch's required status checks (protection and rulesets together)."""
+
+    names: tuple[str, ...] = ()
+    strict: bool = False
+
+
+def _json(response: Any) -> Any:
+    return response.json()
+
+
+class RepositoryCi:
+    """One repository's CI, read and written as one installation."""
+
+    def __init__(self, client: Installation, full_name: str) -> None:
+        self.client = client
+        self.owner, self.name = full_name.split("/", 1)
+
+    def _pages(self, fetch: Any, key: str | None) -> list[dict[str, Any]]:
+        """Every item of a paged list (`key`: the list inside GitHub's `{total_count, key}`)."""
+        found: list[dict[str, Any]] = []
+        for page in range(1, MAX_PAGES + 1):
+
+            def read(gh: Any, page: int = page) -> Any:
+                return _json(fetch(gh, page))
+
+            data = self.client._call(read)
+            items = data.get(key, []) if key is not None and isinstance(data, dict) else data
+            found.extend(item for item in items or [] if isinstance(item, dict))
+            if len(items or []) < PER_PAGE:
+                break
+        return found
+
+    # -- reading a commit's checks ----------------------------------------------------------------
+    def check_runs(self, sha: str) -> list[CheckObservation]:
+        """The newest check run of each name on `sha` (every app's), all pages."""
+        runs = self._pages(lambda gh, page: gh.checks.list_for_ref(
+            self.owner, self.name, sha, filter_="latest", per_page=PER_PAGE, page=page), "check_runs")
+        return [CheckObservation(name=str(run.get("name", "")), status=str(run.get("status", "")),
+                                 conclusion=run.get("conclusion"),
+                                 url=str(run.get("html_url") or run.get("details_url") or ""),
+                                 app_slug=str((run.get("app") or {}).get("slug", "")),
+                                 run_id=int(run.get("id", 0)))
+                for run in runs]
+
+    def statuses(self, sha: str) -> list[CheckObservation]:
+        """The newest commit status of each context on `sha` (the combined status), all pages."""
+        statuses = self._pages(lambda gh, page: gh.repos.get_combined_status_for_ref(
+            self.owner, self.name, sha, per_page=PER_PAGE, page=page), "statuses")
+        return [from_commit_status(str(s.get("context", "")), str(s.get("state", "")),
+                                   str(s.get("target_url") or "")) for s in statuses]
+
+    def required(self, branch: str) -> Required:
+        """What `branch` requires before merging: its protection's required status checks (seen
+        in `GET /branches/{branch}`) and the rulesets' `required_status_checks` rules. A branch
+        that is gone or not protected requires nothing."""
+        data = self.client._call(lambda gh: _json(gh.repos.get_branch(self.owner, self.name, branch)),
+                                 missing={})
+        names: list[str] = []
+        strict = False
+        protection = data.get("protection") if isinstance(data, dict) else None
+        if isinstance(data, dict) and data.get("protected") and isinstance(protection, dict):
+            checks = protection.get("required_status_checks") or {}
+            if checks.get("enforcement_level", "off") != "off":
+                names += [str(c) for c in checks.get("contexts") or []]
+                names += [str(c.get("context")) for c in checks.get("checks") or []
+                          if isinstance(c, dict) and c.get("context")]
+                strict = bool(checks.get("strict", False))
+        rules = self._branch_rules(branch)
+        for rule in rules:
+            if rule.get("type") != "required_status_checks":
+                continue
+            parameters = rule.get("parameters") or {}
+            names += [str(c.get("context")) for c in parameters.get("required_status_checks") or []
+                      if isinstance(c, dict) and c.get("context")]
+            strict = strict or bool(parameters.get("strict_required_status_checks_policy"))
+        return Required(tuple(dict.fromkeys(names)), strict)
+
+    def _branch_rules(self, branch: str) -> list[dict[str, Any]]:
+        try:
+            return self._pages(lambda gh, page: gh.repos.get_branch_rules(
+                self.owner, self.name, branch, per_page=PER_PAGE, page=page), None)
+        except ForgeError as exc:
+            if exc.evidence.get("status") == 404:  # rulesets unavailable (older GHES)
+                return []
+            raise
+
+    # -- a failing check's details ---------------------------------------------------------------
+    def annotations(self, run_id: int) -> list[Annotation]:
+        items: list[dict[str, Any]] = []
+        for page in range(1, MAX_PAGES + 1):
+
+            def read(gh: Any, page: int = page) -> Any:
+                return _json(gh.checks.list_annotations(self.owner, self.name, run_id,
+                                                        per_page=PER_PAGE, page=page))
+
+            batch = self.client._call(read, missing=[])
+            items += [item for item in batch if isinstance(item, dict)]
+            if len(batch) < PER_PAGE or len(items) >= MAX_READ_ANNOTATIONS:
+                break
+        return [Annotation(path=str(item.get("path", "")), line=int(item.get("start_line") or 1),
+                           message=redact(str(item.get("message") or ""))[:MESSAGE_CHARS],
+                           level=str(item.get("annotation_level") or "failure"),
+                           title=redact(str(item.get("title") or "")))
+                for item in items[:MAX_READ_ANNOTATIONS] if item.get("path")]
+
+    def job_log_tail(self, job_id: int, lines: int = LOG_TAIL_LINES) -> str:
+        """The last `lines` lines of an Actions job's log (GitHub answers with a redirect to a
+        short-lived download URL, which githubkit follows), without Actions' timestamps and
+        redacted; "" when the log is gone."""
+        text = self.client._call(lambda gh: gh.actions.download_job_logs_for_workflow_run(
+            self.owner, self.name, job_id).text, missing="")
+        tail = str(text)[-LOG_READ_CHARS:].splitlines()[-lines:]
+        return redact("\n".join(_LOG_TIME.sub("", line) for line in tail))
+
+    # -- re-running ------------------------------------------------------------------------------
+    def rerun(self, checks: Sequence[CheckObservation]) -> list[str]:
+        """Ask CI to run `checks` again; returns what was asked. Actions: re-run the failed jobs
+        of each workflow run once (with `actions: read` only, GitHub refuses that, and the check
+        suite is re-requested instead); other apps: re-request their check suite. Commit statuses
+        cannot be re-run from here and are left alone."""
+        asked: list[str] = []
+        done_runs: set[int] = set()
+        done_suites: set[int] = set()
+        for check in checks:
+            if not check.run_id:
+                continue
+            if check.app_slug == ACTIONS_SLUG:
+                job = self._job(check.run_id)
+                run_id = int(job.get("run_id", 0)) if isinstance(job, dict) else 0
+                if run_id in done_runs:
+                    continue
+                if run_id and self._rerun_failed_jobs(run_id):
+                    done_runs.add(run_id)
+                    asked.append(f"workflow run {run_id}: failed jobs")
+                    continue
+            suite_id = self._suite_of(check.run_id)
+            if suite_id and suite_id not in done_suites:
+                self._rerequest_suite(suite_id)
+                done_suites.add(suite_id)
+                asked.append(f"check suite {suite_id}")
+        return asked
+
+    def _job(self, job_id: int) -> Any:
+        return self.client._call(lambda gh: _json(gh.actions.get_job_for_workflow_run(
+            self.owner, self.name, job_id)), missing={})
+
+    def _rerequest_suite(self, suite_id: int) -> None:
+        self.client._call(lambda gh: gh.checks.rerequest_suite(self.owner, self.name, suite_id),
+                          missing=None)
+
+    def _rerun_failed_jobs(self, run_id: int) -> bool:
+        try:
+            self.client._call(lambda gh: gh.actions.re_run_workflow_failed_jobs(
+                self.owner, self.name, run_id))
+        except ForgeError as exc:
+            if exc.evidence.get("status") in (403, 404):  # no `actions: write`, or the run is gone
+                return False
+            raise
+        return True
+
+    def _suite_of(self, run_id: int) -> int:
+        run = self.client._call(lambda gh: _json(gh.checks.get(self.owner, self.name, run_id)),
+                                missing={})
+        suite = run.get("check_suite") if isinstance(run, dict) else None
+        return int(suite.get("id", 0)) if isinstance(suite, dict) else 0
+
+    # -- Stepwise's own check runs ----------------------------------------------------------------
+    def find_check_run(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The run made for `body` before: same name and external id on the same commit."""
+        runs = self._pages(lambda gh, page: gh.checks.list_for_ref(
+            self.owner, self.name, body["head_sha"], check_name=body["name"], filter_="all",
+            per_page=PER_PAGE, page=page), "check_runs")
+        return next((run for run in runs if run.get("external_id") == body["external_id"]), None)
+
+    def upsert_check_run(self, body: dict[str, Any]) -> int:
+        """Create the check run `body` (a CheckRunDraft's payload), or update the one its external
+        id finds; its id. A create that GitHub made but answered with a fault is found again
+        before trying anew."""
+        existing = self.find_check_run(body)
+        if existing is not None:
+            return self._update(existing, body)
+        created = self.client._create_once(
+            lambda: self.client._call(lambda gh: _json(gh.checks.create(self.owner, self.name,
+                                                                        data=body))),
+            lambda: self.find_check_run(body))
+        return int(created["id"])
+
+    def supersede_check_run(self, run_id: int, head_sha: str) -> None:
+        """Close a run the branch head left behind (gone already: nothing to do)."""
+        self.client._call(lambda gh: gh.checks.update(self.owner, self.name, run_id, data={
+            "status": "completed", "conclusion": "neutral",
+            "output": {"title": f"Superseded by {head_sha[:7]}",
+                       "summary": f"The branch moved on: see the run on `{head_sha[:7]}`."}}),
+            missing=None)
+
+    def _update(self, existing: dict[str, Any], body: dict[str, Any]) -> int:
+        update = {k: v for k, v in body.items() if k != "head_sha"}
+        output = dict(update.get("output") or {})
+        if (existing.get("output") or {}).get("annotations_count"):
+            output.pop("annotations", None)  # GitHub adds annotations to those already there
+        update["output"] = output
+        if update.get("status") != "completed":
+            update.pop("conclusion", None)
+        run_id = int(existing["id"])
+        self.client._call(lambda gh: gh.checks.update(self.owner, self.name, run_id, data=update))
+        return run_id
+
+
+def ci_failures(ci: RepositoryCi, failing: Sequence[CheckObservation]) -> list[CiFailure]:
+    """Each failing check with its annotations and (Actions) log tail; a detail GitHub cannot
+    give now is left empty: the verdict stands without it."""
+    found: list[CiFailure] = []
+    for check in failing:
+        annotations: list[Annotation] = []
+        tail = ""
+        if check.run_id:
+            try:
+                annotations = ci.annotations(check.run_id)
+                if check.app_slug == ACTIONS_SLUG:
+                    tail = ci.job_log_tail(check.run_id)
+            except ForgeError as exc:
+                if exc.retry_class is RetryClass.DO_NOT_RETRY:
+                    raise
+                log.warning("could not read a failing check's details", extra={
+                    "check": check.name, "code": exc.code})
+        found.append(CiFailure(check=check.name, conclusion=check.conclusion or "failure",
+                               url=check.url, annotations=tuple(annotations), log_tail=tail))
+    return found
+
+
+def is_own_check(name: str) -> bool:
+    """`Stepwise` (the job's run) and `Stepwise / batch K`."""
+    return name == JOB_CHECK_NAME or name.startswith(f"{JOB_CHECK_NAME} / ")
+
+
+def send_check_run(ci: RepositoryCi, job: Job, body: dict[str, Any]) -> None:
+    """Create or update one check run. The job's `Stepwise` run lives on the branch head; when
+    the head moved, the run left on the old head (in progress, or asking at a gate) is closed as
+    `neutral`, "superseded", so no commit shows a job that waits forever."""
+    run_id = ci.upsert_check_run(body)
+    if not str(body["external_id"]).endswith(JOB_CHECK_SUFFIX):
+        return
+    last = job.server.job_check_run
+    if last is not None and last.sha != body["head_sha"] and last.open:
+        ci.supersede_check_run(last.id, str(body["head_sha"]))
+    job.server.job_check_run = JobCheckRun(
+        sha=str(body["head_sha"]), id=run_id,
+        open=body.get("conclusion") in (None, "action_required"))
