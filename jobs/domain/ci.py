@@ -147,3 +147,19 @@ def ci_verdict(requirement: CiRequirement, observed: Sequence[CheckObservation],
         late = tuple(check for check in checks if not check.done)
         return CiVerdict(CiState.TIMED_OUT, source, checks, late, missing)
     return CiVerdict(CiState.PENDING, source, checks, (), missing)
+
+
+WORKFLOWS_DIR = ".github/workflows"
+
+
+def expects_ci(requirement: CiRequirement, *, on_commit: Sequence[CheckObservation],
+               on_base: Sequence[CheckObservation], workflow_files: Sequence[str]) -> bool:
+    """Whether the repository has CI worth waiting for on a commit just pushed: named or
+    required checks, a check already seen on it, GitHub Actions workflows in its tree, or checks
+    from anyone but Stepwise on the base's head. A repository with none of these has no CI, and
+    waiting for it would only cost NO_CHECKS_GRACE at every milestone."""
+    if requirement.configured or requirement.protected:
+        return True
+    if any(name.endswith((".yml", ".yaml")) for name in workflow_files):
+        return True
+    return bool(requirement.names(on_commit)[0] or requirement.names(on_base)[0])

@@ -14,7 +14,14 @@ from datetime import timedelta
 from typing import Literal
 
 from jobs.adapters.workspace import WithdrawRefusedError
-from jobs.domain.ci import CiRequirement, CiState, CiVerdict, ci_verdict
+from jobs.domain.ci import (
+    WORKFLOWS_DIR,
+    CiRequirement,
+    CiState,
+    CiVerdict,
+    ci_verdict,
+    expects_ci,
+)
 from jobs.domain.ci_notes import attempt_failure, checks_of, failure_report, scope_words
 from jobs.domain.model import Batch, BatchStatus, CiResult, CiWait, Gate, Job, JobStatus
 from jobs.domain.note_parts import short
@@ -48,8 +55,13 @@ def waiting(engine: JobContext) -> Outcome:
 def begin(engine: JobContext, *, scope: Scope, number: int, sha: str) -> bool:
     """Start waiting for CI on `sha`; False when this forge has no CI (local mode)."""
     job = engine.job
-    report = engine.services.forge.ci_report(job, sha)
+    forge = engine.services.forge
+    report = forge.ci_report(job, sha)
     if report is None:
+        return False
+    if not _has_ci(engine, report, sha):
+        engine.event("ci", f"no CI in this repository ({NO_CI_SIGNS}): {short(sha)} "
+                     "is not waited for")
         return False
     # The same commit again (a deterministic batch redone after its withdrawal): the runs that
     # rejected it before are not its verdict now; the runs its new push starts are.
@@ -60,6 +72,22 @@ def begin(engine: JobContext, *, scope: Scope, number: int, sha: str) -> bool:
                          rerun_of=stale)
     engine.event("ci", f"waiting for CI on {short(sha)} ({scope_words(scope, number)})")
     return True
+
+
+NO_CI_SIGNS = ("no required or named checks, no workflow files, no checks on the base's head")
+
+
+def _has_ci(engine: JobContext, report: CiReport, sha: str) -> bool:
+    job = engine.job
+    need = requirement(job, report)
+    if need.configured or need.protected or need.names(report.observed)[0]:
+        return True
+    workflows = engine.services.repository.git(
+        "ls-tree", "--name-only", f"{sha}:{WORKFLOWS_DIR}", check=False).split()
+    base = engine.services.forge.ci_report(job, job.base_sha) if not workflows else None
+    return expects_ci(need, on_commit=report.observed,
+                      on_base=base.observed if base is not None else (),
+                      workflow_files=workflows)
 
 
 # -- the hooks ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from jobs.domain.model import Job
 from tests.bot.conftest import REPO, SECRET, World, open_world
 from tests.kit.github_ci import CiPlayer
 from tests.kit.github_ci_model import CheckRun
-from tests.kit.local_e2e import BROKEN_MODULE, config_text, sample_files
+from tests.kit.local_e2e import BROKEN_MODULE, CI_WORKFLOW, config_text, sample_files
 
 FAILING_LOG = "".join(f"2026-12-01T12:00:00.0000000Z step {n}\n" for n in range(150)) + (
     f"2026-12-01T12:00:01.0000000Z FAILED tests/test_calc.py::test_total - AssertionError\n"
@@ -26,7 +26,7 @@ def ci_world(request: pytest.FixtureRequest, tmp_path: Path, redis_url: str) -> 
     """The sample (3 batches, 2 per milestone) with `ci` from the test's `ci_config` marker."""
     marker = request.node.get_closest_marker("ci_config")
     ci: dict[str, Any] = dict(marker.args[0]) if marker else {"wait": "per_milestone"}
-    files = sample_files(config=config_text(ci=ci))
+    files = {**sample_files(config=config_text(ci=ci)), **CI_WORKFLOW}
     with open_world(tmp_path, redis_url, files=files, ci_poll_s=30) as opened:
         yield opened
 

@@ -13,7 +13,6 @@ import httpx
 import pytest
 import redis
 import uvicorn
-import yaml
 from fastapi import FastAPI
 from rq import SimpleWorker
 
@@ -23,7 +22,6 @@ from bot.server.worker import install_handlers, queue
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.adapters.sandbox import make_sandbox
-from jobs.domain.config import CONFIG_PATH
 from tests.kit.github import FakeGitHub
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.redis_server import free_port
@@ -111,21 +109,6 @@ class World:
         return [c.body for c in self.gh.comments_on(self.repo, number)]
 
 
-def without_ci(files: dict[str, str | bytes]) -> dict[str, str | bytes]:
-    """The repositories of these stories have no CI: with `ci.wait` on, each milestone would wait
-    out the grace for a commit on which no check appears, so a config that does not name `ci`
-    gets `ci.wait: off` (tests/bot/test_app_ci_e2e.py names it and plays a CI)."""
-    text = files.get(CONFIG_PATH)
-    try:
-        config = yaml.safe_load(text) if isinstance(text, str) else None
-    except yaml.YAMLError:
-        return files  # a broken config is what that test is about
-    if not isinstance(config, dict) or "ci" in config:
-        return files
-    return {**files, CONFIG_PATH: yaml.safe_dump({**config, "ci": {"wait": "off"}},
-                                                 sort_keys=False)}
-
-
 @contextmanager
 def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] | None = None,
                github: dict[str, Any] | None = None, **settings: Any) -> Iterator[World]:
@@ -135,8 +118,8 @@ def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] 
     connection = redis.Redis.from_url(redis_url)
     connection.flushdb()
     with FakeGitHub(root=tmp_path / "github", **(github or {})) as gh:
-        gh.add_repo(OWNER, NAME, without_ci(files or sample_files(
-            broken=True, config=config_text(batches_per_milestone=1))))
+        gh.add_repo(OWNER, NAME, files or sample_files(
+            broken=True, config=config_text(batches_per_milestone=1)))
         gh.add_issue(REPO, "Replace old_sum() with new_sum()", ISSUE_BODY, user="maria")
         for login, role in {"maria": "maintain", "rita": "read", "tom": "triage"}.items():
             gh.set_permission(REPO, login, role)

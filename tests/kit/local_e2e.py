@@ -94,6 +94,11 @@ def config_text(**overrides: Any) -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
+# A GitHub Actions workflow: what tells Stepwise a repository has CI to wait for.
+CI_WORKFLOW = {".github/workflows/ci.yml": "name: ci\non: [push]\njobs:\n  test:\n"
+               "    runs-on: ubuntu-latest\n    steps:\n      - run: python -m pytest -q\n"}
+
+
 def sample_files(*, broken: bool = False, failing_baseline: bool = False,
                  config: str | None = None) -> dict[str, str | bytes]:
     files: dict[str, str | bytes] = {

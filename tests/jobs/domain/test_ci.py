@@ -10,6 +10,7 @@ from jobs.domain.ci import (
     CiState,
     RequiredFrom,
     ci_verdict,
+    expects_ci,
     from_commit_status,
 )
 
@@ -85,3 +86,18 @@ def test_a_repository_without_ci_passes_after_the_grace() -> None:
     after = verdict([], minutes=6)
     assert after.state is CiState.PASSED
     assert after.progress() == "CI: no checks reported on this commit"
+
+
+def test_a_repository_shows_ci_by_its_workflows_its_checks_or_its_base() -> None:
+    plain = CiRequirement()
+    seen = [CheckObservation("build", "queued", app_slug="circleci")]
+    own = [CheckObservation("Stepwise / batch 1", "completed", "success", app_slug="stepwise")]
+    assert not expects_ci(plain, on_commit=(), on_base=(), workflow_files=())
+    assert not expects_ci(plain, on_commit=own, on_base=own, workflow_files=["README.md"])
+    assert expects_ci(plain, on_commit=(), on_base=(), workflow_files=["ci.yml"])
+    assert expects_ci(plain, on_commit=seen, on_base=(), workflow_files=())
+    assert expects_ci(plain, on_commit=(), on_base=seen, workflow_files=())
+    assert expects_ci(CiRequirement(configured=("build",)), on_commit=(), on_base=(),
+                      workflow_files=())
+    assert expects_ci(CiRequirement(protected=("build",)), on_commit=(), on_base=(),
+                      workflow_files=())

@@ -19,8 +19,8 @@ from jobs.engine.context import Outcome, Services
 from jobs.engine.engine import Engine
 from jobs.engine.start import create_job
 from tests.kit.forge import InMemoryForge
-from tests.kit.local_e2e import NUMBER, build_sample, config_text, issue
-from tests.kit.repos import git
+from tests.kit.local_e2e import CI_WORKFLOW, NUMBER, config_text, issue, sample_files
+from tests.kit.repos import git, make_repo
 
 
 @dataclass
@@ -64,14 +64,16 @@ class CiRig:
 
 
 def rig(tmp_path: Path, *, ci: dict[str, Any] | None = None, has_ci: bool = True,
-        server: bool = True, task: IssueTask | None = None, llm: LlmSettings | None = None,
+        workflows: bool = True, server: bool = True, task: IssueTask | None = None, llm: LlmSettings | None = None,
         **config: Any) -> CiRig:
     """A job planned on the sample (3 batches of 2 files; 2 batches per milestone unless
-    `config` says otherwise), not started yet."""
+    `config` says otherwise), not started yet; with `workflows`, the sample has a GitHub Actions
+    workflow (what tells a repository with CI from one without)."""
     settings: dict[str, Any] = dict(config)
     if ci is not None:
         settings["ci"] = ci
-    repo = build_sample(tmp_path / "repo", config=config_text(**settings))
+    files = sample_files(config=config_text(**settings))
+    repo = make_repo(tmp_path / "repo", {**files, **CI_WORKFLOW} if workflows else files)
     repository = Repository(repo)
     forge = InMemoryForge(has_ci=has_ci)
     clock = Clock()

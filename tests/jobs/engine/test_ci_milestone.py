@@ -33,6 +33,22 @@ def waiting_at_milestone_1(tmp_path: Path, **ci: object) -> CiRig:
     return ci_rig
 
 
+def test_a_repository_without_ci_is_not_waited_for(tmp_path: Path) -> None:
+    ci_rig = rig(tmp_path, workflows=False)  # server mode, default per_milestone, no CI at all
+    outcome = ci_rig.advance(yes=True)
+    job = ci_rig.job
+    assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
+    assert job.ci_wait is None and job.ci_results == []
+    assert any(e.kind == "ci" and "no CI in this repository" in e.message for e in job.events)
+
+
+def test_checks_on_the_base_head_mean_the_repository_has_ci(tmp_path: Path) -> None:
+    ci_rig = rig(tmp_path, workflows=False)  # no workflow files, but an outside CI app
+    ci_rig.forge.report_check(ci_rig.job.base_sha, "ci/circleci: test")
+    ci_rig.advance(yes=True)
+    assert ci_rig.job.waiting_for_ci
+
+
 def red_tests(ci_rig: CiRig, sha: str) -> None:
     ci_rig.forge.failure_details["tests"] = CiFailure(
         "tests", "failure", TESTS_URL,
