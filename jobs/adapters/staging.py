@@ -64,12 +64,26 @@ def index_info(changes: Iterable[Change], blobs: dict[str, str]) -> bytes:
 def clean_worktree(worktree: Path, private: Path) -> None:
     """Remove what git itself never looks at: every `.git` planted anywhere in the worktree (a
     file, link or directory; no tracked path can hold one, and git's own clean skips them in
-    tracked directories) and state a stopped command left in the private git directory."""
-    for planted in planted_git_entries(worktree):
-        remove_entry(planted)
+    tracked directories), special files (fifos, sockets), empty directories (git tracks none)
+    and state a stopped command left in the private git directory."""
+    planted, empty = leftover_entries(worktree)
+    for entry in planted:
+        remove_entry(entry)
+    for directory in [*empty, *(entry.parent for entry in planted)]:
+        _remove_empty(directory, worktree)
     for entry in private.iterdir():
         if entry.name not in _PRIVATE_KEEP:
             remove_entry(entry)
+
+
+def _remove_empty(directory: Path, root: Path) -> None:
+    """rmdir `directory` and each parent left empty by it, never `root` itself."""
+    while directory != root:
+        try:
+            directory.rmdir()
+        except OSError:  # not empty (or gone): its parents are not empty either
+            return
+        directory = directory.parent
 
 
 def remove_entry(path: Path) -> None:
@@ -82,14 +96,30 @@ def remove_entry(path: Path) -> None:
 
 
 def planted_git_entries(root: Path) -> list[Path]:
-    """Every entry named `.git` (any case) under `root`, not descending into links (about
-    25 ms for 20,000 files: directory reads only, no stat)."""
-    found, pending = [], [str(root)]
+    """Every entry named `.git` (any case) under `root`, not descending into links."""
+    return [entry for entry in leftover_entries(root)[0] if entry.name.lower() == ".git"]
+
+
+def leftover_entries(root: Path) -> tuple[list[Path], list[Path]]:
+    """Every entry named `.git` (any case) under `root` and every special file (git ignores
+    both), and every empty directory, not descending into links: one walk of directory reads,
+    no stat (about 100 ms for 100,000 files). It never descends into a planted `.git`."""
+    found: list[Path] = []
+    empty: list[Path] = []
+    pending = [str(root)]
     while pending:
-        with os.scandir(pending.pop()) as entries:
+        directory = pending.pop()
+        seen = False
+        with os.scandir(directory) as entries:
             for entry in entries:
-                if entry.name.lower() == ".git":
+                seen = True
+                name = entry.name
+                if len(name) == 4 and name.lower() == ".git":
                     found.append(Path(entry.path))
                 elif entry.is_dir(follow_symlinks=False):
                     pending.append(entry.path)
-    return found
+                elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+                    found.append(Path(entry.path))  # a fifo, socket or device
+        if not seen and directory != str(root):
+            empty.append(Path(directory))
+    return found, empty
