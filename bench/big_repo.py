@@ -44,3 +44,25 @@ def make_repository(path: Path, files: int, extra: Mapping[str, str | bytes] | N
     done = subprocess.run(["git", "-C", str(path), "rev-parse", branch], check=True,
                           capture_output=True, text=True)
     return done.stdout.strip()
+
+
+def grow_branch(git_dir: Path, branch: str, files: int) -> str:
+    """Add `files` modules (under `pkg/`) to `branch` of the repository at `git_dir` (bare or
+    not) in one new commit on top of its head; returns the new head."""
+    if files <= 0:
+        return subprocess.run(["git", "--git-dir", str(git_dir), "rev-parse", branch],
+                              check=True, capture_output=True, text=True).stdout.strip()
+    chunks: list[bytes] = [
+        f"commit refs/heads/{branch}\n"
+        "committer Bench <bench@example.com> 1700000000 +0000\n"
+        f"data 9\ngenerate\nfrom refs/heads/{branch}^0\n".encode(),
+    ]
+    for number in range(files):
+        data = module_text(number)
+        chunks.append(f"M 100644 inline {module_path(number)}\ndata {len(data)}\n".encode()
+                      + data + b"\n")
+    chunks.append(b"\n")
+    subprocess.run(["git", "--git-dir", str(git_dir), "fast-import", "--quiet", "--force"],
+                   input=b"".join(chunks), check=True)
+    return subprocess.run(["git", "--git-dir", str(git_dir), "rev-parse", branch], check=True,
+                          capture_output=True, text=True).stdout.strip()

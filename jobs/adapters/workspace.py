@@ -188,16 +188,15 @@ class Repository:
 
     def open_worktree(self, path: Path, sha: str, *, keep: bool = False) -> Worktree:
         """A worktree at `sha`: with `keep`, the one this repository left at `path` (a job's,
-        kept between its steps) reset to `sha` at the cost of what changed; otherwise, or when
-        there is none that this repository made, a fresh one replacing whatever is at `path`.
+        kept between its steps) reset to `sha` at the cost of what changed, before anything
+        sees it (its user's first `reset(sha)` is that reset); otherwise, or when there is none
+        that this repository made, a fresh one replacing whatever is at `path`.
 
         The directory holds only the tree's files; its HEAD and index live in `<path>.git`,
         a private git directory whose `commondir` is this repository's."""
         private = path.with_name(f"{path.name}.git")
         if keep and self.holds_worktree(path):
-            worktree = Worktree(self, path, private)
-            worktree.reset(sha)
-            return worktree
+            return Worktree(self, path, private, reset_to=sha)
         for stale in (path, private):
             if stale.is_symlink() or stale.is_file():
                 stale.unlink()

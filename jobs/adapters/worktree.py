@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from jobs.adapters import dir_scan
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.staging import Change, clean_worktree, collect_changes, index_info, remove_entry
 from jobs.adapters.worktree_restore import (
@@ -41,40 +42,65 @@ class Worktree:
     `head` is the commit the files were last reset to: diffs are taken against it and it is
     the HEAD of the private git directory (for the few porcelain commands, e.g. `revert`)."""
 
-    def __init__(self, repository: Repository, path: Path, private: Path) -> None:
+    def __init__(self, repository: Repository, path: Path, private: Path, *,
+                 reset_to: str | None = None) -> None:
         self.repository = repository
-        self.path = path
+        self._files = path
         self.private = private
-        self.head = (private / "HEAD").read_text(encoding="utf-8").strip()
+        self._head = (private / "HEAD").read_text(encoding="utf-8").strip()
+        # A kept worktree is reset to `reset_to` before anything sees its files or its index:
+        # by its user's own first `reset` (each starts with one), or by the first look.
+        self.pending: str | None = reset_to
         self.resets = 0  # how often the files were put back (a `setup` run is lost each time)
+
+    @property
+    def path(self) -> Path:
+        self._settle()
+        return self._files
+
+    @property
+    def head(self) -> str:
+        self._settle()
+        return self._head
+
+    def _settle(self) -> None:
+        if self.pending is not None:
+            self.reset(self.pending)
 
     def git(self, *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None,
             check: bool = True) -> str:
-        return run_git([*STRICT_STAT, *args], cwd=self.path, git_dir=self.private,
-                       work_tree=self.path, stdin=stdin, env=env, check=check)
+        self._settle()
+        return run_git([*STRICT_STAT, *args], cwd=self._files, git_dir=self.private,
+                       work_tree=self._files, stdin=stdin, env=env, check=check)
 
-    def _process(self, args: Sequence[str], stdin: bytes | None = None) -> tuple[int, bytes, str]:
-        done = git_process([*STRICT_STAT, *args], cwd=self.path, git_dir=self.private,
-                           work_tree=self.path, stdin=stdin)
+    def _process(self, args: Sequence[str], stdin: bytes | None = None,
+                 env: Mapping[str, str] | None = None) -> tuple[int, bytes, str]:
+        self._settle()
+        done = git_process([*STRICT_STAT, *args], cwd=self._files, git_dir=self.private,
+                           work_tree=self._files, stdin=stdin, env=env)
         return done.returncode, done.stdout, done.stderr.decode(errors="replace")
 
     def reset(self, sha: str) -> None:
         """Discard every change: the files are exactly `sha` again, and `sha` is the head."""
+        self.pending = None
         self.restore(sha)
-        if sha != self.head:  # a detached HEAD is just this file; no ref, no reflog, no hook
+        if sha != self._head:  # a detached HEAD is just this file; no ref, no reflog, no hook
             staged = self.private / "HEAD.new"
             staged.write_text(f"{sha}\n", encoding="utf-8")
             staged.replace(self.private / "HEAD")
-            self.head = sha
+            self._head = sha
 
     def restore(self, tree: str) -> None:
         """Put the files back to `tree` (the head does not move): everything that is not in
         it goes, ignored files, planted `.git` entries and unfinished revert state included."""
-        clean_worktree(self.path, self.private)
+        self._settle()
+        walked = clean_worktree(self._files, self.private)
         try:
             self._restore_changed(tree)
         except (WorkspaceError, OSError):
             self.restore_everything(tree)
+        else:  # what the checkout changed is read again; the record vouches for the rest
+            dir_scan.save(self.private, dir_scan.scan(self._files, walked))
         self.resets += 1
 
     def _restore_changed(self, tree: str) -> None:
@@ -88,12 +114,14 @@ class Worktree:
         fixes, checkout = index_fixes(raw)
         if fixes:
             self._ok(self._process(["update-index", "-z", "--index-info"], fixes), "update-index")
-        code, out, err = self._process(STATUS_ARGS)
+        # The one status that may write the index back: the stat data of entries it had to
+        # compare by content (just checked out, or staged) is then kept for the next reset.
+        code, out, err = self._process(STATUS_ARGS, env={"GIT_OPTIONAL_LOCKS": "1"})
         if code != 0:
             raise WorkspaceError(f"git status failed: {err[-300:]}")
         changed, untracked = parse_status(out)
         for rel in untracked:
-            remove_untracked(self.path, rel)
+            remove_untracked(self._files, rel)
         checkout += changed
         if checkout:
             self._ok(self._process(["checkout-index", "--force", "-z", "--stdin"],
@@ -101,7 +129,8 @@ class Worktree:
 
     def restore_everything(self, tree: str) -> None:
         """Start from an empty directory and an empty index: check out the whole of `tree`."""
-        for entry in self.path.iterdir():
+        dir_scan.forget(self.private)
+        for entry in self._files.iterdir():
             remove_entry(entry)
         (self.private / "index").unlink(missing_ok=True)
         self.git("read-tree", "--reset", "-u", tree)
@@ -205,5 +234,6 @@ class Worktree:
         return [name for name in out.split("\0") if name]
 
     def remove(self) -> None:
-        for path in (self.path, self.private):
+        self.pending = None
+        for path in (self._files, self.private):
             shutil.rmtree(path, ignore_errors=True)

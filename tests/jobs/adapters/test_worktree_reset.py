@@ -7,6 +7,7 @@ resets it, and compares every entry with a fresh checkout of the same commit.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from pathlib import Path
@@ -173,8 +174,47 @@ def test_a_worktree_that_cannot_be_trusted_is_checked_out_afresh(
         where.rename(target)
         where.symlink_to(target)
     again = repo.open_worktree(where, sha, keep=True)
+    assert again.path == where  # reset before anything sees the files
     assert not where.is_symlink()
     assert manifest(where) == fresh(repo, sha, tmp_path / "fresh")
     if damage != "corrupt index":  # refused before any reset: a fresh directory
         assert (where / "src/deep/other.py").stat().st_nlink == 1
     assert again.staged_paths() == []
+
+
+def test_a_kept_worktree_is_reset_once_before_anything_sees_it(
+        repo: Repository, repo_path: Path, tmp_path: Path) -> None:
+    sha = head(repo_path)
+    where = tmp_path / "wt" / "issue-6"
+    repo.open_worktree(where, sha, keep=True)
+    (where / "left.txt").write_text("by the last step\n")
+    again = repo.open_worktree(where, sha, keep=True)
+    assert (where / "left.txt").exists()  # nothing done yet: the user's own reset does it
+    again.reset(sha)
+    assert not (where / "left.txt").exists()
+    assert again.resets == 1
+    (where / "left.txt").write_text("again\n")
+    looked = repo.open_worktree(where, sha, keep=True)
+    assert looked.staged_paths() == []  # any look at the files or the index resets first
+    assert not (where / "left.txt").exists()
+
+
+def test_a_git_planted_in_a_directory_the_record_vouched_for_is_removed(
+        repo: Repository, repo_path: Path, tmp_path: Path) -> None:
+    from jobs.adapters import dir_scan
+
+    sha = head(repo_path)
+    where = tmp_path / "wt" / "issue-7"
+    kept = repo.open_worktree(where, sha, keep=True)
+    (where / "junk").write_text("x\n")
+    kept.reset(sha)  # walks, and keeps the record of the directories
+    record = dir_scan.load(kept.private)
+    assert record is not None and "src/deep" in record.dirs
+    later = dataclasses.replace(record, started_ns=record.started_ns + 2 * dir_scan.RACY_NS)
+    dir_scan.save(kept.private, later)  # as if the walk had been two seconds ago
+    (where / "src/deep/.git").mkdir()
+    (where / "src/deep/.git/config").write_text("[core]\n\tfsmonitor = evil\n")
+    again = repo.open_worktree(where, sha, keep=True)
+    again.reset(sha)
+    assert not (where / "src/deep/.git").exists()
+    assert manifest(where) == fresh(repo, sha, tmp_path / "fresh")
