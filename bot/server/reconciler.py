@@ -6,7 +6,8 @@ step) every STEPWISE_RECONCILE_INTERVAL_S, one per interval (a round lock in Red
 reads the documents of the newest SCAN_LIMIT jobs in pipelined batches (no batch records), then
 works only on jobs that wait or ended: a job that is active publishes its own leftovers at its
 next step. Each job is handled under its lease, so a pass never races a step; the cost of a
-pass is bounded by MAX_JOBS_PER_PASS.
+pass is bounded by MAX_JOBS_PER_PASS, and the jobs it works on take turns (`take_turns`): with
+1,000 waiting jobs, each one's comments are read every 20 passes, not only the newest 50's.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ READ_CHUNK = 200  # job documents per pipelined round trip
 MAX_JOBS_PER_PASS = 50  # jobs published to (or whose comments are read) per pass
 COMMENT_GRACE_S = 30.0  # a command comment younger than this may still have its webhook coming
 ROUND_KEY = "stepwise:reconcile:round"
+CURSOR_KEY = "stepwise:reconcile:after:{}"  # the last job id a pass took, per kind of work
 COMMENT_KEY = "stepwise:comment:{}"  # bot/server/handlers.py keeps each comment's progress there
 
 
@@ -84,11 +86,13 @@ def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -
     result.scanned = len(docs)
     idle = {i: d for i, d in docs.items()
             if JobStatus(d.get("status", "queued")) not in ACTIVE or d.get("ci_wait")}
-    owing = [i for i, d in idle.items() if owes(d)][:MAX_JOBS_PER_PASS]
+    owing = take_turns(ctx.redis, "owing", [i for i, d in idle.items() if owes(d)],
+                       MAX_JOBS_PER_PASS)
     for job_id in owing:
         publish_owed(ctx, job_id, result)
-    waiting = [i for i, d in idle.items() if d.get("status") == JobStatus.AWAITING_HUMAN
-               and i not in owing][:MAX_JOBS_PER_PASS - len(owing)]
+    waiting = take_turns(ctx.redis, "waiting",
+                         [i for i, d in idle.items() if d.get("status") == JobStatus.AWAITING_HUMAN
+                          and i not in owing], MAX_JOBS_PER_PASS - len(owing))
     for job_id in waiting:
         try:
             result.commands += unhandled_commands(ctx, job_id, grace_s=comment_grace_s)
@@ -96,6 +100,21 @@ def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -
             log.warning("could not read a job's comments", extra={"job_id": job_id,
                                                                    "code": exc.code})
     return result
+
+
+def take_turns(redis: Redis, kind: str, job_ids: list[str], count: int) -> list[str]:
+    """The next `count` of `job_ids` after the last one a pass took (in id order, wrapping
+    round), so that every job gets its turn across passes however many there are."""
+    if count <= 0 or not job_ids:
+        return []
+    key = CURSOR_KEY.format(kind)
+    raw = redis.get(key)
+    after = raw.decode() if isinstance(raw, bytes) else str(raw or "")
+    ordered = sorted(job_ids)
+    first = next((n for n, job_id in enumerate(ordered) if job_id > after), 0)
+    chosen = (ordered[first:] + ordered[:first])[:count]
+    redis.set(key, chosen[-1])
+    return chosen
 
 
 def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
