@@ -48,3 +48,14 @@ def test_kinds_have_their_own_turns_and_nothing_is_taken_for_nothing(connection:
     assert take_turns(connection, "waiting", ids, 0) == []
     assert take_turns(connection, "waiting", [], 5) == []
     assert take_turns(connection, "owing", ids, 2) == ["c", "a"]
+
+
+def test_a_pass_that_stops_early_moves_the_turn_only_past_what_it_read(
+        connection: redis.Redis) -> None:
+    from bot.server.reconciler import took_turn
+
+    ids = [f"job-{n}" for n in range(6)]
+    chosen = take_turns(connection, "waiting", ids, 4, move=False)
+    assert chosen == ids[:4]
+    took_turn(connection, "waiting", chosen[1])  # its budget ran out after two
+    assert take_turns(connection, "waiting", ids, 4) == ids[2:6]
