@@ -94,9 +94,9 @@ def run_phase(gh: FakeGitHub, connection: redis.Redis, url: str, env: dict[str, 
     store = RedisStore(connection)
     busy0 = cpu_busy()
     start = time.monotonic()
-    for repo, number, _ in issues:
+    for repo, number, installation in issues:
         payload = make_event("issues.labeled", repo=repo, issue_number=number,
-                             sender=MAINTAINER, label="stepwise")
+                             sender=MAINTAINER, label="stepwise", installation_id=installation)
         if deliver(url, "issues", payload, secret=SECRET,
                    delivery_id=f"label-{repo.name}-{number}-{workers}").status_code != 202:
             raise RuntimeError("a label delivery was refused")

@@ -169,7 +169,7 @@ def run(work: Path, jobs: int, repos: int, batches: int, rate: int, seconds: flo
         times, trips, passes = [], [], 0
         covered: set[str] = set()
         needed = -(-len(ids) // MAX_JOBS_PER_PASS)
-        while passes < needed + 2:
+        while passes < 4 * needed:  # the budget may stop a pass before its 50
             before_trips, begin = CountingRedis.trips, time.perf_counter()
             reconcile(ctx, comment_grace_s=0)
             times.append(time.perf_counter() - begin)
