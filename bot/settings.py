@@ -60,9 +60,15 @@ class Settings(BaseSettings):
     max_running_per_repo: int = Field(default=1, ge=1, le=100)
     # Per installation id, overriding max_running_per_repo, e.g. '{"12345": 3}'.
     installation_limits: dict[int, int] = {}
+    # Jobs of one installation running at once across its repositories (0: no limit), so that
+    # one organisation's many repositories cannot hold every worker.
+    max_running_per_installation: int = Field(default=0, ge=0, le=10_000)
 
     def running_limit(self, installation_id: int) -> int:
         return self.installation_limits.get(installation_id, self.max_running_per_repo)
+
+    def installation_running_limit(self) -> int | None:
+        return self.max_running_per_installation or None
 
     @model_validator(mode="after")
     def _one_private_key(self) -> Settings:

@@ -6,13 +6,16 @@ step) every STEPWISE_RECONCILE_INTERVAL_S, one per interval (a round lock in Red
 reads the documents of the newest SCAN_LIMIT jobs in pipelined batches (no batch records), then
 works only on jobs that wait or ended: a job that is active publishes its own leftovers at its
 next step. Each job is handled under its lease, so a pass never races a step; the cost of a
-pass is bounded by MAX_JOBS_PER_PASS.
+pass is bounded by MAX_JOBS_PER_PASS and, for reading comments back, by PASS_BUDGET_S; the jobs
+it works on take turns (`take_turns`): with 1,000 waiting jobs every one's comments are read
+within a few dozen passes, not only the newest 50's.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -27,15 +30,18 @@ from bot.server.steps import ACTIVE, RECONCILER, schedule_advance
 from bot.server.worker import Lease, enqueue, rq_id
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StepwiseError
-from jobs.domain.model import JobStatus
+from jobs.domain.model import JobStatus, OpenGate
+from jobs.domain.records import ServerState
 from jobs.ports import Publication
 
 log = logging.getLogger(__name__)
 SCAN_LIMIT = 2_000  # newest jobs looked at per pass
 READ_CHUNK = 200  # job documents per pipelined round trip
 MAX_JOBS_PER_PASS = 50  # jobs published to (or whose comments are read) per pass
+PASS_BUDGET_S = 1.5  # comments are read back until a pass has run this long; the next goes on
 COMMENT_GRACE_S = 30.0  # a command comment younger than this may still have its webhook coming
 ROUND_KEY = "stepwise:reconcile:round"
+CURSOR_KEY = "stepwise:reconcile:after:{}"  # the last job id a pass took, per kind of work
 COMMENT_KEY = "stepwise:comment:{}"  # bot/server/handlers.py keeps each comment's progress there
 
 
@@ -72,7 +78,8 @@ def owes(doc: dict[str, Any]) -> bool:
     comment was never confirmed (a worker died between opening it and owing it)."""
     gate = doc.get("gate")
     unshown = isinstance(gate, dict) and not gate.get("shown_at")
-    return bool(doc.get("outbox")) or (unshown and "installation_id" in doc.get("extra", {}))
+    server = doc.get("server") or {}
+    return bool(doc.get("outbox")) or (unshown and bool(server.get("installation_id")))
 
 
 def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -> Pass:
@@ -80,24 +87,53 @@ def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -
     comments of jobs at a shown gate for commands nobody handled (written at least
     `comment_grace_s` ago: a webhook still on its way is not a lost one)."""
     result = Pass()
+    deadline = time.monotonic() + PASS_BUDGET_S
     ids = ctx.store.job_ids(limit=SCAN_LIMIT)
     docs = read_documents(ctx.redis, ids)
     result.scanned = len(docs)
     ci_poll.poll_ci_waits(ctx, docs)  # jobs waiting for CI whose webhook may have been missed
     idle = {i: d for i, d in docs.items()
             if JobStatus(d.get("status", "queued")) not in ACTIVE or d.get("ci_wait")}
-    owing = [i for i, d in idle.items() if owes(d)][:MAX_JOBS_PER_PASS]
+    owing = take_turns(ctx.redis, "owing", [i for i, d in idle.items() if owes(d)],
+                       MAX_JOBS_PER_PASS)
     for job_id in owing:
         publish_owed(ctx, job_id, result)
-    waiting = [i for i, d in idle.items() if d.get("status") == JobStatus.AWAITING_HUMAN
-               and i not in owing][:MAX_JOBS_PER_PASS - len(owing)]
-    for job_id in waiting:
+    waiting = take_turns(ctx.redis, "waiting",
+                         [i for i, d in idle.items() if d.get("status") == JobStatus.AWAITING_HUMAN
+                          and i not in owing], MAX_JOBS_PER_PASS - len(owing), move=False)
+    for number, job_id in enumerate(waiting):
+        if number and time.monotonic() > deadline:
+            break  # the rest wait for the next pass, which starts after the last one read
         try:
-            result.commands += unhandled_commands(ctx, job_id, grace_s=comment_grace_s)
+            result.commands += unhandled_commands(ctx, job_id, grace_s=comment_grace_s,
+                                                  doc=idle[job_id])
         except StepwiseError as exc:
             log.warning("could not read a job's comments", extra={"job_id": job_id,
                                                                    "code": exc.code})
+        took_turn(ctx.redis, "waiting", job_id)
     return result
+
+
+def take_turns(redis: Redis, kind: str, job_ids: list[str], count: int, *,
+               move: bool = True) -> list[str]:
+    """The next `count` of `job_ids` after the last one a pass took (in id order, wrapping
+    round), so that every job gets its turn across passes however many there are; without
+    `move`, the caller says which it took (`took_turn`)."""
+    if count <= 0 or not job_ids:
+        return []
+    key = CURSOR_KEY.format(kind)
+    raw = redis.get(key)
+    after = raw.decode() if isinstance(raw, bytes) else str(raw or "")
+    ordered = sorted(job_ids)
+    first = next((n for n, job_id in enumerate(ordered) if job_id > after), 0)
+    chosen = (ordered[first:] + ordered[:first])[:count]
+    if move:
+        took_turn(redis, kind, chosen[-1])
+    return chosen
+
+
+def took_turn(redis: Redis, kind: str, job_id: str) -> None:
+    redis.set(CURSOR_KEY.format(kind), job_id)
 
 
 def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
@@ -125,32 +161,38 @@ def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
         schedule_advance(ctx, latest)  # a command came while the lease was ours: go on
 
 
-def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float) -> list[int]:
+def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
+                       doc: dict[str, Any] | None = None) -> list[int]:
     """Queue the comments written on a waiting job since its gate opened that no webhook
-    brought (their progress key is missing); returns their ids."""
-    job = ctx.store.load_id(job_id)
-    if job is None or job.gate is None or job.gate.shown_at is None or \
-            job.server.installation_id is None:
+    brought (their progress key is missing); returns their ids. `doc`, the job's document
+    the pass already read, spares loading the whole record."""
+    facts = _waiting_facts(doc) if doc is not None else None
+    if facts is None:
+        job = ctx.store.load_id(job_id)
+        if job is None or job.gate is None:
+            return []
+        facts = (job.repo, job.number, job.server, job.gate)
+    repo, job_number, server, gate = facts
+    if gate.shown_at is None or server.installation_id is None:
         return []
     from bot.commands import parse_comment
 
-    client = ctx.installation(job.server.installation())
-    owner, name = job.repo.split("/", 1)
-    pull = job.server.pull
-    threads = [job.number] + ([pull.number] if pull is not None else [])
+    client = ctx.installation(server.installation())
+    owner, name = repo.split("/", 1)
+    threads = [job_number] + ([server.pull.number] if server.pull is not None else [])
     queued = []
     for number in threads:
         for comment in client.comments(owner, name, number):
-            if comment.is_bot or not _after(comment.created_at, job.gate.opened_at) or \
+            if comment.is_bot or not _after(comment.created_at, gate.opened_at) or \
                     not _older(comment.created_at, ctx.clock(), grace_s) or \
                     ctx.redis.exists(COMMENT_KEY.format(comment.id)) or \
                     not parse_comment(comment.body, app_slug=ctx.settings.app_slug):
                 continue
             event = Event(kind=Kind.COMMENT, delivery_id=f"reconciled-{comment.id}",
-                          repo=job.repo, installation_id=job.server.installation(),
+                          repo=repo, installation_id=server.installation(),
                           number=number, sender=comment.author, body=comment.body,
                           comment_id=comment.id, created_at=comment.created_at,
-                          is_pull_request=number != job.number)
+                          is_pull_request=number != job_number)
             enqueue(ctx.redis, "event", event.model_dump(mode="json"),
                     job_id=rq_id("event", event.delivery_id))
             queued.append(comment.id)
@@ -158,6 +200,16 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float) -> li
         log.warning("commands without a webhook; handling them now",
                     extra={"job_id": job_id, "comments": queued})
     return queued
+
+
+def _waiting_facts(doc: dict[str, Any]) -> tuple[str, int, ServerState, OpenGate] | None:
+    """(repo, issue number, server state, gate) from a job document; None if it lacks one."""
+    try:
+        gate = OpenGate.model_validate(doc["gate"])
+        server = ServerState.model_validate(doc.get("server") or {})
+        return str(doc["repo"]), int(doc["number"]), server, gate
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _older(created_at: str, now: datetime, seconds: float) -> bool:

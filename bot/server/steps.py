@@ -21,6 +21,7 @@ from bot.observability import metrics
 from bot.server.context import ServerContext
 from bot.server.keys import lease_key, pull_key
 from bot.server.worker import (
+    InstallationSlots,
     Lease,
     RepoSlots,
     enqueue,
@@ -71,6 +72,12 @@ def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
         if position:
             wait_for_slot(ctx, job, position)
             return
+        shared = installation_slots(ctx, job)
+        position = shared.acquire(job.id, still_running=lambda other: running(ctx, other)) \
+            if shared is not None else 0
+        if position:
+            wait_for_slot(ctx, job, position)
+            return
         try:
             job = step(ctx, job)
         except ConflictError:
@@ -83,6 +90,11 @@ def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
         if waiting is not None:
             enqueue(ctx.redis, "advance", {"job_id": waiting}, retry=False,
                     job_id=rq_id("advance", waiting, "slot", job.id, str(job.version)))
+        shared = installation_slots(ctx, job)
+        waiting = shared.release(job.id) if shared is not None else None
+        if waiting is not None:  # the installation's next job, whichever its repository
+            enqueue(ctx.redis, "advance", {"job_id": waiting}, retry=False,
+                    job_id=rq_id("advance", waiting, "shared-slot", job.id, str(job.version)))
     elif not job.server.retry_scheduled:
         schedule_advance(ctx, job)
 
@@ -93,6 +105,12 @@ SLOT_POLL_S = 10
 def repo_slots(ctx: ServerContext, job: Job) -> RepoSlots:
     limit = ctx.settings.running_limit(job.server.installation_id or 0)
     return RepoSlots(ctx.redis, job.repo, limit)
+
+
+def installation_slots(ctx: ServerContext, job: Job) -> InstallationSlots | None:
+    limit = ctx.settings.installation_running_limit()
+    installation = job.server.installation_id or 0
+    return InstallationSlots(ctx.redis, installation, limit) if limit else None
 
 
 def running(ctx: ServerContext, job_id: str) -> bool:

@@ -189,6 +189,14 @@ class RepoSlots:
             if first else None
 
 
+class InstallationSlots(RepoSlots):
+    """At most `limit` jobs of one installation run at once, whatever their repositories; the
+    others wait in arrival order (`STEPWISE_MAX_RUNNING_PER_INSTALLATION`)."""
+
+    def __init__(self, connection: redis.Redis, installation_id: int, limit: int) -> None:
+        super().__init__(connection, f"installation:{installation_id}", limit)
+
+
 TAKEOVER_GRACE_S = 3.0  # a task takes its lease within this long of RQ starting it
 
 

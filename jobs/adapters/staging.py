@@ -17,13 +17,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs.adapters import dir_scan
 from jobs.adapters.safe_paths import Kind, UnsafePathError, kind_of, read_regular
 
 ZERO_OID = "0" * 40
 _MODES = {Kind.REGULAR: "100644", Kind.EXECUTABLE: "100755", Kind.SYMLINK: "120000"}
 # What a job's private git directory keeps between steps; anything else (a revert's state,
 # MERGE_MSG, ...) is left over from a command that stopped half way.
-_PRIVATE_KEEP = frozenset({"HEAD", "commondir", "index"})
+_PRIVATE_KEEP = frozenset({"HEAD", "commondir", "index", dir_scan.RECORD_NAME})
 
 
 @dataclass(frozen=True)
@@ -61,15 +62,32 @@ def index_info(changes: Iterable[Change], blobs: dict[str, str]) -> bytes:
     return b"".join(records)
 
 
-def clean_worktree(worktree: Path, private: Path) -> None:
+def clean_worktree(worktree: Path, private: Path) -> dir_scan.Scan:
     """Remove what git itself never looks at: every `.git` planted anywhere in the worktree (a
     file, link or directory; no tracked path can hold one, and git's own clean skips them in
-    tracked directories) and state a stopped command left in the private git directory."""
-    for planted in planted_git_entries(worktree):
-        remove_entry(planted)
+    tracked directories), special files (fifos, sockets), empty directories (git tracks none)
+    and state a stopped command left in the private git directory. The walk re-reads only
+    directories that changed since the last one (jobs/adapters/dir_scan.py); the caller walks
+    again once its own changes are made and keeps that record (`dir_scan.save`)."""
+    found = dir_scan.scan(worktree, dir_scan.load(private))
+    for entry in found.found:
+        remove_entry(entry)
+    for directory in [*found.empty, *(entry.parent for entry in found.found)]:
+        _remove_empty(directory, worktree)
     for entry in private.iterdir():
         if entry.name not in _PRIVATE_KEEP:
             remove_entry(entry)
+    return found
+
+
+def _remove_empty(directory: Path, root: Path) -> None:
+    """rmdir `directory` and each parent left empty by it, never `root` itself."""
+    while directory != root:
+        try:
+            directory.rmdir()
+        except OSError:  # not empty (or gone): its parents are not empty either
+            return
+        directory = directory.parent
 
 
 def remove_entry(path: Path) -> None:
@@ -82,14 +100,13 @@ def remove_entry(path: Path) -> None:
 
 
 def planted_git_entries(root: Path) -> list[Path]:
-    """Every entry named `.git` (any case) under `root`, not descending into links (about
-    25 ms for 20,000 files: directory reads only, no stat)."""
-    found, pending = [], [str(root)]
-    while pending:
-        with os.scandir(pending.pop()) as entries:
-            for entry in entries:
-                if entry.name.lower() == ".git":
-                    found.append(Path(entry.path))
-                elif entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-    return found
+    """Every entry named `.git` (any case) under `root`, not descending into links."""
+    return [entry for entry in leftover_entries(root)[0] if entry.name.lower() == ".git"]
+
+
+def leftover_entries(root: Path) -> tuple[list[Path], list[Path]]:
+    """Every entry named `.git` (any case) under `root` and every special file (git ignores
+    both), and every empty directory, not descending into links: one walk of directory reads,
+    no stat (about 100 ms for 100,000 files)."""
+    found = dir_scan.scan(root)
+    return found.found, found.empty

@@ -10,23 +10,18 @@ read by Stepwise itself (regular files only) and written with `hash-object --no-
 from __future__ import annotations
 
 import shutil
-import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from jobs.adapters.git_runner import git_process, run_git
-from jobs.adapters.staging import Change, clean_worktree, collect_changes, index_info, remove_entry
+from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree
 from jobs.domain.errors import WorkspaceError
 
-__all__ = ["BOT_EMAIL", "BOT_NAME", "CommitInfo", "Repository", "WithdrawRefusedError",
-           "Worktree", "run_git"]
+__all__ = ["BOT_EMAIL", "BOT_IDENTITY", "BOT_NAME", "CommitInfo", "Repository",
+           "WithdrawRefusedError", "Worktree", "run_git"]
 
-BOT_NAME = "Stepwise"
-BOT_EMAIL = "stepwise-bot@users.noreply.localhost"
 ZERO_SHA = "0" * 40
-BOT_IDENTITY = {"GIT_AUTHOR_NAME": BOT_NAME, "GIT_AUTHOR_EMAIL": BOT_EMAIL,
-                "GIT_COMMITTER_NAME": BOT_NAME, "GIT_COMMITTER_EMAIL": BOT_EMAIL}
 
 
 class WithdrawRefusedError(WorkspaceError):
@@ -208,12 +203,17 @@ class Repository:
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         return self._process(["merge-base", "--is-ancestor", ancestor, descendant])[0] == 0
 
-    def open_worktree(self, path: Path, sha: str) -> Worktree:
-        """A fresh worktree at `sha`, replacing any stale one left at `path`.
+    def open_worktree(self, path: Path, sha: str, *, keep: bool = False) -> Worktree:
+        """A worktree at `sha`: with `keep`, the one this repository left at `path` (a job's,
+        kept between its steps) reset to `sha` at the cost of what changed, before anything
+        sees it (its user's first `reset(sha)` is that reset); otherwise, or when there is none
+        that this repository made, a fresh one replacing whatever is at `path`.
 
         The directory holds only the tree's files; its HEAD and index live in `<path>.git`,
         a private git directory whose `commondir` is this repository's."""
         private = path.with_name(f"{path.name}.git")
+        if keep and self.holds_worktree(path):
+            return Worktree(self, path, private, reset_to=sha)
         for stale in (path, private):
             if stale.is_symlink() or stale.is_file():
                 stale.unlink()
@@ -224,8 +224,27 @@ class Repository:
         (private / "commondir").write_text(f"{self.git_dir}\n", encoding="utf-8")
         (private / "HEAD").write_text(f"{sha}\n", encoding="utf-8")
         worktree = Worktree(self, path, private)
-        worktree.reset(sha)
+        worktree.restore_everything(sha)
+        worktree.resets += 1
         return worktree
+
+    def holds_worktree(self, path: Path) -> bool:
+        """Whether `path` is a worktree this repository made whose private index can be
+        trusted: real directories (no link), `commondir` naming this repository, a HEAD and
+        an index. The private directory is out of every sandbox's reach, so its index says
+        what the files were when Stepwise last wrote them; a reset that finds it unreadable
+        starts from an empty directory."""
+        private = path.with_name(f"{path.name}.git")
+        try:
+            if path.is_symlink() or private.is_symlink() or not path.is_dir():
+                return False
+            common = (private / "commondir").read_text(encoding="utf-8").strip()
+            head = (private / "HEAD").read_text(encoding="utf-8").strip()
+            index = (private / "index").lstat()
+        except OSError:
+            return False
+        return Path(common) == self.git_dir and len(head) == 40 and index.st_size > 0 \
+            and not (private / "index.lock").exists()
 
 
 def _decode_text(blob: bytes) -> str | None:
@@ -235,146 +254,3 @@ def _decode_text(blob: bytes) -> str | None:
         return blob.decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-class Worktree:
-    """The job's private checkout; edits, validation and commits happen here.
-
-    `head` is the commit the files were last reset to: diffs are taken against it and it is
-    the HEAD of the private git directory (for the few porcelain commands, e.g. `revert`)."""
-
-    def __init__(self, repository: Repository, path: Path, private: Path) -> None:
-        self.repository = repository
-        self.path = path
-        self.private = private
-        self.head = (private / "HEAD").read_text(encoding="utf-8").strip()
-        self.resets = 0  # how often the files were put back (a `setup` run is lost each time)
-
-    def git(self, *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None,
-            check: bool = True) -> str:
-        return run_git(args, cwd=self.path, git_dir=self.private, work_tree=self.path,
-                       stdin=stdin, env=env, check=check)
-
-    def _process(self, args: Sequence[str], stdin: bytes | None = None) -> tuple[int, bytes, str]:
-        done = git_process(args, cwd=self.path, git_dir=self.private, work_tree=self.path,
-                           stdin=stdin)
-        return done.returncode, done.stdout, done.stderr.decode(errors="replace")
-
-    def reset(self, sha: str) -> None:
-        """Discard every change: the files are exactly `sha` again, and `sha` is the head."""
-        self.restore(sha)
-        if sha != self.head:  # a detached HEAD is just this file; no ref, no reflog, no hook
-            staged = self.private / "HEAD.new"
-            staged.write_text(f"{sha}\n", encoding="utf-8")
-            staged.replace(self.private / "HEAD")
-            self.head = sha
-
-    def restore(self, tree: str) -> None:
-        """Put the files back to `tree` (the head does not move): everything that is not in
-        it goes, ignored files, planted `.git` entries and unfinished revert state included."""
-        clean_worktree(self.path, self.private)
-        self.git("clean", "-ffdxq")  # untracked and ignored files, nested repositories
-        if self._process(["read-tree", "--reset", "-u", tree])[0] != 0:
-            # Something git would not overwrite was in the way: start from an empty directory.
-            for entry in self.path.iterdir():
-                remove_entry(entry)
-            (self.private / "index").unlink(missing_ok=True)
-            self.git("read-tree", "--reset", "-u", tree)
-        self.resets += 1
-
-    def stage_all(self) -> None:
-        """Stage every change in the files, read by Stepwise itself (see jobs/adapters/staging.py)."""
-        self.stage(self._candidates())
-
-    def stage_files(self, paths: Iterable[str]) -> None:
-        self.stage(list(paths))
-
-    def stage(self, paths: Sequence[str]) -> None:
-        changes = collect_changes(self.path, paths)
-        if not changes:
-            return
-        blobs = self._write_blobs([c for c in changes if c.data is not None])
-        code, _, err = self._process(["update-index", "-z", "--index-info"],
-                                     index_info(changes, blobs))
-        if code != 0:
-            raise WorkspaceError(f"git update-index failed: {err[-500:]}")
-
-    def _candidates(self) -> list[str]:
-        """Tracked files changed in the files, and untracked ones (git's ignore rules apply;
-        an untracked directory holding a `.git` is listed as `dir/`)."""
-        out = self.git("-c", "core.quotepath=false", "status", "--porcelain=v1", "-z",
-                       "--untracked-files=all", "--ignore-submodules=all", "--no-renames")
-        # Each entry is "XY path": Y is the files against the index, "??" an untracked path.
-        return [entry[3:] for entry in out.split("\0")
-                if len(entry) > 3 and (entry[1] != " " or entry[:2] == "??")]
-
-    def _write_blobs(self, changes: Sequence[Change]) -> dict[str, str]:
-        """Each change's content as a blob (no filters, no attributes): path -> object id.
-
-        The bytes are the ones Stepwise read; several go through copies in a private
-        temporary directory so that one git process writes them all."""
-        if not changes:
-            return {}
-        with tempfile.TemporaryDirectory(prefix="stepwise-blobs-") as tmp:
-            copies = []
-            for number, change in enumerate(changes):
-                copy = Path(tmp, str(number))
-                copy.write_bytes(change.data or b"")
-                copies.append(str(copy))
-            code, out, err = self._process(["hash-object", "-w", "--no-filters",
-                                            "--stdin-paths"], "\n".join(copies).encode())
-        oids = out.decode().split()
-        if code != 0 or len(oids) != len(changes):
-            raise WorkspaceError(f"git hash-object failed: {err[-300:]}")
-        return {change.path: oid for change, oid in zip(changes, oids, strict=True)}
-
-    def staged_diff(self) -> str:
-        """The staged change against the head, exactly as git printed it (never stripped).
-
-        Prefixes are fixed so a user's `diff.noprefix`/`diff.mnemonicPrefix` cannot change the
-        headers; undecodable bytes survive as surrogates instead of failing the read.
-        """
-        code, out, err = self._process(
-            ["-c", "core.quotepath=false", "diff", "--cached", "-M", "--no-color",
-             "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
-             self.head])
-        if code != 0:
-            raise WorkspaceError(f"git diff failed: {err[-500:]}")
-        return out.decode("utf-8", errors="surrogateescape")
-
-    def staged_paths(self) -> list[str]:
-        out = self.git("-c", "core.quotepath=false", "diff-index", "--cached", "--name-only",
-                       "-z", "--no-renames", self.head)
-        return [name for name in out.split("\0") if name]
-
-    def write_tree(self) -> str:
-        return self.git("write-tree").strip()
-
-    def head_tree(self) -> str:
-        return self.git("rev-parse", f"{self.head}^{{tree}}").strip()
-
-    def merged_tree(self, other: str) -> str | None:
-        """The tree of the head merged with `other` (nothing is written to the files), or None
-        when they conflict."""
-        code, out, _ = self._process(["merge-tree", "--write-tree", "--no-messages",
-                                      self.head, other])
-        return out.decode().split("\n", 1)[0].strip() if code == 0 else None
-
-    def commit_tree(self, tree: str, parent: str, message: str) -> str:
-        """A commit of exactly `tree` on `parent` (no hooks run, nothing else is included)."""
-        return self.git("commit-tree", tree, "-p", parent, "-F", "-", stdin=message,
-                        env=BOT_IDENTITY).strip()
-
-    def checkout(self, sha: str) -> None:
-        self.reset(sha)
-
-    def untracked_entries(self) -> list[str]:
-        """The top-most paths git does not track, ignored ones included (`.venv/`,
-        `node_modules/`, `build/`): what a setup made; a directory ends with `/`."""
-        out = self.git("-c", "core.quotepath=false", "ls-files", "-z", "--others",
-                       "--directory", "--no-empty-directory")
-        return [name for name in out.split("\0") if name]
-
-    def remove(self) -> None:
-        for path in (self.path, self.private):
-            shutil.rmtree(path, ignore_errors=True)

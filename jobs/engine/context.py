@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.adapters.egress import default_allowlist
+from jobs.adapters.allowlist_cache import cached_default_allowlist
 from jobs.adapters.environments import EnvironmentCache
 from jobs.domain.errors import ErrorInfo
 from jobs.domain.gates import open_gate
@@ -112,7 +112,9 @@ class JobContext:
         if self._runner is None:
             repo = self.services.repository
             path = repo.state_dir / "worktrees" / f"issue-{self.job.number}"
-            worktree = repo.open_worktree(path, self.job.head_sha)
+            # Kept between steps (and between workers sharing a disk): reset at the cost of
+            # what changed; a fresh one when this worker holds none (jobs/adapters/workspace.py).
+            worktree = repo.open_worktree(path, self.job.head_sha, keep=True)
             policy = sandbox_policy(self.job.config,
                                     hidden=(repo.git_dir, *self.services.hidden_paths),
                                     should_stop=self.cancel_requested,
@@ -132,16 +134,24 @@ class JobContext:
 
     def network_allow(self) -> list[str]:
         """The hosts the egress proxy admits: `network_allow`, or by default the registries of
-        the ecosystems the repository uses (read from its files only when the network is on)."""
+        the ecosystems the repository uses (read from its files when the network is on, once
+        per base commit: jobs/adapters/allowlist_cache.py)."""
         config = self.job.config
         if not config.network or config.network_allow:
             return list(config.network_allow)
-        return list(default_allowlist(self.services.repository.tracked_files(self.job.base_sha)))
+        return list(cached_default_allowlist(self.services.repository, self.job.base_sha))
 
     def close(self) -> None:
+        """Let go of the worktree: it stays on disk while the job runs (its next step, on
+        this worker, resets it instead of checking out the whole tree again), and goes when
+        the job waits at a gate or has ended."""
         if self._runner is not None:
-            self._runner.worktree.remove()
+            if not self.keeps_worktree():
+                self._runner.worktree.remove()
             self._runner = None
+
+    def keeps_worktree(self) -> bool:
+        return not self.job.is_terminal and self.job.status is not JobStatus.AWAITING_HUMAN
 
     def open(self, kind: Gate, reason: str, *, batch: int | None = None,
              milestone: int | None = None, report: ErrorInfo | None = None,

@@ -64,7 +64,8 @@ class CiRig:
 
 
 def rig(tmp_path: Path, *, ci: dict[str, Any] | None = None, has_ci: bool = True,
-        workflows: bool = True, server: bool = True, task: IssueTask | None = None, llm: LlmSettings | None = None,
+        workflows: bool = True, server: bool = True, task: IssueTask | None = None,
+        llm: LlmSettings | None = None,
         **config: Any) -> CiRig:
     """A job planned on the sample (3 batches of 2 files; 2 batches per milestone unless
     `config` says otherwise), not started yet; with `workflows`, the sample has a GitHub Actions

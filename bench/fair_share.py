@@ -1,0 +1,209 @@
+"""Benchmark 10 (issue 19): fair sharing of workers between installations, and the limits.
+
+    .venv/bin/python -m bench.fair_share [--jobs 200] [--repos 50] [--installations 10]
+                                         [--workers 4] [--sleep 0.2] [--per-installation 0]
+
+A real redis-server, the fake GitHub, the web app in this process and real
+`stepwise worker --burst` processes (bench/scale_out.py's pieces). `--repos` repositories
+spread over `--installations` installations, `--jobs` issues spread over the repositories
+(a `replace` job of one batch each, validated by a sleep). Every label is delivered at once,
+installation by installation (the order that would starve the later installations if the
+queue served them first). Run with `--workers` workers, then with one for the throughput ratio.
+
+Figures: each installation's mean time from its labels to its jobs' completion against the
+mean over all installations (fair share: the installations are the same size; target
+<= 2x), the most jobs of one repository and of one installation whose attempts overlapped
+(the per-repository and per-installation limits, from the attempts' recorded spans), and the
+throughput ratio N workers / 1 worker (target >= 3.5; on a machine with fewer cores than
+workers it is bounded by the cores: every step costs CPU besides the sleep).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import redis
+import yaml
+
+from bench._common import STEPWISE, machine_facts, stepwise_env, stop
+from bench.scale_out import MAINTAINER, SECRET, TERMINAL, cpu_busy, sample_repo
+from bot.server.redis_store import RedisStore
+from bot.settings import Settings
+from bot.web.app import create_app
+from jobs.domain.model import JobStatus
+from tests.kit.chaos import ISSUE_BODY, ISSUE_TITLE, served
+from tests.kit.github import FakeGitHub
+from tests.kit.github_model import FakeRepo
+from tests.kit.redis_server import running_redis
+from tests.kit.webhooks import deliver, make_event
+
+TARGET_SHARE, TARGET_RATIO = 2.0, 3.5
+
+
+@dataclass
+class Phase:
+    workers: int
+    wall_s: float = float("nan")
+    done: dict[int, list[float]] = field(default_factory=dict)  # installation -> seconds
+    statuses: dict[str, int] = field(default_factory=dict)
+    spans: list[tuple[str, int, datetime, datetime]] = field(default_factory=list)
+    cpu_busy: float = float("nan")
+
+    @property
+    def completed(self) -> int:
+        return self.statuses.get(JobStatus.COMPLETED.value, 0)
+
+
+def peak_overlap(spans: list[tuple[datetime, datetime]]) -> int:
+    edges = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
+    peak = running = 0
+    for _, step in edges:
+        running += step
+        peak = max(peak, running)
+    return peak
+
+
+def run_phase(gh: FakeGitHub, connection: redis.Redis, url: str, env: dict[str, str],
+              logs: Path, options: argparse.Namespace, workers: int) -> Phase:
+    connection.flushdb()
+    phase = Phase(workers)
+    tree = sample_repo(1, options.sleep)
+    config = yaml.safe_load(str(tree[".github/stepwise.yml"]))
+    tree[".github/stepwise.yml"] = yaml.safe_dump(config, sort_keys=False)
+    repos: list[tuple[FakeRepo, int]] = []
+    for number in range(options.repos):
+        installation = 5000 + number % options.installations
+        repo = gh.add_repo(f"inst{installation}-w{workers}", f"repo{number:03d}", tree,
+                           installation_id=installation)
+        gh.set_permission(repo, MAINTAINER, "maintain")
+        repos.append((repo, installation))
+    issues: list[tuple[FakeRepo, int, int]] = []
+    for index in range(options.jobs):
+        repo, installation = repos[index % len(repos)]
+        issues.append((repo, gh.add_issue(repo, ISSUE_TITLE, ISSUE_BODY, user=MAINTAINER),
+                       installation))
+    issues.sort(key=lambda item: item[2])  # installation by installation
+    store = RedisStore(connection)
+    busy0 = cpu_busy()
+    start = time.monotonic()
+    for repo, number, installation in issues:
+        payload = make_event("issues.labeled", repo=repo, issue_number=number,
+                             sender=MAINTAINER, label="stepwise", installation_id=installation)
+        if deliver(url, "issues", payload, secret=SECRET,
+                   delivery_id=f"label-{repo.name}-{number}-{workers}").status_code != 202:
+            raise RuntimeError("a label delivery was refused")
+    procs = []
+    for n in range(workers):
+        with (logs / f"worker-{workers}-{n}.log").open("wb") as out:
+            procs.append(subprocess.Popen([str(STEPWISE), "worker", "--burst"], env=env,
+                                          stdout=out, stderr=subprocess.STDOUT,
+                                          start_new_session=True, cwd=logs))
+    pending = {(repo.full_name, number): installation for repo, number, installation in issues}
+    try:
+        while pending and time.monotonic() < start + options.timeout:
+            for key, installation in list(pending.items()):
+                job = store.find(*key)
+                if job is not None and job.status in TERMINAL:
+                    phase.done.setdefault(installation, []).append(time.monotonic() - start)
+                    del pending[key]
+            if all(p.poll() is not None for p in procs):
+                break
+            time.sleep(0.5)
+        phase.wall_s = time.monotonic() - start
+    finally:
+        busy1 = cpu_busy()
+        for proc in procs:
+            stop(proc)
+    phase.cpu_busy = (busy1[0] - busy0[0]) / max(busy1[1] - busy0[1], 1)
+    for repo, number, installation in issues:
+        job = store.find(repo.full_name, number)
+        status = job.status.value if job is not None else "missing"
+        phase.statuses[status] = phase.statuses.get(status, 0) + 1
+        for batch in job.batches if job is not None else []:
+            for attempt in batch.attempts:
+                if attempt.finished_at is not None:
+                    phase.spans.append((repo.full_name, installation, attempt.started_at,
+                                        attempt.finished_at))
+    return phase
+
+
+def report(phases: list[Phase], options: argparse.Namespace) -> None:
+    print()
+    for p in phases:
+        print(f"{p.workers} worker(s): {p.wall_s:.1f} s, {p.statuses}, cpu busy {p.cpu_busy:.0%}")
+    main = phases[0]
+    means = {inst: statistics.mean(times) for inst, times in main.done.items()}
+    if means:
+        overall = statistics.mean(means.values())
+        worst = max(means, key=lambda inst: means[inst])
+        share = means[worst] / overall
+        print(f"mean time to completion per installation: {min(means.values()):.1f}-"
+              f"{max(means.values()):.1f} s (all {overall:.1f} s); worst installation "
+              f"{share:.2f}x its fair share (target <= {TARGET_SHARE:g}): "
+              f"{'met' if share <= TARGET_SHARE else 'MISSED'}")
+    by_repo: dict[str, list[tuple[datetime, datetime]]] = {}
+    by_inst: dict[int, list[tuple[datetime, datetime]]] = {}
+    for repo, inst, begin, end in main.spans:
+        by_repo.setdefault(repo, []).append((begin, end))
+        by_inst.setdefault(inst, []).append((begin, end))
+    repo_peak = max((peak_overlap(v) for v in by_repo.values()), default=0)
+    inst_peak = max((peak_overlap(v) for v in by_inst.values()), default=0)
+    inst_limit = options.per_installation or "none"
+    print(f"most attempts overlapping: {repo_peak} in one repository (limit 1), {inst_peak} in "
+          f"one installation (limit {inst_limit})")
+    if len(phases) > 1 and phases[1].completed and main.completed:
+        ratio = (main.completed / main.wall_s) / (phases[1].completed / phases[1].wall_s)
+        print(f"throughput {main.workers} workers / 1 worker = {ratio:.2f} (target >= "
+              f"{TARGET_RATIO}): {'met' if ratio >= TARGET_RATIO else 'MISSED'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.fair_share", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=200)
+    parser.add_argument("--repos", type=int, default=50)
+    parser.add_argument("--installations", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--sleep", type=float, default=0.2, help="validation sleep, seconds")
+    parser.add_argument("--per-installation", type=int, default=0,
+                        help="STEPWISE_MAX_RUNNING_PER_INSTALLATION (0: none)")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="bound per phase")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the 1-worker phase")
+    options = parser.parse_args()
+    options.repos = max(1, min(options.repos, options.jobs))
+    options.installations = max(1, min(options.installations, options.repos))
+    print(f"fair share: {machine_facts()}; {options.jobs} jobs, {options.repos} repositories, "
+          f"{options.installations} installations, {options.workers} workers", flush=True)
+    base = Path(tempfile.mkdtemp(prefix="stepwise-bench-fair-"))
+    try:
+        (base / "logs").mkdir()
+        with running_redis() as redis_url, FakeGitHub(root=base / "github") as gh:
+            connection = redis.Redis.from_url(redis_url)
+            values = dict(app_id=gh.app_id, private_key=gh.private_key_pem,
+                          webhook_secret=SECRET, redis_url=redis_url,
+                          github_api_url=gh.base_url, workdir=base / "work",
+                          max_running_per_installation=options.per_installation)
+            env = stepwise_env(**values)
+            settings = Settings(**values)
+            phases = []
+            with served(create_app(settings, redis.Redis.from_url(redis_url))) as url:
+                for workers in [options.workers] + ([] if options.no_baseline else [1]):
+                    phases.append(run_phase(gh, connection, url, env, base / "logs", options,
+                                            workers))
+                    print(f"  {workers} worker(s) done in {phases[-1].wall_s:.1f} s", flush=True)
+            connection.close()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    report(phases, options)
+
+
+if __name__ == "__main__":
+    main()

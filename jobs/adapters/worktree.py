@@ -1,0 +1,239 @@
+"""A job's private checkout: its files, with HEAD and index in a private git directory beside it.
+
+Edits, validation and commits happen here (jobs/adapters/workspace.py makes and keeps them). What
+is staged is read by Stepwise itself (jobs/adapters/staging.py); a reset puts the files back at
+the cost of what changed (jobs/adapters/worktree_restore.py) and starts from an empty directory
+when anything about the kept files cannot be explained.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from jobs.adapters import dir_scan
+from jobs.adapters.git_runner import git_process, run_git
+from jobs.adapters.staging import Change, clean_worktree, collect_changes, index_info, remove_entry
+from jobs.adapters.worktree_restore import (
+    STATUS_ARGS,
+    STRICT_STAT,
+    checkout_input,
+    index_fixes,
+    parse_status,
+    remove_untracked,
+)
+from jobs.domain.errors import WorkspaceError
+
+if TYPE_CHECKING:
+    from jobs.adapters.workspace import Repository
+
+BOT_NAME = "Stepwise"
+BOT_EMAIL = "stepwise-bot@users.noreply.localhost"
+BOT_IDENTITY = {"GIT_AUTHOR_NAME": BOT_NAME, "GIT_AUTHOR_EMAIL": BOT_EMAIL,
+                "GIT_COMMITTER_NAME": BOT_NAME, "GIT_COMMITTER_EMAIL": BOT_EMAIL}
+
+
+class Worktree:
+    """The job's private checkout; edits, validation and commits happen here.
+
+    `head` is the commit the files were last reset to: diffs are taken against it and it is
+    the HEAD of the private git directory (for the few porcelain commands, e.g. `revert`)."""
+
+    def __init__(self, repository: Repository, path: Path, private: Path, *,
+                 reset_to: str | None = None) -> None:
+        self.repository = repository
+        self._files = path
+        self.private = private
+        self._head = (private / "HEAD").read_text(encoding="utf-8").strip()
+        # A kept worktree is reset to `reset_to` before anything sees its files or its index:
+        # by its user's own first `reset` (each starts with one), or by the first look.
+        self.pending: str | None = reset_to
+        self.resets = 0  # how often the files were put back (a `setup` run is lost each time)
+
+    @property
+    def path(self) -> Path:
+        self._settle()
+        return self._files
+
+    @property
+    def head(self) -> str:
+        self._settle()
+        return self._head
+
+    def _settle(self) -> None:
+        if self.pending is not None:
+            self.reset(self.pending)
+
+    def git(self, *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None,
+            check: bool = True) -> str:
+        self._settle()
+        return run_git([*STRICT_STAT, *args], cwd=self._files, git_dir=self.private,
+                       work_tree=self._files, stdin=stdin, env=env, check=check)
+
+    def _process(self, args: Sequence[str], stdin: bytes | None = None,
+                 env: Mapping[str, str] | None = None) -> tuple[int, bytes, str]:
+        self._settle()
+        done = git_process([*STRICT_STAT, *args], cwd=self._files, git_dir=self.private,
+                           work_tree=self._files, stdin=stdin, env=env)
+        return done.returncode, done.stdout, done.stderr.decode(errors="replace")
+
+    def reset(self, sha: str) -> None:
+        """Discard every change: the files are exactly `sha` again, and `sha` is the head."""
+        self.pending = None
+        self.restore(sha)
+        if sha != self._head:  # a detached HEAD is just this file; no ref, no reflog, no hook
+            staged = self.private / "HEAD.new"
+            staged.write_text(f"{sha}\n", encoding="utf-8")
+            staged.replace(self.private / "HEAD")
+            self._head = sha
+
+    def restore(self, tree: str) -> None:
+        """Put the files back to `tree` (the head does not move): everything that is not in
+        it goes, ignored files, planted `.git` entries and unfinished revert state included."""
+        self._settle()
+        walked = clean_worktree(self._files, self.private)
+        try:
+            self._restore_changed(tree)
+        except (WorkspaceError, OSError):
+            self.restore_everything(tree)
+        else:  # what the checkout changed is read again; the record vouches for the rest
+            dir_scan.save(self.private, dir_scan.scan(self._files, walked))
+        self.resets += 1
+
+    def _restore_changed(self, tree: str) -> None:
+        """Remove and check out only what differs from `tree`: the index entries an attempt
+        staged (or another head had), files whose stat data or mode differ from the index,
+        and whatever is not tracked."""
+        code, raw, err = self._process(["diff-index", "--cached", "--raw", "-z", "--no-renames",
+                                        tree])
+        if code != 0:
+            raise WorkspaceError(f"git diff-index failed: {err[-300:]}")
+        fixes, checkout = index_fixes(raw)
+        if fixes:
+            self._ok(self._process(["update-index", "-z", "--index-info"], fixes), "update-index")
+        # The one status that may write the index back: the stat data of entries it had to
+        # compare by content (just checked out, or staged) is then kept for the next reset.
+        code, out, err = self._process(STATUS_ARGS, env={"GIT_OPTIONAL_LOCKS": "1"})
+        if code != 0:
+            raise WorkspaceError(f"git status failed: {err[-300:]}")
+        changed, untracked = parse_status(out)
+        for rel in untracked:
+            remove_untracked(self._files, rel)
+        checkout += changed
+        if checkout:
+            self._ok(self._process(["checkout-index", "--force", "-z", "--stdin"],
+                                   checkout_input(checkout)), "checkout-index")
+
+    def restore_everything(self, tree: str) -> None:
+        """Start from an empty directory and an empty index: check out the whole of `tree`."""
+        dir_scan.forget(self.private)
+        for entry in self._files.iterdir():
+            remove_entry(entry)
+        (self.private / "index").unlink(missing_ok=True)
+        self.git("read-tree", "--reset", "-u", tree)
+
+    @staticmethod
+    def _ok(done: tuple[int, bytes, str], what: str) -> None:
+        if done[0] != 0:
+            raise WorkspaceError(f"git {what} failed: {done[2][-300:]}")
+
+    def stage_all(self) -> None:
+        """Stage every change in the files, read by Stepwise itself (see jobs/adapters/staging.py)."""
+        self.stage(self._candidates())
+
+    def stage_files(self, paths: Iterable[str]) -> None:
+        self.stage(list(paths))
+
+    def stage(self, paths: Sequence[str]) -> None:
+        changes = collect_changes(self.path, paths)
+        if not changes:
+            return
+        blobs = self._write_blobs([c for c in changes if c.data is not None])
+        code, _, err = self._process(["update-index", "-z", "--index-info"],
+                                     index_info(changes, blobs))
+        if code != 0:
+            raise WorkspaceError(f"git update-index failed: {err[-500:]}")
+
+    def _candidates(self) -> list[str]:
+        """Tracked files changed in the files, and untracked ones (git's ignore rules apply;
+        an untracked directory holding a `.git` is listed as `dir/`)."""
+        out = self.git("-c", "core.quotepath=false", "status", "--porcelain=v1", "-z",
+                       "--untracked-files=all", "--ignore-submodules=all", "--no-renames")
+        # Each entry is "XY path": Y is the files against the index, "??" an untracked path.
+        return [entry[3:] for entry in out.split("\0")
+                if len(entry) > 3 and (entry[1] != " " or entry[:2] == "??")]
+
+    def _write_blobs(self, changes: Sequence[Change]) -> dict[str, str]:
+        """Each change's content as a blob (no filters, no attributes): path -> object id.
+
+        The bytes are the ones Stepwise read; several go through copies in a private
+        temporary directory so that one git process writes them all."""
+        if not changes:
+            return {}
+        with tempfile.TemporaryDirectory(prefix="stepwise-blobs-") as tmp:
+            copies = []
+            for number, change in enumerate(changes):
+                copy = Path(tmp, str(number))
+                copy.write_bytes(change.data or b"")
+                copies.append(str(copy))
+            code, out, err = self._process(["hash-object", "-w", "--no-filters",
+                                            "--stdin-paths"], "\n".join(copies).encode())
+        oids = out.decode().split()
+        if code != 0 or len(oids) != len(changes):
+            raise WorkspaceError(f"git hash-object failed: {err[-300:]}")
+        return {change.path: oid for change, oid in zip(changes, oids, strict=True)}
+
+    def staged_diff(self) -> str:
+        """The staged change against the head, exactly as git printed it (never stripped).
+
+        Prefixes are fixed so a user's `diff.noprefix`/`diff.mnemonicPrefix` cannot change the
+        headers; undecodable bytes survive as surrogates instead of failing the read.
+        """
+        code, out, err = self._process(
+            ["-c", "core.quotepath=false", "diff", "--cached", "-M", "--no-color",
+             "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
+             self.head])
+        if code != 0:
+            raise WorkspaceError(f"git diff failed: {err[-500:]}")
+        return out.decode("utf-8", errors="surrogateescape")
+
+    def staged_paths(self) -> list[str]:
+        out = self.git("-c", "core.quotepath=false", "diff-index", "--cached", "--name-only",
+                       "-z", "--no-renames", self.head)
+        return [name for name in out.split("\0") if name]
+
+    def write_tree(self) -> str:
+        return self.git("write-tree").strip()
+
+    def head_tree(self) -> str:
+        return self.git("rev-parse", f"{self.head}^{{tree}}").strip()
+
+    def merged_tree(self, other: str) -> str | None:
+        """The tree of the head merged with `other` (nothing is written to the files), or None
+        when they conflict."""
+        code, out, _ = self._process(["merge-tree", "--write-tree", "--no-messages",
+                                      self.head, other])
+        return out.decode().split("\n", 1)[0].strip() if code == 0 else None
+
+    def commit_tree(self, tree: str, parent: str, message: str) -> str:
+        """A commit of exactly `tree` on `parent` (no hooks run, nothing else is included)."""
+        return self.git("commit-tree", tree, "-p", parent, "-F", "-", stdin=message,
+                        env=BOT_IDENTITY).strip()
+
+    def checkout(self, sha: str) -> None:
+        self.reset(sha)
+
+    def untracked_entries(self) -> list[str]:
+        """The top-most paths git does not track, ignored ones included (`.venv/`,
+        `node_modules/`, `build/`): what a setup made; a directory ends with `/`."""
+        out = self.git("-c", "core.quotepath=false", "ls-files", "-z", "--others",
+                       "--directory", "--no-empty-directory")
+        return [name for name in out.split("\0") if name]
+
+    def remove(self) -> None:
+        self.pending = None
+        for path in (self._files, self.private):
+            shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,77 @@
+"""The reconciler's passes take turns over every waiting job, not only the newest ones."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+import redis
+
+from bot.server.reconciler import owes, take_turns
+from jobs.adapters.codec import document
+from jobs.domain.model import Gate, JobStatus, OpenGate
+from tests.kit.records import make_job
+
+
+@pytest.fixture
+def connection(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    yield client
+    client.flushdb()
+    client.close()
+
+
+def test_every_job_gets_a_turn_before_any_gets_a_second(connection: redis.Redis) -> None:
+    ids = [f"{n}-job" for n in range(120)]
+    seen: list[str] = []
+    for _ in range(3):
+        seen += take_turns(connection, "waiting", ids, 50)
+    assert sorted(seen[:120]) == sorted(ids)  # 50 + 50 + the last 20, then it wraps round
+    assert len(set(seen[:120])) == 120
+    assert seen[120:] == sorted(ids)[:30]
+
+
+def test_jobs_that_arrive_or_leave_between_passes_keep_the_order(connection: redis.Redis
+                                                                  ) -> None:
+    ids = [f"job-{n:03d}" for n in range(10)]
+    assert take_turns(connection, "waiting", ids, 4) == ids[:4]
+    fewer = [i for i in ids if i != "job-004"] + ["job-002a"]  # one answered, one new
+    assert take_turns(connection, "waiting", fewer, 4) == ["job-005", "job-006", "job-007",
+                                                           "job-008"]
+    assert take_turns(connection, "waiting", fewer, 4) == ["job-009", "job-000", "job-001",
+                                                           "job-002"]
+
+
+def test_kinds_have_their_own_turns_and_nothing_is_taken_for_nothing(connection: redis.Redis
+                                                                     ) -> None:
+    ids = ["a", "b", "c"]
+    assert take_turns(connection, "owing", ids, 2) == ["a", "b"]
+    assert take_turns(connection, "waiting", ids, 2) == ["a", "b"]
+    assert take_turns(connection, "waiting", ids, 0) == []
+    assert take_turns(connection, "waiting", [], 5) == []
+    assert take_turns(connection, "owing", ids, 2) == ["c", "a"]
+
+
+def test_a_pass_that_stops_early_moves_the_turn_only_past_what_it_read(
+        connection: redis.Redis) -> None:
+    from bot.server.reconciler import took_turn
+
+    ids = [f"job-{n}" for n in range(6)]
+    chosen = take_turns(connection, "waiting", ids, 4, move=False)
+    assert chosen == ids[:4]
+    took_turn(connection, "waiting", chosen[1])  # its budget ran out after two
+    assert take_turns(connection, "waiting", ids, 4) == ids[2:6]
+
+
+def test_a_gate_never_shown_is_owed_only_by_a_job_with_an_installation() -> None:
+    """What a worker that died between opening a gate and owing its comment leaves: the
+    reconciler reads it from the stored document (the server state holds the installation)."""
+    gate = OpenGate(id="plan-1", kind=Gate.PLAN, opened_at=datetime.now(UTC), reason="ready")
+    job = make_job(status=JobStatus.AWAITING_HUMAN, gate=gate)
+    assert not owes(document(job))  # local mode: nothing to publish to
+    job.server.installation_id = 7
+    assert owes(document(job))
+    job.gate = gate.model_copy(update={"shown_at": datetime.now(UTC)})
+    assert not owes(document(job))
