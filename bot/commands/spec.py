@@ -30,7 +30,7 @@ class Access(StrEnum):
 
 
 class CommandContext(Protocol):
-    """What a verb's handler may do besides changing the job record (bot/server/handlers.py
+    """What a verb's handler may do besides changing the job record (bot/server/comments.py
     implements it for the worker); `save`, `advance` and `revert` make it the `Wiring` the
     shared use cases (jobs/engine/usecases.py) take."""
 

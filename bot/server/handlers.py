@@ -1,40 +1,28 @@
-"""Worker tasks: start a job from a label, apply comment commands, advance one step, react to closes."""
+"""Worker tasks for events: start a job from a label, react to closes, edits and pushes, and route
+each event to its task (comment commands live in bot/server/comments.py)."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from bot.authz import STEERING_ROLES
-from bot.commands import (
-    Access,
-    Command,
-    InvalidCommand,
-    UnknownCommand,
-    help_table,
-    parse_comment,
-    spec_for,
-)
 from bot.events import Event, Kind
-from bot.github.client import ForgeError
 from bot.server import reconciler, steps
 from bot.server.ci_events import on_ci_event
+from bot.server.comments import on_comment
 from bot.server.context import ServerContext
 from bot.server.installations import end_removed_jobs
-from bot.server.keys import comment_key, pull_key
-from bot.server.rebuild import rebuild
+from bot.server.job_lookup import job_for
 from bot.server.steps import ACTIVE, schedule_advance
-from bot.server.worker import Handler, Lease, enqueue, event_lease, job_lock, last_try, rq_id
+from bot.server.worker import Handler, Lease, enqueue, event_lease, last_try, rq_id
 from bot.steering import steering_decision
 from bot.web.noops import is_trigger, remember_trigger_label
 from jobs.adapters.store import ConflictError
 from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
-from jobs.domain.gates import RefusedError, Verb, apply_verb, note_spec_change
+from jobs.domain.gates import Verb, apply_verb, note_spec_change
 from jobs.domain.model import Job, JobStatus
 from jobs.domain.spec import parse_issue
 from jobs.editors.llm.draft import draft_comment, has_spec_block
@@ -43,48 +31,14 @@ from jobs.engine.llm_start import draft_job
 from jobs.ports import Publication
 
 log = logging.getLogger(__name__)
-COMMENT_TTL_S = 30 * 24 * 3600
 
 
 CANNOT_START = "Stepwise cannot start: {}\n\nFix: {}"
-REBUILT = (
-    "This job's record was lost and has been rebuilt from the issue, the branch's commits and "
-    "this pull request; no committed batch will be redone. It is catching up now: repeat your "
-    "command once the progress card shows the gate it is waiting at."
-)
 CLOSED_BY_OTHER = (
     "@{sender} closed this {what}, but the Stepwise job goes on: {reason}.\n\n"
     "Someone who may steer it (write, maintain or admin permission, or the config's "
     "`approvers`) can stop it with `/stepwise cancel`; reopening changes nothing for the job."
 )
-STEER_TRIES = 3
-
-
-def opened_after(opened_at: datetime, created_at: str) -> bool:
-    """Whether the gate opened after the comment was written (GitHub times are to the second)."""
-    try:
-        created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return opened_at.replace(microsecond=0) > created
-
-
-def job_for(ctx: ServerContext, event: Event) -> Job | None:
-    """The job of an issue, or of the pull request it opened; rebuilt from GitHub if its
-    record was lost."""
-    job = ctx.store.find(event.repo, event.number)
-    if job is None:
-        job_id = ctx.redis.get(pull_key(event.repo, event.number))
-        if isinstance(job_id, bytes):
-            job = ctx.store.load_id(job_id.decode())
-    if job is None:
-        with job_lock(ctx.redis, f"rebuild:{event.repo}#{event.number}") as acquired:
-            if acquired:
-                job = rebuild(ctx, repo=event.repo, number=event.number,
-                              installation_id=event.installation_id)
-        if job is not None:
-            schedule_advance(ctx, job)  # it re-plans, adopts its commits and stops at its gate
-    return job
 
 
 # -- start --------------------------------------------------------------------------------------
@@ -156,136 +110,6 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         job.untrusted_spec = job.untrusted_spec or author_role not in STEERING_ROLES
         ctx.store.save(job)
     schedule_advance(ctx, job)
-
-
-# -- comments -----------------------------------------------------------------------------------
-def on_comment(ctx: ServerContext, event: Event) -> None:
-    """Apply a comment's commands once. Progress is kept per command, so a retry after a
-    failure (GitHub down mid-way) carries on where it stopped and never applies one twice."""
-    if event.sender_is_bot:
-        return
-    commands = parse_comment(event.body, app_slug=ctx.settings.app_slug)
-    if not commands:
-        return
-    with job_lock(ctx.redis, f"comment:{event.comment_id}") as acquired:
-        if acquired:
-            handle_comment(ctx, event, commands)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def handle_comment(ctx: ServerContext, event: Event, commands: list[Any]) -> None:
-    key = comment_key(event.comment_id)
-    progress = {_text(k): _text(v) for k, v in ctx.redis.hgetall(key).items()}
-    if progress.get("done"):
-        return  # already handled (a redelivery, or the reconciler)
-    client = ctx.installation(event.installation_id)
-    owner, name = event.repo.split("/", 1)
-    forge = ctx.forge(client, event.repo)
-    job = job_for(ctx, event)
-    if job is not None and job.status is JobStatus.QUEUED and job.server.rebuilt:
-        forge.reply(job, event.number, f"reply:{event.comment_id}", REBUILT)
-        ctx.redis.hset(key, "done", 1)
-        ctx.redis.expire(key, COMMENT_TTL_S)
-        return
-    applied = int(progress.get("applied", 0))
-    answers: list[str] = json.loads(progress.get("answers", "[]"))
-    accepted = bool(int(progress.get("accepted", 0)))
-    for index, command in enumerate(commands[applied:], start=applied):
-        text, changed = apply_command(ctx, event, job, command)
-        answers.append(text)
-        accepted = accepted or changed
-        ctx.redis.hset(key, mapping={"applied": index + 1, "answers": json.dumps(answers),
-                                     "accepted": int(accepted)})
-        ctx.redis.expire(key, COMMENT_TTL_S)
-        if job is not None:
-            job = ctx.store.load_id(job.id) or job
-    if accepted:
-        try:
-            client.react(owner, name, event.comment_id, "+1")
-        except ForgeError as exc:  # the command was applied; a missing reaction is cosmetic
-            log.warning("could not react to a command", extra={"error": exc.message})
-    replies = [a for a in answers if a]
-    if replies:
-        forge.reply(job, event.number, f"reply:{event.comment_id}", "\n\n".join(replies))
-    ctx.redis.hset(key, "done", 1)
-
-
-class ServerCommands:
-    """What a command's handler may do, on the worker: the CommandContext of bot.commands,
-    and so the server's wiring of the shared use cases (jobs/engine/usecases.py)."""
-
-    def __init__(self, ctx: ServerContext, event: Event) -> None:
-        self.ctx, self.event = ctx, event
-
-    def help_table(self) -> str:
-        return help_table()
-
-    def card(self, job: Job) -> str:
-        return self.ctx.forge(self.ctx.installation(self.event.installation_id), job.repo).card(job)
-
-    def save(self, job: Job) -> None:
-        self.ctx.store.save(job)
-
-    def advance(self, job: Job) -> None:
-        if job.status is JobStatus.CANCELLED:
-            enqueue(self.ctx.redis, "cancelled", {"job_id": job.id},
-                    job_id=rq_id("cancelled", job.id))
-        else:
-            schedule_advance(self.ctx, job)
-
-    def revert(self, job: Job, batch: int) -> None:
-        enqueue(self.ctx.redis, "revert", {"job_id": job.id, "batch": batch,
-                                           "comment_id": self.event.comment_id})
-
-
-def apply_command(ctx: ServerContext, event: Event, job: Job | None,
-                  command: Command | UnknownCommand | InvalidCommand) -> tuple[str, bool]:
-    """(reply text, whether something changed) for one command of a comment."""
-    quoted = f"> {command.raw.strip()}\n\n"
-    if isinstance(command, UnknownCommand):
-        hint = f" Did you mean `{command.suggestion}`?" if command.suggestion else ""
-        return quoted + f"Unknown command `{command.word}`.{hint}\n\n" + help_table(), False
-    if isinstance(command, InvalidCommand):
-        return quoted + command.problem, False
-    spec = spec_for(command.verb)
-    if spec is None:  # the parser only returns known verbs
-        raise ValueError(f"no command spec for {command.verb!r}")
-    if spec.needs_job and job is None:
-        return quoted + "There is no Stepwise job on this issue or pull request.", False
-    if spec.access is Access.ANYONE:
-        return spec.handle(ServerCommands(ctx, event), job, command), False
-    assert job is not None  # every steering verb needs a job
-    decision = steering_decision(ctx.installation(event.installation_id), event.repo,
-                                 login=event.sender, approvers=job.config.approvers,
-                                 action=f"`{command.verb}`")
-    if not decision.allowed:
-        return quoted + f"Refused: {decision.reason}. Nothing changed.", False
-    if spec.answers_gate and job.gate is not None and \
-            opened_after(job.gate.opened_at, event.created_at):
-        return quoted + (f"Refused: this comment predates gate `{job.gate.id}`, which opened "
-                         "later; answer the gate that is open now."), False
-    try:
-        message = handle_with_retries(ctx, event, job, command, spec.handle)
-    except (RefusedError, StepwiseError) as exc:
-        return quoted + f"Refused: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""), False
-    return (quoted + message) if message else "", True
-
-
-def handle_with_retries(ctx: ServerContext, event: Event, job: Job, command: Command,
-                        handle: Callable[[ServerCommands, Job | None, Command], str]) -> str:
-    """Run a verb's handler; when the record changed meanwhile (the reconciler saved it), run
-    it again on the record as it is now."""
-    for attempt in range(STEER_TRIES):
-        try:
-            return handle(ServerCommands(ctx, event), job, command)
-        except ConflictError:
-            if attempt == STEER_TRIES - 1:
-                raise
-            job = ctx.store.load_id(job.id) or job
-    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 # -- closes, edits and pushes ---------------------------------------------------------------------

@@ -42,7 +42,7 @@ PASS_BUDGET_S = 1.5  # comments are read back until a pass has run this long; th
 COMMENT_GRACE_S = 30.0  # a command comment younger than this may still have its webhook coming
 ROUND_KEY = "stepwise:reconcile:round"
 CURSOR_KEY = "stepwise:reconcile:after:{}"  # the last job id a pass took, per kind of work
-COMMENT_KEY = "stepwise:comment:{}"  # bot/server/handlers.py keeps each comment's progress there
+COMMENT_KEY = "stepwise:comment:{}"  # bot/server/comments.py keeps each comment's progress there
 
 
 @dataclass

@@ -1,0 +1,181 @@
+"""Comment commands on the worker: each comment's commands applied once (progress kept per
+command under `stepwise:comment:<id>`), each verb authorized by the commenter's permission and
+bound to the gate open when the comment was written, then run by its handler in
+bot/commands/ through `ServerCommands` (the server's wiring of the shared use cases)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from bot.commands import (
+    Access,
+    Command,
+    InvalidCommand,
+    UnknownCommand,
+    help_table,
+    parse_comment,
+    spec_for,
+)
+from bot.events import Event
+from bot.github.client import ForgeError
+from bot.server.context import ServerContext
+from bot.server.job_lookup import job_for
+from bot.server.keys import comment_key
+from bot.server.steps import schedule_advance
+from bot.server.worker import enqueue, job_lock, rq_id
+from bot.steering import steering_decision
+from jobs.domain.errors import StepwiseError
+from jobs.domain.gates import RefusedError
+from jobs.domain.model import Job, JobStatus
+from jobs.ports import ConflictError
+
+log = logging.getLogger(__name__)
+COMMENT_TTL_S = 30 * 24 * 3600
+STEER_TRIES = 3
+REBUILT = (
+    "This job's record was lost and has been rebuilt from the issue, the branch's commits and "
+    "this pull request; no committed batch will be redone. It is catching up now: repeat your "
+    "command once the progress card shows the gate it is waiting at."
+)
+
+
+def opened_after(opened_at: datetime, created_at: str) -> bool:
+    """Whether the gate opened after the comment was written (GitHub times are to the second)."""
+    try:
+        created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return opened_at.replace(microsecond=0) > created
+
+
+def on_comment(ctx: ServerContext, event: Event) -> None:
+    """Apply a comment's commands once. Progress is kept per command, so a retry after a
+    failure (GitHub down mid-way) carries on where it stopped and never applies one twice."""
+    if event.sender_is_bot:
+        return
+    commands = parse_comment(event.body, app_slug=ctx.settings.app_slug)
+    if not commands:
+        return
+    with job_lock(ctx.redis, f"comment:{event.comment_id}") as acquired:
+        if acquired:
+            handle_comment(ctx, event, commands)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def handle_comment(ctx: ServerContext, event: Event, commands: list[Any]) -> None:
+    key = comment_key(event.comment_id)
+    progress = {_text(k): _text(v) for k, v in ctx.redis.hgetall(key).items()}
+    if progress.get("done"):
+        return  # already handled (a redelivery, or the reconciler)
+    client = ctx.installation(event.installation_id)
+    owner, name = event.repo.split("/", 1)
+    forge = ctx.forge(client, event.repo)
+    job = job_for(ctx, event)
+    if job is not None and job.status is JobStatus.QUEUED and job.server.rebuilt:
+        forge.reply(job, event.number, f"reply:{event.comment_id}", REBUILT)
+        ctx.redis.hset(key, "done", 1)
+        ctx.redis.expire(key, COMMENT_TTL_S)
+        return
+    applied = int(progress.get("applied", 0))
+    answers: list[str] = json.loads(progress.get("answers", "[]"))
+    accepted = bool(int(progress.get("accepted", 0)))
+    for index, command in enumerate(commands[applied:], start=applied):
+        text, changed = apply_command(ctx, event, job, command)
+        answers.append(text)
+        accepted = accepted or changed
+        ctx.redis.hset(key, mapping={"applied": index + 1, "answers": json.dumps(answers),
+                                     "accepted": int(accepted)})
+        ctx.redis.expire(key, COMMENT_TTL_S)
+        if job is not None:
+            job = ctx.store.load_id(job.id) or job
+    if accepted:
+        try:
+            client.react(owner, name, event.comment_id, "+1")
+        except ForgeError as exc:  # the command was applied; a missing reaction is cosmetic
+            log.warning("could not react to a command", extra={"error": exc.message})
+    replies = [a for a in answers if a]
+    if replies:
+        forge.reply(job, event.number, f"reply:{event.comment_id}", "\n\n".join(replies))
+    ctx.redis.hset(key, "done", 1)
+
+
+class ServerCommands:
+    """What a command's handler may do, on the worker: the CommandContext of bot.commands,
+    and so the server's wiring of the shared use cases (jobs/engine/usecases.py)."""
+
+    def __init__(self, ctx: ServerContext, event: Event) -> None:
+        self.ctx, self.event = ctx, event
+
+    def help_table(self) -> str:
+        return help_table()
+
+    def card(self, job: Job) -> str:
+        return self.ctx.forge(self.ctx.installation(self.event.installation_id), job.repo).card(job)
+
+    def save(self, job: Job) -> None:
+        self.ctx.store.save(job)
+
+    def advance(self, job: Job) -> None:
+        if job.status is JobStatus.CANCELLED:
+            enqueue(self.ctx.redis, "cancelled", {"job_id": job.id},
+                    job_id=rq_id("cancelled", job.id))
+        else:
+            schedule_advance(self.ctx, job)
+
+    def revert(self, job: Job, batch: int) -> None:
+        enqueue(self.ctx.redis, "revert", {"job_id": job.id, "batch": batch,
+                                           "comment_id": self.event.comment_id})
+
+
+def apply_command(ctx: ServerContext, event: Event, job: Job | None,
+                  command: Command | UnknownCommand | InvalidCommand) -> tuple[str, bool]:
+    """(reply text, whether something changed) for one command of a comment."""
+    quoted = f"> {command.raw.strip()}\n\n"
+    if isinstance(command, UnknownCommand):
+        hint = f" Did you mean `{command.suggestion}`?" if command.suggestion else ""
+        return quoted + f"Unknown command `{command.word}`.{hint}\n\n" + help_table(), False
+    if isinstance(command, InvalidCommand):
+        return quoted + command.problem, False
+    spec = spec_for(command.verb)
+    if spec is None:  # the parser only returns known verbs
+        raise ValueError(f"no command spec for {command.verb!r}")
+    if spec.needs_job and job is None:
+        return quoted + "There is no Stepwise job on this issue or pull request.", False
+    if spec.access is Access.ANYONE:
+        return spec.handle(ServerCommands(ctx, event), job, command), False
+    assert job is not None  # every steering verb needs a job
+    decision = steering_decision(ctx.installation(event.installation_id), event.repo,
+                                 login=event.sender, approvers=job.config.approvers,
+                                 action=f"`{command.verb}`")
+    if not decision.allowed:
+        return quoted + f"Refused: {decision.reason}. Nothing changed.", False
+    if spec.answers_gate and job.gate is not None and \
+            opened_after(job.gate.opened_at, event.created_at):
+        return quoted + (f"Refused: this comment predates gate `{job.gate.id}`, which opened "
+                         "later; answer the gate that is open now."), False
+    try:
+        message = handle_with_retries(ctx, event, job, command, spec.handle)
+    except (RefusedError, StepwiseError) as exc:
+        return quoted + f"Refused: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""), False
+    return (quoted + message) if message else "", True
+
+
+def handle_with_retries(ctx: ServerContext, event: Event, job: Job, command: Command,
+                        handle: Callable[[ServerCommands, Job | None, Command], str]) -> str:
+    """Run a verb's handler; when the record changed meanwhile (the reconciler saved it), run
+    it again on the record as it is now."""
+    for attempt in range(STEER_TRIES):
+        try:
+            return handle(ServerCommands(ctx, event), job, command)
+        except ConflictError:
+            if attempt == STEER_TRIES - 1:
+                raise
+            job = ctx.store.load_id(job.id) or job
+    raise AssertionError("unreachable")  # the loop returns or raises
