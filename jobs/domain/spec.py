@@ -13,12 +13,6 @@ from typing import Annotated, Any, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from jobs.domain.config import (
-    InputProblem,
-    check_keys,
-    load_yaml_mapping,  # refuses text over 64 KiB
-    problem_from_validation,
-)
 from jobs.domain.globs import unsafe_path_reason
 from jobs.domain.programs import split_command
 from jobs.domain.recipes import RECIPES, owner_of, rules_for
@@ -28,6 +22,12 @@ from jobs.domain.spec_block import (
     InvalidSpecError,
     extract_spec_block,
     spec_error,
+)
+from jobs.domain.yaml_input import (
+    InputProblem,
+    check_keys,
+    load_yaml_mapping,  # refuses text over 64 KiB
+    problem_from_validation,
 )
 
 MAX_PATHS = 200

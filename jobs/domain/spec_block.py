@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from jobs.domain.config import InputProblem
 from jobs.domain.errors import SpecError
+from jobs.domain.yaml_input import InputProblem
 
 MINIMAL_EXAMPLE = """```stepwise
 recipe: replace

@@ -25,7 +25,7 @@ class RecipeRules:
     `fields` are the spec keys only this recipe reads that are typed fields of `TaskSpec`
     (the built-in recipes'); `options` is a pydantic model of the keys of a recipe that adds
     its own (kept in the spec as they were written, validated by this model). `check` raises
-    `jobs.domain.config.InputProblem` for a spec the recipe cannot carry out."""
+    `jobs.domain.yaml_input.InputProblem` for a spec the recipe cannot carry out."""
 
     name: str
     check: Callable[[TaskSpec], None]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from jobs.domain.config import InputProblem, command_argv
 from jobs.domain.programs import program_name, split_command
 from jobs.domain.recipes import RecipeRules
+from jobs.domain.yaml_input import InputProblem, command_argv
 
 if TYPE_CHECKING:
     from jobs.domain.spec import TaskSpec

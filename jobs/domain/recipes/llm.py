@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from jobs.domain.config import InputProblem
 from jobs.domain.recipes import RecipeRules
+from jobs.domain.yaml_input import InputProblem
 
 if TYPE_CHECKING:
     from jobs.domain.spec import TaskSpec

@@ -12,10 +12,10 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from jobs.adapters.safe_paths import read_regular, write_regular
-from jobs.domain.config import InputProblem
 from jobs.domain.model import JobStatus
 from jobs.domain.recipes import RECIPES, RecipeRules, register, unregister
 from jobs.domain.spec import InvalidSpecError, Recipe, TaskSpec, parse_spec
+from jobs.domain.yaml_input import InputProblem
 from jobs.editors import EDITORS, Editor, EditRequest, EditResult, register_editor
 from jobs.ports import Sandbox
 from tests.kit.local_e2e import assert_exit, build_sample, issue, load_job, session
