@@ -25,7 +25,9 @@ def document(job: Job, **bookkeeping: int) -> dict[str, Any]:
 
 
 def batch_text(batch: Batch, *, indent: int | None = None) -> str:
-    return batch.model_dump_json(indent=indent)
+    """A batch without the fields at their defaults (read back, they are the defaults again):
+    a third smaller, which is most of what a waiting job costs in Redis."""
+    return batch.model_dump_json(indent=indent, exclude_defaults=True)
 
 
 def event_line(event: Event) -> str:
