@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 
 from redis import Redis
 
-from bot.github.client import GitHubApp, Installation, preload_api_modules
+from bot.github.app import GitHubApp
+from bot.github.client import Installation, preload_api_modules
 from bot.github.forge import GitHubForge
 from bot.github.mirror import MirroredRepository, open_mirror
 from bot.github.retry import CallRetry

@@ -23,7 +23,7 @@ import pytest
 from rq.job import Job as RQJob
 from rq.registry import ScheduledJobRegistry
 
-from bot.github.client import GitHubApp
+from bot.github.app import GitHubApp
 from bot.server.worker import queue
 from jobs.domain.errors import RetryClass
 from jobs.domain.model import Gate, JobStatus

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.github.client import GitHubApp
+from bot.github.app import GitHubApp
 from bot.github.forge import GitHubForge
 from bot.observability.logs import install_filter, setup_logging, uvicorn_log_config
 from bot.settings import Settings

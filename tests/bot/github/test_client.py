@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from bot.github.client import TOKEN_MARGIN_S, ForgeError, GitHubApp, Installation
+from bot.github.app import GitHubApp
+from bot.github.client import TOKEN_MARGIN_S, ForgeError, Installation
 from jobs.domain.errors import RetryClass
 from tests.kit.github import FakeGitHub
 from tests.kit.redis_server import free_port

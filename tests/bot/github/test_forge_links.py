@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.github.client import GitHubApp
+from bot.github.app import GitHubApp
 from bot.github.forge import GitHubForge, reported_milestone
 from jobs.domain.model import BatchStatus
 from jobs.ports import Publication

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.github.client import GitHubApp, Installation
+from bot.github.app import GitHubApp
+from bot.github.client import Installation
 from bot.github.mirror import MirroredRepository, open_mirror
 from jobs.domain.errors import RetryClass, WorkspaceError
 from tests.kit.github import FakeGitHub

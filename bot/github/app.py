@@ -1,0 +1,134 @@
+"""The GitHub App itself: its JWT-authenticated client, the installation tokens it mints (cached
+until shortly before they expire) and one githubkit client per token, made anew in a forked
+RQ work horse."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
+from githubkit.exception import RequestFailed
+
+from bot.github.client import (
+    DEFAULT_API_VERSION,
+    TOKEN_MARGIN_S,
+    ApiVersion,
+    ForgeError,
+    Installation,
+    _json,
+    _retry_after,
+    classify,
+)
+from bot.github.retry import NO_RETRY, CallRetry
+from jobs.domain.errors import RetryClass
+
+
+class GitHubApp:
+    """App-level client: mints installation tokens (cached until shortly before expiry).
+
+    `retry` (bot.github.retry.CallRetry) retries repeat-safe calls in place with a short capped
+    backoff; without it (the default, for tests of single calls) every fault is raised at once.
+    """
+
+    def __init__(self, *, app_id: int, private_key: str, base_url: str,
+                 timeout: float = 30.0, auto_retry: bool = False,
+                 clock: Callable[[], float] = time.time, retry: CallRetry | None = None,
+                 sleep: Callable[[float], None] = time.sleep,
+                 api_version: ApiVersion = DEFAULT_API_VERSION) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.api_version: ApiVersion = api_version
+        self.team_answers: dict[tuple[int, str, str, str], tuple[bool, float]] = {}
+        self.timeout = timeout
+        self.retry = retry or NO_RETRY
+        self.auto_retry: bool | CallRetry = retry if retry is not None else auto_retry
+        self.clock, self.sleep = clock, sleep
+        self._app = GitHub(AppAuthStrategy(app_id, private_key), base_url=self.base_url,
+                           timeout=timeout, auto_retry=self.auto_retry, trust_env=False)
+        self._tokens: dict[int, tuple[str, float]] = {}
+        self._clients: dict[int, tuple[str, GitHub[TokenAuthStrategy]]] = {}
+        self._lock = threading.Lock()
+        self._auth = (app_id, private_key)
+        _after_fork.add(self)
+
+    def reset_after_fork(self) -> None:
+        """In a forked child (an RQ work horse): new locks and clients, since another thread
+        of the parent may have held them mid-call at the moment of the fork."""
+        self._lock = threading.Lock()
+        self._clients = {}
+        self._app = GitHub(AppAuthStrategy(*self._auth), base_url=self.base_url,
+                           timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False)
+
+    def token(self, installation_id: int) -> str:
+        with self._lock:
+            cached = self._tokens.get(installation_id)
+            if cached and cached[1] - TOKEN_MARGIN_S > self.clock():
+                return cached[0]
+            try:
+                data = _json(self.rest(self._app).apps.create_installation_access_token(
+                    installation_id))
+            except RequestFailed as exc:
+                limited = _retry_after(exc) > 0 or "rate limit" in exc.response.text.lower()
+                if exc.response.status_code in (401, 403, 404) and not limited:
+                    raise ForgeError(
+                        f"installation {installation_id} is gone or suspended",
+                        code="installation_removed", retry_class=RetryClass.DO_NOT_RETRY,
+                        hint="install the App on the repository again") from None
+                raise classify(exc) from None
+            except Exception as exc:
+                raise classify(exc) from None
+            expires_at = _utc_timestamp(data["expires_at"])
+            self._tokens[installation_id] = (data["token"], expires_at)
+            return str(data["token"])
+
+    def forget_token(self, installation_id: int) -> None:
+        with self._lock:
+            self._tokens.pop(installation_id, None)
+            self._clients.pop(installation_id, None)
+
+    def installation_client(self, installation_id: int) -> GitHub[TokenAuthStrategy]:
+        """One client per installation token, reused: a new client costs a TLS context and
+        loses keep-alive (tens of milliseconds of CPU each)."""
+        token = self.token(installation_id)
+        with self._lock:
+            cached = self._clients.get(installation_id)
+            if cached is not None and cached[0] == token:
+                return cached[1]
+            client = GitHub(TokenAuthStrategy(token), base_url=self.base_url,
+                            timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False)
+            self._clients[installation_id] = (token, client)
+            return client
+
+    def installation_id(self, owner: str, name: str) -> int:
+        try:
+            return int(_json(self.rest(self._app).apps.get_repo_installation(owner, name))["id"])
+        except Exception as exc:
+            raise classify(exc) from None
+
+    def client(self, installation_id: int) -> Installation:
+        return Installation(self, installation_id)
+
+    def rest(self, gh: GitHub[Any]) -> Any:
+        """The REST namespace of the configured API version: every call sends its
+        X-GitHub-Api-Version (githubkit's default is its newest schema, which GHES refuses)."""
+        return gh.rest(self.api_version)
+
+
+_after_fork: weakref.WeakSet[GitHubApp] = weakref.WeakSet()
+
+
+def _reset_apps_after_fork() -> None:
+    for app in list(_after_fork):
+        app.reset_after_fork()
+
+
+os.register_at_fork(after_in_child=_reset_apps_after_fork)
+
+
+def _utc_timestamp(text: str) -> float:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
