@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobs.domain.notes import render_note
+from jobs.domain.change_note import render_note
 from jobs.engine.context import JobContext
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from jobs.domain.change_note import render_note
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gates import open_gate
 from jobs.domain.model import (
@@ -19,7 +20,7 @@ from jobs.domain.model import (
     Job,
     JobStatus,
 )
-from jobs.domain.notes import GATE_OTHER_VERBS, GATE_VERBS, gate_prompt, render_card, render_note, render_plan
+from jobs.domain.notes import GATE_OTHER_VERBS, GATE_VERBS, gate_prompt, render_card, render_plan
 from tests.kit.records import T0, make_batch, make_job
 
 NOW = datetime(2024, 5, 18, 12, 0, 0, tzinfo=UTC)

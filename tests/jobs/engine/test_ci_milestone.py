@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.domain.annotations import Annotation
+from jobs.domain.change_note import render_note
 from jobs.domain.check_runs import batch_check_name
 from jobs.domain.gates import Verb, apply_verb
 from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.domain.notes import render_card, render_note
+from jobs.domain.notes import render_card
 from jobs.engine.revert import revert_batch
 from jobs.ports import CiFailure, Publication
 from tests.jobs.engine.ci_kit import CiRig, rig

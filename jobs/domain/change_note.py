@@ -1,0 +1,112 @@
+"""The change note (`docs/agent-changes/<timestamp>-issue-<N>.md`), rendered from the job record:
+goal, scope and not-doing list, instructions, baseline, milestones, each batch with its files,
+summary, commit and validation, skipped and reverted batches, base merges, model usage, CI, the
+final review and the leftovers for a human."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from jobs.domain import ci_notes
+from jobs.domain.base_notes import base_merge_note
+from jobs.domain.llm_report import model_usage
+from jobs.domain.model import Batch, BatchStatus, Job, JobStatus
+from jobs.domain.note_parts import (
+    batch_commands,
+    cell,
+    command_line,
+    passed_after_failing,
+    reverted_lines,
+    short,
+    shown_files,
+    target_key,
+)
+from jobs.domain.notes import baseline_label
+from jobs.domain.programs import split_command
+
+
+def render_note(job: Job, *, now: datetime) -> str:
+    """The change note committed under `notes_dir`: what was done, with its evidence."""
+    spec = job.spec
+    lines = [
+        f"# Stepwise change note: {job.title} (#{job.number})",
+        "",
+        f"- Job: `{job.id}`, status `{job.status}`, written {now:%Y-%m-%d %H:%M:%SZ}",
+        f"- Started: {job.created_at:%Y-%m-%d %H:%M:%SZ} on `{job.base_branch}` at "
+        f"`{short(job.base_sha)}`; branch `{job.branch}`",
+        f"- Recipe `{spec.recipe}`; paths {', '.join(f'`{p}`' for p in spec.paths)}"
+        + (f"; excluded {', '.join(f'`{p}`' for p in spec.exclude)}" if spec.exclude else ""),
+        f"- Baseline validation on `{short(job.baseline_sha or job.base_sha)}`: "
+        f"{baseline_label(job)}",
+        "",
+        "## Goal",
+        "",
+        job.title,
+        "",
+        "## Not doing",
+        "",
+        *([f"- {item}" for item in spec.not_doing] or ["- (nothing listed)"]),
+    ]
+    if job.instructions:
+        lines += ["", "## Standing instructions", "", *[f"- {i}" for i in job.instructions]]
+    lines += ["", "## Batches", "",
+              "| Milestone | Batch | Status | Files | Summary | Commit | Validation |",
+              "|---|---|---|---|---|---|---|"]
+    codemod = split_command(spec.run)[0] if spec.run else None
+    for batch in job.batches:
+        lines.append(
+            f"| {batch.milestone} | {batch.number} | {batch.status} | "
+            f"{'<br>'.join(cell(file_entry(batch, f)) for f in shown_files(batch))} | "
+            f"{cell(batch.summary) or '—'} | "
+            f"{short(batch.commit)} | {cell(batch_commands(batch, codemod))} |"
+        )
+    lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
+    lines += reverted_lines(job)
+    lines += passed_after_failing(job)
+    if job.left_out:
+        lines += ["", "## Left out", "", *[f"- `{item.path}` — {item.rule}"
+                                           for item in job.left_out]]
+    lines += base_merge_note(job)
+    lines += model_usage(job)
+    lines += ci_notes.note_ci_lines(job)
+    lines += _review(job)
+    leftovers = sorted({item for b in job.batches for item in b.leftovers}
+                       | set(job.final_review.leftovers if job.final_review else []),
+                       key=target_key)
+    lines += ["", "## Leftovers for a human to confirm", ""]
+    lines += [f"- `{item}`" for item in leftovers] or ["- none"]
+    if job.status is JobStatus.CANCELLED:
+        undone = [b.number for b in job.batches if b.status in (BatchStatus.PENDING,
+                                                               BatchStatus.FAILED,
+                                                               BatchStatus.AWAITING_CI)]
+        lines += ["", "## Cancelled", "",
+                  f"The job was cancelled; batches not done: {', '.join(map(str, undone)) or 'none'}."]
+    lines += ["", "Undo any batch by reverting its commit (`stepwise revert <batch>`)."]
+    return "\n".join(lines) + "\n"
+
+
+def file_entry(batch: Batch, path: str) -> str:
+    """A file of a batch with its one-line summary (the model's, for recipe llm), if any."""
+    summary = batch.file_summaries.get(path)
+    return f"{path} — {summary}" if summary else path
+
+
+def _reasons(job: Job, status: BatchStatus, title: str) -> list[str]:
+    chosen = [b for b in job.batches if b.status is status]
+    if not chosen:
+        return []
+    return ["", f"## {title}", "", *[f"- batch {b.number}: {b.reason or 'no reason given'}"
+                                     for b in chosen]]
+
+
+def _review(job: Job) -> list[str]:
+    review = job.final_review
+    if review is None:
+        return []
+    lines = ["", "## Final review", "",
+             f"- Branch head merged with base `{short(review.merged_with_base)}`: "
+             + ("passes" if review.ok else "does NOT pass")]
+    lines += [f"- {command_line(c)}" for c in review.commands]
+    if review.unfinished_batches:
+        lines.append(f"- Unfinished batches: {', '.join(map(str, review.unfinished_batches))}")
+    return lines
