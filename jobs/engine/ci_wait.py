@@ -131,16 +131,19 @@ def adopted_status(engine: JobContext, batch: Batch, sha: str) -> BatchStatus:
 
 
 def after_revert(engine: JobContext) -> None:
-    """`revert K` at the ci_failed gate: the gate closes and the job waits for CI on the new
-    head again (same milestone or batch)."""
+    """`revert K` at the ci_failed gate, or while a milestone waits for CI: the gate closes and
+    the job waits for CI on the new head (same milestone or batch)."""
     job, wait = engine.job, engine.job.ci_wait
-    if job.gate is None or job.gate.kind is not Gate.CI_FAILED or wait is None:
+    at_gate = job.gate is not None and job.gate.kind is Gate.CI_FAILED
+    if wait is None or not (at_gate or job.waiting_for_ci):
         return
-    job.gate = None
-    job.set_status(JobStatus.RUNNING)
+    if at_gate:
+        job.gate = None
+        job.set_status(JobStatus.RUNNING)
     job.ci_wait = CiWait(sha=job.head_sha, since=engine.now(), scope=wait.scope,
                          number=wait.number)
-    engine.event("ci", f"reverted at ci_failed: waiting for CI on {short(job.head_sha)}")
+    engine.event("ci", f"reverted {'at ci_failed' if at_gate else 'while waiting for CI'}: "
+                 f"waiting for CI on {short(job.head_sha)}")
     engine.save()
 
 

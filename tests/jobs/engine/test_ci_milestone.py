@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from jobs.domain.annotations import Annotation
 from jobs.domain.change_note import render_note
 from jobs.domain.check_runs import batch_check_name
-from jobs.domain.gates import Verb, apply_verb
+from jobs.domain.gates import RefusedError, Verb, apply_verb
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.engine.revert import revert_batch
@@ -48,6 +50,32 @@ def test_checks_on_the_base_head_mean_the_repository_has_ci(tmp_path: Path) -> N
     ci_rig.forge.report_check(ci_rig.job.base_sha, "ci/circleci: test")
     ci_rig.advance(yes=True)
     assert ci_rig.job.waiting_for_ci
+
+
+def test_a_revert_while_the_milestone_waits_for_ci_waits_on_the_new_head(tmp_path: Path) -> None:
+    ci_rig = waiting_at_milestone_1(tmp_path)  # no worker holds the job: it may take a revert
+    sha = ci_rig.waiting_sha()
+    message = revert_batch(ci_rig.engine(), 2)
+    job = ci_rig.job
+    assert "reverted" in message and job.batch(2).status is BatchStatus.REVERTED
+    assert job.waiting_for_ci and job.gate is None
+    new_head = ci_rig.waiting_sha()
+    assert new_head != sha and new_head == job.head_sha == ci_rig.head()
+    ci_rig.forge.report_check(sha, "tests")  # the old head's checks are no verdict any more
+    ci_rig.advance(max_steps=1)
+    assert ci_rig.job.waiting_for_ci and ci_rig.job.gate is None
+    ci_rig.forge.report_check(new_head, "tests")
+    ci_rig.advance()
+    assert ci_rig.job.gate is not None and ci_rig.job.gate.kind is Gate.MILESTONE
+
+
+def test_a_batch_candidate_waiting_for_ci_refuses_a_revert(tmp_path: Path) -> None:
+    ci_rig = rig(tmp_path, ci={"wait": "per_batch", "checks": ["tests"]})
+    ci_rig.advance(yes=True)
+    assert ci_rig.job.waiting_for_ci and ci_rig.job.ci_wait is not None
+    assert ci_rig.job.ci_wait.scope == "batch"
+    with pytest.raises(RefusedError, match="only while it waits"):
+        revert_batch(ci_rig.engine(), 1)
 
 
 def red_tests(ci_rig: CiRig, sha: str) -> None:
