@@ -21,11 +21,10 @@ from bot.github.client import (
     ApiVersion,
     ForgeError,
     Installation,
-    _json,
-    _retry_after,
     classify,
+    response_json,
 )
-from bot.github.retry import NO_RETRY, CallRetry
+from bot.github.retry import NO_RETRY, CallRetry, retry_after_s
 from jobs.domain.errors import RetryClass
 
 
@@ -70,10 +69,10 @@ class GitHubApp:
             if cached and cached[1] - TOKEN_MARGIN_S > self.clock():
                 return cached[0]
             try:
-                data = _json(self.rest(self._app).apps.create_installation_access_token(
+                data = response_json(self.rest(self._app).apps.create_installation_access_token(
                     installation_id))
             except RequestFailed as exc:
-                limited = _retry_after(exc) > 0 or "rate limit" in exc.response.text.lower()
+                limited = retry_after_s(exc) > 0 or "rate limit" in exc.response.text.lower()
                 if exc.response.status_code in (401, 403, 404) and not limited:
                     raise ForgeError(
                         f"installation {installation_id} is gone or suspended",
@@ -106,7 +105,7 @@ class GitHubApp:
 
     def installation_id(self, owner: str, name: str) -> int:
         try:
-            return int(_json(self.rest(self._app).apps.get_repo_installation(owner, name))["id"])
+            return int(response_json(self.rest(self._app).apps.get_repo_installation(owner, name))["id"])
         except Exception as exc:
             raise classify(exc) from None
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.github.client import MAX_PAGES, PER_PAGE, ForgeError, Installation
+from bot.github.client import MAX_PAGES, PER_PAGE, ForgeError, Installation, response_json
 from jobs.domain.annotations import MESSAGE_CHARS, Annotation
 from jobs.domain.check_runs import JOB_CHECK_NAME
 from jobs.domain.ci import CheckObservation, from_commit_status
@@ -46,10 +46,6 @@ class Required:
     strict: bool = False
 
 
-def _json(response: Any) -> Any:
-    return response.json()
-
-
 class RepositoryCi:
     """One repository's CI, read and written as one installation."""
 
@@ -63,7 +59,7 @@ class RepositoryCi:
         for page in range(1, MAX_PAGES + 1):
 
             def read(gh: Any, page: int = page) -> Any:
-                return _json(fetch(gh, page))
+                return response_json(fetch(gh, page))
 
             data = self.client._call(read)
             items = data.get(key, []) if key is not None and isinstance(data, dict) else data
@@ -95,7 +91,7 @@ class RepositoryCi:
         """What `branch` requires before merging: its protection's required status checks (seen
         in `GET /branches/{branch}`) and the rulesets' `required_status_checks` rules. A branch
         that is gone or not protected requires nothing."""
-        data = self.client._call(lambda gh: _json(gh.repos.get_branch(self.owner, self.name, branch)),
+        data = self.client._call(lambda gh: response_json(gh.repos.get_branch(self.owner, self.name, branch)),
                                  missing={})
         names: list[str] = []
         strict = False
@@ -132,7 +128,7 @@ class RepositoryCi:
         for page in range(1, MAX_PAGES + 1):
 
             def read(gh: Any, page: int = page) -> Any:
-                return _json(gh.checks.list_annotations(self.owner, self.name, run_id,
+                return response_json(gh.checks.list_annotations(self.owner, self.name, run_id,
                                                         per_page=PER_PAGE, page=page))
 
             batch = self.client._call(read, missing=[])
@@ -183,7 +179,7 @@ class RepositoryCi:
         return asked
 
     def _job(self, job_id: int) -> Any:
-        return self.client._call(lambda gh: _json(gh.actions.get_job_for_workflow_run(
+        return self.client._call(lambda gh: response_json(gh.actions.get_job_for_workflow_run(
             self.owner, self.name, job_id)), missing={})
 
     def _rerequest_suite(self, suite_id: int) -> None:
@@ -201,7 +197,7 @@ class RepositoryCi:
         return True
 
     def _suite_of(self, run_id: int) -> int:
-        run = self.client._call(lambda gh: _json(gh.checks.get(self.owner, self.name, run_id)),
+        run = self.client._call(lambda gh: response_json(gh.checks.get(self.owner, self.name, run_id)),
                                 missing={})
         suite = run.get("check_suite") if isinstance(run, dict) else None
         return int(suite.get("id", 0)) if isinstance(suite, dict) else 0
@@ -222,7 +218,7 @@ class RepositoryCi:
         if existing is not None:
             return self._update(existing, body)
         created = self.client._create_once(
-            lambda: self.client._call(lambda gh: _json(gh.checks.create(self.owner, self.name,
+            lambda: self.client._call(lambda gh: response_json(gh.checks.create(self.owner, self.name,
                                                                         data=body))),
             lambda: self.find_check_run(body))
         return int(created["id"])

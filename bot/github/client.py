@@ -143,7 +143,7 @@ class Installation:
         return ["-c", f"http.extraHeader=Authorization: Basic {secret}"]
 
     def repo(self, owner: str, name: str) -> RepoInfo:
-        data = self._call(lambda gh: _json(gh.repos.get(owner, name)), missing=None)
+        data = self._call(lambda gh: response_json(gh.repos.get(owner, name)), missing=None)
         if data is None:
             raise ForgeError(f"the repository {owner}/{name} is gone or the App lost access to it",
                              code="repository_gone", retry_class=RetryClass.DO_NOT_RETRY,
@@ -156,7 +156,7 @@ class Installation:
                         squash_only=squash_only)
 
     def file(self, owner: str, name: str, path: str, ref: str) -> str | None:
-        data = self._call(lambda gh: _json(gh.repos.get_content(owner, name, path, ref=ref)),
+        data = self._call(lambda gh: response_json(gh.repos.get_content(owner, name, path, ref=ref)),
                           missing=None)
         if not isinstance(data, dict) or data.get("type") != "file":
             return None
@@ -172,7 +172,7 @@ class Installation:
         return raw.decode("utf-8", errors="replace")
 
     def issue(self, owner: str, name: str, number: int) -> IssueInfo:
-        data = self._call(lambda gh: _json(gh.issues.get(owner, name, number)))
+        data = self._call(lambda gh: response_json(gh.issues.get(owner, name, number)))
         user = data.get("user") if isinstance(data, dict) else None
         if not isinstance(user, dict) or not user.get("login"):
             raise ForgeError(f"GitHub gave issue #{number} of {owner}/{name} no author (a deleted "
@@ -188,7 +188,7 @@ class Installation:
         for page in range(1, MAX_PAGES + 1):
 
             def fetch(gh: Any, page: int = page) -> Any:
-                return _json(gh.issues.list_comments(owner, name, number,
+                return response_json(gh.issues.list_comments(owner, name, number,
                                                           per_page=PER_PAGE, page=page))
 
             batch: list[dict[str, Any]] = self._call(fetch)
@@ -203,7 +203,7 @@ class Installation:
         GitHub made it but answered with a fault: the retry finds it by its marker first."""
 
         def post() -> CommentInfo:
-            return _comment(self._call(lambda gh: _json(gh.issues.create_comment(
+            return _comment(self._call(lambda gh: response_json(gh.issues.create_comment(
                 owner, name, number, body=body))))
 
         if marker is None:
@@ -255,7 +255,7 @@ class Installation:
         repository role counts as the base role it inherits."""
         if not login:
             return "none"
-        data = self._call(lambda gh: _json(gh.repos.get_collaborator_permission_level(
+        data = self._call(lambda gh: response_json(gh.repos.get_collaborator_permission_level(
             owner, name, quote(login, safe=""))), missing={})
         return base_role(data)
 
@@ -266,7 +266,7 @@ class Installation:
         cached = self.app.team_answers.get(key)
         if cached is not None and cached[1] > self.app.clock():
             return cached[0]
-        data = self._call(lambda gh: _json(gh.teams.get_membership_for_user_in_org(
+        data = self._call(lambda gh: response_json(gh.teams.get_membership_for_user_in_org(
             quote(org, safe=""), quote(team_slug, safe=""), quote(login, safe=""))), missing={})
         member = isinstance(data, dict) and data.get("state") == "active"
         self.app.team_answers[key] = (member, self.app.clock() + TEAM_CACHE_S)
@@ -274,11 +274,11 @@ class Installation:
 
     def pull_head(self, owner: str, name: str, number: int) -> str:
         """The head branch of pull request `number`."""
-        return str(self._call(lambda gh: _json(gh.pulls.get(owner, name, number)))
+        return str(self._call(lambda gh: response_json(gh.pulls.get(owner, name, number)))
                    ["head"]["ref"])
 
     def find_pull(self, owner: str, name: str, head_branch: str) -> PullInfo | None:
-        items = self._call(lambda gh: _json(gh.pulls.list(
+        items = self._call(lambda gh: response_json(gh.pulls.list(
             owner, name, state="open", head=f"{owner}:{head_branch}")))
         return _pull(items[0]) if items else None
 
@@ -300,7 +300,7 @@ class Installation:
         for draft in (True, False):
             try:
                 gh = self._gh()
-                data = _json(gh.pulls.create(owner, name, title=title, head=head,
+                data = response_json(gh.pulls.create(owner, name, title=title, head=head,
                                                     base=base, body=body, draft=draft))
                 return _pull(data), draft
             except RequestFailed as exc:
@@ -328,7 +328,8 @@ class Installation:
             query, {"id": node_id}))
 
 
-def _json(response: Any) -> Any:
+def response_json(response: Any) -> Any:
+    """A githubkit response's JSON, without its parsed models (strict about the newest schema)."""
     return response.json()
 
 

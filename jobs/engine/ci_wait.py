@@ -55,8 +55,7 @@ def waiting(engine: JobContext) -> Outcome:
 def begin(engine: JobContext, *, scope: Scope, number: int, sha: str) -> bool:
     """Start waiting for CI on `sha`; False when this forge has no CI (local mode)."""
     job = engine.job
-    forge = engine.services.forge
-    report = forge.ci_report(job, sha)
+    report = engine.services.forge.ci_report(job, sha)
     if report is None:
         return False
     if not _has_ci(engine, report, sha):
@@ -78,16 +77,19 @@ NO_CI_SIGNS = ("no required or named checks, no workflow files, no checks on the
 
 
 def _has_ci(engine: JobContext, report: CiReport, sha: str) -> bool:
+    """`expects_ci`, reading the commit's workflow files and then the base head's checks only
+    when what is already known does not decide it."""
     job = engine.job
     need = requirement(job, report)
-    if need.configured or need.protected or need.names(report.observed)[0]:
+    if expects_ci(need, on_commit=report.observed, on_base=(), workflow_files=()):
         return True
     workflows = engine.services.repository.git(
         "ls-tree", "--name-only", f"{sha}:{WORKFLOWS_DIR}", check=False).split()
-    base = engine.services.forge.ci_report(job, job.base_sha) if not workflows else None
-    return expects_ci(need, on_commit=report.observed,
-                      on_base=base.observed if base is not None else (),
-                      workflow_files=workflows)
+    if expects_ci(need, on_commit=(), on_base=(), workflow_files=workflows):
+        return True
+    base = engine.services.forge.ci_report(job, job.base_sha)
+    return base is not None and expects_ci(need, on_commit=(), on_base=base.observed,
+                                           workflow_files=())
 
 
 # -- the hooks ---------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ class CiRig:
 
 def rig(tmp_path: Path, *, ci: dict[str, Any] | None = None, has_ci: bool = True,
         workflows: bool = True, server: bool = True, task: IssueTask | None = None,
-        llm: LlmSettings | None = None,
+        llm: LlmSettings | None = None, extra_files: dict[str, str] | None = None,
         **config: Any) -> CiRig:
     """A job planned on the sample (3 batches of 2 files; 2 batches per milestone unless
     `config` says otherwise), not started yet; with `workflows`, the sample has a GitHub Actions
@@ -74,7 +74,8 @@ def rig(tmp_path: Path, *, ci: dict[str, Any] | None = None, has_ci: bool = True
     if ci is not None:
         settings["ci"] = ci
     files = sample_files(config=config_text(**settings))
-    repo = make_repo(tmp_path / "repo", {**files, **CI_WORKFLOW} if workflows else files)
+    files = {**files, **(CI_WORKFLOW if workflows else {}), **(extra_files or {})}
+    repo = make_repo(tmp_path / "repo", files)
     repository = Repository(repo)
     forge = InMemoryForge(has_ci=has_ci)
     clock = Clock()

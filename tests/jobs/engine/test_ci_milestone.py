@@ -52,6 +52,14 @@ def test_checks_on_the_base_head_mean_the_repository_has_ci(tmp_path: Path) -> N
     assert ci_rig.job.waiting_for_ci
 
 
+def test_a_workflows_directory_without_workflows_still_asks_the_base_head(tmp_path: Path) -> None:
+    files = {".github/workflows/README.md": "no workflows here yet\n"}
+    ci_rig = rig(tmp_path, workflows=False, extra_files=files)
+    ci_rig.forge.report_check(ci_rig.job.base_sha, "ci/circleci: test")
+    ci_rig.advance(yes=True)
+    assert ci_rig.job.waiting_for_ci
+
+
 def test_a_revert_while_the_milestone_waits_for_ci_waits_on_the_new_head(tmp_path: Path) -> None:
     ci_rig = waiting_at_milestone_1(tmp_path)  # no worker holds the job: it may take a revert
     sha = ci_rig.waiting_sha()
