@@ -1,5 +1,6 @@
 """The comment commands in help-table order, looked up by verb and rendered as the help table.
-A new verb is one module (its SPEC and handler) and one line here."""
+A new verb is one module (its SPEC and handler) and one line here (or `register` from anywhere
+before comments are read, as tests/bot/commands/test_new_verb.py does)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from bot.commands import help as help_command
 from bot.commands.spec import PREFIX, CommandSpec
 
 # The order of the README's command table; `/stepwise help` and that table are rendered from it.
-COMMANDS: tuple[CommandSpec, ...] = (
+COMMANDS: list[CommandSpec] = [
     approve.SPEC,
     retry.SPEC,
     skip.SPEC,
@@ -17,10 +18,25 @@ COMMANDS: tuple[CommandSpec, ...] = (
     instruct.SPEC,
     status.SPEC,
     help_command.SPEC,
-)
+]
 _BY_VERB = {spec.verb: spec for spec in COMMANDS}
 
 HELP_TABLE_HEADER = "| command | effect |\n|---|---|"
+
+
+def register(spec: CommandSpec) -> None:
+    """Add a verb at the end of the help table; a verb is registered once."""
+    if spec.verb.lower() in _BY_VERB:
+        raise ValueError(f"command {spec.verb!r} is registered twice")
+    COMMANDS.append(spec)
+    _BY_VERB[spec.verb.lower()] = spec
+
+
+def unregister(verb: str) -> None:
+    """Remove a verb added by `register` (tests)."""
+    spec = _BY_VERB.pop(verb.lower(), None)
+    if spec is not None:
+        COMMANDS.remove(spec)
 
 
 def spec_for(verb: str) -> CommandSpec | None:

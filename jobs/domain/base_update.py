@@ -14,10 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from jobs.domain.model import BatchStatus, Job
-from jobs.domain.spec import Recipe
-
-# Recipes that edit the same way every time, so they can be run again on another version.
-REPLAYABLE_RECIPES = frozenset({Recipe.REPLACE, Recipe.COMMAND})
+from jobs.domain.recipes import rules_for
 
 
 class BaseAction(StrEnum):
@@ -105,7 +102,7 @@ def _owner(job: Job, path: str, facts: BaseFacts) -> tuple[int | None, str]:
             continue
         if batch.status is not BatchStatus.COMPLETED:
             continue
-        if job.spec.recipe not in REPLAYABLE_RECIPES:
+        if not rules_for(job.spec.recipe).replayable:
             return None, f"batch {batch.number} is an `{job.spec.recipe}` batch"
         return batch.number, ""
     return None, "outside every completed batch"

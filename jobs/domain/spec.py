@@ -1,5 +1,6 @@
-"""The task spec: its model and checks; the recipes' own parts are jobs/domain/recipes/, the
-reading of an issue's ```stepwise block is jobs/domain/spec_block.py (re-exported here)."""
+"""The task spec: its model and checks; the recipes' own parts are registered through
+jobs/domain/recipes.py (each lives in jobs/editors/), the reading of an issue's ```stepwise
+block is jobs/domain/spec_block.py (re-exported here)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,7 @@ from pydantic_core import PydanticCustomError
 
 from jobs.domain.globs import unsafe_path_reason
 from jobs.domain.programs import split_command
-from jobs.domain.recipes import RECIPES, owner_of, rules_for
-from jobs.domain.recipes.command import FILES_HINT, FILES_PLACEHOLDER
+from jobs.domain.recipes import owner_of, recipe_examples, registered, rules_for
 from jobs.domain.spec_block import (
     MINIMAL_EXAMPLE,
     InvalidSpecError,
@@ -35,6 +35,10 @@ MAX_FIND = 50
 MAX_PATTERN_CHARS = 1000
 MAX_NOT_DOING = 50
 
+# Recipe `command`'s `run` is a typed field of the spec, so its placeholder lives here.
+FILES_PLACEHOLDER = "{files}"
+FILES_HINT = "put {files} where the batch's file paths go, e.g. `ruff check --fix {files}`"
+
 EXAMPLES = {
     "recipe": "recipe: replace",
     "paths": 'paths: ["src/**/*.py"]',
@@ -44,13 +48,12 @@ EXAMPLES = {
     "done_when": "done_when: checks_pass",
     "batch_size": "batch_size: 5",
 }
-EXAMPLES |= {key: line for rules in RECIPES.values() for key, line in rules.examples.items()}
 __all__ = ["EXAMPLES", "FILES_HINT", "FILES_PLACEHOLDER", "MINIMAL_EXAMPLE", "DoneWhen",
            "InvalidSpecError", "IssueTask", "Recipe", "TaskSpec", "extract_spec_block",
            "parse_issue", "parse_issue_file", "parse_spec", "spec_error"]
 
 class Recipe(StrEnum):
-    """The built-in recipes (jobs/domain/recipes/ registers them and any other)."""
+    """The built-in recipes (jobs/editors/ registers them, and any other, in RECIPES)."""
 
     REPLACE = "replace"
     COMMAND = "command"
@@ -117,9 +120,10 @@ class TaskSpec(BaseModel):
     @field_validator("recipe", mode="before")
     @classmethod
     def _registered_recipe(cls, value: Any) -> Any:
-        if isinstance(value, str) and value in RECIPES:
+        recipes = registered()
+        if isinstance(value, str) and value in recipes:
             return Recipe(value) if value in Recipe._value2member_map_ else value
-        names = [f"'{name}'" for name in RECIPES]
+        names = [f"'{name}'" for name in recipes]
         expected = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
         raise PydanticCustomError("enum", "unknown recipe", {"expected": expected})
 
@@ -175,7 +179,7 @@ class TaskSpec(BaseModel):
 
     def _recipe_keys(self) -> list[str]:
         """The recipe-only keys this spec sets (typed fields, and a recipe's own options)."""
-        typed = [key for rules in RECIPES.values() for key in rules.fields
+        typed = [key for rules in registered().values() for key in rules.fields
                  if getattr(self, key, None) is not None]
         return typed + list(self.model_extra or {})
 
@@ -214,7 +218,8 @@ class IssueTask(BaseModel):
 
 def spec_keys() -> list[str]:
     """Every key a spec may hold: the model's fields and the registered recipes' options."""
-    options = [key for rules in RECIPES.values() if rules.options for key in rules.options.model_fields]
+    options = [key for rules in registered().values() if rules.options
+               for key in rules.options.model_fields]
     return [*TaskSpec.model_fields, *options]
 
 
@@ -226,7 +231,7 @@ def _parse_block(text: str) -> TaskSpec:
     except InputProblem as problem:
         raise spec_error(problem) from None
     except ValidationError as exc:
-        raise spec_error(problem_from_validation(exc, EXAMPLES)) from None
+        raise spec_error(problem_from_validation(exc, EXAMPLES | recipe_examples())) from None
 
 
 def parse_spec(markdown: str) -> TaskSpec:

@@ -1,39 +1,56 @@
 """Editors change a batch's files in the worktree; they never stage, commit or validate.
 
-The registry: one factory per recipe name (the recipe's spec part is registered in
-jobs/domain/recipes/). A new recipe's editor: its module and one line in `BUILT_IN`, or
-`register_editor` from anywhere before a job runs.
+The recipe registry: one module per recipe (its spec rules and its editor factory, a
+`RecipeDefinition` named RECIPE) and one line in `BUILT_IN`; importing this package registers
+them all (jobs/__init__.py does, so no spec is ever read without them). `register_recipe` adds
+another one from anywhere before a job runs.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
-
+from jobs.domain.recipes import register, unregister
 from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import TaskSpec
-from jobs.editors.base import EditError, EditHooks, Editor, EditRequest, EditResult
-from jobs.editors.command import CommandEditor
-from jobs.editors.llm.editor import LlmEditor
-from jobs.editors.llm.settings import LlmSettings, load_llm_settings
-from jobs.editors.replace import ReplaceEditor
+from jobs.editors import command, replace
+from jobs.editors.base import (
+    EditError,
+    EditHooks,
+    Editor,
+    EditorFactory,
+    EditRequest,
+    EditResult,
+    RecipeDefinition,
+)
+from jobs.editors.llm import recipe as llm
+from jobs.editors.llm.settings import LlmSettings
 from jobs.ports import Sandbox
 
-__all__ = ["EDITORS", "EditError", "EditHooks", "EditRequest", "EditResult", "Editor",
-           "EditorFactory", "editor_for", "register_editor"]
+__all__ = ["BUILT_IN", "EDITORS", "EditError", "EditHooks", "EditRequest", "EditResult", "Editor",
+           "EditorFactory", "RecipeDefinition", "editor_for", "register_recipe",
+           "unregister_recipe"]
 
-
-class EditorFactory(Protocol):
-    def __call__(self, spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
-                 llm: LlmSettings | None) -> Editor: ...
-
+BUILT_IN: tuple[RecipeDefinition, ...] = (  # one line per recipe
+    replace.RECIPE,
+    command.RECIPE,
+    llm.RECIPE,
+)
 
 EDITORS: dict[str, EditorFactory] = {}
 
 
-def register_editor(recipe: str, factory: EditorFactory) -> None:
-    if recipe in EDITORS:
-        raise ValueError(f"recipe {recipe!r} already has an editor")
-    EDITORS[recipe] = factory
+def register_recipe(recipe: RecipeDefinition) -> None:
+    """Register a recipe's spec rules (jobs/domain/recipes.py) and its editor together."""
+    name = recipe.rules.name
+    if name in EDITORS:
+        raise ValueError(f"recipe {name!r} already has an editor")
+    register(recipe.rules)
+    EDITORS[name] = recipe.editor
+
+
+def unregister_recipe(name: str) -> None:
+    """Remove a recipe added by `register_recipe` (tests)."""
+    unregister(name)
+    EDITORS.pop(name, None)
 
 
 def editor_for(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
@@ -42,29 +59,9 @@ def editor_for(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
     factory = EDITORS.get(spec.recipe)
     if factory is None:
         raise EditError(f"recipe {spec.recipe!r} has no editor",
-                        hint="register one in jobs/editors/__init__.py")
+                        hint="register it with jobs.editors.register_recipe")
     return factory(spec, sandbox=sandbox, policy=policy, llm=llm)
 
 
-def _replace(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
-             llm: LlmSettings | None) -> Editor:
-    return ReplaceEditor()
-
-
-def _command(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
-             llm: LlmSettings | None) -> Editor:
-    return CommandEditor(sandbox=sandbox, policy=policy)
-
-
-def _llm(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
-         llm: LlmSettings | None) -> Editor:
-    return LlmEditor(llm or load_llm_settings())
-
-
-BUILT_IN: dict[str, EditorFactory] = {  # one line per recipe
-    "replace": _replace,
-    "command": _command,
-    "llm": _llm,
-}
-for _recipe, _factory in BUILT_IN.items():
-    register_editor(_recipe, _factory)
+for _recipe in BUILT_IN:
+    register_recipe(_recipe)

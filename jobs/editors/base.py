@@ -1,4 +1,5 @@
-"""The editor interface: what an editor is given for one batch and what it reports back."""
+"""The editor interface: what an editor is given for one batch and what it reports back, and
+what a recipe module hands the registry (its spec rules and its editor factory)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from typing import Protocol
 
 from jobs.domain.errors import StepwiseError
 from jobs.domain.model import CommandEvidence, ModelCall, Target
+from jobs.domain.recipes import RecipeRules
 from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import TaskSpec
+from jobs.editors.llm.settings import LlmSettings
+from jobs.ports import Sandbox
 
 
 class CommandCancelled(Exception):
@@ -80,3 +84,18 @@ class Editor(Protocol):
     def apply(self, request: EditRequest) -> EditResult:
         """Change the batch's files in `request.worktree`; raise EditError when it cannot."""
         ...
+
+
+class EditorFactory(Protocol):
+    """Makes the editor of one job (`llm`: None means the STEPWISE_LLM_* settings)."""
+
+    def __call__(self, spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
+                 llm: LlmSettings | None) -> Editor: ...
+
+
+@dataclass(frozen=True)
+class RecipeDefinition:
+    """A recipe as its module defines it: its part of the task spec and its editor."""
+
+    rules: RecipeRules
+    editor: EditorFactory

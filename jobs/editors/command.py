@@ -1,15 +1,45 @@
-"""The `command` recipe: a codemod run as argv through the sandbox over the batch's files."""
+"""Recipe `command`: a codemod named in `run`, run as argv through the sandbox over the
+batch's files (`{files}`): its spec rules, its editor and the editor's factory."""
 
 from __future__ import annotations
 
 from jobs.adapters.evidence import command_evidence
 from jobs.adapters.safe_paths import require_regular
+from jobs.domain.programs import program_name, split_command
+from jobs.domain.recipes import RecipeRules
 from jobs.domain.sandboxing import SandboxPolicy
-from jobs.editors.base import CommandCancelled, EditError, EditRequest, EditResult
+from jobs.domain.spec import FILES_HINT, FILES_PLACEHOLDER, TaskSpec
+from jobs.domain.yaml_input import InputProblem, command_argv
+from jobs.editors.base import (
+    CommandCancelled,
+    EditError,
+    Editor,
+    EditRequest,
+    EditResult,
+    RecipeDefinition,
+)
+from jobs.editors.llm.settings import LlmSettings
 from jobs.ports import Sandbox
+
+EXAMPLES = {"run": 'run: "ruff check --fix {files}"'}
 
 # Exit codes that mean the program never really ran (not executable, not found).
 _DID_NOT_RUN = frozenset({126, 127})
+
+
+def check(spec: TaskSpec) -> None:
+    if spec.run is None:
+        raise InputProblem("run", "is required by recipe command", f"add `{EXAMPLES['run']}`")
+    try:
+        program = program_name(split_command(spec.run)[0])
+    except ValueError:
+        program = ""
+    try:
+        argv = command_argv(spec.run, allow_commands=[program])
+    except InputProblem as bad:
+        raise InputProblem("run", bad.problem, bad.hint) from None
+    if FILES_PLACEHOLDER not in argv[1:]:
+        raise InputProblem("run", "needs {files} as a separate argument", FILES_HINT)
 
 
 class CommandEditor:
@@ -37,3 +67,13 @@ class CommandEditor:
         # validation and the completion check decide.
         return EditResult(summary=f"ran `{evidence.display}` (exit {result.exit_code})",
                           commands=(evidence,))
+
+
+def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
+                llm: LlmSettings | None) -> Editor:
+    return CommandEditor(sandbox=sandbox, policy=policy)
+
+
+RULES = RecipeRules(name="command", check=check, fields=("run",), examples=EXAMPLES,
+                    replayable=True)
+RECIPE = RecipeDefinition(rules=RULES, editor=make_editor)

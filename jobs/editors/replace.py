@@ -1,11 +1,37 @@
-"""The `replace` recipe: each `find` pattern substituted with the `replace` template, per match."""
+"""Recipe `replace`: each `find` pattern substituted with the `replace` template, per match
+(its spec rules, its editor and the editor's factory)."""
 
 from __future__ import annotations
 
 import re
 
 from jobs.adapters.safe_paths import read_regular, write_regular
-from jobs.editors.base import EditError, EditRequest, EditResult
+from jobs.domain.recipes import RecipeRules
+from jobs.domain.sandboxing import SandboxPolicy
+from jobs.domain.spec import TaskSpec
+from jobs.domain.yaml_input import InputProblem
+from jobs.editors.base import EditError, Editor, EditRequest, EditResult, RecipeDefinition
+from jobs.editors.llm.settings import LlmSettings
+from jobs.ports import Sandbox
+
+EXAMPLES = {"replace": "replace: 'log.info('"}
+FIND_EXAMPLE = "find: ['\\bprint\\(']"
+
+
+def check(spec: TaskSpec) -> None:
+    if not spec.find:
+        raise InputProblem("find", "is required by recipe replace", f"add `{FIND_EXAMPLE}`")
+    if spec.replace is None:
+        hint = f"add the re.sub template, e.g. `{EXAMPLES['replace']}`"
+        raise InputProblem("replace", "is required by recipe replace", hint)
+    for i, pattern in enumerate(spec.find):
+        try:
+            # Substituting into "" still compiles the template against the pattern's groups.
+            re.compile(pattern).sub(spec.replace, "")
+        except (re.error, IndexError) as exc:
+            problem = f"is not a valid template for find[{i}]: {exc}"
+            hint = r"use only groups the pattern has (\1, \g<name>); a backslash is \\"
+            raise InputProblem("replace", problem, hint) from None
 
 
 class ReplaceEditor:
@@ -37,3 +63,13 @@ class ReplaceEditor:
         summary = f"{total} replacement{'s' if total != 1 else ''} in {len(file_summaries)} file" \
             f"{'s' if len(file_summaries) != 1 else ''}"
         return EditResult(summary=summary, file_summaries=file_summaries)
+
+
+def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
+                llm: LlmSettings | None) -> Editor:
+    return ReplaceEditor()
+
+
+RULES = RecipeRules(name="replace", check=check, fields=("replace",), examples=EXAMPLES,
+                    replayable=True)
+RECIPE = RecipeDefinition(rules=RULES, editor=make_editor)

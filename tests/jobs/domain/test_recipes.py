@@ -1,10 +1,13 @@
-"""The recipe registry (jobs/domain/recipes/ and jobs/editors/__init__.py): a toy recipe added
-by registering its spec part and its editor, nothing else, parses, is checked, and carries a
-real local job to completion."""
+"""The recipe registry (jobs/domain/recipes.py, filled by jobs/editors/__init__.py): a toy
+recipe defined in this one module and registered with one line parses, is checked, shows in
+the plan and carries a real local job to completion; a spec is never read before the recipes
+are registered, and the README's key table names every built-in recipe's keys."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,13 +16,24 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from jobs.adapters.safe_paths import read_regular, write_regular
 from jobs.domain.model import JobStatus
-from jobs.domain.recipes import RECIPES, RecipeRules, register, unregister
+from jobs.domain.recipes import RECIPES, RecipeRules, RecipesNotRegisteredError, register
 from jobs.domain.spec import InvalidSpecError, Recipe, TaskSpec, parse_spec
 from jobs.domain.yaml_input import InputProblem
-from jobs.editors import EDITORS, Editor, EditRequest, EditResult, register_editor
-from jobs.ports import Sandbox
-from tests.kit.local_e2e import assert_exit, build_sample, issue, load_job, session
+from jobs.editors import (
+    BUILT_IN,
+    EDITORS,
+    Editor,
+    EditRequest,
+    EditResult,
+    RecipeDefinition,
+    register_recipe,
+    unregister_recipe,
+)
+from jobs.ports import Publication, Sandbox
+from tests.kit.local_e2e import Recorder, assert_exit, build_sample, issue, load_job, session
 from tests.kit.repos import git
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class UpperOptions(BaseModel):
@@ -60,14 +74,18 @@ def upper_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: object, llm: objec
     return UpperEditor()
 
 
+UPPER = RecipeDefinition(
+    rules=RecipeRules(name="upper", check=check_upper, options=UpperOptions,
+                      examples={"upper_words": "upper_words: [todo]"}),
+    editor=upper_editor,
+)
+
+
 @pytest.fixture
 def upper() -> Iterator[None]:
-    register(RecipeRules(name="upper", check=check_upper, options=UpperOptions,
-                         examples={"upper_words": "upper_words: [todo]"}))
-    register_editor("upper", upper_editor)
+    register_recipe(UPPER)  # the one line a new recipe adds (to BUILT_IN, in jobs/editors/)
     yield
-    unregister("upper")
-    EDITORS.pop("upper", None)
+    unregister_recipe("upper")
 
 
 SPEC = "```stepwise\nrecipe: upper\npaths: [a.py]\nfind: ['todo']\nupper_words: [todo]\n```"
@@ -76,7 +94,35 @@ SPEC = "```stepwise\nrecipe: upper\npaths: [a.py]\nfind: ['todo']\nupper_words: 
 def test_the_built_in_recipes_are_registered_with_their_keys() -> None:
     assert {name: rules.keys for name, rules in RECIPES.items()} == {
         "replace": ("replace",), "command": ("run",), "llm": ("instructions",)}
-    assert set(EDITORS) == set(Recipe)
+    assert set(EDITORS) == set(Recipe) == {recipe.rules.name for recipe in BUILT_IN}
+    assert {name for name, rules in RECIPES.items() if rules.replayable} == {"replace", "command"}
+
+
+def test_the_readme_key_table_names_every_built_in_recipes_keys() -> None:
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("<!-- spec-keys:start"):readme.index("<!-- spec-keys:end -->")]
+    for recipe in BUILT_IN:
+        assert recipe.rules.keys, f"recipe {recipe.rules.name} reads no key of its own"
+        for key in recipe.rules.keys:
+            assert f"| `{key}` |" in table, f"README's spec key table lacks `{key}`"
+        assert f"`{recipe.rules.name}`" in table  # the `recipe` row names it
+
+
+def test_any_import_of_jobs_registers_the_recipes_before_a_spec_is_read() -> None:
+    # A fresh interpreter that imports only the pure spec module, as an entry point might.
+    code = ("from jobs.domain.spec import parse_spec\n"
+            "print(parse_spec('```stepwise\\nrecipe: replace\\npaths: [a]\\nfind: [x]\\n"
+            "replace: y\\n```').recipe)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "replace"), done.stderr
+
+
+def test_reading_a_spec_with_no_recipe_registered_fails_loudly_naming_the_fix(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("jobs.domain.recipes.RECIPES", {})
+    with pytest.raises(RecipesNotRegisteredError, match=r"no recipe is registered.*import jobs\.editors"):
+        parse_spec(SPEC)
 
 
 def test_a_registered_recipe_parses_with_its_own_options(upper: None) -> None:
@@ -110,7 +156,7 @@ def test_a_name_or_key_cannot_be_registered_twice(upper: None) -> None:
     with pytest.raises(ValueError, match="already belongs to 'replace'"):
         register(RecipeRules(name="other", check=check_upper, fields=("replace",)))
     with pytest.raises(ValueError, match="already has an editor"):
-        register_editor("upper", upper_editor)
+        register_recipe(UPPER)
 
 
 def test_a_toy_recipe_runs_a_real_local_job_to_completion(upper: None, tmp_path: Path) -> None:
@@ -118,8 +164,11 @@ def test_a_toy_recipe_runs_a_real_local_job_to_completion(upper: None, tmp_path:
     # Capitals would break the callers (the real validation refuses them): rename instead.
     task = issue(recipe="upper", replace=None, find=["old_sum"], upper_words=["old_sum"],
                  rename_to={"old_sum": "new_sum"})
-    outcome = session(repo).run(task, yes=True)
+    sink = Recorder()
+    outcome = session(repo, sink=sink).run(task, yes=True)
     assert_exit(outcome, 0)
+    (plan,) = sink.texts(Publication.PLAN)
+    assert "upper" in plan and "old_sum" in plan
     job = load_job(repo)
     assert job.status is JobStatus.COMPLETED
     assert job.spec.options() == {"upper_words": ["old_sum"], "rename_to": {"old_sum": "new_sum"}}

@@ -1,9 +1,7 @@
-"""The recipe registry: each recipe's spec part (its name, the spec keys only it reads, the
-check of a spec that uses it), one module per recipe. The task spec (jobs/domain/spec.py)
-accepts the registered names and keys and asks the recipe to check its spec; the editors
-are registered beside it in jobs/editors/__init__.py.
-
-A new recipe: a module here holding its `RULES`, one line in `_built_in`, and its editor.
+"""The recipe registry's mechanism: `RecipeRules` (a recipe's part of the task spec), the
+`RECIPES` table and its lookups. The recipes themselves live in jobs/editors/, one module per
+recipe holding its rules and its editor; jobs/editors/__init__.py registers them, and
+jobs/__init__.py imports it, so any process that imports `jobs` has them registered.
 """
 
 from __future__ import annotations
@@ -17,6 +15,16 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from jobs.domain.spec import TaskSpec
 
+NOT_REGISTERED = (
+    "no recipe is registered, so no task spec can be read: the recipes register when "
+    "`jobs.editors` is imported (jobs/__init__.py does it). Fix: keep `import jobs.editors` in "
+    "jobs/__init__.py, or import jobs.editors before parsing a spec."
+)
+
+
+class RecipesNotRegisteredError(RuntimeError):
+    """A spec was read before any recipe was registered (a wiring bug, never bad input)."""
+
 
 @dataclass(frozen=True)
 class RecipeRules:
@@ -25,13 +33,16 @@ class RecipeRules:
     `fields` are the spec keys only this recipe reads that are typed fields of `TaskSpec`
     (the built-in recipes'); `options` is a pydantic model of the keys of a recipe that adds
     its own (kept in the spec as they were written, validated by this model). `check` raises
-    `jobs.domain.yaml_input.InputProblem` for a spec the recipe cannot carry out."""
+    `jobs.domain.yaml_input.InputProblem` for a spec the recipe cannot carry out.
+    `replayable`: the recipe edits the same way every time, so when the base branch moves it
+    can be run again on the base's version of a conflicting file (jobs/domain/base_update.py)."""
 
     name: str
     check: Callable[[TaskSpec], None]
     fields: tuple[str, ...] = ()
     options: type[BaseModel] | None = None
     examples: Mapping[str, str] = field(default_factory=dict)  # key -> a line of YAML
+    replayable: bool = False
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -40,6 +51,13 @@ class RecipeRules:
 
 
 RECIPES: dict[str, RecipeRules] = {}
+
+
+def registered() -> dict[str, RecipeRules]:
+    """The registered recipes; raises RecipesNotRegisteredError, naming the fix, when none is."""
+    if not RECIPES:
+        raise RecipesNotRegisteredError(NOT_REGISTERED)
+    return RECIPES
 
 
 def register(rules: RecipeRules) -> RecipeRules:
@@ -60,23 +78,14 @@ def unregister(name: str) -> None:
 
 
 def rules_for(name: str) -> RecipeRules:
-    return RECIPES[name]
+    return registered()[name]
 
 
 def owner_of(key: str) -> str | None:
     """The recipe that alone reads spec key `key`, or None for a shared key."""
-    return next((rules.name for rules in RECIPES.values() if key in rules.keys), None)
+    return next((rules.name for rules in registered().values() if key in rules.keys), None)
 
 
-def _built_in() -> None:
-    from jobs.domain.recipes import command, llm, replace
-
-    for rules in (
-        replace.RULES,
-        command.RULES,
-        llm.RULES,  # a new recipe: one line here
-    ):
-        register(rules)
-
-
-_built_in()
+def recipe_examples() -> dict[str, str]:
+    """Every registered recipe's example lines, by key (for the hints of spec errors)."""
+    return {key: line for rules in registered().values() for key, line in rules.examples.items()}

@@ -1,0 +1,31 @@
+"""Recipe `llm`: a language model edits each batch following `instructions` (its spec rules
+and its editor's factory; the editor and every other model part are beside it in llm/)."""
+
+from __future__ import annotations
+
+from jobs.domain.recipes import RecipeRules
+from jobs.domain.sandboxing import SandboxPolicy
+from jobs.domain.spec import TaskSpec
+from jobs.domain.yaml_input import InputProblem
+from jobs.editors.base import Editor, RecipeDefinition
+from jobs.editors.llm.editor import LlmEditor
+from jobs.editors.llm.settings import LlmSettings, load_llm_settings
+from jobs.ports import Sandbox
+
+EXAMPLES = {"instructions": 'instructions: "Replace print() with the module logger."'}
+
+
+def check(spec: TaskSpec) -> None:
+    if not (spec.instructions or "").strip():
+        hint = f"say what to change, e.g. `{EXAMPLES['instructions']}`"
+        raise InputProblem("instructions", "is required by recipe llm", hint)
+
+
+def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
+                llm: LlmSettings | None) -> Editor:
+    return LlmEditor(llm or load_llm_settings())
+
+
+# A model answers differently each time: its batches are not replayed on a moved base.
+RULES = RecipeRules(name="llm", check=check, fields=("instructions",), examples=EXAMPLES)
+RECIPE = RecipeDefinition(rules=RULES, editor=make_editor)
