@@ -39,7 +39,8 @@ from bot.server.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.domain.model import JobStatus
-from tests.kit.chaos import ISSUE_BODY, ISSUE_TITLE, served
+from tests.kit.chaos.cluster import served
+from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE
 from tests.kit.github import FakeGitHub
 from tests.kit.github_model import FakeRepo
 from tests.kit.redis_server import running_redis

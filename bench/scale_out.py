@@ -40,12 +40,8 @@ from bot.server.worker import queue
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.domain.model import BatchStatus, JobStatus
-from tests.kit.chaos import (  # the same sample repository, and the app served the same way
-    ISSUE_BODY,
-    ISSUE_TITLE,
-    LEGACY,
-    served,
-)
+from tests.kit.chaos.cluster import served  # the app served as the chaos run serves it
+from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE, LEGACY  # the same sample repository
 from tests.kit.github import FakeGitHub
 from tests.kit.github_model import FakeRepo
 from tests.kit.redis_server import running_redis

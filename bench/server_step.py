@@ -37,7 +37,8 @@ from bot.server.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.domain.model import BatchStatus, Job, JobStatus
-from tests.kit.chaos import ISSUE_BODY, ISSUE_TITLE, served
+from tests.kit.chaos.cluster import served
+from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE
 from tests.kit.github import FakeGitHub
 from tests.kit.redis_server import running_redis
 from tests.kit.webhooks import deliver, make_event

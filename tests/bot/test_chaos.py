@@ -1,4 +1,4 @@
-"""The chaos run's quick scenarios (tests/kit/chaos.py), and the bugs it found, as tests.
+"""The chaos run's quick scenarios (tests/kit/chaos/), and the bugs it found, as tests.
 
 Real redis-server (append-only), real `stepwise worker` processes, the loopback FakeGitHub and
 the web app over HTTP, as in `python -m tests.kit.chaos --quick`; jobs have FILES batches instead of
@@ -28,18 +28,10 @@ from bot.server.worker import queue
 from jobs.domain.errors import RetryClass
 from jobs.domain.model import Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
-from tests.kit.chaos import (
-    Cluster,
-    ScenarioResult,
-    kill_trial,
-    open_cluster,
-    run_baseline,
-    run_duplicates,
-    run_faults,
-    run_kill,
-    run_kill_label,
-    run_redis_restart,
-)
+from tests.kit.chaos.cluster import Cluster, open_cluster
+from tests.kit.chaos.kills import kill_trial, run_kill, run_kill_label
+from tests.kit.chaos.results import ScenarioResult
+from tests.kit.chaos.scenarios import run_baseline, run_duplicates, run_faults, run_redis_restart
 from tests.kit.github import FakeGitHub
 
 FILES = 4  # batches per job here (12 in the bench)
