@@ -44,7 +44,7 @@ def worker(
         from bot.observability.jsonlog import with_log_context
         from bot.server.context import ServerContext
         from bot.server.handlers import handlers
-        from bot.server.steps import reap, run_reaper
+        from bot.server.reaper import reap, run_reaper
         from bot.server.worker import install_handlers, run_worker
         from bot.settings import load_settings
 

@@ -7,7 +7,8 @@ import logging
 from collections.abc import Sequence
 
 from bot.authz import Decision, decide, team_approvers
-from bot.github.client import ForgeError, Installation
+from bot.github.client import Installation
+from bot.github.errors import ForgeError
 
 log = logging.getLogger(__name__)
 TEAM_UNREADABLE = " (team membership could not be read: the App needs the `members: read` permission)"

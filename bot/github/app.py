@@ -15,15 +15,8 @@ from typing import Any
 from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.exception import RequestFailed
 
-from bot.github.client import (
-    DEFAULT_API_VERSION,
-    TOKEN_MARGIN_S,
-    ApiVersion,
-    ForgeError,
-    Installation,
-    classify,
-    response_json,
-)
+from bot.github.client import DEFAULT_API_VERSION, TOKEN_MARGIN_S, ApiVersion, Installation, response_json
+from bot.github.errors import ForgeError, classify
 from bot.github.retry import NO_RETRY, CallRetry, retry_after_s
 from jobs.domain.errors import RetryClass
 

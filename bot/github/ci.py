@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.github.client import MAX_PAGES, PER_PAGE, ForgeError, Installation, response_json
+from bot.github.client import MAX_PAGES, PER_PAGE, Installation, response_json
+from bot.github.errors import ForgeError
 from jobs.domain.annotations import MESSAGE_CHARS, Annotation
 from jobs.domain.check_runs import JOB_CHECK_NAME
 from jobs.domain.ci import CheckObservation, from_commit_status

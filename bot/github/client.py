@@ -1,5 +1,6 @@
 """The GitHub adapter's installation client: REST and GraphQL calls made with an installation's
-token (bot/github/app.py mints the tokens; bot/github/ci.py holds the CI calls).
+token (bot/github/app.py mints the tokens, bot/github/ci.py holds the CI calls, records.py the
+records it answers with, errors.py how a failure is classified).
 
 Responses are read with `.json()` and turned into small frozen records, so the adapter depends
 only on the fields it uses (githubkit's parsed models are strict about the newest schema).
@@ -10,16 +11,16 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 from urllib.parse import quote
 
 from githubkit import GitHub, TokenAuthStrategy
-from githubkit.exception import RequestError, RequestFailed
+from githubkit.exception import RequestFailed
 
 from bot.authz import base_role
-from bot.github.retry import retry_after_s, transient_status
-from jobs.domain.errors import RetryClass, StepwiseError
+from bot.github.errors import ForgeError, classify
+from bot.github.records import CommentInfo, IssueInfo, PullInfo, RepoInfo, comment_info, pull_info
+from jobs.domain.errors import RetryClass
 
 if TYPE_CHECKING:
     from bot.github.app import GitHubApp
@@ -38,74 +39,6 @@ T = TypeVar("T")
 _RAISE = object()  # `_call(missing=...)` default: a 404 is an error like any other
 
 
-class ForgeError(StepwiseError):
-    """A GitHub call failed; the retry class says whether to back off or stop."""
-
-    code = "github_error"
-
-
-def classify(exc: Exception) -> ForgeError:
-    """One ForgeError for any githubkit failure, without URLs carrying credentials."""
-    if isinstance(exc, ForgeError):
-        return exc  # already classified (e.g. by the token mint inside another call)
-    if isinstance(exc, RequestFailed):
-        status = exc.response.status_code
-        transient = transient_status(status, exc.response.text)
-        wait = _retry_after(exc)
-        return ForgeError(
-            f"GitHub answered {status} to {exc.request.method} {exc.request.url.path}",
-            code="github_transient" if transient else f"github_{status}",
-            retry_class=RetryClass.AUTO_RETRY if transient else RetryClass.NEEDS_HUMAN,
-            hint="GitHub may be having trouble; the step will be retried" if transient
-            else "check the App's permissions and installation on this repository",
-            evidence={"status": status, **({"retry_after": wait} if wait else {})},
-        )
-    if isinstance(exc, RequestError) and isinstance(exc.exc, RequestFailed):
-        return classify(exc.exc)  # a token mint that failed inside another call
-    if isinstance(exc, RequestError):
-        return ForgeError(f"could not reach GitHub: {type(exc.exc).__name__}",
-                          code="github_unreachable", retry_class=RetryClass.AUTO_RETRY,
-                          hint="the step will be retried")
-    return ForgeError(str(exc), code="github_error")
-
-
-_retry_after = retry_after_s
-
-
-@dataclass(frozen=True)
-class RepoInfo:
-    full_name: str
-    default_branch: str
-    clone_url: str
-    private: bool
-    squash_only: bool
-
-
-@dataclass(frozen=True)
-class IssueInfo:
-    number: int
-    title: str
-    body: str
-    author: str
-    state: str
-    is_pull_request: bool
-
-
-@dataclass(frozen=True)
-class CommentInfo:
-    id: int
-    body: str
-    author: str
-    is_bot: bool
-    created_at: str
-
-
-@dataclass(frozen=True)
-class PullInfo:
-    number: int
-    node_id: str
-    html_url: str
-    draft: bool
 
 
 class Installation:
@@ -192,7 +125,7 @@ class Installation:
                                                           per_page=PER_PAGE, page=page))
 
             batch: list[dict[str, Any]] = self._call(fetch)
-            found.extend(_comment(item) for item in batch)
+            found.extend(comment_info(item) for item in batch)
             if len(batch) < PER_PAGE:
                 break
         return found
@@ -203,7 +136,7 @@ class Installation:
         GitHub made it but answered with a fault: the retry finds it by its marker first."""
 
         def post() -> CommentInfo:
-            return _comment(self._call(lambda gh: response_json(gh.issues.create_comment(
+            return comment_info(self._call(lambda gh: response_json(gh.issues.create_comment(
                 owner, name, number, body=body))))
 
         if marker is None:
@@ -280,7 +213,7 @@ class Installation:
     def find_pull(self, owner: str, name: str, head_branch: str) -> PullInfo | None:
         items = self._call(lambda gh: response_json(gh.pulls.list(
             owner, name, state="open", head=f"{owner}:{head_branch}")))
-        return _pull(items[0]) if items else None
+        return pull_info(items[0]) if items else None
 
     def create_pull(self, owner: str, name: str, *, title: str, head: str, base: str,
                     body: str) -> tuple[PullInfo, bool]:
@@ -302,7 +235,7 @@ class Installation:
                 gh = self._gh()
                 data = response_json(gh.pulls.create(owner, name, title=title, head=head,
                                                     base=base, body=body, draft=draft))
-                return _pull(data), draft
+                return pull_info(data), draft
             except RequestFailed as exc:
                 text = exc.response.text.lower()
                 if exc.response.status_code != 422:
@@ -331,19 +264,6 @@ class Installation:
 def response_json(response: Any) -> Any:
     """A githubkit response's JSON, without its parsed models (strict about the newest schema)."""
     return response.json()
-
-
-def _comment(data: dict[str, Any]) -> CommentInfo:
-    user = data.get("user") or {}
-    login = str(user.get("login", ""))
-    return CommentInfo(id=int(data["id"]), body=data.get("body") or "", author=login,
-                       is_bot=user.get("type") == "Bot" or login.endswith("[bot]"),
-                       created_at=str(data.get("created_at", "")))
-
-
-def _pull(data: dict[str, Any]) -> PullInfo:
-    return PullInfo(number=int(data["number"]), node_id=str(data.get("node_id", "")),
-                    html_url=str(data.get("html_url", "")), draft=bool(data.get("draft")))
 
 
 def preload_api_modules(version: ApiVersion = DEFAULT_API_VERSION) -> None:

@@ -17,7 +17,8 @@ from datetime import UTC, datetime
 
 from bot.commands.spec import PREFIX
 from bot.github.ci import RepositoryCi, ci_failures, is_own_check, send_check_run
-from bot.github.client import ForgeError, Installation
+from bot.github.client import Installation
+from bot.github.errors import ForgeError
 from jobs.domain import outbox
 from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation

@@ -21,7 +21,7 @@ import redis
 from pydantic import BaseModel
 from starlette.background import BackgroundTask
 
-from bot.github.client import ForgeError
+from bot.github.errors import ForgeError
 from bot.observability import jsonlog
 from bot.server.keys import METRICS
 from jobs.domain.model import (

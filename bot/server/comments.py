@@ -21,7 +21,7 @@ from bot.commands import (
     spec_for,
 )
 from bot.events import Event
-from bot.github.client import ForgeError
+from bot.github.errors import ForgeError
 from bot.server.context import ServerContext
 from bot.server.job_lookup import job_for
 from bot.server.keys import comment_key

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.server import steps
+from bot.server import reaper
 from bot.server.keys import lease_key
 from bot.server.reconciler import reconcile
 from bot.server.worker import queue
@@ -74,7 +74,7 @@ def test_a_waiting_job_holds_no_worker_and_the_reaper_leaves_it_alone(ci_world: 
     job = approved(world)
     sha = waited_sha(job)
     clock.advance(5)
-    assert steps.reap(world.ctx) == []
+    assert reaper.reap(world.ctx) == []
     job = world.job()
     assert job.status is JobStatus.RUNNING and job.server.interruptions == 0
     ci.report(sha, "tests", "success")
@@ -132,7 +132,7 @@ def test_a_worker_killed_between_push_and_record_adopts_the_candidate_and_waits_
     world.ctx.clock = clock = ShiftedClock()
     clock.advance(2.1)
     queue(world.redis).empty()
-    assert steps.reap(world.ctx) == [job_id]
+    assert reaper.reap(world.ctx) == [job_id]
     world.work()
     job = world.job()
     assert waited_sha(job) == pushed and job.batch(1).commit == pushed

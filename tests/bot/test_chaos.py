@@ -114,7 +114,7 @@ def test_the_surviving_worker_recovers_a_job_when_the_scheduler_worker_dies(
 
 def test_a_rate_limited_token_mint_is_a_transient_fault(tmp_path: Path) -> None:
     """A 403 secondary rate limit from the token endpoint once meant `installation_removed`."""
-    from bot.github.client import ForgeError
+    from bot.github.errors import ForgeError
 
     with FakeGitHub(root=tmp_path / "gh") as gh:
         gh.add_repo("o", "r", {"a.py": "x = 1\n"})

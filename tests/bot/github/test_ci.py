@@ -10,7 +10,8 @@ import pytest
 
 from bot.github.app import GitHubApp
 from bot.github.ci import LOG_TAIL_LINES, RepositoryCi
-from bot.github.client import ForgeError, Installation
+from bot.github.client import Installation
+from bot.github.errors import ForgeError
 from bot.github.forge import GitHubForge
 from jobs.domain import outbox
 from jobs.domain.check_runs import CheckRunDraft, JobCheckState, job_check

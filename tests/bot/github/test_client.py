@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from bot.github.app import GitHubApp
-from bot.github.client import TOKEN_MARGIN_S, ForgeError, Installation
+from bot.github.client import TOKEN_MARGIN_S, Installation
+from bot.github.errors import ForgeError
 from jobs.domain.errors import RetryClass
 from tests.kit.github import FakeGitHub
 from tests.kit.redis_server import free_port

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from bot.github.app import GitHubApp
-from bot.github.client import ForgeError, Installation
+from bot.github.client import Installation
+from bot.github.errors import ForgeError
 from bot.github.forge import GitHubForge, marker
 from bot.github.retry import CallRetry
 from bot.server.reconciler import reconcile

@@ -13,7 +13,7 @@ import pytest
 import redis
 from rq.registry import ScheduledJobRegistry
 
-from bot.server import steps
+from bot.server import reaper, steps
 from bot.server.keys import lease_key
 from bot.server.worker import Lease, queue
 from jobs.domain.model import BatchStatus, Gate, JobStatus
@@ -66,10 +66,10 @@ def test_the_reaper_leaves_leased_and_queued_jobs_alone(world: World) -> None:
     world.ctx.clock = clock = ShiftedClock()
     approved(world)  # status running, its next step queued
     clock.advance(1.1)  # the record is older than the lease TTL
-    assert steps.reap(world.ctx) == []
+    assert reaper.reap(world.ctx) == []
     queue(world.redis).empty()  # now nothing is queued for it...
     with Lease(world.redis, world.job().id, ttl_s=5):  # ...but a worker holds it
-        assert steps.reap(world.ctx) == []
+        assert reaper.reap(world.ctx) == []
     assert world.job().status is JobStatus.RUNNING
 
 
@@ -81,10 +81,10 @@ def test_the_reaper_requeues_an_abandoned_job_and_gates_after_three(world: World
     for round_ in range(1, 5):
         queue(world.redis).empty()  # the queued step is lost with its worker
         clock.advance(1.1)  # the record is older than the lease TTL
-        assert steps.reap(world.ctx) == [job_id]
+        assert reaper.reap(world.ctx) == [job_id]
         job = world.job()
         assert job.server.interruptions == round_
-        if round_ <= steps.MAX_INTERRUPTIONS:
+        if round_ <= reaper.MAX_INTERRUPTIONS:
             assert job.status is JobStatus.INTERRUPTED and queue(world.redis).count == 1
     job = world.job()
     assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.INTERRUPTED
@@ -124,7 +124,7 @@ def test_a_worker_killed_mid_validation_is_recovered_without_a_duplicate(
         world.ctx.clock = clock = ShiftedClock()
         clock.advance(2.1)  # the record is older than the lease TTL
         queue(world.redis).empty()
-        assert steps.reap(world.ctx) == [job_id]
+        assert reaper.reap(world.ctx) == [job_id]
         world.work()
         job = world.job()
         assert job.status is JobStatus.COMPLETED, job.status

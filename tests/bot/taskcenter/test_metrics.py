@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from bot.github.client import ForgeError
+from bot.github.errors import ForgeError
 from bot.observability import metrics
 from bot.taskcenter.records import HeadCache
 from bot.web.metrics_route import RedisCollector

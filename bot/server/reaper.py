@@ -1,0 +1,101 @@
+"""The reaper: every worker, in a thread of its own, finds the active jobs nobody works on
+(unleased, nothing queued for them), marks them `interrupted` and queues them again, or after
+MAX_INTERRUPTIONS in a row stops at the `interrupted` gate; webhook tasks whose worker died and
+overdue delayed tasks are queued again. The reconciler's passes run in the same thread."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from datetime import timedelta
+
+from bot.server.context import ServerContext
+from bot.server.keys import lease_key
+from bot.server.steps import schedule_advance, tell
+from bot.server.worker import (
+    event_lease,
+    pending_task_ids,
+    requeue,
+    requeue_overdue,
+    started_task_ids,
+    task_abandoned,
+)
+from jobs.adapters.store import ConflictError
+from jobs.domain.gates import open_gate
+from jobs.domain.model import Gate, Job, JobStatus
+
+log = logging.getLogger(__name__)
+MAX_INTERRUPTIONS = 3
+
+
+def reap(ctx: ServerContext) -> list[str]:
+    """Re-enqueue active jobs nobody works on; returns the ids it interrupted."""
+    waiting = pending_task_ids(ctx.redis)
+    stale_before = ctx.clock() - timedelta(seconds=ctx.settings.lease_ttl_s)
+    interrupted = []
+    for job_id in ctx.store.job_ids(limit=10_000):
+        job = ctx.store.load_id(job_id)
+        if job is None or not job.is_active or job.updated_at > stale_before:
+            continue
+        if ctx.redis.exists(lease_key(job.id)) or any(job.id in task for task in waiting):
+            continue
+        try:
+            interrupt(ctx, job)
+            interrupted.append(job.id)
+        except ConflictError:
+            continue  # it moved meanwhile: somebody is working on it
+    requeue_abandoned_events(ctx)
+    for task_id in requeue_overdue(ctx.redis):
+        log.warning("a delayed task was overdue; queued", extra={"task": task_id})
+    return interrupted
+
+
+def run_reaper(ctx: ServerContext, stop: threading.Event) -> None:
+    """Every worker reaps in a thread of its own, so recovery never waits for RQ's scheduler
+    (whose lock a dead worker may hold for a while); the reconciler's passes run here too."""
+    from bot.server.reconciler import reconcile_round
+
+    reap_every, reconcile_every = ctx.settings.reap_interval_s, ctx.settings.reconcile_interval_s
+    next_reconcile = time.monotonic()  # the worker reaped once as it started
+    next_reap = next_reconcile + reap_every
+    while not stop.wait(max(0.0, min(next_reap, next_reconcile) - time.monotonic())):
+        now = time.monotonic()
+        for due, name, action in ((next_reap, "reaper", reap),
+                                  (next_reconcile, "reconciler", reconcile_round)):
+            if due > now:
+                continue
+            try:
+                action(ctx)
+            except Exception:  # a round must never take the worker down
+                log.exception("%s round failed", name)
+        if next_reap <= now:
+            next_reap = now + reap_every
+        if next_reconcile <= now:
+            next_reconcile = now + reconcile_every
+
+
+def requeue_abandoned_events(ctx: ServerContext) -> None:
+    """Webhook tasks whose worker died mid-way (started, nobody holds their lease) run again."""
+    for task_id in started_task_ids(ctx.redis):
+        delivery = task_id.removeprefix("event-")
+        if delivery != task_id and task_abandoned(ctx.redis, task_id,
+                                                  lease=event_lease(delivery)):
+            log.warning("webhook task abandoned; queued again", extra={"delivery_id": delivery})
+            requeue(ctx.redis, task_id)
+
+
+def interrupt(ctx: ServerContext, job: Job) -> None:
+    count = job.server.interruptions + 1
+    job.server.interruptions = count
+    if job.status is not JobStatus.INTERRUPTED:
+        job.set_status(JobStatus.INTERRUPTED)
+    log.warning("job interrupted", extra={"job_id": job.id, "interruptions": count})
+    if count > MAX_INTERRUPTIONS:
+        open_gate(job, Gate.INTERRUPTED, now=ctx.clock(),
+                  reason=f"the job was interrupted {count} times in a row; check the workers' "
+                  "health")
+        tell(ctx, job)
+        return
+    ctx.store.save(job)
+    schedule_advance(ctx, job)
