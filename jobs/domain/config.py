@@ -1,5 +1,6 @@
 """The repository config `.github/stepwise.yml`: every key, its default and the checks the
-types cannot make (the YAML reading it shares with the task spec is jobs/domain/yaml_input.py)."""
+types cannot make (the YAML reading it shares with the task spec is jobs/domain/yaml_input.py,
+how its problems are reported jobs/domain/config_errors.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,12 @@ from pydantic import (
 )
 
 from jobs.domain.ci_config import CiConfig
-from jobs.domain.errors import ConfigError
+from jobs.domain.config_errors import (
+    ConfigProblems,
+    InvalidConfigError,
+    config_error,
+    config_errors,
+)
 from jobs.domain.globs import unsafe_path_reason
 from jobs.domain.programs import BLOCKED_PROGRAMS, split_command
 from jobs.domain.yaml_input import (
@@ -263,43 +269,6 @@ def _examples() -> dict[str, str]:
         for key, info in zip(_field_keys(), RepoConfig.model_fields.values(), strict=True)
     }
     return {key: f"{key}: {value}" for key, value in defaults.items()} | _CONFIG_EXAMPLES
-
-
-class ConfigProblems(Exception):
-    """Every problem the field checks found (raised inside the model validator)."""
-
-    def __init__(self, problems: list[InputProblem]) -> None:
-        super().__init__(f"{len(problems)} problems")
-        self.problems = problems
-
-
-class InvalidConfigError(ConfigError):
-    """A config problem; `field` names the (first) offending field, or is None for the whole
-    file; `problems` holds each problem when there are several."""
-
-    def __init__(self, message: str, *, hint: str, field: str | None = None,
-                 problems: list[InputProblem] | None = None) -> None:
-        super().__init__(message, hint=hint, evidence={"field": field} if field else None)
-        self.field = field
-        self.problems = problems or []
-
-
-def config_error(problem: InputProblem, *, source: str = CONFIG_PATH) -> InvalidConfigError:
-    where = f"config field `{problem.field}` in {source}" if problem.field else source
-    return InvalidConfigError(f"{where}: {problem.problem}", hint=problem.hint, field=problem.field,
-                              problems=[problem])
-
-
-def config_errors(problems: list[InputProblem], *, source: str = CONFIG_PATH) -> InvalidConfigError:
-    """One error for one problem; for several, a message listing each with its fix."""
-    if len(problems) == 1:
-        return config_error(problems[0], source=source)
-    listed = "\n".join(f"- {'config field `' + p.field + '`' if p.field else 'the file'}: "
-                        f"{p.problem} "
-                        f"(fix: {p.hint})" for p in problems)
-    return InvalidConfigError(f"{source} has {len(problems)} problems:\n{listed}",
-                              hint="fix each problem listed above", field=problems[0].field,
-                              problems=problems)
 
 
 def load_config(text: str | None, *, source: str = CONFIG_PATH) -> RepoConfig:

@@ -10,7 +10,8 @@ import pytest
 
 from jobs.domain.base_notes import base_merge_card, base_merge_note, conflict_reason, merge_message
 from jobs.domain.base_update import BaseAction, BaseFacts, Replay, decide_base_update
-from jobs.domain.config import InvalidConfigError, load_config
+from jobs.domain.config import load_config
+from jobs.domain.config_errors import InvalidConfigError
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gates import Verb, apply_verb, open_gate
 from jobs.domain.model import GATE_EXIT_CODES, BatchStatus, Gate, Job, JobStatus

@@ -7,10 +7,10 @@ import pytest
 from jobs.domain.ci_config import CiConfig
 from jobs.domain.config import (
     CONFIG_PATH,
-    InvalidConfigError,
     RepoConfig,
     load_config,
 )
+from jobs.domain.config_errors import InvalidConfigError
 from jobs.domain.errors import BadInputError, ConfigError
 
 DESIGN_DEFAULTS = {
