@@ -16,6 +16,7 @@ from pydantic import Field, model_validator
 
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import ErrorInfo, StateError
+from jobs.domain.record_upgrades import fields_from_extra
 from jobs.domain.records import (
     Attempt,
     BaseConflict,
@@ -265,13 +266,6 @@ class OpenGate(Record):
         return GATE_EXIT_CODES[self.kind]
 
 
-# Records written before kept these in an untyped `extra` mapping; they are read with the keys
-# moved to their fields and the rest (keys nothing reads) dropped.
-_FORMER_EXTRA = ("accept_review", "accept_branch_head", "pending_issue", "untrusted_spec")
-_FORMER_SERVER_EXTRA = ("installation_id", "pull", "comments", "queue_position", "interruptions",
-                        "transient_failures", "retry_scheduled", "rebuilt")
-
-
 class Job(Record):
     """Everything known about one job; written to the store after every step."""
 
@@ -330,21 +324,7 @@ class Job(Record):
     @model_validator(mode="before")
     @classmethod
     def _fields_from_extra(cls, data: Any) -> Any:
-        if not (isinstance(data, dict) and "extra" in data):
-            return data
-        data = dict(data)
-        extra = data.pop("extra")
-        if not isinstance(extra, dict):
-            return data
-        for key in _FORMER_EXTRA:
-            if key in extra:
-                data.setdefault(key, extra[key])
-        server = {key: extra[key] for key in _FORMER_SERVER_EXTRA if key in extra}
-        if not isinstance(server.get("pull", {}), dict):
-            del server["pull"]  # read as "no pull request" before, too
-        if server and "server" not in data:
-            data["server"] = server
-        return data
+        return fields_from_extra(data)
 
     def set_status(self, new: JobStatus) -> None:
         transition(self, new)
