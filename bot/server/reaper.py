@@ -23,7 +23,7 @@ from bot.server.worker import (
 )
 from jobs.adapters.store import ConflictError
 from jobs.domain.gates import open_gate
-from jobs.domain.model import Gate, Job, JobStatus
+from jobs.domain.model import JOB_TRANSITIONS, Gate, Job, JobStatus
 
 log = logging.getLogger(__name__)
 MAX_INTERRUPTIONS = 3
@@ -88,9 +88,14 @@ def requeue_abandoned_events(ctx: ServerContext) -> None:
 def interrupt(ctx: ServerContext, job: Job) -> None:
     count = job.server.interruptions + 1
     job.server.interruptions = count
+    log.warning("job interrupted", extra={"job_id": job.id, "interruptions": count})
+    if job.status is not JobStatus.INTERRUPTED and JobStatus.INTERRUPTED not in JOB_TRANSITIONS[job.status]:
+        # A pending cancel stays as it is: its next step cancels (resuming would forget it).
+        ctx.store.save(job)
+        schedule_advance(ctx, job)
+        return
     if job.status is not JobStatus.INTERRUPTED:
         job.set_status(JobStatus.INTERRUPTED)
-    log.warning("job interrupted", extra={"job_id": job.id, "interruptions": count})
     if count > MAX_INTERRUPTIONS:
         open_gate(job, Gate.INTERRUPTED, now=ctx.clock(),
                   reason=f"the job was interrupted {count} times in a row; check the workers' "

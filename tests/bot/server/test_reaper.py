@@ -1,0 +1,31 @@
+"""The reaper (bot/server/reaper.py) on a job whose worker died while a cancel was pending: the
+job is not `interrupted` (that would forget the cancel), the reaper round does not fail, and the
+job queued again ends `cancelled`."""
+
+from __future__ import annotations
+
+from bot.server import reaper
+from bot.server.worker import queue
+from jobs.domain.model import JobStatus
+from tests.bot.conftest import World
+from tests.kit.waiting import ShiftedClock
+
+
+def test_a_cancel_requested_job_whose_worker_died_is_requeued_and_cancelled(world: World) -> None:
+    world.ctx.settings = world.ctx.settings.model_copy(update={"lease_ttl_s": 1})
+    world.ctx.clock = clock = ShiftedClock()
+    world.send("issues.labeled", issue_number=1, sender="maria")
+    world.work()
+    world.comment("/stepwise approve", by="maria")
+    world.work(max_jobs=1)  # running, its first step queued
+    job = world.job()
+    job.set_status(JobStatus.CANCEL_REQUESTED)  # a cancel arrived; the worker then died
+    world.ctx.store.save(job)
+    queue(world.redis).empty()  # the step is lost with its worker
+    clock.advance(1.1)  # the record is older than the lease TTL
+    assert reaper.reap(world.ctx) == [job.id]
+    requeued = world.job()
+    assert requeued.status is JobStatus.CANCEL_REQUESTED and requeued.server.interruptions == 1
+    assert queue(world.redis).count == 1
+    world.work()
+    assert world.job().status is JobStatus.CANCELLED
