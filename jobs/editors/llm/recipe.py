@@ -8,7 +8,6 @@ from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import TaskSpec
 from jobs.domain.yaml_input import InputProblem
 from jobs.editors.base import Editor, RecipeDefinition
-from jobs.editors.llm.editor import LlmEditor
 from jobs.editors.llm.settings import LlmSettings, load_llm_settings
 from jobs.ports import Sandbox
 
@@ -23,6 +22,10 @@ def check(spec: TaskSpec) -> None:
 
 def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
                 llm: LlmSettings | None) -> Editor:
+    # Imported here: the model client (openai) takes seconds to import, and every process that
+    # imports `jobs` registers this recipe; only a process that runs an llm job needs it.
+    from jobs.editors.llm.editor import LlmEditor
+
     return LlmEditor(llm or load_llm_settings())
 
 
