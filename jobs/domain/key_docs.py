@@ -17,6 +17,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from jobs.domain.config import RepoConfig
+from jobs.domain.recipes import recipes_in_words, registered
 from jobs.domain.spec import TaskSpec
 
 HEADER = "| key | type | default | meaning |\n|---|---|---|---|"
@@ -88,7 +89,12 @@ def key_table(model: type[BaseModel]) -> str:
 
 
 def spec_table() -> str:
-    return key_table(TaskSpec)
+    """The spec's keys; the `recipe` row names every registered recipe (jobs/editors/)."""
+    names = ", ".join(f"`{name}`" for name in registered())
+    recipe_row = (f"| `recipe` | one of {names} | {default_words(TaskSpec.model_fields['recipe'])} | "
+                  f"How batches are edited: {recipes_in_words()}. |")
+    rows = [recipe_row if row.startswith("| `recipe` |") else row for row in key_rows(TaskSpec)]
+    return "\n".join((HEADER, *rows))
 
 
 def config_table() -> str:

@@ -43,6 +43,7 @@ class RecipeRules:
     options: type[BaseModel] | None = None
     examples: Mapping[str, str] = field(default_factory=dict)  # key -> a line of YAML
     replayable: bool = False
+    summary: str = ""  # what it does, in a few words (the README's `recipe` row)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -84,6 +85,13 @@ def rules_for(name: str) -> RecipeRules:
 def owner_of(key: str) -> str | None:
     """The recipe that alone reads spec key `key`, or None for a shared key."""
     return next((rules.name for rules in registered().values() if key in rules.keys), None)
+
+
+def recipes_in_words() -> str:
+    """The registered recipes with their summaries: "`a` (does x), `b` or `c` (does z)"."""
+    words = [f"`{rules.name}`" + (f" ({rules.summary})" if rules.summary else "")
+             for rules in registered().values()]
+    return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
 
 
 def recipe_examples() -> dict[str, str]:

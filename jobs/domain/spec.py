@@ -77,8 +77,8 @@ class TaskSpec(BaseModel):
                               use_attribute_docstrings=True)
 
     recipe: Recipe | str
-    """How batches are edited: `replace` (a regex substitution), `command` (a codemod you
-    name in `run`) or `llm` (a language model, see "Language-model edits")."""
+    """How batches are edited: one of the registered recipes (README.md's row names each, from
+    its `summary` in jobs/editors/)."""
     paths: list[str] = Field(max_length=MAX_PATHS)
     """Globs of the tracked files in scope, e.g. `["src/**/*.py"]`. Files no batch may edit
     (tests without `allow_test_edits`, `protected_paths`, symlinks, submodules) are left out

@@ -75,5 +75,5 @@ def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
 
 
 RULES = RecipeRules(name="command", check=check, fields=("run",), examples=EXAMPLES,
-                    replayable=True)
+                    replayable=True, summary="a codemod you name in `run`")
 RECIPE = RecipeDefinition(rules=RULES, editor=make_editor)

@@ -71,5 +71,5 @@ def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
 
 
 RULES = RecipeRules(name="replace", check=check, fields=("replace",), examples=EXAMPLES,
-                    replayable=True)
+                    replayable=True, summary="a regex substitution")
 RECIPE = RecipeDefinition(rules=RULES, editor=make_editor)

@@ -338,7 +338,8 @@ def test_results_are_frozen() -> None:
 
 
 def test_registry_follows_design_order() -> None:
-    assert tuple(spec.verb for spec in COMMANDS) == VERBS
+    # DESIGN's verbs first, in its order; a verb added later follows them.
+    assert tuple(spec.verb for spec in COMMANDS)[: len(VERBS)] == VERBS
 
 
 @pytest.mark.parametrize("verb", VERBS)
@@ -352,7 +353,7 @@ def test_one_module_per_verb(verb: str) -> None:
 
 
 def test_argument_rules() -> None:
-    rules = {spec.verb: spec.argument for spec in COMMANDS}
+    rules = {spec.verb: spec.argument for spec in COMMANDS if spec.verb in VERBS}
     assert rules == {
         "approve": ArgumentRule.NONE,
         "retry": ArgumentRule.NONE,
@@ -371,7 +372,8 @@ def test_spec_for_unknown(word: str) -> None:
 
 
 def test_help_table_matches_design() -> None:
-    assert help_table() == DESIGN_TABLE
+    design = DESIGN_TABLE.splitlines()
+    assert help_table().splitlines()[: len(design)] == design  # a later verb's row follows
 
 
 def test_help_table_with_mention_prefix() -> None:
@@ -379,4 +381,4 @@ def test_help_table_with_mention_prefix() -> None:
     skip_row = "| `@stepwise-bot skip <reason>` | mark the paused batch `skipped` with the reason, go on |"
     assert skip_row in table.splitlines()
     assert "/stepwise" not in table
-    assert len(table.splitlines()) == 2 + len(VERBS)
+    assert len(table.splitlines()) == 2 + len(COMMANDS)

@@ -142,7 +142,7 @@ BIG_NOT_DOING = LLM + "\nnot_doing: [" + ", ".join(["x"] * 51) + "]"
         (LLM + "\ninstruction: x", "instruction", "unknown field"),
         (LLM + "\nfnd: [x]", "fnd", "unknown field"),
         ("paths: [a]\ninstructions: x", "recipe", "is required"),
-        ("recipe: sed\npaths: [a]", "recipe", "'replace', 'command' or 'llm'"),
+        ("recipe: sed\npaths: [a]", "recipe", "must be one of 'replace', 'command'"),  # then any other
         ("recipe: llm\ninstructions: x", "paths", "is required"),
         ("recipe: llm\ninstructions: x\npaths: src", "paths", "expected a list, got a string"),
         ("recipe: llm\ninstructions: x\npaths: []", "paths", "is empty"),
