@@ -45,6 +45,7 @@ class AttemptOutcome:
     error: ErrorInfo | None = None
     leftovers: list[str] = field(default_factory=list)
     touched: list[int] = field(default_factory=list)  # other batches this attempt changed
+    changed: list[str] | None = None  # the paths the commit changed, when the attempt knows
 
 
 def guard_policy(config: RepoConfig, approved: list[Gate]) -> GuardPolicy:
@@ -273,7 +274,8 @@ class AttemptRunner:
         self.repository.advance_branch(job.branch, commit, job.head_sha)
         batch.summary = edit.summary
         batch.file_summaries = dict(edit.file_summaries)
-        return AttemptOutcome(Result.COMMITTED, commit=commit, leftovers=left)
+        return AttemptOutcome(Result.COMMITTED, commit=commit, leftovers=left,
+                              changed=sorted(staged))
 
 
 def _failure(code: str, retry_class: RetryClass, message: str, hint: str,

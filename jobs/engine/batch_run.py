@@ -70,7 +70,7 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
     if outcome.result is Result.COMMITTED:
         job.head_sha = outcome.commit or job.head_sha
         batch.commit, batch.leftovers = outcome.commit, outcome.leftovers
-        record_changes(engine.services.repository, job, batch, attempt)
+        record_changes(engine.services.repository, job, batch, attempt, outcome.changed)
         batch.consecutive_failures = 0
         batch.set_status(ci_wait.status_after_push(engine, batch, batch.commit or job.head_sha))
         engine.event("batch", f"batch {batch.number} committed", batch.number)
