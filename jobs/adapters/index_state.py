@@ -7,7 +7,9 @@ spares a step the processes that would only say it again: the reset's `diff-inde
 index already is the target's tree, the read of the written tree's files for the completion
 check, and a second diff for the staged paths (one `git diff --patch-with-raw` gives both the
 paths and the text). The index file's stat data is kept with what is known: an index that
-changed in any other way is not trusted, and git is asked as before.
+changed in any other way is not trusted, and git is asked as before. What the index holds
+is also kept in the private git directory (`index.known`, beside the index and as far out
+of reach), so the next step, in another process, trusts it on the same terms.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 Stamp = tuple[int, int, int, int]
+RECORD_NAME = "index.known"
 
 
 def stamp_of(index: Path) -> Stamp | None:
@@ -38,17 +41,48 @@ class IndexState:
     stamp: Stamp | None = None
     staged_read: tuple[list[str], str] | None = None  # the staged paths and diff, once read
 
+    @classmethod
+    def load(cls, index: Path) -> IndexState:
+        """What the last process knew of `index`, trusted only while the index is unchanged."""
+        state = cls(index)
+        try:
+            base, *numbers = (index.parent / RECORD_NAME).read_text(encoding="ascii").split()
+            stamp = (int(numbers[0]), int(numbers[1]), int(numbers[2]), int(numbers[3]))
+        except (OSError, ValueError, IndexError):
+            return state
+        if len(base) == 40 and stamp == stamp_of(index):
+            state.base, state.stamp = base, stamp
+        return state
+
     def known(self, base: str) -> None:
         """The index now holds exactly `base` (written by Stepwise's own git call)."""
         self.base, self.staged, self.staged_read = base, {}, None
         self.stamp = stamp_of(self.index)
+        self._keep()
+
+    def now_commit(self, commit: str) -> None:
+        """The index holds `base`'s tree, which is also `commit`'s."""
+        self.base = commit
+        self._keep()
+
+    def _keep(self) -> None:
+        record = self.index.parent / RECORD_NAME
+        if self.base is None or self.stamp is None:
+            record.unlink(missing_ok=True)
+            return
+        partial = record.with_name(f"{RECORD_NAME}.new")
+        partial.write_text(" ".join([self.base, *map(str, self.stamp)]) + "\n",
+                           encoding="ascii")
+        partial.replace(record)
 
     def changed(self, staged: dict[str, bytes | None]) -> None:
         self.staged.update(staged)
         self.staged_read = None
         self.stamp = stamp_of(self.index)
+        (self.index.parent / RECORD_NAME).unlink(missing_ok=True)  # holds more than a base
 
     def forget(self) -> None:
+        (self.index.parent / RECORD_NAME).unlink(missing_ok=True)
         self.base, self.staged, self.staged_read, self.stamp = None, {}, None, None
 
     def holds(self, base: str) -> bool:

@@ -53,7 +53,7 @@ class Worktree:
         # by its user's own first `reset` (each starts with one), or by the first look.
         self.pending: str | None = reset_to
         self.resets = 0  # how often the files were put back (a `setup` run is lost each time)
-        self.index = IndexState(private / "index")  # what Stepwise's own writes made of it
+        self.index = IndexState.load(private / "index")  # what Stepwise's own writes made of it
 
     @property
     def path(self) -> Path:
@@ -267,7 +267,7 @@ class Worktree:
                            env=BOT_IDENTITY).strip()
         self.repository.remember_commit(commit, tree)
         if self.index.holds(tree):
-            self.index.base = commit  # the same tree: a reset to the commit needs no diff
+            self.index.now_commit(commit)  # the same tree: a reset to it needs no diff
         return commit
 
     def checkout(self, sha: str) -> None:

@@ -10,6 +10,7 @@ from jobs.editors.base import EditError, EditRequest, EditResult
 
 class ReplaceEditor:
     name = "replace"
+    writes_only_request_files = True  # in this process, nothing else (jobs/engine/attempt.py)
 
     def apply(self, request: EditRequest) -> EditResult:
         template = request.spec.replace or ""
