@@ -89,3 +89,28 @@ def test_a_lost_attempt_start_and_a_commit_no_record_names_are_recovered(
     first = job.batch(1)
     assert first.status is BatchStatus.COMPLETED and first.adopted is True and first.commit == made
     assert len(batch_commits(commits)) == len(job.batches)
+
+
+def test_each_batch_makes_one_durable_record_write(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    writes: list[str] = []
+    real_save = FileStore.save
+
+    def counting(self: FileStore, job: Job, *, touched: Collection[int] | None = None,
+                 durable: bool = True) -> Job:
+        running = any(b.status is BatchStatus.IN_PROGRESS for b in job.batches)
+        writes.append("durable" if durable else "unsynced running" if running else "unsynced")
+        return real_save(self, job, touched=touched, durable=durable)
+
+    monkeypatch.setattr(FileStore, "save", counting)
+    repo = build_sample(tmp_path / "repo", config=config_text(batches_per_milestone=4))
+    assert_exit(session(repo).run(issue(), yes=True), 0)
+    job = load_job(repo)
+    batches = len([b for b in job.batches if b.commit])
+    assert batches >= 2
+    starts = [n for n, kind in enumerate(writes) if kind == "unsynced running"]
+    assert len(starts) == batches  # each attempt's start, unsynced
+    # Between one attempt's start and the next, one durable write: the attempt's end (the
+    # base check between batches goes with the next save, not on its own).
+    between = [writes[a:b].count("durable") for a, b in zip(starts, starts[1:], strict=False)]
+    assert between == [1] * (batches - 1), writes
