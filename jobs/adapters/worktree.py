@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jobs.adapters import dir_scan
+from jobs.adapters.blob_writer import write_blobs
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.index_state import IndexState, parse_patch_with_raw
 from jobs.adapters.staging import Change, clean_worktree, collect_changes, index_info, remove_entry
@@ -192,10 +193,16 @@ class Worktree:
     def _write_blobs(self, changes: Sequence[Change]) -> dict[str, str]:
         """Each change's content as a blob (no filters, no attributes): path -> object id.
 
-        The bytes are the ones Stepwise read; several go through copies in a private
-        temporary directory so that one git process writes them all."""
+        The bytes are the ones Stepwise read, written as loose objects by Stepwise itself
+        (jobs/adapters/blob_writer.py); where it cannot (not SHA-1 object names), several go
+        through copies in a private temporary directory so that one git process writes them."""
         if not changes:
             return {}
+        written = write_blobs(self.repository.git_dir / "objects",
+                              [change.data or b"" for change in changes],
+                              sha1=len(self._head) == 40)
+        if written is not None:
+            return {change.path: oid for change, oid in zip(changes, written, strict=True)}
         with tempfile.TemporaryDirectory(prefix="stepwise-blobs-") as tmp:
             copies = []
             for number, change in enumerate(changes):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -112,5 +113,5 @@ def test_each_batch_makes_one_durable_record_write(tmp_path: Path,
     assert len(starts) == batches  # each attempt's start, unsynced
     # Between one attempt's start and the next, one durable write: the attempt's end (the
     # base check between batches goes with the next save, not on its own).
-    between = [writes[a:b].count("durable") for a, b in zip(starts, starts[1:], strict=False)]
+    between = [writes[a:b].count("durable") for a, b in pairwise(starts)]
     assert between == [1] * (batches - 1), writes
