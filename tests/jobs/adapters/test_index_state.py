@@ -155,3 +155,24 @@ def test_a_git_call_through_the_worktree_makes_the_index_unknown(
         wt.reset(commit)
     assert calls["diff-index"] == 1
     assert not (wt.path / "extra.txt").exists() and wt.staged_paths() == []
+
+
+def test_the_next_process_trusts_what_the_index_holds_only_while_it_is_unchanged(
+        repo_path: Path, tmp_path: Path) -> None:
+    where = tmp_path / "wt" / "issue-6"
+    wt, commit = reset_after_a_commit(Repository(repo_path), repo_path, where)
+    (where / "README.md").write_text("changed behind its back\n")
+    later = Repository(repo_path).open_worktree(where, commit, keep=True)  # another process
+    with git_calls() as calls:
+        later.reset(commit)
+    assert calls["diff-index"] == 0
+    assert manifest(where) == fresh(Repository(repo_path), commit, tmp_path / "fresh")
+    env = {**os.environ, "GIT_DIR": str(wt.private), "GIT_WORK_TREE": str(where)}
+    (where / "planted.txt").write_text("x\n")
+    subprocess.run(["git", "add", "planted.txt"], cwd=where, env=env, check=True)
+    (where / "planted.txt").unlink()
+    again = Repository(repo_path).open_worktree(where, commit, keep=True)
+    with git_calls() as calls:
+        again.reset(commit)
+    assert calls["diff-index"] == 1 and again.staged_paths() == []
+    assert manifest(where) == fresh(Repository(repo_path), commit, tmp_path / "fresh2")
