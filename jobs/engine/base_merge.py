@@ -90,12 +90,8 @@ def _checked(engine: JobContext, base: str) -> bool:
     job = engine.job
     checked = _pair(base, job.head_sha)
     if job.base_checked != checked or job.base_moved_at is not None:
-        moved = job.base_moved_at is not None  # a note the card shows: written now
         job.base_checked, job.base_moved_at = checked, None
-        if moved:
-            engine.save(touched=())
-        else:  # written with the next save; if a crash loses it, git is asked again
-            engine.save_later(touched=())
+        engine.save(touched=(), durable=False)  # if a crash loses it, git is asked again
     return False
 
 

@@ -83,7 +83,6 @@ class JobContext:
         self.services = services
         self.job = job
         self._runner: AttemptRunner | None = None
-        self._later: set[int] | None = set()  # batches a `save_later` left for the next save
 
     # -- record keeping ---------------------------------------------------------------------
     def now(self) -> datetime:
@@ -96,27 +95,18 @@ class JobContext:
         (the store may then skip its fsyncs; every other reader sees it at once)."""
         self.job.updated_at = self.now()
         store = self.services.store
-        names = None if touched is None or self._later is None else {*touched, *self._later}
+        names = None if touched is None else set(touched)
         try:
             # The store bumps `version` on this object; keep using it (callers hold its batches).
             if not durable and isinstance(store, UnsyncedSave):
                 store.save_unsynced(self.job, touched=names)
             else:
                 store.save(self.job, touched=names)
-            self._later = set()
         except ConflictError:
             stored = self.services.store.reload(self.job)
             if stored is not None and stored.status is JobStatus.CANCEL_REQUESTED:
                 raise CancelSignal from None
             raise
-
-    def save_later(self, *, touched: Iterable[int] | None = None) -> None:
-        """Keep a change for the next save instead of writing it now: for a fact a crash may
-        lose because the step finds it again (e.g. that the base needs no merge)."""
-        if touched is None or self._later is None:
-            self._later = None
-        else:
-            self._later.update(touched)
 
     def event(self, kind: str, message: str, batch: int | None = None) -> None:
         self.job.events.append(Event(at=self.now(), kind=kind, message=message, batch=batch))

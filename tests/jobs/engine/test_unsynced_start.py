@@ -112,6 +112,6 @@ def test_each_batch_makes_one_durable_record_write(tmp_path: Path,
     starts = [n for n, kind in enumerate(writes) if kind == "unsynced running"]
     assert len(starts) == batches  # each attempt's start, unsynced
     # Between one attempt's start and the next, one durable write: the attempt's end (the
-    # base check between batches goes with the next save, not on its own).
+    # base check between batches is written unsynced: git is asked again if it is lost).
     between = [writes[a:b].count("durable") for a, b in pairwise(starts)]
     assert between == [1] * (batches - 1), writes
