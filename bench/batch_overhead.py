@@ -1,13 +1,14 @@
 """Benchmark 2: Stepwise's per-batch overhead beside a plain script doing the same git work.
 
-    .venv/bin/python -m bench.batch_overhead [--batches 50] [--runs 3]
+    .venv/bin/python -m bench.batch_overhead [--batches 50] [--runs 3] [--count]
 
 A synthetic repository with one match in each of N files, a local job of N batches of one file
 each (one milestone, validation `python -c pass`), run by the real engine (the default
 sandbox: bubblewrap when available) against a plain script that makes the same edits with
 the same git operations in a worktree (edit, `git add`, `python -c pass`, `git commit`), in
 the same run. Prints the median of each and the ratio (target <= 1.5), and the engine with
-the plain (unsandboxed) runner to show what the sandbox itself costs.
+the plain (unsandboxed) runner to show what the sandbox itself costs. `--count` runs the
+job once more and prints the git processes (by subcommand) and fsyncs it made per batch.
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -105,11 +110,71 @@ def measure(batches: int, runs: int) -> dict[str, list[float]]:
     return figures
 
 
+def git_subcommand(argv: list[str]) -> str:
+    """The git subcommand of a git_runner argv (after `--git-dir`, `--work-tree` and `-c`s)."""
+    rest = argv[1:]
+    while rest and (rest[0].startswith("--") or rest[0] == "-c"):
+        rest = rest[2:] if rest[0] == "-c" else rest[1:]
+    return rest[0] if rest else "?"
+
+
+@contextmanager
+def counting() -> Iterator[Counter[str]]:
+    """Count git processes (by subcommand) and fsyncs while the block runs."""
+    counts: Counter[str] = Counter()
+    real_popen, real_fsync = subprocess.Popen.__init__, os.fsync
+
+    def popen(self: subprocess.Popen[Any], argv: Any, *args: Any, **kwargs: Any) -> None:
+        if isinstance(argv, list) and argv and argv[0] == "git":
+            counts["git " + git_subcommand(argv)] += 1
+        real_popen(self, argv, *args, **kwargs)
+
+    def fsync(fd: int) -> None:
+        counts["fsync"] += 1
+        real_fsync(fd)
+
+    patched: list[tuple[Any, str, Callable[..., Any]]] = [
+        (subprocess.Popen, "__init__", popen), (os, "fsync", fsync)]
+    for owner, name, value in patched:
+        setattr(owner, name, value)
+    try:
+        yield counts
+    finally:
+        os.fsync = real_fsync
+        subprocess.Popen.__init__ = real_popen  # type: ignore[method-assign]
+
+
+def count_per_batch(batches: int) -> None:
+    """Git processes and fsyncs per batch: a job of `batches` against one of 1 batch."""
+    totals = []
+    for size in (1, batches):
+        with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+            path = Path(tmp) / "repo"
+            build(path, size)
+            with counting() as counts:
+                stepwise_run(path, make_sandbox(require_isolation=False))
+            totals.append(counts)
+    extra = batches - 1
+    print(f"per batch (a {batches}-batch job minus a 1-batch one, over {extra} batches):")
+    names = sorted(set(totals[0]) | set(totals[1]))
+    for name in names:
+        per = (totals[1][name] - totals[0][name]) / extra
+        if per:
+            print(f"  {name:<24}{per:>6.2f}")
+    git_total = sum(totals[1][n] - totals[0][n] for n in names if n.startswith("git "))
+    print(f"  {'git processes':<24}{git_total / extra:>6.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=50)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--count", action="store_true",
+                        help="count git processes and fsyncs per batch instead of timing")
     args = parser.parse_args()
+    if args.count:
+        count_per_batch(args.batches)
+        return
     if shutil.which("python") is None:
         raise SystemExit("`python` must be on PATH (run from the project's virtualenv)")
     figures = measure(args.batches, args.runs)

@@ -44,7 +44,10 @@ class FileStore:
     (the job), one file per batch in `issue-N.batches/` and the event log `issue-N.events.jsonl`.
 
     Each write is atomic (temporary file, fsync, rename), read back and checked; the progress
-    file is written last and carries the version (compare-and-set).
+    file is written last and carries the version (compare-and-set). `save_unsynced` is the
+    same write without the fsyncs, for a record that a crash may lose because what follows
+    recovers it anyway (an attempt's start: jobs/engine/batch_run.py); the next durable save
+    of the same files makes it durable too.
     """
 
     def __init__(self, state_dir: Path) -> None:
@@ -113,7 +116,11 @@ class FileStore:
             return []
         return [line for line in lines if line.strip()]
 
-    def save(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
+    def save_unsynced(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
+        return self.save(job, touched=touched, durable=False)
+
+    def save(self, job: Job, *, touched: Collection[int] | None = None,
+             durable: bool = True) -> Job:
         stored = self._document(job.number)
         if stored is not None and not (isinstance(stored.get("id"), str)
                                        and isinstance(stored.get("version"), int)):
@@ -131,21 +138,22 @@ class FileStore:
         written = {}
         for number in numbers:
             payload = batch_text(job.batch(number), indent=1)
-            self._write_atomically(self.batch_path(job.number, number), payload)
+            self._write_atomically(self.batch_path(job.number, number), payload, durable)
             written[number] = payload
         logged = int(stored.get("event_count", 0)) if same_job and stored else 0
         logged_size = int(stored.get("events_size", -1)) if same_job and stored else 0
         if not same_job:
             self.events_path(job.number).unlink(missing_ok=True)
-        events_size = self._append_events(job, logged, logged_size)
+        events_size = self._append_events(job, logged, logged_size, durable)
         doc = document(job, events_size=events_size)
         payload = json.dumps(doc, indent=2)
-        self._write_atomically(self.path_for(job.number), payload)
+        self._write_atomically(self.path_for(job.number), payload, durable)
         self._read_back(job, doc, written)
         job.version += 1
         return job
 
-    def _append_events(self, job: Job, logged: int, logged_size: int) -> int:
+    def _append_events(self, job: Job, logged: int, logged_size: int,
+                       durable: bool = True) -> int:
         """Append the events not yet on disk; returns the log's size, kept in the progress file
         (a log of another size holds lines of a save that never finished: it is rewritten)."""
         path = self.events_path(job.number)
@@ -153,7 +161,7 @@ class FileStore:
         new = job.events[logged:]
         if size != logged_size:
             lines = "".join(event_line(e) + "\n" for e in job.events)
-            self._write_atomically(path, lines)
+            self._write_atomically(path, lines, durable)
             return len(lines.encode())
         if not new:
             return size
@@ -162,7 +170,8 @@ class FileStore:
         with path.open("ab") as handle:
             handle.write(chunk)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         return size + len(chunk)
 
     def _read_back(self, job: Job, doc: dict[str, Any], written: dict[int, str]) -> None:
@@ -180,14 +189,15 @@ class FileStore:
                 hint="check the disk (full? read-only?) and run the command again",
             )
 
-    def _write_atomically(self, path: Path, payload: str) -> None:
+    def _write_atomically(self, path: Path, payload: str, durable: bool = True) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(payload)
                 handle.flush()
-                os.fsync(handle.fileno())
+                if durable:
+                    os.fsync(handle.fileno())
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobs.adapters.git_runner import git_process, run_git
+from jobs.adapters.index_state import KnownTrees
 from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree
 from jobs.domain.errors import WorkspaceError
 
@@ -78,6 +79,7 @@ class Repository:
         self.checkout_git_dir = Path(found[1])  # HEAD of the user's checkout (maybe linked)
         self.git_dir = Path(found[2]).resolve()  # the common directory: objects, refs, config
         self.state_dir = self.git_dir / "stepwise"
+        self.known_trees = KnownTrees()  # written by this process's worktrees
 
     def git(self, *args: str, check: bool = True) -> str:
         return run_git(args, cwd=self.root, git_dir=self.checkout_git_dir,
@@ -113,8 +115,16 @@ class Repository:
         return modes
 
     def read_texts(self, sha: str, paths: Iterable[str]) -> dict[str, str | None]:
-        """File contents at `sha` (None for binary or non-UTF-8 files), in one git call."""
+        """File contents at `sha` (None for binary or non-UTF-8 files), in one git call; a
+        tree one of this repository's worktrees wrote is read from the bytes it staged."""
         paths = list(paths)
+        known = self.known_trees.lookup(sha)
+        if known is not None:
+            base, staged = known
+            texts = {path: None if staged[path] is None else _decode_text(staged[path] or b"")
+                     for path in paths if path in staged}
+            rest = [path for path in paths if path not in staged]
+            return {**texts, **(self.read_texts(base, rest) if rest else {})}
         # A newline would split the line-based request: such (rare) names are read one by one.
         result: dict[str, str | None] = {
             path: self._read_one(sha, path) for path in paths if "\n" in path
@@ -140,6 +150,13 @@ class Repository:
             offset = header_end + 1 + size + 1
             result[path] = _decode_text(blob)
         return result
+
+    def remember_tree(self, tree: str, base: str, staged: dict[str, bytes | None]) -> None:
+        """`tree` is `base` with `staged` (path -> bytes, None for a removal) in place."""
+        self.known_trees.remember(tree, base, staged)
+
+    def remember_commit(self, commit: str, tree: str) -> None:
+        self.known_trees.alias(commit, tree)
 
     def _read_one(self, sha: str, path: str) -> str | None:
         code, data, _ = self._process(["cat-file", "blob", f"{sha}:{path}"])

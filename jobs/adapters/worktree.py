@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jobs.adapters import dir_scan
+from jobs.adapters.blob_writer import write_blobs
 from jobs.adapters.git_runner import git_process, run_git
+from jobs.adapters.index_state import IndexState, parse_patch_with_raw
 from jobs.adapters.staging import Change, clean_worktree, collect_changes, index_info, remove_entry
 from jobs.adapters.worktree_restore import (
     STATUS_ARGS,
@@ -52,6 +54,7 @@ class Worktree:
         # by its user's own first `reset` (each starts with one), or by the first look.
         self.pending: str | None = reset_to
         self.resets = 0  # how often the files were put back (a `setup` run is lost each time)
+        self.index = IndexState.load(private / "index")  # what Stepwise's own writes made of it
 
     @property
     def path(self) -> Path:
@@ -69,6 +72,12 @@ class Worktree:
 
     def git(self, *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None,
             check: bool = True) -> str:
+        self._settle()
+        self.index.forget()  # any command may change the index
+        return self._git(*args, stdin=stdin, env=env, check=check)
+
+    def _git(self, *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None,
+             check: bool = True) -> str:
         self._settle()
         return run_git([*STRICT_STAT, *args], cwd=self._files, git_dir=self.private,
                        work_tree=self._files, stdin=stdin, env=env, check=check)
@@ -101,17 +110,23 @@ class Worktree:
             self.restore_everything(tree)
         else:  # what the checkout changed is read again; the record vouches for the rest
             dir_scan.save(self.private, dir_scan.scan(self._files, walked))
+        self.index.known(tree)
         self.resets += 1
 
     def _restore_changed(self, tree: str) -> None:
         """Remove and check out only what differs from `tree`: the index entries an attempt
         staged (or another head had), files whose stat data or mode differ from the index,
-        and whatever is not tracked."""
-        code, raw, err = self._process(["diff-index", "--cached", "--raw", "-z", "--no-renames",
-                                        tree])
-        if code != 0:
-            raise WorkspaceError(f"git diff-index failed: {err[-300:]}")
-        fixes, checkout = index_fixes(raw)
+        and whatever is not tracked. An index that Stepwise's own last write left at `tree`
+        needs no diff (jobs/adapters/index_state.py)."""
+        if self.index.holds(tree):
+            fixes, checkout = b"", list[str]()
+        else:
+            code, raw, err = self._process(["diff-index", "--cached", "--raw", "-z",
+                                            "--no-renames", tree])
+            if code != 0:
+                raise WorkspaceError(f"git diff-index failed: {err[-300:]}")
+            fixes, checkout = index_fixes(raw)
+        self.index.forget()
         if fixes:
             self._ok(self._process(["update-index", "-z", "--index-info"], fixes), "update-index")
         # The one status that may write the index back: the stat data of entries it had to
@@ -132,8 +147,10 @@ class Worktree:
         dir_scan.forget(self.private)
         for entry in self._files.iterdir():
             remove_entry(entry)
+        self.index.forget()
         (self.private / "index").unlink(missing_ok=True)
-        self.git("read-tree", "--reset", "-u", tree)
+        self._git("read-tree", "--reset", "-u", tree)
+        self.index.known(tree)
 
     @staticmethod
     def _ok(done: tuple[int, bytes, str], what: str) -> None:
@@ -152,15 +169,22 @@ class Worktree:
         if not changes:
             return
         blobs = self._write_blobs([c for c in changes if c.data is not None])
+        trusted = self.index.trusted()
+        self.index.staged_read = None
         code, _, err = self._process(["update-index", "-z", "--index-info"],
                                      index_info(changes, blobs))
         if code != 0:
+            self.index.forget()
             raise WorkspaceError(f"git update-index failed: {err[-500:]}")
+        if trusted:
+            self.index.changed({change.path: change.data for change in changes})
+        else:
+            self.index.forget()
 
     def _candidates(self) -> list[str]:
         """Tracked files changed in the files, and untracked ones (git's ignore rules apply;
         an untracked directory holding a `.git` is listed as `dir/`)."""
-        out = self.git("-c", "core.quotepath=false", "status", "--porcelain=v1", "-z",
+        out = self._git("-c", "core.quotepath=false", "status", "--porcelain=v1", "-z",
                        "--untracked-files=all", "--ignore-submodules=all", "--no-renames")
         # Each entry is "XY path": Y is the files against the index, "??" an untracked path.
         return [entry[3:] for entry in out.split("\0")
@@ -169,10 +193,16 @@ class Worktree:
     def _write_blobs(self, changes: Sequence[Change]) -> dict[str, str]:
         """Each change's content as a blob (no filters, no attributes): path -> object id.
 
-        The bytes are the ones Stepwise read; several go through copies in a private
-        temporary directory so that one git process writes them all."""
+        The bytes are the ones Stepwise read, written as loose objects by Stepwise itself
+        (jobs/adapters/blob_writer.py); where it cannot (not SHA-1 object names), several go
+        through copies in a private temporary directory so that one git process writes them."""
         if not changes:
             return {}
+        written = write_blobs(self.repository.git_dir / "objects",
+                              [change.data or b"" for change in changes],
+                              sha1=len(self._head) == 40)
+        if written is not None:
+            return {change.path: oid for change, oid in zip(changes, written, strict=True)}
         with tempfile.TemporaryDirectory(prefix="stepwise-blobs-") as tmp:
             copies = []
             for number, change in enumerate(changes):
@@ -192,24 +222,44 @@ class Worktree:
         Prefixes are fixed so a user's `diff.noprefix`/`diff.mnemonicPrefix` cannot change the
         headers; undecodable bytes survive as surrogates instead of failing the read.
         """
-        code, out, err = self._process(
-            ["-c", "core.quotepath=false", "diff", "--cached", "-M", "--no-color",
-             "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
-             self.head])
-        if code != 0:
-            raise WorkspaceError(f"git diff failed: {err[-500:]}")
-        return out.decode("utf-8", errors="surrogateescape")
+        return self._staged()[1]
 
     def staged_paths(self) -> list[str]:
-        out = self.git("-c", "core.quotepath=false", "diff-index", "--cached", "--name-only",
-                       "-z", "--no-renames", self.head)
-        return [name for name in out.split("\0") if name]
+        """Every path the staged change touches (both sides of a rename), sorted."""
+        return list(self._staged()[0])
+
+    def _staged(self) -> tuple[list[str], str]:
+        """The staged paths and diff from one git call, kept until the index changes."""
+        head = self.head
+        if self.index.staged_read is not None and self.index.trusted():
+            return self.index.staged_read
+        code, out, err = self._process(
+            ["-c", "core.quotepath=false", "diff", "--cached", "-M", "--patch-with-raw", "-z",
+             "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
+             "--dst-prefix=b/", head])
+        if code != 0:
+            raise WorkspaceError(f"git diff failed: {err[-500:]}")
+        paths, patch = parse_patch_with_raw(out)
+        read = (paths, patch.decode("utf-8", errors="surrogateescape"))
+        if self.index.trusted():
+            self.index.staged_read = read
+        return read
 
     def write_tree(self) -> str:
-        return self.git("write-tree").strip()
+        """The index as a tree; a tree written from a known index is told to the repository
+        with the bytes that differ from its base, so reading its files needs no git call."""
+        known = self.index.trusted()
+        base, staged = self.index.base, dict(self.index.staged)
+        tree = self._git("write-tree").strip()  # may write the index (its cache tree)
+        if known and base is not None:
+            self.repository.remember_tree(tree, base, staged)
+            self.index.known(tree)
+        else:
+            self.index.forget()
+        return tree
 
     def head_tree(self) -> str:
-        return self.git("rev-parse", f"{self.head}^{{tree}}").strip()
+        return self._git("rev-parse", f"{self.head}^{{tree}}").strip()
 
     def merged_tree(self, other: str) -> str | None:
         """The tree of the head merged with `other` (nothing is written to the files), or None
@@ -220,8 +270,12 @@ class Worktree:
 
     def commit_tree(self, tree: str, parent: str, message: str) -> str:
         """A commit of exactly `tree` on `parent` (no hooks run, nothing else is included)."""
-        return self.git("commit-tree", tree, "-p", parent, "-F", "-", stdin=message,
-                        env=BOT_IDENTITY).strip()
+        commit = self._git("commit-tree", tree, "-p", parent, "-F", "-", stdin=message,
+                           env=BOT_IDENTITY).strip()
+        self.repository.remember_commit(commit, tree)
+        if self.index.holds(tree):
+            self.index.now_commit(commit)  # the same tree: a reset to it needs no diff
+        return commit
 
     def checkout(self, sha: str) -> None:
         self.reset(sha)
@@ -229,11 +283,12 @@ class Worktree:
     def untracked_entries(self) -> list[str]:
         """The top-most paths git does not track, ignored ones included (`.venv/`,
         `node_modules/`, `build/`): what a setup made; a directory ends with `/`."""
-        out = self.git("-c", "core.quotepath=false", "ls-files", "-z", "--others",
+        out = self._git("-c", "core.quotepath=false", "ls-files", "-z", "--others",
                        "--directory", "--no-empty-directory")
         return [name for name in out.split("\0") if name]
 
     def remove(self) -> None:
         self.pending = None
+        self.index.forget()
         for path in (self._files, self.private):
             shutil.rmtree(path, ignore_errors=True)

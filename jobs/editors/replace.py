@@ -36,6 +36,7 @@ def check(spec: TaskSpec) -> None:
 
 class ReplaceEditor:
     name = "replace"
+    writes_only_request_files = True  # in this process, nothing else (jobs/engine/attempt.py)
 
     def apply(self, request: EditRequest) -> EditResult:
         template = request.spec.replace or ""

@@ -45,6 +45,7 @@ class AttemptOutcome:
     error: ErrorInfo | None = None
     leftovers: list[str] = field(default_factory=list)
     touched: list[int] = field(default_factory=list)  # other batches this attempt changed
+    changed: list[str] | None = None  # the paths the commit changed, when the attempt knows
 
 
 def guard_policy(config: RepoConfig, approved: list[Gate]) -> GuardPolicy:
@@ -198,6 +199,15 @@ class AttemptRunner:
             verdict = replace(verdict, gate=None)
         return verdict
 
+    def only_its_files_written(self, job: Job, commands: Sequence[CommandEvidence]) -> bool:
+        """Whether nothing but the editor's own writes to the batch's files can have changed
+        the worktree since the reset proved it is the head's: an editor that writes only the
+        files it was given, in Stepwise's process (`replace`), ran no command, no setup ran
+        before it, and every earlier command is gone (the isolated sandbox kills what a
+        command leaves behind with its namespace; without it a process may outlive it)."""
+        return bool(getattr(self.editor, "writes_only_request_files", False)) and not commands \
+            and self.sandbox.isolated and not (self.cached_environments and job.config.setup)
+
     def run(self, job: Job, batch: Batch, attempt: Attempt) -> AttemptOutcome:
         self.widened = set()
         try:
@@ -235,7 +245,10 @@ class AttemptRunner:
             transcript_link(self, job, batch, attempt)
         attempt.edit_summary = edit.summary
         attempt.commands.extend(edit.commands)
-        wt.stage_all()
+        if self.only_its_files_written(job, edit.commands):
+            wt.stage_files(batch.files)  # no walk of the whole worktree
+        else:
+            wt.stage_all()
         staged = wt.staged_paths()
         if not staged:
             if job.spec.recipe is Recipe.COMMAND and not before:
@@ -273,7 +286,8 @@ class AttemptRunner:
         self.repository.advance_branch(job.branch, commit, job.head_sha)
         batch.summary = edit.summary
         batch.file_summaries = dict(edit.file_summaries)
-        return AttemptOutcome(Result.COMMITTED, commit=commit, leftovers=left)
+        return AttemptOutcome(Result.COMMITTED, commit=commit, leftovers=left,
+                              changed=sorted(staged))
 
 
 def _failure(code: str, retry_class: RetryClass, message: str, hint: str,

@@ -91,7 +91,7 @@ def _checked(engine: JobContext, base: str) -> bool:
     checked = _pair(base, job.head_sha)
     if job.base_checked != checked or job.base_moved_at is not None:
         job.base_checked, job.base_moved_at = checked, None
-        engine.save(touched=())
+        engine.save(touched=(), durable=False)  # if a crash loses it, git is asked again
     return False
 
 

@@ -17,10 +17,14 @@ def changed_by(repository: Workspace, commit: str | None) -> list[str]:
     return sorted(name for name in out.split("\0") if name)
 
 
-def record_changes(repository: Workspace, job: Job, batch: Batch, attempt: Attempt) -> None:
-    """Note the files the batch's commit changed; a `command` batch's summary says in words
-    what the codemod reported, and the findings it printed become leftovers."""
-    batch.changed_files = changed_by(repository, batch.commit)
+def record_changes(repository: Workspace, job: Job, batch: Batch, attempt: Attempt,
+                   changed: list[str] | None = None) -> None:
+    """Note the files the batch's commit changed (`changed` when the attempt staged and
+    committed them itself: the commit is exactly that diff against its parent); a `command`
+    batch's summary says in words what the codemod reported, and the findings it printed
+    become leftovers."""
+    batch.changed_files = sorted(changed) if changed is not None \
+        else changed_by(repository, batch.commit)
     if job.spec.recipe is not Recipe.COMMAND or not attempt.commands:
         return
     codemod = attempt.commands[0]  # the edit's command comes before validation's

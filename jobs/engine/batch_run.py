@@ -56,7 +56,10 @@ def run_batch(engine: JobContext, batch: Batch) -> None:
         stale.outcome, stale.finished_at = "interrupted", engine.now()
     attempt = Attempt(number=len(batch.attempts) + 1, started_at=engine.now())
     batch.attempts.append(attempt)
-    engine.save(touched=[batch.number])
+    # Not durable: a crash that loses it leaves the batch as it was before, and the next run
+    # adopts a commit the attempt made (branch_sync) or runs the batch again; the record at
+    # the attempt's end is durable (tests/jobs/engine/test_recovery.py).
+    engine.save(touched=[batch.number], durable=False)
     engine.publish(Publication.NOTICE, f"batch {batch.number}/{len(job.batches)} "
                  f"(attempt {attempt.number}): {files_label(batch.files)}")
     outcome = engine.runner.run(job, batch, attempt)
@@ -70,7 +73,7 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
     if outcome.result is Result.COMMITTED:
         job.head_sha = outcome.commit or job.head_sha
         batch.commit, batch.leftovers = outcome.commit, outcome.leftovers
-        record_changes(engine.services.repository, job, batch, attempt)
+        record_changes(engine.services.repository, job, batch, attempt, outcome.changed)
         batch.consecutive_failures = 0
         batch.set_status(ci_wait.status_after_push(engine, batch, batch.commit or job.head_sha))
         engine.event("batch", f"batch {batch.number} committed", batch.number)

@@ -29,7 +29,10 @@ def publish_batch_check(engine: JobContext, batch: Batch) -> None:
     attempt = batch.last_attempt
     if batch.commit is None or attempt is None:
         return
-    tracked = set(engine.services.repository.tracked_files(batch.commit))
+    # Only earlier failures are annotated: the commit's files (a whole `ls-tree`) are listed
+    # only when there is one.
+    failures = any(failed_command(p.commands) for p in batch.attempts[:-1])
+    tracked = set(engine.services.repository.tracked_files(batch.commit)) if failures else set()
     earlier: list[CommandEvidence] = []
     annotations: list[Annotation] = []
     for previous in batch.attempts[:-1]:

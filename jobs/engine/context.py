@@ -7,10 +7,11 @@ and the loop (jobs/engine/engine.py) is one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from jobs.adapters.allowlist_cache import cached_default_allowlist
 from jobs.adapters.environments import EnvironmentCache
@@ -49,6 +50,14 @@ class Services:
     network_deny_hosts: tuple[str, ...] = ()  # Stepwise's own services (Redis, the web app)
 
 
+@runtime_checkable
+class UnsyncedSave(Protocol):
+    """A store that can write a record without making it durable (jobs/adapters/store.py's
+    FileStore skips the fsyncs); stores without it make every save durable."""
+
+    def save_unsynced(self, job: Job, *, touched: Collection[int] | None = None) -> Job: ...
+
+
 class CancelSignal(Exception):
     """Raised at a safe point when the stored record asks for cancellation."""
 
@@ -79,13 +88,20 @@ class JobContext:
     def now(self) -> datetime:
         return self.services.clock()
 
-    def save(self, *, touched: Iterable[int] | None = None) -> None:
+    def save(self, *, touched: Iterable[int] | None = None, durable: bool = True) -> None:
         """Write the record; `touched` names the only batches changed since the last save
-        (None: any may have changed). Tests run with STEPWISE_STORE_CHECK=1, which proves it."""
+        (None: any may have changed). Tests run with STEPWISE_STORE_CHECK=1, which proves it.
+        `durable=False` is for a record whose loss in a crash the next steps recover from
+        (the store may then skip its fsyncs; every other reader sees it at once)."""
         self.job.updated_at = self.now()
+        store = self.services.store
+        names = None if touched is None else set(touched)
         try:
             # The store bumps `version` on this object; keep using it (callers hold its batches).
-            self.services.store.save(self.job, touched=None if touched is None else set(touched))
+            if not durable and isinstance(store, UnsyncedSave):
+                store.save_unsynced(self.job, touched=names)
+            else:
+                store.save(self.job, touched=names)
         except ConflictError:
             stored = self.services.store.reload(self.job)
             if stored is not None and stored.status is JobStatus.CANCEL_REQUESTED:

@@ -84,8 +84,9 @@ def test_a_write_that_does_not_read_back_is_an_error(store: FileStore,
     store.save(job)
     real_write = store._write_atomically
 
-    def lossy_write(path: Path, payload: str) -> None:
-        real_write(path, payload.replace("Replace print with logging", "something else"))
+    def lossy_write(path: Path, payload: str, durable: bool = True) -> None:
+        real_write(path, payload.replace("Replace print with logging", "something else"),
+                   durable)
 
     monkeypatch.setattr(store, "_write_atomically", lossy_write)
     with pytest.raises(StateError, match="did not read back as written"):
@@ -249,3 +250,20 @@ def test_a_record_written_with_extra_reads_its_keys_typed_and_saves_without_it(
     store.save(job)
     rewritten = json.loads(path.read_text())
     assert "extra" not in rewritten and rewritten["server"]["pull"]["number"] == 9
+
+
+def test_an_unsynced_save_writes_the_same_record_without_fsync(
+        store: FileStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    job = make_job(batches=[make_batch(1)])
+    store.save(job)
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    job.set_status(JobStatus.PLANNING)
+    store.save_unsynced(job, touched={1})
+    assert synced == []
+    stored = store.load(7)
+    assert stored is not None and stored.status is JobStatus.PLANNING
+    assert stored.version == job.version
+    store.save(job, touched={1})  # the next durable save syncs every file it writes
+    assert len(synced) >= 2

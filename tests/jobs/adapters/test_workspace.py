@@ -226,7 +226,8 @@ def test_open_worktree_twice_replaces_the_stale_one(repo: Repository, repo_path:
     assert fresh.staged_paths() == []
     # no git metadata in the directory sandboxed commands see; HEAD and index live beside it
     assert not (where / ".git").exists()
-    assert sorted(p.name for p in fresh.private.iterdir()) == ["HEAD", "commondir", "index"]
+    assert sorted(p.name for p in fresh.private.iterdir()) == ["HEAD", "commondir", "index",
+                                                               "index.known"]
     assert str(where.resolve()) not in git(repo_path, "worktree", "list", "--porcelain")
     assert stale.path == fresh.path
     fresh.remove()
