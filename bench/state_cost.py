@@ -27,7 +27,9 @@ sys.path.insert(0, str(ROOT))
 os.environ["STEPWISE_STORE_CHECK"] = "0"  # measure the production path
 
 from jobs.domain.config import load_config  # noqa: E402
-from jobs.domain.model import Attempt, Batch, BatchStatus, CommandEvidence, Event, Job  # noqa: E402
+from jobs.domain.job import Batch, Job  # noqa: E402
+from jobs.domain.model import BatchStatus  # noqa: E402
+from jobs.domain.records import Attempt, CommandEvidence, Event  # noqa: E402
 from jobs.domain.spec import parse_spec  # noqa: E402
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)

@@ -39,16 +39,9 @@ from bot.server.keys import batches_key, events_key, job_key
 from bot.server.reconciler import MAX_JOBS_PER_PASS, reconcile
 from bot.server.redis_store import RedisStore
 from bot.settings import Settings
-from jobs.domain.model import (
-    Attempt,
-    BatchStatus,
-    CommandEvidence,
-    Event,
-    Gate,
-    Job,
-    JobStatus,
-    OpenGate,
-)
+from jobs.domain.job import Job, OpenGate
+from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.domain.records import Attempt, CommandEvidence, Event
 from tests.kit.github import FakeGitHub
 from tests.kit.records import make_batch, make_job
 from tests.kit.redis_server import running_redis

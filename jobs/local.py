@@ -15,8 +15,10 @@ from jobs.adapters.store import BusyError, FileStore
 from jobs.adapters.workspace import Repository
 from jobs.domain.errors import BadInputError, WorkspaceError
 from jobs.domain.gates import Verb, note_spec_change
-from jobs.domain.model import Event, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import JobStatus
 from jobs.domain.notes import render_card
+from jobs.domain.records import Event
 from jobs.domain.spec import InvalidSpecError, IssueTask, parse_issue_file
 from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
 from jobs.editors.llm.settings import LlmSettings

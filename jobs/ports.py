@@ -14,7 +14,8 @@ from jobs.domain.annotations import Annotation
 from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import StateError
-from jobs.domain.model import Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import JobStatus
 from jobs.domain.sandboxing import CommandResult, SandboxPolicy
 
 

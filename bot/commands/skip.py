@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
 from jobs.domain.gates import Verb
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 from jobs.engine import usecases
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 
 PREFIX = "/stepwise"  # the one spelling of the command prefix; usage lines read f"{PREFIX} {usage}"
 

@@ -4,7 +4,7 @@ use case in jobs/engine/usecases.py, shared with `stepwise status`)."""
 from __future__ import annotations
 
 from bot.commands.spec import Access, ArgumentRule, Command, CommandContext, CommandSpec
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 from jobs.engine.usecases import Progress, status
 
 # The card already shows the gate's prompt and a gate comment still waiting to be published.

@@ -24,7 +24,7 @@ from jobs.domain.annotations import MESSAGE_CHARS, Annotation
 from jobs.domain.check_runs import JOB_CHECK_NAME
 from jobs.domain.ci import CheckObservation, from_commit_status
 from jobs.domain.errors import RetryClass
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 from jobs.domain.records import JobCheckRun
 from jobs.domain.redact import redact
 from jobs.ports import CiFailure

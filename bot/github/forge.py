@@ -23,7 +23,8 @@ from jobs.domain import outbox
 from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import RetryClass
-from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.outbox import gate_key
 from jobs.domain.records import PullRequest

@@ -24,13 +24,9 @@ from starlette.background import BackgroundTask
 from bot.github.errors import ForgeError
 from bot.observability import jsonlog
 from bot.server.keys import METRICS
-from jobs.domain.model import (
-    FINISHED_BATCH_STATUSES,
-    BatchStatus,
-    CiResult,
-    CommandEvidence,
-    Job,
-)
+from jobs.domain.job import Job
+from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus
+from jobs.domain.records import CiResult, CommandEvidence
 
 KEY = METRICS
 SEP = "\x1f"  # between the JSON of the label values and the field's part (never inside JSON)

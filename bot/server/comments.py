@@ -30,7 +30,8 @@ from bot.server.worker import enqueue, job_lock, rq_id
 from bot.steering import steering_decision
 from jobs.domain.errors import StepwiseError
 from jobs.domain.gates import RefusedError
-from jobs.domain.model import Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import JobStatus
 from jobs.ports import ConflictError
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from bot.server.redis_store import RedisStore
 from bot.settings import Settings
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 from jobs.engine.engine import Services
 
 

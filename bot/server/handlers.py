@@ -23,7 +23,8 @@ from jobs.adapters.store import ConflictError
 from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
 from jobs.domain.gates import Verb, apply_verb, note_spec_change
-from jobs.domain.model import Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import JobStatus
 from jobs.domain.spec import parse_issue
 from jobs.editors.llm.draft import draft_comment, has_spec_block
 from jobs.engine.engine import Base, create_job

@@ -9,8 +9,9 @@ from bot.events import Event
 from bot.server.context import ServerContext
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.model import Event as JobEvent
-from jobs.domain.model import Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import JobStatus
+from jobs.domain.records import Event as JobEvent
 
 log = logging.getLogger(__name__)
 ENDING_ACTIONS = {

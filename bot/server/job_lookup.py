@@ -9,7 +9,7 @@ from bot.server.keys import pull_key
 from bot.server.rebuild import rebuild
 from bot.server.steps import schedule_advance
 from bot.server.worker import job_lock
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 
 
 def job_for(ctx: ServerContext, event: Event) -> Job | None:

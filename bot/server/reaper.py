@@ -23,7 +23,8 @@ from bot.server.worker import (
 )
 from jobs.adapters.store import ConflictError
 from jobs.domain.gates import open_gate
-from jobs.domain.model import JOB_TRANSITIONS, Gate, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import JOB_TRANSITIONS, Gate, JobStatus
 
 log = logging.getLogger(__name__)
 MAX_INTERRUPTIONS = 3

@@ -8,7 +8,7 @@ import re
 from bot.server.context import ServerContext
 from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.errors import StepwiseError
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 from jobs.domain.records import PullRequest
 from jobs.domain.spec import parse_issue
 from jobs.engine.engine import Base, create_job

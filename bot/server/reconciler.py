@@ -30,7 +30,8 @@ from bot.server.steps import ACTIVE, RECONCILER, schedule_advance
 from bot.server.worker import Lease, enqueue, rq_id
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StepwiseError
-from jobs.domain.model import JobStatus, OpenGate
+from jobs.domain.job import OpenGate
+from jobs.domain.model import JobStatus
 from jobs.domain.records import ServerState
 from jobs.ports import Publication
 

@@ -14,7 +14,8 @@ from bot.server.keys import JOBS, batches_key, ci_key, events_key, issue_key, jo
 from jobs.adapters.codec import assemble, batch_text, document, event_line
 from jobs.adapters.store import ConflictError, checking_writes
 from jobs.domain.errors import StateError
-from jobs.domain.model import Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import JobStatus
 
 
 class RedisStore:

@@ -27,7 +27,8 @@ from bot.server.worker import (
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import RetryClass, StepwiseError
 from jobs.domain.gates import RefusedError, open_gate
-from jobs.domain.model import ACTIVE_JOB_STATUSES, BatchStatus, Gate, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import ACTIVE_JOB_STATUSES, BatchStatus, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.engine.engine import Engine
 from jobs.engine.revert import revert_batch

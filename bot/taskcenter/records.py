@@ -21,14 +21,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bot.server.keys import JOBS, job_key
 from bot.server.redis_store import RedisStore
+from jobs.domain.job import Batch, Job
 from jobs.domain.model import (
     FINISHED_BATCH_STATUSES,
     GATE_EXIT_CODES,
     TERMINAL_JOB_STATUSES,
-    Batch,
     BatchStatus,
     Gate,
-    Job,
     JobStatus,
 )
 

@@ -18,7 +18,8 @@ from bot.taskcenter.records import (
 )
 from jobs.domain import outbox
 from jobs.domain.errors import ErrorInfo
-from jobs.domain.model import GATE_EXIT_CODES, Batch, Gate, Job, JobStatus
+from jobs.domain.job import Batch, Job
+from jobs.domain.model import GATE_EXIT_CODES, Gate, JobStatus
 from jobs.domain.notes import GATE_OTHER_VERBS, GATE_VERBS
 from jobs.domain.redact import redact
 

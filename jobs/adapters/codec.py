@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from jobs.domain.model import Batch, Event, Job
+from jobs.domain.job import Batch, Job
+from jobs.domain.records import Event
 
 BOOKKEEPING = ("batch_count", "event_count", "events_size")  # document keys that are no Job field
 

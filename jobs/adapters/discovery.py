@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import SpecError
-from jobs.domain.model import LeftOut
 from jobs.domain.plan import ScopeRules, find_targets, select_scope, split_scope
+from jobs.domain.records import LeftOut
 from jobs.domain.spec import TaskSpec
 from jobs.ports import Workspace
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobs.domain.model import CommandEvidence
+from jobs.domain.records import CommandEvidence
 from jobs.domain.redact import redact
 from jobs.domain.sandboxing import CommandResult
 

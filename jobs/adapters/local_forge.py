@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 from jobs.ports import CiFailure, CiReport, Publication
 
 

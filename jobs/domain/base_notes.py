@@ -4,7 +4,7 @@ section, the progress card's lines and the `conflict` gate's reason."""
 from __future__ import annotations
 
 from jobs.domain.base_update import BaseDecision, resolve_commands
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 from jobs.domain.note_parts import command_line, short
 from jobs.domain.records import BaseMerge
 

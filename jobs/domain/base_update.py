@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from jobs.domain.model import BatchStatus, Job
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus
 from jobs.domain.recipes import rules_for
 
 

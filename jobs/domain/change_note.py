@@ -9,8 +9,9 @@ from datetime import datetime
 
 from jobs.domain import ci_notes
 from jobs.domain.base_notes import base_merge_note
+from jobs.domain.job import Batch, Job
 from jobs.domain.llm_report import model_usage
-from jobs.domain.model import Batch, BatchStatus, Job, JobStatus
+from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.note_parts import (
     batch_commands,
     cell,

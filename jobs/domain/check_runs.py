@@ -21,7 +21,7 @@ JOB_CHECK_NAME = "Stepwise"
 
 
 class Evidence(Protocol):
-    """What a validation command left (jobs.domain.model.CommandEvidence has these fields)."""
+    """What a validation command left (jobs.domain.records.CommandEvidence has these fields)."""
 
     argv: list[str]
     exit_code: int

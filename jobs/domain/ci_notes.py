@@ -15,8 +15,10 @@ from typing import Protocol
 from jobs.domain.annotations import Annotation
 from jobs.domain.ci import CheckObservation, CiState, CiVerdict
 from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.model import Batch, BatchStatus, CiCheck, CiResult, CiWait, Job
+from jobs.domain.job import Batch, Job
+from jobs.domain.model import BatchStatus
 from jobs.domain.note_parts import short
+from jobs.domain.records import CiCheck, CiResult, CiWait
 
 LOG_TAIL_LINES = 30
 ANNOTATIONS_SHOWN = 20

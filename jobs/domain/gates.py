@@ -6,17 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from jobs.domain.errors import BadInputError, ErrorInfo
-from jobs.domain.model import (
-    BATCH_GATES,
-    GATES,
-    BatchStatus,
-    Gate,
-    Job,
-    JobStatus,
-    OpenGate,
-    PendingIssue,
-    Verb,
-)
+from jobs.domain.job import Job, OpenGate
+from jobs.domain.model import BATCH_GATES, GATES, BatchStatus, Gate, JobStatus, Verb
+from jobs.domain.records import PendingIssue
 
 __all__ = ["ACCEPTED", "RefusedError", "Verb", "apply_verb", "note_spec_change", "open_gate"]
 

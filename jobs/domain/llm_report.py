@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 
 
 def _calls(count: int) -> str:

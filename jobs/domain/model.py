@@ -1,6 +1,6 @@
-"""The job record and its state machine: statuses, the job and batch transition tables with the
-one `transition()` that applies them, the gate table (when each gate opens, what passes it, the
-other choices, its exit code, who may answer), and the records: batches, attempts, evidence.
+"""The job's state machine: the statuses, the job and batch transition tables with the one
+`transition()` that applies them, and the gate table (when each gate opens, what passes it, the
+other choices, its exit code, who may answer). The records they govern are in jobs/domain/job.py.
 
 The tables below and the Mermaid diagrams in README.md ("State machine") change together.
 """
@@ -8,47 +8,13 @@ The tables below and the Mermaid diagrams in README.md ("State machine") change 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING
 
-from pydantic import Field, model_validator
+from jobs.domain.errors import StateError
 
-from jobs.domain.config import RepoConfig
-from jobs.domain.errors import ErrorInfo, StateError
-from jobs.domain.record_upgrades import fields_from_extra
-from jobs.domain.records import (
-    Attempt,
-    BaseConflict,
-    BaseMerge,
-    CiCheck,
-    CiResult,
-    CiWait,
-    CommandEvidence,
-    EnvironmentRecord,
-    Event,
-    FinalReview,
-    LeftOut,
-    LlmUsage,
-    ModelCall,
-    OutboxEntry,
-    PendingIssue,
-    Record,
-    ServerState,
-    Target,
-)
-from jobs.domain.spec import TaskSpec
-
-# The records live in jobs/domain/records.py; they are importable from here too.
-__all__ = [
-    "ACTIVE_JOB_STATUSES", "BATCH_GATES", "BATCH_TRANSITIONS", "FINISHED_BATCH_STATUSES",
-    "GATES", "GATE_EXIT_CODES", "JOB_TRANSITIONS", "TERMINAL_JOB_STATUSES", "Attempt", "Batch",
-    "BatchStatus", "CiCheck", "CiResult", "CiWait", "CommandEvidence", "EnvironmentRecord", "Event",
-    "FinalReview", "Gate",
-    "GateRule", "Job", "JobStatus", "LeftOut", "LlmUsage", "ModelCall", "OpenGate",
-    "OutboxEntry", "PendingIssue", "Record", "Target", "Verb",
-    "check_batch_transition", "check_job_transition", "transition",
-]
+if TYPE_CHECKING:
+    from jobs.domain.job import Batch, Job
 
 
 class JobStatus(StrEnum):
@@ -213,7 +179,7 @@ def check_batch_transition(current: BatchStatus, new: BatchStatus) -> None:
 
 def transition(record: Job | Batch, new: JobStatus | BatchStatus) -> None:
     """The one way a job's or a batch's status changes: along an edge of its table, or StateError."""
-    if isinstance(record, Job):
+    if isinstance(record.status, JobStatus):
         check_job_transition(record.status, JobStatus(new))
         record.status = JobStatus(new)
     else:
@@ -221,149 +187,3 @@ def transition(record: Job | Batch, new: JobStatus | BatchStatus) -> None:
         record.status = BatchStatus(new)
 
 
-class Batch(Record):
-    number: int
-    milestone: int
-    files: list[str]
-    targets: int = 0
-    status: BatchStatus = BatchStatus.PENDING
-    attempts: list[Attempt] = []
-    consecutive_failures: int = 0
-    approved_gates: list[Gate] = []
-    commit: str | None = None
-    adopted: bool = False
-    summary: str = ""
-    file_summaries: dict[str, str] = {}
-    reason: str = ""
-    revert_commit: str | None = None
-    leftovers: list[str] = []
-    changed_files: list[str] = []  # what the committed batch changed (a codemod may skip some)
-    revert_commands: list[CommandEvidence] = []  # validation of the head after `revert`
-    revert_ok: bool | None = None
-    ci_results: list[CiResult] = []  # what the repository's CI said of its commit (per_batch)
-
-    def set_status(self, new: BatchStatus) -> None:
-        transition(self, new)
-
-    @property
-    def last_attempt(self) -> Attempt | None:
-        return self.attempts[-1] if self.attempts else None
-
-
-class OpenGate(Record):
-    id: str
-    kind: Gate
-    opened_at: datetime
-    reason: str
-    batch: int | None = None
-    milestone: int | None = None
-    report: ErrorInfo | None = None
-    shown_at: datetime | None = None  # when GitHub confirmed the gate's comment (server mode)
-    while_planning: bool = False  # it stopped the job before a plan existed: passing it plans
-
-    @property
-    def exit_code(self) -> int:
-        return GATE_EXIT_CODES[self.kind]
-
-
-class Job(Record):
-    """Everything known about one job; written to the store after every step."""
-
-    id: str
-    number: int
-    title: str
-    repo: str
-    status: JobStatus = JobStatus.QUEUED
-    version: int = 0
-    created_at: datetime
-    updated_at: datetime
-    spec: TaskSpec
-    spec_digest: str
-    spec_text: str
-    config: RepoConfig
-    base_branch: str
-    base_sha: str
-    branch: str
-    head_sha: str
-    approved_digest: str | None = None
-    approved_milestones: list[int] = []
-    gate: OpenGate | None = None
-    gate_counter: int = 0
-    batches: list[Batch] = []
-    scope_files: list[str] = []
-    target_count: int = 0
-    baseline: list[CommandEvidence] = []
-    baseline_ok: bool | None = None
-    baseline_sha: str | None = None  # the commit the baseline above ran on
-    left_out: list[LeftOut] = []
-    environment: EnvironmentRecord | None = None  # what `setup` built (None without setup)
-    issue_file: str | None = None  # local mode: the issue file the job was started from
-    instructions: list[str] = []
-    note_path: str = ""
-    note_commit: str | None = None
-    final_review: FinalReview | None = None
-    error: ErrorInfo | None = None
-    events: list[Event] = Field(default_factory=list)
-    llm: LlmUsage = Field(default_factory=LlmUsage)
-    outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
-    ci_wait: CiWait | None = None  # running, but waiting for the repository's CI (no worker)
-    ci_results: list[CiResult] = []  # what the repository's CI said of each milestone's head
-    job_check_said: str = ""  # what the `Stepwise` check run last said: it is sent on change only
-    base_merges: list[BaseMerge] = []  # each merge of the moved base into the branch
-    base_checked: str | None = None  # "<base sha>..<head sha>" last found needing no merge
-    base_conflict: BaseConflict | None = None  # the `conflict` gate's merge, until resolved
-    base_declined: str | None = None  # a base commit whose failed merge a human let pass
-    base_moved_at: datetime | None = None  # server: a push to the base branch was seen
-    # Set by the gate answers, used once by the next step:
-    accept_review: bool = False  # `approve` at a failed final review: finish anyway
-    accept_branch_head: bool = False  # `approve` at `human_commit`: continue on the pushed head
-    pending_issue: PendingIssue | None = None  # the changed issue text, adopted when re-planning
-    untrusted_spec: bool = False  # drafted, or written by someone who may not steer: plan gate
-    server: ServerState = Field(default_factory=ServerState)  # server mode only
-
-    @model_validator(mode="before")
-    @classmethod
-    def _fields_from_extra(cls, data: Any) -> Any:
-        return fields_from_extra(data)
-
-    def set_status(self, new: JobStatus) -> None:
-        transition(self, new)
-
-    @property
-    def milestone_count(self) -> int:
-        return max((batch.milestone for batch in self.batches), default=0)
-
-    def batch(self, number: int) -> Batch:
-        if 0 < number <= len(self.batches) and self.batches[number - 1].number == number:
-            return self.batches[number - 1]  # batches are numbered 1..n in order
-        for batch in self.batches:
-            if batch.number == number:
-                return batch
-        raise StateError(
-            f"batch {number} does not exist (this job has {len(self.batches)} batches)",
-            hint="use a batch number from `stepwise status`",
-            code="unknown_batch",
-        )
-
-    def milestone_batches(self, milestone: int) -> list[Batch]:
-        return [batch for batch in self.batches if batch.milestone == milestone]
-
-    def ci_results_of(self, scope: str, number: int) -> list[CiResult]:
-        """The CI results of one milestone (kept on the job) or one batch (kept on the batch,
-        so a job of many batches keeps a small document)."""
-        if scope == "batch":
-            return self.batch(number).ci_results
-        return [result for result in self.ci_results if result.number == number]
-
-    @property
-    def is_terminal(self) -> bool:
-        return self.status in TERMINAL_JOB_STATUSES
-
-    @property
-    def waiting_for_ci(self) -> bool:
-        return self.status is JobStatus.RUNNING and self.ci_wait is not None
-
-    @property
-    def is_active(self) -> bool:
-        """A worker has something to do: not ended, not at a gate, not waiting for CI."""
-        return self.status in ACTIVE_JOB_STATUSES and not self.waiting_for_ci

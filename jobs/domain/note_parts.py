@@ -6,7 +6,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from jobs.domain.model import Batch, BatchStatus, CommandEvidence, Job
+from jobs.domain.job import Batch, Job
+from jobs.domain.model import BatchStatus
+from jobs.domain.records import CommandEvidence
 
 
 def plural(count: int, noun: str) -> str:

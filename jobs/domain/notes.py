@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 
 from jobs.domain import ci_notes
 from jobs.domain.base_notes import base_merge_card
-from jobs.domain.model import GATES, Batch, BatchStatus, Gate, Job, JobStatus
+from jobs.domain.job import Batch, Job
+from jobs.domain.model import GATES, BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import (
     code_label,
     command_line,

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from jobs.domain.model import Job, OutboxEntry
+from jobs.domain.job import Job
+from jobs.domain.records import OutboxEntry
 
 GATE_PREFIX = "gate:"
 CHECK_PREFIX = "check:"  # check runs, by their external id (kept for when Stepwise posts them)

@@ -15,7 +15,8 @@ from enum import StrEnum
 from typing import Protocol
 
 from jobs.domain.errors import RetryClass, StepwiseError
-from jobs.domain.model import BatchStatus, Job
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus
 
 
 class BranchCommit(Protocol):

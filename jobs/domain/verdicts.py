@@ -10,15 +10,9 @@ from collections.abc import Sequence
 
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gates import RefusedError
-from jobs.domain.model import (
-    FINISHED_BATCH_STATUSES,
-    Batch,
-    BatchStatus,
-    CommandEvidence,
-    FinalReview,
-    Job,
-    JobStatus,
-)
+from jobs.domain.job import Batch, Job
+from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus, JobStatus
+from jobs.domain.records import CommandEvidence, FinalReview
 
 
 def judge_review(job: Job, *, base_now: str, merges: bool, commands: Sequence[CommandEvidence],

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Protocol
 
 from jobs.domain.errors import StepwiseError
-from jobs.domain.model import CommandEvidence, ModelCall, Target
 from jobs.domain.recipes import RecipeRules
+from jobs.domain.records import CommandEvidence, ModelCall, Target
 from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import TaskSpec
 from jobs.editors.llm.settings import LlmSettings

@@ -14,9 +14,11 @@ from jobs.adapters.evidence import command_evidence
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.domain.guard import GuardPolicy, GuardVerdict, Rule, check_diff
-from jobs.domain.model import Attempt, Batch, BatchStatus, CommandEvidence, Gate, Job, Target
+from jobs.domain.job import Batch, Job
+from jobs.domain.model import BatchStatus, Gate
 from jobs.domain.notes import files_label
 from jobs.domain.plan import compile_patterns, matching_lines, select_scope
+from jobs.domain.records import Attempt, CommandEvidence, Target
 from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import DoneWhen, Recipe
 from jobs.editors import EditError, Editor, EditRequest

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.model import Gate, Job
+from jobs.domain.job import Job
+from jobs.domain.model import Gate
 from jobs.domain.note_parts import baseline_failure, short
 from jobs.engine.attempt import run_commands
 from jobs.engine.context import JobContext

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from jobs.domain.model import Attempt, Batch, Job
+from jobs.domain.job import Batch, Job
 from jobs.domain.note_parts import codemod_findings, codemod_summary, target_key
+from jobs.domain.records import Attempt
 from jobs.domain.spec import Recipe
 from jobs.ports import Workspace
 

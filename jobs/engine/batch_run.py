@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from jobs.domain.errors import ErrorInfo
 from jobs.domain.gates import open_gate
-from jobs.domain.model import Attempt, Batch, BatchStatus, Gate
+from jobs.domain.job import Batch
+from jobs.domain.model import BatchStatus, Gate
 from jobs.domain.notes import files_label, render_card
+from jobs.domain.records import Attempt
 from jobs.domain.spec import Recipe
 from jobs.editors.llm.accounting import settle_budget_gate
 from jobs.engine import ci_checks, ci_wait

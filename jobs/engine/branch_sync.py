@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from jobs.domain.errors import StepwiseError
-from jobs.domain.model import BatchStatus, Gate, Job
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, Gate
 from jobs.domain.reconcile import (
     Adopt,
     BaseMergeFound,

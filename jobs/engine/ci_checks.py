@@ -12,7 +12,9 @@ from contextlib import suppress
 from jobs.adapters.sandbox_view import REPO_MOUNT
 from jobs.domain.annotations import Annotation, annotations_from_output
 from jobs.domain.check_runs import JobCheckState, batch_check, job_check
-from jobs.domain.model import GATES, Batch, CommandEvidence, Job, JobStatus
+from jobs.domain.job import Batch, Job
+from jobs.domain.model import GATES, JobStatus
+from jobs.domain.records import CommandEvidence
 from jobs.engine.context import CancelSignal, JobContext
 from jobs.ports import ConflictError
 

@@ -23,9 +23,11 @@ from jobs.domain.ci import (
     expects_ci,
 )
 from jobs.domain.ci_notes import attempt_failure, checks_of, failure_report, scope_words
-from jobs.domain.model import Batch, BatchStatus, CiResult, CiWait, Gate, Job, JobStatus
+from jobs.domain.job import Batch, Job
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import short
 from jobs.domain.notes import render_card
+from jobs.domain.records import CiResult, CiWait
 from jobs.engine.context import JobContext, Outcome, outcome_of
 from jobs.ports import CiReport, Publication
 

@@ -17,8 +17,10 @@ from jobs.adapters.allowlist_cache import cached_default_allowlist
 from jobs.adapters.environments import EnvironmentCache
 from jobs.domain.errors import ErrorInfo
 from jobs.domain.gates import open_gate
-from jobs.domain.model import Event, Gate, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import gate_prompt
+from jobs.domain.records import Event
 from jobs.editors import editor_for
 from jobs.editors.llm.settings import LlmSettings
 from jobs.engine.attempt import AttemptRunner, sandbox_policy

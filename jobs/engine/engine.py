@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.domain.gates import Verb, apply_verb
-from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import baseline_failure
 from jobs.editors.base import CommandCancelled
 from jobs.engine import base_merge, branch_sync, ci_checks, ci_wait, endings, review

@@ -25,7 +25,8 @@ from jobs.adapters.environments import (
 from jobs.adapters.evidence import command_evidence
 from jobs.domain.config import RepoConfig
 from jobs.domain.globs import matches_any
-from jobs.domain.model import CommandEvidence, EnvironmentRecord, Job
+from jobs.domain.job import Job
+from jobs.domain.records import CommandEvidence, EnvironmentRecord
 from jobs.domain.sandboxing import SandboxPolicy
 from jobs.ports import Sandbox, Workspace
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from jobs.domain.model import Attempt, Batch, Job, ModelCall
+from jobs.domain.job import Batch, Job
+from jobs.domain.records import Attempt, ModelCall
 from jobs.domain.spec import DoneWhen
 from jobs.editors.base import CandidateReport, EditHooks
 from jobs.editors.llm.accounting import record_usage, transcript_path

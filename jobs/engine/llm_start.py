@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 from jobs.domain.spec import Recipe, TaskSpec
 from jobs.editors.llm.accounting import ARTIFACTS, Transcript, record_usage
 from jobs.editors.llm.client import OpenAIChat

@@ -4,7 +4,8 @@ continue or wait at the plan gate."""
 from __future__ import annotations
 
 from jobs.adapters.discovery import contents_for_patterns, plan_scope
-from jobs.domain.model import FINISHED_BATCH_STATUSES, Batch, Gate, JobStatus
+from jobs.domain.job import Batch
+from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, JobStatus
 from jobs.domain.note_parts import baseline_failure
 from jobs.domain.notes import render_plan
 from jobs.domain.plan import build_plan

@@ -9,7 +9,8 @@ from __future__ import annotations
 from jobs.adapters.workspace import BOT_IDENTITY
 from jobs.domain.errors import StateError, WorkspaceError
 from jobs.domain.gates import RefusedError
-from jobs.domain.model import Batch, BatchStatus, JobStatus
+from jobs.domain.job import Batch
+from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.notes import files_label
 from jobs.domain.verdicts import (
     batch_refusal,

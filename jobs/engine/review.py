@@ -6,8 +6,9 @@ The verdict itself is pure: jobs/domain/verdicts.py.
 from __future__ import annotations
 
 from jobs.adapters.discovery import scope_at, targets_at
-from jobs.domain.model import CommandEvidence, FinalReview, Gate, JobStatus
+from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import render_card
+from jobs.domain.records import CommandEvidence, FinalReview
 from jobs.domain.verdicts import judge_review, review_gate_report
 from jobs.engine.attempt import run_commands
 from jobs.engine.context import JobContext

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from jobs.adapters.discovery import plan_scope
 from jobs.domain.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.domain.errors import BadInputError
-from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus, Job
+from jobs.domain.job import Job
+from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus
 from jobs.domain.programs import refusal_reason, split_command
 from jobs.domain.spec import IssueTask, Recipe
 from jobs.editors.llm.settings import load_llm_settings

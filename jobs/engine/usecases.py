@@ -14,7 +14,8 @@ from enum import StrEnum
 from typing import Protocol
 
 from jobs.domain.gates import RefusedError, Verb, apply_verb
-from jobs.domain.model import ACTIVE_JOB_STATUSES, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import ACTIVE_JOB_STATUSES, JobStatus
 from jobs.domain.outbox import waiting_note
 from jobs.engine.context import outcome_of
 

@@ -16,7 +16,8 @@ from bot.demo.scripted_llm import ScriptedServer
 from jobs.adapters.workspace import CommitInfo, Repository
 from jobs.domain.errors import WorkspaceError
 from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.ports import CiReport, Publication
 from tests.kit.forge import InMemoryForge
 from tests.kit.llm import good_reply, llm_issue, llm_session

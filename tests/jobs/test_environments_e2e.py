@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.sandbox import bubblewrap_available
-from jobs.domain.model import BatchStatus, Job
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus
 from jobs.domain.spec import parse_issue_file
 from jobs.engine.engine import Outcome
 from jobs.local import LocalSession

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.engine.engine import Outcome
 from jobs.ports import Publication
 from tests.kit.local_e2e import (

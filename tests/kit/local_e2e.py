@@ -19,7 +19,7 @@ import yaml
 
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import CommitInfo, Repository
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 from jobs.domain.spec import IssueTask, parse_issue_file
 from jobs.engine.engine import Outcome
 from jobs.local import LocalSession

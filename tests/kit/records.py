@@ -6,20 +6,17 @@ from datetime import UTC, datetime, timedelta
 
 from jobs.domain.config import load_config
 from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.model import (
+from jobs.domain.job import Batch, Job, OpenGate
+from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.domain.records import (
     Attempt,
-    Batch,
-    BatchStatus,
     CommandEvidence,
     Event,
     FinalReview,
-    Gate,
-    Job,
-    JobStatus,
-    OpenGate,
     PendingIssue,
+    PullRequest,
+    ServerState,
 )
-from jobs.domain.records import PullRequest, ServerState
 from jobs.domain.spec import parse_spec
 
 T0 = datetime(2024, 5, 17, 9, 30, 5, tzinfo=UTC)

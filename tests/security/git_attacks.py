@@ -21,7 +21,8 @@ from pathlib import Path
 
 import yaml
 
-from jobs.domain.model import Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import JobStatus
 
 MODES = ("gitfile-fsmonitor", "gitfile-hooks", "dotgit-dir")
 HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-checkout",

@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from jobs.adapters.sandbox import bubblewrap_available
-from jobs.domain.model import CommandEvidence
+from jobs.domain.records import CommandEvidence
 
 # In CI a missing bubblewrap fails loudly (jobs.adapters.sandbox refuses); elsewhere these tests skip.
 needs_bwrap = pytest.mark.skipif(not bubblewrap_available() and os.environ.get("CI") != "true",

@@ -16,7 +16,8 @@ import pytest
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.adapters.sandbox import BubblewrapSandbox
-from jobs.domain.model import Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import JobStatus
 from jobs.domain.spec import parse_issue_file
 from jobs.local import LocalSession
 from tests.kit.llm import settings

@@ -6,7 +6,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from jobs.domain.model import BatchStatus, Job, ModelCall
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus
+from jobs.domain.records import ModelCall
 from jobs.domain.redact import redact
 from jobs.editors.llm.client import ChatReply, Message
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from jobs.domain.errors import StepwiseError
-from jobs.domain.model import Target
+from jobs.domain.records import Target
 from jobs.domain.spec import TaskSpec
 from jobs.editors.llm.client import Message
 

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from jobs.domain.errors import BadInputError, StepwiseError
-from jobs.domain.model import ModelCall
 from jobs.domain.plan import select_scope
+from jobs.domain.records import ModelCall
 from jobs.domain.spec import IssueTask, Recipe, parse_issue
 from jobs.editors.llm.accounting import call_record
 from jobs.editors.llm.client import ChatClient, Message

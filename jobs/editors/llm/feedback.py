@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from jobs.domain.guard import GuardVerdict
-from jobs.domain.model import CommandEvidence
+from jobs.domain.records import CommandEvidence
 
 TAIL_LINES = 60
 UNCHANGED = ("Your diff applied but changed nothing (every change cancelled out). Send the "

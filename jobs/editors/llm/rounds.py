@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jobs.adapters.safe_paths import read_regular
-from jobs.domain.model import ModelCall
+from jobs.domain.records import ModelCall
 from jobs.editors.base import (
     BudgetSpentError,
     CandidateReport,

@@ -10,7 +10,8 @@ import pytest
 import bot.commands
 from bot.commands import COMMANDS, Access, Command, spec_for
 from jobs.domain.gates import RefusedError
-from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from tests.jobs.domain.test_gates import gated_job
 from tests.kit.records import make_job
 

@@ -17,7 +17,7 @@ from jobs.domain import outbox
 from jobs.domain.check_runs import CheckRunDraft, JobCheckState, job_check
 from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import RetryClass
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 from tests.kit.github import FakeGitHub
 from tests.kit.github_ci import OTHER_CI, CiPlayer
 from tests.kit.records import make_job

@@ -16,7 +16,8 @@ from bot.server.ci_events import on_ci_event
 from bot.server.keys import ci_key
 from bot.server.reconciler import reconcile
 from bot.server.worker import Lease, queue
-from jobs.domain.model import Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import JobStatus
 from jobs.domain.records import CiWait
 from tests.bot.conftest import REPO, SECRET, World, open_world
 from tests.kit.github_ci import CiPlayer

@@ -10,7 +10,8 @@ import redis
 
 from bot.server.reconciler import owes, take_turns
 from jobs.adapters.codec import document
-from jobs.domain.model import Gate, JobStatus, OpenGate
+from jobs.domain.job import OpenGate
+from jobs.domain.model import Gate, JobStatus
 from tests.kit.records import make_job
 
 

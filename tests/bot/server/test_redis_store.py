@@ -17,7 +17,8 @@ from bot.server.keys import PREFIX, issue_key, job_key
 from bot.server.redis_store import RedisStore
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StateError
-from jobs.domain.model import BatchStatus, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, JobStatus
 from tests.kit.records import T0, full_job, make_batch, make_job
 
 REPO = "octo/widgets"

@@ -14,19 +14,9 @@ from bot.server.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.model import (
-    Attempt,
-    Batch,
-    BatchStatus,
-    CommandEvidence,
-    Event,
-    FinalReview,
-    Gate,
-    Job,
-    JobStatus,
-    OpenGate,
-)
-from jobs.domain.records import PullRequest
+from jobs.domain.job import Batch, Job, OpenGate
+from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.domain.records import Attempt, CommandEvidence, Event, FinalReview, PullRequest
 from tests.kit.records import make_job
 
 TOKEN = "dashboard-t0ken-for-the-tests"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.server.redis_store import RedisStore
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 from tests.bot.taskcenter.conftest import GROUPS, JOBS
 
 Invoke = Callable[..., Result]

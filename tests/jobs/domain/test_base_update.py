@@ -14,7 +14,8 @@ from jobs.domain.config import load_config
 from jobs.domain.config_errors import InvalidConfigError
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gates import Verb, apply_verb, open_gate
-from jobs.domain.model import GATE_EXIT_CODES, BatchStatus, Gate, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import GATE_EXIT_CODES, BatchStatus, Gate, JobStatus
 from jobs.domain.reconcile import Adopt, BaseMergeFound, BranchFacts, SyncKind, reconcile
 from jobs.domain.records import BaseMerge, CommandEvidence, ReplayedBatch
 from jobs.domain.spec import Recipe

@@ -12,8 +12,10 @@ from jobs.domain.ci import CheckObservation, CiRequirement, ci_verdict
 from jobs.domain.ci_notes import batches_named, failure_report, plan_ci_lines
 from jobs.domain.config import load_config
 from jobs.domain.gates import RefusedError, Verb, apply_verb, open_gate
-from jobs.domain.model import BatchStatus, CiResult, CiWait, Gate, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.notes import gate_prompt, render_card
+from jobs.domain.records import CiResult, CiWait
 from jobs.ports import CiFailure
 from tests.kit.records import T0, make_batch, make_job
 

@@ -8,7 +8,8 @@ import pytest
 
 from jobs.domain.errors import BadInputError, StateError
 from jobs.domain.gates import ACCEPTED, RefusedError, Verb, apply_verb, open_gate
-from jobs.domain.model import BATCH_GATES, Batch, BatchStatus, Gate, Job, JobStatus
+from jobs.domain.job import Batch, Job
+from jobs.domain.model import BATCH_GATES, BatchStatus, Gate, JobStatus
 from tests.kit.records import T0, make_batch, make_job
 
 # DESIGN.md "Gates, commands and exit codes": the verbs each gate takes (revert is its own command).

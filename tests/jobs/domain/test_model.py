@@ -9,6 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from jobs.domain.errors import StateError
+from jobs.domain.job import Batch, Job, OpenGate
 from jobs.domain.model import (
     BATCH_GATES,
     BATCH_TRANSITIONS,
@@ -17,20 +18,13 @@ from jobs.domain.model import (
     GATES,
     JOB_TRANSITIONS,
     TERMINAL_JOB_STATUSES,
-    Attempt,
-    Batch,
     BatchStatus,
-    CommandEvidence,
     Gate,
-    Job,
     JobStatus,
-    OpenGate,
-    PendingIssue,
-    Target,
     Verb,
     transition,
 )
-from jobs.domain.records import PullRequest, ServerState
+from jobs.domain.records import Attempt, CommandEvidence, PendingIssue, PullRequest, ServerState, Target
 from tests.kit.records import T0, full_job, make_batch, make_job
 
 # --- transition tables ---------------------------------------------------------------------

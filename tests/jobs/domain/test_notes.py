@@ -10,17 +10,10 @@ import pytest
 from jobs.domain.change_note import render_note
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gates import open_gate
-from jobs.domain.model import (
-    Attempt,
-    Batch,
-    BatchStatus,
-    CommandEvidence,
-    FinalReview,
-    Gate,
-    Job,
-    JobStatus,
-)
+from jobs.domain.job import Batch, Job
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.notes import GATE_OTHER_VERBS, GATE_VERBS, gate_prompt, render_card, render_plan
+from jobs.domain.records import Attempt, CommandEvidence, FinalReview
 from tests.kit.records import T0, make_batch, make_job
 
 NOW = datetime(2024, 5, 18, 12, 0, 0, tzinfo=UTC)

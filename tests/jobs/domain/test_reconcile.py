@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from jobs.domain.errors import StateError, StepwiseError
-from jobs.domain.model import BatchStatus, Job
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus
 from jobs.domain.reconcile import (
     Adopt,
     BranchFacts,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from jobs.domain.model import BatchStatus, CommandEvidence, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, JobStatus
+from jobs.domain.records import CommandEvidence
 from jobs.domain.verdicts import (
     batch_refusal,
     judge_review,

@@ -12,7 +12,7 @@ from typing import Any
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
-from jobs.domain.model import Job
+from jobs.domain.job import Job
 from jobs.domain.spec import IssueTask
 from jobs.editors.llm.settings import LlmSettings
 from jobs.engine.context import Outcome, Services

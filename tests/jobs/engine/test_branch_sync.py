@@ -11,7 +11,8 @@ from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
 from jobs.domain.errors import RetryClass, StepwiseError
-from jobs.domain.model import BatchStatus, Gate, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.engine import branch_sync
 from jobs.engine.context import JobContext, Services
 from jobs.ports import Publication

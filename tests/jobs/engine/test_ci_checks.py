@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.domain.gates import Verb, apply_verb
-from jobs.domain.model import Attempt, CommandEvidence, JobStatus
+from jobs.domain.model import JobStatus
+from jobs.domain.records import Attempt, CommandEvidence
 from jobs.engine import ci_checks
 from tests.jobs.engine.ci_kit import rig
 

@@ -11,7 +11,8 @@ from jobs.adapters.allowlist_cache import allowlist_path, cached_default_allowli
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
-from jobs.domain.model import Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import JobStatus
 from jobs.engine.context import JobContext, Services
 from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_job

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from jobs.adapters.store import FileStore
-from jobs.domain.model import BatchStatus, Job
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus
 from jobs.engine import batch_run
 from tests.kit.local_e2e import (
     NUMBER,

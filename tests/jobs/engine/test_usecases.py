@@ -12,7 +12,8 @@ from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
 from jobs.domain import outbox
 from jobs.domain.gates import RefusedError, Verb
-from jobs.domain.model import Gate, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import Gate, JobStatus
 from jobs.domain.records import CiWait
 from jobs.engine import usecases
 from jobs.local import LocalSession

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import redis
 
 from bot.server.redis_store import RedisStore
-from jobs.domain.model import BatchStatus, Job, JobStatus
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, JobStatus
 from tests.kit.chaos.cluster import Cluster
 from tests.kit.chaos.settings import TERMINAL
 from tests.kit.github_model import FakeRepo

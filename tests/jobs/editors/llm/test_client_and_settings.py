@@ -11,7 +11,7 @@ import pytest
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.domain.errors import BadInputError, RetryClass
-from jobs.domain.model import ModelCall
+from jobs.domain.records import ModelCall
 from jobs.domain.redact import redact
 from jobs.editors.base import EditError, EditRequest
 from jobs.editors.llm.accounting import Transcript, prune

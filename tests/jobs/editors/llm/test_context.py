@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.domain.model import Target
+from jobs.domain.records import Target
 from jobs.domain.spec import parse_spec
 from jobs.editors.llm.context import (
     ContextTooLargeError,

@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
-from jobs.domain.model import BatchStatus, Gate, Job
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, Gate
 from tests.kit.llm import (
     ALPHA,
     API_KEY,
