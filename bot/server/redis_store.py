@@ -1,5 +1,9 @@
 """The Redis job store: the job document and each batch under their own keys (bot/server/keys.py),
-compare-and-set saves; a save writes only the batches that changed."""
+compare-and-set saves; a save writes only the batches that changed.
+
+Records are written lean (jobs/adapters/codec.py: no default-valued fields outside the ones raw
+readers use, compact JSON) and read by the same `assemble` as the full format, so records
+written before, in the full format, load unchanged."""
 
 from __future__ import annotations
 
@@ -11,10 +15,12 @@ import redis
 from pydantic import ValidationError
 
 from bot.server.keys import JOBS, batches_key, ci_key, events_key, issue_key, job_key
-from jobs.adapters.codec import assemble, batch_text, document, event_line
+from jobs.adapters.codec import assemble, batch_text, lean_document, lean_event_line
 from jobs.adapters.store import ConflictError, checking_writes
 from jobs.domain.errors import StateError
 from jobs.domain.model import Job, JobStatus
+
+COMPACT = (",", ":")  # JSON without the spaces json.dumps puts after separators
 
 
 class RedisStore:
@@ -84,7 +90,7 @@ class RedisStore:
         else:
             removed = []
             changed = {str(n): batch_text(job.batch(n)) for n in touched}
-        doc = document(job)
+        doc = lean_document(job)
         with self.redis.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(key)  # type: ignore[no-untyped-call]
@@ -101,14 +107,14 @@ class RedisStore:
                                      hint="rebuild the job from GitHub")
                 logged = int(stored.get("event_count", 0))
                 pipe.multi()
-                pipe.set(key, json.dumps(doc))
+                pipe.set(key, json.dumps(doc, separators=COMPACT))
                 if changed:
                     pipe.hset(batches_key(job.id), mapping=dict(changed.items()))
                 if removed:
                     pipe.hdel(batches_key(job.id), *removed)
                 if job.events[logged:]:
                     pipe.ltrim(events_key(job.id), 0, logged - 1)  # drop lines of a lost save
-                    pipe.rpush(events_key(job.id), *(event_line(e) for e in job.events[logged:]))
+                    pipe.rpush(events_key(job.id), *(lean_event_line(e) for e in job.events[logged:]))
                 _index_ci_wait(pipe, job, stored.get("ci_wait"), doc.get("ci_wait"))
                 if current is None:
                     pipe.set(issue_key(_repo_of(job), job.number), job.id)
