@@ -8,6 +8,8 @@ written before, in the full format, load unchanged."""
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Collection
 from typing import Any
 
@@ -20,16 +22,31 @@ from jobs.adapters.store import ConflictError, checking_writes
 from jobs.domain.errors import StateError
 from jobs.domain.model import Job, JobStatus
 
+REMEMBERED_JOBS = 256  # a worker that runs every step in one process touches many jobs
 COMPACT = (",", ":")  # JSON without the spaces json.dumps puts after separators
 
 
 class RedisStore:
     """Durable records in Redis. Safe for several workers: a stale save raises ConflictError."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, *, remembered_jobs: int = REMEMBERED_JOBS) -> None:
         self.redis = client
-        # What this process last read or wrote for each batch, to write only what changed.
-        self._seen: dict[str, dict[str, str]] = {}
+        # What this process last read or wrote for each batch of the jobs it touched last, to
+        # write only what changed (a job it forgot has all its batches written at its next save).
+        self._seen: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._remembered = max(remembered_jobs, 1)
+        self._seen_lock = threading.Lock()  # the reaper's thread loads jobs too
+
+    def _remember(self, job_id: str, batches: dict[str, str]) -> None:
+        with self._seen_lock:
+            self._seen[job_id] = batches
+            self._seen.move_to_end(job_id)
+            while len(self._seen) > self._remembered:
+                self._seen.popitem(last=False)
+
+    def _recalled(self, job_id: str) -> dict[str, str]:
+        with self._seen_lock:
+            return self._seen.get(job_id, {})
 
     # -- reads ----------------------------------------------------------------------------------
     def load_id(self, job_id: str) -> Job | None:
@@ -52,7 +69,7 @@ class RedisStore:
                 hint="restore Redis from its append-only file, or delete the record to "
                 "rebuild the job from GitHub",
             ) from exc
-        self._seen[job_id] = batches
+        self._remember(job_id, batches)
         return job
 
     def find(self, repo: str, number: int) -> Job | None:
@@ -82,7 +99,7 @@ class RedisStore:
         from what this store last read or wrote), and only new events are appended.
         """
         key = job_key(job.id)
-        seen = self._seen.get(job.id, {})
+        seen = self._recalled(job.id)
         if touched is None:
             batches = {str(b.number): batch_text(b) for b in job.batches}
             changed = {k: v for k, v in batches.items() if seen.get(k) != v}
@@ -127,7 +144,7 @@ class RedisStore:
         seen.update(changed)  # in place: a step's bookkeeping must not grow with the job
         for gone in removed:
             seen.pop(gone, None)
-        self._seen[job.id] = seen
+        self._remember(job.id, seen)
         if checking_writes():
             stored_job = self.load_id(job.id)
             expected = job.model_copy(update={"version": job.version + 1})
@@ -145,7 +162,8 @@ class RedisStore:
         self.redis.delete(job_key(job.id), batches_key(job.id),
                           events_key(job.id))
         self.redis.zrem(JOBS, job.id)
-        self._seen.pop(job.id, None)
+        with self._seen_lock:
+            self._seen.pop(job.id, None)
 
 
 def _stored_doc(job_id: str, raw: bytes | str | None) -> dict[str, Any]:
