@@ -188,6 +188,10 @@ def report(phases: list[Phase], options: argparse.Namespace) -> None:
         print(f"ceiling on {cores} cores: 1 worker takes {per_job:.2f} s a job, a job costs "
               f"{cpu:.2f} CPU s, so {main.workers} workers reach at most min({main.workers}, "
               f"{cores} x {per_job:.2f} / {cpu:.2f}) = {best:.2f}x")
+        got = main.cpu.total / main.wall_s  # the cores this run's processes actually had
+        print(f"the cores this run got with {main.workers} workers: {got:.2f} (others used the "
+              f"rest), so at most min({main.workers}, {got:.2f} x {per_job:.2f} / {cpu:.2f}) = "
+              f"{ceiling(main.workers, 1, per_job * got, cpu):.2f}x")
         print(f"throughput {main.workers} workers / 1 worker = {ratio:.2f} (target >= "
               f"{TARGET_RATIO}): {'met' if ratio >= TARGET_RATIO else 'MISSED'}; "
               f"{ratio / best:.0%} of the ceiling")
