@@ -64,6 +64,7 @@ class Phase:
     spans: list[tuple[str, int, datetime, datetime]] = field(default_factory=list)
     cpu_busy: float = float("nan")
     cpu: Cpu = field(default_factory=Cpu)
+    unfinished: dict[str, int] = field(default_factory=dict)  # why a job did not finish
 
     @property
     def completed(self) -> int:
@@ -140,6 +141,10 @@ def run_phase(gh: FakeGitHub, connection: redis.Redis, url: str, env: dict[str, 
         job = store.find(repo.full_name, number)
         status = job.status.value if job is not None else "missing"
         phase.statuses[status] = phase.statuses.get(status, 0) + 1
+        if job is not None and job.status not in TERMINAL:
+            why = f"{job.gate.kind}: {job.gate.reason[:80]}" if job.gate else (
+                job.error.message[:80] if job.error else "no gate")
+            phase.unfinished[why] = phase.unfinished.get(why, 0) + 1
         for batch in job.batches if job is not None else []:
             for attempt in batch.attempts:
                 if attempt.finished_at is not None:
@@ -159,6 +164,8 @@ def report(phases: list[Phase], options: argparse.Namespace) -> None:
               f"{p.cpu.worker_own / jobs:.2f}, their children {p.cpu.worker_children / jobs:.2f}"
               f", web app + fake GitHub {p.cpu.this_process / jobs:.2f}, redis "
               f"{p.cpu.redis / jobs:.2f})")
+        for why, count in sorted(p.unfinished.items(), key=lambda item: -item[1])[:5]:
+            print(f"  not finished: {count} x {why}")
     main = phases[0]
     means = {inst: statistics.mean(times) for inst, times in main.done.items()}
     if means:

@@ -78,6 +78,12 @@ def enqueue(connection: redis.Redis, task: str, payload: dict[str, Any], *,
     return q.enqueue(perform, task, payload, **options)
 
 
+def current_task_id() -> str | None:
+    """The id of the RQ task running now (None outside RQ)."""
+    task = get_current_job()
+    return task.id if task is not None else None
+
+
 def last_try() -> bool:
     """Whether the running RQ task is not retried if it fails now (True outside RQ)."""
     task = get_current_job()
