@@ -31,22 +31,26 @@ class RedisStore:
 
     def __init__(self, client: redis.Redis, *, remembered_jobs: int = REMEMBERED_JOBS) -> None:
         self.redis = client
-        # What this process last read or wrote for each batch of the jobs it touched last, to
-        # write only what changed (a job it forgot has all its batches written at its next save).
-        self._seen: OrderedDict[str, dict[str, str]] = OrderedDict()
+        # What this process last read or wrote for each batch of the jobs it touched last, with
+        # the record's version then, to write only what changed (a job it forgot, or whose
+        # version moved since, has all its batches written at its next save).
+        self._seen: OrderedDict[str, tuple[int, dict[str, str]]] = OrderedDict()
         self._remembered = max(remembered_jobs, 1)
         self._seen_lock = threading.Lock()  # the reaper's thread loads jobs too
 
-    def _remember(self, job_id: str, batches: dict[str, str]) -> None:
+    def _remember(self, job_id: str, version: int, batches: dict[str, str]) -> None:
         with self._seen_lock:
-            self._seen[job_id] = batches
+            self._seen[job_id] = (version, batches)
             self._seen.move_to_end(job_id)
             while len(self._seen) > self._remembered:
                 self._seen.popitem(last=False)
 
-    def _recalled(self, job_id: str) -> dict[str, str]:
+    def _recalled(self, job_id: str, version: int) -> dict[str, str]:
+        """What was remembered of the job at `version`; nothing if another version was (the
+        reaper's thread may have read an older one meanwhile)."""
         with self._seen_lock:
-            return self._seen.get(job_id, {})
+            remembered = self._seen.get(job_id)
+        return remembered[1] if remembered is not None and remembered[0] == version else {}
 
     # -- reads ----------------------------------------------------------------------------------
     def load_id(self, job_id: str) -> Job | None:
@@ -69,7 +73,7 @@ class RedisStore:
                 hint="restore Redis from its append-only file, or delete the record to "
                 "rebuild the job from GitHub",
             ) from exc
-        self._remember(job_id, batches)
+        self._remember(job_id, job.version, batches)
         return job
 
     def find(self, repo: str, number: int) -> Job | None:
@@ -99,7 +103,7 @@ class RedisStore:
         from what this store last read or wrote), and only new events are appended.
         """
         key = job_key(job.id)
-        seen = self._recalled(job.id)
+        seen = self._recalled(job.id, job.version)
         if touched is None:
             batches = {str(b.number): batch_text(b) for b in job.batches}
             changed = {k: v for k, v in batches.items() if seen.get(k) != v}
@@ -144,7 +148,7 @@ class RedisStore:
         seen.update(changed)  # in place: a step's bookkeeping must not grow with the job
         for gone in removed:
             seen.pop(gone, None)
-        self._remember(job.id, seen)
+        self._remember(job.id, job.version + 1, seen)
         if checking_writes():
             stored_job = self.load_id(job.id)
             expected = job.model_copy(update={"version": job.version + 1})
