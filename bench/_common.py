@@ -1,4 +1,4 @@
-"""Helpers shared by bench/webhook_ack.py and bench/scale_out.py.
+"""Helpers shared by the benchmarks (processes, ports, CPU, percentiles).
 
 Everything here runs on 127.0.0.1 and every process started here is stopped by its own pid
 (each is the leader of a new session, so its children go with it).

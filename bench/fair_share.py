@@ -15,15 +15,21 @@ mean over all installations (fair share: the installations are the same size; ta
 <= 2x), the most jobs of one repository and of one installation whose attempts overlapped
 (the per-repository and per-installation limits, from the attempts' recorded spans), and the
 throughput ratio N workers / 1 worker (target >= 3.5; on a machine with fewer cores than
-workers it is bounded by the cores: every step costs CPU besides the sleep).
+workers it is bounded by the cores: every step costs CPU besides the sleep). Where each job's
+CPU goes (bench/cpu_account.py: the worker processes, what they waited for, this process's web
+app and fake GitHub, redis-server) and the ceiling that sets on this machine's cores:
+min(workers, cores x one worker's seconds a job / CPU seconds a job). `--worker-class` is
+passed to `stepwise worker`; the workers find the real interpreter first on PATH.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -34,6 +40,7 @@ import redis
 import yaml
 
 from bench._common import STEPWISE, machine_facts, stepwise_env, stop
+from bench.cpu_account import Cpu, Meter, ceiling
 from bench.scale_out import MAINTAINER, SECRET, TERMINAL, cpu_busy, sample_repo
 from bot.server.redis_store import RedisStore
 from bot.settings import Settings
@@ -57,6 +64,8 @@ class Phase:
     statuses: dict[str, int] = field(default_factory=dict)
     spans: list[tuple[str, int, datetime, datetime]] = field(default_factory=list)
     cpu_busy: float = float("nan")
+    cpu: Cpu = field(default_factory=Cpu)
+    unfinished: dict[str, int] = field(default_factory=dict)  # why a job did not finish
 
     @property
     def completed(self) -> int:
@@ -94,6 +103,7 @@ def run_phase(gh: FakeGitHub, connection: redis.Redis, url: str, env: dict[str, 
     issues.sort(key=lambda item: item[2])  # installation by installation
     store = RedisStore(connection)
     busy0 = cpu_busy()
+    meter = Meter(connection)
     start = time.monotonic()
     for repo, number, installation in issues:
         payload = make_event("issues.labeled", repo=repo, issue_number=number,
@@ -104,7 +114,9 @@ def run_phase(gh: FakeGitHub, connection: redis.Redis, url: str, env: dict[str, 
     procs = []
     for n in range(workers):
         with (logs / f"worker-{workers}-{n}.log").open("wb") as out:
-            procs.append(subprocess.Popen([str(STEPWISE), "worker", "--burst"], env=env,
+            procs.append(subprocess.Popen([str(STEPWISE), "worker", "--burst",
+                                           *(["--worker-class", options.worker_class]
+                                             if options.worker_class else [])], env=env,
                                           stdout=out, stderr=subprocess.STDOUT,
                                           start_new_session=True, cwd=logs))
     pending = {(repo.full_name, number): installation for repo, number, installation in issues}
@@ -121,13 +133,19 @@ def run_phase(gh: FakeGitHub, connection: redis.Redis, url: str, env: dict[str, 
         phase.wall_s = time.monotonic() - start
     finally:
         busy1 = cpu_busy()
+        meter.workers_stopping([p.pid for p in procs if p.poll() is None])
         for proc in procs:
             stop(proc)
+        phase.cpu = meter.finish()
     phase.cpu_busy = (busy1[0] - busy0[0]) / max(busy1[1] - busy0[1], 1)
     for repo, number, installation in issues:
         job = store.find(repo.full_name, number)
         status = job.status.value if job is not None else "missing"
         phase.statuses[status] = phase.statuses.get(status, 0) + 1
+        if job is not None and job.status not in TERMINAL:
+            why = f"{job.gate.kind}: {job.gate.reason[:80]}" if job.gate else (
+                job.error.message[:80] if job.error else "no gate")
+            phase.unfinished[why] = phase.unfinished.get(why, 0) + 1
         for batch in job.batches if job is not None else []:
             for attempt in batch.attempts:
                 if attempt.finished_at is not None:
@@ -138,8 +156,17 @@ def run_phase(gh: FakeGitHub, connection: redis.Redis, url: str, env: dict[str, 
 
 def report(phases: list[Phase], options: argparse.Namespace) -> None:
     print()
+    cores = len(os.sched_getaffinity(0))
     for p in phases:
-        print(f"{p.workers} worker(s): {p.wall_s:.1f} s, {p.statuses}, cpu busy {p.cpu_busy:.0%}")
+        jobs = max(p.completed, 1)
+        print(f"{p.workers} worker(s): {p.wall_s:.1f} s, {p.statuses}, machine busy "
+              f"{p.cpu_busy:.0%}; ours {p.cpu.total / (p.wall_s * cores):.0%} of {cores} cores; "
+              f"CPU per job {p.cpu.total / jobs:.2f} s (worker processes "
+              f"{p.cpu.worker_own / jobs:.2f}, their children {p.cpu.worker_children / jobs:.2f}"
+              f", web app + fake GitHub {p.cpu.this_process / jobs:.2f}, redis "
+              f"{p.cpu.redis / jobs:.2f})")
+        for why, count in sorted(p.unfinished.items(), key=lambda item: -item[1])[:5]:
+            print(f"  not finished: {count} x {why}")
     main = phases[0]
     means = {inst: statistics.mean(times) for inst, times in main.done.items()}
     if means:
@@ -162,8 +189,20 @@ def report(phases: list[Phase], options: argparse.Namespace) -> None:
           f"one installation (limit {inst_limit})")
     if len(phases) > 1 and phases[1].completed and main.completed:
         ratio = (main.completed / main.wall_s) / (phases[1].completed / phases[1].wall_s)
+        one = phases[1]
+        per_job = one.wall_s / one.completed
+        cpu = statistics.mean([p.cpu.total / p.completed for p in (main, one)])
+        best = ceiling(main.workers, cores, per_job, cpu)
+        print(f"ceiling on {cores} cores: 1 worker takes {per_job:.2f} s a job, a job costs "
+              f"{cpu:.2f} CPU s, so {main.workers} workers reach at most min({main.workers}, "
+              f"{cores} x {per_job:.2f} / {cpu:.2f}) = {best:.2f}x")
+        got = main.cpu.total / main.wall_s  # the cores this run's processes actually had
+        print(f"the cores this run got with {main.workers} workers: {got:.2f} (others used the "
+              f"rest), so at most min({main.workers}, {got:.2f} x {per_job:.2f} / {cpu:.2f}) = "
+              f"{ceiling(main.workers, 1, per_job * got, cpu):.2f}x")
         print(f"throughput {main.workers} workers / 1 worker = {ratio:.2f} (target >= "
-              f"{TARGET_RATIO}): {'met' if ratio >= TARGET_RATIO else 'MISSED'}")
+              f"{TARGET_RATIO}): {'met' if ratio >= TARGET_RATIO else 'MISSED'}; "
+              f"{ratio / best:.0%} of the ceiling")
 
 
 def main() -> None:
@@ -178,6 +217,8 @@ def main() -> None:
                         help="STEPWISE_MAX_RUNNING_PER_INSTALLATION (0: none)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="bound per phase")
     parser.add_argument("--no-baseline", action="store_true", help="skip the 1-worker phase")
+    parser.add_argument("--worker-class", default="",
+                        help="`stepwise worker --worker-class` (default: the worker's default)")
     options = parser.parse_args()
     options.repos = max(1, min(options.repos, options.jobs))
     options.installations = max(1, min(options.installations, options.repos))
@@ -193,6 +234,9 @@ def main() -> None:
                           github_api_url=gh.base_url, workdir=base / "work",
                           max_running_per_installation=options.per_installation)
             env = stepwise_env(**values)
+            # The validation's `python` is the real interpreter, not a version manager's shim
+            # (a pyenv shim is a bash script costing about 0.2 s of CPU a run).
+            env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])
             settings = Settings(**values)
             phases = []
             with served(create_app(settings, redis.Redis.from_url(redis_url))) as url:

@@ -2,55 +2,55 @@
 
     .venv/bin/python -m bench.waiting_jobs [--jobs 1000] [--repos 100] [--batches 50]
 
-A real redis-server; `--jobs` job records at a shown milestone gate across `--repos`
-repositories of the fake GitHub (one issue each), written through the real RedisStore, each
-with `--batches` batches (one attempt, one validation command's evidence) and three events a
-batch. Then:
+A real redis-server; the fake GitHub in a process of its own (bench/waiting_world.py) with
+`--repos` repositories (one issue per job), and `--jobs` job records at a shown milestone gate
+written through the real RedisStore, each with `--batches` batches (one attempt, one
+validation command's evidence) and three events a batch. Then, in this process (the
+reconciler's, as a worker's work horse is in production):
 
 1. the reconciler's pass (bot.server.reconciler.reconcile, comments read back with no grace)
    over them: its time and its Redis round trips (a pipeline counts once), median of the
    passes, and how many passes it takes until every waiting job's comments were read (the
    passes take turns: 1,000 / 50 = 20);
-2. Redis memory per waiting job (MEMORY USAGE of its three keys), against 50 KB;
+2. Redis memory per waiting job (MEMORY USAGE of its three keys), against 50 KB, with what
+   each key holds;
 3. the web app's acknowledgement while passes run back to back in a thread of this process:
-   `stepwise serve` against the bare FastAPI app (bench/webhook_ack.py's load, open loop) at
-   `--rate` for `--seconds`, p99 ratio against 1.3.
+   `stepwise serve` and the bare FastAPI app, each under uvicorn in its own process, loaded by
+   bench/ack_load.py in a process of its own (open loop) at `--rate` for `--seconds`,
+   alternating bare and app `--repeat` times; p99 ratio (medians) against 1.3.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import redis
 
-from bench._common import STEPWISE, free_port, machine_facts, server_process, stepwise_env
-from bench.webhook_ack import SECRET as ACK_SECRET
-from bench.webhook_ack import delivery_body, measure
+from bench._common import ROOT, machine_facts, stepwise_env
+from bench.ack_load import SECRET as ACK_SECRET
+from bench.ack_servers import measure, targets, warm_up
 from bot.server.context import ServerContext
 from bot.server.keys import batches_key, events_key, job_key
 from bot.server.reconciler import MAX_JOBS_PER_PASS, reconcile
-from bot.server.redis_store import RedisStore
 from bot.settings import Settings
-from jobs.domain.job import Job, OpenGate
-from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.domain.records import Attempt, CommandEvidence, Event
-from tests.kit.github import FakeGitHub
-from tests.kit.records import make_batch, make_job
 from tests.kit.redis_server import running_redis
-from tests.kit.webhooks import sign
 
 TARGET_PASS_S = 2.0
 TARGET_KB = 50.0
 TARGET_ACK = 1.3
-NOW = datetime.now(UTC).replace(microsecond=0)
+PARTS = ("document", "batches", "events")
 
 
 class CountingRedis(redis.Redis):
@@ -74,58 +74,52 @@ class CountingRedis(redis.Redis):
         return pipe
 
 
-def waiting_job(repo: str, number: int, batches: int, installation_id: int) -> Job:
-    evidence = CommandEvidence(argv=["python", "-m", "pytest", "-q"], exit_code=0,
-                               duration_s=3.2, output_tail="." * 60 + "\n42 passed in 3.1s\n",
-                               output_lines=3, isolated=True)
-    done = []
-    for n in range(1, batches + 1):
-        attempt = Attempt(number=1, started_at=NOW, finished_at=NOW + timedelta(seconds=4),
-                          outcome="validated", edit_summary="1 replacement",
-                          commands=[evidence], lines_added=1, lines_removed=1)
-        done.append(make_batch(n, 1, files=[f"src/pkg{n % 7}/module_{n:04d}.py"],
-                               status=BatchStatus.COMPLETED, targets=1, attempts=[attempt],
-                               commit=f"{n:040x}", summary="old_total -> new_total"))
-    events = [Event(at=NOW, kind=kind, message=f"batch {n} {kind}", batch=n)
-              for n in range(1, batches + 1) for kind in ("attempt", "validated", "batch")]
-    job = make_job(batches=done, status=JobStatus.AWAITING_HUMAN, number=number,
-                   gate=OpenGate(id="milestone-1", kind=Gate.MILESTONE, opened_at=NOW,
-                                 reason="milestone 1 of 2 is done", milestone=1, shown_at=NOW),
-                   events=events)
-    job.id = f"{repo.replace('/', '-')}-{number}"
-    job.repo = repo
-    job.server.installation_id = installation_id
-    return job
+class World:
+    """The fake GitHub and the job records, made and served by bench/waiting_world.py."""
+
+    def __init__(self, process: subprocess.Popen[str], facts: dict[str, Any]) -> None:
+        self.process, self.facts = process, facts
+        self.ids: list[str] = list(facts["ids"])
+
+    def comment_reads(self) -> int:
+        """How many comment threads the App has read so far."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write("reads\n")
+        self.process.stdin.flush()
+        return int(json.loads(self.process.stdout.readline())["reads"])
 
 
-def populate(gh: FakeGitHub, store: RedisStore, jobs: int, repos: int, batches: int) -> list[str]:
-    ids: list[str] = []
-    per_repo = max(jobs // repos, 1)
-    for r in range(repos):
-        repo = gh.add_repo(f"org{r % 10}", f"repo{r:03d}", {"README.md": "# r\n"})
-        installation = next(i for i, inst in gh.installations.items()
-                            if repo.full_name in inst.repos)
-        for _ in range(per_repo):
-            if len(ids) >= jobs:
-                break
-            number = gh.add_issue(repo, "Move callers", "body", user="maria")
-            job = waiting_job(repo.full_name, number, batches, installation)
-            store.save(job)
-            ids.append(job.id)
-    return ids
+@contextlib.contextmanager
+def world(work: Path, redis_url: str, jobs: int, repos: int, batches: int) -> Iterator[World]:
+    argv = [sys.executable, "-m", "bench.waiting_world", "--redis-url", redis_url,
+            "--root", str(work / "github"), "--jobs", str(jobs), "--repos", str(repos),
+            "--batches", str(batches)]
+    with (work / "world.log").open("w") as log:
+        process = subprocess.Popen(argv, cwd=ROOT, env=stepwise_env(), stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the fake GitHub's process failed: see {work / 'world.log'}")
+        yield World(process, json.loads(line))
+    finally:
+        if process.stdin is not None:
+            process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
-def comment_reads(gh: FakeGitHub) -> set[str]:
-    return {r.path.split("?")[0] for r in gh.requests
-            if r.method == "GET" and r.path.split("?")[0].endswith("/comments")}
-
-
-def memory_kb(connection: redis.Redis, job_ids: list[str]) -> list[float]:
+def memory_kb(connection: redis.Redis, job_ids: list[str]) -> list[dict[str, float]]:
+    """MEMORY USAGE of each job's three keys, in KB, by part."""
     sizes = []
     for job_id in job_ids:
-        total = sum(int(connection.memory_usage(key, samples=0) or 0)
-                    for key in (job_key(job_id), batches_key(job_id), events_key(job_id)))
-        sizes.append(total / 1024)
+        keys = (job_key(job_id), batches_key(job_id), events_key(job_id))
+        sizes.append({part: int(connection.memory_usage(key, samples=0) or 0) / 1024
+                      for part, key in zip(PARTS, keys, strict=True)})
     return sizes
 
 
@@ -137,89 +131,86 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=50)
     parser.add_argument("--rate", type=int, default=100, help="webhook requests per second")
     parser.add_argument("--seconds", type=float, default=10.0, help="per acknowledgement run")
+    parser.add_argument("--repeat", type=int, default=1, help="bare/app runs alternated")
+    parser.add_argument("--no-ack", action="store_true", help="skip the acknowledgement runs")
     options = parser.parse_args()
     jobs, repos = min(max(options.jobs, 1), 20_000), min(max(options.repos, 1), 1000)
     batches = min(max(options.batches, 1), 500)
     print(f"waiting jobs: {machine_facts()}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="stepwise-bench-waiting-"))
     try:
-        run(work, jobs, repos, batches, options.rate, options.seconds)
+        run(work, jobs, repos, batches, options)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run(work: Path, jobs: int, repos: int, batches: int, rate: int, seconds: float) -> None:
-    with running_redis() as redis_url, FakeGitHub(root=work / "github") as gh:
-        connection = CountingRedis.from_url(redis_url)
-        settings = Settings(app_id=gh.app_id, private_key=gh.private_key_pem,
-                            webhook_secret=ACK_SECRET, redis_url=redis_url,
-                            github_api_url=gh.base_url, workdir=work / "work")
-        ctx = ServerContext.from_settings(settings, connection=connection)
+def run(work: Path, jobs: int, repos: int, batches: int, options: argparse.Namespace) -> None:
+    with running_redis() as redis_url:
         started = time.monotonic()
-        ids = populate(gh, ctx.store, jobs, repos, batches)
-        print(f"{len(ids)} jobs at a shown gate in {repos} repositories, {batches} batches each,"
-              f" written in {time.monotonic() - started:.1f} s", flush=True)
-        times, trips, passes = [], [], 0
-        covered: set[str] = set()
-        needed = -(-len(ids) // MAX_JOBS_PER_PASS)
-        while passes < 4 * needed:  # the budget may stop a pass before its 50
-            before_trips, begin = CountingRedis.trips, time.perf_counter()
-            reconcile(ctx, comment_grace_s=0)
-            times.append(time.perf_counter() - begin)
-            trips.append(CountingRedis.trips - before_trips)
-            passes += 1
-            covered = comment_reads(gh)
-            if len(covered) >= len(ids):
-                break
-        sizes = memory_kb(connection, ids[:50])
-        acks = acknowledgement(work, redis_url, ctx, rate, seconds)
-        report(len(ids), times, trips, passes, len(covered), sizes, batches, acks)
-        connection.close()
+        with world(work, redis_url, jobs, repos, batches) as fleet:
+            print(f"{len(fleet.ids)} jobs at a shown gate in {repos} repositories, {batches} "
+                  f"batches each, written in {time.monotonic() - started:.1f} s", flush=True)
+            connection = CountingRedis.from_url(redis_url)
+            settings = Settings(app_id=fleet.facts["app_id"],
+                                private_key=fleet.facts["private_key"],
+                                webhook_secret=ACK_SECRET, redis_url=redis_url,
+                                github_api_url=fleet.facts["base_url"], workdir=work / "work")
+            ctx = ServerContext.from_settings(settings, connection=connection)
+            times, trips, passes, covered = [], [], 0, 0
+            needed = -(-len(fleet.ids) // MAX_JOBS_PER_PASS)
+            while passes < 4 * needed:  # the budget may stop a pass before its 50
+                before_trips, begin = CountingRedis.trips, time.perf_counter()
+                reconcile(ctx, comment_grace_s=0)
+                times.append(time.perf_counter() - begin)
+                trips.append(CountingRedis.trips - before_trips)
+                passes += 1
+                covered = fleet.comment_reads()
+                if covered >= len(fleet.ids):
+                    break
+            sizes = memory_kb(connection, fleet.ids[:50])
+            acks = {} if options.no_ack else acknowledgement(work, redis_url, ctx, options)
+            report(len(fleet.ids), times, trips, passes, covered, sizes, batches, acks)
+            connection.close()
 
 
-def acknowledgement(work: Path, redis_url: str, ctx: ServerContext, rate: int, seconds: float
+def acknowledgement(work: Path, redis_url: str, ctx: ServerContext, options: argparse.Namespace
                     ) -> dict[str, float]:
-    """p99 of `stepwise serve` and of the bare app while reconciler passes run back to back."""
-    import sys
-
-    from tests.kit.github_auth import shared_app_key
-
-    app_port, bare_port = free_port(), free_port()
-    env = stepwise_env(app_id=1, private_key=shared_app_key()[0], webhook_secret=ACK_SECRET,
-                       redis_url=redis_url, github_api_url="http://127.0.0.1:9",
-                       workdir=work / "serve", host="127.0.0.1", port=app_port)
-    body = delivery_body()
-    signature = sign(ACK_SECRET, body)
+    """Medians of the p99 of `stepwise serve` and of the bare app while reconciler passes run
+    back to back in this process; the servers and the load generator have their own."""
     stop = threading.Event()
+    pass_times: list[float] = []
 
     def passes() -> None:
         while not stop.is_set():
+            begin = time.perf_counter()
             reconcile(ctx, comment_grace_s=0)
+            pass_times.append(time.perf_counter() - begin)
 
-    p99: dict[str, float] = {}
-    with server_process([str(STEPWISE), "serve"], env, app_port, work / "app.log") as app, \
-            server_process([sys.executable, "-m", "bench._common", "bare", "--port",
-                            str(bare_port)], env, bare_port, work / "bare.log") as bare:
-        for name, server in (("bare", bare), ("app", app)):
-            measure(server, name, 200, 1.0, body, signature, client_kind="raw",
-                    connection=ctx.redis, warm=True)
+    p99: dict[str, list[float]] = {"bare": [], "app": []}
+    errors = {"bare": 0, "app": 0}
+    with targets(work, redis_url) as servers:
+        warm_up(servers, client_kind="raw", connection=ctx.redis)
         thread = threading.Thread(target=passes, daemon=True)
         thread.start()
         try:
-            for name, server in (("bare", bare), ("app", app)):
-                result = measure(server, name, rate, seconds, body, signature,
-                                 client_kind="raw", connection=ctx.redis)
-                p99[name] = result.p99
-                p99[f"{name} errors"] = float(result.errors)
+            for round_ in range(max(options.repeat, 1)):
+                order = list(servers.items())
+                for name, server in order if round_ % 2 == 0 else reversed(order):
+                    result = measure(server, name, options.rate, options.seconds,
+                                     client_kind="raw", connection=ctx.redis)
+                    p99[name].append(result.p99)
+                    errors[name] += result.errors
         finally:
             stop.set()
             thread.join(timeout=60)
-    p99["rate"] = rate
-    return p99
+    return {"app": statistics.median(p99["app"]), "bare": statistics.median(p99["bare"]),
+            "app errors": errors["app"], "bare errors": errors["bare"],
+            "rate": options.rate, "passes": len(pass_times),
+            "pass s": statistics.median(pass_times) if pass_times else float("nan")}
 
 
 def report(jobs: int, times: list[float], trips: list[int], passes: int, covered: int,
-           sizes: list[float], batches: int, acks: dict[str, float]) -> None:
+           sizes: list[dict[str, float]], batches: int, acks: dict[str, float]) -> None:
     print()
     median = statistics.median(times)
     print(f"reconciler pass over {jobs} waiting jobs: median {median:.2f} s, max "
@@ -230,14 +221,20 @@ def report(jobs: int, times: list[float], trips: list[int], passes: int, covered
           "a pass, a few each)")
     print(f"every waiting job's comments read after {passes} passes: {covered}/{jobs} "
           f"({'all' if covered >= jobs else 'NOT all'})")
-    kb = statistics.mean(sizes)
-    print(f"Redis memory per waiting job of {batches} batches: {kb:.1f} KB (max {max(sizes):.1f})"
-          f" (target < {TARGET_KB:g} KB): {'met' if kb < TARGET_KB else 'MISSED'}")
+    totals = [sum(size.values()) for size in sizes]
+    kb = statistics.mean(totals)
+    parts = ", ".join(f"{part} {statistics.mean(s[part] for s in sizes):.1f}" for part in PARTS)
+    print(f"Redis memory per waiting job of {batches} batches: {kb:.1f} KB (max "
+          f"{max(totals):.1f}; {parts}) (target < {TARGET_KB:g} KB): "
+          f"{'met' if kb < TARGET_KB else 'MISSED'}")
+    if not acks:
+        return
     ratio = acks["app"] / acks["bare"]
-    print(f"acknowledgement p99 at {acks['rate']:.0f}/s while passes run: app "
-          f"{acks['app']:.1f} ms, bare {acks['bare']:.1f} ms, ratio {ratio:.2f} "
-          f"(target <= {TARGET_ACK}): {'met' if ratio <= TARGET_ACK else 'MISSED'}; errors app "
-          f"{acks['app errors']:.0f}, bare {acks['bare errors']:.0f}")
+    print(f"acknowledgement p99 at {acks['rate']:.0f}/s while passes run ({acks['passes']:.0f} "
+          f"passes, median {acks['pass s']:.2f} s): app {acks['app']:.1f} ms, bare "
+          f"{acks['bare']:.1f} ms, ratio {ratio:.2f} (target <= {TARGET_ACK}): "
+          f"{'met' if ratio <= TARGET_ACK else 'MISSED'}; errors app {acks['app errors']:.0f}, "
+          f"bare {acks['bare errors']:.0f}")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,10 @@ def serve(
 
 def worker(
     burst: Annotated[bool, typer.Option("--burst", help="Stop when the queue is empty.")] = False,
+    worker_class: Annotated[str | None, typer.Option(
+        "--worker-class", envvar="STEPWISE_WORKER_CLASS",
+        help="RQ's worker class: rq.worker.SimpleWorker (default: each step in this process) "
+        "or rq.worker.Worker (a forked work horse per step).")] = None,
 ) -> None:
     """Run an RQ worker on the `stepwise` queue (scheduler included)."""
     def action() -> None:
@@ -46,8 +50,10 @@ def worker(
         from bot.server.handlers import handlers
         from bot.server.reaper import reap, run_reaper
         from bot.server.worker import install_handlers, run_worker
+        from bot.server.worker_classes import worker_class as rq_worker_class
         from bot.settings import load_settings
 
+        chosen = rq_worker_class(worker_class)  # a wrong name fails before anything starts
         settings = load_settings()
         setup_logging(settings)
         context = ServerContext.from_settings(settings)
@@ -58,7 +64,7 @@ def worker(
         threading.Thread(target=run_reaper, args=(context, stop), daemon=True,
                          name="reaper").start()
         try:
-            run_worker(context.redis, burst=burst)
+            run_worker(context.redis, burst=burst, worker_class=chosen)
         finally:
             stop.set()
     guarded(action)

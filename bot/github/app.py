@@ -18,6 +18,7 @@ from githubkit.exception import RequestFailed
 from bot.github.client import DEFAULT_API_VERSION, TOKEN_MARGIN_S, ApiVersion, Installation, response_json
 from bot.github.errors import ForgeError, classify
 from bot.github.retry import NO_RETRY, CallRetry, retry_after_s
+from bot.github.tls import shared_tls_context
 from jobs.domain.errors import RetryClass
 
 
@@ -41,7 +42,8 @@ class GitHubApp:
         self.auto_retry: bool | CallRetry = retry if retry is not None else auto_retry
         self.clock, self.sleep = clock, sleep
         self._app = GitHub(AppAuthStrategy(app_id, private_key), base_url=self.base_url,
-                           timeout=timeout, auto_retry=self.auto_retry, trust_env=False)
+                           timeout=timeout, auto_retry=self.auto_retry, trust_env=False,
+                           ssl_verify=shared_tls_context())
         self._tokens: dict[int, tuple[str, float]] = {}
         self._clients: dict[int, tuple[str, GitHub[TokenAuthStrategy]]] = {}
         self._lock = threading.Lock()
@@ -54,7 +56,8 @@ class GitHubApp:
         self._lock = threading.Lock()
         self._clients = {}
         self._app = GitHub(AppAuthStrategy(*self._auth), base_url=self.base_url,
-                           timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False)
+                           timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False,
+                           ssl_verify=shared_tls_context())
 
     def token(self, installation_id: int) -> str:
         with self._lock:
@@ -92,7 +95,8 @@ class GitHubApp:
             if cached is not None and cached[0] == token:
                 return cached[1]
             client = GitHub(TokenAuthStrategy(token), base_url=self.base_url,
-                            timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False)
+                            timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False,
+                            ssl_verify=shared_tls_context())
             self._clients[installation_id] = (token, client)
             return client
 

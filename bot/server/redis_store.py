@@ -1,9 +1,15 @@
 """The Redis job store: the job document and each batch under their own keys (bot/server/keys.py),
-compare-and-set saves; a save writes only the batches that changed."""
+compare-and-set saves; a save writes only the batches that changed.
+
+Records are written lean (jobs/adapters/codec.py: no default-valued fields outside the ones raw
+readers use, compact JSON) and read by the same `assemble` as the full format, so records
+written before, in the full format, load unchanged."""
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Collection
 from typing import Any
 
@@ -11,20 +17,41 @@ import redis
 from pydantic import ValidationError
 
 from bot.server.keys import JOBS, batches_key, ci_key, events_key, issue_key, job_key
-from jobs.adapters.codec import assemble, batch_text, document, event_line
+from jobs.adapters.codec import assemble, batch_text, lean_document, lean_event_line
 from jobs.adapters.store import ConflictError, checking_writes
 from jobs.domain.errors import StateError
 from jobs.domain.job import Job
 from jobs.domain.model import JobStatus
 
+REMEMBERED_JOBS = 256  # a worker that runs every step in one process touches many jobs
+COMPACT = (",", ":")  # JSON without the spaces json.dumps puts after separators
+
 
 class RedisStore:
     """Durable records in Redis. Safe for several workers: a stale save raises ConflictError."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, *, remembered_jobs: int = REMEMBERED_JOBS) -> None:
         self.redis = client
-        # What this process last read or wrote for each batch, to write only what changed.
-        self._seen: dict[str, dict[str, str]] = {}
+        # What this process last read or wrote for each batch of the jobs it touched last, with
+        # the record's version then, to write only what changed (a job it forgot, or whose
+        # version moved since, has all its batches written at its next save).
+        self._seen: OrderedDict[str, tuple[int, dict[str, str]]] = OrderedDict()
+        self._remembered = max(remembered_jobs, 1)
+        self._seen_lock = threading.Lock()  # the reaper's thread loads jobs too
+
+    def _remember(self, job_id: str, version: int, batches: dict[str, str]) -> None:
+        with self._seen_lock:
+            self._seen[job_id] = (version, batches)
+            self._seen.move_to_end(job_id)
+            while len(self._seen) > self._remembered:
+                self._seen.popitem(last=False)
+
+    def _recalled(self, job_id: str, version: int) -> dict[str, str]:
+        """What was remembered of the job at `version`; nothing if another version was (the
+        reaper's thread may have read an older one meanwhile)."""
+        with self._seen_lock:
+            remembered = self._seen.get(job_id)
+        return remembered[1] if remembered is not None and remembered[0] == version else {}
 
     # -- reads ----------------------------------------------------------------------------------
     def load_id(self, job_id: str) -> Job | None:
@@ -47,7 +74,7 @@ class RedisStore:
                 hint="restore Redis from its append-only file, or delete the record to "
                 "rebuild the job from GitHub",
             ) from exc
-        self._seen[job_id] = batches
+        self._remember(job_id, job.version, batches)
         return job
 
     def find(self, repo: str, number: int) -> Job | None:
@@ -77,7 +104,7 @@ class RedisStore:
         from what this store last read or wrote), and only new events are appended.
         """
         key = job_key(job.id)
-        seen = self._seen.get(job.id, {})
+        seen = self._recalled(job.id, job.version)
         if touched is None:
             batches = {str(b.number): batch_text(b) for b in job.batches}
             changed = {k: v for k, v in batches.items() if seen.get(k) != v}
@@ -85,7 +112,7 @@ class RedisStore:
         else:
             removed = []
             changed = {str(n): batch_text(job.batch(n)) for n in touched}
-        doc = document(job)
+        doc = lean_document(job)
         with self.redis.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(key)  # type: ignore[no-untyped-call]
@@ -102,14 +129,14 @@ class RedisStore:
                                      hint="rebuild the job from GitHub")
                 logged = int(stored.get("event_count", 0))
                 pipe.multi()
-                pipe.set(key, json.dumps(doc))
+                pipe.set(key, json.dumps(doc, separators=COMPACT))
                 if changed:
                     pipe.hset(batches_key(job.id), mapping=dict(changed.items()))
                 if removed:
                     pipe.hdel(batches_key(job.id), *removed)
                 if job.events[logged:]:
                     pipe.ltrim(events_key(job.id), 0, logged - 1)  # drop lines of a lost save
-                    pipe.rpush(events_key(job.id), *(event_line(e) for e in job.events[logged:]))
+                    pipe.rpush(events_key(job.id), *(lean_event_line(e) for e in job.events[logged:]))
                 _index_ci_wait(pipe, job, stored.get("ci_wait"), doc.get("ci_wait"))
                 if current is None:
                     pipe.set(issue_key(_repo_of(job), job.number), job.id)
@@ -122,7 +149,7 @@ class RedisStore:
         seen.update(changed)  # in place: a step's bookkeeping must not grow with the job
         for gone in removed:
             seen.pop(gone, None)
-        self._seen[job.id] = seen
+        self._remember(job.id, job.version + 1, seen)
         if checking_writes():
             stored_job = self.load_id(job.id)
             expected = job.model_copy(update={"version": job.version + 1})
@@ -140,7 +167,8 @@ class RedisStore:
         self.redis.delete(job_key(job.id), batches_key(job.id),
                           events_key(job.id))
         self.redis.zrem(JOBS, job.id)
-        self._seen.pop(job.id, None)
+        with self._seen_lock:
+            self._seen.pop(job.id, None)
 
 
 def _stored_doc(job_id: str, raw: bytes | str | None) -> dict[str, Any]:

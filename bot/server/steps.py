@@ -20,6 +20,7 @@ from bot.server.worker import (
     InstallationSlots,
     Lease,
     RepoSlots,
+    current_task_id,
     enqueue,
     lease_holder,
     rq_id,
@@ -122,7 +123,19 @@ def wait_for_slot(ctx: ServerContext, job: Job, position: int) -> None:
             ctx.store.save(job)
         except StepwiseError:
             log.warning("could not show the queue position", extra={"job_id": job.id})
-    schedule_advance(ctx, job, delay_s=SLOT_POLL_S)
+    schedule_slot_poll(ctx, job)
+
+
+def schedule_slot_poll(ctx: ServerContext, job: Job) -> None:
+    """Look for a free slot again in SLOT_POLL_S, under a task id that alternates between two
+    names so that it is never the id of the task running now: a task is not queued while one
+    of its id runs, and the poll used the step's own id (the job's version) whenever the
+    position, so the version, had not changed; the waiting job was then left with no task and
+    the reaper took it for abandoned (issue 19's full-size fair share run)."""
+    running_now = current_task_id() or ""
+    name = "slot-poll-b" if running_now.endswith("slot-poll-a") else "slot-poll-a"
+    enqueue(ctx.redis, "advance", {"job_id": job.id}, delay_s=SLOT_POLL_S, retry=False,
+            job_id=rq_id("advance", job.id, name))
 
 
 def step(ctx: ServerContext, job: Job) -> Job:

@@ -21,6 +21,7 @@ from rq import Queue, Retry, Worker, get_current_job
 from rq.exceptions import NoSuchJobError
 from rq.job import Job as RQJob
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
+from rq.worker import BaseWorker
 
 from bot.server.keys import lease_key, lock_key, slots_key, waiting_key
 
@@ -75,6 +76,12 @@ def enqueue(connection: redis.Redis, task: str, payload: dict[str, Any], *,
     if delay_s > 0:
         return q.enqueue_in(timedelta(seconds=delay_s), perform, task, payload, **options)
     return q.enqueue(perform, task, payload, **options)
+
+
+def current_task_id() -> str | None:
+    """The id of the RQ task running now (None outside RQ)."""
+    task = get_current_job()
+    return task.id if task is not None else None
 
 
 def last_try() -> bool:
@@ -279,7 +286,9 @@ def job_lock(connection: redis.Redis, key: str, *, ttl_s: int = LOCK_TTL_S) -> I
             connection.eval(_RELEASE, 1, name, token)
 
 
-def run_worker(connection: redis.Redis, *, burst: bool = False) -> bool:
-    """Work the `stepwise` queue (with RQ's scheduler for delayed retries)."""
-    worker = Worker([queue(connection)], connection=connection)
+def run_worker(connection: redis.Redis, *, burst: bool = False,
+               worker_class: type[BaseWorker] = Worker) -> bool:
+    """Work the `stepwise` queue (with RQ's scheduler for delayed retries) with one of RQ's
+    worker classes (bot/server/worker_classes.py)."""
+    worker = worker_class([queue(connection)], connection=connection)
     return bool(worker.work(burst=burst, with_scheduler=True, logging_level="INFO"))

@@ -25,6 +25,23 @@ def document(job: Job, **bookkeeping: int) -> dict[str, Any]:
     return doc
 
 
+# What readers of the raw document use (the reconciler, the CI poll, the task center's list) and
+# the spec, whose `done_when` default depends on `find`: kept whole in a lean document.
+WHOLE_FIELDS = ("id", "number", "title", "repo", "status", "created_at", "updated_at", "branch",
+                "spec", "gate", "outbox", "server", "ci_wait")
+
+
+def lean_document(job: Job, **bookkeeping: int) -> dict[str, Any]:
+    """`document` without the fields at their defaults, except WHOLE_FIELDS (kept whole, as
+    raw readers expect them): about half the size. Read back by `assemble` (the same reader
+    as before: the defaults fill in), it is the same job."""
+    doc = job.model_dump(mode="json", exclude={"batches", "events"}, exclude_defaults=True)
+    doc.update(job.model_dump(mode="json", include=set(WHOLE_FIELDS)))
+    doc.update(version=job.version + 1, batch_count=len(job.batches), event_count=len(job.events),
+               **bookkeeping)
+    return doc
+
+
 def batch_text(batch: Batch, *, indent: int | None = None) -> str:
     """A batch without the fields at their defaults (read back, they are the defaults again):
     a third smaller, which is most of what a waiting job costs in Redis."""
@@ -33,6 +50,11 @@ def batch_text(batch: Batch, *, indent: int | None = None) -> str:
 
 def event_line(event: Event) -> str:
     return event.model_dump_json()
+
+
+def lean_event_line(event: Event) -> str:
+    """An event line without its fields at their defaults (`assemble` reads both)."""
+    return event.model_dump_json(exclude_defaults=True)
 
 
 def assemble(doc: dict[str, Any], batches: Iterable[Any], events: Iterable[Any]) -> Job:
