@@ -84,7 +84,6 @@ def test_repo_installation_and_numbers_follow_the_payload() -> None:
 # --- bots -------------------------------------------------------------------------------------
 
 
-
 @pytest.mark.parametrize(("sender", "sender_type", "is_bot"), [
     ("renovate", "Bot", True),  # by type
     ("dependabot[bot]", "User", True),  # by login
@@ -106,7 +105,6 @@ def test_a_comment_written_by_a_bot_is_flagged() -> None:
 
 
 # --- long bodies ---------------------------------------------------------------------------------
-
 
 
 @pytest.mark.parametrize("name", ["issues.labeled", "issues.edited", "issue_comment.created"])

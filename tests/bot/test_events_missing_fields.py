@@ -16,7 +16,6 @@ from tests.kit.webhooks import event_header, make_event
 # --- what GitHub's schema allows to be missing or null ------------------------------------------
 
 
-
 def test_a_delivery_without_installation_leaves_it_to_the_worker() -> None:
     payload = make_event("issues.labeled")
     del payload["installation"]
@@ -75,7 +74,6 @@ def test_a_push_to_the_default_branch_says_whether_it_may_change_the_config(
 
 
 # --- malformed payloads ------------------------------------------------------------------------
-
 
 
 def drop(*path: str) -> Callable[[dict[str, Any]], None]:

@@ -29,7 +29,6 @@ pytestmark = pytest.mark.usefixtures("python_on_path")
 # --- refusals -------------------------------------------------------------------------------
 
 
-
 @pytest.mark.parametrize(
     ("argv", "allow", "why"),
     [
@@ -54,6 +53,9 @@ def test_refused_commands_raise_and_run_nothing(
     assert (tmp_path / "keep").read_text() == "still here"
 
 
+# --- the environment and the bubblewrap command line ------------------------------------------
+
+
 def test_build_environment_rejects_bad_names() -> None:
     with pytest.raises(StepwiseError, match="not a valid environment variable"):
         sb.build_environment(SandboxPolicy(PY, env={"A=B": "1"}), home=Path("/h"), root=Path("/r"))
@@ -75,7 +77,6 @@ def test_bubblewrap_command_orders_hidden_before_binds(tmp_path: Path) -> None:
 
 
 # --- make_sandbox -----------------------------------------------------------------------------
-
 
 
 def hide_bwrap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -132,7 +133,6 @@ def test_a_bwrap_that_cannot_build_a_sandbox_is_unavailable(
 
 
 # --- results ----------------------------------------------------------------------------------
-
 
 
 def test_summary_and_evidence() -> None:

@@ -21,7 +21,6 @@ pytestmark = pytest.mark.usefixtures("python_on_path")
 # --- exit codes, output -------------------------------------------------------------------------
 
 
-
 def test_exit_code_and_merged_output(box: Sandbox, tmp_path: Path) -> None:
     code = "import sys; print('to out'); print('to err', file=sys.stderr); sys.exit(3)"
     result = run(box, py(code), tmp_path)
@@ -72,7 +71,6 @@ def test_missing_program_is_exit_127(box: Sandbox, tmp_path: Path) -> None:
 
 
 # --- timeouts, stops, children -----------------------------------------------------------------
-
 
 
 def test_timeout_kills_the_command_and_its_children(box: Sandbox, tmp_path: Path) -> None:

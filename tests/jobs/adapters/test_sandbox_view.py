@@ -26,7 +26,6 @@ pytestmark = pytest.mark.usefixtures("python_on_path")
 # --- environment ------------------------------------------------------------------------------
 
 
-
 def test_environment_is_scrubbed(
     box: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -75,7 +74,6 @@ def test_programs_on_path_under_tmp_stay_visible_in_the_private_tmp(
 
 
 # --- bubblewrap isolation ---------------------------------------------------------------------
-
 
 
 @pytest.fixture

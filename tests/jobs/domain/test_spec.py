@@ -11,7 +11,6 @@ from tests.jobs.domain.spec_kit import COMMAND, LLM, REPLACE, body
 # --- valid specs ---------------------------------------------------------------------------
 
 
-
 @pytest.mark.parametrize(
     ("yaml_text", "expected"),
     [
@@ -97,7 +96,6 @@ def test_done_when_default_depends_on_find() -> None:
 
 
 # --- digest and run_argv -------------------------------------------------------------------
-
 
 
 def test_digest_is_stable_and_tracks_every_field() -> None:
