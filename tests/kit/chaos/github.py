@@ -10,8 +10,9 @@ import time
 from collections import Counter
 from typing import Any
 
-from tests.kit.github import SECONDARY_RATE_LIMIT_MESSAGE, FakeGitHub
+from tests.kit.github import FakeGitHub
 from tests.kit.github_api import Reply
+from tests.kit.github_injection import SECONDARY_RATE_LIMIT_MESSAGE
 
 
 class ChaosGitHub(FakeGitHub):

@@ -1,65 +1,15 @@
-"""Comment command parsing and the command registry: tables of comments, near misses included."""
+"""Comment command parsing (bot/commands/parser.py): tables of comments, near misses included
+(prefixes, code, quotes and HTML comments, verbs and arguments, several commands), what a
+result carries, the problems it explains, the app slug, and frozen results."""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import time
-from collections.abc import Sequence
 
 import pytest
 
-from bot.commands import (
-    COMMANDS,
-    MAX_ARGUMENT_LENGTH,
-    MAX_BODY_BYTES,
-    MAX_COMMANDS,
-    ArgumentRule,
-    Command,
-    CommandSpec,
-    InvalidCommand,
-    ParsedCommand,
-    UnknownCommand,
-    help_table,
-    parse_comment,
-    spec_for,
-)
-
-SLUG = "stepwise-bot"
-VERBS = ("approve", "retry", "skip", "cancel", "revert", "instruct", "status", "help")
-
-# Copied from DESIGN.md, "Gates, commands and exit codes".
-DESIGN_TABLE = """\
-| command | effect |
-|---|---|
-| `/stepwise approve` | pass the open gate as the table says |
-| `/stepwise retry` | retry the paused batch, attempts counter reset |
-| `/stepwise skip <reason>` | mark the paused batch `skipped` with the reason, go on |
-| `/stepwise cancel` | queued job: cancelled at once; running: stop at the next safe point |
-| `/stepwise revert <batch>` | add a revert commit for that batch, mark it `reverted` |
-| `/stepwise instruct <text>` | add a standing instruction for later llm batches \
-(kept in the record and the note) |
-| `/stepwise status` | reply with the progress card |
-| `/stepwise help` | reply with this table |"""
-
-
-def show(results: Sequence[ParsedCommand]) -> list[str]:
-    """Results as short strings: `skip flaky`, `unknown:aprove->approve`, `invalid:revert`."""
-    shown = []
-    for result in results:
-        match result:
-            case Command():
-                shown.append(f"{result.verb} {result.argument}".rstrip())
-            case UnknownCommand():
-                shown.append(f"unknown:{result.word}->{result.suggestion}")
-            case InvalidCommand():
-                shown.append(f"invalid:{result.verb}")
-    return shown
-
-
-def parse(body: str) -> list[str]:
-    return show(parse_comment(body, app_slug=SLUG))
-
+from bot.commands import MAX_ARGUMENT_LENGTH, Command, InvalidCommand, UnknownCommand, parse_comment
+from tests.bot.commands.parser_kit import SLUG, parse, show
 
 PREFIXES = [
     ("plain", "/stepwise approve", ["approve"]),
@@ -255,71 +205,6 @@ def test_argument_length_limit() -> None:
     assert parse(f"/stepwise instruct {at_limit}y") == ["invalid:instruct"]
 
 
-def test_at_most_max_commands_are_returned_in_order() -> None:
-    body = "\n".join(f"/stepwise skip reason {n}" for n in range(1, 21))
-    results = parse_comment(body, app_slug=SLUG)
-    assert MAX_COMMANDS == 10
-    assert [r.line for r in results] == list(range(1, 11))
-    assert show(results)[-1] == "skip reason 10"
-
-
-def test_unknown_and_invalid_count_towards_the_limit() -> None:
-    body = "/stepwise nope\n/stepwise skip\n" * 10 + "/stepwise approve"
-    assert len(parse_comment(body, app_slug=SLUG)) == MAX_COMMANDS
-    assert "approve" not in parse(body)
-
-
-def test_long_unknown_word_is_shortened_without_suggestion() -> None:
-    (result,) = parse_comment("/stepwise " + "approve" * 100, app_slug=SLUG)
-    assert isinstance(result, UnknownCommand)
-    assert len(result.word) == 41
-    assert result.word.endswith("…")
-    assert result.suggestion is None
-
-
-def test_large_body_is_cut_and_fast() -> None:
-    filler = "lorem ipsum dolor sit amet\n" * 8000  # about 211 KiB
-    body = "/stepwise retry\n" + filler + "/stepwise approve\n"
-    started = time.perf_counter()
-    assert parse(body) == ["retry"]
-    assert time.perf_counter() - started < 1
-
-
-def test_line_cut_by_the_limit_is_dropped() -> None:
-    # `/stepwise revert 12345` straddles the limit: parsing its head would revert batch 1.
-    line = "/stepwise revert 12345"
-    body = "x" * (MAX_BODY_BYTES - 18) + "\n" + line + "\n"
-    assert parse(body) == []
-    assert parse("x" * (MAX_BODY_BYTES - 40) + "\n" + line + "\n") == ["revert 12345"]
-
-
-def test_limit_counts_utf8_bytes_and_survives_odd_text() -> None:
-    wide = "é" * (MAX_BODY_BYTES // 2 - 10) + "\n/stepwise approve\n/stepwise retry\n"
-    assert parse(wide) == ["approve"]
-    assert parse("\ud800\n/stepwise approve\n" + "\udfff" * MAX_BODY_BYTES) == ["approve"]
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        pytest.param("<!--`" * 20000, id="openers and backticks"),
-        pytest.param("`" * 70000, id="one backtick run"),
-        pytest.param("` " * 40000 + "<!--", id="unmatched backticks then opener"),
-        pytest.param("<!---->" * 10000, id="many comments"),
-        pytest.param("```\n" * 20000, id="many fences"),
-        pytest.param("- " * 30000 + "```", id="deep list markers"),
-        pytest.param("/stepwise " * 7000, id="prefix repeated"),
-        pytest.param("/stepwise aprove\n" * 5000, id="many unknown"),
-        pytest.param("> " * 30000, id="deep quote"),
-    ],
-)
-def test_hostile_bodies_are_fast(body: str) -> None:
-    started = time.perf_counter()
-    results = parse_comment(body + "\n/stepwise approve", app_slug=SLUG)
-    assert len(results) <= MAX_COMMANDS
-    assert time.perf_counter() - started < 1
-
-
 @pytest.mark.parametrize("slug", ["", "stepwise bot", "@stepwise-bot", "stepwise-bot[bot]", "x|y"])
 def test_bad_slug_is_refused(slug: str) -> None:
     with pytest.raises(ValueError, match="app_slug"):
@@ -335,50 +220,3 @@ def test_results_are_frozen() -> None:
     assert isinstance(result, Command)
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.verb = "cancel"  # type: ignore[misc]
-
-
-def test_registry_follows_design_order() -> None:
-    # DESIGN's verbs first, in its order; a verb added later follows them.
-    assert tuple(spec.verb for spec in COMMANDS)[: len(VERBS)] == VERBS
-
-
-@pytest.mark.parametrize("verb", VERBS)
-def test_one_module_per_verb(verb: str) -> None:
-    spec: CommandSpec = importlib.import_module(f"bot.commands.{verb}").SPEC
-    assert spec.verb == verb
-    assert spec.usage.split()[0] == verb
-    assert spec_for(verb) is spec
-    assert spec_for(verb.upper()) is spec
-    assert (spec.argument is ArgumentRule.NONE) == (spec.placeholder == "")
-
-
-def test_argument_rules() -> None:
-    rules = {spec.verb: spec.argument for spec in COMMANDS if spec.verb in VERBS}
-    assert rules == {
-        "approve": ArgumentRule.NONE,
-        "retry": ArgumentRule.NONE,
-        "skip": ArgumentRule.REQUIRED_TEXT,
-        "cancel": ArgumentRule.NONE,
-        "revert": ArgumentRule.BATCH_NUMBER,
-        "instruct": ArgumentRule.REQUIRED_TEXT,
-        "status": ArgumentRule.NONE,
-        "help": ArgumentRule.NONE,
-    }
-
-
-@pytest.mark.parametrize("word", ["", "aprove", "hold", "/stepwise"])
-def test_spec_for_unknown(word: str) -> None:
-    assert spec_for(word) is None
-
-
-def test_help_table_matches_design() -> None:
-    design = DESIGN_TABLE.splitlines()
-    assert help_table().splitlines()[: len(design)] == design  # a later verb's row follows
-
-
-def test_help_table_with_mention_prefix() -> None:
-    table = help_table("@stepwise-bot")
-    skip_row = "| `@stepwise-bot skip <reason>` | mark the paused batch `skipped` with the reason, go on |"
-    assert skip_row in table.splitlines()
-    assert "/stepwise" not in table
-    assert len(table.splitlines()) == 2 + len(COMMANDS)

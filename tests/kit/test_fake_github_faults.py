@@ -1,0 +1,40 @@
+"""The fake GitHub's error injection (tests/kit/github_faults.py), seen by the real githubkit
+client: a failing token mint, a failing route, a secondary rate limit, a random failure rate."""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from githubkit import GitHub
+from githubkit.exception import RequestError, RequestFailed, SecondaryRateLimitExceeded
+
+from tests.kit.fake_github_kit import NAME, OWNER
+from tests.kit.github import FakeGitHub
+
+
+def test_injected_errors(gh: FakeGitHub, client: GitHub[Any]) -> None:
+    gh.fail("POST", r"/access_tokens$", 502)
+    with pytest.raises(RequestError) as mint_failed:
+        client.rest.repos.get(OWNER, NAME)
+    cause = mint_failed.value.exc
+    assert isinstance(cause, RequestFailed) and cause.response.status_code == 502
+    gh.fail("GET", rf"^/repos/{OWNER}/{NAME}$", 502)
+    with pytest.raises(RequestFailed) as failed:
+        client.rest.repos.get(OWNER, NAME)
+    assert failed.value.response.status_code == 502
+    assert client.rest.repos.get(OWNER, NAME).status_code == 200
+    gh.fail_secondary_rate_limit("POST", r"/comments$", retry_after=7)
+    number = gh.add_issue(f"{OWNER}/{NAME}", "t", "b")
+    with pytest.raises(SecondaryRateLimitExceeded) as limited:
+        client.rest.issues.create_comment(OWNER, NAME, number, body="x")
+    assert limited.value.retry_after == timedelta(seconds=7)
+    assert gh.effects == []
+    gh.fail_rate(0.5, statuses=(502, 503), seed=3)
+    for _ in range(20):
+        with contextlib.suppress(RequestFailed):
+            client.rest.repos.get(OWNER, NAME)
+    statuses = [r.status for r in gh.requests[-20:]]
+    assert {200, 502, 503} >= set(statuses) and 3 < statuses.count(200) < 17
