@@ -217,8 +217,8 @@ def report(jobs: int, times: list[float], trips: list[int], passes: int, covered
           f"{max(times):.2f} s over {len(times)} passes (target < {TARGET_PASS_S:g} s): "
           f"{'met' if max(times) < TARGET_PASS_S else 'MISSED'}")
     print(f"Redis round trips per pass: median {statistics.median(trips):.0f}, max {max(trips)} "
-          f"(bounded: documents {jobs // 200 + 1} pipelines + at most {MAX_JOBS_PER_PASS} jobs "
-          "a pass, a few each)")
+          f"(bounded: the three sets of bot/server/idle_index.py, the documents of at most "
+          f"{MAX_JOBS_PER_PASS} jobs a pass, and a few for each of them)")
     print(f"every waiting job's comments read after {passes} passes: {covered}/{jobs} "
           f"({'all' if covered >= jobs else 'NOT all'})")
     totals = [sum(size.values()) for size in sizes]

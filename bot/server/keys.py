@@ -12,6 +12,8 @@
   comment:<id>          one comment's progress: commands applied, answers, done
   delivery:<id>         a webhook delivery already taken (dedupe, three days)
   ci:<repo>@<sha>       a set: the jobs waiting for the repository's CI on that commit
+  idle:<kind>           a set: the jobs a reconciler pass looks at (owing, gate, ci), kept by
+                        every save; idle:indexed marks that the sets were built
   metrics:<name>        the counters and histograms; metrics:seen:<job> what was counted
 """
 
@@ -68,3 +70,7 @@ def delivery_key(delivery_id: str) -> str:
 
 def ci_key(repo: str, sha: str) -> str:
     return f"{PREFIX}ci:{repo}@{sha}"
+
+
+def idle_key(kind: str) -> str:
+    return f"{PREFIX}idle:{kind}"

@@ -1,14 +1,15 @@
 """The reconciler: publishes what jobs still owe GitHub, and reads back the commands of
 waiting jobs whose webhooks never came (GitHub does not redeliver a lost webhook by itself).
 
-Every worker's reaper thread queues a pass (the `reconcile` task, run by a work horse like a
-step) every STEPWISE_RECONCILE_INTERVAL_S, one per interval (a round lock in Redis). A pass
-reads the documents of the newest SCAN_LIMIT jobs in pipelined batches (no batch records), then
-works only on jobs that wait or ended: a job that is active publishes its own leftovers at its
-next step. Each job is handled under its lease, so a pass never races a step; the cost of a
-pass is bounded by MAX_JOBS_PER_PASS and, for reading comments back, by PASS_BUDGET_S; the jobs
-it works on take turns (`take_turns`): with 1,000 waiting jobs every one's comments are read
-within a few dozen passes, not only the newest 50's.
+Every worker's reaper thread queues a pass (the `reconcile` task, run by a worker like a step)
+every STEPWISE_RECONCILE_INTERVAL_S, one per interval (a round lock in Redis). A pass takes the
+jobs it may work on from the sets every save keeps (bot/server/idle_index.py: jobs no worker
+holds that owe GitHub something, wait at a gate, or wait for CI) and reads the documents of
+those it works on only, so its cost does not grow with the jobs there are. Each job is handled
+under its lease, so a pass never races a step; the cost of a pass is bounded by
+MAX_JOBS_PER_PASS and, for reading comments back, by PASS_BUDGET_S; the jobs take turns
+(`take_turns`): with 1,000 waiting jobs every one's comments are read within a few dozen
+passes.
 """
 
 from __future__ import annotations
@@ -23,20 +24,18 @@ from typing import Any
 from redis import Redis
 
 from bot.events import Event, Kind
-from bot.server import ci_poll
+from bot.server import ci_poll, idle_index
 from bot.server.context import ServerContext
 from bot.server.keys import job_key
-from bot.server.steps import ACTIVE, RECONCILER, schedule_advance
+from bot.server.steps import RECONCILER, schedule_advance
 from bot.server.worker import Lease, enqueue, rq_id
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StepwiseError
 from jobs.domain.job import OpenGate
-from jobs.domain.model import JobStatus
 from jobs.domain.records import ServerState
 from jobs.ports import Publication
 
 log = logging.getLogger(__name__)
-SCAN_LIMIT = 2_000  # newest jobs looked at per pass
 READ_CHUNK = 200  # job documents per pipelined round trip
 MAX_JOBS_PER_PASS = 50  # jobs published to (or whose comments are read) per pass
 PASS_BUDGET_S = 1.5  # comments are read back until a pass has run this long; the next goes on
@@ -74,44 +73,42 @@ def read_documents(redis: Redis, job_ids: list[str]) -> dict[str, dict[str, Any]
     return found
 
 
-def owes(doc: dict[str, Any]) -> bool:
-    """Whether a job document still owes GitHub something: an outbox entry, or a gate whose
-    comment was never confirmed (a worker died between opening it and owing it)."""
-    gate = doc.get("gate")
-    unshown = isinstance(gate, dict) and not gate.get("shown_at")
-    server = doc.get("server") or {}
-    return bool(doc.get("outbox")) or (unshown and bool(server.get("installation_id")))
-
-
 def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -> Pass:
-    """One pass over the newest jobs: publish what waiting and ended jobs owe, then read the
+    """One pass: publish what jobs no worker holds owe, then read the
     comments of jobs at a shown gate for commands nobody handled (written at least
     `comment_grace_s` ago: a webhook still on its way is not a lost one)."""
     result = Pass()
     deadline = time.monotonic() + PASS_BUDGET_S
-    ids = ctx.store.job_ids(limit=SCAN_LIMIT)
-    docs = read_documents(ctx.redis, ids)
-    result.scanned = len(docs)
-    ci_poll.poll_ci_waits(ctx, docs)  # jobs waiting for CI whose webhook may have been missed
-    idle = {i: d for i, d in docs.items()
-            if JobStatus(d.get("status", "queued")) not in ACTIVE or d.get("ci_wait")}
-    owing = take_turns(ctx.redis, "owing", [i for i, d in idle.items() if owes(d)],
+    redis = ctx.redis
+    waiting_ci = read_documents(redis, idle_index.members(redis, idle_index.CI))
+    ci_poll.poll_ci_waits(ctx, waiting_ci)  # jobs waiting for CI whose webhook may have been missed
+    owing = take_turns(redis, "owing", idle_index.members(redis, idle_index.OWING),
                        MAX_JOBS_PER_PASS)
+    docs = read_documents(redis, owing)
+    stale_owing = [i for i in owing if idle_index.OWING not in idle_index.kinds_of(docs.get(i, {}))]
+    idle_index.forget(redis, idle_index.OWING, stale_owing)
+    owing = [i for i in owing if i not in stale_owing]
     for job_id in owing:
         publish_owed(ctx, job_id, result)
-    waiting = take_turns(ctx.redis, "waiting",
-                         [i for i, d in idle.items() if d.get("status") == JobStatus.AWAITING_HUMAN
-                          and i not in owing], MAX_JOBS_PER_PASS - len(owing), move=False)
+    waiting = take_turns(redis, "waiting", [i for i in idle_index.members(redis, idle_index.GATE)
+                                            if i not in owing],
+                         MAX_JOBS_PER_PASS - len(owing), move=False)
+    docs = read_documents(redis, waiting)
+    result.scanned = len(waiting_ci) + len(owing) + len(docs)
+    idle_index.forget(redis, idle_index.GATE, [i for i in waiting if idle_index.GATE not in
+                                               idle_index.kinds_of(docs.get(i, {}))])
     for number, job_id in enumerate(waiting):
+        if job_id not in docs or idle_index.GATE not in idle_index.kinds_of(docs[job_id]):
+            continue
         if number and time.monotonic() > deadline:
             break  # the rest wait for the next pass, which starts after the last one read
         try:
             result.commands += unhandled_commands(ctx, job_id, grace_s=comment_grace_s,
-                                                  doc=idle[job_id])
+                                                  doc=docs[job_id])
         except StepwiseError as exc:
             log.warning("could not read a job's comments", extra={"job_id": job_id,
                                                                    "code": exc.code})
-        took_turn(ctx.redis, "waiting", job_id)
+        took_turn(redis, "waiting", job_id)
     return result
 
 

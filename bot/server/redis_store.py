@@ -16,6 +16,7 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
+from bot.server.idle_index import index_job
 from bot.server.keys import JOBS, batches_key, ci_key, events_key, issue_key, job_key
 from jobs.adapters.codec import assemble, batch_text, lean_document, lean_event_line
 from jobs.adapters.store import ConflictError, checking_writes
@@ -138,6 +139,7 @@ class RedisStore:
                     pipe.ltrim(events_key(job.id), 0, logged - 1)  # drop lines of a lost save
                     pipe.rpush(events_key(job.id), *(lean_event_line(e) for e in job.events[logged:]))
                 _index_ci_wait(pipe, job, stored.get("ci_wait"), doc.get("ci_wait"))
+                index_job(pipe, job.id, doc)
                 if current is None:
                     pipe.set(issue_key(_repo_of(job), job.number), job.id)
                     pipe.zadd(JOBS, {job.id: job.created_at.timestamp()})
@@ -164,9 +166,11 @@ class RedisStore:
     def delete(self, job: Job) -> None:
         if job.ci_wait is not None:
             self.redis.srem(ci_key(_repo_of(job), job.ci_wait.sha), job.id)
-        self.redis.delete(job_key(job.id), batches_key(job.id),
-                          events_key(job.id))
-        self.redis.zrem(JOBS, job.id)
+        with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(job_key(job.id), batches_key(job.id), events_key(job.id))
+            pipe.zrem(JOBS, job.id)
+            index_job(pipe, job.id, None)
+            pipe.execute()
         with self._seen_lock:
             self._seen.pop(job.id, None)
 

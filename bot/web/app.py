@@ -11,6 +11,8 @@ from bot.settings import Settings, get_settings
 from bot.taskcenter.mount import install as install_task_center
 from bot.web import metrics_route, webhooks
 
+REDIS_TIMEOUT_S = 5.0  # GitHub gives a delivery 10 s
+
 
 def create_app(settings: Settings | None = None, connection: redis.Redis | None = None) -> FastAPI:
     settings = settings or get_settings()
@@ -19,7 +21,9 @@ def create_app(settings: Settings | None = None, connection: redis.Redis | None 
     app.state.webhook_secret = settings.webhook_secret.get_secret_value()
     app.state.app_slug = settings.app_slug
     app.state.max_payload_bytes = webhooks.MAX_PAYLOAD_BYTES
-    app.state.redis = connection or redis.Redis.from_url(settings.redis_url)
+    # The webhook route calls Redis on the event loop: a hung Redis must fail it, not stall it.
+    app.state.redis = connection or redis.Redis.from_url(
+        settings.redis_url, socket_timeout=REDIS_TIMEOUT_S, socket_connect_timeout=REDIS_TIMEOUT_S)
     app.include_router(webhooks.router)
     app.include_router(metrics_route.router)
     install_task_center(app, settings)

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from bot.server.idle_index import owes
 from bot.server.keys import batches_key, events_key, job_key
-from bot.server.reconciler import _waiting_facts, owes, read_documents
+from bot.server.reconciler import _waiting_facts, read_documents
 from bot.server.redis_store import RedisStore
 from bot.taskcenter.records import parse_head
 from jobs.adapters.codec import WHOLE_FIELDS, batch_text, document, event_line, lean_document

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import pytest
 import redis
 
-from bot.server.reconciler import owes, take_turns
+from bot.server.idle_index import owes
+from bot.server.reconciler import take_turns
 from jobs.adapters.codec import document
 from jobs.domain.job import OpenGate
 from jobs.domain.model import Gate, JobStatus
