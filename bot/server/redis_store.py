@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from bot.server.idle_index import index_job
 from bot.server.keys import JOBS, batches_key, ci_key, events_key, issue_key, job_key
-from jobs.adapters.codec import assemble, batch_text, lean_document, lean_event_line
+from jobs.adapters.codec import assemble, batch_text, document, event_line
 from jobs.adapters.store import ConflictError, checking_writes
 from jobs.domain.errors import StateError
 from jobs.domain.job import Job
@@ -113,7 +113,7 @@ class RedisStore:
         else:
             removed = []
             changed = {str(n): batch_text(job.batch(n)) for n in touched}
-        doc = lean_document(job)
+        doc = document(job)
         with self.redis.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(key)  # type: ignore[no-untyped-call]
@@ -137,7 +137,7 @@ class RedisStore:
                     pipe.hdel(batches_key(job.id), *removed)
                 if job.events[logged:]:
                     pipe.ltrim(events_key(job.id), 0, logged - 1)  # drop lines of a lost save
-                    pipe.rpush(events_key(job.id), *(lean_event_line(e) for e in job.events[logged:]))
+                    pipe.rpush(events_key(job.id), *(event_line(e) for e in job.events[logged:]))
                 _index_ci_wait(pipe, job, stored.get("ci_wait"), doc.get("ci_wait"))
                 index_job(pipe, job.id, doc)
                 if current is None:

@@ -17,24 +17,16 @@ from jobs.domain.records import Event
 BOOKKEEPING = ("batch_count", "event_count", "events_size")  # document keys that are no Job field
 
 
-def document(job: Job, **bookkeeping: int) -> dict[str, Any]:
-    """The document that records `job` as its next version."""
-    doc = job.model_dump(mode="json", exclude={"batches", "events"})
-    doc.update(version=job.version + 1, batch_count=len(job.batches), event_count=len(job.events),
-               **bookkeeping)
-    return doc
-
-
 # What readers of the raw document use (the reconciler, the CI poll, the task center's list) and
-# the spec, whose `done_when` default depends on `find`: kept whole in a lean document.
+# the spec, whose `done_when` default depends on `find`: kept whole, defaults included.
 WHOLE_FIELDS = ("id", "number", "title", "repo", "status", "created_at", "updated_at", "branch",
                 "spec", "gate", "outbox", "server", "ci_wait")
 
 
-def lean_document(job: Job, **bookkeeping: int) -> dict[str, Any]:
-    """`document` without the fields at their defaults, except WHOLE_FIELDS (kept whole, as
-    raw readers expect them): about half the size. Read back by `assemble` (the same reader
-    as before: the defaults fill in), it is the same job."""
+def document(job: Job, **bookkeeping: int) -> dict[str, Any]:
+    """The document that records `job` as its next version: its fields at their defaults left
+    out (about half the size), except WHOLE_FIELDS. Read back by `assemble`, the defaults fill
+    in again, so it is the same job; documents written in full before load just as well."""
     doc = job.model_dump(mode="json", exclude={"batches", "events"}, exclude_defaults=True)
     doc.update(job.model_dump(mode="json", include=set(WHOLE_FIELDS)))
     doc.update(version=job.version + 1, batch_count=len(job.batches), event_count=len(job.events),
@@ -49,11 +41,7 @@ def batch_text(batch: Batch, *, indent: int | None = None) -> str:
 
 
 def event_line(event: Event) -> str:
-    return event.model_dump_json()
-
-
-def lean_event_line(event: Event) -> str:
-    """An event line without its fields at their defaults (`assemble` reads both)."""
+    """An event line without its fields at their defaults (`assemble` reads full lines too)."""
     return event.model_dump_json(exclude_defaults=True)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from jobs.domain.config import load_config
 from jobs.domain.errors import ErrorInfo, RetryClass
@@ -86,3 +87,17 @@ def full_job() -> Job:
                            queue_position=2, interruptions=1, transient_failures=1,
                            retry_scheduled=True, rebuilt=True),
     )
+
+
+def full_document(job: Job, **bookkeeping: int) -> dict[str, Any]:
+    """The job document as the stores wrote it before documents were lean (every field, its
+    defaults included): what a record saved by an earlier version holds."""
+    doc = job.model_dump(mode="json", exclude={"batches", "events"})
+    doc.update(version=job.version + 1, batch_count=len(job.batches), event_count=len(job.events),
+               **bookkeeping)
+    return doc
+
+
+def full_event_line(event: Event) -> str:
+    """An event line as written before lines were lean."""
+    return event.model_dump_json()

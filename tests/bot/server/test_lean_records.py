@@ -1,4 +1,4 @@
-"""The Redis store's lean records (jobs/adapters/codec.py `lean_document`, `lean_event_line`):
+"""The stores' lean records (jobs/adapters/codec.py `document`, `event_line`):
 exact round trips, records written in the full format before still load and save, and every
 reader of the raw document sees what it saw in the full one (real redis-server)."""
 
@@ -15,12 +15,12 @@ from bot.server.keys import batches_key, events_key, job_key
 from bot.server.reconciler import _waiting_facts, read_documents
 from bot.server.redis_store import RedisStore
 from bot.taskcenter.records import parse_head
-from jobs.adapters.codec import WHOLE_FIELDS, batch_text, document, event_line, lean_document
+from jobs.adapters.codec import WHOLE_FIELDS, batch_text, document
 from jobs.domain.job import Job
 from jobs.domain.model import JobStatus
 from jobs.domain.records import CiWait, Event, OutboxEntry
 from jobs.domain.spec import DoneWhen
-from tests.kit.records import T0, full_job, make_batch, make_job
+from tests.kit.records import T0, full_document, full_event_line, full_job, make_batch, make_job
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def test_a_lean_record_loads_as_exactly_the_job_saved(client: redis.Redis, job: 
 
 def test_the_lean_document_drops_defaults_but_keeps_what_raw_readers_use() -> None:
     job = make_job()
-    full, lean = document(job), lean_document(job)
+    full, lean = full_document(job), document(job)
     assert "config" not in lean or lean["config"] == {}  # every config field at its default
     assert "llm" not in lean and "error" not in lean
     assert all(lean[name] == full[name] for name in WHOLE_FIELDS)
@@ -69,9 +69,9 @@ def test_a_record_written_in_the_full_format_still_loads_and_saves(client: redis
     job = full_job()
     job.repo = "octo/widgets"
     job.events.append(Event(at=T0, kind="note", message="no batch"))
-    client.set(job_key(job.id), json.dumps(document(job)))
+    client.set(job_key(job.id), json.dumps(full_document(job)))
     client.hset(batches_key(job.id), mapping={str(b.number): batch_text(b) for b in job.batches})
-    client.rpush(events_key(job.id), *(event_line(e) for e in job.events))
+    client.rpush(events_key(job.id), *(full_event_line(e) for e in job.events))
     store = RedisStore(client)
     loaded = store.load_id(job.id)
     assert loaded is not None
@@ -89,7 +89,7 @@ def test_raw_readers_see_the_same_facts_in_a_lean_document(client: redis.Redis, 
     job.repo = "octo/widgets"
     if job.number == 3:
         job.outbox = [OutboxEntry(key="card", kind="progress", since=T0)]
-    full = json.loads(json.dumps(document(job)))
+    full = json.loads(json.dumps(full_document(job)))
     RedisStore(client).save(job)
     lean = read_documents(client, [job.id])[job.id]
     assert parse_head(json.dumps(lean)) == parse_head(json.dumps(full))

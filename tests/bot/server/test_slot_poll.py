@@ -10,7 +10,7 @@ from pathlib import Path
 from rq.job import Job as RQJob
 from rq.registry import ScheduledJobRegistry
 
-from bot.server import steps
+from bot.server import reaper
 from bot.server.worker import queue
 from jobs.domain.model import JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, World, open_world
@@ -50,5 +50,5 @@ def test_a_job_waiting_in_line_at_the_same_position_keeps_its_poll(tmp_path: Pat
             assert len(polls_of(world, waiting.id)) == 1, "the waiting job lost its poll"
         world.ctx.clock = clock = ShiftedClock()
         clock.advance(world.ctx.settings.lease_ttl_s + 1)  # its record is older than a lease
-        assert waiting.id not in steps.reap(world.ctx)  # a scheduled poll: not abandoned
+        assert waiting.id not in reaper.reap(world.ctx)  # a scheduled poll: not abandoned
         assert world.job(second).status is JobStatus.QUEUED
