@@ -9,7 +9,8 @@ started here unless --redis-url is given; bodies signed so they reach the parser
 garbage), bot.commands.parse_comment, jobs.domain.spec.parse_issue_file/parse_spec,
 jobs.domain.config.load_config and jobs.domain.guard.check_diff. For each target it prints the inputs
 generated, the server errors (5xx answers), the uncaught exceptions (anything but the documented
-error types), and how the inputs ended. The generators live in tests/kit/fuzz_*.py (tests/kit/fuzzing.py lists them).
+error types), and how the inputs ended. The generators live in tests/kit/fuzz_*.py (listed by
+tests/kit/fuzzing.py).
 Exit status: 0 when no target had a server error or an uncaught exception, else 1.
 """
 
