@@ -1,5 +1,5 @@
 # The README's commands, and the benchmarks.
-.PHONY: demo test test-fast bench chaos fuzz
+.PHONY: demo test test-fast bench chaos fuzz readme
 
 demo:
 	./scripts/demo
@@ -19,3 +19,7 @@ chaos:
 
 fuzz:
 	STEPWISE_EXTRAS='[dev]' bash -c 'source scripts/_venv.sh && "$$VENV/bin/python" -m bench.fuzz'
+
+# The README's generated tables (spec keys, config keys, comment commands) rewritten from the code.
+readme:
+	STEPWISE_EXTRAS='[dev]' bash -c 'source scripts/_venv.sh && "$$VENV/bin/python" scripts/readme_tables.py'

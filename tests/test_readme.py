@@ -144,3 +144,20 @@ def test_readme_explains_what_a_newcomer_needs_without_design_md() -> None:
                   "PATH", "virtualenv", "`6` busy", "stepwise jobs --repo PATH",
                   "stepwise --version", "interrupted", "left out"):
         assert topic in local, topic
+
+
+def test_make_readme_rewrites_exactly_the_generated_tables() -> None:
+    """`make readme` (scripts/readme_tables.py) leaves a current README as it is, and puts back
+    a table that went stale (a new verb or recipe needs no hand edit of the README)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("readme_tables", README.parent / "scripts" /
+                                                  "readme_tables.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = README.read_text()
+    assert module.rendered(text) == text
+    start = text.index("<!-- commands:start")
+    stale = text[:start] + text[start:].replace("| `/stepwise approve` |", "| `/stepwise approve-old` |", 1)
+    assert stale != text and module.rendered(stale) == text
