@@ -6,7 +6,8 @@ Three kinds, each a set of job ids (`stepwise:idle:<kind>`): `owing`, a job no w
 gate, whose comments a pass reads back; `ci`, a job waiting for the repository's CI. The
 store updates them in the same transaction as the job's document (`index_job`), so they never
 disagree with a saved record; sets from before this index existed are built once from the
-documents (`members`). A pass that finds a member no longer belongs removes it (`forget`).
+documents (`members`). A pass that finds a member no longer belongs removes it
+(`still_members`).
 """
 
 from __future__ import annotations
@@ -67,16 +68,22 @@ def members(redis: Redis, kind: str) -> list[str]:
     return sorted(_text(item) for item in found if isinstance(item, bytes | str))
 
 
-def forget(redis: Redis, kind: str, job_ids: list[str]) -> None:
-    """Remove members a pass found no longer belong (their document says otherwise)."""
-    if job_ids:
-        redis.srem(idle_key(kind), *job_ids)
+def still_members(redis: Redis, kind: str, job_ids: list[str],
+                  docs: dict[str, dict[str, Any]]) -> list[str]:
+    """Those of `job_ids` (members a pass took) whose document in `docs` still belongs in
+    `kind`; the others (no document, or one that says otherwise) leave the set."""
+    kept = [job_id for job_id in job_ids if kind in kinds_of(docs.get(job_id, {}))]
+    stale = [job_id for job_id in job_ids if job_id not in kept]
+    if stale:
+        redis.srem(idle_key(kind), *stale)
+    return kept
 
 
 def build(redis: Redis) -> int:
     """Fill the sets from every job document (records saved before the index existed); the
     marker is set first, so saves meanwhile keep them right and a member added from a
-    document read just before its save is removed by the pass that finds it stale."""
+    document read just before its save is removed by the pass that finds it stale
+    (`still_members`)."""
     redis.set(INDEXED_KEY, "1")
     ranked: Any = redis.zrange(JOBS, 0, -1)
     ids = [_text(item) for item in ranked if isinstance(item, bytes | str)]

@@ -82,24 +82,19 @@ def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -
     redis = ctx.redis
     waiting_ci = read_documents(redis, idle_index.members(redis, idle_index.CI))
     ci_poll.poll_ci_waits(ctx, waiting_ci)  # jobs waiting for CI whose webhook may have been missed
-    owing = take_turns(redis, "owing", idle_index.members(redis, idle_index.OWING),
-                       MAX_JOBS_PER_PASS)
-    docs = read_documents(redis, owing)
-    stale_owing = [i for i in owing if idle_index.OWING not in idle_index.kinds_of(docs.get(i, {}))]
-    idle_index.forget(redis, idle_index.OWING, stale_owing)
-    owing = [i for i in owing if i not in stale_owing]
+    chosen = take_turns(redis, "owing", idle_index.members(redis, idle_index.OWING),
+                        MAX_JOBS_PER_PASS)
+    owing_docs = read_documents(redis, chosen)
+    owing = idle_index.still_members(redis, idle_index.OWING, chosen, owing_docs)
     for job_id in owing:
         publish_owed(ctx, job_id, result)
-    waiting = take_turns(redis, "waiting", [i for i in idle_index.members(redis, idle_index.GATE)
-                                            if i not in owing],
-                         MAX_JOBS_PER_PASS - len(owing), move=False)
-    docs = read_documents(redis, waiting)
-    result.scanned = len(waiting_ci) + len(owing) + len(docs)
-    idle_index.forget(redis, idle_index.GATE, [i for i in waiting if idle_index.GATE not in
-                                               idle_index.kinds_of(docs.get(i, {}))])
-    for number, job_id in enumerate(waiting):
-        if job_id not in docs or idle_index.GATE not in idle_index.kinds_of(docs[job_id]):
-            continue
+    published = set(owing)
+    chosen = take_turns(redis, "waiting", [i for i in idle_index.members(redis, idle_index.GATE)
+                                           if i not in published],
+                        MAX_JOBS_PER_PASS - len(owing), move=False)
+    docs = read_documents(redis, chosen)
+    result.scanned = len(waiting_ci) + len(owing_docs) + len(docs)
+    for number, job_id in enumerate(idle_index.still_members(redis, idle_index.GATE, chosen, docs)):
         if number and time.monotonic() > deadline:
             break  # the rest wait for the next pass, which starts after the last one read
         try:
