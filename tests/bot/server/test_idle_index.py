@@ -22,15 +22,6 @@ from tests.bot.conftest import REPO, World, open_world
 from tests.kit.records import T0, make_job
 
 
-@pytest.fixture
-def client(redis_url: str) -> Iterator[redis.Redis]:
-    connection = redis.Redis.from_url(redis_url)
-    connection.flushdb()
-    yield connection
-    connection.flushdb()
-    connection.close()
-
-
 def sets(client: redis.Redis) -> dict[str, set[str]]:
     return {kind: {m.decode() for m in client.smembers(idle_key(kind))}  # type: ignore[union-attr]
             for kind in idle_index.KINDS}

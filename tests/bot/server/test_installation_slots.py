@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 import redis
 
 from bot.server.worker import InstallationSlots, RepoSlots
 from bot.settings import Settings
 
 
-@pytest.fixture
-def connection(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    yield client
-    client.flushdb()
-    client.close()
-
-
 def always(_job: str) -> bool:
     return True
 
 
-def test_an_installation_runs_at_most_its_limit_and_wakes_the_next(connection: redis.Redis
+def test_an_installation_runs_at_most_its_limit_and_wakes_the_next(client: redis.Redis
                                                                     ) -> None:
-    first, other = InstallationSlots(connection, 1, 2), InstallationSlots(connection, 2, 2)
+    first, other = InstallationSlots(client, 1, 2), InstallationSlots(client, 2, 2)
     assert first.acquire("a-repo1", still_running=always) == 0
     assert first.acquire("b-repo2", still_running=always) == 0
     assert first.acquire("c-repo3", still_running=always) == 1  # waits, whatever its repo
@@ -37,17 +25,17 @@ def test_an_installation_runs_at_most_its_limit_and_wakes_the_next(connection: r
     assert first.acquire("d-repo4", still_running=always) == 1
 
 
-def test_a_holder_that_stopped_running_frees_its_slot(connection: redis.Redis) -> None:
-    slots = InstallationSlots(connection, 7, 1)
+def test_a_holder_that_stopped_running_frees_its_slot(client: redis.Redis) -> None:
+    slots = InstallationSlots(client, 7, 1)
     assert slots.acquire("gated", still_running=always) == 0
     assert slots.acquire("next", still_running=always) == 1
     assert slots.acquire("next", still_running=lambda job: job != "gated") == 0
 
 
-def test_installation_slots_do_not_share_keys_with_a_repository(connection: redis.Redis
+def test_installation_slots_do_not_share_keys_with_a_repository(client: redis.Redis
                                                                 ) -> None:
-    InstallationSlots(connection, 3, 1).acquire("job-1", still_running=always)
-    assert RepoSlots(connection, "octo/three", 1).acquire("job-2", still_running=always) == 0
+    InstallationSlots(client, 3, 1).acquire("job-1", still_running=always)
+    assert RepoSlots(client, "octo/three", 1).acquire("job-2", still_running=always) == 0
 
 
 def test_the_limit_is_off_unless_set() -> None:

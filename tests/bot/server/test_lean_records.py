@@ -5,7 +5,6 @@ reader of the raw document sees what it saw in the full one (real redis-server).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 import redis
@@ -21,15 +20,6 @@ from jobs.domain.model import JobStatus
 from jobs.domain.records import CiWait, Event, OutboxEntry
 from jobs.domain.spec import DoneWhen
 from tests.kit.records import T0, full_document, full_event_line, full_job, make_batch, make_job
-
-
-@pytest.fixture
-def client(redis_url: str) -> Iterator[redis.Redis]:
-    connection = redis.Redis.from_url(redis_url)
-    connection.flushdb()
-    yield connection
-    connection.flushdb()
-    connection.close()
 
 
 def jobs() -> list[Job]:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
-import pytest
 import redis
 
 from bot.server.idle_index import owes
@@ -16,55 +14,46 @@ from jobs.domain.model import Gate, JobStatus
 from tests.kit.records import make_job
 
 
-@pytest.fixture
-def connection(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    yield client
-    client.flushdb()
-    client.close()
-
-
-def test_every_job_gets_a_turn_before_any_gets_a_second(connection: redis.Redis) -> None:
+def test_every_job_gets_a_turn_before_any_gets_a_second(client: redis.Redis) -> None:
     ids = [f"{n}-job" for n in range(120)]
     seen: list[str] = []
     for _ in range(3):
-        seen += take_turns(connection, "waiting", ids, 50)
+        seen += take_turns(client, "waiting", ids, 50)
     assert sorted(seen[:120]) == sorted(ids)  # 50 + 50 + the last 20, then it wraps round
     assert len(set(seen[:120])) == 120
     assert seen[120:] == sorted(ids)[:30]
 
 
-def test_jobs_that_arrive_or_leave_between_passes_keep_the_order(connection: redis.Redis
+def test_jobs_that_arrive_or_leave_between_passes_keep_the_order(client: redis.Redis
                                                                   ) -> None:
     ids = [f"job-{n:03d}" for n in range(10)]
-    assert take_turns(connection, "waiting", ids, 4) == ids[:4]
+    assert take_turns(client, "waiting", ids, 4) == ids[:4]
     fewer = [i for i in ids if i != "job-004"] + ["job-002a"]  # one answered, one new
-    assert take_turns(connection, "waiting", fewer, 4) == ["job-005", "job-006", "job-007",
+    assert take_turns(client, "waiting", fewer, 4) == ["job-005", "job-006", "job-007",
                                                            "job-008"]
-    assert take_turns(connection, "waiting", fewer, 4) == ["job-009", "job-000", "job-001",
+    assert take_turns(client, "waiting", fewer, 4) == ["job-009", "job-000", "job-001",
                                                            "job-002"]
 
 
-def test_kinds_have_their_own_turns_and_nothing_is_taken_for_nothing(connection: redis.Redis
+def test_kinds_have_their_own_turns_and_nothing_is_taken_for_nothing(client: redis.Redis
                                                                      ) -> None:
     ids = ["a", "b", "c"]
-    assert take_turns(connection, "owing", ids, 2) == ["a", "b"]
-    assert take_turns(connection, "waiting", ids, 2) == ["a", "b"]
-    assert take_turns(connection, "waiting", ids, 0) == []
-    assert take_turns(connection, "waiting", [], 5) == []
-    assert take_turns(connection, "owing", ids, 2) == ["c", "a"]
+    assert take_turns(client, "owing", ids, 2) == ["a", "b"]
+    assert take_turns(client, "waiting", ids, 2) == ["a", "b"]
+    assert take_turns(client, "waiting", ids, 0) == []
+    assert take_turns(client, "waiting", [], 5) == []
+    assert take_turns(client, "owing", ids, 2) == ["c", "a"]
 
 
 def test_a_pass_that_stops_early_moves_the_turn_only_past_what_it_read(
-        connection: redis.Redis) -> None:
+        client: redis.Redis) -> None:
     from bot.server.reconciler import took_turn
 
     ids = [f"job-{n}" for n in range(6)]
-    chosen = take_turns(connection, "waiting", ids, 4, move=False)
+    chosen = take_turns(client, "waiting", ids, 4, move=False)
     assert chosen == ids[:4]
-    took_turn(connection, "waiting", chosen[1])  # its budget ran out after two
-    assert take_turns(connection, "waiting", ids, 4) == ids[2:6]
+    took_turn(client, "waiting", chosen[1])  # its budget ran out after two
+    assert take_turns(client, "waiting", ids, 4) == ids[2:6]
 
 
 def test_a_gate_never_shown_is_owed_only_by_a_job_with_an_installation() -> None:

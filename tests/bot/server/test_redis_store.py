@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -23,15 +23,6 @@ from tests.kit.records import T0, full_job, make_batch, make_job
 
 REPO = "octo/widgets"
 ARG = re.compile(r'"((?:[^"\\]|\\.)*)"')
-
-
-@pytest.fixture
-def client(redis_url: str) -> Iterator[redis.Redis]:
-    connection = redis.Redis.from_url(redis_url)
-    connection.flushdb()
-    yield connection
-    connection.flushdb()
-    connection.close()
 
 
 @pytest.fixture
