@@ -151,7 +151,13 @@ class LocalCampaignPort:
             session = self._session(entry, int(entry.job))
             if action is JobAction.REPLAN:
                 session.run_file(self.issue_file, yes=False)  # opens its spec_changed gate
-                session.verb(Verb.APPROVE)  # the campaign's resume approved the new spec
+                # The campaign's `resume` approved the new spec: pass the spec_changed gate,
+                # then the plan gate of the re-plan (the files not done yet).
+                for _ in range(2):
+                    gate = session.load().gate
+                    if gate is None or gate.kind not in ("spec_changed", "plan"):
+                        break
+                    session.verb(Verb.APPROVE)
             else:
                 session.verb(verbs[action])
         except StepwiseError as exc:
@@ -183,10 +189,15 @@ class LocalCampaignPort:
         answer = f"stepwise status {where}" if state is RepoState.NEEDS_HUMAN else (
             f"stepwise approve {where}" if state is RepoState.WAITING else "")
         return JobView(state=state, job=str(job.number), gate=gate, answer=answer,
-                       reason=reason or (outcome.message if state is RepoState.NEEDS_HUMAN
-                                         else ""),
+                       reason=reason or (_first_line(outcome.message)
+                                         if state is RepoState.NEEDS_HUMAN else ""),
                        batches_done=len(done), batches_total=len(job.batches),
                        files_done=sum(len(b.files) for b in done), link=job.branch)
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _digest(files: Sequence[str]) -> str:

@@ -119,3 +119,40 @@ def test_bad_input_names_the_problem(tmp_path: Path) -> None:
         run_campaign(path, [], command="aprove all")
     with pytest.raises(BadInputError, match=r"'nope' is not a repository"):
         run_campaign(path, [], command="approve nope")
+
+
+def test_a_spec_change_after_approval_pauses_and_resume_replans_started_jobs(
+        tmp_path: Path) -> None:
+    repos = [checkout(tmp_path, "p", broken=True), checkout(tmp_path, "q")]
+    path = issue(tmp_path, "canary: 2\n  halt_when_failing: 0.9")
+    run_campaign(path, repos)
+    result = run_campaign(path, [], command="approve all")
+    assert result.exit_code == 4 and "Needs a human (1)" in result.dashboard  # `p` is broken
+    # The fix, in the spec: `old(x)` becomes `old (x)`, which `p` (no `new`) also passes.
+    path.write_text(path.read_text().replace("replace: 'new'", "replace: 'old ('")
+                    .replace("\\bold\\b", "\\bold\\("))
+    result = run_campaign(path, [])
+    assert "The spec changed; the campaign is paused" in result.said[0]
+    assert "Status: **paused**" in result.dashboard
+    result = run_campaign(path, [], command="resume")
+    assert any("re-plan" in line for line in result.said), result.said
+    assert any(line.startswith("p: replan") for line in result.said), result.said
+    assert result.exit_code == 0, result.dashboard  # `p` re-planned, passed and completed
+    assert "return old (x) * 2" in committed(tmp_path / "p")
+
+
+def test_the_cli_prints_the_dashboard_and_exits_with_the_campaigns_code(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.kit.local_e2e import STEPWISE
+
+    repo = checkout(tmp_path, "cli")
+    path = issue(tmp_path)
+    done = subprocess.run([str(STEPWISE), "campaign", "--issue", str(path), str(repo)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert "This is the preview" in done.stdout and "cli" in done.stdout
+    done = subprocess.run([str(STEPWISE), "campaign", "--issue", str(path), "--command",
+                           "cancle"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "did you mean `cancel`" in done.stderr
