@@ -54,6 +54,10 @@ class CommandContext(Protocol):
         """Queue a revert of one batch."""
         ...
 
+    def campaign(self, text: str) -> str:
+        """Steer the campaign of this issue with `text` (`approve all`, ...); the reply."""
+        ...
+
 
 @dataclass(frozen=True)
 class Command:
