@@ -15,6 +15,7 @@ from jobs.domain.errors import BadInputError, ConfigError
 
 DESIGN_DEFAULTS = {
     "trigger_label": "stepwise",
+    "campaign_label": "stepwise-campaign",
     "setup": [],
     "validate_commands": ["python -m pytest -q", "ruff check ."],
     "env": {},
