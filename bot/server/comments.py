@@ -22,6 +22,7 @@ from bot.commands import (
 )
 from bot.events import Event
 from bot.github.errors import ForgeError
+from bot.server.campaigns.tasks import steer_campaign
 from bot.server.context import ServerContext
 from bot.server.job_lookup import job_for
 from bot.server.keys import comment_key
@@ -130,6 +131,9 @@ class ServerCommands:
                     job_id=rq_id("cancelled", job.id))
         else:
             schedule_advance(self.ctx, job)
+
+    def campaign(self, text: str) -> str:
+        return steer_campaign(self.ctx, self.event, text)
 
     def revert(self, job: Job, batch: int) -> None:
         enqueue(self.ctx.redis, "revert", {"job_id": job.id, "batch": batch,

@@ -77,6 +77,8 @@ class RepoConfig(BaseModel):
 
     trigger_label: str = Field(default="stepwise", min_length=1, max_length=50)
     """The issue label that starts a job (server mode)."""
+    campaign_label: str = Field(default="stepwise-campaign", min_length=1, max_length=50)
+    """The issue label that starts a campaign from this (control) repository (server mode)."""
     setup: list[str] = []
     """Commands that build the job's environment once, in the sandbox, before the baseline (e.g.
     `python -m venv .venv`, `pip install -e .[test]`, `npm ci`); what they leave that git does

@@ -16,6 +16,7 @@ from jobs.domain.llm_config import LlmConfig
 
 DESIGN_DEFAULTS = {
     "trigger_label": "stepwise",
+    "campaign_label": "stepwise-campaign",
     "setup": [],
     "validate_commands": ["python -m pytest -q", "ruff check ."],
     "env": {},
