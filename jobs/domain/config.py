@@ -75,6 +75,8 @@ class RepoConfig(BaseModel):
 
     trigger_label: str = Field(default="stepwise", min_length=1, max_length=50)
     """The issue label that starts a job (server mode)."""
+    campaign_label: str = Field(default="stepwise-campaign", min_length=1, max_length=50)
+    """The issue label that starts a campaign from this (control) repository (server mode)."""
     setup: list[str] = []
     """Commands that build the job's environment once, in the sandbox, before the baseline (e.g.
     `python -m venv .venv`, `pip install -e .[test]`, `npm ci`); what they leave that git does
@@ -163,6 +165,13 @@ class RepoConfig(BaseModel):
     def command_network(self) -> bool:
         """Whether validation and codemods may use the network (setup's is `setup_network`)."""
         return self.network is True
+
+    @field_validator("setup", "validate_", "allow_commands", "network_allow", "cache_key",
+                     "protected_paths", "approvers", mode="before")
+    @classmethod
+    def _one_string(cls, value: object) -> object:
+        """A single string where a list goes is a list of that one string."""
+        return [value] if isinstance(value, str) else value
 
     @field_validator("network", mode="before")
     @classmethod
