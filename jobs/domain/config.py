@@ -27,6 +27,7 @@ from jobs.domain.config_errors import (
     config_errors,
 )
 from jobs.domain.globs import unsafe_path_reason
+from jobs.domain.llm_config import LlmConfig
 from jobs.domain.programs import BLOCKED_PROGRAMS, split_command
 from jobs.domain.yaml_input import (
     InputProblem,
@@ -63,6 +64,7 @@ _CONFIG_EXAMPLES = {
     "network_allow": 'network_allow: ["pypi.org", "*.pythonhosted.org"]',
     "cache_key": 'cache_key: ["requirements*.txt", "package-lock.json"]',
     "ci": "ci: {wait: per_milestone, checks: [\"tests\"], timeout: 60}",
+    "llm": "llm: {edit_format: search_replace, restate_every: 8}",
 }
 
 
@@ -106,6 +108,9 @@ class RepoConfig(BaseModel):
     ci: CiConfig = CiConfig()
     """The repository's own CI as a verifier (server mode): `wait`, `checks`, `timeout`, one row
     each below."""
+    llm: LlmConfig = LlmConfig()
+    """How the model edits batches (recipe `llm`): `edit_format`, `restate_every`, one row each
+    below."""
     batch_size: int = Field(default=5, ge=1, le=100)
     """Files per batch (a spec's `batch_size` overrides it)."""
     batches_per_milestone: int = Field(default=4, ge=1)

@@ -37,6 +37,7 @@ def make_hooks(runner: AttemptRunner, job: Job, batch: Batch, attempt: Attempt) 
         title=f"Stepwise #{job.number} — {job.title} — batch {batch.number}, attempt "
               f"{attempt.number} (job {job.id})",
         readable=readable_files(runner, job),
+        llm_config=job.config.llm,
     )
 
 

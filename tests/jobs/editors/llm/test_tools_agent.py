@@ -203,3 +203,32 @@ def test_secrets_in_files_never_reach_the_model_through_a_tool_result(
     assert "[redacted]" in result_of(server, 1) and "[redacted]" in result_of(server, 2)
     sent = json.dumps([r.body for r in server.requests])
     assert API_KEY not in sent and token not in sent
+
+
+def test_long_conversations_are_restated_and_compacted_keeping_paths_and_identifiers(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    repo = build_sample(tmp_path / "repo")
+    reads = [call("read_file", path="tests/test_calc.py", start_line=n) for n in range(1, 9)]
+    server.add(*reads, *good_edits(), call("finish", summary=SUMMARY))
+    session = llm_session(repo, server, edit_format="tools", restate_every=3,
+                          compact_at_tokens=2000)
+    assert_exit(session.run(llm_issue(), yes=True), 0)
+    reminders = [m["content"] for m in server.requests[3].messages
+                 if m["role"] == "user" and m["content"].startswith("# Reminder")]
+    assert reminders and reminders[0].startswith("# Reminder (turn 4)\nGoal: Replace the "
+                                                 "deprecated legacy.old_sum()")
+    assert f"- {AREA}:7: return legacy.old_sum(2, 3)" in reminders[0]
+    assert "- remove old_sum() itself" in reminders[0]  # the not-doing list
+    compacted = [r for r in server.requests if len(r.messages) > 2
+                 and str(r.messages[2]["content"]).startswith("# Summary of earlier turns")]
+    assert compacted, "the conversation was never compacted"
+    summary = compacted[0].messages[2]["content"]
+    assert '- read_file {"path": "tests/test_calc.py", "start_line": 1}' in summary
+    assert "  → tests/test_calc.py (" in summary
+    kept = summary.split("verbatim): ")[-1]
+    for name in ("calc.alpha.area", "test_area", "tests/test_calc.py"):
+        assert name in kept
+    assert compacted[0].messages[0]["role"] == "system"  # the rules are never compacted
+    job = load_job(repo)
+    assert job.batch(1).status is BatchStatus.COMPLETED
+    assert "compacted" in job.batch(1).attempts[-1].edit_summary
