@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from jobs.domain import ci_notes
 from jobs.domain.base_notes import base_merge_card
+from jobs.domain.git_versions import version_lines
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import GATES, BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import (
@@ -94,6 +95,7 @@ def render_plan(job: Job) -> str:
         f"- Validation: {', '.join(f'`{c}`' for c in job.config.validate_commands) or 'none'}",
         *config_source_lines(job),
         *environment_lines(job),
+        *version_lines(job.git_version, base=job.base_sha),
         f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
         f"- Branch: `{job.branch}`",
         *ci_notes.plan_ci_lines(job),

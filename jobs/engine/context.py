@@ -140,7 +140,9 @@ class JobContext:
                                     hidden=(repo.git_dir, *self.services.hidden_paths),
                                     should_stop=self.cancel_requested,
                                     network_allow=self.network_allow(),
-                                    deny_hosts=self.services.network_deny_hosts)
+                                    deny_hosts=self.services.network_deny_hosts,
+                                    extra_env=self.job.git_version.env
+                                    if self.job.git_version is not None else None)
             editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy,
                                 llm=self.services.llm)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,

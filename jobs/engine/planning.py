@@ -12,6 +12,7 @@ from jobs.domain.plan import build_plan
 from jobs.domain.spec import parse_issue
 from jobs.engine.baseline import baseline_report, run_baseline
 from jobs.engine.context import JobContext
+from jobs.engine.git_version import base_git_version
 from jobs.ports import Publication
 
 
@@ -64,6 +65,8 @@ def plan(engine: JobContext) -> None:
     if not job.batches:  # `find` matches nothing: no gate, no baseline, nothing to commit
         end_with_nothing_to_do(engine)
         return
+    if job.git_version is None:  # before the first command: the runner's policy carries it
+        job.git_version = base_git_version(repo, job.base_sha)
     run_baseline(engine)
     engine.event("plan", f"{len(planned.batches)} batches planned"
                + (f", {len(finished)} finished batches kept" if finished else ""))
