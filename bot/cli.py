@@ -4,6 +4,8 @@ and `worker` (cli_server.py); what the commands print is cli_output.py."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -20,6 +22,7 @@ from jobs.domain.gates import Verb
 from jobs.domain.model import BatchStatus, JobStatus
 from jobs.editors.llm.settings import LlmSettings, load_llm_settings
 from jobs.local import LocalSession, local_jobs
+from jobs.local_interrupt import EXIT_INTERRUPTED_BY_USER, interruption_message
 from jobs.local_numbers import number_for_command, number_for_run
 from jobs.local_reload import approve_with_reloaded_config
 
@@ -53,6 +56,16 @@ def llm_settings(base_url: str | None, model: str | None, budget: int | None,
                              timeout_s=timeout)
 
 
+@contextmanager
+def resumable_on_interrupt(running: LocalSession) -> Iterator[None]:
+    """Ctrl-C: say where the job stands and how to resume it, and exit 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        console.print(interruption_message(running), markup=False)
+        raise typer.Exit(EXIT_INTERRUPTED_BY_USER) from None
+
+
 def session(repo: Path, number: int | None, llm: LlmSettings | None = None, *,
             command: str = "status") -> LocalSession:
     """The session of job `number`, or (None) of the only job that has not ended."""
@@ -78,7 +91,10 @@ def run(
     def action() -> None:
         llm = llm_settings(llm_base_url, llm_model, llm_budget, llm_timeout)
         chosen = number_for_run(repo, issue) if number is None else number
-        finish(session(repo, chosen, llm).run_file(issue, yes=yes))
+        running = session(repo, chosen, llm)
+        with resumable_on_interrupt(running):
+            outcome = running.run_file(issue, yes=yes)
+        finish(outcome)
     guarded(action)
 
 
@@ -86,7 +102,8 @@ def _verb(verb: Verb, repo: Path, number: int | None, reason: str = "",
           llm: tuple[str | None, str | None, int | None, float | None] = (None,) * 4) -> None:
     def action() -> None:
         chosen = session(repo, number, llm_settings(*llm), command=str(verb))
-        message, outcome = chosen.verb(verb, reason=reason)
+        with resumable_on_interrupt(chosen):
+            message, outcome = chosen.verb(verb, reason=reason)
         finish(outcome, message)
     guarded(action)
 
@@ -108,7 +125,8 @@ def approve(repo: RepoOption, number: NumberOption = None, llm_base_url: LlmUrl 
 
     def action() -> None:
         chosen = session(repo, number, llm_settings(*llm), command="approve")
-        message, outcome = approve_with_reloaded_config(chosen)
+        with resumable_on_interrupt(chosen):
+            message, outcome = approve_with_reloaded_config(chosen)
         finish(outcome, message)
     guarded(action)
 

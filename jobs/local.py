@@ -246,6 +246,9 @@ class LocalSession:
             job = self.load()
             if verb is not Verb.CANCEL:
                 llm_for(self.services, job.spec)
+            if verb in (Verb.APPROVE, Verb.RETRY) and job.status in RESUMABLE:
+                # Nobody else holds the lock: the job's process is gone. Resume it.
+                return "resuming the interrupted job", Engine(self.services, job).advance()
             wiring = LocalWiring(self)
             message = usecases.steer(wiring, job, verb, reason=reason)
             return message, wiring.outcome
@@ -288,6 +291,8 @@ class LocalSession:
 
 # Statuses in which a process must be advancing the job.
 LIVE_STATUSES = frozenset({JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING})
+# What `approve` and `retry` resume when no process holds the job (killed, or Ctrl-C).
+RESUMABLE = LIVE_STATUSES | {JobStatus.INTERRUPTED}
 
 
 def local_jobs(repo: Path) -> list[Job]:

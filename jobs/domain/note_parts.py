@@ -24,7 +24,7 @@ def short(sha: str | None) -> str:
 def command_line(evidence: CommandEvidence) -> str:
     suffix = f" (timed out after {evidence.duration_s:.0f} s; `command_timeout` in " \
         ".github/stepwise.yml sets the limit)" if evidence.timed_out else ""
-    return f"`{evidence.display}` → exit {evidence.exit_code}{suffix}"
+    return f"{code_span(evidence.display)} → exit {evidence.exit_code}{suffix}"
 
 
 def output_block(evidence: CommandEvidence, *, lines: int = 15) -> list[str]:

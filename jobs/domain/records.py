@@ -4,6 +4,7 @@ keeps (pydantic, no I/O)."""
 
 from __future__ import annotations
 
+import shlex
 from datetime import datetime
 from typing import Literal
 
@@ -40,7 +41,8 @@ class CommandEvidence(Record):
 
     @property
     def display(self) -> str:
-        return " ".join(self.argv)
+        """The command as a shell would take it back (`shlex.join`: quotes kept)."""
+        return shlex.join(self.argv)
 
 
 class ToolUse(Record):

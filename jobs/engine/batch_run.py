@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from jobs.domain.errors import ErrorInfo
 from jobs.domain.gates import open_gate
 from jobs.domain.job import Batch
@@ -30,7 +32,7 @@ def timeout_words(attempt: Attempt, error: ErrorInfo | None, limit: int) -> str:
     timed = next((c.display for c in attempt.commands if c.timed_out), None)
     edit = (error.evidence.get("command") if error else None) or {}
     if timed is None and isinstance(edit, dict) and edit.get("timed_out"):
-        timed = " ".join(str(arg) for arg in edit.get("argv", []))
+        timed = shlex.join(str(arg) for arg in edit.get("argv", []))
     if timed is None:
         return ""
     return (f"; `{timed}` timed out (command_timeout is {limit} s in .github/stepwise.yml: "

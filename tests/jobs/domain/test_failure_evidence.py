@@ -123,3 +123,13 @@ def test_findings_in_the_common_formats_become_leftovers(output: str,
 ])
 def test_code_spans_hold_any_backticks(text: str, span: str) -> None:
     assert code_span(text) == span
+
+
+def test_commands_keep_their_quoting_so_they_can_be_pasted_back() -> None:
+    from jobs.domain.note_parts import command_line
+    from jobs.domain.records import CommandEvidence
+
+    evidence = CommandEvidence(argv=["eslint", "--fix", "--rule", "no-var: error", "lib/a.js"],
+                               exit_code=1, duration_s=0.5)
+    assert evidence.display == "eslint --fix --rule 'no-var: error' lib/a.js"
+    assert command_line(evidence) == "`eslint --fix --rule 'no-var: error' lib/a.js` → exit 1"
