@@ -18,7 +18,7 @@ from bot.cli_demo import demo
 from bot.cli_output import console, finish, guarded, show, verbatim
 from bot.cli_server import serve, worker
 from jobs.domain.errors import BadInputError
-from jobs.domain.gates import Verb
+from jobs.domain.gates import Verb, split_skip_words
 from jobs.domain.model import BatchStatus, JobStatus
 from jobs.editors.llm.settings import LlmSettings, load_llm_settings
 from jobs.local import LocalSession, local_jobs
@@ -140,13 +140,27 @@ def retry(repo: RepoOption, number: NumberOption = None, llm_base_url: LlmUrl = 
 
 
 @app.command()
-def skip(reason: Annotated[str, typer.Argument(help="Why the batch is skipped.")],
-         repo: RepoOption, number: NumberOption = None, llm_base_url: LlmUrl = None,
-         llm_model: LlmModel = None, llm_budget: LlmBudget = None,
+def skip(words: Annotated[list[str], typer.Argument(
+             help="Why the batch is skipped (with --files: the files first, then the reason).")],
+         repo: RepoOption, number: NumberOption = None,
+         files: Annotated[bool, typer.Option(
+             "--files", help="Skip only the named files of the paused batch (set aside as a "
+             "skipped batch of their own); the rest of the batch runs again.")] = False,
+         llm_base_url: LlmUrl = None, llm_model: LlmModel = None, llm_budget: LlmBudget = None,
          llm_timeout: LlmTimeout = None) -> None:
-    """Mark the paused batch skipped with a reason and go on."""
-    _verb(Verb.SKIP, repo, number, reason,
-          llm=(llm_base_url, llm_model, llm_budget, llm_timeout))
+    """Mark the paused batch skipped with a reason and go on (it names the files it leaves)."""
+    llm = (llm_base_url, llm_model, llm_budget, llm_timeout)
+    if not files:
+        _verb(Verb.SKIP, repo, number, " ".join(words), llm=llm)
+        return
+
+    def action() -> None:
+        chosen = session(repo, number, llm_settings(*llm), command="skip")
+        paths, reason = split_skip_words(chosen.load(), words)
+        with resumable_on_interrupt(chosen):
+            message, outcome = chosen.verb(Verb.SKIP, reason=reason, files=paths)
+        finish(outcome, message)
+    guarded(action)
 
 
 @app.command()

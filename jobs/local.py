@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -235,7 +235,8 @@ class LocalSession:
         note_spec_change(job, title=issue.title, body=issue.body, now=self.services.clock())
         return self.store.save(job)
 
-    def verb(self, verb: Verb, *, reason: str = "") -> tuple[str, Outcome]:
+    def verb(self, verb: Verb, *, reason: str = "",
+             files: Sequence[str] = ()) -> tuple[str, Outcome]:
         """Apply a gate verb; `approve`, `retry` and `skip` carry on until the next gate."""
         if verb is Verb.CANCEL and self.store.is_locked(self.number):
             # The process running the job stops at its next safe point and writes the ending.
@@ -250,7 +251,7 @@ class LocalSession:
                 # Nobody else holds the lock: the job's process is gone. Resume it.
                 return "resuming the interrupted job", Engine(self.services, job).advance()
             wiring = LocalWiring(self)
-            message = usecases.steer(wiring, job, verb, reason=reason)
+            message = usecases.steer(wiring, job, verb, reason=reason, files=files)
             return message, wiring.outcome
 
     def revert(self, batch: int) -> tuple[str, Outcome]:

@@ -55,3 +55,4 @@ def number_for_command(repo: Path, command: str) -> int:
         hint=f"pass the job's number, e.g. `stepwise {command} --repo {root} --number "
              f"{chosen[-1].number}` (all jobs: `stepwise jobs --repo {root}`)",
         code="which_job")
+

@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import BadInputError, ErrorInfo
-from jobs.domain.job import Job, OpenGate
+from jobs.domain.job import Batch, Job, OpenGate
 from jobs.domain.model import BATCH_GATES, GATES, BatchStatus, Gate, JobStatus, Verb
 from jobs.domain.records import PendingIssue
 
 __all__ = ["ACCEPTED", "RefusedError", "Verb", "apply_verb", "note_spec_change", "open_gate",
-           "reload_config"]
+           "reload_config", "skip_files", "split_skip_words"]
 
 # Which verbs each gate accepts besides cancel: a view of the gate table.
 ACCEPTED: dict[Gate, frozenset[Verb]] = {gate: rule.verbs for gate, rule in GATES.items()}
@@ -39,8 +40,10 @@ def open_gate(
     return gate
 
 
-def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = None) -> str:
-    """Apply `verb` to the open gate; return what happened. Raises RefusedError, changing nothing."""
+def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = None,
+               files: Sequence[str] = ()) -> str:
+    """Apply `verb` to the open gate; return what happened. Raises RefusedError, changing nothing.
+    `skip` with `files` drops only those files of the paused batch and runs the rest again."""
     gate = job.gate
     if verb is Verb.CANCEL:
         return _cancel(job)
@@ -68,7 +71,13 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
     if verb is Verb.SKIP and gate.batch is None:
         raise RefusedError(f"the `{gate.kind}` gate is not about one batch, so there is "
                            "nothing to skip", hint="use `approve` or `cancel`")
-    message = _pass(job, gate, verb, reason.strip())
+    if files:
+        if verb is not Verb.SKIP:
+            raise RefusedError("only `skip` takes files", hint="e.g. `stepwise skip --files "
+                               "a.py broken by the codemod`")
+        message = skip_files(job, job.batch(gate.batch or 0), files, reason.strip())
+    else:
+        message = _pass(job, gate, verb, reason.strip())
     job.gate = None
     return message
 
@@ -79,7 +88,8 @@ def _pass(job: Job, gate: OpenGate, verb: Verb, reason: str) -> str:
         batch.set_status(BatchStatus.SKIPPED)
         batch.reason = reason
         job.set_status(JobStatus.RUNNING)
-        return f"batch {batch.number} skipped: {reason}"
+        return (f"batch {batch.number} skipped: {reason} (its files are left unchanged: "
+                f"{', '.join(batch.files)})")
     if gate.kind is Gate.SPEC_CHANGED:
         job.set_status(JobStatus.PLANNING)
         return "re-planning with the changed spec"
@@ -140,6 +150,45 @@ def _ci_failed(job: Job, verb: Verb) -> str:
             batch.set_status(BatchStatus.COMPLETED)
     job.ci_wait = None
     return f"the CI failure of {what} is accepted as it is (named in the note)"
+
+
+def skip_files(job: Job, batch: Batch, files: Sequence[str], reason: str) -> str:
+    """Drop `files` from the paused `batch` into a skipped batch of their own (numbered after
+    the last one, with the reason) and run the rest of the batch again, counter reset."""
+    unknown = [path for path in files if path not in batch.files]
+    if unknown:
+        raise RefusedError(f"batch {batch.number} has no file {', '.join(unknown)}",
+                           hint=f"its files: {', '.join(batch.files)}")
+    dropped = [path for path in batch.files if path in set(files)]
+    kept = [path for path in batch.files if path not in set(files)]
+    if not kept:
+        raise RefusedError(f"that is every file of batch {batch.number}",
+                           hint="skip the whole batch: `skip <reason>` without --files")
+    batch.files = kept
+    batch.consecutive_failures = 0
+    if batch.status is not BatchStatus.PENDING:
+        batch.set_status(BatchStatus.PENDING)
+    aside = Batch(number=max(b.number for b in job.batches) + 1, milestone=batch.milestone,
+                  files=dropped, reason=f"{reason} (set aside from batch {batch.number})")
+    aside.set_status(BatchStatus.SKIPPED)
+    job.batches.append(aside)
+    job.set_status(JobStatus.RUNNING)
+    return (f"batch {batch.number}: {', '.join(dropped)} skipped as batch {aside.number} "
+            f"({reason}); the other {len(kept)} file(s) run again")
+
+
+def split_skip_words(job: Job, words: list[str]) -> tuple[list[str], str]:
+    """`skip --files a.py b.py the reason`: the words naming files of the paused batch, and the
+    rest as the reason."""
+    gate = job.gate
+    batch_files = set(job.batch(gate.batch).files) if gate is not None and \
+        gate.batch is not None else set()
+    paths = [word for word in words if word in batch_files]
+    if not paths:
+        listed = ", ".join(sorted(batch_files)) or "no batch is paused"
+        raise RefusedError("`skip --files` names no file of the paused batch",
+                            hint=f"name some of its files before the reason ({listed})")
+    return paths, " ".join(word for word in words if word not in batch_files)
 
 
 def reload_config(job: Job, config: RepoConfig, *, source: str | None = None) -> str:

@@ -9,6 +9,7 @@ the server: queues the next task).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -40,10 +41,11 @@ class Wiring(Protocol):
         ...
 
 
-def steer(wiring: Wiring, job: Job, verb: Verb, *, reason: str = "") -> str:
+def steer(wiring: Wiring, job: Job, verb: Verb, *, reason: str = "",
+          files: Sequence[str] = ()) -> str:
     """Answer the open gate with `verb` (or cancel), save, and carry on; what happened.
     Raises RefusedError, changing nothing, when the verb does not apply."""
-    message = apply_verb(job, verb, reason=reason)
+    message = apply_verb(job, verb, reason=reason, files=files)
     wiring.save(job)
     wiring.advance(job)
     return message
