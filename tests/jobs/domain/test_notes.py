@@ -277,7 +277,8 @@ def test_note_table_survives_pipes_and_newlines_in_names() -> None:
     assert len(row_cells) == 7
     assert "src/weird\\|name.py" in row_cells[3]
     assert "src/new line.py" in row_cells[3]
-    assert "print('a\\|b')" in row_cells[6]
+    # the command as a shell takes it back (shlex.join), its pipe escaped for the table
+    assert "python -c 'print('\"'\"'a\\|b'\"'\"')'" in row_cells[6]
     assert "exit 2 (timed out after" in row_cells[6]
     assert "`command_timeout` in .github/stepwise.yml sets the limit" in row_cells[6]
 
