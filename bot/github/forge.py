@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from bot.commands.spec import PREFIX
+from bot.commands.registry import voice as server_voice
 from bot.github.ci import RepositoryCi, ci_failures, is_own_check, send_check_run
 from bot.github.client import Installation
 from bot.github.errors import ForgeError
@@ -32,10 +32,9 @@ from jobs.domain.redact import redact
 from jobs.ports import CiFailure, CiReport, Publication
 
 log = logging.getLogger(__name__)
-COMMAND_PREFIX = f"{PREFIX} "
 MERGE_ADVICE = (
     "Merge this pull request with a merge commit or a rebase, not a squash, so that every "
-    "batch stays revertable (`/stepwise revert <batch>`)."
+    "batch stays revertable ({revert})."
 )
 SQUASH_WARNING = (
     "⚠️ This repository only allows squash merges: after a squash merge the batches can no "
@@ -60,6 +59,7 @@ class GitHubForge:
         self.squash_only = squash_only
         self.web_url = web_url.rstrip("/")
         self.task_center_url = (task_center_url or "").rstrip("/")  # STEPWISE_TASK_CENTER_URL
+        self.voice = server_voice()  # every command it shows reads `/stepwise <verb>`
 
     # -- the port: an outbox in the job's record -------------------------------------------------
     def publish(self, job: Job, kind: Publication, text: str) -> None:
@@ -144,7 +144,7 @@ class GitHubForge:
         elif key.startswith(outbox.GATE_PREFIX):
             if gate is not None and key == gate_key(gate.id):
                 self.upsert(job, self.thread(job), key,
-                            gate_prompt(job, prefix=COMMAND_PREFIX) + self.center_link(job))
+                            gate_prompt(job, voice=self.voice) + self.center_link(job))
         elif key.startswith("milestone:"):
             self.upsert(job, self.thread(job), key, self.card(job, fold_finished=False))
         elif key == "summary":
@@ -163,7 +163,7 @@ class GitHubForge:
         return pull.number if pull is not None else job.number
 
     def card(self, job: Job, *, fold_finished: bool = True) -> str:
-        return render_card(job, fold_finished=fold_finished, prefix=COMMAND_PREFIX,
+        return render_card(job, fold_finished=fold_finished, voice=self.voice,
                            link=lambda sha: f"{self.web_url}/{self.owner}/{self.name}/commit/{sha}"
                            ) + self.center_link(job)
 
@@ -187,12 +187,13 @@ class GitHubForge:
         if self.squash_only:
             parts.append(SQUASH_WARNING)
         if job.gate is not None:
-            parts.append(gate_prompt(job, prefix=COMMAND_PREFIX))
+            parts.append(gate_prompt(job, voice=self.voice))
         return "\n\n".join(parts) + self.center_link(job)
 
     def pull_body(self, job: Job) -> str:
         return redact("\n\n".join([self.card(job), f"Closes nothing by itself: tracks #{job.number}.",
-                                   MERGE_ADVICE, marker(job, "card")]))
+                                   MERGE_ADVICE.format(revert=self.voice.usage("revert <batch>")),
+                                   marker(job, "card")]))
 
     def refresh_pull(self, job: Job) -> None:
         """Open the PR after the first commit; afterwards keep its body (the card) current."""

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 CANNOT_START = "Stepwise cannot start: {}\n\nFix: {}"
 CLOSED_BY_OTHER = (
-    "@{sender} closed this {what}, but the Stepwise job goes on: {reason}.\n\n"
+    "@{sender} closed this {what}, but the Stepwise job goes on. {reason}.\n\n"
     "Someone who may steer it (write, maintain or admin permission, or the config's "
     "`approvers`) can stop it with `/stepwise cancel`; reopening changes nothing for the job."
 )
@@ -75,10 +75,10 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
                                 code="start_busy", retry_class=RetryClass.AUTO_RETRY,
                                 hint="the delivery is retried in a few seconds")
         decision = steering_decision(client, event.repo, login=event.sender,
-                                     approvers=config.approvers, action="start a job")
+                                     approvers=config.approvers, action="starting a job")
         if not decision.allowed:
             forge.reply(None, event.number, start_key(event),
-                        f"Stepwise did not start: {decision.reason}.")
+                        f"Stepwise did not start. {decision.reason}.")
             return
         existing = ctx.store.find(event.repo, event.number)
         if existing is not None and not existing.is_terminal:
@@ -125,7 +125,7 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
     what = "pull request" if event.kind is Kind.PULL_CLOSED else "issue"
     decision = steering_decision(client, event.repo, login=event.sender,
                                  approvers=job.config.approvers,
-                                 action=f"cancel the job by closing the {what}")
+                                 action=f"cancelling the job by closing the {what}")
     if not decision.allowed:
         ctx.forge(client, event.repo).reply(
             job, event.number, f"closed:{event.delivery_id}",

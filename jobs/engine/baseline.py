@@ -18,10 +18,10 @@ def baseline_report(job: Job) -> ErrorInfo:
     return ErrorInfo(
         code="baseline_failed", retry_class=RetryClass.NEEDS_HUMAN,
         message=f"validation fails on the starting commit {short(job.baseline_sha)}",
-        hint="fix the cause, then approve (the baseline runs again first): a program missing "
-             "from the PATH of the shell that runs stepwise, or the `validate` commands; a fix "
-             "to the code needs a new job from the fixed commit (cancel, commit the fix, run "
-             "with a new --number)",
+        hint="fix the cause, then {{approve}} (the baseline runs again first): a program "
+             "missing where validation runs, or the `validate` commands in "
+             ".github/stepwise.yml; a fix to the code needs a new job from the fixed commit "
+             "({{cancel}}, commit the fix to the base branch, then start the job again)",
         evidence={"output_tail": tail})
 
 
