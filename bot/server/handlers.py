@@ -9,6 +9,8 @@ from typing import Any
 
 from bot.authz import STEERING_ROLES
 from bot.events import Event, Kind
+from bot.github.client import Installation
+from bot.github.errors import ForgeError
 from bot.server import reconciler, steps
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
@@ -80,6 +82,7 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
             forge.reply(None, event.number, start_key(event),
                         f"Stepwise did not start. {decision.reason}.")
             return
+        acknowledge(client, event)  # 👀 within seconds, before the clone
         existing = ctx.store.find(event.repo, event.number)
         if existing is not None and not existing.is_terminal:
             pull = existing.server.pull
@@ -107,10 +110,24 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
             return
         author_role = client.permission(owner, name, issue.author)
         job.server.installation_id = event.installation_id
+        job.server.started_by = event.sender  # assigned, mentioned at gates, asked to review
         # a drafted spec always is untrusted
         job.untrusted_spec = job.untrusted_spec or author_role not in STEERING_ROLES
         ctx.store.save(job)
     schedule_advance(ctx, job)
+
+
+def acknowledge(client: Installation, event: Event) -> None:
+    """React 👀 to the labelled issue: the label was seen and a job is being set up (best
+    effort: a fault here never stops the start)."""
+    owner, name = event.repo.split("/", 1)
+    try:
+        client.react_to_issue(owner, name, event.number, "eyes")
+    except ForgeError as exc:
+        if exc.retry_class is RetryClass.DO_NOT_RETRY:
+            raise
+        log.warning("could not react to the label", extra={"repo": event.repo,
+                                                           "issue": event.number})
 
 
 # -- closes, edits and pushes ---------------------------------------------------------------------
