@@ -33,7 +33,7 @@ from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import RetryClass
 from jobs.domain.job import Job
-from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, JobStatus
+from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.outbox import gate_key
 from jobs.domain.records import PullRequest
@@ -365,12 +365,3 @@ class GitHubForge:
 
 __all__ = ["ForgeError", "GitHubForge", "marker"]
 
-
-def reported_milestone(job: Job) -> int:
-    """The milestone a report is about: the open gate's, else the last one whose batches are
-    all finished (the report is published just before the milestone gate opens)."""
-    if job.gate is not None and job.gate.milestone:
-        return job.gate.milestone
-    done = [m for m in {b.milestone for b in job.batches}
-            if all(b.status in FINISHED_BATCH_STATUSES for b in job.batches if b.milestone == m)]
-    return max(done, default=0)

@@ -114,7 +114,8 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
                          f"({plural(batch.targets, 'target')}){kept_mark}")
         listed += len(batches)
     if not job.batches:
-        lines += ["", "Nothing matches: there is no work to do."]
+        lines += ["", "Nothing matches: there is no work to do, so the job ends here (nothing was "
+                  "committed)."]
     return voice.speak("\n".join(lines))
 
 

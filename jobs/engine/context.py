@@ -68,6 +68,9 @@ class CancelSignal(Exception):
 def outcome_of(job: Job, *, voice: Voice = LOCAL) -> Outcome:
     if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
         return Outcome(job.status, job.gate.exit_code, gate_prompt(job, voice=voice))
+    if job.status is JobStatus.COMPLETED and not job.batches:
+        return Outcome(job.status, EXIT_COMPLETED, "nothing to do: no file in scope matches; "
+                       "the job ended without a commit")
     if job.status is JobStatus.COMPLETED:
         return Outcome(job.status, EXIT_COMPLETED, f"job completed; change note {job.note_path}")
     if job.status is JobStatus.CANCELLED:

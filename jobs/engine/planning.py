@@ -51,10 +51,17 @@ def plan(engine: JobContext) -> None:
     ]
     job.scope_files = scope
     job.target_count = planned.target_count
+    if not job.batches:  # nothing matches: the plan comment says so and the job ends there
+        job.set_status(JobStatus.RUNNING)
+        job.set_status(JobStatus.COMPLETED)
+        engine.event("plan", "nothing to do: no file in scope matches")
+        engine.save()
+        engine.publish(Publication.PLAN, render_plan(job, voice=engine.services.voice))
+        return
     run_baseline(engine)
     engine.event("plan", f"{len(planned.batches)} batches planned"
                + (f", {len(finished)} finished batches kept" if finished else ""))
-    engine.publish(Publication.PLAN, render_plan(job))
+    engine.publish(Publication.PLAN, render_plan(job, voice=engine.services.voice))
     # An issue written or edited by someone without write access is always shown first.
     trusted_skip = (not job.config.require_plan_approval and job.baseline_ok is not False
                     and not job.untrusted_spec)

@@ -9,13 +9,13 @@ import pytest
 
 from jobs.domain.change_note import render_note
 from jobs.domain.errors import ErrorInfo, RetryClass
+from jobs.domain.gate_choices import gate_choices
 from jobs.domain.gates import open_gate
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.domain.gate_choices import gate_choices
 from jobs.domain.notes import gate_prompt, render_card, render_plan
-from jobs.domain.voice import Voice
 from jobs.domain.records import Attempt, CommandEvidence, FinalReview
+from jobs.domain.voice import Voice
 from tests.kit.records import T0, make_batch, make_job
 
 NOW = datetime(2024, 5, 18, 12, 0, 0, tzinfo=UTC)
@@ -98,7 +98,7 @@ def test_plan_shows_the_baseline_result(baseline: list[CommandEvidence], ok: boo
 
 def test_plan_with_nothing_to_do() -> None:
     text = render_plan(make_job())
-    assert "Nothing matches: there is no work to do." in text
+    assert "Nothing matches: there is no work to do, so the job ends here" in text
     assert "0 batches in 0 milestones" in text
 
 
