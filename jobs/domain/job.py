@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import ErrorInfo, StateError
+from jobs.domain.git_versions import GitVersion
 from jobs.domain.model import (
     ACTIVE_JOB_STATUSES,
     GATE_EXIT_CODES,
@@ -101,6 +102,7 @@ class Job(Record):
     spec_digest: str
     spec_text: str
     config: RepoConfig
+    config_source: str | None = None  # local mode: "working tree" when not the commit's config
     base_branch: str
     base_sha: str
     branch: str
@@ -117,6 +119,7 @@ class Job(Record):
     baseline_sha: str | None = None  # the commit the baseline above ran on
     left_out: list[LeftOut] = []
     environment: EnvironmentRecord | None = None  # what `setup` built (None without setup)
+    git_version: GitVersion | None = None  # the version from git given to the version tools
     issue_file: str | None = None  # local mode: the issue file the job was started from
     instructions: list[str] = []
     note_path: str = ""

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from jobs.domain import ci_notes
 from jobs.domain.base_notes import base_merge_card
 from jobs.domain.gate_choices import gate_choices
+from jobs.domain.git_versions import version_lines
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.note_parts import (
@@ -62,6 +63,14 @@ def environment_lines(job: Job) -> list[str]:
     return lines
 
 
+def config_source_lines(job: Job) -> list[str]:
+    """Local mode: say when the config is the checkout's uncommitted one."""
+    if not job.config_source:
+        return []
+    return [f"- Config: `.github/stepwise.yml` from the {job.config_source} (it differs from "
+            f"the one committed at `{short(job.base_sha)}`)"]
+
+
 def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
     spec = job.spec
     lines = [
@@ -83,7 +92,9 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
         f"(batch size {spec.batch_size or job.config.batch_size}, "
         f"{job.config.batches_per_milestone} batches per milestone)",
         f"- Validation: {', '.join(f'`{c}`' for c in job.config.validate_commands) or 'none'}",
+        *config_source_lines(job),
         *environment_lines(job),
+        *version_lines(job.git_version, base=job.base_sha),
         f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
         f"- Branch: `{job.branch}`",
         *ci_notes.plan_ci_lines(job),
@@ -114,9 +125,14 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
                          f"({plural(batch.targets, 'target')}){kept_mark}")
         listed += len(batches)
     if not job.batches:
-        lines += ["", "Nothing matches: there is no work to do, so the job ends here (nothing was "
-                  "committed)."]
+        lines += ["", f"Nothing to do: {nothing_to_do(job)}."]
     return voice.speak("\n".join(lines))
+
+
+def nothing_to_do(job: Job) -> str:
+    """Why a plan has no batch (the job then ends at once)."""
+    return (f"`find` matches nothing in the {plural(len(job.scope_files), 'file')} in scope, "
+            "so the job ends here: no baseline was run and nothing was committed")
 
 
 def baseline_label(job: Job) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 # The verbs a token may name: the comment commands and the CLI subcommands of the same meaning.
 TOKEN_VERBS = ("approve", "retry", "skip", "cancel", "revert", "instruct", "status", "help",
-               "resume", "retry-start")
+               "reload-config", "resume", "retry-start")
 _TOKEN = re.compile(r"\{\{(" + "|".join(re.escape(v) for v in TOKEN_VERBS)
                     + r")(?: ([^{}\n]*))?\}\}")
 

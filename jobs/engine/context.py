@@ -69,8 +69,8 @@ def outcome_of(job: Job, *, voice: Voice = LOCAL) -> Outcome:
     if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
         return Outcome(job.status, job.gate.exit_code, gate_prompt(job, voice=voice))
     if job.status is JobStatus.COMPLETED and not job.batches:
-        return Outcome(job.status, EXIT_COMPLETED, "nothing to do: no file in scope matches; "
-                       "the job ended without a commit")
+        return Outcome(job.status, EXIT_COMPLETED, "job completed with nothing to do (no "
+                       "batch was planned, nothing was committed)")
     if job.status is JobStatus.COMPLETED:
         return Outcome(job.status, EXIT_COMPLETED, f"job completed; change note {job.note_path}")
     if job.status is JobStatus.CANCELLED:
@@ -141,7 +141,9 @@ class JobContext:
                                     hidden=(repo.git_dir, *self.services.hidden_paths),
                                     should_stop=self.cancel_requested,
                                     network_allow=self.network_allow(),
-                                    deny_hosts=self.services.network_deny_hosts)
+                                    deny_hosts=self.services.network_deny_hosts,
+                                    extra_env=self.job.git_version.env
+                                    if self.job.git_version is not None else None)
             editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy,
                                 llm=self.services.llm)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
