@@ -198,15 +198,3 @@ def test_require_plan_approval_false_still_stops_for_a_failing_baseline(tmp_path
     assert job.gate is not None and job.gate.kind is Gate.PLAN
     assert branch_head(repo, job.branch) == job.base_sha
 
-
-def test_nothing_to_do_ends_the_job_with_the_plan_instead_of_a_gate(tmp_path: Path) -> None:
-    repo = build_sample(tmp_path / "repo")
-    sink = Recorder()
-    outcome = session(repo, sink=sink).run(issue(find=[r"\bno_such_call\("]), yes=False)
-    assert_exit(outcome, 0)
-    assert "nothing to do" in outcome.message
-    job = load_job(repo)
-    assert job.status is JobStatus.COMPLETED and job.gate is None and not job.batches
-    plans = sink.texts(Publication.PLAN)
-    assert len(plans) == 1 and "the job ends here" in plans[0]
-    assert not sink.texts(Publication.GATE) and branch_head(repo, job.branch) in (None, job.base_sha)
