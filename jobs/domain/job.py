@@ -21,7 +21,7 @@ from jobs.domain.model import (
     JobStatus,
     transition,
 )
-from jobs.domain.record_upgrades import fields_from_extra
+from jobs.domain.record_upgrades import fields_from_extra, without_gate_once_ended
 from jobs.domain.records import (
     Attempt,
     BaseConflict,
@@ -147,10 +147,12 @@ class Job(Record):
     @model_validator(mode="before")
     @classmethod
     def _fields_from_extra(cls, data: Any) -> Any:
-        return fields_from_extra(data)
+        return without_gate_once_ended(fields_from_extra(data))
 
     def set_status(self, new: JobStatus) -> None:
         transition(self, new)
+        if self.is_terminal:
+            self.gate = None  # an ended job waits at no gate (however it ended)
 
     @property
     def milestone_count(self) -> int:
