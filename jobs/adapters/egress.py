@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs.domain import caps
 from jobs.domain.globs import glob_match
 
 log = logging.getLogger(__name__)
@@ -118,12 +119,14 @@ class EgressProxy:
     """The proxy for one sandboxed command (or one setup phase), on a Unix socket of its own.
 
     `deny_hosts` are Stepwise's own services (Redis, the web app): their addresses are refused
-    even where they are public. Every tunnel asked for is kept in `records`.
+    even where they are public. The first EGRESS_RECORDS tunnels asked for are kept in
+    `records` (jobs/domain/caps.py), the rest only counted in `dropped`.
     """
 
     def __init__(self, allow: Sequence[str], *, deny_hosts: Sequence[str] = ()) -> None:
         self.allowlist = Allowlist(tuple(allow))
         self.records: list[EgressRecord] = []
+        self.dropped = 0
         self._denied = _resolve_all(deny_hosts)
         self._dir = Path(tempfile.mkdtemp(prefix="stepwise-egress-"))
         self.socket_path = self._dir / "egress.sock"
@@ -185,12 +188,12 @@ class EgressProxy:
             return
         method, target = _request_line(head)
         if method != "CONNECT":
-            self.records.append(EgressRecord(target, 0, False, "only CONNECT (HTTPS) is proxied"))
+            self._record(EgressRecord(target, 0, False, "only CONNECT (HTTPS) is proxied"))
             await _answer(writer, 405, "only HTTPS (CONNECT) is proxied")
             return
         host, port = _host_port(target)
         address, reason = await self._check(host, port)
-        self.records.append(EgressRecord(host, port, address is not None, reason, address or ""))
+        self._record(EgressRecord(host, port, address is not None, reason, address or ""))
         if address is None:
             log.info("egress refused: %s:%s (%s)", host, port, reason)
             await _answer(writer, 403, reason)
@@ -204,6 +207,12 @@ class EgressProxy:
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
         await writer.drain()
         await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+    def _record(self, record: EgressRecord) -> None:
+        if len(self.records) < caps.EGRESS_RECORDS:
+            self.records.append(record)
+        else:
+            self.dropped += 1
 
     async def _check(self, host: str, port: int) -> tuple[str | None, str]:
         if not self.allowlist.admits(host, port):

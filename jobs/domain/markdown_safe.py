@@ -33,7 +33,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # images, code, tables, math, escapes); CommonMark lets any ASCII punctuation be escaped.
 _INLINE = re.compile(r"([\\`*_\[\]!~|$])")
 _LINE_START = re.compile(r"^([ \t]*)([#>+=-]|\d+[.)])")
-_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_HTML = {"&": "&amp;", "<": "&lt;"}  # enough for no tag, comment or entity to form
 _REFERENCES = (
     (re.compile(r"@(?=[A-Za-z0-9])"), "@" + ZWJ),  # @user, @org/team, a@b.example
     (re.compile(r"#(?=\d)"), "#" + ZWJ),  # #123, owner/repo#123
@@ -84,14 +84,15 @@ def neutralise(value: str) -> str:
     return value
 
 
-def text(value: object) -> str:
-    """`value` as literal prose on one line: HTML escaped, Markdown punctuation escaped,
-    mentions, references and URLs neutralised."""
-    content = neutralise(_LINE_BREAK.sub(" ", str(value)))
-    content = _INLINE.sub(r"\\\1", content)
-    content = "".join(_HTML.get(char, char) for char in content)
+def _escape_inline(value: str) -> str:
+    content = _INLINE.sub(r"\\\1", neutralise(value))
+    return "".join(_HTML.get(char, char) for char in content)
+
+
+def _edges(content: str) -> str:
+    """Whitespace at either end as character references (Markdown would strip it, or make an
+    indented code block of it) and a block marker at the start made literal."""
     content = _LINE_START.sub(_escape_marker, content)
-    # Whitespace at either end would be stripped (or make an indented code block).
     body = content.strip()
     if not body:
         return "".join(f"&#{ord(char)};" for char in content)
@@ -100,7 +101,66 @@ def text(value: object) -> str:
         "".join(f"&#{ord(char)};" for char in content[end:])
 
 
+def text(value: object) -> str:
+    """`value` as literal prose on one line: HTML escaped, Markdown punctuation escaped,
+    mentions, references and URLs neutralised."""
+    return _edges(_escape_inline(_LINE_BREAK.sub(" ", str(value))))
+
+
 def _escape_marker(match: re.Match[str]) -> str:
     """A block marker at the start of the line (`#`, `>`, `-`, `+`, `=`, `1.`) made literal."""
     marker = match[2]
     return match[1] + marker[:-1] + "\\" + marker[-1]
+
+
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+# The one link a message may carry: Stepwise's own "[details](https://...)" to a check run.
+_DETAILS_LINK = re.compile(r"\[details\]\((https://[^\s()<>`\\]+)\)")
+_FENCE_LINE = re.compile(r" {0,3}(`{3,})[^`]*")
+_BULLET = "- "
+
+
+def message(value: object, *, in_table: bool = False) -> str:
+    """A message Stepwise wrote around untrusted values (an error, a gate's reason, a hint):
+    its code spans, fenced blocks and `- ` bullets are kept (code is inert, and a block is
+    fenced again so nothing inside closes it); everything else is `text`, line by line."""
+    lines, out, index = _LINE_BREAK.split(str(value)), [], 0
+    while index < len(lines):
+        line = lines[index]
+        opening = _FENCE_LINE.fullmatch(line)
+        if opening is not None:
+            width = len(opening[1])
+            end = next((j for j in range(index + 1, len(lines))
+                        if re.fullmatch(rf" {{0,3}}`{{{width},}}\s*", lines[j])), len(lines))
+            out.append(block("\n".join(lines[index + 1:end])))
+            index = end + 1
+            continue
+        bullet = _BULLET if line.startswith(_BULLET) else ""
+        out.append(bullet + _inline_message(line[len(bullet):], in_table=in_table))
+        index += 1
+    return "\n".join(out)
+
+
+def _inline_message(line: str, *, in_table: bool) -> str:
+    return _edges(_segments(line, in_table=in_table))
+
+
+def _segments(line: str, *, in_table: bool) -> str:
+    parts, position = [], 0
+    for link in _DETAILS_LINK.finditer(line):
+        parts.append(_segments(line[position:link.start()], in_table=in_table))
+        parts.append(f"[details]({link[1]})")
+        position = link.end()
+    if parts:
+        return "".join(parts) + _segments(line[position:], in_table=in_table)
+    for span in _CODE_SPAN.finditer(line):
+        if line[position:span.start()]:
+            parts.append(_escape_inline(line[position:span.start()]))
+        content = span[2]  # without the one space each side CommonMark strips
+        if content.startswith(" ") and content.endswith(" ") and content.strip(" "):
+            content = content[1:-1]
+        parts.append(code(content, in_table=in_table))
+        position = span.end()
+    if line[position:]:
+        parts.append(_escape_inline(line[position:]))
+    return "".join(parts)

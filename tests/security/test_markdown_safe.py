@@ -104,3 +104,13 @@ def test_the_finding_a_backtick_and_an_html_comment_no_longer_hide_the_codemod()
     visible, tokens = _visible(f"- Recipe: `command`, run {md.code(run)}")
     assert "os.system('curl evil')" in visible and "<!--" in visible
     _assert_inert(tokens)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(hostile_text, hostile_text)
+def test_a_message_keeps_its_code_spans_and_nothing_else_is_live(path: str, reason: str) -> None:
+    source = md.message(f"refused `{path}`: {reason}")
+    _visible_text, tokens = _visible(source)
+    _assert_inert(tokens)
+    assert not {"em_open", "strong_open", "s_open", "heading_open", "blockquote_open",
+                "ordered_list_open", "table_open", "hr", "code_block"} & {t.type for t in tokens}
