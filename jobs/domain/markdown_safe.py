@@ -31,7 +31,9 @@ _BACKTICK_RUN = re.compile(r"`+")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # Punctuation that can open or close a construct inline (emphasis, strikethrough, links and
 # images, code, tables, math, escapes); CommonMark lets any ASCII punctuation be escaped.
-_INLINE = re.compile(r"([\\`*_\[\]!~|$])")
+# `_` between letters or digits never opens or closes emphasis, so `old_sum` stays as it is;
+# `!` only matters before `[`, which is escaped.
+_INLINE = re.compile(r"([\\`*\[\]~|$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 _LINE_START = re.compile(r"^([ \t]*)([#>+=-]|\d+[.)])")
 _HTML = {"&": "&amp;", "<": "&lt;"}  # enough for no tag, comment or entity to form
 _REFERENCES = (
