@@ -19,6 +19,9 @@ OUTPUT_KEPT_BYTES = 64 * 1024
 # Egress: tunnels recorded per command, and characters per record; the rest are counted.
 EGRESS_RECORDS = 100
 EGRESS_RECORD_CHARS = 300
+# Egress tunnels: open at once per proxy (one command), and how long one may carry nothing.
+EGRESS_CONNECTIONS = 64
+EGRESS_IDLE_S = 120.0
 # Staging: the largest file one batch may add or change, and all of a batch's files together.
 STAGED_FILE_BYTES = 64 * 1024 * 1024
 STAGED_BATCH_BYTES = 512 * 1024 * 1024

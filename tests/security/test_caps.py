@@ -97,3 +97,35 @@ def test_many_files_within_the_file_cap_fail_at_the_batch_cap(
     with pytest.raises(caps.FileTooLargeError, match="per batch") as caught:
         collect_changes(tmp_path, names)
     assert caught.value.evidence["path"] == names[1]  # the second one no longer fits
+
+
+def test_idle_connections_to_the_proxy_are_capped() -> None:
+    held = []
+    with EgressProxy(["example.org"]) as proxy:
+        try:
+            for _ in range(caps.EGRESS_CONNECTIONS):  # each sends nothing and stays open
+                sock = socket.socket(socket.AF_UNIX)
+                sock.connect(str(proxy.socket_path))
+                held.append(sock)
+            assert connect(proxy, "example.org:443").startswith(b"HTTP/1.1 503")
+        finally:
+            for sock in held:
+                sock.close()
+
+
+def test_an_idle_tunnel_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from jobs.adapters import egress
+
+    monkeypatch.setattr(caps, "EGRESS_IDLE_S", 0.3)
+
+    async def tunnel() -> float:
+        inside, outside = socket.socketpair()
+        reader, writer = await asyncio.open_unix_connection(sock=inside)
+        started = asyncio.get_running_loop().time()
+        await asyncio.wait_for(egress._pipe(reader, writer), 5)
+        outside.close()
+        return asyncio.get_running_loop().time() - started
+
+    assert asyncio.run(tunnel()) < 2
