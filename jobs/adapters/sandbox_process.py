@@ -15,6 +15,7 @@ from pathlib import Path
 
 from jobs.adapters.sandbox_output import OutputSink
 from jobs.domain.caps import OUTPUT_KEPT_BYTES
+from jobs.domain.output_tail import choose_tail
 from jobs.domain.programs import program_name
 from jobs.domain.sandboxing import CommandResult
 
@@ -25,11 +26,13 @@ TAIL_READ_BYTES = OUTPUT_KEPT_BYTES
 
 
 def _tail(kept: bytes, *, dropped: bool) -> str:
-    """The last TAIL_LINES lines (each cut to TAIL_LINE_CHARS) of the kept output."""
+    """The last TAIL_LINES lines (each cut to TAIL_LINE_CHARS) of the kept output, or the
+    failing test's report when the runner printed one (jobs/domain/output_tail.py)."""
     text = kept.decode("utf-8", errors="replace")
     lines = text.removesuffix("\n").split("\n")
     lines = lines[1:] if dropped and len(lines) > 1 else lines  # the first kept may be partial
-    tail = "\n".join(line.rstrip("\r")[:TAIL_LINE_CHARS] for line in lines[-TAIL_LINES:])
+    chosen = choose_tail(lines, limit=TAIL_LINES)
+    tail = "\n".join(line.rstrip("\r")[:TAIL_LINE_CHARS] for line in chosen)
     if len(tail) > TAIL_TOTAL_CHARS:
         tail = tail[-TAIL_TOTAL_CHARS:].partition("\n")[2]
     return tail

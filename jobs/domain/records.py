@@ -43,6 +43,16 @@ class CommandEvidence(Record):
         return " ".join(self.argv)
 
 
+class ToolUse(Record):
+    """One tool call of the model (recipe llm, edit format `tools`): the decision log's entry."""
+
+    name: str
+    path: str = ""
+    error: str = ""  # the error kind (no_match, refused_path, ...); empty when it worked
+    severity: str = ""  # soft | hard, for errors
+    reason: str = ""  # the model's one-line reason for an edit
+
+
 class ModelCall(Record):
     """One request to the language model: what it cost and what became of its answer."""
 
@@ -57,6 +67,7 @@ class ModelCall(Record):
     # | unchanged | truncated | no_diff | error | drafted
     outcome: str = "pending"
     detail: str = ""
+    tools: list[ToolUse] = []  # the tool calls this answer asked for, in order
 
 
 class LlmUsage(Record):
@@ -239,6 +250,10 @@ class ServerState(Record):
     retry_scheduled: bool = False  # a back-off retry is queued: do not queue another step
     rebuilt: bool = False  # rebuilt from GitHub after its record was lost
     job_check_run: JobCheckRun | None = None
+    started_by: str = ""  # who labelled the issue: assigned, mentioned at gates, asked to review
+    plan_gate: str = ""  # the plan gate the current plan comment asks (a later one: a new comment)
+    plan_key: str = "plan"  # the marker key of the current plan comment
+    queue_closed: bool = False  # the queue-position comment says the job has started
 
     def installation(self) -> int:
         """The installation id; a job started through a webhook always has one."""
