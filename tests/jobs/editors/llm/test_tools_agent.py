@@ -7,7 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from typer.testing import CliRunner
+
+from bot.cli import app
 from bot.demo.scripted_llm import Reply, ScriptedServer, call
+from jobs.domain.llm_statistics import llm_statistics
 from jobs.domain.model import BatchStatus
 from tests.kit.llm import ALPHA, API_KEY, fixed, head_text, llm_issue, llm_session
 from tests.kit.local_e2e import (
@@ -111,6 +115,15 @@ def test_the_model_reads_searches_edits_checks_and_finishes(tmp_path: Path,
     assert "legacy.old_sum(2, 3)" in first["messages"][1]["content"]  # the batch is shown
     assert "edit format tools" in batch.attempts[-1].edit_summary
     assert any("model turn 6: edit_file (no_match)" in text for _, text in recorder.seen)
+
+    report = llm_statistics(job)
+    assert "- committed files: 2; rounds per committed file: 4.5;" in report
+    assert "| edit_file | 3 | 1/3 (33%) |" in report and "| read_file | 1 | 0/1 (0%) |" in report
+    assert "| no_match | soft | 1 | 11% |" in report
+    assert f"- batch 1, attempt 1: `{AREA}` — old_sum is deprecated" in report
+    printed = CliRunner().invoke(app, ["llm-report", "--repo", str(repo)])
+    assert printed.exit_code == 0, printed.output
+    assert "Tool calls by tool" in printed.output and "no_match" in printed.output
 
 
 def test_finish_with_failing_validation_is_fed_back_and_the_model_continues(
