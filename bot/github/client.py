@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 from urllib.parse import quote
 
@@ -116,13 +117,18 @@ class Installation:
                          author=str(user["login"]), state=data["state"],
                          is_pull_request="pull_request" in data)
 
-    def comments(self, owner: str, name: str, number: int) -> list[CommentInfo]:
+    def comments(self, owner: str, name: str, number: int, *,
+                 since: datetime | None = None) -> list[CommentInfo]:
+        """The comments of an issue or pull request, oldest first; with `since`, only those
+        created or edited at or after it (GitHub's `since`, by `updated_at`)."""
         found: list[CommentInfo] = []
+        window: dict[str, Any] = {} if since is None else {"since": since}
         for page in range(1, MAX_PAGES + 1):
 
             def fetch(gh: Any, page: int = page) -> Any:
                 return response_json(gh.issues.list_comments(owner, name, number,
-                                                          per_page=PER_PAGE, page=page))
+                                                          per_page=PER_PAGE, page=page,
+                                                          **window))
 
             batch: list[dict[str, Any]] = self._call(fetch)
             found.extend(comment_info(item) for item in batch)
@@ -182,6 +188,18 @@ class Installation:
     def react(self, owner: str, name: str, comment_id: int, content: str = "+1") -> None:
         self._call(lambda gh: gh.reactions.create_for_issue_comment(
             owner, name, comment_id, content=content))
+
+    def react_to_issue(self, owner: str, name: str, number: int, content: str = "eyes") -> None:
+        """React to the issue itself (👀: the label was seen); reacting twice is harmless."""
+        self._call(lambda gh: gh.reactions.create_for_issue(owner, name, number, content=content))
+
+    def add_assignees(self, owner: str, name: str, number: int, logins: list[str]) -> None:
+        """Assign the issue or pull request; GitHub ignores logins it cannot assign."""
+        self._call(lambda gh: gh.issues.add_assignees(owner, name, number, assignees=logins))
+
+    def request_reviewers(self, owner: str, name: str, number: int, logins: list[str]) -> None:
+        """Ask `logins` to review the pull request (already asked: nothing changes)."""
+        self._call(lambda gh: gh.pulls.request_reviewers(owner, name, number, reviewers=logins))
 
     def permission(self, owner: str, name: str, login: str) -> str:
         """The user's real role: admin, maintain, write, triage, read or none. A custom

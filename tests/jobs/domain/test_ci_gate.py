@@ -80,7 +80,7 @@ def test_cancel_at_ci_failed_ends_the_wait() -> None:
 def test_the_prompt_offers_every_answer_and_exits_4() -> None:
     job = at_ci_failed()
     prompt = gate_prompt(job)
-    assert "To accept the CI result as it is (named in the note): `stepwise approve`" in prompt
+    assert "To accept the red CI result as it is (the note names it): `stepwise approve`" in prompt
     for other in ("stepwise retry", "stepwise skip <reason>", "stepwise revert <batch>",
                   "stepwise cancel"):
         assert other in prompt
@@ -99,7 +99,7 @@ def test_the_failure_report_names_checks_annotations_log_tail_and_batches() -> N
     report = failure_report(job, job.ci_wait, verdict, [failure])
     assert report.code == "ci_failed"
     assert "CI failed on milestone 1's head `ccccccc`: `tests` (failure)" in report.message
-    assert "`b.py:4`: assert 1 == 2" in report.message and "batch 2" in report.message
+    assert "`b.py:4`: `assert 1 == 2`" in report.message and "batch 2" in report.message
     assert report.evidence["batches"] == [2]
     tail = report.evidence["output_tail"]
     assert "line 99" in tail and "line 69" not in tail  # the last 30 lines only

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.domain.note_parts import code_span, codemod_findings
+from jobs.domain.markdown_safe import code
+from jobs.domain.note_parts import codemod_findings
 from jobs.domain.output_tail import choose_tail
 
 LIMIT = 40
@@ -122,7 +123,7 @@ def test_findings_in_the_common_formats_become_leftovers(output: str,
     ("`starts", "`` `starts ``"),
 ])
 def test_code_spans_hold_any_backticks(text: str, span: str) -> None:
-    assert code_span(text) == span
+    assert code(text) == span
 
 
 def test_commands_keep_their_quoting_so_they_can_be_pasted_back() -> None:
