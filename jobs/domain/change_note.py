@@ -110,6 +110,9 @@ def _review(job: Job) -> list[str]:
              f"- Branch head merged with base `{short(review.merged_with_base)}`: "
              + ("passes" if review.ok else "does NOT pass")]
     lines += [f"- {command_line(c)}" for c in review.commands]
+    if review.reused_from:
+        lines.append(f"- Validation not run again: the head's tree is the one {review.reused_from} "
+                     "validated (only the change note changed since) and the base has not moved")
     if review.unfinished_batches:
         lines.append(f"- Unfinished batches: {', '.join(map(str, review.unfinished_batches))}")
     return lines

@@ -112,6 +112,8 @@ class Event(Record):
 class FinalReview(Record):
     merged_with_base: str
     commands: list[CommandEvidence] = []
+    # Validation not run again: the head's tree is what this batch validated ("batch 5 (`abc1234`)")
+    reused_from: str = ""
     ok: bool = False
     leftovers: list[str] = []
     unfinished_batches: list[int] = []

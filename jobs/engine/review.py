@@ -6,7 +6,7 @@ The verdict itself is pure: jobs/domain/verdicts.py.
 from __future__ import annotations
 
 from jobs.adapters.discovery import scope_at, targets_at
-from jobs.domain.model import Gate, JobStatus
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.records import CommandEvidence, FinalReview
 from jobs.domain.verdicts import judge_review, review_gate_report
@@ -25,12 +25,44 @@ def leftovers_at(engine: JobContext, sha: str) -> list[str]:
     return [f"{path}:{line}" for path, lines in found.items() for line in lines]
 
 
-def run_review(engine: JobContext) -> FinalReview:
-    """Gather the final review's evidence (merge with the current base, setup, validation)."""
+def validated_head(engine: JobContext, base_now: str) -> str:
+    """The batch whose validated tree the head still is (only change-note commits came after
+    its commit, and the base it was validated on is the current one), as "batch 5 (`abc1234`)";
+    "" when the head must be validated again."""
     job, repo = engine.job, engine.services.repository
-    runner, worktree = engine.runner, engine.worktree
+    last = None
+    for commit in reversed(repo.commits(job.base_sha, job.head_sha)):
+        if "Stepwise-Note" not in commit.trailers:
+            last = commit
+            break
+    if last is None or last.trailers.get("Stepwise-Job") != job.id:
+        return ""
+    number = last.trailers.get("Stepwise-Batch", "")
+    batch = next((b for b in job.batches if str(b.number) == number), None)
+    if batch is None or batch.status is not BatchStatus.COMPLETED or batch.commit != last.sha:
+        return ""
+    if not repo.is_ancestor(base_now, last.sha):  # the base moved since it was validated
+        return ""
+    changed = repo.git("diff", "--name-only", "-z", last.sha, job.head_sha).split("\0")
+    notes = job.config.notes_dir.rstrip("/") + "/"
+    if any(path and not path.startswith(notes) for path in changed):
+        return ""
+    return f"batch {batch.number} (`{last.sha[:7]}`)"
+
+
+def run_review(engine: JobContext) -> FinalReview:
+    """Gather the final review's evidence (merge with the current base, setup, validation);
+    the validation is not run again when the head is the tree the last batch validated."""
+    job, repo = engine.job, engine.services.repository
     base_now = (repo.branch_head(job.base_branch) if job.base_branch != "HEAD" else None) \
         or job.base_sha
+    reused = validated_head(engine, base_now)
+    if reused:
+        review = judge_review(job, base_now=base_now, merges=True, commands=[], failure=None,
+                              leftovers=leftovers_at(engine, job.head_sha))
+        review.reused_from = reused
+        return review
+    runner, worktree = engine.runner, engine.worktree
     worktree.reset(job.head_sha)
     merges = True
     if not repo.is_ancestor(base_now, job.head_sha):
