@@ -87,8 +87,10 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
         lines.append(f"- Replace with: {md.code(spec.replace)}")
     lines += [
         f"- Done when: {md.code(spec.done_when)}",
-        f"- Files in scope: {len(job.scope_files)}; targets: {job.target_count} "
-        f"in {sum(len(b.files) for b in job.batches)} files",
+        f"- Files in scope: {len(job.scope_files)}" + (
+            f"; targets: {job.target_count} in {sum(len(b.files) for b in job.batches)} files"
+            if spec.find else "; every file is batched (no `find`: a command recipe has no "
+            "targets)"),
         f"- {plural(len(job.batches), 'batch')} in {plural(job.milestone_count, 'milestone')} "
         f"(batch size {spec.batch_size or job.config.batch_size}, "
         f"{job.config.batches_per_milestone} batches per milestone)",
@@ -128,6 +130,28 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
     if not job.batches:
         lines += ["", f"Nothing to do: {nothing_to_do(job)}."]
     return voice.speak("\n".join(lines))
+
+
+def batch_counts(job: Job) -> str:
+    """"batches 4/7 completed" while it works; once every batch is finished the counts agree
+    with what happened: "4 batches changed files, 3 had nothing to change, 1 skipped"."""
+    done = sum(1 for b in job.batches if b.status is BatchStatus.COMPLETED)
+    unchanged = sum(1 for b in job.batches if b.status is BatchStatus.SKIPPED
+                    and b.reason.startswith(NOTHING_TO_CHANGE))
+    skipped = sum(1 for b in job.batches if b.status is BatchStatus.SKIPPED) - unchanged
+    reverted = sum(1 for b in job.batches if b.status is BatchStatus.REVERTED)
+    if (not unchanged and not skipped and not reverted) or \
+            any(b.status not in FINISHED for b in job.batches):
+        return f"batches {done}/{len(job.batches)} completed" + (
+            f" ({unchanged} had nothing to change)" if unchanged else "")
+    parts = [f"{plural(done, 'batch')} changed files"]
+    parts += [f"{unchanged} had nothing to change"] if unchanged else []
+    parts += [f"{skipped} skipped"] if skipped else []
+    parts += [f"{reverted} reverted"] if reverted else []
+    return ", ".join(parts)
+
+
+NOTHING_TO_CHANGE = "nothing to change"
 
 
 def nothing_to_do(job: Job) -> str:
@@ -200,10 +224,9 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
     `fold_finished` is false or the job is completed); larger jobs list only the milestone in
     focus and sum up runs of the others, so the card stays far below GitHub's 65,536 characters.
     """
-    done = sum(1 for b in job.batches if b.status is BatchStatus.COMPLETED)
     lines = [
         f"**Stepwise #{job.number}** — {md.text(job.title)}\n",
-        f"Status: `{job.status}` · batches {done}/{len(job.batches)} completed · "
+        f"Status: `{job.status}` · {batch_counts(job)} · "
         f"branch {md.code(job.branch)} at `{short(job.head_sha)}`",
     ]
     position = job.server.queue_position

@@ -337,3 +337,20 @@ def test_note_is_deterministic_for_a_fixed_now() -> None:
     ]
     assert len(differing) == 1
     assert "written 2024-05-18 13:00:00Z" in differing[0][1]
+
+
+def test_counts_agree_once_every_batch_is_finished_and_command_plans_show_no_targets() -> None:
+    from jobs.domain.notes import batch_counts
+
+    batches = [make_batch(n, status=BatchStatus.COMPLETED, commit=SHA1) for n in (1, 2, 3, 4)]
+    batches += [make_batch(n, status=BatchStatus.SKIPPED, reason="nothing to change")
+                for n in (5, 6, 7)]
+    job = make_job(batches=batches)
+    assert batch_counts(job) == "4 batches changed files, 3 had nothing to change"
+    assert "Status: `completed` · 4 batches changed files, 3 had nothing to change" in \
+        render_card(job.model_copy(update={"status": JobStatus.COMPLETED}))
+    working = make_job(batches=[*batches[:2], make_batch(3), batches[4]])
+    assert batch_counts(working) == "batches 2/4 completed (1 had nothing to change)"
+    base = make_job(batches=[make_batch(1)])
+    plan = render_plan(base.model_copy(update={"spec": base.spec.model_copy(update={"find": []})}))
+    assert "targets: 0" not in plan and "every file is batched" in plan
