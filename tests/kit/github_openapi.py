@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from jsonschema import validators
+from jsonschema import Draft4Validator, validators
+from jsonschema.exceptions import best_match
 from openapi_schema_validator import OAS30Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
@@ -34,7 +35,9 @@ def _nullable(keyword: str) -> Any:
     """`keyword` letting null through where the schema says `nullable: true`: GitHub's description
     puts `nullable` beside an enum without null (`state_reason`) or an `anyOf` (a commit's author),
     and GitHub sends null there."""
-    check = OAS30Validator.VALIDATORS[keyword]
+    # anyOf/oneOf as JSON Schema has them: openapi-schema-validator lets a `discriminator` pick the
+    # alternative, which fails where GitHub's description lists a list among them (GET /contents).
+    check = (Draft4Validator if keyword in ("anyOf", "oneOf") else OAS30Validator).VALIDATORS[keyword]
 
     def nullable_keyword(validator: Any, value: Any, instance: Any, schema: dict[str, Any]) -> Any:
         if instance is None and schema.get("nullable") is True:
@@ -106,6 +109,10 @@ def _errors(validator: Any, instance: Any) -> list[str]:
         where = "/".join(str(part) for part in error.absolute_path) or "(the whole body)"
         message = error.message if len(error.message) <= 300 else \
             f"fails {error.validator} {json.dumps(error.validator_value)[:200]}"
+        if error.context:  # oneOf/anyOf: the alternative that came closest, and why it failed
+            closest = best_match(error.context)
+            inner = "/".join(str(part) for part in closest.absolute_path) or "(the whole body)"
+            message += f"; closest: at {inner}: {closest.message[:200]}"
         found.append(f"at {where}: {message}")
         if len(found) >= MAX_REPORTED:
             break
