@@ -14,6 +14,7 @@ from jobs.domain.annotations import Annotation, annotations_from_output
 from jobs.domain.check_runs import JobCheckState, batch_check, job_check
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import GATES, JobStatus
+from jobs.domain.notes import gate_prompt
 from jobs.domain.records import CommandEvidence
 from jobs.engine.context import CancelSignal, JobContext
 from jobs.ports import ConflictError
@@ -79,9 +80,12 @@ def publish_job_check(engine: JobContext) -> None:
     said = f"{job.head_sha}|{state}|{headline}|{command}"
     if job.job_check_said == said:
         return
+    # At a gate the run's text is the whole gate report (cut to GitHub's 65,535 bytes), which a
+    # comment too long for GitHub points to.
+    report = gate_prompt(job, prefix=COMMAND_PREFIX) if state is JobCheckState.AT_GATE else ""
     engine.services.forge.publish_check_run(job, job_check(
         job_id=job.id, head_sha=job.head_sha, state=state, headline=headline,
-        command=command))
+        command=command, card=report))
     job.job_check_said = said
     # Remembered, so the next step does not send it again; if the record changed meanwhile
     # (a command), the next step sends it again.
