@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from jobs.domain.config import RepoConfig
 from jobs.domain.errors import BadInputError, ErrorInfo
 from jobs.domain.job import Job, OpenGate
 from jobs.domain.model import BATCH_GATES, GATES, BatchStatus, Gate, JobStatus, Verb
 from jobs.domain.records import PendingIssue
+from jobs.domain.voice import cmd
 
-__all__ = ["ACCEPTED", "RefusedError", "Verb", "apply_verb", "note_spec_change", "open_gate"]
+__all__ = ["ACCEPTED", "RefusedError", "Verb", "apply_verb", "note_spec_change", "open_gate",
+           "reload_config"]
 
 # Which verbs each gate accepts besides cancel: a view of the gate table.
 ACCEPTED: dict[Gate, frozenset[Verb]] = {gate: rule.verbs for gate, rule in GATES.items()}
@@ -47,7 +50,7 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
             f"there is no open gate to {verb} (job status `{job.status}`)",
             hint="the process that ran the job is gone: resume it with `stepwise run` and "
                  "the same issue file" if job.status is JobStatus.INTERRUPTED
-            else "run `stepwise status` to see what the job is doing",
+            else f"{cmd('status')} shows what the job is doing",
         )
     if gate_id is not None and gate_id != gate.id:
         raise RefusedError(
@@ -62,10 +65,10 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
             hint=f"this gate accepts: {allowed}",
         )
     if verb is Verb.SKIP and not reason.strip():
-        raise RefusedError("`skip` needs a reason", hint="e.g. `stepwise skip generated code`")
+        raise RefusedError("`skip` needs a reason", hint=f"e.g. {cmd('skip', 'generated code')}")
     if verb is Verb.SKIP and gate.batch is None:
         raise RefusedError(f"the `{gate.kind}` gate is not about one batch, so there is "
-                           "nothing to skip", hint="use `approve` or `cancel`")
+                           "nothing to skip", hint=f"use {cmd('approve')} or {cmd('cancel')}")
     message = _pass(job, gate, verb, reason.strip())
     job.gate = None
     return message
@@ -138,6 +141,27 @@ def _ci_failed(job: Job, verb: Verb) -> str:
             batch.set_status(BatchStatus.COMPLETED)
     job.ci_wait = None
     return f"the CI failure of {what} is accepted as it is (named in the note)"
+
+
+def reload_config(job: Job, config: RepoConfig, *, source: str | None = None) -> str:
+    """At the `plan` gate: take `config` (read again by the caller) and plan again, baseline
+    included. Raises RefusedError, changing nothing, at any other time: a config read after
+    approval would change what was approved."""
+    gate = job.gate
+    if gate is None or job.status is not JobStatus.AWAITING_HUMAN or not (
+            gate.kind is Gate.PLAN or gate.while_planning):
+        where = f"the `{gate.kind}` gate is open" if gate is not None else \
+            f"the job is `{job.status}`"
+        raise RefusedError(f"the config can be reloaded only at the plan gate; {where}",
+                           hint="to change the config of an approved job, cancel it and start a "
+                                "new one")
+    changed = config != job.config
+    job.config, job.config_source = config, source
+    job.baseline, job.baseline_ok, job.baseline_sha = [], None, None
+    job.gate = None
+    job.set_status(JobStatus.PLANNING)
+    return ("config reloaded" if changed else "config reloaded (unchanged)") + \
+        "; planning again, the baseline runs again"
 
 
 def _cancel(job: Job) -> str:
