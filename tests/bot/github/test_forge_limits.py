@@ -38,7 +38,7 @@ def test_a_ci_failed_gate_with_14_long_matrix_logs_is_posted_within_the_limit(tm
         forge.publish(job, Publication.GATE, "")  # published again: edited, never a second comment
         (comment,) = gh.comments_on("octo/widgets", number)
         assert len(comment.body) <= BODY_CHARS
-        assert "`/stepwise retry`" in comment.body and "`/stepwise skip <reason>`" in comment.body
+        assert "`/stepwise skip <reason>`" in comment.body and "`/stepwise cancel`" in comment.body
         assert "Too long for GitHub" in comment.body
         assert f"https://stepwise.example.org/jobs/{job.id}" in comment.body
         assert comment.body.endswith(marker(job, f"gate:{job.gate.id}"))
