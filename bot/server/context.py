@@ -21,6 +21,7 @@ from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.domain.job import Job
 from jobs.engine.engine import Services
+from jobs.features.bisect import BisectHooks
 
 
 @dataclass
@@ -82,7 +83,7 @@ class ServerContext:
                         forge=forge, clock=self.clock, hidden_paths=self.hidden_paths(),
                         environments=EnvironmentCache(
                             envs, limit_bytes=self.settings.env_cache_mb * 2**20),
-                        network_deny_hosts=self.own_hosts())
+                        network_deny_hosts=self.own_hosts(), batch_hooks=BisectHooks())
 
     def own_hosts(self) -> tuple[str, ...]:
         """Stepwise's own services, refused by the egress proxy even at public addresses."""

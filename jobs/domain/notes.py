@@ -22,6 +22,7 @@ from jobs.domain.note_parts import (
     short as short,
 )
 from jobs.domain.outbox import waiting_note
+from jobs.domain.split_notes import auto_size_line, batch_size_words, split_words
 
 FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
 
@@ -81,7 +82,7 @@ def render_plan(job: Job) -> str:
         f"- Files in scope: {len(job.scope_files)}; targets: {job.target_count} "
         f"in {sum(len(b.files) for b in job.batches)} files",
         f"- {plural(len(job.batches), 'batch')} in {plural(job.milestone_count, 'milestone')} "
-        f"(batch size {spec.batch_size or job.config.batch_size}, "
+        f"({batch_size_words(job)}, "
         f"{job.config.batches_per_milestone} batches per milestone)",
         f"- Validation: {', '.join(f'`{c}`' for c in job.config.validate_commands) or 'none'}",
         *environment_lines(job),
@@ -234,9 +235,11 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
         lines.append(f"\nMilestone {milestone} ({counts} completed)\n")
         if show:
             lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b, link)}"
-                         f"{ci_notes.batch_ci_words(job, b)}" for b in batches)
+                         f"{split_words(job, b)}{ci_notes.batch_ci_words(job, b)}"
+                         for b in batches)
         lines += ci_notes.milestone_ci_lines(job, milestone)
     flush()
+    lines += auto_size_line(job)
     lines += base_merge_card(job)
     return "\n".join(lines)
 

@@ -24,6 +24,7 @@ DESIGN_DEFAULTS = {
     "cache_key": [],
     "ci": CiConfig(wait="per_milestone", checks=[], timeout=60),
     "batch_size": 5,
+    "batch_size_max": 16,  # with `batch_size: auto` (DESIGN, "Split batches")
     "batches_per_milestone": 4,
     "max_failed_attempts": 2,
     "command_timeout": 600,
