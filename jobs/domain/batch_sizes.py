@@ -23,7 +23,7 @@ def _number_or_auto(value: Any) -> Any:
         return _NUMBER.validate_python(value)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
-        raise PydanticKnownError(error["type"], error.get("ctx")) from None
+        raise PydanticKnownError(error["type"], error.get("ctx")) from None  # type: ignore[arg-type]
 
 
 BatchSize = Annotated[int | Literal["auto"], BeforeValidator(_number_or_auto)]

@@ -22,7 +22,12 @@ from jobs.domain.note_parts import (
     short as short,
 )
 from jobs.domain.outbox import waiting_note
-from jobs.domain.split_notes import auto_size_line, batch_size_words, split_words
+from jobs.domain.split_notes import (
+    auto_size_line,
+    batch_size_words,
+    split_card_lines,
+    split_words,
+)
 
 FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
 
@@ -239,6 +244,7 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
                          for b in batches)
         lines += ci_notes.milestone_ci_lines(job, milestone)
     flush()
+    lines += split_card_lines(job)
     lines += auto_size_line(job)
     lines += base_merge_card(job)
     return "\n".join(lines)

@@ -40,6 +40,22 @@ def split_words(job: Job, batch: Batch) -> str:
     return ""
 
 
+CARD_SPLIT_LINES = 20  # the card lists at most this many split batches (the note has all)
+
+
+def split_card_lines(job: Job) -> list[str]:
+    """The card's list of split batches, shown even when their milestone is folded."""
+    split = [b for b in job.batches if b.split is not None and b.split.finished
+             and not b.split.gave_up]
+    if not split:
+        return []
+    lines = ["", "Split batches:"]
+    lines += [f"- batch {b.number}{split_words(job, b)}" for b in split[:CARD_SPLIT_LINES]]
+    if len(split) > CARD_SPLIT_LINES:
+        lines.append(f"- … and {len(split) - CARD_SPLIT_LINES} more (listed in the change note)")
+    return lines
+
+
 def auto_size_line(job: Job) -> list[str]:
     """`batch_size: auto`: the sizes chosen so far, in the card."""
     if not is_auto(job.spec.batch_size, job.config.batch_size):

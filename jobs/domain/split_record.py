@@ -47,12 +47,17 @@ class SplitState(Record):
     def set_aside(self) -> list[str]:
         return [path for cause in self.causes for path in cause.files]
 
-    def known(self) -> dict[frozenset[str], bool]:
-        return {frozenset(result.files): result.passed for result in self.results}
+    def known(self) -> dict[frozenset[str], list[bool]]:
+        """Each validated subset's results, oldest first."""
+        known: dict[frozenset[str], list[bool]] = {}
+        for result in self.results:
+            known.setdefault(frozenset(result.files), []).append(result.passed)
+        return known
 
     def result_of(self, files: list[str]) -> SubsetResult | None:
+        """The latest result of exactly these files."""
         wanted = frozenset(files)
-        return next((r for r in self.results if frozenset(r.files) == wanted), None)
+        return next((r for r in reversed(self.results) if frozenset(r.files) == wanted), None)
 
 
 def cause_words(kind: str, files: list[str]) -> str:

@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobs.domain.errors import StepwiseError
-from jobs.domain.job import Batch
+from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, Gate
 from jobs.domain.notes import render_card
-from jobs.domain.records import Attempt
+from jobs.domain.records import Attempt, CommandEvidence
 from jobs.domain.spec import DoneWhen, Recipe
 from jobs.domain.split_notes import set_aside_into
 from jobs.domain.split_record import SplitCause, SplitState, SubsetResult, cause_words
@@ -26,6 +26,17 @@ from jobs.ports import Publication
 # What a split-off batch's failure at the gate says (with `replace` and `command` the
 # bisection already proved it fails: it is not retried).
 SET_ASIDE_REASON = "batch {number} (set aside from batch {source}): {why}; it was not retried"
+
+
+def edit_commands(job: Job, failed: Attempt | None) -> list[CommandEvidence]:
+    """The failed attempt's edit commands (a codemod's run): its commands before the
+    validation run that failed (which stopped at its failing command)."""
+    if failed is None or not failed.commands:
+        return []
+    validate = job.config.validate_argvs()
+    last = failed.commands[-1].argv
+    ran = validate.index(last) + 1 if last in validate else 0
+    return list(failed.commands[:len(failed.commands) - ran])
 
 
 @dataclass
@@ -60,8 +71,9 @@ class BisectHooks:
                 batch=batch.number, report=outcome.error, touched=[batch.number])
             return True
         if not self.enabled or len(batch.files) < 2 or code != "validation_failed" \
-                or outcome.tree is None or batch.split is not None:
-            return False
+                or outcome.tree is None or batch.split is not None \
+                or any(command.timed_out for command in attempt.commands):
+            return False  # a timeout is not bisected: each half could take as long again
         if not deterministic and batch.consecutive_failures < job.config.max_failed_attempts:
             return False  # recipe llm: its attempts first
         self._start(engine, batch, outcome.tree, outcome)
@@ -127,6 +139,9 @@ class BisectHooks:
                   files: list[str]) -> SubsetResult | None:
         job, runner = engine.job, engine.runner
         tree = candidate_tree(runner.worktree, job.head_sha, state.edited_tree, files)
+        # Always run: files whose edit changed nothing give an equal tree, and a failing set
+        # is validated again on purpose before files are called an interaction.
+        runner.validated.pop(tree, None)
         evidence, failure, code = runner.validate(job, tree)
         if code == "setup_failed":
             return None
@@ -184,7 +199,8 @@ class BisectHooks:
         summary = failed.edit_summary if failed else ""
         attempt = Attempt(number=len(batch.attempts) + 1, started_at=engine.now(),
                           finished_at=engine.now(), outcome=Result.COMMITTED.value,
-                          edit_summary=summary, commands=list(validated.commands))
+                          edit_summary=summary,
+                          commands=edit_commands(job, failed) + list(validated.commands))
         batch.attempts.append(attempt)
         message = commit_message(job, batch, summary + f"\n\nSplit: {state.reason}; set aside "
                                  + "; ".join(cause_words(c.kind, c.files) for c in state.causes))
