@@ -10,6 +10,7 @@ from typing import Any
 from bot.authz import STEERING_ROLES
 from bot.events import Event, Kind
 from bot.server import reconciler, steps
+from bot.server.campaigns.tasks import start_campaign
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
 from bot.server.context import ServerContext
@@ -65,7 +66,11 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
             forge.reply(None, event.number, start_key(event),
                         CANNOT_START.format(exc.message, exc.hint))
         return
-    remember_trigger_label(ctx.redis, event.repo, config.trigger_label)  # the web app's filter
+    remember_trigger_label(ctx.redis, event.repo, config.trigger_label,  # the web app's filter
+                           config.campaign_label)
+    if is_trigger(event.label, config.campaign_label):
+        start_campaign(ctx, event, config)
+        return
     if not is_trigger(event.label, config.trigger_label):  # labels are case-insensitive
         return
     with Lease(ctx.redis, f"start-{event.repo}#{event.number}",

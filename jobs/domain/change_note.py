@@ -15,6 +15,7 @@ from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.note_parts import (
     batch_commands,
     cell,
+    code_span,
     command_line,
     passed_after_failing,
     reverted_lines,
@@ -77,7 +78,7 @@ def render_note(job: Job, *, now: datetime) -> str:
                        | set(job.final_review.leftovers if job.final_review else []),
                        key=target_key)
     lines += ["", "## Leftovers for a human to confirm", ""]
-    lines += [f"- `{item}`" for item in leftovers] or ["- none"]
+    lines += [f"- {code_span(item)}" for item in leftovers] or ["- none"]
     if job.status is JobStatus.CANCELLED:
         undone = [b.number for b in job.batches if b.status in (BatchStatus.PENDING,
                                                                BatchStatus.FAILED,

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from jobs.domain import ci_notes
 from jobs.domain.base_notes import base_merge_card
+from jobs.domain.git_versions import version_lines
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import GATES, BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import (
@@ -69,6 +70,14 @@ def environment_lines(job: Job) -> list[str]:
     return lines
 
 
+def config_source_lines(job: Job) -> list[str]:
+    """Local mode: say when the config is the checkout's uncommitted one."""
+    if not job.config_source:
+        return []
+    return [f"- Config: `.github/stepwise.yml` from the {job.config_source} (it differs from "
+            f"the one committed at `{short(job.base_sha)}`)"]
+
+
 def render_plan(job: Job) -> str:
     spec = job.spec
     lines = [
@@ -90,7 +99,9 @@ def render_plan(job: Job) -> str:
         f"({batch_size_words(job)}, "
         f"{job.config.batches_per_milestone} batches per milestone)",
         f"- Validation: {', '.join(f'`{c}`' for c in job.config.validate_commands) or 'none'}",
+        *config_source_lines(job),
         *environment_lines(job),
+        *version_lines(job.git_version, base=job.base_sha),
         f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
         f"- Branch: `{job.branch}`",
         *ci_notes.plan_ci_lines(job),
@@ -121,8 +132,14 @@ def render_plan(job: Job) -> str:
                          f"({plural(batch.targets, 'target')}){kept_mark}")
         listed += len(batches)
     if not job.batches:
-        lines += ["", "Nothing matches: there is no work to do."]
+        lines += ["", f"Nothing to do: {nothing_to_do(job)}."]
     return "\n".join(lines)
+
+
+def nothing_to_do(job: Job) -> str:
+    """Why a plan has no batch (the job then ends at once)."""
+    return (f"`find` matches nothing in the {plural(len(job.scope_files), 'file')} in scope, "
+            "so the job ends here: no baseline was run and nothing was committed")
 
 
 def baseline_label(job: Job) -> str:

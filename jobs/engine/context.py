@@ -83,6 +83,9 @@ class CancelSignal(Exception):
 def outcome_of(job: Job, *, suffix: str = "") -> Outcome:
     if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
         return Outcome(job.status, job.gate.exit_code, gate_prompt(job, suffix=suffix))
+    if job.status is JobStatus.COMPLETED and not job.batches:
+        return Outcome(job.status, EXIT_COMPLETED, "job completed with nothing to do (no "
+                       "batch was planned, nothing was committed)")
     if job.status is JobStatus.COMPLETED:
         return Outcome(job.status, EXIT_COMPLETED, f"job completed; change note {job.note_path}")
     if job.status is JobStatus.CANCELLED:
@@ -153,7 +156,9 @@ class JobContext:
                                     hidden=(repo.git_dir, *self.services.hidden_paths),
                                     should_stop=self.cancel_requested,
                                     network_allow=self.network_allow(),
-                                    deny_hosts=self.services.network_deny_hosts)
+                                    deny_hosts=self.services.network_deny_hosts,
+                                    extra_env=self.job.git_version.env
+                                    if self.job.git_version is not None else None)
             editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy,
                                 llm=self.services.llm)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,

@@ -8,11 +8,12 @@ from jobs.domain.batch_sizes import planned_batch_size
 from jobs.domain.job import Batch
 from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, JobStatus
 from jobs.domain.note_parts import baseline_failure
-from jobs.domain.notes import render_plan
+from jobs.domain.notes import nothing_to_do, render_plan
 from jobs.domain.plan import build_plan
 from jobs.domain.spec import parse_issue
 from jobs.engine.baseline import baseline_report, run_baseline
 from jobs.engine.context import JobContext
+from jobs.engine.git_version import base_git_version
 from jobs.ports import Publication
 
 
@@ -26,6 +27,16 @@ def apply_pending_issue(engine: JobContext) -> None:
     job.title, job.spec, job.spec_text = issue.title, issue.spec, issue.spec_text
     job.spec_digest, job.approved_digest = issue.spec.digest(), None
     engine.event("plan", "re-planning with the changed spec")
+
+def end_with_nothing_to_do(engine: JobContext) -> None:
+    """A plan without a batch ends the job at once (completed, nothing run or committed)."""
+    job = engine.job
+    job.set_status(JobStatus.RUNNING)
+    job.set_status(JobStatus.COMPLETED)
+    engine.event("completed", nothing_to_do(job))
+    engine.save()
+    engine.publish(Publication.SUMMARY, render_plan(job))
+
 
 def plan(engine: JobContext) -> None:
     """Plan the work left: a re-plan keeps finished batches and never redoes their files."""
@@ -54,6 +65,11 @@ def plan(engine: JobContext) -> None:
     ]
     job.scope_files = scope
     job.target_count = planned.target_count
+    if not job.batches:  # `find` matches nothing: no gate, no baseline, nothing to commit
+        end_with_nothing_to_do(engine)
+        return
+    if job.git_version is None:  # before the first command: the runner's policy carries it
+        job.git_version = base_git_version(repo, job.base_sha)
     run_baseline(engine)
     engine.event("plan", f"{len(planned.batches)} batches planned"
                + (f", {len(finished)} finished batches kept" if finished else ""))

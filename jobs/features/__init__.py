@@ -1,5 +1,7 @@
-"""Features that plug into the engine through the hooks it is built with (jobs/engine/hooks.py),
-never imported by it; each folder opens with its contract. One line each:
+"""Features: one folder each, holding a capability's pure rules (config block, record part, gate
+rows), its hooks and its port. The engine never imports a feature; local mode and the server
+wiring compose them explicitly. One line each:
 
 - bisect/: split a multi-file batch that failed validation, and `batch_size: auto`.
+- campaigns/: one spec across many repositories.
 """

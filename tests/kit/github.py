@@ -36,6 +36,7 @@ import pytest
 from tests.kit import (
     github_routes,
     github_routes_actions,
+    github_routes_campaigns,
     github_routes_checks,
     github_routes_orgs,
     github_routes_pulls,
@@ -57,8 +58,8 @@ if TYPE_CHECKING:
     from githubkit import GitHub
 
 # Importing them registers their routes.
-ENDPOINT_MODULES = (github_routes, github_routes_orgs, github_routes_pulls, github_routes_checks,
-                    github_routes_statuses, github_routes_actions)
+ENDPOINT_MODULES = (github_routes, github_routes_campaigns, github_routes_orgs, github_routes_pulls,
+                    github_routes_checks, github_routes_statuses, github_routes_actions)
 
 
 @dataclass

@@ -106,6 +106,10 @@ class FakeRepo:
     allow_rebase_merge: bool = True
     drafts_supported: bool = True
     description: str | None = None
+    topics: list[str] = field(default_factory=list)
+    language: str | None = None
+    archived: bool = False
+    fork: bool = False
     created_at: datetime = field(default_factory=utc_now)
     issues: dict[int, Issue] = field(default_factory=dict)
     collaborators: dict[str, str] = field(default_factory=dict)

@@ -8,6 +8,7 @@ from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from jobs.domain.errors import BadInputError
+from jobs.domain.llm_config import EditFormat, LlmConfig
 from jobs.domain.redact import register_secret
 
 ENV_PREFIX = "STEPWISE_LLM_"
@@ -30,6 +31,14 @@ class LlmSettings(BaseSettings):
     temperature: float | None = Field(default=None, ge=0, le=2)  # None: the server's default
     max_retries: int = Field(default=2, ge=0, le=10)  # the client's own retries of 5xx/timeouts
     transcript_ttl_days: float | None = Field(default=None, gt=0)  # server: prune older ones
+    # How the model edits: function calls (`tools`; a server refusing them falls back to
+    # `search_replace`), search/replace blocks, whole files, or a unified diff.
+    edit_format: EditFormat = "tools"
+    max_turns: int = Field(default=40, ge=2, le=400)  # model calls per tool-using attempt
+    max_checks: int = Field(default=6, ge=1, le=50)  # `run_checks` calls per attempt
+    restate_every: int = Field(default=8, ge=0)  # turns between restatements (0: never)
+    compact_at_tokens: int = Field(default=24_000, ge=2_000)  # conversation size to compact at
+    whole_max_lines: int = Field(default=600, ge=10)  # `whole` sends files up to this size
 
     @property
     def configured(self) -> bool:
@@ -44,6 +53,11 @@ class LlmSettings(BaseSettings):
 
     def secrets(self) -> tuple[str, ...]:
         return (self.api_key.get_secret_value(),) if self.api_key else ()
+
+    def for_repository(self, config: LlmConfig | None) -> LlmSettings:
+        """These settings with what the repository's `llm:` block sets."""
+        overrides = config.overrides() if config is not None else {}
+        return self.model_copy(update=overrides) if overrides else self
 
     def require(self) -> LlmSettings:
         """These settings, or BadInputError naming what is missing (the CLI exits 2)."""
