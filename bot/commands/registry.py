@@ -17,6 +17,7 @@ from bot.commands import (
 )
 from bot.commands import help as help_command
 from bot.commands.spec import PREFIX, CommandSpec
+from jobs.domain.voice import Voice, github_voice
 
 # The order of the README's command table; `/stepwise help` and that table are rendered from it.
 COMMANDS: list[CommandSpec] = [
@@ -60,3 +61,8 @@ def help_table(prefix: str = PREFIX) -> str:
     """The markdown table `| command | effect |` of every command, written with `prefix`."""
     rows = (f"| `{prefix} {spec.usage}` | {spec.summary} |" for spec in COMMANDS)
     return "\n".join((HELP_TABLE_HEADER, *rows))
+
+
+def voice() -> Voice:
+    """How every GitHub surface writes a command: `/stepwise <verb>`, for the registered verbs."""
+    return github_voice(PREFIX, frozenset(spec.verb for spec in COMMANDS))

@@ -26,9 +26,10 @@ from jobs.domain.note_parts import (
 from jobs.domain.notes import baseline_label
 from jobs.domain.programs import split_command
 from jobs.domain.split_notes import split_note_lines
+from jobs.domain.voice import LOCAL, Voice
 
 
-def render_note(job: Job, *, now: datetime) -> str:
+def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     """The change note committed under `notes_dir`: what was done, with its evidence."""
     spec = job.spec
     lines = [
@@ -85,8 +86,8 @@ def render_note(job: Job, *, now: datetime) -> str:
                                                                BatchStatus.AWAITING_CI)]
         lines += ["", "## Cancelled", "",
                   f"The job was cancelled; batches not done: {', '.join(map(str, undone)) or 'none'}."]
-    lines += ["", "Undo any batch by reverting its commit (`stepwise revert <batch>`)."]
-    return "\n".join(lines) + "\n"
+    lines += ["", "Undo any batch by reverting its commit ({{revert <batch>}})."]
+    return voice.speak("\n".join(lines)) + "\n"
 
 
 def file_entry(batch: Batch, path: str) -> str:

@@ -172,7 +172,7 @@ class Job(Record):
                 return batch
         raise StateError(
             f"batch {number} does not exist (this job has {len(self.batches)} batches)",
-            hint="use a batch number from `stepwise status`",
+            hint="use a batch number from {{status}}",
             code="unknown_batch",
         )
 

@@ -35,7 +35,7 @@ def end_with_nothing_to_do(engine: JobContext) -> None:
     job.set_status(JobStatus.COMPLETED)
     engine.event("completed", nothing_to_do(job))
     engine.save()
-    engine.publish(Publication.SUMMARY, render_plan(job))
+    engine.publish(Publication.SUMMARY, render_plan(job, voice=engine.services.voice))
 
 
 def plan(engine: JobContext) -> None:
@@ -73,7 +73,7 @@ def plan(engine: JobContext) -> None:
     run_baseline(engine)
     engine.event("plan", f"{len(planned.batches)} batches planned"
                + (f", {len(finished)} finished batches kept" if finished else ""))
-    engine.publish(Publication.PLAN, render_plan(job))
+    engine.publish(Publication.PLAN, render_plan(job, voice=engine.services.voice))
     # An issue written or edited by someone without write access is always shown first.
     trusted_skip = (not job.config.require_plan_approval and job.baseline_ok is not False
                     and not job.untrusted_spec)

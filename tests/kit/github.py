@@ -39,6 +39,7 @@ from tests.kit import (
     github_routes_campaigns,
     github_routes_checks,
     github_routes_orgs,
+    github_routes_people,
     github_routes_pulls,
     github_routes_statuses,
 )
@@ -58,8 +59,9 @@ if TYPE_CHECKING:
     from githubkit import GitHub
 
 # Importing them registers their routes.
-ENDPOINT_MODULES = (github_routes, github_routes_campaigns, github_routes_orgs, github_routes_pulls,
-                    github_routes_checks, github_routes_statuses, github_routes_actions)
+ENDPOINT_MODULES = (github_routes, github_routes_campaigns, github_routes_orgs, github_routes_people,
+                    github_routes_pulls, github_routes_checks, github_routes_statuses,
+                    github_routes_actions)
 
 
 @dataclass

@@ -62,6 +62,8 @@ class Issue:
     closed_at: datetime | None = None
     labels: list[str] = field(default_factory=list)
     comments: list[Comment] = field(default_factory=list)
+    assignees: list[str] = field(default_factory=list)
+    reactions: list[Reaction] = field(default_factory=list)
 
     @property
     def node_id(self) -> str:
@@ -82,6 +84,7 @@ class PullRequest(Issue):
     merged_at: datetime | None = None
     merged_by: str | None = None
     merge_commit_sha: str | None = None
+    requested_reviewers: list[str] = field(default_factory=list)
 
     @property
     def node_id(self) -> str:

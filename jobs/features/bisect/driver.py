@@ -182,7 +182,7 @@ class BisectHooks:
             batch.set_status(BatchStatus.SKIPPED)
             batch.reason = "split: every file was set aside into a batch of its own"
             engine.save(touched=[batch.number])
-            engine.publish(Publication.PROGRESS, render_card(job))
+            engine.publish(Publication.PROGRESS, render_card(job, voice=engine.services.voice))
             return
         self._commit(engine, batch, list(decided.passing))
 
