@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from jobs.domain.batch_sizes import BatchSize
 from jobs.domain.ci_config import CiConfig
 from jobs.domain.config_errors import (
     ConfigProblems,
@@ -42,6 +43,7 @@ CONFIG_PATH = ".github/stepwise.yml"
 
 AllowDeletions = bool | Literal["ask"]
 UpdateFromBase = Literal["conflicted", "behind", "never"]
+NotesCadence = Literal["per_milestone", "at_end"]
 NetworkMode = bool | Literal["setup"]  # false: none; "setup": setup only; true: every command
 
 # Environment names `env` may not set: they steer the sandbox, git, the proxy or Stepwise itself.
@@ -111,8 +113,11 @@ class RepoConfig(BaseModel):
     llm: LlmConfig = LlmConfig()
     """How the model edits batches (recipe `llm`): `edit_format`, `restate_every`, one row each
     below."""
-    batch_size: int = Field(default=5, ge=1, le=100)
-    """Files per batch (a spec's `batch_size` overrides it)."""
+    batch_size: BatchSize = 5
+    """Files per batch (a spec's `batch_size` overrides it), or `auto`: start at 2, double
+    after each passing batch, halve after a failure, up to `batch_size_max`."""
+    batch_size_max: int = Field(default=16, ge=1, le=100)
+    """With `batch_size: auto`, the most files a batch may grow to."""
     batches_per_milestone: int = Field(default=4, ge=1)
     """Batches between two `milestone` gates."""
     max_failed_attempts: int = Field(default=2, ge=1, le=20)
@@ -144,6 +149,11 @@ class RepoConfig(BaseModel):
     """Who may answer gates besides users with write access (server mode): logins or `@org/team`."""
     notes_dir: str = "docs/agent-changes"
     """Where the change notes are committed."""
+    notes: NotesCadence = "at_end"
+    """When the change note is committed: `at_end`, one note commit when the job ends (the PR
+    body carries the running account meanwhile); `per_milestone`, also one at each milestone
+    and after each revert (with `ci.wait: per_milestone` it is pushed before CI runs, so the
+    milestone gate's head is the commit whose CI ran)."""
     llm_drafts: bool = False
     """Server mode: a labelled issue without a `stepwise` block gets a spec drafted by the
     model, shown for approval."""

@@ -12,7 +12,7 @@ from jobs.domain.base_notes import base_merge_card
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.git_versions import version_lines
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import (
     code_label,
     command_line,
@@ -25,6 +25,12 @@ from jobs.domain.note_parts import (
     short as short,
 )
 from jobs.domain.outbox import waiting_note
+from jobs.domain.split_notes import (
+    auto_size_line,
+    batch_size_words,
+    split_card_lines,
+    split_words,
+)
 from jobs.domain.voice import LOCAL, Voice
 
 FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
@@ -92,7 +98,7 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
             if spec.find else "; every file is batched (no `find`: a command recipe has no "
             "targets)"),
         f"- {plural(len(job.batches), 'batch')} in {plural(job.milestone_count, 'milestone')} "
-        f"(batch size {spec.batch_size or job.config.batch_size}, "
+        f"({batch_size_words(job)}, "
         f"{job.config.batches_per_milestone} batches per milestone)",
         f"- Validation: {md.codes(job.config.validate_commands) or 'none'}",
         *config_source_lines(job),
@@ -184,7 +190,8 @@ def gate_prompt(job: Job, *, voice: Voice = LOCAL) -> str:
         if report.hint:
             paragraphs.append(f"Hint: {md.message(voice.speak(report.hint))}")
         tail = report.evidence.get("output_tail")
-        if isinstance(tail, str) and tail:
+        shown_by_plan = gate.kind is Gate.PLAN and report.code == "baseline_failed"
+        if isinstance(tail, str) and tail and not shown_by_plan:  # the plan prints it once
             paragraphs.append(f"Output tail:\n{md.block(tail.rstrip())}")
     paragraphs += gate_choices(job, gate).lines(voice)
     return voice.speak("\n\n".join(paragraphs))
@@ -271,9 +278,12 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
         lines.append(f"\nMilestone {milestone} ({counts} completed)\n")
         if show:
             lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b, link)}"
-                         f"{ci_notes.batch_ci_words(job, b)}" for b in batches)
+                         f"{split_words(job, b)}{ci_notes.batch_ci_words(job, b)}"
+                         for b in batches)
         lines += ci_notes.milestone_ci_lines(job, milestone)
     flush()
+    lines += split_card_lines(job)
+    lines += auto_size_line(job)
     lines += base_merge_card(job)
     return voice.speak("\n".join(lines))
 

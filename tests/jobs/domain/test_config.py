@@ -27,6 +27,7 @@ DESIGN_DEFAULTS = {
     "ci": CiConfig(wait="per_milestone", checks=[], timeout=60),
     "llm": LlmConfig(edit_format=None, restate_every=None),
     "batch_size": 5,
+    "batch_size_max": 16,  # with `batch_size: auto` (DESIGN, "Split batches")
     "batches_per_milestone": 4,
     "max_failed_attempts": 2,
     "command_timeout": 600,
@@ -39,6 +40,7 @@ DESIGN_DEFAULTS = {
     "protected_paths": [".github/**", ".env*", "**/*.pem", "**/secrets/**"],
     "approvers": [],
     "notes_dir": "docs/agent-changes",
+    "notes": "at_end",  # issue 26: per_milestone also commits the note at each milestone
     "llm_drafts": False,  # beyond DESIGN's list: the opt-in for drafted specs (issue 5)
     "update_from_base": "conflicted",
 }

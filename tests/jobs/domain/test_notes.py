@@ -354,3 +354,15 @@ def test_counts_agree_once_every_batch_is_finished_and_command_plans_show_no_tar
     base = make_job(batches=[make_batch(1)])
     plan = render_plan(base.model_copy(update={"spec": base.spec.model_copy(update={"find": []})}))
     assert "targets: 0" not in plan and "every file is batched" in plan
+
+
+def test_a_failing_baseline_s_output_is_printed_once_by_plan_and_gate_together() -> None:
+    from jobs.engine.baseline import baseline_report
+
+    job = make_job(status=JobStatus.PLANNING)
+    job.baseline = [CommandEvidence(argv=["python", "-m", "pytest"], exit_code=1, duration_s=1.0,
+                                    output_tail="E   assert the_unique_line\n")]
+    job.baseline_ok = False
+    open_gate(job, Gate.PLAN, reason="baseline fails", now=T0, report=baseline_report(job))
+    shown = render_plan(job) + "\n\n" + gate_prompt(job)
+    assert shown.count("the_unique_line") == 1
