@@ -45,8 +45,7 @@ def failing_batch(job: Job) -> int:
     return next(b.number for b in job.batches if BROKEN_MODULE in b.files)
 
 
-def test_failure_gate_after_one_failed_validation(failing_job: tuple[Path, Outcome]) -> None:
-    """A `replace` batch edits the same way every time: a failed validation is not retried."""
+def test_failure_gate_after_two_failed_validations(failing_job: tuple[Path, Outcome]) -> None:
     repo, outcome = failing_job
     assert_exit(outcome, 4)
     job = load_job(repo)
@@ -58,7 +57,7 @@ def test_failure_gate_after_one_failed_validation(failing_job: tuple[Path, Outco
     # Never committed: no commit on the branch carries this batch's trailer.
     trailers = [c.trailers.get("Stepwise-Batch") for c in branch_commits(repo, job)]
     assert str(number) not in trailers
-    assert len(batch.attempts) == 1
+    assert len(batch.attempts) == 2
     for attempt in batch.attempts:
         assert attempt.outcome == "failed"
         assert attempt.error is not None and attempt.error.code == "validation_failed"
@@ -85,8 +84,8 @@ def test_retry_resets_and_fails_again_then_skip_carries_on(
     assert "attempt counter reset" in message
     assert_exit(outcome, 4)
     job = load_job(repo)
-    assert len(job.batch(number).attempts) == 2  # one more attempt after the reset
-    assert job.batch(number).consecutive_failures == 1
+    assert len(job.batch(number).attempts) == 4  # two more attempts after the reset
+    assert job.batch(number).consecutive_failures == 2
 
     reason = "total.py imports old_sum by name; a human will port it"
     message, outcome = local.verb(Verb.SKIP, reason=reason)
