@@ -158,11 +158,12 @@ def _merge(engine: JobContext, decision: BaseDecision, preview: MergePreview) ->
                                 commands=ran.get(r.batch, [])) for r in decision.replays]))
     engine.save(touched=())  # recorded before the push: a worker dying now finds it again
     try:
-        repo.advance_branch(job.branch, commit, job.head_sha)
+        commit = repo.advance_branch(job.branch, commit, job.head_sha)
     except StepwiseError:  # refused (someone pushed meanwhile): it never landed
         job.base_merges.pop()
         engine.save(touched=())
         raise
+    job.base_merges[-1].commit = commit  # the sha it landed as (server mode: GitHub's)
     job.head_sha = commit
     job.base_checked, job.base_moved_at, job.base_conflict = _pair(base, commit), None, None
     engine.event("base_merge", f"merged the base {base[:7]} in {commit[:7]}")

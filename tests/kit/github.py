@@ -37,6 +37,7 @@ from tests.kit import (
     github_routes,
     github_routes_actions,
     github_routes_checks,
+    github_routes_git,
     github_routes_orgs,
     github_routes_pulls,
     github_routes_statuses,
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 
 # Importing them registers their routes.
 ENDPOINT_MODULES = (github_routes, github_routes_orgs, github_routes_pulls, github_routes_checks,
-                    github_routes_statuses, github_routes_actions)
+                    github_routes_statuses, github_routes_actions, github_routes_git)
 
 
 @dataclass
