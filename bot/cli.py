@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from bot.cli_campaign import campaign
 from bot.cli_demo import demo
 from bot.cli_output import console, finish, guarded, show, verbatim
 from bot.cli_server import serve, worker
@@ -202,6 +203,7 @@ def _local_jobs(repo: Path) -> None:
 
 
 app.command()(demo)
+app.command()(campaign)
 app.command()(serve)
 app.command()(worker)
 

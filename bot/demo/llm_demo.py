@@ -101,6 +101,7 @@ class DemoModel:
 def demo_settings(server: ScriptedServer) -> LlmSettings:
     """Settings for the scripted model; the key is a stand-in (the demo shows it is never kept)."""
     return LlmSettings(base_url=server.url, model="scripted-demo-model", max_retries=0,
+                       edit_format="diff",
                        api_key=SecretStr("demo-key-not-a-real-secret"), timeout_s=30)
 
 

@@ -2,7 +2,8 @@
 
 It answers `POST /v1/chat/completions` from a script (one reply per request, in order; a reply
 may be a function of the request), records every request with its headers, and reports usage
-tokens and the finish reason it is told to (`length` simulates a cut-off answer).
+tokens and the finish reason it is told to (`length` simulates a cut-off answer). A reply may
+carry `tool_calls` (name and arguments), answered as OpenAI function calls.
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ class Reply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     status: int = 200  # anything else answers with an OpenAI-style error body
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()  # (function name, arguments)
+
+
+def call(name: str, **arguments: Any) -> Reply:
+    """A reply holding one tool call (the tests' shorthand)."""
+    return Reply("", tool_calls=((name, arguments),))
 
 
 Step = Reply | Callable[[dict[str, Any]], Reply]
@@ -44,6 +51,16 @@ class Recorded:
     @property
     def user_text(self) -> str:
         return "\n".join(m["content"] for m in self.messages if m["role"] == "user")
+
+    @property
+    def all_text(self) -> str:
+        """Every message's text, tool results and tool-call arguments included."""
+        parts: list[str] = []
+        for message in self.body.get("messages", []):
+            parts.append(str(message.get("content") or ""))
+            for tool_call in message.get("tool_calls") or []:
+                parts.append(str(tool_call.get("function", {}).get("arguments", "")))
+        return "\n".join(parts)
 
 
 @dataclass
@@ -82,15 +99,23 @@ class ScriptedServer:
         reply = step if isinstance(step, Reply) else step(body)
         if reply.status != 200:
             return reply.status, {"error": {"message": reply.text, "type": "scripted_error"}}
-        prompt = sum(len(m.get("content") or "") for m in body.get("messages", []))
+        prompt = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
         prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else prompt // 4
         completion = reply.completion_tokens if reply.completion_tokens is not None \
             else len(reply.text) // 4
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        finish = reply.finish_reason
+        if reply.tool_calls:
+            count = len(self.requests)
+            message["tool_calls"] = [
+                {"id": f"call_{count}_{index}", "type": "function",
+                 "function": {"name": name, "arguments": json.dumps(arguments)}}
+                for index, (name, arguments) in enumerate(reply.tool_calls)]
+            finish = "tool_calls" if finish == "stop" else finish
         return 200, {
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion",
             "created": int(time.time()), "model": body.get("model") or self.model,
-            "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                         "message": {"role": "assistant", "content": reply.text}}],
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion,
                       "total_tokens": prompt_tokens + completion},
         }

@@ -28,6 +28,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs.adapters import tree_fd
+
 MANIFEST = "manifest.json"
 DEFAULT_CACHE_MB = 4096
 CACHE_SIZE_VARIABLE = "STEPWISE_ENV_CACHE_MB"
@@ -178,7 +180,8 @@ def capture_outputs(worktree: Path, untracked: Sequence[str], tree: Path) -> lis
     for rel in sorted(untracked):
         rel = rel.rstrip("/")
         source = worktree / rel
-        if not rel or not os.path.lexists(source) or rel.split("/")[0] == ".git":
+        if not rel or rel.split("/")[0] == ".git" or not tree_fd.real_parents(worktree, rel) \
+                or not os.path.lexists(source):  # never moved through a link setup planted
             continue
         target = tree / rel
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from jobs.adapters import sandbox_hardening as hardening
 from jobs.adapters import sandbox_view as view
 from jobs.adapters.egress import EgressProxy, EgressRecord
 from jobs.adapters.sandbox_process import (
@@ -162,6 +163,7 @@ class BubblewrapSandbox:
         command reaches the egress proxy through it, and nothing else."""
         cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         cmd += ["--tmpfs", TMP, "--dir", str(SANDBOX_HOME), "--unshare-all"]
+        cmd += hardening.namespace_args(self.bwrap)
         # Sockets of host services (docker.sock, dbus, ...) live under /run: out of reach.
         if Path("/run").is_dir():
             cmd += ["--tmpfs", "/run"]
@@ -264,6 +266,7 @@ def bubblewrap_available() -> bool:
 def reset_sandbox_caches() -> None:
     """Forget the probe results and the warned-once flag (for tests)."""
     _probe.cache_clear()
+    hardening.namespace_args.cache_clear()
     _warned.clear()
 
 

@@ -8,13 +8,13 @@ every later command of every job that reuses the environment.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from jobs.adapters import tree_fd
 from jobs.adapters.environments import PROGRAM_DIRS
 from jobs.domain.sandboxing import EnvironmentLayer
 
@@ -91,23 +91,14 @@ def egress_wrap(argv: Sequence[str]) -> list[str]:
 
 def remove_mount_stubs(cwd: Path, environment: EnvironmentLayer | None) -> None:
     """bubblewrap creates an empty file or directory in the worktree where it binds an entry;
-    remove those after the command, so they never look like a change."""
+    remove those after the command, so they never look like a change. The command may have
+    replaced a parent with a link to a host path: every step goes through directory
+    descriptors without following links (jobs/adapters/tree_fd.py)."""
     if environment is None:
         return
     for rel in sorted(environment.entries, key=lambda r: -r.count("/")):
-        stub = cwd / rel
-        with contextlib.suppress(OSError):
-            if stub.is_symlink():
-                continue
-            if stub.is_dir() and not any(stub.iterdir()):
-                stub.rmdir()
-            elif stub.is_file() and stub.stat().st_size == 0:
-                stub.unlink()
-        parent = stub.parent  # bubblewrap also made the parents of a nested entry
-        while parent != cwd and parent.is_relative_to(cwd):
-            with contextlib.suppress(OSError):
-                parent.rmdir()  # only succeeds when empty
-            parent = parent.parent
+        tree_fd.remove_if_empty(cwd, rel)
+        tree_fd.remove_empty_parents(cwd, rel)  # bubblewrap also made a nested entry's parents
 
 
 def merged_env(base: Mapping[str, str], *, network: bool) -> dict[str, str]:

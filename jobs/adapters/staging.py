@@ -9,15 +9,12 @@ stops the attempt with an UnsafePathError naming it.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.adapters import dir_scan, index_state
+from jobs.adapters import dir_scan, index_state, tree_fd
 from jobs.adapters.safe_paths import Kind, UnsafePathError, kind_of, read_regular
 
 ZERO_OID = "0" * 40
@@ -45,7 +42,7 @@ def collect_changes(root: Path, paths: Iterable[str]) -> list[Change]:
         if kind in (Kind.MISSING, Kind.DIRECTORY):  # a directory's files are listed one by one
             changes.append(Change(path, "0", None))
         elif kind is Kind.SYMLINK:
-            target = os.readlink(root / path)
+            target = tree_fd.readlink(root, path)
             changes.append(Change(path, _MODES[kind], os.fsencode(target)))
         elif kind is Kind.SPECIAL:
             raise UnsafePathError(path, "it is not a regular file (a fifo, socket or device)")
@@ -72,32 +69,22 @@ def clean_worktree(worktree: Path, private: Path) -> dir_scan.Scan:
     again once its own changes are made and keeps that record (`dir_scan.save`)."""
     found = dir_scan.scan(worktree, dir_scan.load(private))
     for entry in found.found:
-        remove_entry(entry)
+        tree_fd.remove(worktree, entry.relative_to(worktree).as_posix())
     for directory in [*found.empty, *(entry.parent for entry in found.found)]:
-        _remove_empty(directory, worktree)
+        if directory != worktree:
+            rel = directory.relative_to(worktree).as_posix()
+            if tree_fd.remove_if_empty(worktree, rel):
+                tree_fd.remove_empty_parents(worktree, rel)
     for entry in private.iterdir():
         if entry.name not in _PRIVATE_KEEP:
             remove_entry(entry)
     return found
 
 
-def _remove_empty(directory: Path, root: Path) -> None:
-    """rmdir `directory` and each parent left empty by it, never `root` itself."""
-    while directory != root:
-        try:
-            directory.rmdir()
-        except OSError:  # not empty (or gone): its parents are not empty either
-            return
-        directory = directory.parent
-
-
 def remove_entry(path: Path) -> None:
-    """Delete a file, link, special file or whole directory, never following a link."""
-    with contextlib.suppress(FileNotFoundError):
-        if stat.S_ISDIR(path.lstat().st_mode):
-            shutil.rmtree(path)
-        else:
-            path.unlink()
+    """Delete a file, link, special file or whole directory, never following a link (`path`'s
+    parent is trusted: a directory Stepwise made, like the private git directory)."""
+    tree_fd.remove(path.parent, path.name)
 
 
 def planted_git_entries(root: Path) -> list[Path]:

@@ -11,10 +11,9 @@ below make that comparison strict whatever the repository's configuration says.
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
-from jobs.adapters.staging import remove_entry
+from jobs.adapters import tree_fd
 from jobs.domain.errors import WorkspaceError
 
 # Every stat field is compared and no index entry may skip the check (docs/security.md).
@@ -79,16 +78,15 @@ def remove_untracked(root: Path, rel: str) -> None:
     parts = [part for part in rel.rstrip("/").split("/") if part]
     if not parts or any(part in (".", "..") for part in parts):
         raise WorkspaceError(f"git listed an impossible path {rel!r}")
-    where = root
-    for part in parts[:-1]:
-        where = where / part
-        try:
-            mode = where.lstat().st_mode
-        except FileNotFoundError:
-            return  # a removed directory held it
-        if not stat.S_ISDIR(mode):
-            raise WorkspaceError(f"{rel!r} lies behind {where.name!r}, which is not a directory")
-    remove_entry(where / parts[-1])
+    try:
+        with tree_fd.directory(root, parts[:-1], rel=rel):
+            pass
+    except FileNotFoundError:
+        return  # a removed directory held it
+    except tree_fd.TreeEscape as escape:
+        raise WorkspaceError(f"{rel!r} lies behind {escape.where!r}, which is not a "
+                             "directory") from None
+    tree_fd.remove(root, "/".join(parts))
 
 
 def checkout_input(paths: list[str]) -> bytes:

@@ -43,6 +43,16 @@ class CommandEvidence(Record):
         return " ".join(self.argv)
 
 
+class ToolUse(Record):
+    """One tool call of the model (recipe llm, edit format `tools`): the decision log's entry."""
+
+    name: str
+    path: str = ""
+    error: str = ""  # the error kind (no_match, refused_path, ...); empty when it worked
+    severity: str = ""  # soft | hard, for errors
+    reason: str = ""  # the model's one-line reason for an edit
+
+
 class ModelCall(Record):
     """One request to the language model: what it cost and what became of its answer."""
 
@@ -57,6 +67,7 @@ class ModelCall(Record):
     # | unchanged | truncated | no_diff | error | drafted
     outcome: str = "pending"
     detail: str = ""
+    tools: list[ToolUse] = []  # the tool calls this answer asked for, in order
 
 
 class LlmUsage(Record):

@@ -55,6 +55,9 @@ class EditHooks:
     budget_grants: int = 0  # approvals of the `budget` gate so far
     transcript: Path | None = None  # where this attempt's transcript goes
     title: str = ""  # names the job, batch and attempt (in the transcript)
+    # Tracked regular files outside protected paths, at the job's head: what the model's reading
+    # tools may open (empty: only the batch's files).
+    readable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

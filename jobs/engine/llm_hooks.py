@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from jobs.adapters.discovery import never_in_scope
+from jobs.domain.globs import matches_any
 from jobs.domain.job import Batch, Job
 from jobs.domain.records import Attempt, ModelCall
 from jobs.domain.spec import DoneWhen
@@ -34,7 +36,22 @@ def make_hooks(runner: AttemptRunner, job: Job, batch: Batch, attempt: Attempt) 
                                    attempt.number),
         title=f"Stepwise #{job.number} — {job.title} — batch {batch.number}, attempt "
               f"{attempt.number} (job {job.id})",
+        readable=readable_files(runner, job),
     )
+
+
+REGULAR_MODES = ("100644", "100755")
+
+
+def readable_files(runner: AttemptRunner, job: Job) -> tuple[str, ...]:
+    """The tracked regular files at the job's head that no scope rule protects (no links,
+    submodules, change notes, `.env*`, keys or other `protected_paths`)."""
+    if job.spec.recipe != "llm":
+        return ()
+    never = never_in_scope(job.config)
+    modes = runner.repository.tracked_modes(job.head_sha)
+    return tuple(sorted(path for path, mode in modes.items()
+                        if mode in REGULAR_MODES and not matches_any(path, never)))
 
 
 def check_candidate(runner: AttemptRunner, job: Job, batch: Batch) -> CandidateReport:

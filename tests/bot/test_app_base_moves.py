@@ -137,6 +137,7 @@ def test_an_llm_batch_conflict_waits_at_the_conflict_gate_for_a_maintainers_merg
     with ScriptedServer() as model:
         monkeypatch.setenv("STEPWISE_LLM_BASE_URL", model.url)
         monkeypatch.setenv("STEPWISE_LLM_MODEL", MODEL)
+        monkeypatch.setenv("STEPWISE_LLM_EDIT_FORMAT", "diff")
         monkeypatch.setenv("STEPWISE_LLM_API_KEY", API_KEY)
         files = sample_files(config=config_text(batch_size=1, batches_per_milestone=1))
         with open_world(tmp_path, redis_url, files=files) as world:

@@ -24,7 +24,8 @@ ALPHA = ("calc/alpha/area.py", "calc/alpha/perimeter.py")
 
 def settings(server: ScriptedServer, **overrides: Any) -> LlmSettings:
     values: dict[str, Any] = {"base_url": server.url, "model": MODEL,
-                              "api_key": SecretStr(API_KEY), "max_retries": 0, "timeout_s": 20}
+                              "api_key": SecretStr(API_KEY), "max_retries": 0, "timeout_s": 20,
+                              "edit_format": "diff"}  # the tests script diffs unless they say
     values.update(overrides)
     return LlmSettings(**values)
 

@@ -148,6 +148,7 @@ def test_the_worker_never_sends_the_model_what_a_link_points_at(
         server.script = [Reply(attacks.rename_answer())] * 4
         monkeypatch.setenv("STEPWISE_LLM_BASE_URL", server.url)
         monkeypatch.setenv("STEPWISE_LLM_MODEL", "scripted-model")
+        monkeypatch.setenv("STEPWISE_LLM_EDIT_FORMAT", "diff")
         monkeypatch.setenv("STEPWISE_LLM_API_KEY", "sk-test-git-attacks-0123456789")
         scenario = attacks.link_scenarios(app.outside, app.targets.key, "")[4]
         job = run_job(app, scenario)

@@ -36,6 +36,32 @@ class ChatReply:
         return self.finish_reason == "length"
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the model asked for; `arguments` is its JSON text as sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ToolReply:
+    """An answer in a tool conversation: text, the calls it asks for, and what it cost."""
+
+    text: str
+    calls: tuple[ToolCall, ...]
+    finish_reason: str
+    tokens_in: int
+    tokens_out: int
+    latency_s: float
+    model: str
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
 class ChatClient(Protocol):
     def complete(self, messages: Sequence[Message], *, max_tokens: int) -> ChatReply:
         """Send `messages`; return the answer, or raise ModelError."""
@@ -57,18 +83,45 @@ class OpenAIChat:
         self._client = openai.OpenAI(base_url=settings.base_url, api_key=settings.key(),
                                      timeout=settings.timeout_s, max_retries=settings.max_retries)
 
-    def complete(self, messages: Sequence[Message], *, max_tokens: int) -> ChatReply:
-        options: dict[str, Any] = {"max_tokens": max_tokens}
+    def _create(self, messages: Sequence[Any], max_tokens: int, **extra: Any) -> Any:
+        options: dict[str, Any] = {"max_tokens": max_tokens, **extra}
         if self.settings.temperature is not None:
             options["temperature"] = self.settings.temperature
-        started = time.monotonic()
         try:
-            response = self._client.chat.completions.create(
-                model=self.model, messages=list(messages),  # type: ignore[arg-type]
-                **options,
+            return self._client.chat.completions.create(
+                model=self.model, messages=list(messages), **options,
             )
         except openai.APIError as exc:
             raise model_error(exc, self.settings) from None
+
+    def converse(self, messages: Sequence[dict[str, Any]], *, tools: Sequence[dict[str, Any]],
+                 max_tokens: int) -> ToolReply:
+        """One turn of a tool conversation (OpenAI function calling)."""
+        started = time.monotonic()
+        response = self._create(messages, max_tokens, tools=list(tools))
+        latency = time.monotonic() - started
+        if not response.choices:
+            raise ModelError("the model answered with no choices", hint="check the server's logs",
+                             retry_class=RetryClass.AUTO_RETRY)
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        calls = tuple(ToolCall(id=c.id or f"call_{i}", name=c.function.name or "",
+                               arguments=c.function.arguments or "")
+                      for i, c in enumerate(choice.message.tool_calls or [])
+                      if getattr(c, "function", None) is not None)
+        usage = response.usage
+        sent = sum(len(str(m.get("content") or "")) for m in messages)
+        said = len(text) + sum(len(c.arguments) for c in calls)
+        return ToolReply(
+            text=text, calls=calls, finish_reason=str(choice.finish_reason or ""),
+            tokens_in=usage.prompt_tokens if usage else max(1, sent // 4),
+            tokens_out=usage.completion_tokens if usage else max(1, said // 4),
+            latency_s=round(latency, 3), model=response.model or self.model,
+        )
+
+    def complete(self, messages: Sequence[Message], *, max_tokens: int) -> ChatReply:
+        started = time.monotonic()
+        response = self._create(messages, max_tokens)
         latency = time.monotonic() - started
         if not response.choices:
             raise ModelError("the model answered with no choices", hint="check the server's logs",

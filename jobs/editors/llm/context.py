@@ -45,8 +45,8 @@ SUMMARY pkg/module.py: what changed in this file, in one line
 - Keep up to 3 lines of context around each change."""
 
 SYSTEM = """You are the editing step of Stepwise, which makes one maintenance change across a
-repository in small batches. You propose a unified diff; Stepwise parses it, applies it with
-`git apply`, checks it against its diff guard and runs the repository's validation commands,
+repository in small batches. You propose the edit; Stepwise parses it, applies it, checks
+it against its diff guard and runs the repository's validation commands,
 and tells you exactly what failed.
 
 {rules}
@@ -172,7 +172,8 @@ def _section(title: str, items: Sequence[str], empty: str) -> str:
 
 def build_prompt(*, goal: str, spec: TaskSpec, standing: Sequence[str], batch_files: Sequence[str],
                  files: Sequence[str], texts: Mapping[str, str | None], targets: Sequence[Target],
-                 context_tokens: int, feedback: str | None = None) -> Prompt:
+                 context_tokens: int, feedback: str | None = None,
+                 answer_format: str = ANSWER_FORMAT) -> Prompt:
     """The messages of the first round for `files` (all of the batch, or one file of it)."""
     wanted = [t for t in targets if t.path in files]
     per_file: dict[str, list[int]] = {path: [] for path in files}
@@ -180,7 +181,7 @@ def build_prompt(*, goal: str, spec: TaskSpec, standing: Sequence[str], batch_fi
         per_file[target.path].append(target.line)
     views = fit_files({path: texts.get(path) for path in files}, per_file,
                       context_tokens * CHARS_PER_TOKEN)
-    system = SYSTEM.format(rules=RULES.format(files=", ".join(files)), answer=ANSWER_FORMAT)
+    system = SYSTEM.format(rules=RULES.format(files=", ".join(files)), answer=answer_format)
     scope = f"Batch files: {', '.join(batch_files)}"
     if list(files) != list(batch_files):
         scope += (f"\nThis request covers only: {', '.join(files)} (the batch's other files are "

@@ -18,7 +18,7 @@ from jobs.editors.base import (
     EditRequest,
     EditResult,
 )
-from jobs.editors.llm import feedback
+from jobs.editors.llm import feedback, formats
 from jobs.editors.llm.accounting import (
     BUDGET_HINT,
     Transcript,
@@ -26,10 +26,10 @@ from jobs.editors.llm.accounting import (
     budget_reason,
     call_record,
 )
-from jobs.editors.llm.answer import diff_paths, parse_problem, read_answer
+from jobs.editors.llm.answer import Answer, diff_paths, parse_problem, read_answer
 from jobs.editors.llm.apply import apply, check_applies
 from jobs.editors.llm.client import ChatClient, Message, ModelError
-from jobs.editors.llm.context import ContextTooLargeError, build_prompt
+from jobs.editors.llm.context import ANSWER_FORMAT, ContextTooLargeError, build_prompt
 from jobs.editors.llm.settings import LlmSettings
 
 TRUNCATED = "truncated"
@@ -58,8 +58,9 @@ class Rounds:
     """Carries out one attempt for one batch; raises EditError when no usable diff came."""
 
     def __init__(self, request: EditRequest, hooks: EditHooks, settings: LlmSettings,
-                 client: ChatClient) -> None:
+                 client: ChatClient, *, edit_format: str = "diff") -> None:
         self.request, self.hooks, self.settings, self.client = request, hooks, settings, client
+        self.edit_format = edit_format
         self.spent = 0
         self.calls: list[ModelCall] = []
         self.split_reason = ""
@@ -82,6 +83,7 @@ class Rounds:
             goal=request.goal, spec=request.spec, standing=request.instructions,
             batch_files=request.files, files=files, texts=self.texts, targets=request.targets,
             context_tokens=self.settings.context_tokens, feedback=request.feedback,
+            answer_format=formats.INSTRUCTIONS.get(self.edit_format, ANSWER_FORMAT),
         )
         return Piece(files, prompt.messages)
 
@@ -137,7 +139,7 @@ class Rounds:
                 return self.result(pieces, number)
             for piece in pieces:
                 piece.diff = None
-                piece.messages.append({"role": "user", "content": report.feedback})
+                piece.messages.append({"role": "user", "content": self.reworded(report.feedback)})
         self.hooks.restore()
         first = headline(last_problem) or "no answer"
         raise EditError(
@@ -181,9 +183,30 @@ class Rounds:
                           + (f" — {call.detail}" if call.detail else ""))
         return problem
 
+    def reworded(self, text: str) -> str:
+        """Check feedback in the words of this attempt's edit format."""
+        if self.edit_format == "diff":
+            return text
+        return (text.replace("send the whole corrected diff against the original files",
+                             "send all your edits again, against the original files")
+                .replace("send the whole diff against the original files",
+                         "send all your edits again, against the original files")
+                .replace("Send the whole corrected diff.", "Send all your edits again.")
+                .replace("Your diff", "Your edit"))
+
+    def read(self, piece: Piece, text: str) -> tuple[Answer, str, str]:
+        """The answer as a diff (search/replace blocks and whole files are converted), and the
+        outcome and problem when it holds no usable edit."""
+        if self.edit_format == "diff":
+            return read_answer(text), "", ""
+        edits = formats.read_edits(self.edit_format, text, self.request.worktree, piece.files)
+        return Answer(edits.diff, edits.summaries), edits.kind, edits.problem
+
     def judge(self, piece: Piece, text: str, *, truncated: bool) -> tuple[str, str]:
         """(outcome, problem) for an answer; the diff is applied when there is no problem."""
-        answer = read_answer(text)
+        answer, kind, unusable = self.read(piece, text)
+        if unusable and not truncated:
+            return kind, unusable
         problem = parse_problem(answer.diff) if answer.diff is not None else None
         cut = truncated or (problem is not None and problem.cut_short and not answer.closed)
         if cut:
@@ -227,6 +250,8 @@ class Rounds:
         tokens = sum(c.tokens_in + c.tokens_out for c in self.calls)
         text = (f"{self.settings.model}: {len(summaries)} file(s) changed in {rounds} round(s), "
                 f"{len(self.calls)} call(s), {tokens:,} tokens")
+        if self.edit_format != "diff":
+            text += f" (edit format {self.edit_format})"
         if self.split_reason:
             text += f"; one file at a time because {self.split_reason}"
         return EditResult(summary=text, file_summaries=summaries)

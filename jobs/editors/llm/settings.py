@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -11,6 +11,8 @@ from jobs.domain.errors import BadInputError
 from jobs.domain.redact import register_secret
 
 ENV_PREFIX = "STEPWISE_LLM_"
+EditFormat = Literal["tools", "search_replace", "whole", "diff"]
+EDIT_FORMATS: tuple[str, ...] = ("tools", "search_replace", "whole", "diff")
 NO_KEY = "no-key"  # sent when no key is set: local servers (ollama, vllm, llama.cpp) ignore it
 
 
@@ -30,6 +32,14 @@ class LlmSettings(BaseSettings):
     temperature: float | None = Field(default=None, ge=0, le=2)  # None: the server's default
     max_retries: int = Field(default=2, ge=0, le=10)  # the client's own retries of 5xx/timeouts
     transcript_ttl_days: float | None = Field(default=None, gt=0)  # server: prune older ones
+    # How the model edits: function calls (`tools`; a server refusing them falls back to
+    # `search_replace`), search/replace blocks, whole files, or a unified diff.
+    edit_format: EditFormat = "tools"
+    max_turns: int = Field(default=40, ge=2, le=400)  # model calls per tool-using attempt
+    max_checks: int = Field(default=6, ge=1, le=50)  # `run_checks` calls per attempt
+    restate_every: int = Field(default=8, ge=0)  # turns between restatements (0: never)
+    compact_at_tokens: int = Field(default=24_000, ge=2_000)  # conversation size to compact at
+    whole_max_lines: int = Field(default=600, ge=10)  # `whole` sends files up to this size
 
     @property
     def configured(self) -> bool:

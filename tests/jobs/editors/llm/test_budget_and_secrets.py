@@ -115,7 +115,8 @@ def test_the_cli_never_prints_the_key(tmp_path: Path, server: ScriptedServer) ->
     issue = write_issue(tmp_path / "issue.md", recipe="llm", replace=None,
                         paths=["calc/alpha/*.py"], instructions="Use legacy.new_sum().")
     env = {"PATH": str(STEPWISE.parent) + ":/usr/bin:/bin", "STEPWISE_LLM_API_KEY": API_KEY,
-           "STEPWISE_LLM_MAX_RETRIES": "0", "COLUMNS": "200", "NO_COLOR": "1"}
+           "STEPWISE_LLM_MAX_RETRIES": "0", "STEPWISE_LLM_EDIT_FORMAT": "diff", "COLUMNS": "200",
+           "NO_COLOR": "1"}
     done = subprocess.run([str(STEPWISE), "run", "--repo", str(repo), "--issue", str(issue),
                            "--number", "7", "--yes", "--llm-base-url", server.url,
                            "--llm-model", "scripted-model", "--llm-budget", "50000"],

@@ -1,0 +1,144 @@
+"""Host-side operations on a tree sandboxed code could write, from directory file descriptors.
+
+A sandboxed command may rename any directory it can write and put a symbolic link to a host
+path in its place. So the worker never hands such a tree a path string to follow: every
+operation here opens the tree's root, then each component with `O_NOFOLLOW | O_DIRECTORY`
+relative to the previous one (`openat`), and acts on the last name relative to its parent's
+descriptor (`unlinkat`, `rmdir` with `dir_fd`, `readlinkat`, `fstatat` without following).
+A link or a non-directory anywhere on the way makes the operation a no-op (removals) or a
+`TreeEscape` (reads), never a step outside the tree. Whole directories are removed with
+`shutil.rmtree(dir_fd=...)`, which walks by descriptors too and refuses to enter a link.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from collections.abc import Iterator, Sequence
+from pathlib import Path, PurePosixPath
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class TreeEscape(OSError):
+    """A component of a path in a sandbox-written tree is a link or not a directory."""
+
+    def __init__(self, rel: str, where: str) -> None:
+        super().__init__(f"`{rel}`: `{where}` is a symbolic link or not a directory; "
+                         "Stepwise does not follow it")
+        self.rel = rel
+        self.where = where
+
+
+def components(rel: str | PurePosixPath) -> list[str]:
+    """The names of a relative path; ValueError for an absolute path, `..`, `.` or nothing."""
+    path = PurePosixPath(rel)
+    parts = [part for part in path.parts if part]
+    if not parts or path.is_absolute() or any(part in (".", "..") for part in parts):
+        raise ValueError(f"{str(rel)!r} is not a plain path relative to the tree's root")
+    return parts
+
+
+def open_root(root: Path) -> int:
+    """The tree's root (the root itself may lie under a link the operator made)."""
+    return os.open(root, DIR_FLAGS & ~os.O_NOFOLLOW)
+
+
+@contextlib.contextmanager
+def directory(root: Path, parts: Sequence[str], *, rel: str = "") -> Iterator[int]:
+    """A descriptor of `root/parts...`, every component opened without following a link;
+    TreeEscape when one is a link or a file, FileNotFoundError when one is missing."""
+    fd = open_root(root)
+    try:
+        for index, part in enumerate(parts):
+            try:
+                child = os.open(part, DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                raise
+            except OSError:  # ELOOP (a link) or ENOTDIR (a file where a directory was)
+                raise TreeEscape(rel or "/".join(parts), "/".join(parts[: index + 1])) from None
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def lstat_at(parent: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def remove(root: Path, rel: str) -> bool:
+    """Delete the entry at `rel` (a file, link, special file or a whole directory), never
+    through a link; False when it, or a directory on its way, is missing, a link or a file."""
+    parts = components(rel)
+    try:
+        with directory(root, parts[:-1], rel=rel) as parent:
+            info = lstat_at(parent, parts[-1])
+            if info is None:
+                return False
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(parts[-1], dir_fd=parent)
+            else:
+                os.unlink(parts[-1], dir_fd=parent)
+    except (FileNotFoundError, TreeEscape):
+        return False
+    return True
+
+
+def remove_if_empty(root: Path, rel: str) -> bool:
+    """Delete `rel` if it is an empty directory or an empty regular file (what bubblewrap
+    leaves where it bound something); never through a link, never anything else."""
+    parts = components(rel)
+    try:
+        with directory(root, parts[:-1], rel=rel) as parent:
+            info = lstat_at(parent, parts[-1])
+            if info is None:
+                return False
+            if stat.S_ISDIR(info.st_mode):
+                with contextlib.suppress(OSError):  # ENOTEMPTY: not a stub
+                    os.rmdir(parts[-1], dir_fd=parent)
+                    return True
+            elif stat.S_ISREG(info.st_mode) and info.st_size == 0:
+                os.unlink(parts[-1], dir_fd=parent)
+                return True
+    except (FileNotFoundError, TreeEscape):
+        pass
+    return False
+
+
+def remove_empty_parents(root: Path, rel: str) -> None:
+    """rmdir each directory above `rel` (not `root`) that is left empty, deepest first,
+    stopping at the first that is not empty, missing or behind a link."""
+    parts = components(rel)
+    for depth in range(len(parts) - 1, 0, -1):
+        try:
+            with directory(root, parts[: depth - 1], rel=rel) as parent:
+                info = lstat_at(parent, parts[depth - 1])
+                if info is None or not stat.S_ISDIR(info.st_mode):
+                    return
+                os.rmdir(parts[depth - 1], dir_fd=parent)
+        except OSError:  # not empty, gone, or a link on the way: its parents stay too
+            return
+
+
+def readlink(root: Path, rel: str) -> str:
+    """The text of the symbolic link at `rel`, read relative to its real parent directory."""
+    parts = components(rel)
+    with directory(root, parts[:-1], rel=rel) as parent:
+        return os.readlink(parts[-1], dir_fd=parent)
+
+
+def real_parents(root: Path, rel: str) -> bool:
+    """Whether every directory on the way to `rel` is a real directory of the tree."""
+    parts = components(rel)
+    try:
+        with directory(root, parts[:-1], rel=rel):
+            return True
+    except (FileNotFoundError, TreeEscape):
+        return False

@@ -1,0 +1,115 @@
+"""What a mode provides to run a campaign (CampaignPort), and the loop that drives the record
+through it: preview, start waves, read the repositories' jobs back, carry out steering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from jobs.features.campaigns.record import OPEN_STATES, Campaign, RepoEntry, RepoState
+from jobs.features.campaigns.rollout import mark_started, next_wave, settle
+from jobs.features.campaigns.selection import RepoFacts, left_out_reason
+from jobs.features.campaigns.settings import CampaignSettings
+from jobs.features.campaigns.steering import JobAction, Steered
+
+
+class LeftOut(Exception):
+    """A repository the preview leaves out, with the reason in words."""
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A repository's scope as the campaign would plan it; nothing is changed to find it."""
+
+    files: int
+    targets: int
+    digest: str  # of the files in scope: a job whose plan differs stops at its own plan gate
+
+
+@dataclass(frozen=True)
+class JobView:
+    """A repository's job as the campaign sees it."""
+
+    state: RepoState
+    job: str = ""
+    gate: str = ""
+    answer: str = ""
+    reason: str = ""
+    batches_done: int = 0
+    batches_total: int = 0
+    files_done: int = 0
+    link: str = ""
+    ci: str = ""
+
+
+class CampaignPort(Protocol):
+    def resolve(self, target: str) -> str: ...  # the campaign's name for what `add` was given
+    def facts(self, name: str) -> RepoFacts: ...
+    def preview(self, name: str) -> Preview: ...  # raises LeftOut
+    def start(self, entry: RepoEntry) -> JobView: ...
+    def read(self, entry: RepoEntry) -> JobView: ...
+    def act(self, entry: RepoEntry, action: JobAction) -> JobView: ...
+
+
+def record_view(entry: RepoEntry, view: JobView) -> None:
+    """One repository event: O(1) on the record."""
+    if entry.state is RepoState.SKIPPED:
+        return  # skipped by a command: its job's own ending does not bring it back
+    entry.state, entry.gate, entry.answer = view.state, view.gate, view.answer
+    entry.reason = view.reason
+    entry.batches_done, entry.batches_total = view.batches_done, view.batches_total
+    entry.files_done = view.files_done
+    entry.job, entry.link, entry.ci = view.job or entry.job, view.link or entry.link, view.ci
+
+
+def preview_entry(name: str, settings: CampaignSettings, port: CampaignPort) -> RepoEntry:
+    reason = left_out_reason(settings, port.facts(name))
+    if reason is not None:
+        return RepoEntry(name=name, state=RepoState.LEFT_OUT, reason=reason)
+    try:
+        found = port.preview(name)
+    except LeftOut as exc:
+        return RepoEntry(name=name, state=RepoState.LEFT_OUT, reason=str(exc))
+    return RepoEntry(name=name, state=RepoState.PREVIEWED, files=found.files,
+                     targets=found.targets, preview_digest=found.digest)
+
+
+def advance(campaign: Campaign, settings: CampaignSettings, port: CampaignPort,
+            now: datetime) -> None:
+    """Read every open repository back, then start waves while the rules allow (a mode whose
+    jobs run to their next gate at once, like local mode, may start several waves here)."""
+    for entry in campaign.entries(*OPEN_STATES):
+        record_view(entry, port.read(entry))
+    settle(campaign, settings, now)
+    while names := next_wave(campaign, settings):
+        mark_started(campaign, names)
+        campaign.log(now, f"wave {campaign.waves_started - 1} started: " + ", ".join(names))
+        for name in names:
+            record_view(campaign.repos[name], port.start(campaign.repos[name]))
+        settle(campaign, settings, now)
+
+
+def carry_out(campaign: Campaign, settings: CampaignSettings, steered: Steered,
+              port: CampaignPort, now: datetime) -> list[str]:
+    """Do to the repositories' jobs what a command asked; what each said, in order."""
+    said: list[str] = []
+    for name, action in steered.actions:
+        if action is JobAction.PREVIEW:
+            name = port.resolve(name)
+            if name in campaign.repos:
+                said.append(f"{name} is already in the campaign.")
+                continue
+            entry = preview_entry(name, settings, port)
+            campaign.repos[entry.name] = entry
+            said.append(f"{entry.name}: " + (f"left out ({entry.reason})"
+                                            if entry.state is RepoState.LEFT_OUT else
+                                            f"{entry.files} files in scope; approve it to start"))
+            continue
+        entry = campaign.repos[name]
+        view = port.act(entry, action)
+        if entry.state is not RepoState.SKIPPED:
+            record_view(entry, view)
+        said.append(f"{name}: {action} → {view.state}")
+    campaign.log(now, f"carried out {len(steered.actions)} action(s)")
+    return said

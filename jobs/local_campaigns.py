@@ -1,0 +1,294 @@
+"""Local mode's campaigns: `stepwise campaign --issue FILE.md REPO_DIR...` runs one spec over
+several checkouts, each repository's job an ordinary local job; the campaign's record, the
+per-repository issue file, the dashboard and each job's output live in a state folder beside
+the issue file (`.stepwise-campaigns/<issue name>/`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jobs.adapters.discovery import plan_scope, targets_at
+from jobs.adapters.store import FileStore
+from jobs.adapters.workspace import Repository
+from jobs.domain.config_errors import InvalidConfigError
+from jobs.domain.errors import BadInputError, StepwiseError
+from jobs.domain.gates import Verb
+from jobs.domain.model import BatchStatus, JobStatus
+from jobs.domain.spec import IssueTask
+from jobs.engine.start import check_runnable, local_base
+from jobs.features.campaigns.dashboard import render_dashboard
+from jobs.features.campaigns.port import JobView, LeftOut, Preview, advance, carry_out, preview_entry
+from jobs.features.campaigns.record import OPEN_STATES, Campaign, CampaignStatus, RepoEntry, RepoState
+from jobs.features.campaigns.selection import RepoFacts
+from jobs.features.campaigns.settings import CampaignTask, parse_campaign_text
+from jobs.features.campaigns.steering import JobAction, apply, parse_command, quote_command
+from jobs.local import LocalSession, read_issue_text
+from jobs.ports import Publication
+
+RECORD, ISSUE, DASHBOARD = "campaign.json", "issue.md", "dashboard.md"
+_LANGUAGE_FILES = (("tsconfig.json", "TypeScript"), ("package.json", "JavaScript"),
+                   ("pyproject.toml", "Python"), ("setup.py", "Python"), ("setup.cfg", "Python"),
+                   ("go.mod", "Go"), ("Cargo.toml", "Rust"), ("pom.xml", "Java"))
+
+
+@dataclass(frozen=True)
+class CampaignResult:
+    dashboard: str
+    exit_code: int
+    said: tuple[str, ...]
+
+
+def default_state_dir(issue_file: Path) -> Path:
+    return issue_file.resolve().parent / ".stepwise-campaigns" / issue_file.stem
+
+
+def _names(repo_dirs: Sequence[Path]) -> dict[str, Path]:
+    """Each checkout under its folder's name (its parent's too when two share a name)."""
+    paths = [Path(d).expanduser().resolve() for d in repo_dirs]
+    bases = [p.name for p in paths]
+    return {(f"{p.parent.name}/{p.name}" if bases.count(p.name) > 1 else p.name): p
+            for p in paths}
+
+
+def parse_campaign_file(path: Path) -> CampaignTask:
+    return parse_campaign_text(read_issue_text(path))
+
+
+class LocalCampaignPort:
+    """The campaign's port over local checkouts: previews read git, jobs are LocalSessions."""
+
+    def __init__(self, repos: dict[str, Path], task: IssueTask, state_dir: Path,
+                 clock: Callable[[], datetime]) -> None:
+        self.repos, self.task, self.state_dir, self.clock = repos, task, state_dir, clock
+        self.issue_file = state_dir / ISSUE
+
+    def resolve(self, target: str) -> str:
+        """`add <dir>`: the checkout joins under its folder's name."""
+        path = Path(target).expanduser().resolve()
+        if not path.is_dir():
+            raise BadInputError(f"{target} is not a directory", hint="add a checkout by its path")
+        for name, known in self.repos.items():
+            if known == path:
+                return name
+        name = path.name if path.name not in self.repos else f"{path.parent.name}/{path.name}"
+        self.repos[name] = path
+        return name
+
+    def _path(self, name: str) -> Path:
+        return self.repos[name]
+
+    def facts(self, name: str) -> RepoFacts:
+        path = self._path(name)
+        try:
+            repo = Repository(path)
+            sha = repo.resolve("HEAD")
+            tracked = set(repo.tracked_modes(sha)) if sha else set()
+        except StepwiseError:
+            return RepoFacts(name=name, aliases=(str(path),), installed=False)
+        language = next((lang for file, lang in _LANGUAGE_FILES if file in tracked), None)
+        return RepoFacts(name=name, aliases=(str(path),), language=language)
+
+    def preview(self, name: str) -> Preview:
+        try:
+            repo = Repository(self._path(name))
+            base = local_base(repo)
+            check_runnable(self.task, base.config)
+            scope, _left = plan_scope(repo, base.sha, self.task.spec, base.config)
+        except InvalidConfigError as exc:
+            raise LeftOut(f"its .github/stepwise.yml is invalid: {exc.message}") from None
+        except StepwiseError as exc:
+            raise LeftOut(exc.message) from None
+        targets = 0
+        if self.task.spec.find:
+            found = targets_at(repo, base.sha, scope, self.task.spec.find)
+            scope = [path for path in scope if found.get(path)]
+            targets = sum(len(lines) for lines in found.values())
+            if not scope:
+                raise LeftOut("no `find` match: nothing to change")
+        return Preview(files=len(scope), targets=targets, digest=_digest(scope))
+
+    def _session(self, entry: RepoEntry, number: int) -> LocalSession:
+        log = self.state_dir / "logs" / f"{entry.name.replace('/', '__')}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+
+        def sink(kind: Publication, text: str) -> None:
+            with log.open("a", encoding="utf-8") as out:
+                out.write(f"--- {kind} {self.clock():%H:%M:%S}\n{text}\n")
+        return LocalSession(self._path(entry.name), number, sink=sink, clock=self.clock)
+
+    def start(self, entry: RepoEntry) -> JobView:
+        path = self._path(entry.name)
+        try:
+            number = max([0, *FileStore(Repository(path).state_dir).numbers()]) + 1
+            session = self._session(entry, number)
+            session.run_file(self.issue_file, yes=False)  # stops at its own plan gate
+            entry.job = str(number)
+            job = session.load()
+            planned = [file for batch in job.batches for file in batch.files]
+            if job.gate is not None and job.gate.kind == "plan":
+                if _digest(planned) != entry.preview_digest:
+                    return self._view(entry, "the plan differs from the approved preview; "
+                                             "look at it and approve it in its repository")
+                session.verb(Verb.APPROVE)
+        except StepwiseError as exc:
+            return JobView(state=RepoState.FAILED, job=entry.job, reason=exc.message)
+        return self._view(entry)
+
+    def read(self, entry: RepoEntry) -> JobView:
+        return self._view(entry)
+
+    def act(self, entry: RepoEntry, action: JobAction) -> JobView:
+        verbs = {JobAction.APPROVE: Verb.APPROVE, JobAction.RETRY: Verb.RETRY,
+                 JobAction.CANCEL: Verb.CANCEL}
+        try:
+            session = self._session(entry, int(entry.job))
+            if action is JobAction.REPLAN:
+                session.run_file(self.issue_file, yes=False)  # opens its spec_changed gate
+                # The campaign's `resume` approved the new spec: pass the spec_changed gate,
+                # then the plan gate of the re-plan (the files not done yet).
+                for _ in range(2):
+                    gate = session.load().gate
+                    if gate is None or gate.kind not in ("spec_changed", "plan"):
+                        break
+                    session.verb(Verb.APPROVE)
+            else:
+                session.verb(verbs[action])
+        except StepwiseError as exc:
+            return self._view(entry, f"{action} refused: {exc.message}")
+        return self._view(entry)
+
+    def _view(self, entry: RepoEntry, reason: str = "") -> JobView:
+        if not entry.job:
+            return JobView(state=entry.state, reason=reason or entry.reason)
+        session = self._session(entry, int(entry.job))
+        _card, outcome = session.status()
+        job = session.load()
+        done = [b for b in job.batches if b.status is BatchStatus.COMPLETED]
+        gate = str(job.gate.kind) if job.gate is not None else ""
+        where = f"--repo {quote_command(str(self._path(entry.name)))} --number {job.number}"
+        if job.status is JobStatus.COMPLETED:
+            state = RepoState.COMPLETED
+        elif job.status is JobStatus.CANCELLED:
+            state = RepoState.CANCELLED
+        elif job.status is JobStatus.FAILED:
+            state = RepoState.FAILED
+        elif job.status is JobStatus.INTERRUPTED or (
+                job.gate is not None and job.gate.exit_code == 4):
+            state = RepoState.NEEDS_HUMAN
+        elif gate:
+            state = RepoState.WAITING
+        else:
+            state = RepoState.WORKING
+        answer = f"stepwise status {where}" if state is RepoState.NEEDS_HUMAN else (
+            f"stepwise approve {where}" if state is RepoState.WAITING else "")
+        return JobView(state=state, job=str(job.number), gate=gate, answer=answer,
+                       reason=reason or (_first_line(outcome.message)
+                                         if state is RepoState.NEEDS_HUMAN else ""),
+                       batches_done=len(done), batches_total=len(job.batches),
+                       files_done=sum(len(b.files) for b in done), link=job.branch)
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _digest(files: Sequence[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(set(files))).encode()).hexdigest()[:16]
+
+
+def _load(state_dir: Path) -> Campaign | None:
+    try:
+        return Campaign.model_validate_json((state_dir / RECORD).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def _save(state_dir: Path, campaign: Campaign, dashboard: str) -> None:
+    for name, text in ((RECORD, campaign.model_dump_json(indent=1)), (DASHBOARD, dashboard)):
+        temporary = state_dir / f".{name}.tmp"
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, state_dir / name)
+
+
+def _exit_code(campaign: Campaign) -> int:
+    if campaign.status is CampaignStatus.COMPLETED:
+        return 0
+    if campaign.status is CampaignStatus.CANCELLED:
+        return 5
+    if campaign.status is CampaignStatus.HALTED or campaign.entries(RepoState.NEEDS_HUMAN):
+        return 4
+    return 3
+
+
+def run_campaign(issue_file: Path, repo_dirs: Sequence[Path], *, command: str | None = None,
+                 state_dir: Path | None = None,
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> CampaignResult:
+    """Start (preview, then the plan gate), resume, or steer the campaign of `issue_file`."""
+    parsed = parse_campaign_file(issue_file)
+    folder = state_dir or default_state_dir(issue_file)
+    folder.mkdir(parents=True, exist_ok=True)
+    campaign = _load(folder)
+    said: list[str] = []
+    steered = parse_command(command) if command else None
+    now = clock()
+    issue_text = f"# {parsed.task.title}\n\n{parsed.task.body}"
+    if campaign is None:
+        if not repo_dirs:
+            raise BadInputError("a new campaign needs the checkouts to run over",
+                                hint="stepwise campaign --issue FILE.md REPO_DIR...")
+        (folder / ISSUE).write_text(issue_text, encoding="utf-8")
+        campaign = Campaign(id=uuid.uuid4().hex[:12], title=parsed.task.title,
+                            spec_digest=parsed.task.spec.digest(), created_at=now, updated_at=now)
+    stored = json.loads((folder / "repos.json").read_text()) if (folder / "repos.json").exists() \
+        else {}
+    repos = {name: Path(path) for name, path in stored.items()}
+    repos.update(_names(repo_dirs))
+    port = LocalCampaignPort(repos, parsed.task, folder, clock)
+    if parsed.task.spec.digest() != campaign.spec_digest:
+        said.append(_spec_changed(campaign, parsed, folder, issue_text, port, now))
+    for name in repos:
+        if name not in campaign.repos:
+            campaign.repos[name] = preview_entry(name, parsed.settings, port)
+    if steered is not None:
+        result = apply(campaign, steered, now)
+        said.append(result.message)
+        said += carry_out(campaign, parsed.settings, result, port, now)
+    advance(campaign, parsed.settings, port, now)
+    (folder / "repos.json").write_text(json.dumps({n: str(p) for n, p in port.repos.items()}))
+    where = quote_command(str(issue_file))
+    dashboard = render_dashboard(campaign, steer=f"stepwise campaign --issue {where} --command")
+    _save(folder, campaign, dashboard)
+    return CampaignResult(dashboard, _exit_code(campaign), tuple(said))
+
+
+def _spec_changed(campaign: Campaign, parsed: CampaignTask, folder: Path, issue_text: str,
+                  port: LocalCampaignPort, now: datetime) -> str:
+    """A new spec: before approval the preview is redone; after it, the campaign pauses until
+    `resume`, which re-plans the repositories not done."""
+    (folder / ISSUE).write_text(issue_text, encoding="utf-8")
+    campaign.spec_digest = parsed.task.spec.digest()
+    if campaign.status is CampaignStatus.PLAN:
+        for name in list(campaign.repos):
+            campaign.repos[name] = preview_entry(name, parsed.settings, port)
+        campaign.log(now, "the spec changed: the preview was redone")
+        return "The spec changed; the preview was redone."
+    for entry in campaign.entries(RepoState.PREVIEWED, RepoState.APPROVED):
+        fresh = preview_entry(entry.name, parsed.settings, port)
+        entry.files, entry.targets, entry.preview_digest = fresh.files, fresh.targets, \
+            fresh.preview_digest
+        if fresh.state is RepoState.LEFT_OUT:
+            entry.state, entry.reason = RepoState.LEFT_OUT, fresh.reason
+    campaign.replan = [entry.name for entry in campaign.entries(*OPEN_STATES)]
+    if campaign.status not in (CampaignStatus.COMPLETED, CampaignStatus.CANCELLED):
+        campaign.status = CampaignStatus.PAUSED
+        campaign.status_reason = "the spec changed; `resume` applies it to repositories not done"
+    campaign.log(now, "the spec changed: paused until resume")
+    return "The spec changed; the campaign is paused until `resume` applies it."
