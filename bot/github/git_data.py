@@ -18,13 +18,15 @@ from typing import Any
 
 from githubkit.exception import RequestFailed
 
+from bot.github.ci import RepositoryCi
 from bot.github.client import Installation, response_json
+from bot.github.errors import ForgeError
 from jobs.adapters.git_runner import git_process
 from jobs.adapters.workspace import Repository
+from jobs.domain.base_notes import WORKFLOW_PERMISSION
 from jobs.domain.errors import RetryClass, WorkspaceError
 
 WORKFLOWS_REFUSED = "without `workflows` permission"  # GitHub's words, pushes and API alike
-WORKFLOW_PERMISSION = "workflow_permission"  # the error code: the App may not change workflows
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
@@ -216,3 +218,28 @@ def refusal(branch: str, status: int, message: str) -> WorkspaceError:
     return WorkspaceError(f"GitHub answered {status} to moving `{branch}`: {message[-300:]}",
                           code=f"github_{status}", retry_class=RetryClass.NEEDS_HUMAN,
                           hint="check the App's permissions and the branch's rules on GitHub")
+
+
+SIGNATURES_REQUIRED = (
+    "`{branch}` requires signed commits, and `commit_via: git` in .github/stepwise.yml pushes "
+    "unsigned ones: the pull request could never be merged")
+SIGNATURES_FIX = ("remove `commit_via: git` (the default, `api`, makes commits GitHub signs), "
+                  "then label the issue again")
+
+
+def requires_signed_commits(client: Installation, full_name: str, branch: str) -> bool:
+    """Whether `branch` accepts only signed commits: a ruleset's `required_signatures` rule
+    (readable with `metadata: read`) or branch protection's (readable only with
+    `administration: read`, which the App does not ask for: a 403 there counts as "no")."""
+    owner, name = full_name.split("/", 1)
+    rules = RepositoryCi(client, full_name)._branch_rules(branch)
+    if any(rule.get("type") == "required_signatures" for rule in rules):
+        return True
+    try:
+        data = client._call(lambda gh: response_json(gh.repos.get_commit_signature_protection(
+            owner, name, branch)), missing={})
+    except ForgeError as exc:
+        if exc.evidence.get("status") == 403:
+            return False
+        raise
+    return isinstance(data, dict) and bool(data.get("enabled"))

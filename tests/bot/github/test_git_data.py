@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from bot.github.app import GitHubApp
-from bot.github.git_data import WORKFLOW_PERMISSION, ApiCommits
+from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
+from jobs.domain.base_notes import WORKFLOW_PERMISSION
 from jobs.domain.errors import RetryClass, WorkspaceError
 from tests.kit import github_git
 from tests.kit.github import FakeGitHub
