@@ -1,5 +1,5 @@
 # The README's commands, and the benchmarks.
-.PHONY: demo test test-fast bench chaos fuzz readme
+.PHONY: demo test test-fast bench chaos fuzz readme lock
 
 demo:
 	./scripts/demo
@@ -19,6 +19,11 @@ chaos:
 
 fuzz:
 	STEPWISE_EXTRAS='[dev]' bash -c 'source scripts/_venv.sh && "$$VENV/bin/python" -m bench.fuzz'
+
+# requirements.lock rewritten from the virtualenv's versions (after an upgrade the tests passed on).
+lock:
+	{ sed -n '1,3p' requirements.lock; .venv/bin/pip freeze --exclude-editable; } > requirements.lock.new
+	mv requirements.lock.new requirements.lock
 
 # The README's generated tables (spec keys, config keys, comment commands) rewritten from the code.
 readme:

@@ -13,6 +13,8 @@ from bot.github.client import DEFAULT_API_VERSION, ApiVersion
 from jobs.domain.errors import BadInputError
 
 ENV_PREFIX = "STEPWISE_"
+# Which process reads the settings: each role requires only what it uses (docs/operating.md).
+Role = Literal["web", "worker", "all"]
 
 
 class SettingsError(BadInputError):
@@ -26,12 +28,22 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
 
-    app_id: int = Field(gt=0)
+    app_id: int | None = Field(default=None, gt=0)  # required by workers (the App's identity)
     app_slug: str = Field(default="stepwise", pattern=r"^[a-z0-9][a-z0-9-]{0,38}$")
     private_key: SecretStr | None = None
     private_key_path: Path | None = None
-    webhook_secret: SecretStr = Field(min_length=1)
+    webhook_secret: SecretStr | None = Field(default=None, min_length=1)  # required by the web app
+    # Also accepted while the secret is rotated (docs/operating.md, "Rotating secrets").
+    webhook_secret_previous: SecretStr | None = Field(default=None, min_length=1)
     redis_url: str = "redis://127.0.0.1:6379/0"
+    # Each Redis call of the web app and of a worker's own code gives up after this long; a
+    # worker's blocking wait for work gets dequeue_timeout_s plus a margin (bot.server.connections).
+    redis_socket_timeout_s: float = Field(default=5.0, gt=0, le=300)
+    redis_connect_timeout_s: float = Field(default=5.0, gt=0, le=300)
+    # How long one blocking wait of an idle worker lasts before it re-registers (RQ's 405 s).
+    dequeue_timeout_s: int = Field(default=405, ge=1, le=3600)
+    # Records of ended jobs expire this many days after they ended (0: kept for ever).
+    retention_days: int = Field(default=30, ge=0, le=36_500)
     github_api_url: str = Field(default="https://api.github.com", pattern=r"^https?://")
     # Sent as X-GitHub-Api-Version on every REST call; GitHub Enterprise Server knows only 2022-11-28.
     github_api_version: ApiVersion = DEFAULT_API_VERSION
@@ -71,34 +83,71 @@ class Settings(BaseSettings):
         return self.max_running_per_installation or None
 
     @model_validator(mode="after")
-    def _one_private_key(self) -> Settings:
-        if self.private_key is None and self.private_key_path is None:
-            raise ValueError("set STEPWISE_PRIVATE_KEY (the PEM text) or STEPWISE_PRIVATE_KEY_PATH")
+    def _key_path_exists(self) -> Settings:
         if self.private_key_path is not None and not self.private_key_path.is_file():
             raise ValueError(f"STEPWISE_PRIVATE_KEY_PATH {self.private_key_path} is not a file")
         return self
 
+    def missing_for(self, role: Role) -> list[str]:
+        """The settings `role` needs that are not set: workers act as the App (its id and key),
+        the web app checks webhook signatures (the secret); neither needs the other's."""
+        missing = []
+        if role in ("worker", "all"):
+            if self.app_id is None:
+                missing.append(f"{ENV_PREFIX}APP_ID: the GitHub App's id is required by workers")
+            if self.private_key is None and self.private_key_path is None:
+                missing.append(f"{ENV_PREFIX}PRIVATE_KEY or {ENV_PREFIX}PRIVATE_KEY_PATH: set "
+                               "STEPWISE_PRIVATE_KEY (the PEM text) or STEPWISE_PRIVATE_KEY_PATH")
+        if role in ("web", "all") and self.webhook_secret is None:
+            missing.append(f"{ENV_PREFIX}WEBHOOK_SECRET: required by the web app")
+        return missing
+
+    def app_credentials(self) -> tuple[int, str]:
+        """The App's id and private key (PEM text), for the processes that act as the App."""
+        missing = self.missing_for("worker")
+        if missing or self.app_id is None:
+            raise SettingsError("server settings are missing: " + "; ".join(missing),
+                                hint="workers act as the GitHub App: set the named variables")
+        return self.app_id, self.app_private_key()
+
     def app_private_key(self) -> str:
         if self.private_key is not None:
             return self.private_key.get_secret_value()
-        assert self.private_key_path is not None  # checked by the validator
+        if self.private_key_path is None:
+            raise SettingsError("no App private key: set STEPWISE_PRIVATE_KEY or "
+                                "STEPWISE_PRIVATE_KEY_PATH")
         return self.private_key_path.read_text(encoding="utf-8")
 
+    def webhook_secrets(self) -> tuple[str, ...]:
+        """The secrets a delivery's signature may be made with: the current one first, then the
+        previous one while a rotation is under way."""
+        secrets = tuple(s.get_secret_value() for s in (self.webhook_secret,
+                                                        self.webhook_secret_previous) if s)
+        if not secrets:
+            raise SettingsError("no webhook secret: set STEPWISE_WEBHOOK_SECRET",
+                                hint="the web app checks each delivery's signature with it")
+        return secrets
 
-def load_settings() -> Settings:
-    """Read and validate the environment; a problem names the variable and how to fix it."""
+
+def load_settings(role: Role = "all") -> Settings:
+    """Read and validate the environment for one role (`web`, `worker`, or `all` of them); a
+    problem names the variable and how to fix it."""
+    problems: list[str] = []
     try:
-        return Settings()  # values come from the environment
+        settings = Settings()  # values come from the environment
     except ValidationError as exc:
-        problems = []
         for error in exc.errors():
             field = ".".join(str(part) for part in error["loc"])
             name = f"{ENV_PREFIX}{field.upper()}" if field else "settings"
             problems.append(f"{name}: {error['msg']}")
-        raise SettingsError(
-            "server settings are missing or malformed: " + "; ".join(problems),
-            hint="set the named STEPWISE_* environment variables (see README, 'Install the app')",
-        ) from None
+    else:
+        problems = settings.missing_for(role)
+        if not problems:
+            return settings
+    raise SettingsError(
+        "server settings are missing or malformed: " + "; ".join(problems),
+        hint="set the named STEPWISE_* environment variables (see README, 'Install the app')",
+    ) from None
 
 
 @lru_cache(maxsize=1)

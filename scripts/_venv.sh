@@ -16,15 +16,17 @@ command -v git >/dev/null 2>&1 || { echo "Stepwise needs git on PATH." >&2; exit
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
-# Reinstall only when the project metadata changed since the last install.
+# Reinstall only when the project metadata or the pinned versions changed since the last install.
 STAMP="$VENV/.stepwise-installed"
 EXTRAS="${STEPWISE_EXTRAS:-}"
-HASH="$("$PY" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest()[:16])' "$ROOT/pyproject.toml")"
+HASH="$("$PY" -c 'import hashlib, sys; print(hashlib.sha256(b"".join(open(p, "rb").read() for p in sys.argv[1:])).hexdigest()[:16])' "$ROOT/pyproject.toml" "$ROOT/requirements.lock")"
 WANT="$HASH$EXTRAS"
 HAVE="$(cat "$STAMP" 2>/dev/null || true)"
 # An install with the dev extras also serves a plain run.
 if [ "$HAVE" != "$WANT" ] && [ "$HAVE" != "$HASH[dev]" ]; then
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT$EXTRAS" 2>&1 \
+  # The versions the project was tested with (requirements.lock), not whatever is newest today.
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    -c "$ROOT/requirements.lock" -e "$ROOT$EXTRAS" 2>&1 \
     | { grep -v "^WARNING: Location .* is ignored" || true; } >&2
   echo "$WANT" > "$STAMP"
 fi

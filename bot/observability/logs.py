@@ -17,10 +17,11 @@ _FILTER = RedactingFilter()
 
 def register_settings_secrets(settings: Settings) -> None:
     """Every secret setting (webhook secret, App key, LLM key, dashboard token) is redacted."""
-    register_secret(settings.webhook_secret.get_secret_value())
-    with contextlib.suppress(OSError):  # a key file that vanished fails start-up elsewhere
-        register_secret(settings.app_private_key())
-    for secret in (settings.llm_api_key, settings.dashboard_token):
+    if settings.private_key is not None or settings.private_key_path is not None:
+        with contextlib.suppress(OSError):  # a key file that vanished fails start-up elsewhere
+            register_secret(settings.app_private_key())
+    for secret in (settings.webhook_secret, settings.webhook_secret_previous, settings.llm_api_key,
+                   settings.dashboard_token):
         if secret is not None:
             register_secret(secret.get_secret_value())
 

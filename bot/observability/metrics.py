@@ -23,6 +23,7 @@ from starlette.background import BackgroundTask
 
 from bot.github.errors import ForgeError
 from bot.observability import jsonlog
+from bot.observability.process_metrics import QUEUE_UNAVAILABLE
 from bot.server.keys import METRICS
 from jobs.domain.job import Job
 from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus
@@ -265,6 +266,8 @@ def counted_delivery(endpoint: Callable[..., Awaitable[Any]]) -> Callable[..., A
         except (AttributeError, ValueError):
             status = ""
         outcome = OUTCOMES.get(status, "other" if response.status_code < 400 else "bad_request")
+        if outcome == "queue_unavailable":  # Redis may be what failed: count it here too
+            QUEUE_UNAVAILABLE.inc()
         label = "unverified" if outcome == "invalid_signature" else (
             event if event in GITHUB_EVENTS else "other")
         if request is not None and getattr(response, "background", True) is None:

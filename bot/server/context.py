@@ -16,6 +16,7 @@ from bot.github.forge import GitHubForge
 from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
 from bot.github.retry import CallRetry
+from bot.server.connections import worker_redis
 from bot.server.redis_store import RedisStore
 from bot.settings import Settings
 from jobs.adapters.environments import EnvironmentCache
@@ -36,10 +37,11 @@ class ServerContext:
     @classmethod
     def from_settings(cls, settings: Settings, *, connection: Redis | None = None,
                       sandbox: Sandbox | None = None) -> ServerContext:
-        client = connection or Redis.from_url(settings.redis_url)
+        client = connection or worker_redis(settings)
+        app_id, private_key = settings.app_credentials()
         return cls(
             settings=settings, redis=client, store=RedisStore(client),
-            github=GitHubApp(app_id=settings.app_id, private_key=settings.app_private_key(),
+            github=GitHubApp(app_id=app_id, private_key=private_key,
                              base_url=settings.github_api_url,
                              api_version=settings.github_api_version,
                              retry=CallRetry(backoff_s=settings.call_backoff_s)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import signal
 import threading
 import time
 import uuid
@@ -286,9 +287,69 @@ def job_lock(connection: redis.Redis, key: str, *, ttl_s: int = LOCK_TTL_S) -> I
             connection.eval(_RELEASE, 1, name, token)
 
 
-def run_worker(connection: redis.Redis, *, burst: bool = False,
-               worker_class: type[BaseWorker] = Worker) -> bool:
+RECONNECT_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0)  # then every 15 s until Redis answers
+WORKER_TTL_MARGIN_S = 15  # RQ waits worker_ttl - 15 s for work (rq.worker.BaseWorker)
+
+
+def run_worker(connect: Callable[[], redis.Redis], *, burst: bool = False,
+               worker_class: type[BaseWorker] = Worker, dequeue_timeout_s: int = 405,
+               reconnect_backoff_s: tuple[float, ...] = RECONNECT_BACKOFF_S,
+               stop: threading.Event | None = None) -> bool:
     """Work the `stepwise` queue (with RQ's scheduler for delayed retries) with one of RQ's
-    worker classes (bot/server/worker_classes.py)."""
-    worker = worker_class([queue(connection)], connection=connection)
-    return bool(worker.work(burst=burst, with_scheduler=True, logging_level="INFO"))
+    worker classes (bot/server/worker_classes.py), on connections made by `connect`.
+
+    RQ's loop quits when Redis goes away mid-step or between steps (a timeout, or an error in
+    its maintenance); this loop then waits for Redis with back-off and starts a new RQ worker,
+    so an outage never ends the process. A stop request (SIGTERM, SIGINT) ends it as RQ's warm
+    shutdown does: the step being run finishes first (docs/operating.md)."""
+    stop = stop or threading.Event()
+    worked = False
+    while True:
+        connection = connect()
+        worker = worker_class([queue(connection)], connection=connection,
+                              worker_ttl=dequeue_timeout_s + WORKER_TTL_MARGIN_S)
+        # RQ's own retries while idle back off up to a minute: no longer than ours.
+        worker.max_connection_wait_time = max(reconnect_backoff_s, default=1.0)
+        try:
+            worked = bool(worker.work(burst=burst, with_scheduler=True, logging_level="INFO")) \
+                or worked
+        except redis.RedisError as exc:  # registering or unregistering the worker failed
+            log.warning("the RQ worker lost Redis", extra={"error": type(exc).__name__})
+        if burst or stop.is_set() or stop_requested(worker):
+            return worked
+        log.warning("the RQ worker stopped without being asked to; waiting for Redis before "
+                    "starting it again", extra={"worker": worker.name})
+        if not wait_for_redis(connect, reconnect_backoff_s, stop):
+            return worked
+        log.info("Redis answers again; the worker resumes", extra={"worker": worker.name})
+
+
+def stop_requested(worker: BaseWorker) -> bool:
+    """Whether RQ's worker was asked to stop (SIGTERM or SIGINT: RQ notes when, idle or busy)."""
+    return bool(getattr(worker, "_stop_requested", False)
+                or getattr(worker, "_shutdown_requested_date", None))
+
+
+def wait_for_redis(connect: Callable[[], redis.Redis], backoff_s: tuple[float, ...],
+                   stop: threading.Event) -> bool:
+    """PING Redis with back-off until it answers (True) or a stop is requested (False). SIGTERM
+    and SIGINT request the stop while it waits (RQ's own handlers only run inside its loop)."""
+    previous = {sig: signal.signal(sig, lambda *_: stop.set())
+                for sig in (signal.SIGTERM, signal.SIGINT)} \
+        if threading.current_thread() is threading.main_thread() else {}
+    try:
+        attempt, client = 0, connect()
+        while not stop.is_set():
+            try:
+                client.ping()
+                return True
+            except redis.RedisError as exc:
+                wait = backoff_s[min(attempt, len(backoff_s) - 1)] if backoff_s else 1.0
+                log.warning("Redis does not answer; trying again in %.0f s", wait,
+                            extra={"error": type(exc).__name__, "attempt": attempt + 1})
+                attempt += 1
+                stop.wait(wait)
+        return False
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -7,23 +7,21 @@ import redis
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from bot.settings import Settings, get_settings
+from bot.server.connections import web_redis
+from bot.settings import Settings, load_settings
 from bot.taskcenter.mount import install as install_task_center
 from bot.web import metrics_route, webhooks
 
-REDIS_TIMEOUT_S = 5.0  # GitHub gives a delivery 10 s
-
 
 def create_app(settings: Settings | None = None, connection: redis.Redis | None = None) -> FastAPI:
-    settings = settings or get_settings()
+    settings = settings or load_settings("web")
     app = FastAPI(title="Stepwise", version="0.1.0",
                   description="Long maintenance jobs in small, validated, reversible steps.")
-    app.state.webhook_secret = settings.webhook_secret.get_secret_value()
+    app.state.webhook_secrets = settings.webhook_secrets()
     app.state.app_slug = settings.app_slug
     app.state.max_payload_bytes = webhooks.MAX_PAYLOAD_BYTES
     # The webhook route calls Redis on the event loop: a hung Redis must fail it, not stall it.
-    app.state.redis = connection or redis.Redis.from_url(
-        settings.redis_url, socket_timeout=REDIS_TIMEOUT_S, socket_connect_timeout=REDIS_TIMEOUT_S)
+    app.state.redis = connection or web_redis(settings)
     app.include_router(webhooks.router)
     app.include_router(metrics_route.router)
     install_task_center(app, settings)

@@ -18,6 +18,7 @@ from prometheus_client.core import (
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from bot.observability.metrics import KEY, SEP, SPECS, Spec
+from bot.observability.process_metrics import PROCESS, REDIS_UP
 from bot.server.worker import queue
 from bot.taskcenter.records import HeadCache, all_job_ids
 from jobs.domain.model import JobStatus
@@ -101,7 +102,8 @@ def metrics(request: Request) -> Response:
     registry.register(RedisCollector(connection, cache))
     try:
         body = generate_latest(registry)
-    except redis.RedisError as exc:
-        return Response(f"# Redis unavailable: {type(exc).__name__}\n", status_code=503,
-                        media_type="text/plain")
-    return Response(body, media_type=CONTENT_TYPE_LATEST)
+        REDIS_UP.set(1)
+    except redis.RedisError as exc:  # still 200: the process's own metrics say Redis is down
+        body = f"# Redis unavailable: {type(exc).__name__}\n".encode()
+        REDIS_UP.set(0)
+    return Response(body + generate_latest(PROCESS), media_type=CONTENT_TYPE_LATEST)

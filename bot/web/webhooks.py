@@ -19,6 +19,7 @@ from bot.server.worker import enqueue_new, event_lease, requeue, rq_id, task_aba
 from bot.web.noops import forget_trigger_label, noop_reason
 from bot.web.webhook_body import MAX_PAYLOAD_BYTES, ReceivedBody, decode_payload, read_capped
 
+RETRY_AFTER_S = 30  # what a 503 asks a client to wait
 DELIVERY_TTL_S = 3 * 24 * 3600  # GitHub lets a delivery be redelivered for three days
 INSTALLATION_TASKS = ("installation.deleted", "installation_repositories.removed")  # end jobs
 log = logging.getLogger(__name__)
@@ -65,14 +66,17 @@ def record_installation(connection: redis.Redis, event: Event) -> None:
         log.warning("could not record an installation event", extra={"action": event.reason})
 
 
-def signature_ok(secret: str, body: bytes, signature: str) -> bool:
-    """HMAC-SHA256 of the raw body; anything else (SHA-1, no prefix, odd bytes) is refused."""
+def signature_ok(secrets: str | tuple[str, ...], body: bytes, signature: str) -> bool:
+    """HMAC-SHA256 of the raw body with one of the accepted secrets (the current one, and the
+    previous one during a rotation); anything else (SHA-1, no prefix, odd bytes) is refused."""
     if not signature.startswith("sha256=") or not signature.isascii():
         return False
-    try:
-        return bool(verify(secret, body, signature))
+    candidates = (secrets,) if isinstance(secrets, str) else secrets
+    try:  # every candidate is checked, so the time taken does not tell which one matched
+        matches = [bool(verify(secret, body, signature)) for secret in candidates]
     except (TypeError, ValueError):
         return False
+    return any(matches)
 
 
 @router.post("/webhooks/github", status_code=202)
@@ -93,9 +97,9 @@ async def receive_webhook(
         return answer(401, "invalid signature", hint="check STEPWISE_WEBHOOK_SECRET")
     if received.problem:
         return answer(received.status, received.problem)
-    secret: str = request.app.state.webhook_secret
+    secrets: tuple[str, ...] = request.app.state.webhook_secrets
     body = received.data
-    if not signature_ok(secret, body, x_hub_signature_256 or ""):
+    if not signature_ok(secrets, body, x_hub_signature_256 or ""):
         return answer(401, "invalid signature", hint="check STEPWISE_WEBHOOK_SECRET")
     if not x_github_event or not x_github_delivery:
         return answer(400, "missing X-GitHub-Event or X-GitHub-Delivery header")
@@ -122,6 +126,26 @@ async def receive_webhook(
         reason = ""  # the enqueue below reports Redis being down
     if reason:
         return answer(202, "ignored", reason=reason)
+    try:
+        return enqueue_delivery(connection, event, extra)
+    except redis.RedisError as exc:  # Redis is down or hung: say so, never a 500 with a traceback
+        log.warning("Redis is unavailable: the delivery was not queued (redeliver it from the "
+                    "App's advanced settings once Redis is back)",
+                    extra={**extra, "error": type(exc).__name__})
+        return queue_unavailable()
+
+
+def queue_unavailable() -> JSONResponse:
+    """503 with Retry-After and the error code `queue_unavailable` (counted in
+    stepwise_webhook_deliveries_total{outcome="queue_unavailable"})."""
+    response = answer(503, "queue unavailable", error="queue_unavailable",
+                      hint="Redis is unavailable; redeliver the delivery once it is back")
+    response.headers["Retry-After"] = str(RETRY_AFTER_S)
+    return response
+
+
+def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any]) -> JSONResponse:
+    """Dedupe the delivery by its id and queue its task (a Redis error propagates)."""
     key = delivery_key(event.delivery_id)
     task_id = rq_id("event", event.delivery_id)
     if not connection.set(key, "1", nx=True, ex=DELIVERY_TTL_S):
@@ -135,8 +159,9 @@ async def receive_webhook(
             enqueue_new(pipe, connection, "event", event.model_dump(mode="json"),
                         job_id=task_id)
             pipe.execute()
-    except Exception:
-        connection.delete(key)  # let GitHub's redelivery try again
-        log.exception("could not enqueue a delivery", extra=extra)
-        return answer(503, "queue unavailable")
+    except Exception as exc:
+        with contextlib.suppress(redis.RedisError):
+            connection.delete(key)  # let GitHub's redelivery try again
+        log.warning("could not enqueue a delivery", extra={**extra, "error": type(exc).__name__})
+        return queue_unavailable()
     return answer(202, "queued")

@@ -57,13 +57,64 @@ def test_valid_settings_load_and_hide_secrets(clean_env: pytest.MonkeyPatch) -> 
     assert "very-secret" not in repr(settings) and "very-secret" not in str(settings)
 
 
-@pytest.mark.parametrize("command", ["worker", "serve"])
-def test_server_commands_exit_2_naming_the_missing_setting(command: str) -> None:
+@pytest.mark.parametrize(("command", "needed", "not_needed"), [
+    ("worker", ("STEPWISE_APP_ID", "STEPWISE_PRIVATE_KEY"), "STEPWISE_WEBHOOK_SECRET"),
+    ("serve", ("STEPWISE_WEBHOOK_SECRET",), "STEPWISE_PRIVATE_KEY"),
+])
+def test_server_commands_exit_2_naming_the_missing_setting(
+        command: str, needed: tuple[str, ...], not_needed: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("STEPWISE_")}
     done = subprocess.run([str(STEPWISE), command], env=env, capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 2
-    assert "STEPWISE_APP_ID" in done.stderr
+    for name in needed:
+        assert name in done.stderr
+    assert not_needed not in done.stderr  # each role asks only for what it uses
+
+
+def test_the_web_app_needs_no_app_key_and_workers_no_webhook_secret(
+        clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("STEPWISE_WEBHOOK_SECRET", "s3cret")
+    web = load_settings("web")
+    assert web.webhook_secrets() == ("s3cret",)
+    with pytest.raises(SettingsError) as caught:
+        web.app_credentials()  # nothing in the web app asks for it
+    assert "STEPWISE_APP_ID" in caught.value.message
+    clean_env.delenv("STEPWISE_WEBHOOK_SECRET")
+    clean_env.setenv("STEPWISE_APP_ID", "7")
+    clean_env.setenv("STEPWISE_PRIVATE_KEY", "-----BEGIN RSA PRIVATE KEY-----")
+    worker = load_settings("worker")
+    assert worker.app_credentials() == (7, "-----BEGIN RSA PRIVATE KEY-----")
+    with pytest.raises(SettingsError) as caught:
+        load_settings("web")
+    assert "STEPWISE_WEBHOOK_SECRET" in caught.value.message
+    assert "STEPWISE_APP_ID" not in caught.value.message
+
+
+def test_a_previous_webhook_secret_is_accepted_after_the_current_one(
+        clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("STEPWISE_WEBHOOK_SECRET", "new-secret")
+    clean_env.setenv("STEPWISE_WEBHOOK_SECRET_PREVIOUS", "old-secret")
+    settings = load_settings("web")
+    assert settings.webhook_secrets() == ("new-secret", "old-secret")
+    assert "old-secret" not in repr(settings)
+
+
+def test_redis_timeouts_and_the_dequeue_timeout_are_settings(clean_env: pytest.MonkeyPatch) -> None:
+    from bot.server.connections import dequeue_redis, web_redis
+
+    clean_env.setenv("STEPWISE_WEBHOOK_SECRET", "s")
+    clean_env.setenv("STEPWISE_REDIS_SOCKET_TIMEOUT_S", "2.5")
+    clean_env.setenv("STEPWISE_DEQUEUE_TIMEOUT_S", "60")
+    settings = load_settings("web")
+    web = web_redis(settings).connection_pool.connection_kwargs
+    blocking = dequeue_redis(settings).connection_pool.connection_kwargs
+    assert web["socket_timeout"] == 2.5 and web["socket_connect_timeout"] == 5.0
+    assert blocking["socket_timeout"] > 60  # the blocking wait never trips its own timeout
+    clean_env.setenv("STEPWISE_DEQUEUE_TIMEOUT_S", "0")
+    with pytest.raises(SettingsError) as caught:
+        load_settings("web")
+    assert "STEPWISE_DEQUEUE_TIMEOUT_S" in caught.value.message
 
 
 def test_the_github_api_version_defaults_to_the_one_ghes_serves(clean_env: pytest.MonkeyPatch) -> None:

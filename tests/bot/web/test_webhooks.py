@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
@@ -95,6 +97,40 @@ def test_health_is_503_when_redis_is_down() -> None:
     with served(create_app(settings, dead)) as url, httpx.Client(base_url=url) as client:
         response = client.get("/healthz")
     assert response.status_code == 503 and response.json()["status"] == "unhealthy"
+
+
+def test_a_delivery_while_redis_is_down_is_503_queue_unavailable_with_retry_after() -> None:
+    # The web app's own client (bot/server/connections.py) on a port nobody listens on.
+    settings = Settings(webhook_secret=SECRET,  # the web app needs no App key
+                        redis_url=f"redis://127.0.0.1:{free_port()}/0", redis_connect_timeout_s=0.2)
+    body = labeled_body()
+    with served(create_app(settings)) as url, httpx.Client(base_url=url, timeout=9) as client:
+        started = time.monotonic()
+        response = deliver(client, "issues", body, secret=SECRET)
+        answered_s = time.monotonic() - started
+        metrics = client.get("/metrics")
+    assert response.status_code == 503, response.text
+    assert response.json()["error"] == "queue_unavailable"
+    assert int(response.headers["Retry-After"]) > 0
+    assert "Traceback" not in response.text
+    assert answered_s < 3  # well within GitHub's 10 s
+    # Counted in the web process (Redis, where the other counters live, is down) and scraped.
+    assert metrics.status_code == 200
+    assert "stepwise_redis_up 0.0" in metrics.text
+    assert "stepwise_webhook_queue_unavailable_total 1.0" in metrics.text
+
+
+def test_a_delivery_signed_with_the_previous_secret_is_accepted_during_rotation(
+        tmp_path: Path, redis_url: str) -> None:
+    settings = Settings(webhook_secret="new-secret", webhook_secret_previous="old-secret")
+    connection = redis.Redis.from_url(redis_url)
+    with served(create_app(settings, connection)) as url, httpx.Client(base_url=url) as client:
+        old = deliver(client, "issues", labeled_body(), secret="old-secret")
+        new = deliver(client, "issues", labeled_body(), secret="new-secret")
+        other = deliver(client, "issues", labeled_body(), secret="another-secret")
+    connection.close()
+    assert old.status_code == 202 and new.status_code == 202
+    assert other.status_code == 401
 
 
 def test_openapi_schema_documents_the_routes(world: World) -> None:

@@ -1,0 +1,79 @@
+"""Redis clients per role, with explicit timeouts (never the client library's defaults).
+
+- The web app (`web_redis`) and a worker's own calls (`worker_redis`: the store, leases, the
+  reaper) give up on one call after STEPWISE_REDIS_SOCKET_TIMEOUT_S: a hung Redis fails a call,
+  it does not stall a webhook or a lease renewal.
+- RQ's blocking wait for work (`dequeue_redis`) lasts up to STEPWISE_DEQUEUE_TIMEOUT_S, so its
+  socket timeout is longer than that wait. redis-py 8 defaults every socket to a 5 s timeout;
+  with it, each idle wait would end in a TimeoutError that RQ logs as "could not connect to
+  Redis" and answers with a back-off of up to a minute, leaving queued steps waiting.
+
+All of them send TCP keep-alives and check an idle pooled connection before reusing it, so a
+connection cut while Redis restarted is replaced instead of failing the next call.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from redis import Redis
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ResponseError
+from redis.retry import Retry
+
+from bot.settings import Settings
+
+HEALTH_CHECK_INTERVAL_S = 15  # an idle pooled connection is PINGed before reuse after this long
+DEQUEUE_MARGIN_S = 30  # the blocking wait's socket outlives the wait by this much
+log = logging.getLogger(__name__)
+
+
+def _options(settings: Settings, *, socket_timeout: float, retries: int) -> dict[str, Any]:
+    # A call that fails on a connection error is tried `retries` more times, quickly: redis-py
+    # 8's default (3 more, with back-off) makes one call on a dead Redis take seconds.
+    return {"socket_timeout": socket_timeout,
+            "socket_connect_timeout": settings.redis_connect_timeout_s,
+            "socket_keepalive": True, "health_check_interval": HEALTH_CHECK_INTERVAL_S,
+            "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), retries)}
+
+
+def web_redis(settings: Settings) -> Redis:
+    """The web app's client: every call answers or fails within the socket timeout (GitHub gives
+    a delivery 10 s)."""
+    return Redis.from_url(settings.redis_url, **_options(
+        settings, socket_timeout=settings.redis_socket_timeout_s, retries=1))
+
+
+def worker_redis(settings: Settings) -> Redis:
+    """A worker's client for its own calls (store, leases, reaper, reconciler)."""
+    return Redis.from_url(settings.redis_url, **_options(
+        settings, socket_timeout=settings.redis_socket_timeout_s, retries=3))
+
+
+def dequeue_socket_timeout_s(settings: Settings) -> float:
+    return float(settings.dequeue_timeout_s + DEQUEUE_MARGIN_S)
+
+
+def dequeue_redis(settings: Settings) -> Redis:
+    """The RQ worker's own client: its blocking wait (up to STEPWISE_DEQUEUE_TIMEOUT_S) never
+    outlasts the socket's timeout."""
+    return Redis.from_url(settings.redis_url, **_options(
+        settings, socket_timeout=dequeue_socket_timeout_s(settings), retries=3))
+
+
+def warn_unless_noeviction(client: Redis) -> str | None:
+    """Log a warning when Redis may evict keys under memory pressure (any `maxmemory-policy`
+    but `noeviction`): an evicted job record or lease is lost work. Returns the policy seen
+    (None when Redis refuses CONFIG GET, as managed services may)."""
+    try:
+        answer: dict[Any, Any] = client.config_get("maxmemory-policy")
+    except ResponseError:  # CONFIG is disabled or renamed
+        return None
+    raw = answer.get("maxmemory-policy") or answer.get(b"maxmemory-policy") or ""
+    policy = raw.decode() if isinstance(raw, bytes) else str(raw)
+    if policy and policy != "noeviction":
+        log.warning("Redis maxmemory-policy is %s: under memory pressure Redis may evict job "
+                    "records and leases; set `maxmemory-policy noeviction` (docs/operating.md)",
+                    policy, extra={"maxmemory_policy": policy})
+    return policy
