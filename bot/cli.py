@@ -20,6 +20,8 @@ from jobs.domain.gates import Verb
 from jobs.domain.model import BatchStatus, JobStatus
 from jobs.editors.llm.settings import LlmSettings, load_llm_settings
 from jobs.local import LocalSession, local_jobs
+from jobs.local_numbers import number_for_command, number_for_run
+from jobs.local_reload import approve_with_reloaded_config
 
 app = typer.Typer(
     help="Stepwise: long maintenance jobs in small, validated, reversible steps.",
@@ -27,7 +29,10 @@ app = typer.Typer(
 )
 
 RepoOption = Annotated[Path, typer.Option("--repo", help="Path of the git checkout.")]
-NumberOption = Annotated[int, typer.Option("--number", help="Issue number (names branch and note).")]
+NumberOption = Annotated[int | None, typer.Option(
+    "--number", help="Issue number (names branch and note). Default: `run` takes the job "
+    "started from the same issue file, else the next free number; the other commands the only "
+    "job that has not ended.")]
 LlmUrl = Annotated[str | None, typer.Option(
     "--llm-base-url", help="OpenAI-compatible endpoint for recipe llm (STEPWISE_LLM_BASE_URL), "
     "e.g. http://127.0.0.1:11434/v1; the key only from STEPWISE_LLM_API_KEY.")]
@@ -48,8 +53,11 @@ def llm_settings(base_url: str | None, model: str | None, budget: int | None,
                              timeout_s=timeout)
 
 
-def session(repo: Path, number: int, llm: LlmSettings | None = None) -> LocalSession:
-    return LocalSession(repo, number, sink=show, llm=llm)
+def session(repo: Path, number: int | None, llm: LlmSettings | None = None, *,
+            command: str = "status") -> LocalSession:
+    """The session of job `number`, or (None) of the only job that has not ended."""
+    chosen = number_for_command(repo, command) if number is None else number
+    return LocalSession(repo, chosen, sink=show, llm=llm)
 
 
 @app.command()
@@ -57,7 +65,7 @@ def run(
     repo: RepoOption,
     issue: Annotated[Path, typer.Option("--issue", help="Markdown file: `# title`, then the "
                                         "body with a ```stepwise block.")],
-    number: NumberOption = 0,
+    number: NumberOption = None,
     yes: Annotated[bool, typer.Option("--yes", help="Pass plan and milestone gates.")] = False,
     llm_base_url: LlmUrl = None, llm_model: LlmModel = None, llm_budget: LlmBudget = None,
     llm_timeout: LlmTimeout = None,
@@ -69,28 +77,44 @@ def run(
     """
     def action() -> None:
         llm = llm_settings(llm_base_url, llm_model, llm_budget, llm_timeout)
-        finish(session(repo, number, llm).run_file(issue, yes=yes))
+        chosen = number_for_run(repo, issue) if number is None else number
+        finish(session(repo, chosen, llm).run_file(issue, yes=yes))
     guarded(action)
 
 
-def _verb(verb: Verb, repo: Path, number: int, reason: str = "",
+def _verb(verb: Verb, repo: Path, number: int | None, reason: str = "",
           llm: tuple[str | None, str | None, int | None, float | None] = (None,) * 4) -> None:
     def action() -> None:
-        message, outcome = session(repo, number, llm_settings(*llm)).verb(verb, reason=reason)
+        chosen = session(repo, number, llm_settings(*llm), command=str(verb))
+        message, outcome = chosen.verb(verb, reason=reason)
         finish(outcome, message)
     guarded(action)
 
 
 @app.command()
-def approve(repo: RepoOption, number: NumberOption = 0, llm_base_url: LlmUrl = None,
+def approve(repo: RepoOption, number: NumberOption = None, llm_base_url: LlmUrl = None,
             llm_model: LlmModel = None, llm_budget: LlmBudget = None,
-            llm_timeout: LlmTimeout = None) -> None:
+            llm_timeout: LlmTimeout = None,
+            reload_config: Annotated[bool, typer.Option(
+                "--reload-config", help="At the plan gate: read .github/stepwise.yml again (the "
+                "working tree's when it differs from the job's commit), plan again with it, "
+                "baseline included, and approve the new plan if its baseline passes.")] = False,
+            ) -> None:
     """Pass the open gate, then carry on until the next one."""
-    _verb(Verb.APPROVE, repo, number, llm=(llm_base_url, llm_model, llm_budget, llm_timeout))
+    llm = (llm_base_url, llm_model, llm_budget, llm_timeout)
+    if not reload_config:
+        _verb(Verb.APPROVE, repo, number, llm=llm)
+        return
+
+    def action() -> None:
+        chosen = session(repo, number, llm_settings(*llm), command="approve")
+        message, outcome = approve_with_reloaded_config(chosen)
+        finish(outcome, message)
+    guarded(action)
 
 
 @app.command()
-def retry(repo: RepoOption, number: NumberOption = 0, llm_base_url: LlmUrl = None,
+def retry(repo: RepoOption, number: NumberOption = None, llm_base_url: LlmUrl = None,
           llm_model: LlmModel = None, llm_budget: LlmBudget = None,
           llm_timeout: LlmTimeout = None) -> None:
     """Retry the paused batch with its attempt counter reset."""
@@ -99,7 +123,7 @@ def retry(repo: RepoOption, number: NumberOption = 0, llm_base_url: LlmUrl = Non
 
 @app.command()
 def skip(reason: Annotated[str, typer.Argument(help="Why the batch is skipped.")],
-         repo: RepoOption, number: NumberOption = 0, llm_base_url: LlmUrl = None,
+         repo: RepoOption, number: NumberOption = None, llm_base_url: LlmUrl = None,
          llm_model: LlmModel = None, llm_budget: LlmBudget = None,
          llm_timeout: LlmTimeout = None) -> None:
     """Mark the paused batch skipped with a reason and go on."""
@@ -108,32 +132,32 @@ def skip(reason: Annotated[str, typer.Argument(help="Why the batch is skipped.")
 
 
 @app.command()
-def cancel(repo: RepoOption, number: NumberOption = 0) -> None:
+def cancel(repo: RepoOption, number: NumberOption = None) -> None:
     """Cancel the job (a running one stops at the next safe point)."""
     _verb(Verb.CANCEL, repo, number)
 
 
 @app.command()
 def revert(batch: Annotated[int, typer.Argument(help="Batch number to revert.")],
-           repo: RepoOption, number: NumberOption = 0) -> None:
+           repo: RepoOption, number: NumberOption = None) -> None:
     """Add a revert commit for a batch and mark it reverted."""
     def action() -> None:
-        message, outcome = session(repo, number).revert(batch)
+        message, outcome = session(repo, number, command="revert").revert(batch)
         finish(outcome, message)
     guarded(action)
 
 
 @app.command()
 def instruct(text: Annotated[str, typer.Argument(help="The standing instruction.")],
-             repo: RepoOption, number: NumberOption = 0) -> None:
+             repo: RepoOption, number: NumberOption = None) -> None:
     """Add a standing instruction for later llm batches."""
     def action() -> None:
-        console.print(session(repo, number).instruct(text))
+        console.print(session(repo, number, command="instruct").instruct(text))
     guarded(action)
 
 
 @app.command()
-def status(repo: RepoOption, number: NumberOption = 0, server: Annotated[bool, typer.Option(
+def status(repo: RepoOption, number: NumberOption = None, server: Annotated[bool, typer.Option(
         "--server", help="Read the server's record in Redis (STEPWISE_REDIS_URL); --repo is "
         "owner/name. Implied when STEPWISE_REDIS_URL is set and --repo is not a directory.")
         ] = False) -> None:
@@ -142,6 +166,9 @@ def status(repo: RepoOption, number: NumberOption = 0, server: Annotated[bool, t
         from bot.taskcenter.terminal import server_mode, server_status
 
         if server_mode(server, repo):
+            if number is None:
+                raise BadInputError("`stepwise status --server` needs --number",
+                                    hint="pass the issue number, e.g. --number 42")
             card, code = server_status(str(repo), number)
         else:
             card, outcome = session(repo, number).status()

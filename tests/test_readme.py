@@ -82,7 +82,7 @@ def test_readme_layout_names_every_module_in_its_folder() -> None:
     module per recipe" (a new one needs no README line)."""
     root = README.parent
     blocks = layout_blocks()
-    verbs = {spec.verb + ".py" for spec in COMMANDS}
+    verbs = {spec.verb.replace("-", "_") + ".py" for spec in COMMANDS}
     recipes = {Path(getsourcefile(recipe.editor) or "").name for recipe in BUILT_IN}
     unnamed = []
     for top in ("jobs", "bot"):

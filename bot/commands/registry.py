@@ -4,7 +4,7 @@ before comments are read, as tests/bot/commands/test_new_verb.py does)."""
 
 from __future__ import annotations
 
-from bot.commands import approve, cancel, instruct, retry, revert, skip, status
+from bot.commands import approve, cancel, instruct, reload_config, retry, revert, skip, status
 from bot.commands import help as help_command
 from bot.commands.spec import PREFIX, CommandSpec
 
@@ -18,6 +18,7 @@ COMMANDS: list[CommandSpec] = [
     instruct.SPEC,
     status.SPEC,
     help_command.SPEC,
+    reload_config.SPEC,
 ]
 _BY_VERB = {spec.verb: spec for spec in COMMANDS}
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from jobs.domain.config import RepoConfig
 from jobs.domain.job import Job
 
 PREFIX = "/stepwise"  # the one spelling of the command prefix; usage lines read f"{PREFIX} {usage}"
@@ -52,6 +53,10 @@ class CommandContext(Protocol):
 
     def revert(self, job: Job, batch: int) -> None:
         """Queue a revert of one batch."""
+        ...
+
+    def default_config(self, job: Job) -> RepoConfig:
+        """`.github/stepwise.yml` as it is now on the repository's default branch."""
         ...
 
 

@@ -28,6 +28,7 @@ from bot.server.keys import comment_key
 from bot.server.steps import schedule_advance
 from bot.server.worker import enqueue, job_lock, rq_id
 from bot.steering import steering_decision
+from jobs.domain.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.domain.errors import StepwiseError
 from jobs.domain.gates import RefusedError
 from jobs.domain.job import Job
@@ -133,6 +134,12 @@ class ServerCommands:
     def revert(self, job: Job, batch: int) -> None:
         enqueue(self.ctx.redis, "revert", {"job_id": job.id, "batch": batch,
                                            "comment_id": self.event.comment_id})
+
+    def default_config(self, job: Job) -> RepoConfig:
+        client = self.ctx.installation(self.event.installation_id)
+        owner, name = job.repo.split("/", 1)
+        info = client.repo(owner, name)
+        return load_config(client.file(owner, name, CONFIG_PATH, info.default_branch))
 
 
 def apply_command(ctx: ServerContext, event: Event, job: Job | None,

@@ -43,6 +43,9 @@ class CiConfig(BaseModel):
                     raise ValueError(f"unknown field `ci.{key}` ({guess}valid fields: "
                                      f"{', '.join(CI_KEYS)})")
             names = data.get("checks")
+            if isinstance(names, str):  # one check name where a list goes
+                data = {**data, "checks": [names]}
+                names = data["checks"]
             if isinstance(names, list) and any(isinstance(n, str) and not n.strip()
                                                for n in names):
                 raise ValueError("`ci.checks` holds an empty check name; write each check's "

@@ -170,6 +170,13 @@ class RepoConfig(BaseModel):
         """Whether validation and codemods may use the network (setup's is `setup_network`)."""
         return self.network is True
 
+    @field_validator("setup", "validate_", "allow_commands", "network_allow", "cache_key",
+                     "protected_paths", "approvers", mode="before")
+    @classmethod
+    def _one_string(cls, value: object) -> object:
+        """A single string where a list goes is a list of that one string."""
+        return [value] if isinstance(value, str) else value
+
     @field_validator("network", mode="before")
     @classmethod
     def _check_network(cls, value: object) -> object:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from jobs.domain.config import RepoConfig
 from jobs.domain.errors import BadInputError, ErrorInfo
 from jobs.domain.job import Job, OpenGate
 from jobs.domain.model import BATCH_GATES, GATES, BatchStatus, Gate, JobStatus, Verb
 from jobs.domain.records import PendingIssue
 
-__all__ = ["ACCEPTED", "RefusedError", "Verb", "apply_verb", "note_spec_change", "open_gate"]
+__all__ = ["ACCEPTED", "RefusedError", "Verb", "apply_verb", "note_spec_change", "open_gate",
+           "reload_config"]
 
 # Which verbs each gate accepts besides cancel: a view of the gate table.
 ACCEPTED: dict[Gate, frozenset[Verb]] = {gate: rule.verbs for gate, rule in GATES.items()}
@@ -138,6 +140,27 @@ def _ci_failed(job: Job, verb: Verb) -> str:
             batch.set_status(BatchStatus.COMPLETED)
     job.ci_wait = None
     return f"the CI failure of {what} is accepted as it is (named in the note)"
+
+
+def reload_config(job: Job, config: RepoConfig, *, source: str | None = None) -> str:
+    """At the `plan` gate: take `config` (read again by the caller) and plan again, baseline
+    included. Raises RefusedError, changing nothing, at any other time: a config read after
+    approval would change what was approved."""
+    gate = job.gate
+    if gate is None or job.status is not JobStatus.AWAITING_HUMAN or not (
+            gate.kind is Gate.PLAN or gate.while_planning):
+        where = f"the `{gate.kind}` gate is open" if gate is not None else \
+            f"the job is `{job.status}`"
+        raise RefusedError(f"the config can be reloaded only at the plan gate; {where}",
+                           hint="to change the config of an approved job, cancel it and start a "
+                                "new one")
+    changed = config != job.config
+    job.config, job.config_source = config, source
+    job.baseline, job.baseline_ok, job.baseline_sha = [], None, None
+    job.gate = None
+    job.set_status(JobStatus.PLANNING)
+    return ("config reloaded" if changed else "config reloaded (unchanged)") + \
+        "; planning again, the baseline runs again"
 
 
 def _cancel(job: Job) -> str:

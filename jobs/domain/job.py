@@ -101,6 +101,7 @@ class Job(Record):
     spec_digest: str
     spec_text: str
     config: RepoConfig
+    config_source: str | None = None  # local mode: "working tree" when not the commit's config
     base_branch: str
     base_sha: str
     branch: str

@@ -63,6 +63,14 @@ def environment_lines(job: Job) -> list[str]:
     return lines
 
 
+def config_source_lines(job: Job) -> list[str]:
+    """Local mode: say when the config is the checkout's uncommitted one."""
+    if not job.config_source:
+        return []
+    return [f"- Config: `.github/stepwise.yml` from the {job.config_source} (it differs from "
+            f"the one committed at `{short(job.base_sha)}`)"]
+
+
 def render_plan(job: Job) -> str:
     spec = job.spec
     lines = [
@@ -84,6 +92,7 @@ def render_plan(job: Job) -> str:
         f"(batch size {spec.batch_size or job.config.batch_size}, "
         f"{job.config.batches_per_milestone} batches per milestone)",
         f"- Validation: {', '.join(f'`{c}`' for c in job.config.validate_commands) or 'none'}",
+        *config_source_lines(job),
         *environment_lines(job),
         f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
         f"- Branch: `{job.branch}`",
@@ -115,8 +124,14 @@ def render_plan(job: Job) -> str:
                          f"({plural(batch.targets, 'target')}){kept_mark}")
         listed += len(batches)
     if not job.batches:
-        lines += ["", "Nothing matches: there is no work to do."]
+        lines += ["", f"Nothing to do: {nothing_to_do(job)}."]
     return "\n".join(lines)
+
+
+def nothing_to_do(job: Job) -> str:
+    """Why a plan has no batch (the job then ends at once)."""
+    return (f"`find` matches nothing in the {plural(len(job.scope_files), 'file')} in scope, "
+            "so the job ends here: no baseline was run and nothing was committed")
 
 
 def baseline_label(job: Job) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from typing import Annotated, Any, Self
 
@@ -22,12 +22,14 @@ from jobs.domain.spec_block import (
     InvalidSpecError,
     extract_spec_block,
     spec_error,
+    spec_errors,
 )
 from jobs.domain.yaml_input import (
     InputProblem,
-    check_keys,
     load_yaml_mapping,  # refuses text over 64 KiB
     problem_from_validation,
+    problems_from_validation,
+    unknown_keys,
 )
 
 MAX_PATHS = 200
@@ -127,37 +129,41 @@ class TaskSpec(BaseModel):
         expected = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
         raise PydanticCustomError("enum", "unknown recipe", {"expected": expected})
 
-    @field_validator("find", mode="before")
+    @field_validator("paths", "exclude", "find", "not_doing", mode="before")
     @classmethod
-    def _one_pattern(cls, value: Any) -> Any:
+    def _one_string(cls, value: Any) -> Any:
+        """A single string where a list goes is a list of that one string."""
         return [value] if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _check(self) -> Self:
+        problems = list(self._path_problems())
         try:
-            self._check_paths()
             self._check_recipe()
         except InputProblem as problem:
-            raise spec_error(problem) from None
+            problems.append(problem)
+        if problems:
+            raise spec_errors(problems)
         return self
 
-    def _check_paths(self) -> None:
+    def _path_problems(self) -> Iterator[InputProblem]:
         if not self.paths:
             hint = f"list the files in scope, e.g. `{EXAMPLES['paths']}`"
-            raise InputProblem("paths", "is empty", hint)
+            yield InputProblem("paths", "is empty", hint)
         for key, globs in (("paths", self.paths), ("exclude", self.exclude)):
             for i, glob in enumerate(globs):
                 if reason := unsafe_path_reason(glob):
-                    raise InputProblem(f"{key}[{i}]", reason, "use a repository-relative glob")
+                    yield InputProblem(f"{key}[{i}]", reason, "use a repository-relative glob")
         for i, pattern in enumerate(self.find):
             if not pattern:
-                raise InputProblem(f"find[{i}]", "is empty and would match everywhere", "remove it")
+                yield InputProblem(f"find[{i}]", "is empty and would match everywhere", "remove it")
+                continue
             try:
                 re.compile(pattern)
             except re.error as exc:
                 problem = f"is not a valid regular expression: {exc}"
                 hint = "fix the regular expression (Python `re` syntax; escape ( [ . with \\)"
-                raise InputProblem(f"find[{i}]", problem, hint) from None
+                yield InputProblem(f"find[{i}]", problem, hint)
 
     def _check_recipe(self) -> None:
         rules = rules_for(self.recipe)
@@ -224,14 +230,23 @@ def spec_keys() -> list[str]:
 
 
 def _parse_block(text: str) -> TaskSpec:
+    """The spec in `text`; every problem found is reported at once (unknown keys with a close
+    match, wrong types, the spec's own checks)."""
     try:
         data = load_yaml_mapping(text, example=MINIMAL_EXAMPLE)
-        check_keys(data, spec_keys())
-        return TaskSpec.model_validate(data)
     except InputProblem as problem:
         raise spec_error(problem) from None
+    valid = spec_keys()
+    problems = unknown_keys(data, valid)
+    try:
+        spec = TaskSpec.model_validate({k: v for k, v in data.items() if k in valid})
     except ValidationError as exc:
-        raise spec_error(problem_from_validation(exc, EXAMPLES | recipe_examples())) from None
+        problems += problems_from_validation(exc, EXAMPLES | recipe_examples())
+    except InvalidSpecError as exc:
+        problems += exc.problems or [InputProblem(exc.field, exc.message, exc.hint)]
+    if problems:
+        raise spec_errors(problems)
+    return spec
 
 
 def parse_spec(markdown: str) -> TaskSpec:

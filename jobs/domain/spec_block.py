@@ -20,14 +20,29 @@ _OPEN = re.compile(r"(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)")
 class InvalidSpecError(SpecError):
     """A spec problem; `field` names the offending field, or is None for the block itself."""
 
-    def __init__(self, message: str, *, hint: str, field: str | None = None) -> None:
+    def __init__(self, message: str, *, hint: str, field: str | None = None,
+                 problems: list[InputProblem] | None = None) -> None:
         super().__init__(message, hint=hint, evidence={"field": field} if field else None)
         self.field = field
+        self.problems = problems or []
 
 
 def spec_error(problem: InputProblem) -> InvalidSpecError:
     where = f"spec field `{problem.field}`" if problem.field else "the ```stepwise block"
-    return InvalidSpecError(f"{where}: {problem.problem}", hint=problem.hint, field=problem.field)
+    return InvalidSpecError(f"{where}: {problem.problem}", hint=problem.hint, field=problem.field,
+                            problems=[problem])
+
+
+def spec_errors(problems: list[InputProblem]) -> InvalidSpecError:
+    """One error for one problem; for several, one message listing each with its fix (like the
+    config's), so a spec is fixed in one go rather than one run per problem."""
+    if len(problems) == 1:
+        return spec_error(problems[0])
+    listed = "\n".join(f"- {'spec field `' + p.field + '`' if p.field else 'the block'}: "
+                        f"{p.problem} (fix: {p.hint})" for p in problems)
+    return InvalidSpecError(f"the ```stepwise block has {len(problems)} problems:\n{listed}",
+                            hint="fix each problem listed above", field=problems[0].field,
+                            problems=problems)
 
 
 def _closes(line: str, char: str, length: int) -> bool:

@@ -11,6 +11,24 @@ from jobs.engine.context import JobContext
 from jobs.ports import Publication
 
 
+def baseline_hint(job: Job) -> str:
+    """What to do about a failing baseline, in the job's mode: a config fix is reloaded at the
+    plan gate, a fix to the environment is picked up by `approve`, a fix to the code needs a
+    job from the fixed commit."""
+    if job.server.installation_id is not None:
+        return ("if `.github/stepwise.yml` is the cause (a `validate` or `setup` command, a "
+                "program missing from `allow_commands`, `env`), fix it on the default branch and "
+                "comment `/stepwise reload-config` (the plan and the baseline are made again); "
+                "otherwise fix the cause and `/stepwise approve` (the baseline runs again "
+                "first); a fix to the code needs a new job from the fixed commit")
+    return ("if `.github/stepwise.yml` is the cause (a `validate` or `setup` command, a program "
+            "missing from `allow_commands`, `env`), edit it (committed or not) and run "
+            "`stepwise approve --reload-config` (the plan and the baseline are made again); "
+            "if a program is missing from the PATH of the shell that runs stepwise, fix that "
+            "and `stepwise approve` (the baseline runs again first); a fix to the code needs a "
+            "new job from the fixed commit (cancel, commit the fix, `stepwise run` again)")
+
+
 def baseline_report(job: Job) -> ErrorInfo:
     """The failing baseline as a gate report: what failed, its output tail, what to do."""
     failing = [c for c in job.baseline if c.exit_code != 0 or c.timed_out]
@@ -18,10 +36,7 @@ def baseline_report(job: Job) -> ErrorInfo:
     return ErrorInfo(
         code="baseline_failed", retry_class=RetryClass.NEEDS_HUMAN,
         message=f"validation fails on the starting commit {short(job.baseline_sha)}",
-        hint="fix the cause, then approve (the baseline runs again first): a program missing "
-             "from the PATH of the shell that runs stepwise, or the `validate` commands; a fix "
-             "to the code needs a new job from the fixed commit (cancel, commit the fix, run "
-             "with a new --number)",
+        hint=baseline_hint(job),
         evidence={"output_tail": tail})
 
 

@@ -67,6 +67,9 @@ class CancelSignal(Exception):
 def outcome_of(job: Job, *, suffix: str = "") -> Outcome:
     if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
         return Outcome(job.status, job.gate.exit_code, gate_prompt(job, suffix=suffix))
+    if job.status is JobStatus.COMPLETED and not job.batches:
+        return Outcome(job.status, EXIT_COMPLETED, "job completed with nothing to do (no "
+                       "batch was planned, nothing was committed)")
     if job.status is JobStatus.COMPLETED:
         return Outcome(job.status, EXIT_COMPLETED, f"job completed; change note {job.note_path}")
     if job.status is JobStatus.CANCELLED:

@@ -7,7 +7,7 @@ from jobs.adapters.discovery import contents_for_patterns, plan_scope
 from jobs.domain.job import Batch
 from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, JobStatus
 from jobs.domain.note_parts import baseline_failure
-from jobs.domain.notes import render_plan
+from jobs.domain.notes import nothing_to_do, render_plan
 from jobs.domain.plan import build_plan
 from jobs.domain.spec import parse_issue
 from jobs.engine.baseline import baseline_report, run_baseline
@@ -25,6 +25,16 @@ def apply_pending_issue(engine: JobContext) -> None:
     job.title, job.spec, job.spec_text = issue.title, issue.spec, issue.spec_text
     job.spec_digest, job.approved_digest = issue.spec.digest(), None
     engine.event("plan", "re-planning with the changed spec")
+
+def end_with_nothing_to_do(engine: JobContext) -> None:
+    """A plan without a batch ends the job at once (completed, nothing run or committed)."""
+    job = engine.job
+    job.set_status(JobStatus.RUNNING)
+    job.set_status(JobStatus.COMPLETED)
+    engine.event("completed", nothing_to_do(job))
+    engine.save()
+    engine.publish(Publication.SUMMARY, render_plan(job))
+
 
 def plan(engine: JobContext) -> None:
     """Plan the work left: a re-plan keeps finished batches and never redoes their files."""
@@ -51,6 +61,9 @@ def plan(engine: JobContext) -> None:
     ]
     job.scope_files = scope
     job.target_count = planned.target_count
+    if not job.batches:  # `find` matches nothing: no gate, no baseline, nothing to commit
+        end_with_nothing_to_do(engine)
+        return
     run_baseline(engine)
     engine.event("plan", f"{len(planned.batches)} batches planned"
                + (f", {len(finished)} finished batches kept" if finished else ""))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 import uuid
 from dataclasses import dataclass
 
@@ -25,16 +26,46 @@ class Base:
     branch: str
     sha: str
     config: RepoConfig
+    config_source: str | None = None  # "working tree": read from the checkout, not the commit
+
+
+WORKING_TREE = "working tree"
+MAX_CONFIG_BYTES = 64 * 1024
+
+
+def working_config_text(repo: Workspace) -> str | None:
+    """The checkout's own `.github/stepwise.yml` (a regular file, not a link), or None."""
+    path = repo.root / CONFIG_PATH
+    try:
+        info = path.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES + 1:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def local_config(repo: Workspace, sha: str) -> tuple[RepoConfig, str | None]:
+    """Local mode's config: the working tree's `.github/stepwise.yml` when it differs from the
+    one committed at `sha` (what the user just edited is what they mean), else the commit's;
+    and where it came from (None: the commit)."""
+    committed = repo.show_file(sha, CONFIG_PATH)
+    working = working_config_text(repo)
+    if working is not None and working != committed:
+        source = f"{CONFIG_PATH} (working tree, not committed)"
+        return load_config(working, source=source), WORKING_TREE
+    return load_config(committed), None
 
 
 def local_base(repo: Workspace) -> Base:
-    """The checkout's current branch and commit (local mode)."""
+    """The checkout's current branch and commit (local mode), and its config."""
     sha = repo.resolve("HEAD")
     if sha is None:
         raise BadInputError("the repository has no commits yet",
                             hint="commit your code first; Stepwise works from a commit")
-    return Base(branch=repo.current_branch() or "HEAD", sha=sha,
-                config=load_config(repo.show_file(sha, CONFIG_PATH)))
+    config, source = local_config(repo, sha)
+    return Base(branch=repo.current_branch() or "HEAD", sha=sha, config=config,
+                config_source=source)
 
 
 def number_ranges(numbers: list[int]) -> str:
@@ -105,6 +136,6 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
         repo=repo_name or str(repo.root), created_at=now, updated_at=services.clock(), spec=issue.spec,
         spec_digest=issue.spec.digest(), spec_text=issue.spec_text, config=config,
         base_branch=base.branch, base_sha=base_sha, branch=branch,
-        head_sha=base_sha, note_path=note_path,
+        head_sha=base_sha, note_path=note_path, config_source=base.config_source,
     )
 

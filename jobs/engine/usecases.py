@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from jobs.domain.config import RepoConfig
 from jobs.domain.gates import RefusedError, Verb, apply_verb
+from jobs.domain.gates import reload_config as reload_job_config
 from jobs.domain.job import Job
 from jobs.domain.model import ACTIVE_JOB_STATUSES, JobStatus
 from jobs.domain.outbox import waiting_note
@@ -42,6 +44,16 @@ def steer(wiring: Wiring, job: Job, verb: Verb, *, reason: str = "") -> str:
     """Answer the open gate with `verb` (or cancel), save, and carry on; what happened.
     Raises RefusedError, changing nothing, when the verb does not apply."""
     message = apply_verb(job, verb, reason=reason)
+    wiring.save(job)
+    wiring.advance(job)
+    return message
+
+
+def reload_config(wiring: Wiring, job: Job, config: RepoConfig, *,
+                  source: str | None = None) -> str:
+    """At the plan gate: take the config read again (local: the checkout; server: the default
+    branch), save, and plan again with it, baseline included."""
+    message = reload_job_config(job, config, source=source)
     wiring.save(job)
     wiring.advance(job)
     return message

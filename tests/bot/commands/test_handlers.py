@@ -9,6 +9,7 @@ import pytest
 
 import bot.commands
 from bot.commands import COMMANDS, Access, Command, spec_for
+from jobs.domain.config import RepoConfig
 from jobs.domain.gates import RefusedError
 from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus, Gate, JobStatus
@@ -39,6 +40,10 @@ class Recorder:
     def revert(self, job: Job, batch: int) -> None:
         self.effects.append(f"revert:{batch}")
 
+    def default_config(self, job: Job) -> RepoConfig:
+        self.effects.append("read-config")
+        return RepoConfig(batch_size=9, validate=["python -m pytest"])
+
 
 def run(verb: str, job: Job | None, argument: str = "") -> tuple[str, list[str]]:
     spec = spec_for(verb)
@@ -50,12 +55,13 @@ def run(verb: str, job: Job | None, argument: str = "") -> tuple[str, list[str]]
 
 def test_every_verb_module_is_registered_once() -> None:
     modules = {m.name for m in pkgutil.iter_modules(bot.commands.__path__)} - NOT_VERBS
-    assert sorted(spec.verb for spec in COMMANDS) == sorted(modules)
+    assert sorted(spec.verb.replace("-", "_") for spec in COMMANDS) == sorted(modules)
 
 
 def test_who_may_use_each_verb_and_which_answer_a_gate() -> None:
     assert {s.verb for s in COMMANDS if s.access is Access.ANYONE} == {"status", "help"}
-    assert {s.verb for s in COMMANDS if s.answers_gate} == {"approve", "retry", "skip"}
+    assert {s.verb for s in COMMANDS if s.answers_gate} == {"approve", "retry", "skip",
+                                                            "reload-config"}
     assert {s.verb for s in COMMANDS if not s.needs_job} == {"help"}
 
 
@@ -106,3 +112,22 @@ def test_status_on_a_working_or_interrupted_job_says_what_it_is_doing() -> None:
     reply, effects = run("status", interrupted)
     assert reply.startswith(f"card of {interrupted.id}\n\n") and effects == []
     assert "it resumes by itself" in reply
+
+
+def test_reload_config_at_the_plan_gate_takes_the_default_branch_config_and_plans_again() -> None:
+    job = gated_job(Gate.PLAN)
+    reply, effects = run("reload-config", job)
+    assert effects == ["read-config", "save:planning", "advance:planning"]
+    assert "config reloaded; planning again" in reply
+    assert job.config.batch_size == 9 and job.gate is None and job.baseline_ok is None
+
+
+def test_reload_config_after_approval_is_refused_and_nothing_is_saved() -> None:
+    job = gated_job(Gate.MILESTONE)
+    context = Recorder()
+    spec = spec_for("reload-config")
+    assert spec is not None
+    with pytest.raises(RefusedError, match="only at the plan gate; the `milestone` gate"):
+        spec.handle(context, job, Command(verb="reload-config", argument="", line=1,
+                                          raw="reload-config"))
+    assert context.effects == ["read-config"] and job.status is JobStatus.AWAITING_HUMAN

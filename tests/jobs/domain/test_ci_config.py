@@ -34,7 +34,7 @@ def test_an_empty_ci_block_gives_the_defaults() -> None:
     ("ci: {wait: true}", "ci.wait", ["'per_milestone', 'per_batch' or 'off'"]),
     ("ci: {timeout: 0}", "ci.timeout", ["must be at least 1, not 0"]),
     ("ci: {timeout: '5'}", "ci.timeout", ["expected a whole number, got a string"]),
-    ("ci: {checks: tests}", "ci.checks", ["expected a list, got a string"]),
+    ("ci: {checks: 5}", "ci.checks", ["expected a list, got a whole number"]),
     ("ci: {checks: ['']}", "ci", ["empty check name"]),
     ("ci: 5", "ci", ["expected a mapping"]),
 ])

@@ -96,7 +96,8 @@ def test_plan_shows_the_baseline_result(baseline: list[CommandEvidence], ok: boo
 
 def test_plan_with_nothing_to_do() -> None:
     text = render_plan(make_job())
-    assert "Nothing matches: there is no work to do." in text
+    assert "Nothing to do: `find` matches nothing in the 0 files in scope, so the job ends " \
+        "here" in text
     assert "0 batches in 0 milestones" in text
 
 

@@ -30,7 +30,7 @@ BIG_NOT_DOING = LLM + "\nnot_doing: [" + ", ".join(["x"] * 51) + "]"
         ("paths: [a]\ninstructions: x", "recipe", "is required"),
         ("recipe: sed\npaths: [a]", "recipe", "must be one of 'replace', 'command'"),  # then any other
         ("recipe: llm\ninstructions: x", "paths", "is required"),
-        ("recipe: llm\ninstructions: x\npaths: src", "paths", "expected a list, got a string"),
+        ("recipe: llm\ninstructions: x\npaths: 5", "paths", "expected a list, got a whole number"),
         ("recipe: llm\ninstructions: x\npaths: []", "paths", "is empty"),
         ("recipe: llm\ninstructions: x\npaths: [a, 3]", "paths[1]", "expected a string"),
         ("recipe: llm\ninstructions: x\npaths: [a, /etc/passwd]", "paths[1]", "absolute"),
@@ -51,7 +51,7 @@ BIG_NOT_DOING = LLM + "\nnot_doing: [" + ", ".join(["x"] * 51) + "]"
         (LLM + "\nbatch_size: true", "batch_size", "got true/false"),
         (LLM + "\ndone_when: always", "done_when", "'no_matches' or 'checks_pass'"),
         (LLM + "\ndone_when: no_matches", "done_when", "needs `find`"),
-        (LLM + "\nnot_doing: nothing", "not_doing", "expected a list"),
+        (LLM + "\nnot_doing: 3", "not_doing", "expected a list"),
         ("recipe: replace\npaths: [a]\nreplace: x", "find", "required by recipe replace"),
         ("recipe: replace\npaths: [a]\nfind: [x]", "replace", "required by recipe replace"),
         ("recipe: replace\npaths: [a]\nfind: ['(a)']\nreplace: '\\3'", "replace", "group"),
