@@ -86,8 +86,10 @@ def workflow_refused_reason(job: Job, base_sha: str, files: list[str], message: 
             f"`{job.branch}`: it changes workflow files, and the App has no `workflows: write` "
             f"permission (GitHub: \"{quoted}\"):\n{listed}\n\n"
             "Merge it on the branch by hand (never a rebase or a force push):\n"
-            f"```\n{commands}\n```\nthen approve; or have an owner grant the App "
-            "`workflows: write` in its installation settings, then approve to merge it again")
+            f"```\n{commands}\n```\n(or press **Update branch** on the pull request: GitHub "
+            "signs that merge, which a base requiring signed commits needs), then approve; or "
+            "have an owner grant the App `workflows: write` in its installation settings, then "
+            "approve to merge it again")
 
 
 def moved_notice(job: Job, base_sha: str) -> str:

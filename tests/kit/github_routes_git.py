@@ -15,6 +15,7 @@ from tests.kit import github_git_data as data
 from tests.kit.github_api import REPO, ApiError, Call, Reply, route
 from tests.kit.github_model import FakeRepo, Token
 from tests.kit.github_render import ts
+from tests.kit.github_state import GitHubState
 
 CONTENTS_READ = "contents=read"
 CONTENTS_WRITE = "contents=write"
@@ -277,3 +278,25 @@ def merge_pull(call: Call) -> Reply:
     call.state.signed_commits.add(sha)  # GitHub signs what its merge button writes
     call.state.effect(f"{repo.full_name}#{pr.number}:pr-merged:{method}")
     return Reply(200, {"sha": sha, "merged": True, "message": "Pull Request successfully merged"})
+
+
+def update_branch(state: GitHubState, repo: FakeRepo, number: int) -> str:
+    """GitHub's "Update branch" button: the base merged into the pull request's head branch in
+    a merge commit GitHub signs (so a base requiring signed commits still accepts the PR)."""
+    with state.lock:
+        pr = repo.pulls[number]
+        head = github_git.branch_head(repo.path, pr.head_ref)
+        base = github_git.branch_head(repo.path, pr.base_ref)
+        assert head is not None and base is not None
+        tree = github_git.git_text(repo.path, "merge-tree", "--write-tree", head,
+                                   base).splitlines()[0]
+        now = state.clock()
+        sha = data.signed_commit(repo.path, tree=tree, parents=[head, base],
+                                 message=f"Merge branch '{pr.base_ref}' into {pr.head_ref}\n",
+                                 author=("Maria", "maria@example.invalid"), when=now,
+                                 committed=now)
+        github_git.git(repo.path, "update-ref", f"refs/heads/{pr.head_ref}", sha, head)
+        state.signed_commits.add(sha)
+        state.effect(f"{repo.full_name}#{number}:branch-updated:{sha[:7]}")
+        return sha
+

@@ -89,7 +89,7 @@ def test_an_app_without_workflows_write_may_not_move_a_ref_to_a_workflow_change(
     rest = client.rest("2022-11-28")
     main = http_gh.branch_head(f"{OWNER}/{NAME}", "main")
     assert main is not None
-    assert "workflows" not in http_gh.installations[1].permissions
+    del http_gh.installations[1].permissions["workflows"]  # an installation from before
     changed = api_commit(client, main, {WORKFLOW: "on: [push]\n"})
     with pytest.raises(RequestFailed) as refused:
         rest.git.create_ref(OWNER, NAME, data={"ref": "refs/heads/ci", "sha": changed})
@@ -117,6 +117,7 @@ def test_a_push_that_merges_the_bases_workflow_change_is_refused_without_the_per
     full = f"{OWNER}/{NAME}"
     http_gh.push_files(full, "feature", {"src/a.py": "x = 5\n"}, "feature work")
     http_gh.push_files(full, "main", {WORKFLOW: "on: [push, pull_request]\n"}, "bump actions")
+    del http_gh.installations[1].permissions["workflows"]  # an installation from before
     token = http_gh.issue_token(1).token
     work = tmp_path / "work"
     url = http_gh.repos[full].clone_url.replace("http://", f"http://x-access-token:{token}@")
