@@ -41,12 +41,17 @@ def decide(*, login: str, role: str, approvers: Sequence[str], action: str,
             if team.lower() in joined:
                 return Decision(True, f"@{login} is a member of {team}, on the approvers list")
         required = f" or a member of {', '.join(f'`{t}`' for t in teams)}" if teams else ""
-        return Decision(False, f"@{login} is not on this repository's `approvers` list{required}, "
-                        f"so cannot {action}")
+        return Decision(False, f"{sentence(action)} is for this repository's `approvers`"
+                        f"{required}; @{login} is not on the list")
     if role in STEERING_ROLES:
         return Decision(True, f"@{login} has {role} permission")
-    return Decision(False, f"@{login} has {role} permission; {action} needs write, maintain or "
-                    "admin")
+    return Decision(False, f"{sentence(action)} needs write, maintain or admin permission; "
+                    f"@{login} has {role or 'no'} permission")
+
+
+def sentence(action: str) -> str:
+    """`action` ("starting a job") as the start of a sentence."""
+    return action[:1].upper() + action[1:]
 
 
 def base_role(data: Any) -> str:

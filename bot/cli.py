@@ -229,6 +229,22 @@ def _local_jobs(repo: Path) -> None:
                      "FILE.md`"), markup=False)
 
 
+@app.command("llm-report")
+def llm_report(repo: RepoOption, number: NumberOption = None) -> None:
+    """A job's model work as statistics: rounds and tokens per committed file, tool calls and
+    their failures by tool and by error kind, and each edit's reason."""
+    def action() -> None:
+        from jobs.domain.llm_statistics import llm_statistics
+
+        chosen = session(repo, number, command="llm-report")
+        job = chosen.store.load(chosen.number)
+        if job is None:
+            raise BadInputError(f"no job #{chosen.number} in {repo}",
+                                hint="list the jobs with `stepwise jobs --repo PATH`")
+        console.print(verbatim(llm_statistics(job)))
+    guarded(action)
+
+
 app.command()(demo)
 app.command()(campaign)
 app.command()(serve)

@@ -15,6 +15,7 @@ from rich.text import Text
 from bot.observability.logs import setup_logging
 from jobs.adapters.store import BusyError
 from jobs.domain.errors import BadInputError, StepwiseError
+from jobs.domain.voice import LOCAL
 from jobs.engine.engine import Outcome
 from jobs.ports import Publication
 
@@ -88,17 +89,17 @@ def guarded(action: Callable[[], None]) -> None:
     try:
         action()
     except BadInputError as exc:
-        errors.print(Text("error: ", style="red") + Text(exc.message))
+        errors.print(Text("error: ", style="red") + Text(LOCAL.speak(exc.message)))
         if exc.hint:
-            errors.print(Text("fix: ", style="dim") + Text(exc.hint))
+            errors.print(Text("fix: ", style="dim") + Text(LOCAL.speak(exc.hint)))
         raise typer.Exit(EXIT_BAD_INPUT) from None
     except BusyError as exc:
-        errors.print(Text("busy: ", style="yellow") + Text(exc.message))
-        errors.print(Text("hint: ", style="dim") + Text(exc.hint))
+        errors.print(Text("busy: ", style="yellow") + Text(LOCAL.speak(exc.message)))
+        errors.print(Text("hint: ", style="dim") + Text(LOCAL.speak(exc.hint)))
         raise typer.Exit(EXIT_BUSY) from None
     except StepwiseError as exc:
         errors.print(Text("error ", style="red") + Text(f"`{exc.code}` ({exc.retry_class}): "
-                                                        f"{exc.message}"))
+                                                        f"{LOCAL.speak(exc.message)}"))
         if exc.hint:
-            errors.print(Text("hint: ", style="dim") + Text(exc.hint))
+            errors.print(Text("hint: ", style="dim") + Text(LOCAL.speak(exc.hint)))
         raise typer.Exit(1) from None

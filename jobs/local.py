@@ -20,6 +20,7 @@ from jobs.domain.model import JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.records import Event
 from jobs.domain.spec import InvalidSpecError, IssueTask, parse_issue_file
+from jobs.domain.voice import local_voice
 from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
 from jobs.editors.llm.settings import LlmSettings
 from jobs.engine import usecases
@@ -77,7 +78,7 @@ class LocalWiring:
 
     def save(self, job: Job) -> None:
         self.session.store.save(job)
-        self._outcome = outcome_of(job, suffix=self.session.suffix)
+        self._outcome = outcome_of(job, voice=self.session.voice)
 
     def advance(self, job: Job) -> None:
         if not self.carry_on:
@@ -92,7 +93,7 @@ class LocalWiring:
             self.message = revert_batch(engine, batch)
         finally:
             engine.close()
-        self._outcome = outcome_of(engine.job, suffix=self.session.suffix)
+        self._outcome = outcome_of(engine.job, voice=self.session.voice)
 
 
 class LocalSession:
@@ -114,10 +115,11 @@ class LocalSession:
         # Gate prompts print commands that work as printed, from any directory.
         self.suffix = f" --repo {shlex.quote(str(repository.root))}" + (
             f" --number {number}" if number else "")
+        self.voice = local_voice(self.suffix)
         self.services = Services(
             repository=repository, store=self.store,
             sandbox=sandbox or make_sandbox(require_isolation=False),
-            forge=LocalForge(sink), clock=clock, command_suffix=self.suffix, llm=llm,
+            forge=LocalForge(sink), clock=clock, voice=self.voice, llm=llm,
             environments=local_environments(repository.state_dir),
         )
 
@@ -180,9 +182,9 @@ class LocalSession:
                 job, draft = draft_job(title, body, self.number, self.services)
                 job = self.store.save(job)
                 self.services.forge.publish(job, Publication.PLAN, draft_comment(
-                    draft, approve=f"stepwise approve{self.suffix}"))
+                    draft, approve=self.voice.command("approve")))
             elif job.is_terminal:
-                return outcome_of(job, suffix=self.suffix)
+                return outcome_of(job, voice=self.voice)
             llm_for(self.services, job.spec)
             # A drafted spec is shown to a person first: --yes applies only once it is approved.
             return Engine(self.services, job,
@@ -215,7 +217,7 @@ class LocalSession:
     def _ended(self, job: Job, started_from: str | None) -> Outcome:
         """`run` on a job that ended: its outcome, and for a cancelled or failed one how to
         start again."""
-        outcome = outcome_of(job, suffix=self.suffix)
+        outcome = outcome_of(job, voice=self.voice)
         if job.status is JobStatus.COMPLETED:
             return outcome
         again = self.run_command(job, started_from, self.free_number())
@@ -264,8 +266,8 @@ class LocalSession:
         """The card, and the job's exit code (0 while it is still working; 4 when the process
         that ran it is gone)."""
         job = self.mark_if_dead(self.load())
-        report = usecases.status(job, resume_command=self.run_command(job), suffix=self.suffix)
-        return render_card(job, suffix=self.suffix), Outcome(job.status, report.exit_code,
+        report = usecases.status(job, resume_command=self.run_command(job), voice=self.voice)
+        return render_card(job, voice=self.voice), Outcome(job.status, report.exit_code,
                                                              report.message)
 
     def mark_if_dead(self, job: Job) -> Job:

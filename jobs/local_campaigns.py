@@ -5,7 +5,6 @@ the issue file (`.stepwise-campaigns/<issue name>/`)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import uuid
@@ -14,7 +13,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.adapters.discovery import plan_scope, targets_at
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
 from jobs.domain.config_errors import InvalidConfigError
@@ -22,9 +20,18 @@ from jobs.domain.errors import BadInputError, StepwiseError
 from jobs.domain.gates import Verb
 from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.spec import IssueTask
-from jobs.engine.start import check_runnable, local_base
+from jobs.engine.scope_preview import preview_scope
+from jobs.engine.start import local_base
 from jobs.features.campaigns.dashboard import render_dashboard
-from jobs.features.campaigns.port import JobView, LeftOut, Preview, advance, carry_out, preview_entry
+from jobs.features.campaigns.port import (
+    JobView,
+    LeftOut,
+    Preview,
+    advance,
+    carry_out,
+    plan_digest,
+    preview_entry,
+)
 from jobs.features.campaigns.record import OPEN_STATES, Campaign, CampaignStatus, RepoEntry, RepoState
 from jobs.features.campaigns.selection import RepoFacts
 from jobs.features.campaigns.settings import CampaignTask, parse_campaign_text
@@ -99,20 +106,13 @@ class LocalCampaignPort:
         try:
             repo = Repository(self._path(name))
             base = local_base(repo)
-            check_runnable(self.task, base.config)
-            scope, _left = plan_scope(repo, base.sha, self.task.spec, base.config)
+            found = preview_scope(repo, base.sha, self.task, base.config)
         except InvalidConfigError as exc:
             raise LeftOut(f"its .github/stepwise.yml is invalid: {exc.message}") from None
         except StepwiseError as exc:
             raise LeftOut(exc.message) from None
-        targets = 0
-        if self.task.spec.find:
-            found = targets_at(repo, base.sha, scope, self.task.spec.find)
-            scope = [path for path in scope if found.get(path)]
-            targets = sum(len(lines) for lines in found.values())
-            if not scope:
-                raise LeftOut("no `find` match: nothing to change")
-        return Preview(files=len(scope), targets=targets, digest=_digest(scope))
+        return Preview(files=len(found.files), targets=found.targets,
+                       digest=plan_digest(found.files))
 
     def _session(self, entry: RepoEntry, number: int) -> LocalSession:
         log = self.state_dir / "logs" / f"{entry.name.replace('/', '__')}.log"
@@ -133,7 +133,7 @@ class LocalCampaignPort:
             job = session.load()
             planned = [file for batch in job.batches for file in batch.files]
             if job.gate is not None and job.gate.kind == "plan":
-                if _digest(planned) != entry.preview_digest:
+                if plan_digest(planned) != entry.preview_digest:
                     return self._view(entry, "the plan differs from the approved preview; "
                                              "look at it and approve it in its repository")
                 session.verb(Verb.APPROVE)
@@ -198,10 +198,6 @@ class LocalCampaignPort:
 def _first_line(text: str, limit: int = 200) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _digest(files: Sequence[str]) -> str:
-    return hashlib.sha256("\n".join(sorted(set(files))).encode()).hexdigest()[:16]
 
 
 def _load(state_dir: Path) -> Campaign | None:

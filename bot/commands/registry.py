@@ -4,9 +4,20 @@ before comments are read, as tests/bot/commands/test_new_verb.py does)."""
 
 from __future__ import annotations
 
-from bot.commands import approve, cancel, instruct, reload_config, retry, revert, skip, status
+from bot.commands import (
+    approve,
+    campaign,
+    cancel,
+    instruct,
+    reload_config,
+    retry,
+    revert,
+    skip,
+    status,
+)
 from bot.commands import help as help_command
 from bot.commands.spec import PREFIX, CommandSpec
+from jobs.domain.voice import Voice, github_voice
 
 # The order of the README's command table; `/stepwise help` and that table are rendered from it.
 COMMANDS: list[CommandSpec] = [
@@ -19,6 +30,7 @@ COMMANDS: list[CommandSpec] = [
     status.SPEC,
     help_command.SPEC,
     reload_config.SPEC,
+    campaign.SPEC,
 ]
 _BY_VERB = {spec.verb: spec for spec in COMMANDS}
 
@@ -49,3 +61,8 @@ def help_table(prefix: str = PREFIX) -> str:
     """The markdown table `| command | effect |` of every command, written with `prefix`."""
     rows = (f"| `{prefix} {spec.usage}` | {spec.summary} |" for spec in COMMANDS)
     return "\n".join((HELP_TABLE_HEADER, *rows))
+
+
+def voice() -> Voice:
+    """How every GitHub surface writes a command: `/stepwise <verb>`, for the registered verbs."""
+    return github_voice(PREFIX, frozenset(spec.verb for spec in COMMANDS))

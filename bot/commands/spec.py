@@ -59,6 +59,10 @@ class CommandContext(Protocol):
         """`.github/stepwise.yml` as it is now on the repository's default branch."""
         ...
 
+    def campaign(self, text: str) -> str:
+        """Steer the campaign of this issue with `text` (`approve all`, ...); the reply."""
+        ...
+
 
 @dataclass(frozen=True)
 class Command:

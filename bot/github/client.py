@@ -183,6 +183,18 @@ class Installation:
         self._call(lambda gh: gh.reactions.create_for_issue_comment(
             owner, name, comment_id, content=content))
 
+    def react_to_issue(self, owner: str, name: str, number: int, content: str = "eyes") -> None:
+        """React to the issue itself (👀: the label was seen); reacting twice is harmless."""
+        self._call(lambda gh: gh.reactions.create_for_issue(owner, name, number, content=content))
+
+    def add_assignees(self, owner: str, name: str, number: int, logins: list[str]) -> None:
+        """Assign the issue or pull request; GitHub ignores logins it cannot assign."""
+        self._call(lambda gh: gh.issues.add_assignees(owner, name, number, assignees=logins))
+
+    def request_reviewers(self, owner: str, name: str, number: int, logins: list[str]) -> None:
+        """Ask `logins` to review the pull request (already asked: nothing changes)."""
+        self._call(lambda gh: gh.pulls.request_reviewers(owner, name, number, reviewers=logins))
+
     def permission(self, owner: str, name: str, login: str) -> str:
         """The user's real role: admin, maintain, write, triage, read or none. A custom
         repository role counts as the base role it inherits."""

@@ -15,16 +15,25 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from bot.commands.spec import PREFIX
+from bot.commands.registry import voice as server_voice
 from bot.github.ci import RepositoryCi, ci_failures, is_own_check, send_check_run
 from bot.github.client import Installation
+from bot.github.conversation import (
+    PLAN_CANCELLED,
+    PLAN_SUPERSEDED,
+    QUEUE_DONE,
+    asking_line,
+    gate_slot,
+    plan_slot,
+    retry_line,
+)
 from bot.github.errors import ForgeError
 from jobs.domain import outbox
 from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import RetryClass
 from jobs.domain.job import Job
-from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, JobStatus
+from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.outbox import gate_key
 from jobs.domain.records import PullRequest
@@ -32,10 +41,9 @@ from jobs.domain.redact import redact
 from jobs.ports import CiFailure, CiReport, Publication, RerunRefused
 
 log = logging.getLogger(__name__)
-COMMAND_PREFIX = f"{PREFIX} "
 MERGE_ADVICE = (
     "Merge this pull request with a merge commit or a rebase, not a squash, so that every "
-    "batch stays revertable (`/stepwise revert <batch>`)."
+    "batch stays revertable ({revert})."
 )
 SQUASH_WARNING = (
     "⚠️ This repository only allows squash merges: after a squash merge the batches can no "
@@ -60,6 +68,7 @@ class GitHubForge:
         self.squash_only = squash_only
         self.web_url = web_url.rstrip("/")
         self.task_center_url = (task_center_url or "").rstrip("/")  # STEPWISE_TASK_CENTER_URL
+        self.voice = server_voice()  # every command it shows reads `/stepwise <verb>`
 
     # -- the port: an outbox in the job's record -------------------------------------------------
     def publish(self, job: Job, kind: Publication, text: str) -> None:
@@ -84,7 +93,7 @@ class GitHubForge:
         elif kind is Publication.GATE and gate is not None:
             keys = [gate_key(gate.id)] if gate.kind is Gate.PLAN else [gate_key(gate.id), "card"]
         elif kind is Publication.MILESTONE_REPORT:
-            keys = ["card", f"milestone:{reported_milestone(job)}"]
+            keys = ["card"]  # the report is the milestone gate's comment (one per decision)
         elif kind is Publication.SUMMARY:
             keys = ["summary"]
         elif kind is Publication.RESUMED:
@@ -140,11 +149,10 @@ class GitHubForge:
             self.refresh_pull(job)
         elif key == "plan" or (gate is not None and gate.kind is Gate.PLAN
                                and key == gate_key(gate.id)):
-            self.upsert(job, job.number, "plan", self.plan_text(job))  # the plan asks itself
+            self.send_plan(job)  # the plan asks itself
         elif key.startswith(outbox.GATE_PREFIX):
             if gate is not None and key == gate_key(gate.id):
-                self.upsert(job, self.thread(job), key,
-                            gate_prompt(job, prefix=COMMAND_PREFIX) + self.center_link(job))
+                self.upsert(job, self.thread(job), gate_slot(gate), self.gate_text(job))
         elif key.startswith("milestone:"):
             self.upsert(job, self.thread(job), key, self.card(job, fold_finished=False))
         elif key == "summary":
@@ -157,15 +165,49 @@ class GitHubForge:
             log.warning("nothing publishes this yet", extra={"job_id": job.id, "key": key})
 
     # -- pieces ---------------------------------------------------------------------------------
+    def gate_text(self, job: Job) -> str:
+        """The open gate's comment: who it asks, what happened and the commands; a milestone's
+        report comes with it (one comment per decision)."""
+        gate = job.gate
+        if gate is None:
+            return ""
+        parts = [asking_line(job), gate_prompt(job, voice=self.voice), retry_line(job, gate)]
+        if gate.kind is Gate.MILESTONE:
+            parts.append(render_card(job, fold_finished=False, voice=self.voice,
+                                     link=self.commit_link, with_prompt=False))
+        return "\n\n".join(part for part in parts if part) + self.center_link(job)
+
+    def send_plan(self, job: Job) -> None:
+        """Post or edit the current plan comment. A plan gate after the first one (a re-plan,
+        a baseline that still fails) asks in a new comment where the conversation is, and the
+        old plan comment says it was replaced; the queue comment says the job started."""
+        server, gate = job.server, job.gate
+        asking = gate if gate is not None and gate.kind is Gate.PLAN else None
+        if server.comments.get("queue") and not server.queue_closed:
+            self.upsert(job, job.number, "queue", QUEUE_DONE)
+            server.queue_closed = True
+        if asking is not None and server.plan_gate and server.plan_gate != asking.id \
+                and server.comments.get(server.plan_key):
+            where = f"#{self.thread(job)}" if self.thread(job) != job.number else "below"
+            self.upsert(job, job.number, server.plan_key,
+                        PLAN_SUPERSEDED.format(where=f"gate `{asking.id}`, {where}"))
+            server.plan_key = plan_slot(asking.id)
+        if asking is not None:
+            server.plan_gate = asking.id
+        number = job.number if server.plan_key == "plan" else self.thread(job)
+        self.upsert(job, number, server.plan_key, self.plan_text(job))
+
     def thread(self, job: Job) -> int:
         """Where conversation goes: the PR once it exists, else the issue."""
         pull = job.server.pull
         return pull.number if pull is not None else job.number
 
     def card(self, job: Job, *, fold_finished: bool = True) -> str:
-        return render_card(job, fold_finished=fold_finished, prefix=COMMAND_PREFIX,
-                           link=lambda sha: f"{self.web_url}/{self.owner}/{self.name}/commit/{sha}"
-                           ) + self.center_link(job)
+        return render_card(job, fold_finished=fold_finished, voice=self.voice,
+                           link=self.commit_link) + self.center_link(job)
+
+    def commit_link(self, sha: str) -> str:
+        return f"{self.web_url}/{self.owner}/{self.name}/commit/{sha}"
 
     def center_link(self, job: Job) -> str:
         """The job's task center page (at the open gate's batch), when one is configured."""
@@ -186,13 +228,17 @@ class GitHubForge:
             parts.append("The draft pull request opens with the first batch's commit.")
         if self.squash_only:
             parts.append(SQUASH_WARNING)
-        if job.gate is not None:
-            parts.append(gate_prompt(job, prefix=COMMAND_PREFIX))
+        if job.status is JobStatus.CANCELLED:
+            parts.append(PLAN_CANCELLED)
+        elif job.gate is not None and job.gate.kind is Gate.PLAN:
+            parts = [part for part in (asking_line(job),) if part] + parts
+            parts.append(gate_prompt(job, voice=self.voice))
         return "\n\n".join(parts) + self.center_link(job)
 
     def pull_body(self, job: Job) -> str:
         return redact("\n\n".join([self.card(job), f"Closes nothing by itself: tracks #{job.number}.",
-                                   MERGE_ADVICE, marker(job, "card")]))
+                                   MERGE_ADVICE.format(revert=self.voice.usage("revert <batch>")),
+                                   marker(job, "card")]))
 
     def refresh_pull(self, job: Job) -> None:
         """Open the PR after the first commit; afterwards keep its body (the card) current."""
@@ -205,7 +251,8 @@ class GitHubForge:
                 head=job.branch, base=job.base_branch, body=self.pull_body(job))
             job.server.pull = PullRequest(number=opened.number, node_id=opened.node_id,
                                           url=opened.html_url, draft=draft)
-            self.upsert(job, job.number, "plan", self.plan_text(job))
+            self.assign_starter(job, opened.number)
+            self.send_plan(job)
             return
         self.client.update_pull_body(self.owner, self.name, pull.number,
                                      self.pull_body(job))
@@ -216,6 +263,9 @@ class GitHubForge:
         if job.status is JobStatus.COMPLETED and pull is not None and pull.draft:
             self.client.mark_ready(pull.node_id)
             pull.draft = False
+            self.ask_review(job, pull.number)
+        if job.status is JobStatus.CANCELLED and job.server.comments.get(job.server.plan_key):
+            self.send_plan(job)  # no "to start the job" left standing
         words = {JobStatus.COMPLETED: "completed", JobStatus.CANCELLED: "was cancelled",
                  JobStatus.FAILED: "failed"}
         head = f"Stepwise {words.get(job.status, str(job.status))}."
@@ -227,6 +277,28 @@ class GitHubForge:
             head += f"\n\nError `{job.error.code}` ({job.error.retry_class}): " \
                     f"{job.error.message}\n\nHint: {job.error.hint}"
         self.upsert(job, job.number, "summary", f"{head}\n\n{self.card(job, fold_finished=False)}")
+
+    def assign_starter(self, job: Job, number: int) -> None:
+        """Assign the pull request to the person who started the job: it subscribes them to
+        the conversation, where every later gate is asked."""
+        if job.server.started_by:
+            self.best_effort(job, "assign the pull request", lambda: self.client.add_assignees(
+                self.owner, self.name, number, [job.server.started_by]))
+
+    def ask_review(self, job: Job, number: int) -> None:
+        """Ready for review: request the starter's review."""
+        if job.server.started_by:
+            self.best_effort(job, "request a review", lambda: self.client.request_reviewers(
+                self.owner, self.name, number, [job.server.started_by]))
+
+    def best_effort(self, job: Job, what: str, call: Callable[[], None]) -> None:
+        """A courtesy call whose failure costs only the courtesy (never a permanent fault)."""
+        try:
+            call()
+        except ForgeError as exc:
+            if exc.retry_class is RetryClass.DO_NOT_RETRY and exc.code == "repository_gone":
+                raise
+            log.warning("could not %s", what, extra={"job_id": job.id, "code": exc.code})
 
     def reply(self, job: Job | None, number: int, key: str, text: str) -> None:
         """A one-off answer (refusals, status, help), posted once per `key` (without a job, the
@@ -296,12 +368,3 @@ class GitHubForge:
 
 __all__ = ["ForgeError", "GitHubForge", "marker"]
 
-
-def reported_milestone(job: Job) -> int:
-    """The milestone a report is about: the open gate's, else the last one whose batches are
-    all finished (the report is published just before the milestone gate opens)."""
-    if job.gate is not None and job.gate.milestone:
-        return job.gate.milestone
-    done = [m for m in {b.milestone for b in job.batches}
-            if all(b.status in FINISHED_BATCH_STATUSES for b in job.batches if b.milestone == m)]
-    return max(done, default=0)

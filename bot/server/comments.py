@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.commands import (
+    PREFIX,
     Access,
     Command,
     InvalidCommand,
@@ -20,8 +21,10 @@ from bot.commands import (
     parse_comment,
     spec_for,
 )
+from bot.commands.registry import voice as server_voice
 from bot.events import Event
 from bot.github.errors import ForgeError
+from bot.server.campaigns.tasks import steer_campaign
 from bot.server.context import ServerContext
 from bot.server.job_lookup import job_for
 from bot.server.keys import comment_key
@@ -131,6 +134,9 @@ class ServerCommands:
         else:
             schedule_advance(self.ctx, job)
 
+    def campaign(self, text: str) -> str:
+        return steer_campaign(self.ctx, self.event, text)
+
     def revert(self, job: Job, batch: int) -> None:
         enqueue(self.ctx.redis, "revert", {"job_id": job.id, "batch": batch,
                                            "comment_id": self.event.comment_id})
@@ -161,7 +167,7 @@ def apply_command(ctx: ServerContext, event: Event, job: Job | None,
     assert job is not None  # every steering verb needs a job
     decision = steering_decision(ctx.installation(event.installation_id), event.repo,
                                  login=event.sender, approvers=job.config.approvers,
-                                 action=f"`{command.verb}`")
+                                 action=f"`{PREFIX} {command.verb}`")
     if not decision.allowed:
         return quoted + f"Refused: {decision.reason}. Nothing changed.", False
     if spec.answers_gate and job.gate is not None and \
@@ -171,7 +177,9 @@ def apply_command(ctx: ServerContext, event: Event, job: Job | None,
     try:
         message = handle_with_retries(ctx, event, job, command, spec.handle)
     except (RefusedError, StepwiseError) as exc:
-        return quoted + f"Refused: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""), False
+        said = server_voice().speak
+        return quoted + f"Refused: {said(exc.message)}" + (
+            f" ({said(exc.hint)})" if exc.hint else ""), False
     return (quoted + message) if message else "", True
 
 

@@ -84,7 +84,7 @@ class ServerContext:
         """The engine's services for one repository: its mirror, forge and environment cache."""
         envs = self.settings.workdir / "envs" / repo.replace("/", "+")
         return Services(repository=repository, store=self.store, sandbox=self.sandbox,
-                        forge=forge, clock=self.clock, hidden_paths=self.hidden_paths(),
+                        forge=forge, clock=self.clock, voice=forge.voice, hidden_paths=self.hidden_paths(),
                         environments=EnvironmentCache(
                             envs, limit_bytes=self.settings.env_cache_mb * 2**20),
                         network_deny_hosts=self.own_hosts())

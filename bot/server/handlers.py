@@ -9,8 +9,14 @@ from typing import Any
 
 from bot.authz import STEERING_ROLES
 from bot.events import Event, Kind
+<<<<<<< HEAD
 from bot.github.git_data import SIGNATURES_FIX, SIGNATURES_REQUIRED, requires_signed_commits
+=======
+from bot.github.client import Installation
+from bot.github.errors import ForgeError
+>>>>>>> main
 from bot.server import reconciler, steps
+from bot.server.campaigns.tasks import start_campaign
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
 from bot.server.context import ServerContext
@@ -37,7 +43,7 @@ log = logging.getLogger(__name__)
 
 CANNOT_START = "Stepwise cannot start: {}\n\nFix: {}"
 CLOSED_BY_OTHER = (
-    "@{sender} closed this {what}, but the Stepwise job goes on: {reason}.\n\n"
+    "@{sender} closed this {what}, but the Stepwise job goes on. {reason}.\n\n"
     "Someone who may steer it (write, maintain or admin permission, or the config's "
     "`approvers`) can stop it with `/stepwise cancel`; reopening changes nothing for the job."
 )
@@ -66,7 +72,11 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
             forge.reply(None, event.number, start_key(event),
                         CANNOT_START.format(exc.message, exc.hint))
         return
-    remember_trigger_label(ctx.redis, event.repo, config.trigger_label)  # the web app's filter
+    remember_trigger_label(ctx.redis, event.repo, config.trigger_label,  # the web app's filter
+                           config.campaign_label)
+    if is_trigger(event.label, config.campaign_label):
+        start_campaign(ctx, event, config)
+        return
     if not is_trigger(event.label, config.trigger_label):  # labels are case-insensitive
         return
     with Lease(ctx.redis, f"start-{event.repo}#{event.number}",
@@ -76,11 +86,12 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
                                 code="start_busy", retry_class=RetryClass.AUTO_RETRY,
                                 hint="the delivery is retried in a few seconds")
         decision = steering_decision(client, event.repo, login=event.sender,
-                                     approvers=config.approvers, action="start a job")
+                                     approvers=config.approvers, action="starting a job")
         if not decision.allowed:
             forge.reply(None, event.number, start_key(event),
-                        f"Stepwise did not start: {decision.reason}.")
+                        f"Stepwise did not start. {decision.reason}.")
             return
+        acknowledge(client, event)  # 👀 within seconds, before the clone
         existing = ctx.store.find(event.repo, event.number)
         if existing is not None and not existing.is_terminal:
             pull = existing.server.pull
@@ -113,10 +124,24 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
             return
         author_role = client.permission(owner, name, issue.author)
         job.server.installation_id = event.installation_id
+        job.server.started_by = event.sender  # assigned, mentioned at gates, asked to review
         # a drafted spec always is untrusted
         job.untrusted_spec = job.untrusted_spec or author_role not in STEERING_ROLES
         ctx.store.save(job)
     schedule_advance(ctx, job)
+
+
+def acknowledge(client: Installation, event: Event) -> None:
+    """React 👀 to the labelled issue: the label was seen and a job is being set up (best
+    effort: a fault here never stops the start)."""
+    owner, name = event.repo.split("/", 1)
+    try:
+        client.react_to_issue(owner, name, event.number, "eyes")
+    except ForgeError as exc:
+        if exc.retry_class is RetryClass.DO_NOT_RETRY:
+            raise
+        log.warning("could not react to the label", extra={"repo": event.repo,
+                                                           "issue": event.number})
 
 
 # -- closes, edits and pushes ---------------------------------------------------------------------
@@ -131,7 +156,7 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
     what = "pull request" if event.kind is Kind.PULL_CLOSED else "issue"
     decision = steering_decision(client, event.repo, login=event.sender,
                                  approvers=job.config.approvers,
-                                 action=f"cancel the job by closing the {what}")
+                                 action=f"cancelling the job by closing the {what}")
     if not decision.allowed:
         ctx.forge(client, event.repo).reply(
             job, event.number, f"closed:{event.delivery_id}",

@@ -15,6 +15,8 @@
   idle:<kind>           a set: the jobs a reconciler pass looks at (owing, gate, ci), kept by
                         every save; idle:indexed marks that the sets were built
   metrics:<name>        the counters and histograms; metrics:seen:<job> what was counted
+  campaign:<repo>#<n>   a campaign's record (JSON), the issue <n> of its control repository
+  campaigns             a set: the campaign keys a reconciler pass ticks (not ended)
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 PREFIX = "stepwise:"
 JOBS = f"{PREFIX}jobs"
 METRICS = f"{PREFIX}metrics:"
+CAMPAIGNS = f"{PREFIX}campaigns"
 
 
 def job_key(job_id: str) -> str:
@@ -74,3 +77,7 @@ def ci_key(repo: str, sha: str) -> str:
 
 def idle_key(kind: str) -> str:
     return f"{PREFIX}idle:{kind}"
+
+
+def campaign_key(repo: str, number: int) -> str:
+    return f"{PREFIX}campaign:{repo}#{number}"

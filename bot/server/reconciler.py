@@ -25,6 +25,7 @@ from redis import Redis
 
 from bot.events import Event, Kind
 from bot.server import ci_poll, idle_index
+from bot.server.campaigns.tasks import tick_all
 from bot.server.context import ServerContext
 from bot.server.keys import job_key
 from bot.server.steps import RECONCILER, schedule_advance
@@ -222,8 +223,9 @@ def _after(created_at: str, opened_at: datetime) -> bool:
 
 
 def run_pass(ctx: ServerContext) -> None:
-    """The `reconcile` task."""
+    """The `reconcile` task: the jobs, then the running campaigns."""
     result = reconcile(ctx)
+    tick_all(ctx)
     if result.published or result.still_owed or result.commands:
         log.info("reconciler pass", extra={"published": len(result.published),
                                            "still_owed": len(result.still_owed),

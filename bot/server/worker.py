@@ -321,6 +321,10 @@ def run_worker(connect: Callable[[], redis.Redis], *, burst: bool = False,
                     "starting it again", extra={"worker": worker.name})
         if not wait_for_redis(connect, reconnect_backoff_s, stop):
             return worked
+        try:  # RQ could not unregister it while Redis was away: its entry would linger
+            worker.register_death()  # type: ignore[no-untyped-call]
+        except redis.RedisError:
+            log.warning("could not unregister the previous RQ worker; its entry expires")
         log.info("Redis answers again; the worker resumes", extra={"worker": worker.name})
 
 

@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 import redis
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from bot.server.keys import JOBS, job_key
 from bot.server.redis_store import RedisStore
@@ -30,6 +30,7 @@ from jobs.domain.model import (
     Gate,
     JobStatus,
 )
+from jobs.domain.record_upgrades import without_gate_once_ended
 
 MAX_SCAN = 10_000  # the newest jobs a filtered list looks through
 HEAD_CACHE_S = 600.0
@@ -115,6 +116,11 @@ class JobHead(BaseModel):
     branch: str = ""
     gate: GateHead | None = None
     extra: dict[str, Any] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_gate_once_ended(cls, data: Any) -> Any:
+        return without_gate_once_ended(data)  # a record saved with a stale gate
 
     @property
     def group(self) -> Group:

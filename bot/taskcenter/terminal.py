@@ -12,7 +12,7 @@ import redis
 from rich.table import Table
 from rich.text import Text
 
-from bot.commands.spec import PREFIX
+from bot.commands.registry import voice as server_voice
 from bot.server.redis_store import RedisStore
 from bot.taskcenter.links import Links
 from bot.taskcenter.records import Filters, HeadCache, StatusFilter, list_heads, load_jobs
@@ -62,7 +62,7 @@ def server_status(repo: str, number: int, *, url: str | None = None) -> tuple[st
     if job is None:
         raise BadInputError(f"no Stepwise job for {repo}#{number} in Redis",
                             hint="check --repo and --number; `stepwise jobs` lists the jobs")
-    card = render_card(job, prefix=f"{PREFIX} ")
+    card = render_card(job, voice=server_voice())
     center = os.environ.get(TASK_CENTER_ENV)
     if center:
         card += f"\n\nTask center: {Links('', center).job(job.id)}"

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from bot.commands.spec import PREFIX
+from bot.commands.registry import voice as server_voice
 from bot.taskcenter.links import Links
 from bot.taskcenter.records import (
     GROUP_LABELS,
@@ -18,12 +18,11 @@ from bot.taskcenter.records import (
 )
 from jobs.domain import outbox
 from jobs.domain.errors import ErrorInfo
+from jobs.domain.gate_choices import gate_choices
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import GATE_EXIT_CODES, Gate, JobStatus
-from jobs.domain.notes import GATE_OTHER_VERBS, GATE_VERBS
 from jobs.domain.redact import redact
 
-COMMAND_PREFIX = f"{PREFIX} "
 # How often an open job page looks for a new version, by group (seconds; none when finished).
 REFRESH_S: dict[Group, int] = {Group.RUNNING: 5, Group.WAITING: 30, Group.NEEDS_HUMAN: 30}
 
@@ -97,7 +96,7 @@ def gate_view(job: Job, links: Links) -> GateView | None:
     gate = job.gate
     if gate is None:
         return None
-    verb, meaning = GATE_VERBS[gate.kind]
+    choices, voice = gate_choices(job, gate), server_voice()
     pull_number, pull_url = links.pull(job.server.pull)
     if pull_number is not None:
         where, where_url = f"pull request #{pull_number}", pull_url
@@ -108,8 +107,8 @@ def gate_view(job: Job, links: Links) -> GateView | None:
         id=gate.id, kind=gate.kind, reason=redact(gate.reason), opened_at=gate.opened_at,
         batch=gate.batch, milestone=gate.milestone,
         needs="decision" if GATE_EXIT_CODES[gate.kind] == 3 else "human",
-        comment=f"{COMMAND_PREFIX}{verb}", meaning=meaning,
-        other_comments=[f"{COMMAND_PREFIX}{other}" for other in GATE_OTHER_VERBS[gate.kind]],
+        comment=voice.typed(choices.usage), meaning=choices.meaning,
+        other_comments=[voice.typed(other) for other in choices.others],
         where=where, where_url=where_url,
         report=ErrorInfo.model_validate(redact_tree(gate.report.model_dump(mode="json")))
         if gate.report else None,

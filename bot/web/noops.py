@@ -15,6 +15,7 @@ from bot.events import Event, Kind
 from bot.server.keys import ci_key, issue_key
 
 DEFAULT_TRIGGER_LABEL = "stepwise"
+DEFAULT_CAMPAIGN_LABEL = "stepwise-campaign"
 TRIGGER_LABEL_TTL_S = 3600
 BRANCH_PREFIX = "stepwise/"
 JOB_BRANCH = re.compile(r"^stepwise/issue-(\d+)(?:-\d+)?$")
@@ -29,8 +30,14 @@ def pull_key(repo: str, number: int) -> str:
     return f"stepwise:pull:{repo}#{number}"
 
 
-def remember_trigger_label(connection: redis.Redis, repo: str, label: str) -> None:
+def campaign_label_key(repo: str) -> str:
+    return f"stepwise:campaign-label:{repo}"
+
+
+def remember_trigger_label(connection: redis.Redis, repo: str, label: str,
+                           campaign_label: str = DEFAULT_CAMPAIGN_LABEL) -> None:
     connection.set(trigger_label_key(repo), label.casefold(), ex=TRIGGER_LABEL_TTL_S)
+    connection.set(campaign_label_key(repo), campaign_label.casefold(), ex=TRIGGER_LABEL_TTL_S)
 
 
 def known_trigger_label(connection: redis.Redis, repo: str) -> str | None:
@@ -39,7 +46,7 @@ def known_trigger_label(connection: redis.Redis, repo: str) -> str | None:
 
 
 def forget_trigger_label(connection: redis.Redis, repo: str) -> None:
-    connection.delete(trigger_label_key(repo))
+    connection.delete(trigger_label_key(repo), campaign_label_key(repo))
 
 
 def is_trigger(label: str, known: str | None) -> bool:
@@ -51,8 +58,11 @@ def noop_reason(event: Event, connection: redis.Redis) -> str:
     """Why this delivery cannot concern a job, or '' when a worker must look at it."""
     if event.kind is Kind.LABELED:
         known = known_trigger_label(connection, event.repo)
-        if event.label.casefold() == DEFAULT_TRIGGER_LABEL or known is None:
-            return ""  # maybe the trigger (or a broken config the worker must report)
+        campaign = connection.get(campaign_label_key(event.repo))
+        labels = {DEFAULT_TRIGGER_LABEL, DEFAULT_CAMPAIGN_LABEL,
+                  campaign.decode() if isinstance(campaign, bytes) else campaign or ""}
+        if event.label.casefold() in labels or known is None:
+            return ""  # maybe the trigger or the campaign label (or a broken config to report)
         return "" if is_trigger(event.label, known) else f"label {event.label!r} is not the trigger"
     if event.kind in (Kind.ISSUE_CLOSED, Kind.ISSUE_EDITED):
         if connection.exists(issue_key(event.repo, event.number)):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
+from jobs.domain.output_tail import choose_tail
 from jobs.domain.programs import program_name
 from jobs.domain.sandboxing import CommandResult
 
@@ -40,7 +41,9 @@ def _read_output(out: IO[bytes]) -> tuple[str, int]:
     text = out.read().decode("utf-8", errors="replace")
     kept = text.removesuffix("\n").split("\n")
     kept = kept[1:] if start and len(kept) > 1 else kept  # the first one read may be partial
-    tail = "\n".join(line.rstrip("\r")[:TAIL_LINE_CHARS] for line in kept[-TAIL_LINES:])
+    # The failing test's report when the runner printed one, not just the last lines.
+    chosen = choose_tail(kept, limit=TAIL_LINES)
+    tail = "\n".join(line.rstrip("\r")[:TAIL_LINE_CHARS] for line in chosen)
     if len(tail) > TAIL_TOTAL_CHARS:
         tail = tail[-TAIL_TOTAL_CHARS:].partition("\n")[2]
     return tail, lines

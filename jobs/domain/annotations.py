@@ -2,10 +2,12 @@
 
 Recognised: pytest (`path:line: Error` after its `E ...` lines), ruff (`path:line:col: CODE msg`,
 and the newer `CODE msg` + ` --> path:line:col`), mypy (`path:line: error: msg  [code]`), tsc
-(`path(line,col): error TSxxxx: msg` and `path:line:col - error TSxxxx: msg`), and the generic
-`path:line[:col]: message` of compilers and linters. Only paths that name a file of the
-repository are kept (absolute paths under the sandbox's repository root are made relative), so
-an annotation always points at something a reviewer can open.
+(`path(line,col): error TSxxxx: msg` and `path:line:col - error TSxxxx: msg`), eslint's
+`stylish` format (a file's path on its own line, then `  line:col  error  message  rule`), and
+the generic `path:line[:col]: message` of compilers, flake8 and eslint's `unix` format. Only
+paths that name a file of the repository are kept (absolute paths under the sandbox's
+repository root are made relative), so an annotation always points at something a reviewer
+can open.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ _MYPY = re.compile(_PATH + r":(?P<line>\d+)(?::\d+)?: (?P<level>error|note|warni
 _RUFF_ARROW = re.compile(r"^\s*-->\s*" + _PATH + r":(?P<line>\d+):(?P<col>\d+)")
 _RUFF_CODE = re.compile(r"^(?P<msg>[A-Z]{1,4}\d{2,4}\b.*)$")
 _PYTEST_E = re.compile(r"^E\s+(?P<msg>.*)$")
+_STYLISH_FILE = re.compile(r"^(?P<path>(?:/|\./)?[^\s:()'\"<>|]+\.[A-Za-z0-9_]+)$")
+_STYLISH_ROW = re.compile(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<level>error|warning)\s+"
+                          r"(?P<msg>.+?)(?:\s{2,}(?P<rule>[@\w/-]+))?$")
 _GENERIC = re.compile(r"^(?:\s*)" + _PATH + r":(?P<line>\d+)(?::(?P<col>\d+))?:? (?P<msg>\S.*)")
 
 
@@ -64,8 +69,18 @@ def annotations_from_output(
 
     previous = ""
     explanation: list[str] = []
+    stylish_file: str | None = None  # eslint stylish: the file its indented rows are about
     for raw in output.splitlines():
         line = raw.rstrip()
+        if match := _STYLISH_FILE.match(line):
+            stylish_file = match["path"]
+            continue
+        if stylish_file is not None and (match := _STYLISH_ROW.match(line)):
+            rule = f" ({match['rule']})" if match["rule"] else ""
+            add(stylish_file, int(match["line"]), match["msg"] + rule, _level(match["level"]))
+            continue
+        if not line.strip() or not line.startswith(" "):
+            stylish_file = None
         if match := _TSC_PAREN.search(line) or _TSC_PRETTY.search(line) or _MYPY.search(line):
             add(match["path"], int(match["line"]), match["msg"], _level(match["level"]))
         elif match := _RUFF_ARROW.search(line):

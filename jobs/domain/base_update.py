@@ -105,6 +105,8 @@ def _owner(job: Job, path: str, facts: BaseFacts) -> tuple[int | None, str]:
             continue
         if not rules_for(job.spec.recipe).replayable:
             return None, f"batch {batch.number} is an `{job.spec.recipe}` batch"
+        if job.spec.fallback == "llm":  # a model may have edited it: not replayed either
+            return None, f"batch {batch.number} is a `command` batch with `fallback: llm`"
         return batch.number, ""
     return None, "outside every completed batch"
 

@@ -15,6 +15,7 @@ from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.note_parts import (
     batch_commands,
     cell,
+    code_span,
     command_line,
     passed_after_failing,
     reverted_lines,
@@ -24,9 +25,10 @@ from jobs.domain.note_parts import (
 )
 from jobs.domain.notes import baseline_label
 from jobs.domain.programs import split_command
+from jobs.domain.voice import LOCAL, Voice
 
 
-def render_note(job: Job, *, now: datetime) -> str:
+def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     """The change note committed under `notes_dir`: what was done, with its evidence."""
     spec = job.spec
     lines = [
@@ -75,15 +77,15 @@ def render_note(job: Job, *, now: datetime) -> str:
                        | set(job.final_review.leftovers if job.final_review else []),
                        key=target_key)
     lines += ["", "## Leftovers for a human to confirm", ""]
-    lines += [f"- `{item}`" for item in leftovers] or ["- none"]
+    lines += [f"- {code_span(item)}" for item in leftovers] or ["- none"]
     if job.status is JobStatus.CANCELLED:
         undone = [b.number for b in job.batches if b.status in (BatchStatus.PENDING,
                                                                BatchStatus.FAILED,
                                                                BatchStatus.AWAITING_CI)]
         lines += ["", "## Cancelled", "",
                   f"The job was cancelled; batches not done: {', '.join(map(str, undone)) or 'none'}."]
-    lines += ["", "Undo any batch by reverting its commit (`stepwise revert <batch>`)."]
-    return "\n".join(lines) + "\n"
+    lines += ["", "Undo any batch by reverting its commit ({{revert <batch>}})."]
+    return voice.speak("\n".join(lines)) + "\n"
 
 
 def file_entry(batch: Batch, path: str) -> str:

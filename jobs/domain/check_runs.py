@@ -101,8 +101,8 @@ def batch_check(*, job_id: str, number: int, total: int, files: Sequence[str], h
 
 
 def job_check(*, job_id: str, head_sha: str, state: JobCheckState, headline: str,
-              command: str = "", card: str = "", annotations: Sequence[Annotation] = (),
-              details_url: str = "") -> CheckRunDraft:
+              command: str = "", meaning: str = "", card: str = "",
+              annotations: Sequence[Annotation] = (), details_url: str = "") -> CheckRunDraft:
     """The run on the pull request head: in progress while working, `action_required` at a
     gate (naming the exact command that answers it), success when the job completed."""
     status, conclusion = {
@@ -115,6 +115,8 @@ def job_check(*, job_id: str, head_sha: str, state: JobCheckState, headline: str
     summary = headline
     if command:
         summary += f"\n\nTo continue, comment:\n\n```\n{command}\n```"
+        if meaning:
+            summary += f"\n\nThat command will {meaning}."
     return CheckRunDraft(name=JOB_CHECK_NAME, head_sha=head_sha, external_id=f"{job_id}:job",
                          status=status, conclusion=conclusion, title=headline.split("\n")[0],
                          summary=summary, text=card, annotations=tuple(annotations),

@@ -81,7 +81,7 @@ def latest_result(job: Job, scope: str, number: int) -> CiResult | None:
 def result_words(result: CiResult) -> str:
     verdict = {"passed": "passed", "failed": "failed", "timed_out": "timed out"}.get(
         result.state, result.state)
-    accepted = " — accepted as is with `approve`" if result.accepted else ""
+    accepted = " — accepted as is with {{approve}}" if result.accepted else ""
     checks = "; ".join(check_words(check) for check in result.checks) or "no checks reported"
     return f"CI on `{short(result.sha)}` {verdict}{accepted}: {checks}"
 
@@ -156,11 +156,12 @@ def failure_report(job: Job, wait: CiWait, verdict: CiVerdict,
         lines += [f"- `{a.path}:{a.line}`: {a.message}" for a in annotations[:ANNOTATIONS_SHOWN]]
     if named:
         lines += ["", "They point at the files of " + ", ".join(f"batch {n}" for n in named)
-                  + f" (`revert {named[0]}` undoes one)."]
+                  + f" ({{{{revert {named[0]}}}}} undoes one)."]
     tails = [f"{f.check}:\n" + "\n".join(f.log_tail.rstrip().splitlines()[-LOG_TAIL_LINES:])
              for f in failures if f.log_tail]
-    hint = ("`approve` accepts the result as it is (the note names it), `retry` runs the "
-            "failed checks again, `revert <batch>` undoes a batch and waits for CI again")
+    hint = ("{{approve}} accepts the red CI result as it is (the note names it), {{retry}} "
+            "runs the failed checks again, {{revert <batch>}} undoes a batch and waits for CI "
+            "again")
     return ErrorInfo(
         code="ci_timed_out" if timed else "ci_failed", retry_class=RetryClass.NEEDS_HUMAN,
         message="\n".join(lines), hint=hint,
@@ -205,7 +206,7 @@ def note_ci_lines(job: Job) -> list[str]:
                      f"{result_words(result)}")
     accepted = [r for r in results if r.accepted]
     if accepted:
-        lines += ["", "Accepted although CI did not pass (`approve` at the `ci_failed` gate): "
+        lines += ["", "Accepted although CI did not pass ({{approve}} at the `ci_failed` gate): "
                   + ", ".join(f"{scope_words(r.scope, r.number)} at `{short(r.sha)}`"
                               for r in accepted) + "."]
     return lines

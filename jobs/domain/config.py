@@ -27,6 +27,7 @@ from jobs.domain.config_errors import (
     config_errors,
 )
 from jobs.domain.globs import unsafe_path_reason
+from jobs.domain.llm_config import LlmConfig
 from jobs.domain.programs import BLOCKED_PROGRAMS, split_command
 from jobs.domain.yaml_input import (
     InputProblem,
@@ -64,6 +65,7 @@ _CONFIG_EXAMPLES = {
     "network_allow": 'network_allow: ["pypi.org", "*.pythonhosted.org"]',
     "cache_key": 'cache_key: ["requirements*.txt", "package-lock.json"]',
     "ci": "ci: {wait: per_milestone, checks: [\"tests\"], timeout: 60}",
+    "llm": "llm: {edit_format: search_replace, restate_every: 8}",
 }
 
 
@@ -76,6 +78,8 @@ class RepoConfig(BaseModel):
 
     trigger_label: str = Field(default="stepwise", min_length=1, max_length=50)
     """The issue label that starts a job (server mode)."""
+    campaign_label: str = Field(default="stepwise-campaign", min_length=1, max_length=50)
+    """The issue label that starts a campaign from this (control) repository (server mode)."""
     setup: list[str] = []
     """Commands that build the job's environment once, in the sandbox, before the baseline (e.g.
     `python -m venv .venv`, `pip install -e .[test]`, `npm ci`); what they leave that git does
@@ -105,6 +109,9 @@ class RepoConfig(BaseModel):
     ci: CiConfig = CiConfig()
     """The repository's own CI as a verifier (server mode): `wait`, `checks`, `timeout`, one row
     each below."""
+    llm: LlmConfig = LlmConfig()
+    """How the model edits batches (recipe `llm`): `edit_format`, `restate_every`, one row each
+    below."""
     batch_size: int = Field(default=5, ge=1, le=100)
     """Files per batch (a spec's `batch_size` overrides it)."""
     batches_per_milestone: int = Field(default=4, ge=1)

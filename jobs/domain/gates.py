@@ -10,6 +10,7 @@ from jobs.domain.errors import BadInputError, ErrorInfo
 from jobs.domain.job import Job, OpenGate
 from jobs.domain.model import BATCH_GATES, GATES, BatchStatus, Gate, JobStatus, Verb
 from jobs.domain.records import PendingIssue
+from jobs.domain.voice import cmd
 
 __all__ = ["ACCEPTED", "RefusedError", "Verb", "apply_verb", "note_spec_change", "open_gate",
            "reload_config"]
@@ -49,7 +50,7 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
             f"there is no open gate to {verb} (job status `{job.status}`)",
             hint="the process that ran the job is gone: resume it with `stepwise run` and "
                  "the same issue file" if job.status is JobStatus.INTERRUPTED
-            else "run `stepwise status` to see what the job is doing",
+            else f"{cmd('status')} shows what the job is doing",
         )
     if gate_id is not None and gate_id != gate.id:
         raise RefusedError(
@@ -64,10 +65,10 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
             hint=f"this gate accepts: {allowed}",
         )
     if verb is Verb.SKIP and not reason.strip():
-        raise RefusedError("`skip` needs a reason", hint="e.g. `stepwise skip generated code`")
+        raise RefusedError("`skip` needs a reason", hint=f"e.g. {cmd('skip', 'generated code')}")
     if verb is Verb.SKIP and gate.batch is None:
         raise RefusedError(f"the `{gate.kind}` gate is not about one batch, so there is "
-                           "nothing to skip", hint="use `approve` or `cancel`")
+                           "nothing to skip", hint=f"use {cmd('approve')} or {cmd('cancel')}")
     message = _pass(job, gate, verb, reason.strip())
     job.gate = None
     return message

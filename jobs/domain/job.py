@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import ErrorInfo, StateError
+from jobs.domain.git_versions import GitVersion
 from jobs.domain.model import (
     ACTIVE_JOB_STATUSES,
     GATE_EXIT_CODES,
@@ -20,7 +21,7 @@ from jobs.domain.model import (
     JobStatus,
     transition,
 )
-from jobs.domain.record_upgrades import fields_from_extra
+from jobs.domain.record_upgrades import fields_from_extra, without_gate_once_ended
 from jobs.domain.records import (
     Attempt,
     BaseConflict,
@@ -118,6 +119,7 @@ class Job(Record):
     baseline_sha: str | None = None  # the commit the baseline above ran on
     left_out: list[LeftOut] = []
     environment: EnvironmentRecord | None = None  # what `setup` built (None without setup)
+    git_version: GitVersion | None = None  # the version from git given to the version tools
     issue_file: str | None = None  # local mode: the issue file the job was started from
     instructions: list[str] = []
     note_path: str = ""
@@ -145,10 +147,12 @@ class Job(Record):
     @model_validator(mode="before")
     @classmethod
     def _fields_from_extra(cls, data: Any) -> Any:
-        return fields_from_extra(data)
+        return without_gate_once_ended(fields_from_extra(data))
 
     def set_status(self, new: JobStatus) -> None:
         transition(self, new)
+        if self.is_terminal:
+            self.gate = None  # an ended job waits at no gate (however it ended)
 
     @property
     def milestone_count(self) -> int:
@@ -162,7 +166,7 @@ class Job(Record):
                 return batch
         raise StateError(
             f"batch {number} does not exist (this job has {len(self.batches)} batches)",
-            hint="use a batch number from `stepwise status`",
+            hint="use a batch number from {{status}}",
             code="unknown_batch",
         )
 

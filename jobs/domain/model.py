@@ -148,7 +148,7 @@ GATES: dict[Gate, GateRule] = {
                           "grant one more budget", frozenset({_A, _S}), ("skip <reason>", "cancel"),
                           4),
     Gate.CI_FAILED: GateRule("a required check of the repository's CI failed or timed out", _A,
-                             "accept the CI result as it is (named in the note)",
+                             "accept the red CI result as it is (the note names it)",
                              frozenset({_A, _R, _S}),
                              ("retry", "skip <reason>", "revert <batch>", "cancel"), 4),
     Gate.CONFLICT: GateRule("the base moved and the merge conflicts where no recipe can replay",

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from jobs.domain.annotations import annotations_from_output
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus
 from jobs.domain.records import CommandEvidence
@@ -167,16 +168,32 @@ _FINDING = re.compile(r"^(?:\./)?(?P<path>[^\s:][^:\n]*?):(?P<line>\d+)(?::\d+)?
                       re.M)
 
 
-def codemod_findings(tail: str, files: Sequence[str]) -> list[str]:
-    """The `path:line: message` findings a codemod printed for `files` (from its output tail),
-    as leftovers `path:line — message`: what it reported but did not fix."""
+def codemod_findings(tail: str, files: Sequence[str], *, roots: Sequence[str] = ()) -> list[str]:
+    """The findings a codemod printed for `files` (from its output tail), as leftovers
+    `path:line — message`: what it reported but did not fix. Read in the formats of
+    jobs/domain/annotations.py (ruff full and concise, eslint stylish and unix, tsc, mypy,
+    flake8); absolute paths under `roots` (the sandbox's view of the repository) are made
+    repository-relative."""
     wanted = set(files)
     found: dict[str, None] = {}
-    for match in _FINDING.finditer(tail):
-        if match["path"] in wanted:
-            text = match["text"].strip()
-            found[f"{match['path']}:{match['line']}" + (f" — {text}" if text else "")] = None
+    for note in annotations_from_output(tail, is_repo_file=wanted.__contains__, roots=roots):
+        found[f"{note.path}:{note.line} — {note.message}"] = None
+    if not found:  # a `path:line text` form the formats above do not know
+        for match in _FINDING.finditer(tail):
+            if match["path"] in wanted:
+                text = match["text"].strip()
+                found[f"{match['path']}:{match['line']}" + (f" — {text}" if text else "")] = None
     return sorted(found, key=target_key)
+
+
+def code_span(text: str) -> str:
+    """`text` as one Markdown code span, whatever backticks it holds (CommonMark: a fence of
+    more backticks than the longest run inside, padded by a space when it starts or ends with
+    one)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def codemod_summary(evidence: CommandEvidence, *, changed: Sequence[str], planned: int,

@@ -8,8 +8,10 @@ from collections.abc import Callable, Sequence
 
 from jobs.domain import ci_notes
 from jobs.domain.base_notes import base_merge_card
+from jobs.domain.gate_choices import gate_choices
+from jobs.domain.git_versions import version_lines
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import GATES, BatchStatus, Gate, JobStatus
+from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.note_parts import (
     code_label,
     command_line,
@@ -22,6 +24,7 @@ from jobs.domain.note_parts import (
     short as short,
 )
 from jobs.domain.outbox import waiting_note
+from jobs.domain.voice import LOCAL, Voice
 
 FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
 
@@ -35,9 +38,6 @@ STATUS_MARKS = {
     BatchStatus.REVERTED: "↺",
 }
 
-# Views of the gate table (jobs/domain/model.py): the usual answer and what it does, the others.
-GATE_VERBS: dict[Gate, tuple[str, str]] = {gate: (rule.verb, rule.meaning) for gate, rule in GATES.items()}
-GATE_OTHER_VERBS: dict[Gate, tuple[str, ...]] = {gate: rule.other_choices for gate, rule in GATES.items()}
 
 
 def files_label(files: Sequence[str], limit: int = 3) -> str:
@@ -71,7 +71,7 @@ def config_source_lines(job: Job) -> list[str]:
             f"the one committed at `{short(job.base_sha)}`)"]
 
 
-def render_plan(job: Job) -> str:
+def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
     spec = job.spec
     lines = [
         f"## Plan for #{job.number}: {job.title}",
@@ -94,6 +94,7 @@ def render_plan(job: Job) -> str:
         f"- Validation: {', '.join(f'`{c}`' for c in job.config.validate_commands) or 'none'}",
         *config_source_lines(job),
         *environment_lines(job),
+        *version_lines(job.git_version, base=job.base_sha),
         f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
         f"- Branch: `{job.branch}`",
         *ci_notes.plan_ci_lines(job),
@@ -125,7 +126,7 @@ def render_plan(job: Job) -> str:
         listed += len(batches)
     if not job.batches:
         lines += ["", f"Nothing to do: {nothing_to_do(job)}."]
-    return "\n".join(lines)
+    return voice.speak("\n".join(lines))
 
 
 def nothing_to_do(job: Job) -> str:
@@ -143,29 +144,24 @@ def baseline_label(job: Job) -> str:
     return f"{verdict} ({'; '.join(command_line(c) for c in job.baseline)})"
 
 
-def gate_prompt(job: Job, *, prefix: str = "stepwise ", suffix: str = "") -> str:
-    """What happened at the open gate and the exact command to continue.
-
-    `suffix` follows each command: local mode names the checkout and issue number there
-    (`--repo PATH --number N`) so the printed command works exactly as printed.
-    """
+def gate_prompt(job: Job, *, voice: Voice = LOCAL) -> str:
+    """What happened at the open gate and the exact commands to continue, in `voice` (local
+    mode's names the checkout and issue number, so each command works exactly as printed)."""
     gate = job.gate
     if gate is None:
         return ""
-    verb, meaning = GATE_VERBS[gate.kind]
     paragraphs = [f"Waiting at gate `{gate.kind}` ({gate.id}): {gate.reason}"]
     if gate.report is not None:
         report = gate.report
-        paragraphs.append(f"Error `{report.code}` ({report.retry_class}): {report.message}")
+        paragraphs.append(f"Error `{report.code}` ({report.retry_class}): "
+                          f"{voice.speak(report.message)}")
         if report.hint:
-            paragraphs.append(f"Hint: {report.hint}")
+            paragraphs.append(f"Hint: {voice.speak(report.hint)}")
         tail = report.evidence.get("output_tail")
         if isinstance(tail, str) and tail:
             paragraphs.append(f"Output tail:\n```\n{tail.rstrip()}\n```")
-    paragraphs.append(f"To {meaning}: `{prefix}{verb}{suffix}`")
-    others = ", ".join(f"`{prefix}{other}{suffix}`" for other in GATE_OTHER_VERBS[gate.kind])
-    paragraphs.append(f"Other choices: {others}")
-    return "\n\n".join(paragraphs)
+    paragraphs += gate_choices(job, gate).lines(voice)
+    return voice.speak("\n\n".join(paragraphs))
 
 
 CARD_DETAIL_LIMIT = 40  # jobs with more batches list only the milestone in focus batch by batch
@@ -193,9 +189,8 @@ def focus_milestone(job: Job) -> int | None:
     return None
 
 
-def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise ",
-                suffix: str = "", link: Callable[[str], str] | None = None,
-                with_prompt: bool = True) -> str:
+def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
+                link: Callable[[str], str] | None = None, with_prompt: bool = True) -> str:
     """The progress card (the PR body): status, the open gate, milestones and batches.
 
     `with_prompt` false shows only which gate is open, not the commands that answer it.
@@ -214,13 +209,14 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
         lines += ["", f"Waiting for another job of this repository to finish: position "
                       f"{position} in the queue."]
     if job.gate is not None and with_prompt:
-        lines += ["", gate_prompt(job, prefix=prefix, suffix=suffix)]
+        lines += ["", gate_prompt(job, voice=voice)]
     elif job.gate is not None:  # the prompt follows the card (the terminal prints it last)
         lines += ["", f"Waiting at gate `{job.gate.kind}` ({job.gate.id}): {job.gate.reason}"]
     if job.gate is not None and (waiting := waiting_note(job)):  # its comment is not on GitHub
         lines += ["", waiting]
     if job.error is not None:
-        lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): {job.error.message}"]
+        lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): "
+                      f"{voice.speak(job.error.message)}"]
     lines += ci_notes.card_ci_lines(job)
     small = len(job.batches) <= CARD_DETAIL_LIMIT
     focus = focus_milestone(job)
@@ -253,7 +249,7 @@ def render_card(job: Job, *, fold_finished: bool = True, prefix: str = "stepwise
         lines += ci_notes.milestone_ci_lines(job, milestone)
     flush()
     lines += base_merge_card(job)
-    return "\n".join(lines)
+    return voice.speak("\n".join(lines))
 
 
 def batch_line(batch: Batch, link: Callable[[str], str] | None = None) -> str:

@@ -172,7 +172,7 @@ def _meaning(job: Job, state: State, commit: BranchCommit) -> Meaning | str | No
             return None if status is BatchStatus.SKIPPED else Adopt(number, commit.sha)
         if "Stepwise-Revert" in trailers:
             return _revert(job, state, int(trailers["Stepwise-Revert"]), commit.sha,
-                           "reverted with `stepwise revert`")
+                           "reverted with {{revert}}")
         if "Stepwise-Note" in trailers:
             return NoteFound(commit.sha)
         return None

@@ -1,5 +1,6 @@
 """Reading job records written by earlier versions: what they kept in an untyped `extra`
-mapping moves to its typed field, the rest (keys nothing reads) is dropped."""
+mapping moves to its typed field, the rest (keys nothing reads) is dropped; an ended job's
+leftover gate is dropped too."""
 
 from __future__ import annotations
 
@@ -26,4 +27,15 @@ def fields_from_extra(data: Any) -> Any:
         del server["pull"]  # read as "no pull request" before, too
     if server and "server" not in data:
         data["server"] = server
+    return data
+
+
+ENDED = frozenset({"completed", "cancelled", "failed"})  # TERMINAL_JOB_STATUSES' values
+
+
+def without_gate_once_ended(data: Any) -> Any:
+    """A stored document of an ended job without the gate it was left at (records saved before
+    ending a job cleared its gate kept it, and showed a stale "Waiting at gate")."""
+    if isinstance(data, dict) and data.get("status") in ENDED and data.get("gate") is not None:
+        return {**data, "gate": None}
     return data

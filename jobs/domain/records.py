@@ -250,6 +250,10 @@ class ServerState(Record):
     retry_scheduled: bool = False  # a back-off retry is queued: do not queue another step
     rebuilt: bool = False  # rebuilt from GitHub after its record was lost
     job_check_run: JobCheckRun | None = None
+    started_by: str = ""  # who labelled the issue: assigned, mentioned at gates, asked to review
+    plan_gate: str = ""  # the plan gate the current plan comment asks (a later one: a new comment)
+    plan_key: str = "plan"  # the marker key of the current plan comment
+    queue_closed: bool = False  # the queue-position comment says the job has started
 
     def installation(self) -> int:
         """The installation id; a job started through a webhook always has one."""

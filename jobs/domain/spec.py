@@ -9,7 +9,7 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -100,7 +100,10 @@ class TaskSpec(BaseModel):
     its own argument (replaced by the batch's files), e.g. `ruff check --fix {files}`. Its
     program must be on `allow_commands`."""
     instructions: str | None = None
-    """Recipe `llm`: what the model should change, in words."""
+    """Recipe `llm` (and a command's `fallback: llm`): what the model should change, in words."""
+    fallback: Literal["llm"] | None = None
+    """Recipe `command`: `llm` hands the codemod's residue to the model (files where `find`
+    still matches, or whose validation fails), with the codemod's findings and `instructions`."""
     not_doing: list[str] = Field(default=[], max_length=MAX_NOT_DOING)
     """What the job will not do; shown in the plan and the change note."""
     # Omitted: no_matches when `find` is set, else checks_pass (filled in by _default_done_when).
@@ -171,7 +174,7 @@ class TaskSpec(BaseModel):
             owner = owner_of(key)
             if owner is None:  # only a registered recipe's options are kept beside the fields
                 raise InputProblem(key, "unknown field", f"valid fields: {', '.join(spec_keys())}")
-            if owner != rules.name:
+            if owner != rules.name and not (key == "instructions" and self.fallback == "llm"):
                 raise InputProblem(key, f"is only used by recipe {owner}", f"remove `{key}`")
         if rules.options is not None:
             try:

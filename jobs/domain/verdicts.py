@@ -43,7 +43,7 @@ def review_gate_report(review: FinalReview, *, accepted: bool) -> ErrorInfo | No
         code="final_review_failed", retry_class=RetryClass.NEEDS_HUMAN,
         message="validation of the branch merged with the current base failed"
         if failing else "the branch does not merge cleanly with the base",
-        hint="push a fix to the branch and `retry`, or `approve` to finish anyway",
+        hint="push a fix to the branch and {{retry}}, or {{approve}} to finish anyway",
         evidence={"output_tail": tail},
     )
 
@@ -60,8 +60,8 @@ def revert_refusal(job: Job, foreign: Sequence[str]) -> RefusedError | None:
     if foreign:
         return RefusedError(
             f"someone else changed `{job.branch}` ({'; '.join(foreign[:3])}); reverting now "
-            "could undo their work", hint="run `stepwise run` (or approve at the human_commit "
-            "gate) so the job takes their commits in, then revert", code="branch_changed")
+            "could undo their work", hint="let the job take their commits in first ({{approve}} "
+            "at the human_commit gate), then revert", code="branch_changed")
     return None
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from jobs.domain.errors import StepwiseError
+from jobs.domain.llm_config import LlmConfig
 from jobs.domain.recipes import RecipeRules
 from jobs.domain.records import CommandEvidence, ModelCall, Target
 from jobs.domain.sandboxing import SandboxPolicy
@@ -58,6 +59,7 @@ class EditHooks:
     # Tracked regular files outside protected paths, at the job's head: what the model's reading
     # tools may open (empty: only the batch's files).
     readable: tuple[str, ...] = ()
+    llm_config: LlmConfig | None = None  # the repository's `llm:` block
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from jobs.editors.base import (
 from jobs.editors.llm.settings import LlmSettings
 from jobs.ports import Sandbox
 
-EXAMPLES = {"run": 'run: "ruff check --fix {files}"'}
+EXAMPLES = {"run": 'run: "ruff check --fix {files}"', "fallback": "fallback: llm"}
 
 # Exit codes that mean the program never really ran (not executable, not found).
 _DID_NOT_RUN = frozenset({126, 127})
@@ -40,6 +40,10 @@ def check(spec: TaskSpec) -> None:
         raise InputProblem("run", bad.problem, bad.hint) from None
     if FILES_PLACEHOLDER not in argv[1:]:
         raise InputProblem("run", "needs {files} as a separate argument", FILES_HINT)
+    if spec.fallback == "llm" and not (spec.instructions or "").strip():
+        raise InputProblem("instructions", "is required by `fallback: llm` (what the model "
+                           "should do with the codemod's residue)",
+                           'e.g. `instructions: "Finish the migration the codemod started."`')
 
 
 class CommandEditor:
@@ -71,9 +75,15 @@ class CommandEditor:
 
 def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
                 llm: LlmSettings | None) -> Editor:
-    return CommandEditor(sandbox=sandbox, policy=policy)
+    codemod = CommandEditor(sandbox=sandbox, policy=policy)
+    if spec.fallback != "llm":
+        return codemod
+    # Imported here, as the llm recipe does: only a process running such a job needs openai.
+    from jobs.editors.llm.funnel import FunnelEditor
+
+    return FunnelEditor(codemod, llm)
 
 
-RULES = RecipeRules(name="command", check=check, fields=("run",), examples=EXAMPLES,
+RULES = RecipeRules(name="command", check=check, fields=("run", "fallback"), examples=EXAMPLES,
                     replayable=True, summary="a codemod you name in `run`")
 RECIPE = RecipeDefinition(rules=RULES, editor=make_editor)

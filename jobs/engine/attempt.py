@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -67,12 +67,15 @@ def guard_policy(config: RepoConfig, approved: list[Gate]) -> GuardPolicy:
 def sandbox_policy(config: RepoConfig, *, hidden: tuple[Path, ...],
                    should_stop: Callable[[], bool] | None = None,
                    network_allow: Sequence[str] = (),
-                   deny_hosts: Sequence[str] = ()) -> SandboxPolicy:
-    """The policy of validation and codemods (setup's differs only in `network`)."""
+                   deny_hosts: Sequence[str] = (),
+                   extra_env: Mapping[str, str] | None = None) -> SandboxPolicy:
+    """The policy of validation and codemods (setup's differs only in `network`); `extra_env`
+    is what Stepwise adds (the version from git), below the config's own `env`."""
     return SandboxPolicy(
         allow_commands=tuple(config.allow_commands), network=config.command_network,
         network_allow=tuple(network_allow), network_deny_hosts=tuple(deny_hosts),
-        timeout=float(config.command_timeout), env=dict(config.env), hidden_paths=hidden,
+        timeout=float(config.command_timeout), env={**(extra_env or {}), **config.env},
+        hidden_paths=hidden,
         should_stop=should_stop,
     )
 

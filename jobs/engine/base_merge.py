@@ -150,8 +150,8 @@ def _merge(engine: JobContext, decision: BaseDecision, preview: MergePreview) ->
             message=f"the merge of `{job.base_branch}` ({base[:7]}) fails validation: "
                     f"`{failure.display}` exited {failure.exit_code}"
                     + (" (setup)" if code == "setup_failed" else ""),
-            hint="nothing was pushed; fix the base (or the branch) and `retry`, or `approve` "
-                 "to go on without merging it until the base moves again",
+            hint="nothing was pushed; fix the base (or the branch) and {{retry}}, or "
+                 "{{approve}} to go on without merging it until the base moves again",
             evidence={"base_sha": base, "command": failure.display,
                       "exit_code": failure.exit_code, "output_tail": failure.output_tail,
                       "commands": [c.model_dump(mode="json") for c in evidence]}))
@@ -240,5 +240,5 @@ def _replay(engine: JobContext, decision: BaseDecision, preview: MergePreview
 def _replay_error(base: str, message: str, evidence: dict[str, object]) -> ErrorInfo:
     return ErrorInfo(code=MERGE_FAILED, retry_class=RetryClass.NEEDS_HUMAN, message=message,
                      hint="nothing was pushed; merge the base into the branch by hand and "
-                          "`retry`, or `approve` to go on without it until the base moves again",
+                          "{{retry}}, or {{approve}} to go on without it until the base moves again",
                      evidence={**evidence, "base_sha": base})

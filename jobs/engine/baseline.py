@@ -18,15 +18,15 @@ def baseline_hint(job: Job) -> str:
     if job.server.installation_id is not None:
         return ("if `.github/stepwise.yml` is the cause (a `validate` or `setup` command, a "
                 "program missing from `allow_commands`, `env`), fix it on the default branch and "
-                "comment `/stepwise reload-config` (the plan and the baseline are made again); "
-                "otherwise fix the cause and `/stepwise approve` (the baseline runs again "
+                "comment {{reload-config}} (the plan and the baseline are made again); "
+                "otherwise fix the cause and {{approve}} (the baseline runs again "
                 "first); a fix to the code needs a new job from the fixed commit")
     return ("if `.github/stepwise.yml` is the cause (a `validate` or `setup` command, a program "
             "missing from `allow_commands`, `env`), edit it (committed or not) and run "
-            "`stepwise approve --reload-config` (the plan and the baseline are made again); "
+            "{{approve --reload-config}} (the plan and the baseline are made again); "
             "if a program is missing from the PATH of the shell that runs stepwise, fix that "
-            "and `stepwise approve` (the baseline runs again first); a fix to the code needs a "
-            "new job from the fixed commit (cancel, commit the fix, `stepwise run` again)")
+            "and {{approve}} (the baseline runs again first); a fix to the code needs a "
+            "new job from the fixed commit ({{cancel}}, commit the fix, `stepwise run` again)")
 
 
 def baseline_report(job: Job) -> ErrorInfo:

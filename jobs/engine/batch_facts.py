@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from jobs.adapters.sandbox_view import REPO_MOUNT
 from jobs.domain.job import Batch, Job
 from jobs.domain.note_parts import codemod_findings, codemod_summary, target_key
 from jobs.domain.records import Attempt
@@ -29,7 +30,9 @@ def record_changes(repository: Workspace, job: Job, batch: Batch, attempt: Attem
     if job.spec.recipe is not Recipe.COMMAND or not attempt.commands:
         return
     codemod = attempt.commands[0]  # the edit's command comes before validation's
-    findings = codemod_findings(codemod.output_tail, batch.files)
+    worktree = repository.state_dir / "worktrees" / f"issue-{job.number}"
+    findings = codemod_findings(codemod.output_tail, batch.files,
+                                roots=(str(REPO_MOUNT), str(worktree)))
     batch.leftovers = sorted({*batch.leftovers, *findings}, key=target_key)
     batch.summary = codemod_summary(codemod, changed=batch.changed_files,
                                     planned=len(batch.files), findings=len(findings))

@@ -12,13 +12,13 @@ from contextlib import suppress
 from jobs.adapters.sandbox_view import REPO_MOUNT
 from jobs.domain.annotations import Annotation, annotations_from_output
 from jobs.domain.check_runs import JobCheckState, batch_check, job_check
+from jobs.domain.gate_choices import gate_choices
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import GATES, JobStatus
+from jobs.domain.model import JobStatus
 from jobs.domain.records import CommandEvidence
+from jobs.domain.voice import LOCAL, Voice
 from jobs.engine.context import CancelSignal, JobContext
 from jobs.ports import ConflictError
-
-COMMAND_PREFIX = "/stepwise "  # check runs exist on GitHub only: the comment command answers
 
 
 def failed_command(commands: list[CommandEvidence]) -> CommandEvidence | None:
@@ -52,8 +52,10 @@ def publish_batch_check(engine: JobContext, batch: Batch) -> None:
         commands=attempt.commands, earlier_failures=earlier, annotations=annotations))
 
 
-def job_check_state(job: Job) -> tuple[JobCheckState, str, str]:
-    """The state, headline and command of the `Stepwise` check run for the job as it is."""
+def job_check_state(job: Job, voice: Voice = LOCAL) -> tuple[JobCheckState, str, str]:
+    """The state, headline and command of the `Stepwise` check run for the job as it is: at a
+    gate, the recommended command in `voice`, a tab, and what it does (`/stepwise approve` at
+    `ci_failed` accepts the red CI)."""
     if job.status is JobStatus.COMPLETED:
         return JobCheckState.DONE, f"Stepwise #{job.number} completed: {job.title}", ""
     if job.status is JobStatus.CANCELLED:
@@ -62,9 +64,9 @@ def job_check_state(job: Job) -> tuple[JobCheckState, str, str]:
         reason = job.error.message if job.error else "the job failed"
         return JobCheckState.FAILED, f"Stepwise #{job.number} failed: {reason}", ""
     if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
-        verb = GATES[job.gate.kind].verb
+        choices = gate_choices(job, job.gate)
         return (JobCheckState.AT_GATE, f"Waiting at gate `{job.gate.kind}`: {job.gate.reason}",
-                f"{COMMAND_PREFIX}{verb}")
+                f"{voice.typed(choices.usage)}\t{choices.meaning}")
     if job.ci_wait is not None:
         return JobCheckState.WORKING, job.ci_wait.progress or "waiting for CI", ""
     return JobCheckState.WORKING, f"Stepwise #{job.number} is working ({job.status})", ""
@@ -75,13 +77,14 @@ def publish_job_check(engine: JobContext) -> None:
     job = engine.job
     if job.status in (JobStatus.QUEUED, JobStatus.PLANNING) or not job.approved_digest:
         return  # nothing is pushed before the plan is approved
-    state, headline, command = job_check_state(job)
+    state, headline, command = job_check_state(job, engine.services.voice)
     said = f"{job.head_sha}|{state}|{headline}|{command}"
     if job.job_check_said == said:
         return
+    command, _, meaning = command.partition("\t")
     engine.services.forge.publish_check_run(job, job_check(
         job_id=job.id, head_sha=job.head_sha, state=state, headline=headline,
-        command=command))
+        command=command, meaning=meaning))
     job.job_check_said = said
     # Remembered, so the next step does not send it again; if the record changed meanwhile
     # (a command), the next step sends it again.

@@ -206,7 +206,7 @@ def check(engine: JobContext) -> Outcome | None:
 
 
 def outcome(engine: JobContext) -> Outcome:
-    return outcome_of(engine.job, suffix=engine.services.command_suffix)
+    return outcome_of(engine.job, voice=engine.services.voice)
 
 
 def _note_progress(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> None:

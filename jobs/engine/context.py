@@ -21,6 +21,7 @@ from jobs.domain.job import Job
 from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import gate_prompt
 from jobs.domain.records import Event
+from jobs.domain.voice import LOCAL, Voice
 from jobs.editors import editor_for
 from jobs.editors.llm.settings import LlmSettings
 from jobs.engine.attempt import AttemptRunner, sandbox_policy
@@ -45,7 +46,7 @@ class Services:
     sandbox: Sandbox
     forge: Forge
     clock: Clock = lambda: datetime.now(UTC)
-    command_suffix: str = ""  # appended to the commands gate prompts print (local: --repo)
+    voice: Voice = LOCAL  # how prompts and hints write commands (server: `/stepwise <verb>`)
     hidden_paths: tuple[Path, ...] = ()  # invisible to sandboxed commands (server: workdir, key)
     llm: LlmSettings | None = None  # recipe `llm`; None: read STEPWISE_LLM_* when needed
     environments: EnvironmentCache | None = None  # job environments built by `setup`
@@ -64,9 +65,9 @@ class CancelSignal(Exception):
     """Raised at a safe point when the stored record asks for cancellation."""
 
 
-def outcome_of(job: Job, *, suffix: str = "") -> Outcome:
+def outcome_of(job: Job, *, voice: Voice = LOCAL) -> Outcome:
     if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
-        return Outcome(job.status, job.gate.exit_code, gate_prompt(job, suffix=suffix))
+        return Outcome(job.status, job.gate.exit_code, gate_prompt(job, voice=voice))
     if job.status is JobStatus.COMPLETED and not job.batches:
         return Outcome(job.status, EXIT_COMPLETED, "job completed with nothing to do (no "
                        "batch was planned, nothing was committed)")
@@ -140,7 +141,9 @@ class JobContext:
                                     hidden=(repo.git_dir, *self.services.hidden_paths),
                                     should_stop=self.cancel_requested,
                                     network_allow=self.network_allow(),
-                                    deny_hosts=self.services.network_deny_hosts)
+                                    deny_hosts=self.services.network_deny_hosts,
+                                    extra_env=self.job.git_version.env
+                                    if self.job.git_version is not None else None)
             editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy,
                                 llm=self.services.llm)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
@@ -182,4 +185,4 @@ class JobContext:
         self.event("gate", f"{self.job.gate.id if self.job.gate else kind}: {reason}", batch)
         self.services.forge.expect(self.job, Publication.GATE)  # owed before the job waits
         self.save(touched=touched)
-        self.publish(Publication.GATE, gate_prompt(self.job, suffix=self.services.command_suffix))
+        self.publish(Publication.GATE, gate_prompt(self.job, voice=self.services.voice))

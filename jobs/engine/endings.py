@@ -19,7 +19,7 @@ def fail(engine: JobContext, error: ErrorInfo) -> Outcome:
     engine.event("failed", error.message)
     engine.save(touched=())
     engine.publish(Publication.SUMMARY, render_card(engine.job))
-    return outcome_of(engine.job, suffix=engine.services.command_suffix)
+    return outcome_of(engine.job, voice=engine.services.voice)
 
 
 def finish_cancel(engine: JobContext) -> Outcome:
@@ -46,4 +46,4 @@ def finish_cancel(engine: JobContext) -> Outcome:
     ):
         commit_note(engine, "cancelled")
     engine.publish(Publication.SUMMARY, render_card(engine.job))
-    return outcome_of(engine.job, suffix=engine.services.command_suffix)
+    return outcome_of(engine.job, voice=engine.services.voice)

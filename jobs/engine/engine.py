@@ -80,7 +80,7 @@ class Engine(JobContext):
             self.close()
 
     def outcome(self) -> Outcome:
-        return outcome_of(self.job, suffix=self.services.command_suffix)
+        return outcome_of(self.job, voice=self.services.voice)
 
     def auto_pass(self) -> bool:
         """With --yes: pass a plan or milestone gate (never one shown for a failing baseline)."""

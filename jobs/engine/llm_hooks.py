@@ -37,6 +37,7 @@ def make_hooks(runner: AttemptRunner, job: Job, batch: Batch, attempt: Attempt) 
         title=f"Stepwise #{job.number} — {job.title} — batch {batch.number}, attempt "
               f"{attempt.number} (job {job.id})",
         readable=readable_files(runner, job),
+        llm_config=job.config.llm,
     )
 
 
@@ -46,7 +47,7 @@ REGULAR_MODES = ("100644", "100755")
 def readable_files(runner: AttemptRunner, job: Job) -> tuple[str, ...]:
     """The tracked regular files at the job's head that no scope rule protects (no links,
     submodules, change notes, `.env*`, keys or other `protected_paths`)."""
-    if job.spec.recipe != "llm":
+    if job.spec.recipe != "llm" and job.spec.fallback != "llm":
         return ()
     never = never_in_scope(job.config)
     modes = runner.repository.tracked_modes(job.head_sha)

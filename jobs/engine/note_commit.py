@@ -13,7 +13,7 @@ def commit_note(engine: JobContext, label: str) -> str | None:
     worktree.reset(job.head_sha)
     path = worktree.path / job.note_path
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_note(job, now=engine.now()), encoding="utf-8")
+    path.write_text(render_note(job, now=engine.now(), voice=engine.services.voice), encoding="utf-8")
     worktree.stage_files([job.note_path])
     tree = worktree.write_tree()
     if tree == worktree.head_tree():

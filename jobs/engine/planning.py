@@ -12,6 +12,7 @@ from jobs.domain.plan import build_plan
 from jobs.domain.spec import parse_issue
 from jobs.engine.baseline import baseline_report, run_baseline
 from jobs.engine.context import JobContext
+from jobs.engine.git_version import base_git_version
 from jobs.ports import Publication
 
 
@@ -33,7 +34,7 @@ def end_with_nothing_to_do(engine: JobContext) -> None:
     job.set_status(JobStatus.COMPLETED)
     engine.event("completed", nothing_to_do(job))
     engine.save()
-    engine.publish(Publication.SUMMARY, render_plan(job))
+    engine.publish(Publication.SUMMARY, render_plan(job, voice=engine.services.voice))
 
 
 def plan(engine: JobContext) -> None:
@@ -64,10 +65,12 @@ def plan(engine: JobContext) -> None:
     if not job.batches:  # `find` matches nothing: no gate, no baseline, nothing to commit
         end_with_nothing_to_do(engine)
         return
+    if job.git_version is None:  # before the first command: the runner's policy carries it
+        job.git_version = base_git_version(repo, job.base_sha)
     run_baseline(engine)
     engine.event("plan", f"{len(planned.batches)} batches planned"
                + (f", {len(finished)} finished batches kept" if finished else ""))
-    engine.publish(Publication.PLAN, render_plan(job))
+    engine.publish(Publication.PLAN, render_plan(job, voice=engine.services.voice))
     # An issue written or edited by someone without write access is always shown first.
     trusted_skip = (not job.config.require_plan_approval and job.baseline_ok is not False
                     and not job.untrusted_spec)

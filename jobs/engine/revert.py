@@ -61,7 +61,7 @@ def revert_batch(engine: JobContext, number: int) -> str:
     commit = engine.services.repository.advance_branch(job.branch, commit, job.head_sha)
     job.head_sha = commit
     batch.set_status(BatchStatus.REVERTED)
-    batch.reason, batch.revert_commit = "reverted with `stepwise revert`", commit
+    batch.reason, batch.revert_commit = "reverted with {{revert}}", commit
     validate_reverted_head(engine, batch)
     engine.event("revert", f"batch {number} reverted in {commit[:7]}", number)
     engine.save()

@@ -19,6 +19,7 @@ from jobs.domain.gates import reload_config as reload_job_config
 from jobs.domain.job import Job
 from jobs.domain.model import ACTIVE_JOB_STATUSES, JobStatus
 from jobs.domain.outbox import waiting_note
+from jobs.domain.voice import LOCAL, Voice
 from jobs.engine.context import outcome_of
 
 INSTRUCT_HINT = "instructions apply to later batches of a live job"
@@ -64,7 +65,7 @@ def instruct(wiring: Wiring, job: Job, text: str) -> str:
     text = text.strip()
     if not text:
         raise RefusedError("`instruct` needs the instruction text",
-                           hint="e.g. stepwise instruct \"keep the public names\"")
+                           hint="e.g. {{instruct keep the public names}}")
     if job.is_terminal:
         raise RefusedError(f"the job is already {job.status}", hint=INSTRUCT_HINT)
     job.instructions.append(text)
@@ -98,7 +99,7 @@ class StatusReport:
     message: str  # one paragraph: what the job is doing and the next move
 
 
-def status(job: Job, *, resume_command: str | None = None, suffix: str = "") -> StatusReport:
+def status(job: Job, *, resume_command: str | None = None, voice: Voice = LOCAL) -> StatusReport:
     """What `job` is doing, as both modes' `status` tells it.
 
     `resume_command` is local mode's: there an interrupted job waits for someone to run it
@@ -119,7 +120,7 @@ def status(job: Job, *, resume_command: str | None = None, suffix: str = "") -> 
                             job.ci_wait.progress or f"job is waiting for CI on {job.ci_wait.sha[:7]}")
     if job.status in ACTIVE_JOB_STATUSES and job.status is not JobStatus.CANCEL_REQUESTED:
         return StatusReport(Progress.WORKING, EXIT_WORKING, f"job is {job.status}")
-    outcome = outcome_of(job, suffix=suffix)
+    outcome = outcome_of(job, voice=voice)
     if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
         note = waiting_note(job)
         if note:

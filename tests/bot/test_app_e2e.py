@@ -58,7 +58,7 @@ def test_the_whole_story_through_signed_webhooks(any_world: World) -> None:
     job = world.job()
     assert job.gate.kind is Gate.FAILURE and job.batch(2).commit is None
     report = [b for b in world.bodies(pull.number) if "Waiting at gate `failure`" in b]
-    assert report and "validation_failed" in report[0] and "/stepwise retry" in report[0]
+    assert report and "validation_failed" in report[0] and "/stepwise skip <reason>" in report[0]
 
     # Skip it with a reason; approve the next milestone; the job completes.
     world.comment("/stepwise skip needs a manual import fix", by="maria", on=pull.number)

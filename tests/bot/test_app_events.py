@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from jobs.domain.model import BatchStatus, Gate, JobStatus
@@ -146,3 +147,38 @@ def test_a_delivery_without_installation_is_resolved_by_the_worker(world: World)
     world.work()
     assert world.job().gate.kind is Gate.PLAN
     assert world.gh.requests_to("GET", rf"^/repos/{REPO}/installation$")  # asked as the App
+
+
+def test_an_ended_job_shows_no_stale_gate_anywhere(tmp_path: Path, redis_url: str) -> None:
+    """Uninstalled while waiting at a gate: the record, the task center's list and API and
+    `status --server`'s card show a failed job, not "Waiting at gate"."""
+    from bot.server.redis_store import RedisStore
+    from bot.taskcenter.records import HeadCache
+    from bot.taskcenter.terminal import server_status
+    from tests.bot.taskcenter.conftest import TOKEN
+
+    with open_world(tmp_path, redis_url, dashboard_token=TOKEN) as world:
+        at_first_milestone(world)
+        uninstall(world, "installation", "deleted")
+        job = world.job()
+        assert job.status is JobStatus.FAILED and job.gate is None
+        card, code = server_status(REPO, 1, url=redis_url)
+        assert code == 1 and "Waiting at gate" not in card and "approve" not in card
+        with httpx.Client(base_url=world.url, trust_env=False) as client:
+            client.post("/login", data={"token": TOKEN, "next": "/jobs"})
+            summary = client.get(f"/api/jobs/{job.id}").json()["summary"]
+            listed = client.get("/api/jobs").json()
+        assert summary["status"] == "failed" and summary["gate"] is None
+        assert [h.get("gate") for h in listed["jobs"]] == [None]
+        # A record saved before this fix (ended with its gate still set) reads the same way.
+        raw = json.loads(world.redis.get(f"stepwise:job:{job.id}") or b"{}")
+        assert raw.get("gate") is None
+        stale = {**raw, "gate": {"id": "g-old", "kind": "milestone", "reason": "old",
+                                 "opened_at": "2026-01-01T00:00:00Z"}}
+        world.redis.set(f"stepwise:job:{job.id}", json.dumps(stale))
+        reloaded = RedisStore(world.redis).load_id(job.id)
+        assert reloaded is not None and reloaded.gate is None
+        [head] = HeadCache().heads(world.redis, [job.id])
+        assert head.gate is None and head.group.value == "failed"
+        card, _ = server_status(REPO, 1, url=redis_url)
+        assert "Waiting at gate" not in card

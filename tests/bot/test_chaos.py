@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rq import Worker
 from rq.job import Job as RQJob
 from rq.registry import ScheduledJobRegistry
 
@@ -32,7 +33,9 @@ from tests.kit.chaos.cluster import Cluster, open_cluster
 from tests.kit.chaos.kills import kill_trial, run_kill, run_kill_label
 from tests.kit.chaos.results import ScenarioResult
 from tests.kit.chaos.scenarios import run_baseline, run_duplicates, run_faults, run_redis_restart
+from tests.kit.chaos.settings import WORKERS
 from tests.kit.github import FakeGitHub
+from tests.kit.waiting import wait_until
 
 FILES = 4  # batches per job here (12 in the bench)
 FAST = (0.01, 0.01, 0.01)  # call-level retry waits, shortened
@@ -220,3 +223,20 @@ def test_a_retry_after_planning_failed_plans_before_it_completes(tmp_path: Path,
         job = world.job()
         assert job.batches, f"{job.status} with no batch planned"
         assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.PLAN
+
+
+def test_workers_ride_out_a_redis_outage_without_being_restarted(cluster: Cluster,
+                                                                 expected_s: float) -> None:
+    """Redis down for 8 s mid-batch (as long as the issue's 18 s outage for what it exercises:
+    longer than the lease, the reaper round and every call's timeout); nobody restarts a
+    worker. Every worker stays up, reconnects with back-off, and the job finishes with no
+    batch lost or pushed twice."""
+    result = run_redis_restart(1, expected_s=expected_s, files=FILES, stuck_timeout_s=STUCK_S,
+                               cluster=cluster, downtime_s=8.0, restart_workers=False, seed=5)
+    assert_clean(result)
+    assert result.completed == 1, result.trials[0].line()
+    assert not any("exited" in note for note in result.notes), result.notes
+    alive = cluster.workers.alive()
+    assert len(alive) == WORKERS, [p.tail(3) for p in cluster.workers.procs]
+    wait_until(lambda: len(Worker.all(queue=queue(cluster.redis))) == WORKERS, timeout=30,
+               what="every worker registered with Redis again")

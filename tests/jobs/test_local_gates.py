@@ -197,3 +197,4 @@ def test_require_plan_approval_false_still_stops_for_a_failing_baseline(tmp_path
     job = load_job(repo)
     assert job.gate is not None and job.gate.kind is Gate.PLAN
     assert branch_head(repo, job.branch) == job.base_sha
+

@@ -219,8 +219,9 @@ def test_jobs_lists_a_checkouts_jobs_and_status_without_number_names_them(
 
     status = cli("status", "--repo", repo)
     assert status.code == 2
-    assert "there is no job for issue #0 in this repository; jobs here: #7, #8" in status.err
-    assert "--number 7" in status.err
+    assert "`stepwise status` needs --number: 2 jobs have not ended" in status.err
+    assert "#7 'Replace the deprecated" in status.err and "#8 'Second job'" in status.err
+    assert "--number 8" in status.err
 
 
 def test_version_prints_the_package_version() -> None:

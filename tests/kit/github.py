@@ -36,9 +36,11 @@ import pytest
 from tests.kit import (
     github_routes,
     github_routes_actions,
+    github_routes_campaigns,
     github_routes_checks,
     github_routes_git,
     github_routes_orgs,
+    github_routes_people,
     github_routes_pulls,
     github_routes_statuses,
 )
@@ -58,8 +60,9 @@ if TYPE_CHECKING:
     from githubkit import GitHub
 
 # Importing them registers their routes.
-ENDPOINT_MODULES = (github_routes, github_routes_orgs, github_routes_pulls, github_routes_checks,
-                    github_routes_statuses, github_routes_actions, github_routes_git)
+ENDPOINT_MODULES = (github_routes, github_routes_campaigns, github_routes_orgs, github_routes_people,
+                    github_routes_pulls, github_routes_checks, github_routes_statuses,
+                    github_routes_actions, github_routes_git)
 
 
 @dataclass

@@ -62,6 +62,8 @@ class Issue:
     closed_at: datetime | None = None
     labels: list[str] = field(default_factory=list)
     comments: list[Comment] = field(default_factory=list)
+    assignees: list[str] = field(default_factory=list)
+    reactions: list[Reaction] = field(default_factory=list)
 
     @property
     def node_id(self) -> str:
@@ -82,6 +84,7 @@ class PullRequest(Issue):
     merged_at: datetime | None = None
     merged_by: str | None = None
     merge_commit_sha: str | None = None
+    requested_reviewers: list[str] = field(default_factory=list)
 
     @property
     def node_id(self) -> str:
@@ -106,6 +109,10 @@ class FakeRepo:
     allow_rebase_merge: bool = True
     drafts_supported: bool = True
     description: str | None = None
+    topics: list[str] = field(default_factory=list)
+    language: str | None = None
+    archived: bool = False
+    fork: bool = False
     created_at: datetime = field(default_factory=utc_now)
     issues: dict[int, Issue] = field(default_factory=dict)
     collaborators: dict[str, str] = field(default_factory=dict)

@@ -33,20 +33,20 @@ class LlmEditor:
             self._client = OpenAIChat(self.settings)
         return self._client
 
-    @property
-    def edit_format(self) -> str:
-        if self.settings.edit_format == "tools" and self.tools_refused:
+    def edit_format(self, settings: LlmSettings) -> str:
+        if settings.edit_format == "tools" and self.tools_refused:
             return "search_replace"
-        return self.settings.edit_format
+        return settings.edit_format
 
     def apply(self, request: EditRequest) -> EditResult:
         hooks = request.hooks
         if hooks is None:
             raise EditError("the llm editor needs the attempt runner's hooks (check, restore)",
                             hint="this is a bug in Stepwise", code="llm_no_hooks")
-        edit_format = self.edit_format
+        settings = self.settings.for_repository(hooks.llm_config)
+        edit_format = self.edit_format(settings)
         if edit_format == "tools" and hasattr(self.client, "converse"):
-            attempt = ToolAttempt(request, hooks, self.settings, cast(ToolClient, self.client))
+            attempt = ToolAttempt(request, hooks, settings, cast(ToolClient, self.client))
             try:
                 return attempt.run()
             except ModelError as exc:
@@ -57,13 +57,15 @@ class LlmEditor:
                 hooks.notify("the model server refused function calling: using the "
                              "search_replace edit format for this job")
                 edit_format = "search_replace"
-        if edit_format in ("tools", "whole") and self.too_large_for_whole(request, hooks):
+        if edit_format == "tools" or (edit_format == "whole" and self.too_large_for_whole(
+                request, hooks, settings)):
             edit_format = "search_replace"
-        return Rounds(request, hooks, self.settings, self.client, edit_format=edit_format).run()
+        return Rounds(request, hooks, settings, self.client, edit_format=edit_format).run()
 
-    def too_large_for_whole(self, request: EditRequest, hooks: EditHooks) -> bool:
+    def too_large_for_whole(self, request: EditRequest, hooks: EditHooks,
+                            settings: LlmSettings) -> bool:
         """`whole` sends whole files back: a batch with a file over the limit uses blocks."""
-        limit = self.settings.whole_max_lines
+        limit = settings.whole_max_lines
         for path in request.files:
             if read_regular(request.worktree, path).count(b"\n") > limit:
                 hooks.notify(f"{path} has more than {limit} lines: using search_replace blocks "

@@ -108,7 +108,8 @@ def whole_files(text: str) -> list[tuple[str, str]]:
             index += 1
             continue
         fence, info = opened[1], opened[2].strip()
-        path = info if "/" in info or "." in info.split(" ")[0][1:] else _previous_path(lines, index)
+        named = [token for token in info.split() if "/" in token or "." in token[1:]]
+        path = named[-1] if named else _previous_path(lines, index)
         body: list[str] = []
         index += 1
         while index < len(lines) and lines[index].strip() != fence:

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from jobs.domain.errors import BadInputError
+from jobs.domain.llm_config import EditFormat, LlmConfig
 from jobs.domain.redact import register_secret
 
 ENV_PREFIX = "STEPWISE_LLM_"
-EditFormat = Literal["tools", "search_replace", "whole", "diff"]
-EDIT_FORMATS: tuple[str, ...] = ("tools", "search_replace", "whole", "diff")
 NO_KEY = "no-key"  # sent when no key is set: local servers (ollama, vllm, llama.cpp) ignore it
 
 
@@ -54,6 +53,11 @@ class LlmSettings(BaseSettings):
 
     def secrets(self) -> tuple[str, ...]:
         return (self.api_key.get_secret_value(),) if self.api_key else ()
+
+    def for_repository(self, config: LlmConfig | None) -> LlmSettings:
+        """These settings with what the repository's `llm:` block sets."""
+        overrides = config.overrides() if config is not None else {}
+        return self.model_copy(update=overrides) if overrides else self
 
     def require(self) -> LlmSettings:
         """These settings, or BadInputError naming what is missing (the CLI exits 2)."""

@@ -3,6 +3,8 @@ through it: preview, start waves, read the repositories' jobs back, carry out st
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -12,6 +14,11 @@ from jobs.features.campaigns.rollout import mark_started, next_wave, settle
 from jobs.features.campaigns.selection import RepoFacts, left_out_reason
 from jobs.features.campaigns.settings import CampaignSettings
 from jobs.features.campaigns.steering import JobAction, Steered
+
+
+def plan_digest(files: Sequence[str]) -> str:
+    """What a preview approved: a job whose planned files differ stops at its own plan gate."""
+    return hashlib.sha256("\n".join(sorted(set(files))).encode()).hexdigest()[:16]
 
 
 class LeftOut(Exception):

@@ -40,6 +40,10 @@ class Recorder:
     def revert(self, job: Job, batch: int) -> None:
         self.effects.append(f"revert:{batch}")
 
+    def campaign(self, text: str) -> str:
+        self.effects.append(f"campaign:{text}")
+        return f"steered: {text}"
+
     def default_config(self, job: Job) -> RepoConfig:
         self.effects.append("read-config")
         return RepoConfig(batch_size=9, validate=["python -m pytest"])
@@ -59,10 +63,17 @@ def test_every_verb_module_is_registered_once() -> None:
 
 
 def test_who_may_use_each_verb_and_which_answer_a_gate() -> None:
-    assert {s.verb for s in COMMANDS if s.access is Access.ANYONE} == {"status", "help"}
+    # `campaign` authorizes each effect itself, where it happens (bot/server/campaigns/).
+    assert {s.verb for s in COMMANDS if s.access is Access.ANYONE} == {"status", "help",
+                                                                        "campaign"}
     assert {s.verb for s in COMMANDS if s.answers_gate} == {"approve", "retry", "skip",
                                                             "reload-config"}
-    assert {s.verb for s in COMMANDS if not s.needs_job} == {"help"}
+    assert {s.verb for s in COMMANDS if not s.needs_job} == {"help", "campaign"}
+
+
+def test_campaign_hands_its_words_to_the_campaign() -> None:
+    assert run("campaign", None, "approve all") == ("steered: approve all",
+                                                    ["campaign:approve all"])
 
 
 def test_approve_passes_the_gate_saves_and_advances() -> None:

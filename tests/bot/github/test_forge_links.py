@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.github.app import GitHubApp
-from bot.github.forge import GitHubForge, reported_milestone
-from jobs.domain.model import BatchStatus
+from bot.github.forge import GitHubForge
+from jobs.domain.gates import Verb, apply_verb, open_gate
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.ports import Publication
 from tests.bot.taskcenter.conftest import build
 from tests.kit.github import FakeGitHub
-from tests.kit.records import make_batch, make_job
+from tests.kit.records import T0, make_batch, make_job
 
 
 def test_gate_comments_and_the_card_link_to_the_task_center(tmp_path: Path) -> None:
@@ -27,15 +28,15 @@ def test_gate_comments_and_the_card_link_to_the_task_center(tmp_path: Path) -> N
         (comment,) = gh.comments_on("octo/widgets", number)
         url = f"https://stepwise.example.org/jobs/{job.id}"
         assert f"[Details in the task center]({url}#batch-2)" in comment.body
-        assert "/stepwise retry" in comment.body
+        assert "/stepwise skip <reason>" in comment.body  # a replace batch: a retry fails alike
         job.gate = None
         assert linked.card(job).endswith(f"[Details in the task center]({url})")
         assert "task center" not in GitHubForge(client, job.repo).card(job)
 
 
-def test_each_milestone_report_is_a_comment_of_its_own(tmp_path: Path) -> None:
-    """The report is published just before the milestone gate opens: it used to be keyed
-    `milestone:0` whatever the milestone, so the second report overwrote the first."""
+def test_each_milestone_report_is_its_gate_s_comment_of_its_own(tmp_path: Path) -> None:
+    """One comment per decision: the milestone report is the milestone gate's comment (the
+    report publication only refreshes the card), and each milestone's gate gets its own."""
     with FakeGitHub(root=tmp_path / "gh") as gh:
         gh.add_repo("octo", "widgets", {"a.py": "x = 1\n"})
         number = gh.add_issue("octo/widgets", "t", "b", user="maria")
@@ -43,15 +44,17 @@ def test_each_milestone_report_is_a_comment_of_its_own(tmp_path: Path) -> None:
                            base_url=gh.base_url).client(1)
         batches = [make_batch(1, 1, status=BatchStatus.COMPLETED),
                    make_batch(2, 2, status=BatchStatus.PENDING)]
-        job = make_job(batches=batches, number=number)
-        job.repo = "octo/widgets"
+        job = make_job(batches=batches, number=number, status=JobStatus.RUNNING)
+        job.repo, job.server.started_by = "octo/widgets", "maria"
         forge = GitHubForge(client, job.repo)
-        assert reported_milestone(job) == 1
         forge.publish(job, Publication.MILESTONE_REPORT, "")
-        job.batches[1].status = BatchStatus.COMPLETED
-        assert reported_milestone(job) == 2
-        forge.publish(job, Publication.MILESTONE_REPORT, "")
+        assert gh.comments_on("octo/widgets", number) == []  # no report besides the gate
+        for milestone in (1, 2):
+            open_gate(job, Gate.MILESTONE, reason=f"milestone {milestone} is done", now=T0,
+                      milestone=milestone)
+            forge.publish(job, Publication.GATE, "")
+            apply_verb(job, Verb.APPROVE)
+            job.batches[1].status = BatchStatus.COMPLETED
         bodies = [c.body for c in gh.comments_on("octo/widgets", number)]
-        assert len(bodies) == 2
-        assert any(f"stepwise:{job.id}:milestone:1" in b for b in bodies)
-        assert any(f"stepwise:{job.id}:milestone:2" in b for b in bodies)
+        assert len(bodies) == 2 and all(b.startswith("@maria: ") for b in bodies)
+        assert all(f"Milestone {m} (1/1 completed)" in b for m, b in zip((1, 2), bodies, strict=True))

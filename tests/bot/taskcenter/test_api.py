@@ -46,8 +46,8 @@ def test_one_job_with_its_gate_and_record(logged_in: TestClient, seeded: dict[st
     body = response.json()
     gate = body["summary"]["gate"]
     assert gate["kind"] == "failure" and gate["needs"] == "human" and gate["batch"] == 2
-    assert gate["comment"] == "/stepwise retry" and gate["where"] == "pull request #66"
-    assert "/stepwise skip <reason>" in gate["other_comments"]
+    assert gate["comment"] == "/stepwise skip <reason>" and gate["where"] == "pull request #66"
+    assert gate["other_comments"] == ["/stepwise revert <batch>", "/stepwise cancel"]
     assert gate["report"]["code"] == "validation_failed"
     record = body["record"]
     assert record["id"] == job.id and record["title"] == job.title

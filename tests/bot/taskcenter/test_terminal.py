@@ -88,7 +88,7 @@ def test_status_prints_the_gate_and_detects_server_mode(cli: Invoke,
     result = cli("status", "--repo", job.repo, "--number", str(job.number),
                  STEPWISE_TASK_CENTER_URL="https://stepwise.example.org/")
     assert result.exit_code == 4, result.output
-    assert "Waiting at gate failure" in result.output and "/stepwise retry" in result.output
+    assert "Waiting at gate failure" in result.output and "/stepwise skip" in result.output
     assert f"https://stepwise.example.org/jobs/{job.id}" in result.output
 
 

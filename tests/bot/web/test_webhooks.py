@@ -191,6 +191,17 @@ def test_a_label_that_is_not_the_trigger_is_a_no_op_once_the_trigger_is_known(wo
                       label="STEPWISE").json()["status"] == "queued"
 
 
+def test_the_campaign_label_passes_the_filter_default_or_configured(world: World) -> None:
+    world.send("issues.labeled", issue_number=1, sender="maria", label="bug")
+    world.work()  # the trigger label is known now: other labels are no-ops
+    assert world.send("issues.labeled", issue_number=1, sender="maria",
+                      label="Stepwise-Campaign").json()["status"] == "queued"
+    world.work()
+    world.redis.set("stepwise:campaign-label:octo-org/widgets", "rollout")  # configured
+    assert world.send("issues.labeled", issue_number=1, sender="maria",
+                      label="rollout").json()["status"] == "queued"
+
+
 def test_a_config_push_to_the_default_branch_forgets_the_trigger_label(world: World) -> None:
     world.send("issues.labeled", issue_number=1, sender="maria", label="bug")
     world.work()

@@ -80,7 +80,7 @@ def test_cancel_at_ci_failed_ends_the_wait() -> None:
 def test_the_prompt_offers_every_answer_and_exits_4() -> None:
     job = at_ci_failed()
     prompt = gate_prompt(job)
-    assert "To accept the CI result as it is (named in the note): `stepwise approve`" in prompt
+    assert "To accept the red CI result as it is (the note names it): `stepwise approve`" in prompt
     for other in ("stepwise retry", "stepwise skip <reason>", "stepwise revert <batch>",
                   "stepwise cancel"):
         assert other in prompt

@@ -12,9 +12,11 @@ from jobs.domain.config import (
 )
 from jobs.domain.config_errors import InvalidConfigError
 from jobs.domain.errors import BadInputError, ConfigError
+from jobs.domain.llm_config import LlmConfig
 
 DESIGN_DEFAULTS = {
     "trigger_label": "stepwise",
+    "campaign_label": "stepwise-campaign",
     "setup": [],
     "validate_commands": ["python -m pytest -q", "ruff check ."],
     "env": {},
@@ -23,6 +25,7 @@ DESIGN_DEFAULTS = {
     "network_allow": [],
     "cache_key": [],
     "ci": CiConfig(wait="per_milestone", checks=[], timeout=60),
+    "llm": LlmConfig(edit_format=None, restate_every=None),
     "batch_size": 5,
     "batches_per_milestone": 4,
     "max_failed_attempts": 2,

@@ -10,6 +10,7 @@ from jobs.domain.errors import BadInputError, StateError
 from jobs.domain.gates import ACCEPTED, RefusedError, Verb, apply_verb, open_gate
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BATCH_GATES, BatchStatus, Gate, JobStatus
+from jobs.domain.voice import LOCAL
 from tests.kit.records import T0, make_batch, make_job
 
 # DESIGN.md "Gates, commands and exit codes": the verbs each gate takes (revert is its own command).
@@ -247,7 +248,7 @@ def test_no_open_gate_is_refused(status: JobStatus, verb: Verb) -> None:
     with pytest.raises(RefusedError, match="no open gate") as caught:
         apply_verb(job, verb, reason="r")
     assert caught.value.code == "command_refused"
-    assert "stepwise status" in caught.value.hint
+    assert "`stepwise status`" in LOCAL.speak(caught.value.hint)
     assert snapshot(job) == before
 
 

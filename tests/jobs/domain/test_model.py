@@ -25,6 +25,7 @@ from jobs.domain.model import (
     transition,
 )
 from jobs.domain.records import Attempt, CommandEvidence, PendingIssue, PullRequest, ServerState, Target
+from jobs.domain.voice import LOCAL
 from tests.kit.records import T0, full_job, make_batch, make_job
 
 # --- transition tables ---------------------------------------------------------------------
@@ -211,7 +212,7 @@ def test_unknown_batch_raises(number: int) -> None:
     assert caught.value.code == "unknown_batch"
     assert f"batch {number} does not exist" in caught.value.message
     assert "3 batches" in caught.value.message
-    assert "stepwise status" in caught.value.hint
+    assert "`stepwise status`" in LOCAL.speak(caught.value.hint)
 
 
 def test_is_terminal() -> None:

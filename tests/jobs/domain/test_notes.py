@@ -9,11 +9,13 @@ import pytest
 
 from jobs.domain.change_note import render_note
 from jobs.domain.errors import ErrorInfo, RetryClass
+from jobs.domain.gate_choices import gate_choices
 from jobs.domain.gates import open_gate
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.domain.notes import GATE_OTHER_VERBS, GATE_VERBS, gate_prompt, render_card, render_plan
+from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.records import Attempt, CommandEvidence, FinalReview
+from jobs.domain.voice import Voice
 from tests.kit.records import T0, make_batch, make_job
 
 NOW = datetime(2024, 5, 18, 12, 0, 0, tzinfo=UTC)
@@ -120,7 +122,7 @@ def test_card_at_the_plan_gate_says_stepwise_approve() -> None:
     assert "`stepwise cancel`" in card
 
 
-def test_card_at_the_failure_gate_says_stepwise_retry_and_shows_the_report() -> None:
+def test_card_at_the_failure_gate_of_a_deterministic_recipe_offers_skip_not_retry() -> None:
     job = rich_job()
     report = ErrorInfo(code="validation_failed", retry_class=RetryClass.NEEDS_HUMAN,
                        message="`python -m pytest -q` exited 1", hint="fix the test or skip",
@@ -128,8 +130,9 @@ def test_card_at_the_failure_gate_says_stepwise_retry_and_shows_the_report() -> 
     open_gate(job, Gate.FAILURE, reason="batch 5 failed 2 times in a row", now=T0, batch=5,
               report=report)
     card = render_card(job)
-    assert "To retry the batch with the attempt counter reset: `stepwise retry`" in card
-    assert "`stepwise skip <reason>`" in card
+    assert "To leave batch 5 out, with the reason: `stepwise skip <reason>`" in card
+    assert "A retry would make the same edit and fail the same way" in card
+    assert "`stepwise retry`" not in card and "`stepwise approve`" not in card
     assert "Error `validation_failed` (needs_human): `python -m pytest -q` exited 1" in card
     assert "Hint: fix the test or skip" in card
     assert "Output tail:\n```\nE   assert 1 == 2\n```" in card
@@ -140,11 +143,13 @@ def test_every_gate_prompt_names_its_command(kind: Gate) -> None:
     job = make_job(batches=[make_batch(1)], status=JobStatus.RUNNING)
     open_gate(job, kind, reason="why", now=T0, batch=1)
     prompt = gate_prompt(job)
-    verb, meaning = GATE_VERBS[kind]
-    assert f"To {meaning}: `stepwise {verb}`" in prompt
-    for other in GATE_OTHER_VERBS[kind]:
+    assert job.gate is not None
+    choices = gate_choices(job, job.gate)
+    assert f"To {choices.meaning}: `stepwise {choices.usage}`" in prompt
+    for other in choices.others:
         assert f"`stepwise {other}`" in prompt
-    assert gate_prompt(job, prefix="/stepwise ").count("`/stepwise ") == 1 + len(GATE_OTHER_VERBS[kind])
+    on_github = gate_prompt(job, voice=Voice(prefix="/stepwise ", on_github=True))
+    assert on_github.count("`/stepwise ") == 1 + len(choices.others) + choices.why.count("{{")
 
 
 def test_gate_prompt_without_a_gate_is_empty() -> None:

@@ -77,7 +77,7 @@ def test_our_revert_marks_a_batch_adopted_earlier_in_the_same_sync() -> None:
     decision = reconcile(two_batches(), BranchFacts(head=NEW, commits=[
         ours("d" * 40, **{"Stepwise-Batch": "1"}), ours(NEW, **{"Stepwise-Revert": "1"})]))
     assert decision.meanings == (Adopt(1, "d" * 40),
-                                 Reverted(1, NEW, "reverted with `stepwise revert`"))
+                                 Reverted(1, NEW, "reverted with {{revert}}"))
 
 
 def test_a_human_revert_of_our_commit_is_explained_not_foreign() -> None:

@@ -128,7 +128,7 @@ def test_green_milestone_opens_the_gate_with_each_check_and_the_job_completes(
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
     assert [(r.number, r.state) for r in job.ci_results] == [(1, "passed"), (2, "passed")]
-    note = render_note(job, now=ci_rig.clock())
+    note = render_note(job, now=ci_rig.clock(), voice=ci_rig.services.voice)
     assert "## The repository's CI" in note and f"CI on `{last[:7]}` passed" in note
     # Stepwise's own check runs: one per batch commit, and the job's, success at the end.
     for batch in job.batches:
@@ -200,10 +200,10 @@ def test_approve_at_ci_failed_accepts_it_and_the_note_names_it(tmp_path: Path) -
     ci_rig.advance()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE  # not asked again
-    note = render_note(job, now=ci_rig.clock())
-    assert "Accepted although CI did not pass (`approve` at the `ci_failed` gate): milestone 1" \
+    note = render_note(job, now=ci_rig.clock(), voice=ci_rig.services.voice)
+    assert "Accepted although CI did not pass (`/stepwise approve` at the `ci_failed` gate): milestone 1" \
         in note
-    assert "failed — accepted as is with `approve`" in note
+    assert "failed — accepted as is with `/stepwise approve`" in note
 
 
 def test_a_check_that_never_finishes_opens_ci_failed_after_the_timeout(tmp_path: Path) -> None:

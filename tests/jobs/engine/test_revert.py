@@ -50,7 +50,7 @@ def test_revert_adds_revert_commit_marks_batch_and_rewrites_note(tmp_path: Path)
     notes = note_commits(commits)
     assert len(notes) == notes_before + 1 and commits[-1] is notes[-1]
     note = show(repo, job.branch, job.note_path)
-    assert "## Reverted" in note and "- batch 2: reverted with `stepwise revert`" in note
+    assert "## Reverted" in note and "- batch 2: reverted with `stepwise revert" in note
 
     # The job finishes; the reverted batch stays reverted and its matches become leftovers.
     assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)

@@ -53,7 +53,7 @@ def first_messages(*, goal: str, spec: TaskSpec, standing: Sequence[str], files:
         shown,
     ]
     if feedback:
-        parts.append(f"# Why the previous attempt at this batch failed\n{feedback}")
+        parts.append(f"# Before this attempt\n{feedback}")
     parts.append("Start by reading what you need; when the change is complete, call finish.")
     return [{"role": "system", "content": SYSTEM.format(files=", ".join(files))},
             {"role": "user", "content": "\n\n".join(parts)}]

@@ -7,7 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from typer.testing import CliRunner
+
+from bot.cli import app
 from bot.demo.scripted_llm import Reply, ScriptedServer, call
+from jobs.domain.llm_statistics import llm_statistics
 from jobs.domain.model import BatchStatus
 from tests.kit.llm import ALPHA, API_KEY, fixed, head_text, llm_issue, llm_session
 from tests.kit.local_e2e import (
@@ -112,6 +116,15 @@ def test_the_model_reads_searches_edits_checks_and_finishes(tmp_path: Path,
     assert "edit format tools" in batch.attempts[-1].edit_summary
     assert any("model turn 6: edit_file (no_match)" in text for _, text in recorder.seen)
 
+    report = llm_statistics(job)
+    assert "- committed files: 2; rounds per committed file: 4.5;" in report
+    assert "| edit_file | 3 | 1/3 (33%) |" in report and "| read_file | 1 | 0/1 (0%) |" in report
+    assert "| no_match | soft | 1 | 11% |" in report
+    assert f"- batch 1, attempt 1: `{AREA}` — old_sum is deprecated" in report
+    printed = CliRunner().invoke(app, ["llm-report", "--repo", str(repo)])
+    assert printed.exit_code == 0, printed.output
+    assert "Tool calls by tool" in printed.output and "no_match" in printed.output
+
 
 def test_finish_with_failing_validation_is_fed_back_and_the_model_continues(
         tmp_path: Path, server: ScriptedServer) -> None:
@@ -203,3 +216,32 @@ def test_secrets_in_files_never_reach_the_model_through_a_tool_result(
     assert "[redacted]" in result_of(server, 1) and "[redacted]" in result_of(server, 2)
     sent = json.dumps([r.body for r in server.requests])
     assert API_KEY not in sent and token not in sent
+
+
+def test_long_conversations_are_restated_and_compacted_keeping_paths_and_identifiers(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    repo = build_sample(tmp_path / "repo")
+    reads = [call("read_file", path="tests/test_calc.py", start_line=n) for n in range(1, 9)]
+    server.add(*reads, *good_edits(), call("finish", summary=SUMMARY))
+    session = llm_session(repo, server, edit_format="tools", restate_every=3,
+                          compact_at_tokens=2000)
+    assert_exit(session.run(llm_issue(), yes=True), 0)
+    reminders = [m["content"] for m in server.requests[3].messages
+                 if m["role"] == "user" and m["content"].startswith("# Reminder")]
+    assert reminders and reminders[0].startswith("# Reminder (turn 4)\nGoal: Replace the "
+                                                 "deprecated legacy.old_sum()")
+    assert f"- {AREA}:7: return legacy.old_sum(2, 3)" in reminders[0]
+    assert "- remove old_sum() itself" in reminders[0]  # the not-doing list
+    compacted = [r for r in server.requests if len(r.messages) > 2
+                 and str(r.messages[2]["content"]).startswith("# Summary of earlier turns")]
+    assert compacted, "the conversation was never compacted"
+    summary = compacted[0].messages[2]["content"]
+    assert '- read_file {"path": "tests/test_calc.py", "start_line": 1}' in summary
+    assert "  → tests/test_calc.py (" in summary
+    kept = summary.split("verbatim): ")[-1]
+    for name in ("calc.alpha.area", "test_area", "tests/test_calc.py"):
+        assert name in kept
+    assert compacted[0].messages[0]["role"] == "system"  # the rules are never compacted
+    job = load_job(repo)
+    assert job.batch(1).status is BatchStatus.COMPLETED
+    assert "compacted" in job.batch(1).attempts[-1].edit_summary

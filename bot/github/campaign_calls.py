@@ -1,0 +1,65 @@
+"""The GitHub calls campaigns add to an installation's client: the repositories it can reach
+(with the facts a campaign selects on), tracking issues created once, and the dashboard written
+into the campaign issue's body."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.github.client import MAX_PAGES, PER_PAGE, Installation, response_json
+
+
+@dataclass(frozen=True)
+class InstalledRepo:
+    full_name: str
+    topics: tuple[str, ...]
+    language: str | None
+    archived: bool
+    fork: bool
+    default_branch: str
+    clone_url: str
+
+
+def installation_repositories(client: Installation) -> list[InstalledRepo]:
+    """Every repository the installation reaches (paged, at most MAX_PAGES × PER_PAGE)."""
+    found: list[InstalledRepo] = []
+    for page in range(1, MAX_PAGES + 1):
+
+        def fetch(gh: Any, page: int = page) -> Any:
+            return response_json(gh.apps.list_repos_accessible_to_installation(
+                per_page=PER_PAGE, page=page))
+
+        data = client._call(fetch)
+        batch = data.get("repositories", []) if isinstance(data, dict) else []
+        found += [InstalledRepo(full_name=r["full_name"], topics=tuple(r.get("topics") or ()),
+                                language=r.get("language"), archived=bool(r.get("archived")),
+                                fork=bool(r.get("fork")), default_branch=r["default_branch"],
+                                clone_url=r["clone_url"]) for r in batch]
+        if len(batch) < PER_PAGE:
+            break
+    return found
+
+
+def find_issue_by_marker(client: Installation, owner: str, name: str, *, creator: str,
+                         marker: str) -> int | None:
+    """The number of an issue `creator` opened whose body holds `marker` (newest 100)."""
+    data = client._call(lambda gh: response_json(gh.issues.list_for_repo(
+        owner, name, creator=creator, state="all", per_page=PER_PAGE)))
+    return next((int(i["number"]) for i in data if marker in (i.get("body") or "")), None)
+
+
+def create_issue_once(client: Installation, owner: str, name: str, *, title: str, body: str,
+                      marker: str, creator: str) -> int:
+    """Open an issue holding `marker`, or find the one a crashed try already opened."""
+    found = find_issue_by_marker(client, owner, name, creator=creator, marker=marker)
+    if found is not None:
+        return found
+    data = client._call(lambda gh: response_json(gh.issues.create(
+        owner, name, title=title, body=body)))
+    return int(data["number"])
+
+
+def update_issue_body(client: Installation, owner: str, name: str, number: int,
+                      body: str) -> None:
+    client._call(lambda gh: gh.issues.update(owner, name, number, body=body))

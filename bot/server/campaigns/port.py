@@ -1,0 +1,198 @@
+"""The campaign port on GitHub: repositories are the installation's; a preview reads a mirror;
+each repository's job is an ordinary job on a tracking issue the App opens there, started and
+steered as a labelled issue's would be (its plan gate passed only for the plan the campaign
+approved, and only when the person who approved may steer in that repository)."""
+
+from __future__ import annotations
+
+from bot.github.campaign_calls import InstalledRepo, create_issue_once, installation_repositories
+from bot.server.campaigns.record_store import CampaignDoc
+from bot.server.context import ServerContext
+from bot.server.steps import schedule_advance
+from bot.server.worker import enqueue, rq_id
+from bot.steering import steering_decision
+from jobs.domain.config import CONFIG_PATH, load_config
+from jobs.domain.config_errors import InvalidConfigError
+from jobs.domain.errors import StepwiseError
+from jobs.domain.gates import RefusedError, Verb, apply_verb
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.domain.spec import IssueTask, parse_issue
+from jobs.engine.engine import Base, create_job
+from jobs.engine.scope_preview import preview_scope
+from jobs.features.campaigns.port import JobView, LeftOut, Preview, plan_digest
+from jobs.features.campaigns.record import RepoEntry, RepoState
+from jobs.features.campaigns.selection import RepoFacts
+from jobs.features.campaigns.steering import JobAction
+
+REPO_MARKER = "<!-- stepwise-campaign-repo:{id} -->"
+_VERBS = {JobAction.APPROVE: Verb.APPROVE, JobAction.RETRY: Verb.RETRY,
+          JobAction.CANCEL: Verb.CANCEL}
+
+
+def web_host(api_url: str) -> str:
+    """https://github.com for api.github.com; https://HOST for GHES's https://HOST/api/v3."""
+    base = api_url.rstrip("/")
+    if base.endswith("/api/v3"):
+        return base.removesuffix("/api/v3")
+    return base.replace("://api.", "://", 1)
+
+
+class ServerCampaignPort:
+    def __init__(self, ctx: ServerContext, doc: CampaignDoc) -> None:
+        self.ctx, self.doc = ctx, doc
+        self.client = ctx.installation(doc.installation_id)
+        self._installed: dict[str, InstalledRepo] | None = None
+        self.web = web_host(ctx.settings.github_api_url)
+
+    def task(self) -> IssueTask:
+        return parse_issue(self.doc.title, self.issue_body())
+
+    def issue_body(self) -> str:
+        return (f"{self.doc.task_body}\nPart of the Stepwise campaign "
+                f"{self.doc.control}#{self.doc.number}.\n"
+                + REPO_MARKER.format(id=self.doc.campaign.id))
+
+    def installed(self) -> dict[str, InstalledRepo]:
+        if self._installed is None:
+            self._installed = {r.full_name.lower(): r for r in installation_repositories(
+                self.client)}
+        return self._installed
+
+    def resolve(self, target: str) -> str:
+        found = self.installed().get(target.strip().lower())
+        return found.full_name if found is not None else target.strip()
+
+    def facts(self, name: str) -> RepoFacts:
+        found = self.installed().get(name.lower())
+        if found is None:
+            return RepoFacts(name=name, installed=False)
+        return RepoFacts(name=found.full_name, topics=found.topics, language=found.language,
+                         archived=found.archived, fork=found.fork)
+
+    def preview(self, name: str) -> Preview:
+        found = self.installed()[name.lower()]
+        owner, repo = name.split("/", 1)
+        try:
+            config = load_config(self.client.file(owner, repo, CONFIG_PATH, found.default_branch))
+            mirror = self.ctx.mirror(self.client, name, found.clone_url, found.default_branch)
+            sha = mirror.branch_head(found.default_branch)
+            if sha is None:
+                raise LeftOut("the default branch has no commits")
+            scope = preview_scope(mirror, sha, self.task(), config)
+        except InvalidConfigError as exc:
+            raise LeftOut(f"its .github/stepwise.yml is invalid: {exc.message}") from None
+        except StepwiseError as exc:
+            raise LeftOut(exc.message) from None
+        return Preview(files=len(scope.files), targets=scope.targets,
+                       digest=plan_digest(scope.files))
+
+    def start(self, entry: RepoEntry) -> JobView:
+        owner, name = entry.name.split("/", 1)
+        try:
+            info = self.client.repo(owner, name)
+            config = load_config(self.client.file(owner, name, CONFIG_PATH, info.default_branch))
+            number = create_issue_once(
+                self.client, owner, name, title=self.doc.title, body=self.issue_body(),
+                marker=REPO_MARKER.format(id=self.doc.campaign.id),
+                creator=f"{self.ctx.settings.app_slug}[bot]")
+            entry.job = f"{entry.name}#{number}"
+            if self.ctx.store.find(entry.name, number) is None:
+                forge = self.ctx.forge(self.client, entry.name, squash_only=info.squash_only)
+                mirror = self.ctx.mirror(self.client, entry.name, info.clone_url,
+                                         info.default_branch)
+                sha = mirror.branch_head(info.default_branch)
+                if sha is None:
+                    return JobView(state=RepoState.FAILED, reason="the default branch is empty")
+                job = create_job(self.task(), number,
+                                 self.ctx.engine_services(mirror, forge, repo=entry.name),
+                                 repo_name=entry.name,
+                                 base=Base(branch=info.default_branch, sha=sha, config=config))
+                job.server.installation_id = self.doc.installation_id
+                job.untrusted_spec = True  # written by the App: only an approval passes `plan`
+                self.ctx.store.save(job)
+                schedule_advance(self.ctx, job)
+        except StepwiseError as exc:
+            return JobView(state=RepoState.FAILED, job=entry.job, reason=exc.message)
+        return JobView(state=RepoState.WORKING, job=entry.job,
+                       link=f"{self.web}/{entry.name}/issues/{number}")
+
+    def _job(self, entry: RepoEntry) -> Job | None:
+        if "#" not in entry.job:
+            return None
+        repo, number = entry.job.rsplit("#", 1)
+        return self.ctx.store.find(repo, int(number))
+
+    def read(self, entry: RepoEntry) -> JobView:
+        job = self._job(entry)
+        if job is None:
+            return JobView(state=entry.state, job=entry.job, reason=entry.reason, link=entry.link)
+        if job.gate is not None and job.gate.kind is Gate.PLAN and not job.gate.while_planning:
+            planned = [file for batch in job.batches for file in batch.files]
+            if plan_digest(planned) == entry.preview_digest:
+                refused = self._steer(job, Verb.APPROVE)
+                if refused:
+                    return self._view(job, refused)
+                job = self._job(entry) or job
+            else:
+                return self._view(job, "its plan differs from the approved preview: approve it "
+                                       "in its pull request or issue")
+        return self._view(job)
+
+    def act(self, entry: RepoEntry, action: JobAction) -> JobView:
+        job = self._job(entry)
+        if job is None:
+            return self.read(entry)
+        if action is JobAction.REPLAN:
+            return self._view(job, "re-plan it from its own issue")
+        refused = self._steer(job, _VERBS[action])
+        return self._view(self._job(entry) or job, refused)
+
+    def _steer(self, job: Job, verb: Verb) -> str:
+        """Answer the job's gate in the name of the person who steered the campaign; '' when
+        done, else why not (their permission in that repository comes first)."""
+        who = self.doc.approved_by
+        decision = steering_decision(self.client, job.repo, login=who,
+                                     approvers=job.config.approvers, action=f"`{verb}`")
+        if not decision.allowed:
+            return f"@{who} may not steer in {job.repo}: {decision.reason}"
+        try:
+            apply_verb(job, verb)
+        except RefusedError as exc:
+            return f"`{verb}` refused: {exc.message}"
+        self.ctx.store.save(job)
+        if job.status is JobStatus.CANCELLED:
+            enqueue(self.ctx.redis, "cancelled", {"job_id": job.id},
+                    job_id=rq_id("cancelled", job.id))
+        else:
+            schedule_advance(self.ctx, job)
+        return ""
+
+    def _view(self, job: Job, reason: str = "") -> JobView:
+        done = [b for b in job.batches if b.status is BatchStatus.COMPLETED]
+        pull = job.server.pull
+        where = f"{job.repo}#{pull.number if pull is not None else job.number}"
+        link = f"{self.web}/{job.repo}/" + (f"pull/{pull.number}" if pull is not None
+                                           else f"issues/{job.number}")
+        gate = str(job.gate.kind) if job.gate is not None else ""
+        if job.status is JobStatus.COMPLETED:
+            state = RepoState.COMPLETED
+        elif job.status is JobStatus.CANCELLED:
+            state = RepoState.CANCELLED
+        elif job.status is JobStatus.FAILED:
+            state = RepoState.FAILED
+        elif job.status is JobStatus.INTERRUPTED or (job.gate is not None
+                                                     and job.gate.exit_code == 4):
+            state = RepoState.NEEDS_HUMAN
+        elif job.gate is not None:
+            state = RepoState.WAITING
+        else:
+            state = RepoState.WORKING
+        answer = f"/stepwise status on {where}" if state is RepoState.NEEDS_HUMAN else (
+            f"/stepwise approve on {where}" if state is RepoState.WAITING else "")
+        return JobView(state=state, job=f"{job.repo}#{job.number}", gate=gate, answer=answer,
+                       reason=reason or (job.gate.reason.splitlines()[0][:200]
+                                         if job.gate is not None and state is
+                                         RepoState.NEEDS_HUMAN and job.gate.reason else ""),
+                       batches_done=len(done), batches_total=len(job.batches),
+                       files_done=sum(len(b.files) for b in done), link=link)

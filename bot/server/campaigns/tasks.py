@@ -1,0 +1,155 @@
+"""What the worker does for campaigns: start one from its label (the preview, then its plan
+gate), steer it from `/stepwise campaign <verb>` comments, and tick every running campaign in
+each reconciler pass (read its repositories' jobs back, start the next wave, rewrite the
+dashboard in the campaign issue's body when it changed)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+
+from bot.events import Event
+from bot.github.campaign_calls import update_issue_body
+from bot.server.campaigns import record_store
+from bot.server.campaigns.port import ServerCampaignPort
+from bot.server.campaigns.record_store import CampaignDoc
+from bot.server.context import ServerContext
+from bot.server.worker import job_lock
+from bot.steering import steering_decision
+from jobs.domain.config import RepoConfig
+from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
+from jobs.features.campaigns.dashboard import BODY_LIMIT, render_dashboard
+from jobs.features.campaigns.port import advance, carry_out, preview_entry
+from jobs.features.campaigns.record import Campaign
+from jobs.features.campaigns.settings import parse_campaign_issue
+from jobs.features.campaigns.steering import apply, parse_command
+
+log = logging.getLogger(__name__)
+START, END = "<!-- stepwise-campaign-dashboard:start -->", "<!-- stepwise-campaign-dashboard:end -->"
+STEER = "/stepwise campaign"
+NO_CAMPAIGN = ("There is no Stepwise campaign on this issue. Label it `{label}` (with a "
+               "```stepwise block holding a `campaign:` block) to start one.")
+
+
+def issue_text(body: str) -> str:
+    """The campaign issue's own text: its body without the dashboard the App wrote into it."""
+    head, found, rest = body.partition(START)
+    return (head + rest.partition(END)[2]).rstrip() if found else body.rstrip()
+
+
+def _reply(ctx: ServerContext, event: Event, text: str) -> None:
+    forge = ctx.forge(ctx.installation(event.installation_id), event.repo)
+    forge.reply(None, event.number, f"campaign:{event.delivery_id}", text)
+
+
+def start_campaign(ctx: ServerContext, event: Event, config: RepoConfig) -> None:
+    """The campaign label: preview every repository the block selects, wait at the plan gate."""
+    client = ctx.installation(event.installation_id)
+    owner, name = event.repo.split("/", 1)
+    decision = steering_decision(client, event.repo, login=event.sender,
+                                 approvers=config.approvers, action="start a campaign")
+    if not decision.allowed:
+        _reply(ctx, event, f"Stepwise did not start the campaign: {decision.reason}.")
+        return
+    existing = record_store.find(ctx.redis, event.repo, event.number)
+    if existing is not None and existing.campaign.status not in record_store.ENDED:
+        _reply(ctx, event, f"This campaign is already `{existing.campaign.status}`; "
+                           f"`{STEER} cancel` ends it.")
+        return
+    issue = client.issue(owner, name, event.number)
+    text = issue_text(issue.body)
+    try:
+        parsed = parse_campaign_issue(issue.title, text)
+    except BadInputError as exc:
+        _reply(ctx, event, f"Stepwise cannot start the campaign: {exc.message}\n\nFix: {exc.hint}"
+                           f"\n\nThen remove the `{event.label}` label and add it again.")
+        return
+    now = ctx.clock()
+    doc = CampaignDoc(
+        campaign=Campaign(id=uuid.uuid4().hex[:12], title=parsed.task.title,
+                          spec_digest=parsed.task.spec.digest(), created_at=now, updated_at=now),
+        settings=parsed.settings, control=event.repo, number=event.number,
+        installation_id=event.installation_id, title=parsed.task.title,
+        task_body=parsed.task.body, issue_text=text, approvers=list(config.approvers))
+    port = ServerCampaignPort(ctx, doc)
+    named = {n.lower() for n in parsed.settings.repositories}
+    for repo in port.installed().values():
+        if repo.full_name.lower() == event.repo.lower() and repo.full_name.lower() not in named:
+            continue  # the control repository takes part only when named
+        entry = preview_entry(repo.full_name, parsed.settings, port)
+        doc.campaign.repos[entry.name] = entry
+    doc.campaign.log(now, f"previewed by @{event.sender}")
+    write_dashboard(ctx, doc)
+    record_store.save(ctx.redis, doc)
+
+
+def write_dashboard(ctx: ServerContext, doc: CampaignDoc) -> None:
+    """Rewrite the dashboard part of the campaign issue's body, only when it changed."""
+    room = BODY_LIMIT - len(doc.issue_text) - len(START) - len(END) - 8
+    dashboard = render_dashboard(doc.campaign, steer=STEER, limit=max(room, 1000),
+                                 task_center=ctx.settings.task_center_url or "")
+    digest = hashlib.sha256(dashboard.encode()).hexdigest()
+    if digest == doc.dashboard_digest:
+        return
+    owner, name = doc.control.split("/", 1)
+    body = f"{doc.issue_text}\n\n{START}\n{dashboard}\n{END}\n"
+    update_issue_body(ctx.installation(doc.installation_id), owner, name, doc.number, body)
+    doc.dashboard_digest = digest
+
+
+def steer_campaign(ctx: ServerContext, event: Event, text: str) -> str:
+    """`/stepwise campaign <verb> ...`: the reply."""
+    doc = record_store.find(ctx.redis, event.repo, event.number)
+    if doc is None:
+        return NO_CAMPAIGN.format(label="stepwise-campaign")
+    client = ctx.installation(event.installation_id)
+    decision = steering_decision(client, event.repo, login=event.sender,
+                                 approvers=doc.approvers, action="steer the campaign")
+    if not decision.allowed:
+        return f"Refused: {decision.reason}. Nothing changed."
+    try:
+        command = parse_command(text)
+    except BadInputError as exc:
+        return f"{exc.message}. {exc.hint}"
+    with job_lock(ctx.redis, doc.key) as acquired:
+        if not acquired:
+            raise StepwiseError("the campaign is being updated", code="campaign_busy",
+                                retry_class=RetryClass.AUTO_RETRY,
+                                hint="the command is applied again in a few seconds")
+        doc = record_store.find(ctx.redis, event.repo, event.number) or doc
+        now = ctx.clock()
+        try:
+            steered = apply(doc.campaign, command, now)
+        except BadInputError as exc:
+            return f"{exc.message}. {exc.hint}"
+        if steered.actions or command.verb == "approve":
+            doc.approved_by = event.sender  # per-repository effects happen in their name
+        port = ServerCampaignPort(ctx, doc)
+        said = carry_out(doc.campaign, doc.settings, steered, port, now)
+        advance(doc.campaign, doc.settings, port, now)
+        write_dashboard(ctx, doc)
+        record_store.save(ctx.redis, doc)
+    return "\n".join([steered.message, *(f"- {line}" for line in said)])
+
+
+def tick(ctx: ServerContext, key: str) -> None:
+    """Read a campaign's repositories back and start what the rules allow."""
+    with job_lock(ctx.redis, key) as acquired:
+        if not acquired:
+            return  # a command holds it; the next pass looks again
+        doc = record_store.load(ctx.redis, key)
+        if doc is None or doc.campaign.status in record_store.ENDED:
+            ctx.redis.srem(record_store.CAMPAIGNS, key)
+            return
+        advance(doc.campaign, doc.settings, ServerCampaignPort(ctx, doc), ctx.clock())
+        write_dashboard(ctx, doc)
+        record_store.save(ctx.redis, doc)
+
+
+def tick_all(ctx: ServerContext) -> None:
+    for key in record_store.active_keys(ctx.redis):
+        try:
+            tick(ctx, key)
+        except StepwiseError as exc:  # one campaign's trouble must not stop the others
+            log.warning("campaign tick failed", extra={"campaign": key, "error": exc.message})

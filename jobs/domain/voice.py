@@ -1,0 +1,81 @@
+"""How a surface writes a command: the vocabulary is a parameter of rendering (pure).
+
+On GitHub every command is a comment, `/stepwise <verb> [argument]` (the server builds its
+voice from the command registry, bot/commands/registry.py); locally it is the CLI,
+`stepwise <verb> --repo PATH [--number N] [argument]`, which works exactly as printed.
+
+Text stored in the job record (a hint, a reason) cannot know which surface will show it, so it
+names a command with `cmd("revert", "3")`, a token each renderer writes in its own voice with
+`Voice.speak`. Renderers call `Voice.code` for the commands they name themselves.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# The verbs a token may name: the comment commands and the CLI subcommands of the same meaning.
+TOKEN_VERBS = ("approve", "retry", "skip", "cancel", "revert", "instruct", "status", "help",
+               "reload-config", "resume", "retry-start")
+_TOKEN = re.compile(r"\{\{(" + "|".join(re.escape(v) for v in TOKEN_VERBS)
+                    + r")(?: ([^{}\n]*))?\}\}")
+
+
+def cmd(verb: str, argument: str = "") -> str:
+    """A command named in stored text, written by each surface in its own voice when shown."""
+    if verb not in TOKEN_VERBS:
+        raise ValueError(f"{verb!r} is no command verb (known: {', '.join(TOKEN_VERBS)})")
+    return "{{" + verb + (f" {argument}" if argument else "") + "}}"
+
+
+@dataclass(frozen=True)
+class Voice:
+    """The vocabulary of one surface: `prefix` starts every command, `options` (local mode:
+    `--repo PATH --number N`) follow the verb, before its argument, as the CLI takes them."""
+
+    prefix: str = "stepwise "
+    options: str = ""
+    on_github: bool = False
+    verbs: frozenset[str] = frozenset(TOKEN_VERBS)  # the verbs this surface has
+
+    def command(self, verb: str, argument: str = "") -> str:
+        """The command as typed, e.g. `/stepwise revert 3` or `stepwise revert --repo . 3`."""
+        words = [f"{self.prefix}{verb}", self.options, argument]
+        return " ".join(word for word in words if word)
+
+    def code(self, verb: str, argument: str = "") -> str:
+        """The command as a Markdown code span."""
+        return f"`{self.command(verb, argument)}`"
+
+    def typed(self, usage: str) -> str:
+        """A usage line from the gate table (`skip <reason>`) as typed in this voice."""
+        verb, _, argument = usage.partition(" ")
+        return self.command(verb, argument)
+
+    def usage(self, usage: str) -> str:
+        """A usage line from the gate table (`skip <reason>`) as a code span."""
+        return f"`{self.typed(usage)}`"
+
+    def speak(self, text: str) -> str:
+        """`text` with every `cmd(...)` token written in this voice (a verb this surface does
+        not have is written as the bare verb in a code span)."""
+        def say(match: re.Match[str]) -> str:
+            verb, argument = match.group(1), match.group(2) or ""
+            if verb not in self.verbs:
+                return f"`{verb}{' ' + argument if argument else ''}`"
+            return self.code(verb, argument)
+
+        return _TOKEN.sub(say, text)
+
+
+LOCAL = Voice()  # the CLI without options (tests, and texts printed in the checkout itself)
+
+
+def local_voice(options: str) -> Voice:
+    """The CLI's voice for one checkout and issue number (`--repo PATH --number N`)."""
+    return Voice(prefix="stepwise ", options=options.strip())
+
+
+def github_voice(prefix: str, verbs: frozenset[str]) -> Voice:
+    """The comment commands' voice (`prefix` is `/stepwise`), for the registered `verbs`."""
+    return Voice(prefix=f"{prefix.rstrip()} ", on_github=True, verbs=verbs)

@@ -1,0 +1,118 @@
+"""A campaign through the App: the label on a control repository's issue previews the
+installation's repositories in the issue's body, `/stepwise campaign` comments steer it,
+canaries run first, a failing canary halts it, `resume` starts the next wave, and each
+repository gets an ordinary job with its own tracking issue and pull request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.server.campaigns import record_store
+from bot.server.campaigns.tasks import END, START, tick_all
+from jobs.features.campaigns.record import CampaignStatus, RepoState
+from tests.bot.conftest import OWNER, REPO, World, open_world
+
+CONFIG = ('validate: ["python -m unittest discover -s tests -q"]\nallow_commands: [python]\n'
+          "ci:\n  wait: off\n")
+LIB = "def old(x):\n    return x\n\n\ndef new(x):\n    return x\n"
+USER = "from app.lib import old\n\n\ndef double(x):\n    return old(x) * 2\n"
+TEST = ("import unittest\n\nfrom app.user import double\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_double(self):\n        self.assertEqual(double(2), 4)\n")
+CAMPAIGN = """Every service moves from old() to new().
+
+```stepwise
+recipe: replace
+paths: ["app/user.py"]
+find: ['\\bold\\b']
+replace: 'new'
+campaign:
+  repositories: ["octo-org/svc-*"]
+  canary: 2
+  wave: 2
+  halt_when_failing: 0.4
+```
+"""
+
+
+def add_service(world: World, name: str, *, broken: bool = False) -> None:
+    lib = LIB.split("\n\n\n")[0] + "\n" if broken else LIB  # broken: `new` is missing
+    world.gh.add_repo(OWNER, name, {"app/__init__.py": "", "app/lib.py": lib, "app/user.py": USER,
+                                    "tests/__init__.py": "", "tests/test_user.py": TEST},
+                      config=CONFIG)
+    for login, role in {"maria": "maintain", "rita": "read"}.items():
+        world.gh.set_permission(f"{OWNER}/{name}", login, role)
+
+
+def settle(world: World, rounds: int = 12) -> None:
+    """Work every queued step, tick the campaigns (a reconciler pass), until nothing moves."""
+    for _ in range(rounds):
+        world.work()
+        before = world.redis.get(record_store.campaign_key(REPO, 2))
+        tick_all(world.ctx)
+        if world.queued() == 0 and world.redis.get(record_store.campaign_key(REPO, 2)) == before:
+            return
+
+
+def dashboard(world: World) -> str:
+    body = world.gh.repos[REPO].issues[2].body or ""
+    assert body.count(START) == 1 and body.count(END) == 1, body
+    return body
+
+
+def test_a_campaign_runs_through_the_app(tmp_path: Path, redis_url: str) -> None:
+    with open_world(tmp_path, redis_url) as world:
+        for name, broken in (("svc-a", False), ("svc-b", True), ("svc-c", False),
+                             ("svc-d", False), ("tools", False)):
+            add_service(world, name, broken=broken)
+        world.gh.add_issue(REPO, "Move every service to new()", CAMPAIGN, user="maria")
+
+        # The label previews: nothing is changed anywhere, the dashboard is in the issue body.
+        assert world.send("issues.labeled", issue_number=2, label="stepwise-campaign",
+                          sender="maria").status_code == 202
+        world.work()
+        body = dashboard(world)
+        assert body.startswith("Every service moves") and "```stepwise" in body  # kept
+        assert "This is the preview" in body and "`/stepwise campaign approve all`" in body
+        assert "| octo-org/svc-a | 1 files, 2 targets |" in body
+        assert "octo-org/tools" in body and "not named in \\`campaign.repositories\\`" in body
+        assert not any(":issue-created" in e for e in world.gh.effects)
+
+        # Someone with read access cannot steer it.
+        world.comment("/stepwise campaign approve all", by="rita", on=2)
+        world.work()
+        assert any("Refused" in b for b in world.bodies(2))
+        assert record_store.find(world.redis, REPO, 2).campaign.status is CampaignStatus.PLAN
+
+        # Approve: the two canaries start; svc-b's tests break, so the campaign halts.
+        world.comment("/stepwise campaign approve all", by="maria", on=2)
+        settle(world)
+        doc = record_store.find(world.redis, REPO, 2)
+        assert doc is not None
+        states = {name: entry.state for name, entry in doc.campaign.repos.items()}
+        assert states["octo-org/svc-a"] is RepoState.COMPLETED, dashboard(world)
+        assert states["octo-org/svc-b"] is RepoState.NEEDS_HUMAN
+        assert states["octo-org/svc-c"] is RepoState.APPROVED  # the wave never started
+        assert doc.campaign.status is CampaignStatus.HALTED
+        assert "Status: **halted**: 1 of 2 started repositories need a human" in dashboard(world)
+        svc_a = world.gh.repos[f"{OWNER}/svc-a"]
+        tracking = svc_a.issues[1]
+        assert "Part of the Stepwise campaign octo-org/widgets#2" in (tracking.body or "")
+        pull = world.gh.pull_for(svc_a, "stepwise/issue-1")
+        assert pull is not None
+        assert "return new(x) * 2" in world.gh.read_file(svc_a, "app/user.py",
+                                                         ref="stepwise/issue-1")
+
+        # Resume: the next wave runs; skipping svc-b ends the campaign.
+        world.comment("/stepwise campaign resume", by="maria", on=2)
+        settle(world)
+        world.comment("/stepwise campaign skip octo-org/svc-b its fix lands upstream", by="maria",
+                      on=2)
+        settle(world)
+        doc = record_store.find(world.redis, REPO, 2)
+        assert doc is not None and doc.campaign.status is CampaignStatus.COMPLETED, \
+            dashboard(world)
+        for name in ("svc-c", "svc-d"):
+            assert doc.campaign.repos[f"{OWNER}/{name}"].state is RepoState.COMPLETED
+        assert world.ctx.store.find(f"{OWNER}/svc-b", 1).status.value == "cancelled"
+        assert "Status: **completed**" in dashboard(world)
+        assert record_store.active_keys(world.redis) == []  # the reconciler stops ticking it

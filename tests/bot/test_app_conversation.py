@@ -1,0 +1,79 @@
+"""The maintainer's conversation, replayed through signed webhooks on the fake GitHub: 👀 on the
+label, the PR assigned to the starter, every gate a new comment that mentions them, a failing
+batch's retries editing one comment, the review requested when the PR is ready, one vocabulary
+on every surface, and at most gates + 3 App comments per job."""
+
+from __future__ import annotations
+
+import re
+
+from jobs.domain.model import BatchStatus, Gate, JobStatus
+from tests.bot.conftest import REPO, World
+
+LOCAL_WORDING = re.compile(r"(?<![/\w.])stepwise (approve|retry|skip|cancel|revert|status|run)\b"
+                           r"|--repo|--number|`(approve|retry|skip|cancel|revert)( [^`]*)?`|\{\{")
+
+
+def app_comments(world: World, *numbers: int) -> list[str]:
+    return [c.body for n in numbers for c in world.gh.comments_on(world.repo, n)
+            if c.user == world.gh.bot_login]
+
+
+def test_the_conversation_notifies_the_starter_in_one_voice(world: World) -> None:
+    world.send("issues.labeled", issue_number=1, sender="maria")
+    world.work()
+    issue = world.gh.issue(world.repo, 1)
+    assert [r.content for r in issue.reactions] == ["eyes"]  # seen, before any plan
+    job = world.job()
+    assert job.server.started_by == "maria" and job.gate.kind is Gate.PLAN
+    plan = app_comments(world, 1)
+    assert len(plan) == 1 and plan[0].startswith("@maria: Stepwise needs your answer.")
+
+    world.comment("/stepwise approve", by="maria")
+    world.work()
+    job = world.job()
+    pull = world.gh.pull_for(world.repo, job.branch)
+    assert pull is not None and pull.assignees == ["maria"]
+    assert f"{REPO}#{pull.number}:assigned:maria" in world.gh.effects
+    # The milestone report is the gate's comment: one comment, mentioning the starter.
+    milestone = [b for b in app_comments(world, pull.number) if "gate `milestone`" in b]
+    assert len(milestone) == 1 and milestone[0].startswith("@maria")
+    assert "Milestone 1 (1/1 completed)" in milestone[0]
+    # The plan comment no longer asks anything once approved.
+    assert "To start the job" not in app_comments(world, 1)[0]
+
+    world.comment("/stepwise approve", by="maria", on=pull.number)
+    world.work()
+    job = world.job()
+    assert job.gate.kind is Gate.FAILURE
+    failure = [b for b in app_comments(world, pull.number) if "gate `failure`" in b]
+    assert len(failure) == 1 and failure[0].startswith("@maria")
+    assert "To leave batch 2 out, with the reason: `/stepwise skip <reason>`" in failure[0]
+    assert "`/stepwise retry`" not in failure[0].split("Hint:")[0]
+    before = len(app_comments(world, 1, pull.number))
+
+    # A retry that fails the same way edits the same comment with the new attempt.
+    world.comment("/stepwise retry", by="maria", on=pull.number)
+    world.work()
+    job = world.job()
+    assert job.gate.kind is Gate.FAILURE and len(job.batch(2).attempts) == 4
+    failure = [b for b in app_comments(world, pull.number) if "gate `failure`" in b]
+    assert len(failure) == 1 and "Attempts so far: 4" in failure[0]
+    assert len(app_comments(world, 1, pull.number)) == before
+
+    world.comment("/stepwise skip needs a manual import fix", by="maria", on=pull.number)
+    world.work()
+    assert world.job().batch(2).status is BatchStatus.SKIPPED
+    world.comment("/stepwise approve", by="maria", on=pull.number)
+    world.work()
+    job = world.job()
+    assert job.status is JobStatus.COMPLETED
+    pull = world.gh.pull_for(world.repo, job.branch)
+    assert not pull.draft and pull.requested_reviewers == ["maria"]
+
+    # One voice on every surface; at most gates + 3 App comments for the whole job.
+    said = app_comments(world, 1, pull.number)
+    runs = [f"{run.title}\n{run.summary}" for run in world.repo.ci.runs.values()]
+    for text in [*said, pull.body or "", *runs]:
+        assert LOCAL_WORDING.search(text) is None, (LOCAL_WORDING.search(text), text)
+    assert len(said) <= job.gate_counter + 3, (len(said), job.gate_counter)
