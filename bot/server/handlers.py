@@ -9,12 +9,9 @@ from typing import Any
 
 from bot.authz import STEERING_ROLES
 from bot.events import Event, Kind
-<<<<<<< HEAD
-from bot.github.git_data import SIGNATURES_FIX, SIGNATURES_REQUIRED, requires_signed_commits
-=======
 from bot.github.client import Installation
 from bot.github.errors import ForgeError
->>>>>>> main
+from bot.github.git_data import SIGNATURES_FIX, SIGNATURES_REQUIRED, requires_signed_commits
 from bot.server import reconciler, steps
 from bot.server.campaigns.tasks import start_campaign
 from bot.server.ci_events import on_ci_event
