@@ -13,7 +13,7 @@ from bot.github.client import Installation
 from bot.github.errors import ForgeError
 from bot.github.git_data import SIGNATURES_FIX, SIGNATURES_REQUIRED, requires_signed_commits
 from bot.server import reconciler, steps
-from bot.server.campaigns.tasks import start_campaign
+from bot.server.campaigns.tasks import campaign_edited, start_campaign
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
 from bot.server.context import ServerContext
@@ -170,6 +170,8 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
 
 
 def on_issue_edited(ctx: ServerContext, event: Event) -> None:
+    if campaign_edited(ctx, event):
+        return
     job = ctx.store.find(event.repo, event.number)
     if job is None or job.is_terminal:
         return

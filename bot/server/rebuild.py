@@ -1,19 +1,23 @@
 """Rebuilding a job whose Redis record was lost, from GitHub: the issue's spec, the branch's
-trailers (same job id, so committed batches are adopted, never redone) and the open PR."""
+trailers (same job id, so committed batches and the change note are adopted, never redone),
+the open PR, and the job's comments by their hidden markers (old gate ids are never reused)."""
 
 from __future__ import annotations
 
 import re
 
+from bot.github.client import Installation
 from bot.server.context import ServerContext
 from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.errors import StepwiseError
 from jobs.domain.job import Job
+from jobs.domain.outbox import GATE_PREFIX
 from jobs.domain.records import PullRequest
 from jobs.domain.spec import parse_issue
 from jobs.engine.engine import Base, create_job
 
 BRANCH = re.compile(r"^stepwise/issue-(\d+)(?:-\d+)?$")
+GATE_ID = re.compile(rf"^{re.escape(GATE_PREFIX)}[a-z_]+-(\d+)$")  # gate:<kind>-<n>
 
 
 def rebuild(ctx: ServerContext, *, repo: str, number: int, installation_id: int) -> Job | None:
@@ -58,5 +62,26 @@ def rebuild(ctx: ServerContext, *, repo: str, number: int, installation_id: int)
         job.server.pull = PullRequest(number=pull.number, node_id=pull.node_id,
                                       url=pull.html_url, draft=pull.draft)
     job.server.installation_id, job.server.rebuilt = installation_id, True
+    adopt_comments(job, client, owner, name, [job.number, *([pull.number] if pull else [])],
+                   app_login=f"{ctx.settings.app_slug}[bot]")
     ctx.store.save(job)
     return job
+
+
+def adopt_comments(job: Job, client: Installation, owner: str, name: str,
+                   numbers: list[int], *, app_login: str) -> None:
+    """Know the job's comments again by their hidden markers (`<!-- stepwise:<job>:<key> -->`):
+    the plan, the card and each gate's. Gate ids go on after the highest one found, so the
+    current gate gets a comment of its own instead of being written into an old one."""
+    pattern = re.compile(rf"<!-- stepwise:{re.escape(job.id)}:([^ ]+) -->")
+    highest = 0
+    for number in numbers:
+        for comment in client.comments(owner, name, number):
+            if not comment.is_bot or comment.author.casefold() != app_login.casefold():
+                continue  # a person (or another bot) quoting a marker adopts nothing
+            for key in pattern.findall(comment.body):
+                job.server.comments.setdefault(key, comment.id)
+                gate = GATE_ID.match(key)
+                if gate is not None:
+                    highest = max(highest, int(gate.group(1)))
+    job.gate_counter = max(job.gate_counter, highest)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from jobs.domain import markdown_safe as md
 from jobs.domain.base_update import BaseDecision, resolve_commands
 from jobs.domain.job import Job
 from jobs.domain.note_parts import command_line, short
@@ -63,10 +64,10 @@ def base_merge_card(job: Job) -> list[str]:
 
 def conflict_reason(job: Job, decision: BaseDecision, *, local: bool) -> str:
     """The `conflict` gate's reason: the files, and the commands that resolve it."""
-    files = "\n".join(f"- `{item}`" for item in decision.unreplayable)
+    files = "\n".join(f"- {md.code(item)}" for item in decision.unreplayable)
     commands = resolve_commands(branch=job.branch, base_branch=job.base_branch, local=local)
     return (f"{decision.reason}:\n{files}\n\nResolve it on the branch with a merge "
-            f"(never a rebase or a force push):\n```\n{commands}\n```\nthen approve")
+            f"(never a rebase or a force push):\n{md.block(commands)}\nthen approve")
 
 
 WORKFLOW_PERMISSION = "workflow_permission"  # the error code of a refused workflow change
@@ -79,14 +80,14 @@ def workflow_refused_reason(job: Job, base_sha: str, files: list[str], message: 
     that merge it by hand (a person's push may change workflows)."""
     said = _REFUSAL.search(message)
     quoted = said.group(0).strip() if said else message.strip()[-300:]
-    listed = "\n".join(f"- `{path}`" for path in files) or "- (workflow files)"
+    listed = "\n".join(f"- {md.code(path)}" for path in files) or "- (workflow files)"
     commands = (f"git fetch origin\ngit switch {job.branch}\n"
                 f"git merge origin/{job.base_branch}\ngit push origin {job.branch}")
-    return (f"GitHub refused the merge of `{job.base_branch}` ({base_sha[:7]}) into "
-            f"`{job.branch}`: it changes workflow files, and the App has no `workflows: write` "
-            f"permission (GitHub: \"{quoted}\"):\n{listed}\n\n"
+    return (f"GitHub refused the merge of {md.code(job.base_branch)} ({base_sha[:7]}) into "
+            f"{md.code(job.branch)}: it changes workflow files, and the App has no "
+            f"`workflows: write` permission (GitHub: {md.message(quoted)}):\n{listed}\n\n"
             "Merge it on the branch by hand (never a rebase or a force push):\n"
-            f"```\n{commands}\n```\n(or press **Update branch** on the pull request: GitHub "
+            f"{md.block(commands)}\n(or press **Update branch** on the pull request: GitHub "
             "signs that merge, which a base requiring signed commits needs), then approve; or "
             "have an owner grant the App `workflows: write` in its installation settings, then "
             "approve to merge it again")

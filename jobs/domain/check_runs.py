@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from jobs.domain import markdown_safe as md
 from jobs.domain.annotations import MAX_ANNOTATIONS, Annotation
 
 OUTPUT_CHARS = 65_000  # GitHub refuses an output summary or text over 65,535 characters
@@ -92,7 +93,7 @@ def batch_check(*, job_id: str, number: int, total: int, files: Sequence[str], h
                     "", "| command | exit | took |", "|---|---:|---:|"]
         summary += [_row(item) for item in earlier_failures]
     text = "\n\n".join(_tail(item) for item in [*commands, *earlier_failures] if item.output_tail)
-    files_list = "\n".join(f"- `{path}`" for path in files[:200])
+    files_list = "\n".join(f"- {md.code(path)}" for path in files[:200])
     return CheckRunDraft(
         name=batch_check_name(number), head_sha=head_sha, external_id=f"{job_id}:batch:{number}",
         status="completed", conclusion="success" if passed else "failure", title=title,
@@ -114,7 +115,7 @@ def job_check(*, job_id: str, head_sha: str, state: JobCheckState, headline: str
     }[state]
     summary = headline
     if command:
-        summary += f"\n\nTo continue, comment:\n\n```\n{command}\n```"
+        summary += f"\n\nTo continue, comment:\n\n{md.block(command)}"
         if meaning:
             summary += f"\n\nThat command will {meaning}."
     return CheckRunDraft(name=JOB_CHECK_NAME, head_sha=head_sha, external_id=f"{job_id}:job",
@@ -124,14 +125,13 @@ def job_check(*, job_id: str, head_sha: str, state: JobCheckState, headline: str
 
 
 def _row(item: Evidence) -> str:
-    command = shlex.join(item.argv).replace("|", "\\|")
     exit_text = "timed out" if item.timed_out else str(item.exit_code)
-    return f"| `{command}` | {exit_text} | {item.duration_s:.1f} s |"
+    return f"| {md.code(shlex.join(item.argv), in_table=True)} | {exit_text} | " \
+        f"{item.duration_s:.1f} s |"
 
 
 def _tail(item: Evidence) -> str:
-    fence = "````" if "```" in item.output_tail else "```"
-    return f"`{shlex.join(item.argv)}` (exit {item.exit_code}):\n{fence}\n{item.output_tail}\n{fence}"
+    return f"{md.code(shlex.join(item.argv))} (exit {item.exit_code}):\n{md.block(item.output_tail)}"
 
 
 def _cap(text: str) -> str:

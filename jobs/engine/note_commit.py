@@ -6,9 +6,25 @@ from jobs.domain.change_note import render_note
 from jobs.engine.context import JobContext
 
 
-def commit_note(engine: JobContext, label: str) -> str | None:
-    """Rewrite the note at the branch head and commit it; None when it did not change."""
+def note_at_head(engine: JobContext, label: str) -> bool:
+    """Whether the branch head is already this job's note commit for `label` (a record rebuilt
+    after it was lost adopts that commit: committing the note again would push it twice)."""
     job = engine.job
+    if job.note_commit is None or job.note_commit != job.head_sha:
+        return False
+    head = engine.services.repository.commits(f"{job.head_sha}^", job.head_sha)
+    return any(c.sha == job.head_sha and c.trailers.get("Stepwise-Job") == job.id
+               and c.trailers.get("Stepwise-Note") == label for c in head)
+
+
+def commit_note(engine: JobContext, label: str) -> str | None:
+    """Rewrite the note at the branch head and commit it; None when it did not change, or when
+    the head already is the note for `label`."""
+    job = engine.job
+    if note_at_head(engine, label):
+        engine.event("note", f"change note ({label}) already on the branch as "
+                     f"{job.head_sha[:7]}; adopted")
+        return None
     worktree = engine.worktree
     worktree.reset(job.head_sha)
     path = worktree.path / job.note_path

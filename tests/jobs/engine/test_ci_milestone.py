@@ -150,7 +150,7 @@ def test_red_milestone_names_the_batch_then_revert_waits_again_and_green_passes(
     assert job.gate.report.evidence["batches"] == [1]
     prompt = outcome.message
     for words in ("CI failed on milestone 1's head", "`tests` (failure)", TESTS_URL,
-                  f"`{AREA}:5`: AssertionError: 5 != 6", "batch 1", "1 failed, 5 passed",
+                  f"`{AREA}:5`: `AssertionError: 5 != 6`", "batch 1", "1 failed, 5 passed",
                   "stepwise approve", "stepwise retry"):
         assert words in prompt, words
     job_run = ci_rig.forge.check_runs[f"{job.id}:job"]
