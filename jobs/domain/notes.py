@@ -12,7 +12,7 @@ from jobs.domain.base_notes import base_merge_card
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.git_versions import version_lines
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import (
     code_label,
     command_line,
@@ -160,7 +160,8 @@ def gate_prompt(job: Job, *, voice: Voice = LOCAL) -> str:
         if report.hint:
             paragraphs.append(f"Hint: {md.message(voice.speak(report.hint))}")
         tail = report.evidence.get("output_tail")
-        if isinstance(tail, str) and tail:
+        shown_by_plan = gate.kind is Gate.PLAN and report.code == "baseline_failed"
+        if isinstance(tail, str) and tail and not shown_by_plan:  # the plan prints it once
             paragraphs.append(f"Output tail:\n{md.block(tail.rstrip())}")
     paragraphs += gate_choices(job, gate).lines(voice)
     return voice.speak("\n\n".join(paragraphs))
