@@ -15,10 +15,17 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from jobs.domain import markdown_safe as md
-from jobs.domain.annotations import MAX_ANNOTATIONS, Annotation
+from jobs.domain.annotations import Annotation
+from jobs.domain.github_limits import (
+    ANNOTATIONS_PER_REQUEST,
+    CHECK_OUTPUT_BYTES,
+    CHECK_TITLE_CHARS,
+    cut_chars,
+    fit_bytes,
+)
 
-OUTPUT_CHARS = 65_000  # GitHub refuses an output summary or text over 65,535 characters
 JOB_CHECK_NAME = "Stepwise"
+WHOLE_OUTPUT_AT = "the job's record in the task center and the change note"
 
 
 class Evidence(Protocol):
@@ -55,11 +62,13 @@ class CheckRunDraft:
     details_url: str = ""
 
     def payload(self) -> dict[str, Any]:
-        output: dict[str, Any] = {"title": self.title[:255], "summary": _cap(self.summary)}
+        output: dict[str, Any] = {
+            "title": cut_chars(self.title, CHECK_TITLE_CHARS),
+            "summary": fit_bytes(self.summary, CHECK_OUTPUT_BYTES, where=WHOLE_OUTPUT_AT)}
         if self.text:
-            output["text"] = _cap(self.text)
-        if self.annotations:
-            output["annotations"] = [_annotation(a) for a in self.annotations[:MAX_ANNOTATIONS]]
+            output["text"] = fit_bytes(self.text, CHECK_OUTPUT_BYTES, where=WHOLE_OUTPUT_AT)
+        if self.annotations:  # the rest go in further updates (`annotation_batches`)
+            output["annotations"] = [_annotation(a) for a in self.annotations[:ANNOTATIONS_PER_REQUEST]]
         body: dict[str, Any] = {"name": self.name, "head_sha": self.head_sha,
                                 "external_id": self.external_id, "status": self.status,
                                 "output": output}
@@ -132,12 +141,6 @@ def _row(item: Evidence) -> str:
 
 def _tail(item: Evidence) -> str:
     return f"{md.code(shlex.join(item.argv))} (exit {item.exit_code}):\n{md.block(item.output_tail)}"
-
-
-def _cap(text: str) -> str:
-    if len(text) <= OUTPUT_CHARS:
-        return text
-    return text[: OUTPUT_CHARS - 40].rsplit("\n", 1)[0] + "\n\n(cut: the rest is in the note)"
 
 
 def _annotation(item: Annotation) -> dict[str, Any]:
