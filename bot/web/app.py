@@ -11,6 +11,7 @@ from bot.server.connections import web_redis
 from bot.settings import Settings, load_settings
 from bot.taskcenter.mount import install as install_task_center
 from bot.web import metrics_route, webhooks
+from bot.web.webhook_body import MAX_BUFFERED_BYTES, BodyBudget
 
 
 def create_app(settings: Settings | None = None, connection: redis.Redis | None = None) -> FastAPI:
@@ -20,6 +21,7 @@ def create_app(settings: Settings | None = None, connection: redis.Redis | None 
     app.state.webhook_secrets = settings.webhook_secrets()
     app.state.app_slug = settings.app_slug
     app.state.max_payload_bytes = webhooks.MAX_PAYLOAD_BYTES
+    app.state.body_budget = BodyBudget(MAX_BUFFERED_BYTES)
     # The webhook route calls Redis on the event loop: a hung Redis must fail it, not stall it.
     app.state.redis = connection or web_redis(settings)
     app.include_router(webhooks.router)
