@@ -1,5 +1,5 @@
 # The README's commands, and the benchmarks.
-.PHONY: demo test test-fast bench chaos fuzz readme lock
+.PHONY: demo test test-fast bench bench-llm chaos fuzz readme lock
 
 demo:
 	./scripts/demo
@@ -13,6 +13,11 @@ test-fast:
 
 bench:
 	./scripts/bench
+
+# The model benchmark: STEPWISE_LLM_BASE_URL (and _MODEL, _API_KEY) measure a model; unset, the
+# scripted model checks the protocol.
+bench-llm:
+	STEPWISE_EXTRAS='[dev]' bash -c 'source scripts/_venv.sh && "$$VENV/bin/python" -m bench.llm_tasks'
 
 chaos:
 	STEPWISE_EXTRAS='[dev]' bash -c 'source scripts/_venv.sh && "$$VENV/bin/python" -m tests.kit.chaos'

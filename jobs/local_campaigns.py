@@ -28,11 +28,12 @@ from jobs.features.campaigns.port import (
     LeftOut,
     Preview,
     advance,
+    apply_spec_change,
     carry_out,
     plan_digest,
     preview_entry,
 )
-from jobs.features.campaigns.record import OPEN_STATES, Campaign, CampaignStatus, RepoEntry, RepoState
+from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, RepoState
 from jobs.features.campaigns.selection import RepoFacts
 from jobs.features.campaigns.settings import CampaignTask, parse_campaign_text
 from jobs.features.campaigns.steering import JobAction, apply, parse_command, quote_command
@@ -249,7 +250,9 @@ def run_campaign(issue_file: Path, repo_dirs: Sequence[Path], *, command: str | 
     repos.update(_names(repo_dirs))
     port = LocalCampaignPort(repos, parsed.task, folder, clock)
     if parsed.task.spec.digest() != campaign.spec_digest:
-        said.append(_spec_changed(campaign, parsed, folder, issue_text, port, now))
+        (folder / ISSUE).write_text(issue_text, encoding="utf-8")
+        said.append(apply_spec_change(campaign, parsed.task.spec.digest(), parsed.settings, port,
+                                      now))
     for name in repos:
         if name not in campaign.repos:
             campaign.repos[name] = preview_entry(name, parsed.settings, port)
@@ -263,28 +266,3 @@ def run_campaign(issue_file: Path, repo_dirs: Sequence[Path], *, command: str | 
     dashboard = render_dashboard(campaign, steer=f"stepwise campaign --issue {where} --command")
     _save(folder, campaign, dashboard)
     return CampaignResult(dashboard, _exit_code(campaign), tuple(said))
-
-
-def _spec_changed(campaign: Campaign, parsed: CampaignTask, folder: Path, issue_text: str,
-                  port: LocalCampaignPort, now: datetime) -> str:
-    """A new spec: before approval the preview is redone; after it, the campaign pauses until
-    `resume`, which re-plans the repositories not done."""
-    (folder / ISSUE).write_text(issue_text, encoding="utf-8")
-    campaign.spec_digest = parsed.task.spec.digest()
-    if campaign.status is CampaignStatus.PLAN:
-        for name in list(campaign.repos):
-            campaign.repos[name] = preview_entry(name, parsed.settings, port)
-        campaign.log(now, "the spec changed: the preview was redone")
-        return "The spec changed; the preview was redone."
-    for entry in campaign.entries(RepoState.PREVIEWED, RepoState.APPROVED):
-        fresh = preview_entry(entry.name, parsed.settings, port)
-        entry.files, entry.targets, entry.preview_digest = fresh.files, fresh.targets, \
-            fresh.preview_digest
-        if fresh.state is RepoState.LEFT_OUT:
-            entry.state, entry.reason = RepoState.LEFT_OUT, fresh.reason
-    campaign.replan = [entry.name for entry in campaign.entries(*OPEN_STATES)]
-    if campaign.status not in (CampaignStatus.COMPLETED, CampaignStatus.CANCELLED):
-        campaign.status = CampaignStatus.PAUSED
-        campaign.status_reason = "the spec changed; `resume` applies it to repositories not done"
-    campaign.log(now, "the spec changed: paused until resume")
-    return "The spec changed; the campaign is paused until `resume` applies it."

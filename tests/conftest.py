@@ -36,6 +36,23 @@ def redis_url() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(autouse=True)
+def github_openapi_check() -> Iterator[None]:
+    """Fail a test whose fake GitHub saw a request, or gave an answer, that GitHub's own API
+    description (npm @octokit/openapi) does not allow; see tests/kit/github_openapi.py."""
+    from tests.kit.github import LIVE_FAKES
+
+    for fake in LIVE_FAKES:
+        fake.openapi_violations.clear()
+    yield
+    found = [line for fake in LIVE_FAKES for line in fake.openapi_violations]
+    LIVE_FAKES[:] = [fake for fake in LIVE_FAKES if fake.running]
+    if found:
+        unique = list(dict.fromkeys(found))
+        pytest.fail(f"the fake GitHub saw {len(unique)} calls GitHub's API description does not allow:\n"
+                    + "\n".join(unique[:20]), pytrace=False)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "redis_url" in getattr(item, "fixturenames", ()):

@@ -204,33 +204,49 @@ class RepositoryCi:
         return int(suite.get("id", 0)) if isinstance(suite, dict) else 0
 
     # -- Stepwise's own check runs ----------------------------------------------------------------
-    def find_check_run(self, body: dict[str, Any]) -> dict[str, Any] | None:
-        """The run made for `body` before: same name and external id on the same commit."""
+    def find_check_run(self, body: dict[str, Any], *, newer_than: int = 0) -> dict[str, Any] | None:
+        """The newest run made for `body` before: same name and external id on the same commit
+        (a completed run is never changed, so one name may have several; GitHub shows the newest)."""
         runs = self._pages(lambda gh, page: gh.checks.list_for_ref(
             self.owner, self.name, body["head_sha"], check_name=body["name"], filter_="all",
             per_page=PER_PAGE, page=page), "check_runs")
-        return next((run for run in runs if run.get("external_id") == body["external_id"]), None)
+        mine = [run for run in runs if run.get("external_id") == body["external_id"]
+                and int(run.get("id", 0)) > newer_than]
+        return max(mine, key=lambda run: int(run.get("id", 0)), default=None)
 
     def upsert_check_run(self, body: dict[str, Any]) -> int:
-        """Create the check run `body` (a CheckRunDraft's payload), or update the one its external
-        id finds; its id. A create that GitHub made but answered with a fault is found again
-        before trying anew."""
+        """Make the check run `body` (a CheckRunDraft's payload) what GitHub shows; its id.
+
+        A run still in progress is updated; a completed run is never changed (GitHub refuses it):
+        a new state after completion is a new run of the same name on that commit, and a run that
+        already shows `body` is left as it is (a repeated publication). A create that GitHub made
+        but answered with a fault is found again before trying anew."""
         existing = self.find_check_run(body)
         if existing is not None:
-            return self._update(existing, body)
+            if existing.get("status") != "completed":
+                return self._update(existing, body)
+            if shows(existing, body):
+                return int(existing["id"])
+        newer_than = int(existing["id"]) if existing is not None else 0
         created = self.client._create_once(
             lambda: self.client._call(lambda gh: response_json(gh.checks.create(self.owner, self.name,
                                                                         data=body))),
-            lambda: self.find_check_run(body))
+            lambda: self.find_check_run(body, newer_than=newer_than))
         return int(created["id"])
 
-    def supersede_check_run(self, run_id: int, head_sha: str) -> None:
-        """Close a run the branch head left behind (gone already: nothing to do)."""
-        self.client._call(lambda gh: gh.checks.update(self.owner, self.name, run_id, data={
-            "status": "completed", "conclusion": "neutral",
-            "output": {"title": f"Superseded by {head_sha[:7]}",
-                       "summary": f"The branch moved on: see the run on `{head_sha[:7]}`."}}),
-            missing=None)
+    def supersede_check_run(self, run_id: int, head_sha: str, *, old_sha: str, external_id: str,
+                            completed: bool) -> None:
+        """Close the job's run that the branch head left behind on `old_sha`: a run in progress is
+        updated (gone already: nothing to do); a completed one (asking at a gate) is kept as
+        GitHub keeps it, and a newer `neutral` run of the same name on that commit supersedes it."""
+        output = {"title": f"Superseded by {head_sha[:7]}",
+                  "summary": f"The branch moved on: see the run on `{head_sha[:7]}`."}
+        if not completed:
+            self.client._call(lambda gh: gh.checks.update(self.owner, self.name, run_id, data={
+                "status": "completed", "conclusion": "neutral", "output": output}), missing=None)
+            return
+        self.upsert_check_run({"name": JOB_CHECK_NAME, "head_sha": old_sha, "external_id": external_id,
+                               "status": "completed", "conclusion": "neutral", "output": output})
 
     def _update(self, existing: dict[str, Any], body: dict[str, Any]) -> int:
         update = {k: v for k, v in body.items() if k != "head_sha"}
@@ -243,6 +259,13 @@ class RepositoryCi:
         run_id = int(existing["id"])
         self.client._call(lambda gh: gh.checks.update(self.owner, self.name, run_id, data=update))
         return run_id
+
+
+def shows(run: dict[str, Any], body: dict[str, Any]) -> bool:
+    """Whether GitHub's `run` already says what `body` would make it say."""
+    output, wanted = run.get("output") or {}, body.get("output") or {}
+    return (run.get("status"), run.get("conclusion"), output.get("title"), output.get("summary")) == (
+        body.get("status"), body.get("conclusion"), wanted.get("title"), wanted.get("summary"))
 
 
 def ci_failures(ci: RepositoryCi, failing: Sequence[CheckObservation]) -> list[CiFailure]:
@@ -275,13 +298,16 @@ def is_own_check(name: str) -> bool:
 def send_check_run(ci: RepositoryCi, job: Job, body: dict[str, Any]) -> None:
     """Create or update one check run. The job's `Stepwise` run lives on the branch head; when
     the head moved, the run left on the old head (in progress, or asking at a gate) is closed as
-    `neutral`, "superseded", so no commit shows a job that waits forever."""
+    `neutral`, "superseded", so no commit shows a job that waits forever (a completed run by a
+    newer run of the same name: GitHub shows the newest)."""
     run_id = ci.upsert_check_run(body)
     if not str(body["external_id"]).endswith(JOB_CHECK_SUFFIX):
         return
     last = job.server.job_check_run
     if last is not None and last.sha != body["head_sha"] and last.open:
-        ci.supersede_check_run(last.id, str(body["head_sha"]))
+        ci.supersede_check_run(last.id, str(body["head_sha"]), old_sha=last.sha,
+                               external_id=str(body["external_id"]), completed=last.completed)
     job.server.job_check_run = JobCheckRun(
         sha=str(body["head_sha"]), id=run_id,
-        open=body.get("conclusion") in (None, "action_required"))
+        open=body.get("conclusion") in (None, "action_required"),
+        completed=body.get("status") == "completed")

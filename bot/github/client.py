@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 from urllib.parse import quote
 
@@ -116,13 +117,18 @@ class Installation:
                          author=str(user["login"]), state=data["state"],
                          is_pull_request="pull_request" in data)
 
-    def comments(self, owner: str, name: str, number: int) -> list[CommentInfo]:
+    def comments(self, owner: str, name: str, number: int, *,
+                 since: datetime | None = None) -> list[CommentInfo]:
+        """The comments of an issue or pull request, oldest first; with `since`, only those
+        created or edited at or after it (GitHub's `since`, by `updated_at`)."""
         found: list[CommentInfo] = []
+        window: dict[str, Any] = {} if since is None else {"since": since}
         for page in range(1, MAX_PAGES + 1):
 
             def fetch(gh: Any, page: int = page) -> Any:
                 return response_json(gh.issues.list_comments(owner, name, number,
-                                                          per_page=PER_PAGE, page=page))
+                                                          per_page=PER_PAGE, page=page,
+                                                          **window))
 
             batch: list[dict[str, Any]] = self._call(fetch)
             found.extend(comment_info(item) for item in batch)

@@ -32,6 +32,7 @@ from jobs.domain import outbox
 from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import RetryClass
+from jobs.domain.github_limits import BODY_CHARS, ISSUE_TITLE_CHARS, cut_chars, fit_chars
 from jobs.domain.job import Job
 from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
@@ -235,10 +236,19 @@ class GitHubForge:
             parts.append(gate_prompt(job, voice=self.voice))
         return "\n\n".join(parts) + self.center_link(job)
 
+    def whole_text_at(self, job: Job) -> str:
+        """Where a text cut to GitHub's limits can be read whole."""
+        center = f"the task center ({self.task_center_url}/jobs/{job.id})" if self.task_center_url \
+            else f"the task center (job `{job.id}`)"
+        return f"the `Stepwise` check run's details and {center}"
+
     def pull_body(self, job: Job) -> str:
-        return redact("\n\n".join([self.card(job), f"Closes nothing by itself: tracks #{job.number}.",
-                                   MERGE_ADVICE.format(revert=self.voice.usage("revert <batch>")),
-                                   marker(job, "card")]))
+        tail = "\n\n".join([f"Closes nothing by itself: tracks #{job.number}.",
+                             MERGE_ADVICE.format(revert=self.voice.usage("revert <batch>")),
+                             marker(job, "card")])
+        card = fit_chars(redact(self.card(job)), BODY_CHARS, reserve=len(tail) + 2,
+                         where=self.whole_text_at(job))
+        return f"{card}\n\n{tail}"
 
     def refresh_pull(self, job: Job) -> None:
         """Open the PR after the first commit; afterwards keep its body (the card) current."""
@@ -247,7 +257,8 @@ class GitHubForge:
         pull = job.server.pull
         if pull is None:
             opened, draft = self.client.create_pull(
-                self.owner, self.name, title=f"stepwise: {job.title} (#{job.number})",
+                self.owner, self.name,
+                title=cut_chars(f"stepwise: {job.title}", ISSUE_TITLE_CHARS - 8) + f" (#{job.number})",
                 head=job.branch, base=job.base_branch, body=self.pull_body(job))
             job.server.pull = PullRequest(number=opened.number, node_id=opened.node_id,
                                           url=opened.html_url, draft=draft)
@@ -305,7 +316,8 @@ class GitHubForge:
         marker names the issue: a retried event finds its earlier answer)."""
         if job is None:
             tag = f"<!-- stepwise:issue-{number}:{key} -->" if key else None
-            body = redact(text) + (f"\n\n{tag}" if tag else "")
+            body = fit_chars(redact(text), BODY_CHARS, reserve=len(tag or "") + 2) + (
+                f"\n\n{tag}" if tag else "")
             found = self.client.find_comment(self.owner, self.name, number, tag) if tag else None
             if found is not None:
                 self.client.update_comment(self.owner, self.name, found.id, body)
@@ -317,7 +329,8 @@ class GitHubForge:
     def upsert(self, job: Job, number: int, key: str, text: str) -> None:
         """Edit the comment carrying this marker, or post it once."""
         tag = marker(job, key)
-        body = f"{redact(text)}\n\n{tag}"
+        fitted = fit_chars(redact(text), BODY_CHARS, reserve=len(tag) + 2, where=self.whole_text_at(job))
+        body = f"{fitted}\n\n{tag}"
         known = job.server.comments
         comment_id = known.get(key)
         if comment_id is not None and self.client.update_comment(self.owner, self.name,

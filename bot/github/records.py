@@ -33,6 +33,7 @@ class CommentInfo:
     author: str
     is_bot: bool
     created_at: str
+    updated_at: str = ""  # equal to created_at unless the body was edited
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,8 @@ def comment_info(data: dict[str, Any]) -> CommentInfo:
     login = str(user.get("login", ""))
     return CommentInfo(id=int(data["id"]), body=data.get("body") or "", author=login,
                        is_bot=user.get("type") == "Bot" or login.endswith("[bot]"),
-                       created_at=str(data.get("created_at", "")))
+                       created_at=str(data.get("created_at", "")),
+                       updated_at=str(data.get("updated_at") or data.get("created_at", "")))
 
 
 def pull_info(data: dict[str, Any]) -> PullInfo:

@@ -12,7 +12,7 @@ from bot.events import Event, Kind
 from bot.github.client import Installation
 from bot.github.errors import ForgeError
 from bot.server import reconciler, steps
-from bot.server.campaigns.tasks import start_campaign
+from bot.server.campaigns.tasks import campaign_edited, start_campaign
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
 from bot.server.context import ServerContext
@@ -164,6 +164,8 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
 
 
 def on_issue_edited(ctx: ServerContext, event: Event) -> None:
+    if campaign_edited(ctx, event):
+        return
     job = ctx.store.find(event.repo, event.number)
     if job is None or job.is_terminal:
         return

@@ -44,6 +44,8 @@ COMMENT_GRACE_S = 30.0  # a command comment younger than this may still have its
 ROUND_KEY = "stepwise:reconcile:round"
 CURSOR_KEY = "stepwise:reconcile:after:{}"  # the last job id a pass took, per kind of work
 COMMENT_KEY = "stepwise:comment:{}"  # bot/server/comments.py keeps each comment's progress there
+COMMENT_CURSOR_KEY = "stepwise:comments-read:{}"  # per job: comments before it were read back
+CURSOR_TTL_S = 90 * 24 * 3600
 
 
 @dataclass
@@ -76,8 +78,9 @@ def read_documents(redis: Redis, job_ids: list[str]) -> dict[str, dict[str, Any]
 
 def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -> Pass:
     """One pass: publish what jobs no worker holds owe, then read the
-    comments of jobs at a shown gate for commands nobody handled (written at least
-    `comment_grace_s` ago: a webhook still on its way is not a lost one)."""
+    comments of jobs at a shown gate, then of jobs waiting for CI, for commands nobody
+    handled (written at least `comment_grace_s` ago: a webhook still on its way is not a
+    lost one)."""
     result = Pass()
     deadline = time.monotonic() + PASS_BUDGET_S
     redis = ctx.redis
@@ -105,6 +108,18 @@ def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -
             log.warning("could not read a job's comments", extra={"job_id": job_id,
                                                                    "code": exc.code})
         took_turn(redis, "waiting", job_id)
+    # Jobs waiting for CI are idle too: a `cancel` posted while no webhook came is read back.
+    ci_jobs = take_turns(redis, "ci-comments", list(waiting_ci), MAX_JOBS_PER_PASS, move=False)
+    for job_id in ci_jobs:
+        if time.monotonic() > deadline:
+            break
+        try:
+            result.commands += unhandled_commands(ctx, job_id, grace_s=comment_grace_s,
+                                                  doc=waiting_ci[job_id])
+        except StepwiseError as exc:
+            log.warning("could not read a job's comments", extra={"job_id": job_id,
+                                                                   "code": exc.code})
+        took_turn(redis, "ci-comments", job_id)
     return result
 
 
@@ -157,30 +172,43 @@ def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
 
 def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
                        doc: dict[str, Any] | None = None) -> list[int]:
-    """Queue the comments written on a waiting job since its gate opened that no webhook
-    brought (their progress key is missing); returns their ids. `doc`, the job's document
-    the pass already read, spares loading the whole record."""
-    facts = _waiting_facts(doc) if doc is not None else None
+    """Queue the command comments on an idle job that no webhook brought (their progress key
+    is missing); returns their ids. Every comment since the last one this read-back went past
+    is covered (a per-job cursor, COMMENT_CURSOR_KEY, listed with `since=`), not only those
+    since the gate opened: a `cancel` posted while Redis or the worker was away counts too.
+    Only a comment whose body is unchanged since it was written is applied; an edited one is
+    never attributed to its author (docs/security.md). `doc`, the job's document the pass
+    already read, spares loading the whole record."""
+    facts = _idle_facts(doc) if doc is not None else None
     if facts is None:
         job = ctx.store.load_id(job_id)
-        if job is None or job.gate is None:
+        if job is None:
             return []
-        facts = (job.repo, job.number, job.server, job.gate)
-    repo, job_number, server, gate = facts
-    if gate.shown_at is None or server.installation_id is None:
+        facts = (job.repo, job.number, job.server, job.gate, job.created_at)
+    repo, job_number, server, gate, created = facts
+    if (gate is not None and gate.shown_at is None) or server.installation_id is None:
         return []
     from bot.commands import parse_comment
 
     client = ctx.installation(server.installation())
     owner, name = repo.split("/", 1)
     threads = [job_number] + ([server.pull.number] if server.pull is not None else [])
-    queued = []
+    cursor = _cursor(ctx, job_id) or created.replace(microsecond=0)
+    now, passed, queued = ctx.clock(), cursor, []
     for number in threads:
-        for comment in client.comments(owner, name, number):
-            if comment.is_bot or not _after(comment.created_at, gate.opened_at) or \
-                    not _older(comment.created_at, ctx.clock(), grace_s) or \
-                    ctx.redis.exists(COMMENT_KEY.format(comment.id)) or \
+        for comment in client.comments(owner, name, number, since=cursor):
+            written = _time(comment.created_at)
+            if written is None or written < cursor or comment.is_bot:
+                continue
+            if (now - written).total_seconds() < grace_s:
+                continue  # its webhook may still come; the cursor stays before it
+            passed = max(passed, written)
+            if ctx.redis.exists(COMMENT_KEY.format(comment.id)) or \
                     not parse_comment(comment.body, app_slug=ctx.settings.app_slug):
+                continue
+            if comment.updated_at != comment.created_at:
+                log.warning("an edited command comment is not applied", extra={
+                    "job_id": job_id, "comment_id": comment.id})
                 continue
             event = Event(kind=Kind.COMMENT, delivery_id=f"reconciled-{comment.id}",
                           repo=repo, installation_id=server.installation(),
@@ -190,18 +218,34 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
             enqueue(ctx.redis, "event", event.model_dump(mode="json"),
                     job_id=rq_id("event", event.delivery_id))
             queued.append(comment.id)
+    ctx.redis.set(COMMENT_CURSOR_KEY.format(job_id), passed.isoformat(), ex=CURSOR_TTL_S)
     if queued:
         log.warning("commands without a webhook; handling them now",
                     extra={"job_id": job_id, "comments": queued})
     return queued
 
 
-def _waiting_facts(doc: dict[str, Any]) -> tuple[str, int, ServerState, OpenGate] | None:
-    """(repo, issue number, server state, gate) from a job document; None if it lacks one."""
+def _cursor(ctx: ServerContext, job_id: str) -> datetime | None:
+    raw = ctx.redis.get(COMMENT_CURSOR_KEY.format(job_id))
+    return _time(raw.decode() if isinstance(raw, bytes) else raw) if raw else None
+
+
+def _time(value: str | None) -> datetime | None:
     try:
-        gate = OpenGate.model_validate(doc["gate"])
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _idle_facts(doc: dict[str, Any]
+                ) -> tuple[str, int, ServerState, OpenGate | None, datetime] | None:
+    """(repo, issue number, server state, gate or None, creation time) from a job document;
+    None if it lacks one."""
+    try:
+        gate = OpenGate.model_validate(doc["gate"]) if doc.get("gate") else None
         server = ServerState.model_validate(doc.get("server") or {})
-        return str(doc["repo"]), int(doc["number"]), server, gate
+        created = datetime.fromisoformat(str(doc["created_at"]).replace("Z", "+00:00"))
+        return str(doc["repo"]), int(doc["number"]), server, gate, created
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -212,14 +256,6 @@ def _older(created_at: str, now: datetime, seconds: float) -> bool:
     except ValueError:
         return False
     return (now - created).total_seconds() >= seconds
-
-
-def _after(created_at: str, opened_at: datetime) -> bool:
-    try:
-        created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return created >= opened_at.replace(microsecond=0)
 
 
 def run_pass(ctx: ServerContext) -> None:

@@ -12,7 +12,7 @@ import re
 import redis
 
 from bot.events import Event, Kind
-from bot.server.keys import ci_key, issue_key
+from bot.server.keys import campaign_key, ci_key, issue_key
 
 DEFAULT_TRIGGER_LABEL = "stepwise"
 DEFAULT_CAMPAIGN_LABEL = "stepwise-campaign"
@@ -65,7 +65,8 @@ def noop_reason(event: Event, connection: redis.Redis) -> str:
             return ""  # maybe the trigger or the campaign label (or a broken config to report)
         return "" if is_trigger(event.label, known) else f"label {event.label!r} is not the trigger"
     if event.kind in (Kind.ISSUE_CLOSED, Kind.ISSUE_EDITED):
-        if connection.exists(issue_key(event.repo, event.number)):
+        if connection.exists(issue_key(event.repo, event.number),
+                             campaign_key(event.repo, event.number)):
             return ""
         known = known_trigger_label(connection, event.repo)
         if any(is_trigger(label, known) for label in event.labels):

@@ -18,10 +18,12 @@ import logging
 import socket
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs.domain import caps
 from jobs.domain.globs import glob_match
 
 log = logging.getLogger(__name__)
@@ -38,6 +40,7 @@ DENIED_NETWORKS = tuple(ipaddress.ip_network(net) for net in (
     "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
     "172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4",
     "240.0.0.0/4", "::/128", "::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+    "64:ff9b:1::/48", "2001::/32", "100::/64", "2001:db8::/32",
 ))
 
 # The registries of each ecosystem, the allowlist when `network_allow` is empty.
@@ -63,15 +66,32 @@ class EgressRecord:
     address: str = ""
 
 
+# IPv6 forms that carry an IPv4 address in their last 32 bits: IPv4-compatible (::/96),
+# IPv4-translated (::ffff:0:0:0/96), NAT64 (64:ff9b::/96). IPv4-mapped, 6to4 and Teredo are
+# decoded by `ipaddress`; the local-use NAT64 prefix and Teredo as a whole are denied outright.
+EMBEDDING_NETWORKS = tuple(ipaddress.ip_network(net) for net in (
+    "::/96", "::ffff:0:0:0/96", "64:ff9b::/96"))
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Every IPv4 address an IPv6 address embeds (mapped, compatible, translated, NAT64,
+    6to4, Teredo server and client)."""
+    found = [embedded for embedded in (ip.ipv4_mapped, ip.sixtofour) if embedded is not None]
+    if ip.teredo is not None:
+        found += list(ip.teredo)
+    if any(ip in network for network in EMBEDDING_NETWORKS):
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return found
+
+
 def denied_address(address: str) -> str | None:
     """Why an address may never be reached (None if it is public)."""
     ip = ipaddress.ip_address(address)
     if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour
-        if embedded is not None:
-            return denied_address(str(embedded))
-        if ip in ipaddress.ip_network("64:ff9b::/96"):
-            return denied_address(str(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)))
+        for embedded in embedded_ipv4(ip):
+            reason = denied_address(str(embedded))
+            if reason is not None:
+                return f"{address} embeds {reason}"
     for network in DENIED_NETWORKS:
         if ip.version == network.version and ip in network:
             return f"{address} is in {network}, which sandboxed commands never reach"
@@ -118,12 +138,15 @@ class EgressProxy:
     """The proxy for one sandboxed command (or one setup phase), on a Unix socket of its own.
 
     `deny_hosts` are Stepwise's own services (Redis, the web app): their addresses are refused
-    even where they are public. Every tunnel asked for is kept in `records`.
+    even where they are public. The first EGRESS_RECORDS tunnels asked for are kept in
+    `records` (jobs/domain/caps.py), the rest only counted in `dropped`.
     """
 
     def __init__(self, allow: Sequence[str], *, deny_hosts: Sequence[str] = ()) -> None:
         self.allowlist = Allowlist(tuple(allow))
         self.records: list[EgressRecord] = []
+        self.dropped = 0
+        self.open_connections = 0
         self._denied = _resolve_all(deny_hosts)
         self._dir = Path(tempfile.mkdtemp(prefix="stepwise-egress-"))
         self.socket_path = self._dir / "egress.sock"
@@ -171,11 +194,19 @@ class EgressProxy:
 
     # -- one client connection -----------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.open_connections >= caps.EGRESS_CONNECTIONS:
+            self.dropped += 1
+            with contextlib.suppress(OSError):
+                await _answer(writer, 503, "too many connections open through the proxy")
+            writer.close()
+            return
+        self.open_connections += 1
         try:
             await self._tunnel(reader, writer)
         except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass
         finally:
+            self.open_connections -= 1
             writer.close()
 
     async def _tunnel(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -185,12 +216,12 @@ class EgressProxy:
             return
         method, target = _request_line(head)
         if method != "CONNECT":
-            self.records.append(EgressRecord(target, 0, False, "only CONNECT (HTTPS) is proxied"))
+            self._record(EgressRecord(target, 0, False, "only CONNECT (HTTPS) is proxied"))
             await _answer(writer, 405, "only HTTPS (CONNECT) is proxied")
             return
         host, port = _host_port(target)
         address, reason = await self._check(host, port)
-        self.records.append(EgressRecord(host, port, address is not None, reason, address or ""))
+        self._record(EgressRecord(host, port, address is not None, reason, address or ""))
         if address is None:
             log.info("egress refused: %s:%s (%s)", host, port, reason)
             await _answer(writer, 403, reason)
@@ -203,7 +234,15 @@ class EgressProxy:
             return
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
         await writer.drain()
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        activity = _Activity(time.monotonic())
+        await asyncio.gather(_pipe(reader, up_writer, activity),
+                             _pipe(up_reader, writer, activity))
+
+    def _record(self, record: EgressRecord) -> None:
+        if len(self.records) < caps.EGRESS_RECORDS:
+            self.records.append(record)
+        else:
+            self.dropped += 1
 
     async def _check(self, host: str, port: int) -> tuple[str | None, str]:
         if not self.allowlist.admits(host, port):
@@ -258,9 +297,33 @@ async def _answer(writer: asyncio.StreamWriter, status: int, reason: str) -> Non
         await writer.drain()
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+@dataclass
+class _Activity:
+    """When a tunnel last carried a byte, in either direction."""
+
+    last: float = 0.0
+
+
+IDLE_CHECK_S = 5.0
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                activity: _Activity | None = None) -> None:
+    """Copy one direction of a tunnel; give up once neither direction carried anything for
+    caps.EGRESS_IDLE_S (an idle tunnel holds no connection open for ever)."""
+    activity = activity if activity is not None else _Activity(time.monotonic())
     try:
-        while chunk := await reader.read(64 * 1024):
+        while True:
+            try:
+                chunk = await asyncio.wait_for(reader.read(64 * 1024),
+                                               min(IDLE_CHECK_S, caps.EGRESS_IDLE_S))
+            except TimeoutError:
+                if time.monotonic() - activity.last >= caps.EGRESS_IDLE_S:
+                    break
+                continue
+            if not chunk:
+                break
+            activity.last = time.monotonic()
             writer.write(chunk)
             await writer.drain()
     except OSError:

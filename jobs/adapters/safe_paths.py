@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
+from jobs.domain.caps import FileTooLargeError
 from jobs.domain.errors import RetryClass, StepwiseError
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -141,11 +142,21 @@ def require_regular(root: Path, rel: str) -> None:
     os.close(_open_regular(root, rel, os.O_RDONLY))
 
 
-def read_regular(root: Path, rel: str) -> bytes:
-    """The bytes of the regular file `rel` under `root`, never through a link."""
+def read_regular(root: Path, rel: str, *, limit: int | None = None) -> bytes:
+    """The bytes of the regular file `rel` under `root`, never through a link; with `limit`,
+    a file over it raises FileTooLargeError before more than `limit` bytes are read (its
+    size is checked first, so a huge sparse file costs nothing)."""
     fd = _open_regular(root, rel, os.O_RDONLY)
     with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+        if limit is None:
+            return handle.read()
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise FileTooLargeError(rel, size, limit)
+        data = handle.read(limit + 1)  # the file may grow meanwhile: never more than this
+        if len(data) > limit:
+            raise FileTooLargeError(rel, max(size, len(data)), limit)
+        return data
 
 
 def write_regular(root: Path, rel: str, data: bytes) -> None:

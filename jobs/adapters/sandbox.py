@@ -29,6 +29,7 @@ from jobs.adapters.sandbox_process import (
     execute,
     not_run,
 )
+from jobs.domain import caps
 from jobs.domain.errors import ConfigError, RetryClass, StepwiseError
 from jobs.domain.programs import refusal_reason
 from jobs.domain.sandboxing import CommandRefusedError, CommandResult, EnvironmentLayer, SandboxPolicy
@@ -213,7 +214,8 @@ class BubblewrapSandbox:
             finally:
                 view.remove_mount_stubs(cwd, policy.environment)
             if proxy is not None:
-                result = replace(result, egress=tuple(_describe(r) for r in proxy.records))
+                result = replace(result, egress=caps.egress_records(
+                    [_describe(r) for r in proxy.records], dropped=proxy.dropped))
         if result.exit_code == 1 and result.output_tail.startswith("bwrap: execvp "):
             return replace(result, exit_code=127)  # not found in the sandbox's view (e.g. /tmp)
         return result

@@ -9,12 +9,12 @@ import os
 import select
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO
 
+from jobs.adapters.sandbox_output import OutputSink
+from jobs.domain.caps import OUTPUT_KEPT_BYTES
 from jobs.domain.output_tail import choose_tail
 from jobs.domain.programs import program_name
 from jobs.domain.sandboxing import CommandResult
@@ -22,31 +22,20 @@ from jobs.domain.sandboxing import CommandResult
 TAIL_LINES = 40
 TAIL_LINE_CHARS = 500
 TAIL_TOTAL_CHARS = 6000
-TAIL_READ_BYTES = 64 * 1024
+TAIL_READ_BYTES = OUTPUT_KEPT_BYTES
 
 
-def _read_output(out: IO[bytes]) -> tuple[str, int]:
-    """(tail, total line count) of the output file, reading only its last TAIL_READ_BYTES."""
-    out.flush()
-    size = out.seek(0, os.SEEK_END)
-    out.seek(0)
-    lines, last = 0, b""
-    while chunk := out.read(1 << 20):
-        lines += chunk.count(b"\n")
-        last = chunk[-1:]
-    if size and last != b"\n":
-        lines += 1
-    start = max(0, size - TAIL_READ_BYTES)
-    out.seek(start)
-    text = out.read().decode("utf-8", errors="replace")
-    kept = text.removesuffix("\n").split("\n")
-    kept = kept[1:] if start and len(kept) > 1 else kept  # the first one read may be partial
-    # The failing test's report when the runner printed one, not just the last lines.
-    chosen = choose_tail(kept, limit=TAIL_LINES)
+def _tail(kept: bytes, *, dropped: bool) -> str:
+    """The last TAIL_LINES lines (each cut to TAIL_LINE_CHARS) of the kept output, or the
+    failing test's report when the runner printed one (jobs/domain/output_tail.py)."""
+    text = kept.decode("utf-8", errors="replace")
+    lines = text.removesuffix("\n").split("\n")
+    lines = lines[1:] if dropped and len(lines) > 1 else lines  # the first kept may be partial
+    chosen = choose_tail(lines, limit=TAIL_LINES)
     tail = "\n".join(line.rstrip("\r")[:TAIL_LINE_CHARS] for line in chosen)
     if len(tail) > TAIL_TOTAL_CHARS:
         tail = tail[-TAIL_TOTAL_CHARS:].partition("\n")[2]
-    return tail, lines
+    return tail
 
 
 STOP_POLL_S = 0.5
@@ -91,26 +80,31 @@ def execute(
 ) -> CommandResult:  # fmt: skip
     """Run `cmd` (the real argv, maybe wrapped) in its own session; kill its group at the end."""
     started = time.monotonic()
-    with tempfile.TemporaryFile() as out:
-        try:
-            proc = subprocess.Popen(
-                list(cmd), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                cwd=cwd, env=env, start_new_session=True, close_fds=True,
-            )  # fmt: skip
-        except OSError as exc:  # lost a race with `which`, or not executable
-            code = 127 if isinstance(exc, FileNotFoundError) else 126
-            return not_run(argv, code, f"{program_name(argv[0])}: {exc.strerror}", isolated)
-        ended = "exited"
-        try:
-            ended = _wait(proc, timeout, should_stop)
-        finally:
-            # Kill whatever is left in the group (background children, or everything on
-            # timeout) while the leader is still unreaped, so the group id cannot be reused.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            exit_code = proc.wait()
-        duration = time.monotonic() - started
-        tail, lines = _read_output(out)
+    read_end, write_end = os.pipe2(os.O_CLOEXEC)
+    try:
+        proc = subprocess.Popen(
+            list(cmd), stdin=subprocess.DEVNULL, stdout=write_end, stderr=subprocess.STDOUT,
+            cwd=cwd, env=env, start_new_session=True, close_fds=True,
+        )  # fmt: skip
+    except OSError as exc:  # lost a race with `which`, or not executable
+        os.close(read_end)
+        code = 127 if isinstance(exc, FileNotFoundError) else 126
+        return not_run(argv, code, f"{program_name(argv[0])}: {exc.strerror}", isolated)
+    finally:
+        os.close(write_end)
+    sink = OutputSink(read_end)  # the output is streamed, never stored whole (caps.py)
+    ended = "exited"
+    try:
+        ended = _wait(proc, timeout, should_stop)
+    finally:
+        # Kill whatever is left in the group (background children, or everything on
+        # timeout) while the leader is still unreaped, so the group id cannot be reused.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        exit_code = proc.wait()
+        kept, lines, dropped = sink.finish()
+    duration = time.monotonic() - started
+    tail = _tail(kept, dropped=dropped)
     return CommandResult(
         argv=tuple(argv), exit_code=exit_code, duration_s=duration, output_tail=tail,
         output_lines=lines, timed_out=ended == "timeout", isolated=isolated,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from jobs.adapters import dir_scan, index_state, tree_fd
 from jobs.adapters.safe_paths import Kind, UnsafePathError, kind_of, read_regular
+from jobs.domain import caps
 
 ZERO_OID = "0" * 40
 _MODES = {Kind.REGULAR: "100644", Kind.EXECUTABLE: "100755", Kind.SYMLINK: "120000"}
@@ -33,8 +34,10 @@ class Change:
 
 
 def collect_changes(root: Path, paths: Iterable[str]) -> list[Change]:
-    """The index entries that make the index match the files at `paths`."""
-    changes = []
+    """The index entries that make the index match the files at `paths`; a file over
+    caps.STAGED_FILE_BYTES, or a batch over caps.STAGED_BATCH_BYTES, is a FileTooLargeError
+    that fails the batch naming the file and the limit."""
+    changes, total = [], 0
     for path in paths:
         if path.endswith("/"):  # git lists an untracked directory holding `.git` this way
             raise UnsafePathError(path, "it holds a git repository (a planted `.git`)")
@@ -47,8 +50,23 @@ def collect_changes(root: Path, paths: Iterable[str]) -> list[Change]:
         elif kind is Kind.SPECIAL:
             raise UnsafePathError(path, "it is not a regular file (a fifo, socket or device)")
         else:
-            changes.append(Change(path, _MODES[kind], read_regular(root, path)))
+            data = _read_within(root, path, budget=caps.STAGED_BATCH_BYTES - total)
+            total += len(data)
+            changes.append(Change(path, _MODES[kind], data))
     return changes
+
+
+def _read_within(root: Path, path: str, *, budget: int) -> bytes:
+    """The file's bytes, read only if it is within the per-file cap and what is left of the
+    batch's (sizes are checked before reading)."""
+    try:
+        return read_regular(root, path, limit=min(caps.STAGED_FILE_BYTES, budget))
+    except caps.FileTooLargeError as error:
+        size = int(error.evidence["size"])
+        if size <= caps.STAGED_FILE_BYTES:  # the file fits; the batch does not
+            raise caps.FileTooLargeError(path, caps.STAGED_BATCH_BYTES - budget + size,
+                                         caps.STAGED_BATCH_BYTES, batch=True) from None
+        raise
 
 
 def index_info(changes: Iterable[Change], blobs: dict[str, str]) -> bytes:

@@ -16,7 +16,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-MAX_ANNOTATIONS = 50  # GitHub takes at most 50 per check-run request
+from jobs.domain.github_limits import ANNOTATIONS_PER_REQUEST
+
+MAX_ANNOTATIONS = ANNOTATIONS_PER_REQUEST  # GitHub takes at most 50 per check-run request
 MESSAGE_CHARS = 400
 
 _PATH = r"(?P<path>[^\s:()'\"<>|]+?\.[A-Za-z0-9_]+)"

@@ -3,6 +3,7 @@ section, the progress card's lines and the `conflict` gate's reason."""
 
 from __future__ import annotations
 
+from jobs.domain import markdown_safe as md
 from jobs.domain.base_update import BaseDecision, resolve_commands
 from jobs.domain.job import Job
 from jobs.domain.note_parts import command_line, short
@@ -61,10 +62,10 @@ def base_merge_card(job: Job) -> list[str]:
 
 def conflict_reason(job: Job, decision: BaseDecision, *, local: bool) -> str:
     """The `conflict` gate's reason: the files, and the commands that resolve it."""
-    files = "\n".join(f"- `{item}`" for item in decision.unreplayable)
+    files = "\n".join(f"- {md.code(item)}" for item in decision.unreplayable)
     commands = resolve_commands(branch=job.branch, base_branch=job.base_branch, local=local)
     return (f"{decision.reason}:\n{files}\n\nResolve it on the branch with a merge "
-            f"(never a rebase or a force push):\n```\n{commands}\n```\nthen approve")
+            f"(never a rebase or a force push):\n{md.block(commands)}\nthen approve")
 
 
 def moved_notice(job: Job, base_sha: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from jobs.domain import ci_notes
+from jobs.domain import markdown_safe as md
 from jobs.domain.base_notes import base_merge_note
 from jobs.domain.job import Batch, Job
 from jobs.domain.llm_report import model_usage
@@ -15,7 +16,6 @@ from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.note_parts import (
     batch_commands,
     cell,
-    code_span,
     command_line,
     passed_after_failing,
     reverted_lines,
@@ -32,26 +32,26 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     """The change note committed under `notes_dir`: what was done, with its evidence."""
     spec = job.spec
     lines = [
-        f"# Stepwise change note: {job.title} (#{job.number})",
+        f"# Stepwise change note: {md.text(job.title)} (#{job.number})",
         "",
         f"- Job: `{job.id}`, status `{job.status}`, written {now:%Y-%m-%d %H:%M:%SZ}",
-        f"- Started: {job.created_at:%Y-%m-%d %H:%M:%SZ} on `{job.base_branch}` at "
-        f"`{short(job.base_sha)}`; branch `{job.branch}`",
-        f"- Recipe `{spec.recipe}`; paths {', '.join(f'`{p}`' for p in spec.paths)}"
-        + (f"; excluded {', '.join(f'`{p}`' for p in spec.exclude)}" if spec.exclude else ""),
+        f"- Started: {job.created_at:%Y-%m-%d %H:%M:%SZ} on {md.code(job.base_branch)} at "
+        f"`{short(job.base_sha)}`; branch {md.code(job.branch)}",
+        f"- Recipe {md.code(spec.recipe)}; paths {md.codes(spec.paths)}"
+        + (f"; excluded {md.codes(spec.exclude)}" if spec.exclude else ""),
         f"- Baseline validation on `{short(job.baseline_sha or job.base_sha)}`: "
         f"{baseline_label(job)}",
         "",
         "## Goal",
         "",
-        job.title,
+        md.text(job.title),
         "",
         "## Not doing",
         "",
-        *([f"- {item}" for item in spec.not_doing] or ["- (nothing listed)"]),
+        *([f"- {md.message(item)}" for item in spec.not_doing] or ["- (nothing listed)"]),
     ]
     if job.instructions:
-        lines += ["", "## Standing instructions", "", *[f"- {i}" for i in job.instructions]]
+        lines += ["", "## Standing instructions", "", *[f"- {md.message(i)}" for i in job.instructions]]
     lines += ["", "## Batches", "",
               "| Milestone | Batch | Status | Files | Summary | Commit | Validation |",
               "|---|---|---|---|---|---|---|"]
@@ -67,7 +67,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     lines += reverted_lines(job)
     lines += passed_after_failing(job)
     if job.left_out:
-        lines += ["", "## Left out", "", *[f"- `{item.path}` — {item.rule}"
+        lines += ["", "## Left out", "", *[f"- {md.code(item.path)} — {md.message(item.rule)}"
                                            for item in job.left_out]]
     lines += base_merge_note(job)
     lines += model_usage(job)
@@ -77,7 +77,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
                        | set(job.final_review.leftovers if job.final_review else []),
                        key=target_key)
     lines += ["", "## Leftovers for a human to confirm", ""]
-    lines += [f"- {code_span(item)}" for item in leftovers] or ["- none"]
+    lines += [f"- {md.code(item)}" for item in leftovers] or ["- none"]
     if job.status is JobStatus.CANCELLED:
         undone = [b.number for b in job.batches if b.status in (BatchStatus.PENDING,
                                                                BatchStatus.FAILED,
@@ -98,7 +98,7 @@ def _reasons(job: Job, status: BatchStatus, title: str) -> list[str]:
     chosen = [b for b in job.batches if b.status is status]
     if not chosen:
         return []
-    return ["", f"## {title}", "", *[f"- batch {b.number}: {b.reason or 'no reason given'}"
+    return ["", f"## {title}", "", *[f"- batch {b.number}: {md.message(b.reason or 'no reason given')}"
                                      for b in chosen]]
 
 

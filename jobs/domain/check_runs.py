@@ -14,10 +14,18 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
-from jobs.domain.annotations import MAX_ANNOTATIONS, Annotation
+from jobs.domain import markdown_safe as md
+from jobs.domain.annotations import Annotation
+from jobs.domain.github_limits import (
+    ANNOTATIONS_PER_REQUEST,
+    CHECK_OUTPUT_BYTES,
+    CHECK_TITLE_CHARS,
+    cut_chars,
+    fit_bytes,
+)
 
-OUTPUT_CHARS = 65_000  # GitHub refuses an output summary or text over 65,535 characters
 JOB_CHECK_NAME = "Stepwise"
+WHOLE_OUTPUT_AT = "the job's record in the task center and the change note"
 
 
 class Evidence(Protocol):
@@ -54,11 +62,13 @@ class CheckRunDraft:
     details_url: str = ""
 
     def payload(self) -> dict[str, Any]:
-        output: dict[str, Any] = {"title": self.title[:255], "summary": _cap(self.summary)}
+        output: dict[str, Any] = {
+            "title": cut_chars(self.title, CHECK_TITLE_CHARS),
+            "summary": fit_bytes(self.summary, CHECK_OUTPUT_BYTES, where=WHOLE_OUTPUT_AT)}
         if self.text:
-            output["text"] = _cap(self.text)
-        if self.annotations:
-            output["annotations"] = [_annotation(a) for a in self.annotations[:MAX_ANNOTATIONS]]
+            output["text"] = fit_bytes(self.text, CHECK_OUTPUT_BYTES, where=WHOLE_OUTPUT_AT)
+        if self.annotations:  # the rest go in further updates (`annotation_batches`)
+            output["annotations"] = [_annotation(a) for a in self.annotations[:ANNOTATIONS_PER_REQUEST]]
         body: dict[str, Any] = {"name": self.name, "head_sha": self.head_sha,
                                 "external_id": self.external_id, "status": self.status,
                                 "output": output}
@@ -92,7 +102,7 @@ def batch_check(*, job_id: str, number: int, total: int, files: Sequence[str], h
                     "", "| command | exit | took |", "|---|---:|---:|"]
         summary += [_row(item) for item in earlier_failures]
     text = "\n\n".join(_tail(item) for item in [*commands, *earlier_failures] if item.output_tail)
-    files_list = "\n".join(f"- `{path}`" for path in files[:200])
+    files_list = "\n".join(f"- {md.code(path)}" for path in files[:200])
     return CheckRunDraft(
         name=batch_check_name(number), head_sha=head_sha, external_id=f"{job_id}:batch:{number}",
         status="completed", conclusion="success" if passed else "failure", title=title,
@@ -114,7 +124,7 @@ def job_check(*, job_id: str, head_sha: str, state: JobCheckState, headline: str
     }[state]
     summary = headline
     if command:
-        summary += f"\n\nTo continue, comment:\n\n```\n{command}\n```"
+        summary += f"\n\nTo continue, comment:\n\n{md.block(command)}"
         if meaning:
             summary += f"\n\nThat command will {meaning}."
     return CheckRunDraft(name=JOB_CHECK_NAME, head_sha=head_sha, external_id=f"{job_id}:job",
@@ -124,20 +134,13 @@ def job_check(*, job_id: str, head_sha: str, state: JobCheckState, headline: str
 
 
 def _row(item: Evidence) -> str:
-    command = shlex.join(item.argv).replace("|", "\\|")
     exit_text = "timed out" if item.timed_out else str(item.exit_code)
-    return f"| `{command}` | {exit_text} | {item.duration_s:.1f} s |"
+    return f"| {md.code(shlex.join(item.argv), in_table=True)} | {exit_text} | " \
+        f"{item.duration_s:.1f} s |"
 
 
 def _tail(item: Evidence) -> str:
-    fence = "````" if "```" in item.output_tail else "```"
-    return f"`{shlex.join(item.argv)}` (exit {item.exit_code}):\n{fence}\n{item.output_tail}\n{fence}"
-
-
-def _cap(text: str) -> str:
-    if len(text) <= OUTPUT_CHARS:
-        return text
-    return text[: OUTPUT_CHARS - 40].rsplit("\n", 1)[0] + "\n\n(cut: the rest is in the note)"
+    return f"{md.code(shlex.join(item.argv))} (exit {item.exit_code}):\n{md.block(item.output_tail)}"
 
 
 def _annotation(item: Annotation) -> dict[str, Any]:

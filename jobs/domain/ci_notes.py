@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from jobs.domain import markdown_safe as md
 from jobs.domain.annotations import Annotation
 from jobs.domain.ci import CheckObservation, CiState, CiVerdict
 from jobs.domain.errors import ErrorInfo, RetryClass
@@ -51,7 +52,7 @@ def check_words(check: CiCheck) -> str:
     """"`tests` success ([details](url))" — one check with its conclusion and link."""
     state = check.conclusion if check.status == "completed" else check.status
     link = f" ([details]({check.url}))" if check.url else ""
-    return f"`{check.name}` {state or 'pending'}{link}"
+    return f"{md.code(check.name)} {state or 'pending'}{link}"
 
 
 def scope_words(scope: str, number: int) -> str:
@@ -143,17 +144,19 @@ def failure_report(job: Job, wait: CiWait, verdict: CiVerdict,
     named = batches_named(job, annotations, milestone=milestone)
     what = scope_words(wait.scope, wait.number)
     timed = verdict.state is CiState.TIMED_OUT
-    failing = ", ".join(f"`{c.name}` (never reported)" if c.name in verdict.missing else
-                        f"`{c.name}` ({c.conclusion or c.status})" for c in verdict.failing) or \
-        ", ".join(f"`{name}` (never reported)" for name in verdict.missing)
+    failing = ", ".join(f"{md.code(c.name)} (never reported)" if c.name in verdict.missing else
+                        f"{md.code(c.name)} ({c.conclusion or c.status})"
+                        for c in verdict.failing) or \
+        ", ".join(f"{md.code(name)} (never reported)" for name in verdict.missing)
     message = (f"CI timed out on {what}'s head `{short(wait.sha)}` after "
                f"{job.config.ci.timeout} min: {failing} still pending" if timed else
                f"CI failed on {what}'s head `{short(wait.sha)}`: {failing}")
     lines = [message]
-    lines += [f"- `{f.check}`: [details]({f.url})" for f in failures if f.url]
+    lines += [f"- {md.code(f.check)}: [details]({f.url})" for f in failures if f.url]
     if annotations:
         lines += ["", "Annotations:"]
-        lines += [f"- `{a.path}:{a.line}`: {a.message}" for a in annotations[:ANNOTATIONS_SHOWN]]
+        lines += [f"- {md.code(f'{a.path}:{a.line}')}: {md.code(a.message)}"
+                  for a in annotations[:ANNOTATIONS_SHOWN]]
     if named:
         lines += ["", "They point at the files of " + ", ".join(f"batch {n}" for n in named)
                   + f" ({{{{revert {named[0]}}}}} undoes one)."]
@@ -173,7 +176,7 @@ def failure_report(job: Job, wait: CiWait, verdict: CiVerdict,
 def attempt_failure(wait: CiWait, verdict: CiVerdict, failures: Sequence[FailureDetail]) -> ErrorInfo:
     """A per_batch candidate withdrawn for red checks: the attempt's error, which the next
     attempt is told (its message and output tail)."""
-    names = ", ".join(f"`{c.name}`" for c in verdict.failing)
+    names = md.codes(c.name for c in verdict.failing)
     annotations = [a for f in failures for a in f.annotations]
     found = "\n".join(f"{a.path}:{a.line}: {a.message}" for a in annotations[:ANNOTATIONS_SHOWN])
     tails = "\n\n".join(f"{f.check}:\n{f.log_tail}" for f in failures if f.log_tail)

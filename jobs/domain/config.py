@@ -42,6 +42,7 @@ CONFIG_PATH = ".github/stepwise.yml"
 
 AllowDeletions = bool | Literal["ask"]
 UpdateFromBase = Literal["conflicted", "behind", "never"]
+NotesCadence = Literal["per_milestone", "at_end"]
 NetworkMode = bool | Literal["setup"]  # false: none; "setup": setup only; true: every command
 
 # Environment names `env` may not set: they steer the sandbox, git, the proxy or Stepwise itself.
@@ -144,6 +145,11 @@ class RepoConfig(BaseModel):
     """Who may answer gates besides users with write access (server mode): logins or `@org/team`."""
     notes_dir: str = "docs/agent-changes"
     """Where the change notes are committed."""
+    notes: NotesCadence = "at_end"
+    """When the change note is committed: `at_end`, one note commit when the job ends (the PR
+    body carries the running account meanwhile); `per_milestone`, also one at each milestone
+    and after each revert (with `ci.wait: per_milestone` it is pushed before CI runs, so the
+    milestone gate's head is the commit whose CI ran)."""
     llm_drafts: bool = False
     """Server mode: a labelled issue without a `stepwise` block gets a spec drafted by the
     model, shown for approval."""

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from jobs.domain import markdown_safe as md
 from jobs.domain.annotations import annotations_from_output
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus
@@ -24,7 +25,7 @@ def short(sha: str | None) -> str:
 def command_line(evidence: CommandEvidence) -> str:
     suffix = f" (timed out after {evidence.duration_s:.0f} s; `command_timeout` in " \
         ".github/stepwise.yml sets the limit)" if evidence.timed_out else ""
-    return f"`{evidence.display}` → exit {evidence.exit_code}{suffix}"
+    return f"{md.code(evidence.display)} → exit {evidence.exit_code}{suffix}"
 
 
 def output_block(evidence: CommandEvidence, *, lines: int = 15) -> list[str]:
@@ -32,8 +33,8 @@ def output_block(evidence: CommandEvidence, *, lines: int = 15) -> list[str]:
     tail = evidence.output_tail.rstrip().splitlines()[-lines:]
     if not tail:
         return []
-    fence = "````" if any(line.startswith("```") for line in tail) else "```"
-    return [f"Output of `{evidence.display}` (last {len(tail)} lines):", "", fence, *tail, fence]
+    return [f"Output of {md.code(evidence.display)} (last {len(tail)} lines):", "",
+            *md.block_lines(tail)]
 
 
 def baseline_failure(job: Job) -> str:
@@ -60,10 +61,10 @@ def codemod_words(evidence: CommandEvidence) -> str:
     """What a codemod reported, in words: its exit code is evidence, not the verdict."""
     lines = plural(evidence.output_lines, "line")
     said = last_words(evidence.output_tail)
-    said = f", last: “{said}”" if said else ""
+    said = f", last: {md.code(said)}" if said else ""
     if evidence.exit_code == 0:
-        return f"`{evidence.display}` ran cleanly ({lines} of output{said})"
-    return (f"`{evidence.display}` changed what it could and reported findings it left "
+        return f"{md.code(evidence.display)} ran cleanly ({lines} of output{said})"
+    return (f"{md.code(evidence.display)} changed what it could and reported findings it left "
             f"(exit {evidence.exit_code}; {lines} of output{said})")
 
 
@@ -93,7 +94,7 @@ def kept_label(kept: Sequence[Batch]) -> str:
 
 def code_label(files: Sequence[str], limit: int = 3) -> str:
     """Like files_label, each path as a code span so Markdown shows it verbatim."""
-    shown = ", ".join(f"`{f}`" for f in files[:limit])
+    shown = md.codes(files[:limit])
     return shown if len(files) <= limit else f"{shown} and {len(files) - limit} more"
 
 
@@ -105,7 +106,8 @@ def left_out_lines(job: Job) -> list[str]:
     if not job.left_out:
         return []
     lines = ["", f"Left out ({plural(len(job.left_out), 'file')} in `paths` no batch may edit):"]
-    lines += [f"- `{item.path}` — {item.rule}" for item in job.left_out[:LEFT_OUT_LINES]]
+    lines += [f"- {md.code(item.path)} — {md.message(item.rule)}"
+              for item in job.left_out[:LEFT_OUT_LINES]]
     if len(job.left_out) > LEFT_OUT_LINES:
         lines.append(f"- … and {len(job.left_out) - LEFT_OUT_LINES} more")
     return lines
@@ -124,7 +126,7 @@ def reverted_lines(job: Job) -> list[str]:
         return []
     lines = ["", "## Reverted", ""]
     for batch in chosen:
-        line = f"- batch {batch.number}: {batch.reason or 'no reason given'}"
+        line = f"- batch {batch.number}: {md.message(batch.reason or 'no reason given')}"
         if batch.revert_ok is not None:
             verdict = "passes" if batch.revert_ok else "does NOT pass"
             checks = "; ".join(command_line(c) for c in batch.revert_commands) or \
@@ -147,7 +149,7 @@ def passed_after_failing(job: Job) -> list[str]:
                 continue
             evidence = attempt.error.evidence
             command, code = evidence.get("command"), evidence.get("exit_code")
-            ran = f"; `{command}` → exit {code}" if isinstance(command, str) else ""
+            ran = f"; {md.code(command)} → exit {code}" if isinstance(command, str) else ""
             tail = evidence.get("output_tail")
             said = last_words(tail) if isinstance(tail, str) else ""
             lines.append(f"- batch {batch.number}, attempt {attempt.number}: "
@@ -161,7 +163,9 @@ def passed_after_failing(job: Job) -> list[str]:
 
 
 def cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Untrusted text for one table cell (or list item) line: code spans kept, the rest
+    literal (jobs/domain/markdown_safe.py)."""
+    return md.message(text.replace("\n", " "), in_table=True)
 
 
 _FINDING = re.compile(r"^(?:\./)?(?P<path>[^\s:][^:\n]*?):(?P<line>\d+)(?::\d+)?:?\s*(?P<text>.*)$",
@@ -187,19 +191,14 @@ def codemod_findings(tail: str, files: Sequence[str], *, roots: Sequence[str] = 
 
 
 def code_span(text: str) -> str:
-    """`text` as one Markdown code span, whatever backticks it holds (CommonMark: a fence of
-    more backticks than the longest run inside, padded by a space when it starts or ends with
-    one)."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    """`text` as one Markdown code span, whatever backticks it holds (jobs/domain/markdown_safe.py)."""
+    return md.code(text)
 
 
 def codemod_summary(evidence: CommandEvidence, *, changed: Sequence[str], planned: int,
                     findings: int) -> str:
     """A `command` batch in words: what the codemod changed and what it reported."""
-    what = f"`{evidence.display}` changed {plural(len(changed), 'file')} of {planned}"
+    what = f"{md.code(evidence.display)} changed {plural(len(changed), 'file')} of {planned}"
     if evidence.exit_code == 0:
         return f"{what}; it reported no problem"
     left = f"{plural(findings, 'finding')} it did not fix (listed as leftovers)" if findings \

@@ -7,11 +7,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from jobs.domain import ci_notes
+from jobs.domain import markdown_safe as md
 from jobs.domain.base_notes import base_merge_card
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.git_versions import version_lines
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import (
     code_label,
     command_line,
@@ -41,7 +42,7 @@ STATUS_MARKS = {
 
 
 def files_label(files: Sequence[str], limit: int = 3) -> str:
-    shown = ", ".join(files[:limit])
+    shown = ", ".join(md.text(name) for name in files[:limit])
     return shown if len(files) <= limit else f"{shown} and {len(files) - limit} more"
 
 
@@ -53,11 +54,11 @@ def environment_lines(job: Job) -> list[str]:
         env = job.environment
         how = ("reused from the cache" if env.from_cache else "built for this job") \
             if env is not None else "not built yet"
-        lines.append(f"- Setup: {', '.join(f'`{c}`' for c in config.setup)}; environment {how}"
+        lines.append(f"- Setup: {md.codes(config.setup)}; environment {how}"
                      + (f" (key `{env.key[:12]}`)" if env is not None else ""))
     if config.network:
         who = "setup only" if config.network == "setup" else "every command"
-        hosts = ", ".join(f"`{h}`" for h in config.network_allow) or \
+        hosts = md.codes(config.network_allow) or \
             "the package registries of the repository's ecosystems"
         lines.append(f"- Network: {who}, through Stepwise's egress proxy, to {hosts}")
     return lines
@@ -74,29 +75,29 @@ def config_source_lines(job: Job) -> list[str]:
 def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
     spec = job.spec
     lines = [
-        f"## Plan for #{job.number}: {job.title}",
+        f"## Plan for #{job.number}: {md.text(job.title)}",
         "",
-        f"- Recipe: `{spec.recipe}`" + (f", run `{spec.run}`" if spec.run else ""),
-        f"- Paths: {', '.join(f'`{p}`' for p in spec.paths)}"
-        + (f"; excluding {', '.join(f'`{p}`' for p in spec.exclude)}" if spec.exclude else ""),
+        f"- Recipe: {md.code(spec.recipe)}" + (f", run {md.code(spec.run)}" if spec.run else ""),
+        f"- Paths: {md.codes(spec.paths)}"
+        + (f"; excluding {md.codes(spec.exclude)}" if spec.exclude else ""),
     ]
     if spec.find:
-        lines.append(f"- Find: {', '.join(f'`{p}`' for p in spec.find)}")
+        lines.append(f"- Find: {md.codes(spec.find)}")
     if spec.replace is not None:
-        lines.append(f"- Replace with: `{spec.replace}`")
+        lines.append(f"- Replace with: {md.code(spec.replace)}")
     lines += [
-        f"- Done when: `{spec.done_when}`",
+        f"- Done when: {md.code(spec.done_when)}",
         f"- Files in scope: {len(job.scope_files)}; targets: {job.target_count} "
         f"in {sum(len(b.files) for b in job.batches)} files",
         f"- {plural(len(job.batches), 'batch')} in {plural(job.milestone_count, 'milestone')} "
         f"(batch size {spec.batch_size or job.config.batch_size}, "
         f"{job.config.batches_per_milestone} batches per milestone)",
-        f"- Validation: {', '.join(f'`{c}`' for c in job.config.validate_commands) or 'none'}",
+        f"- Validation: {md.codes(job.config.validate_commands) or 'none'}",
         *config_source_lines(job),
         *environment_lines(job),
         *version_lines(job.git_version, base=job.base_sha),
         f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
-        f"- Branch: `{job.branch}`",
+        f"- Branch: {md.code(job.branch)}",
         *ci_notes.plan_ci_lines(job),
     ]
     failing = [c for c in job.baseline if c.exit_code != 0 or c.timed_out]
@@ -108,7 +109,7 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
                   "planned again (revert a batch to have it undone)."]
     lines += left_out_lines(job)
     if spec.not_doing:
-        lines += ["", "Not doing:", *[f"- {item}" for item in spec.not_doing]]
+        lines += ["", "Not doing:", *[f"- {md.message(item)}" for item in spec.not_doing]]
     listed = 0
     for milestone in range(1, job.milestone_count + 1):
         batches = job.milestone_batches(milestone)
@@ -150,16 +151,18 @@ def gate_prompt(job: Job, *, voice: Voice = LOCAL) -> str:
     gate = job.gate
     if gate is None:
         return ""
-    paragraphs = [f"Waiting at gate `{gate.kind}` ({gate.id}): {gate.reason}"]
+    paragraphs = [f"Waiting at gate `{gate.kind}` ({gate.id}): "
+                  f"{md.message(voice.speak(gate.reason))}"]
     if gate.report is not None:
         report = gate.report
         paragraphs.append(f"Error `{report.code}` ({report.retry_class}): "
-                          f"{voice.speak(report.message)}")
+                          f"{md.message(voice.speak(report.message))}")
         if report.hint:
-            paragraphs.append(f"Hint: {voice.speak(report.hint)}")
+            paragraphs.append(f"Hint: {md.message(voice.speak(report.hint))}")
         tail = report.evidence.get("output_tail")
-        if isinstance(tail, str) and tail:
-            paragraphs.append(f"Output tail:\n```\n{tail.rstrip()}\n```")
+        shown_by_plan = gate.kind is Gate.PLAN and report.code == "baseline_failed"
+        if isinstance(tail, str) and tail and not shown_by_plan:  # the plan prints it once
+            paragraphs.append(f"Output tail:\n{md.block(tail.rstrip())}")
     paragraphs += gate_choices(job, gate).lines(voice)
     return voice.speak("\n\n".join(paragraphs))
 
@@ -200,9 +203,9 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
     """
     done = sum(1 for b in job.batches if b.status is BatchStatus.COMPLETED)
     lines = [
-        f"**Stepwise #{job.number}** — {job.title}\n",
+        f"**Stepwise #{job.number}** — {md.text(job.title)}\n",
         f"Status: `{job.status}` · batches {done}/{len(job.batches)} completed · "
-        f"branch `{job.branch}` at `{short(job.head_sha)}`",
+        f"branch {md.code(job.branch)} at `{short(job.head_sha)}`",
     ]
     position = job.server.queue_position
     if position:
@@ -211,12 +214,13 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
     if job.gate is not None and with_prompt:
         lines += ["", gate_prompt(job, voice=voice)]
     elif job.gate is not None:  # the prompt follows the card (the terminal prints it last)
-        lines += ["", f"Waiting at gate `{job.gate.kind}` ({job.gate.id}): {job.gate.reason}"]
+        lines += ["", f"Waiting at gate `{job.gate.kind}` ({job.gate.id}): "
+                      f"{md.message(job.gate.reason)}"]
     if job.gate is not None and (waiting := waiting_note(job)):  # its comment is not on GitHub
         lines += ["", waiting]
     if job.error is not None:
         lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): "
-                      f"{voice.speak(job.error.message)}"]
+                      f"{md.message(voice.speak(job.error.message))}"]
     lines += ci_notes.card_ci_lines(job)
     small = len(job.batches) <= CARD_DETAIL_LIMIT
     focus = focus_milestone(job)
@@ -258,5 +262,5 @@ def batch_line(batch: Batch, link: Callable[[str], str] | None = None) -> str:
         text += f" [`{short(batch.commit)}`]({link(batch.commit)})" if link else \
             f" `{short(batch.commit)}`"
     if batch.reason:
-        text += f" — {batch.reason}"
+        text += f" — {md.message(batch.reason)}"
     return f"{text} — {files_label(batch.files)}"

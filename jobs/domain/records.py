@@ -230,11 +230,13 @@ class PullRequest(Record):
 
 class JobCheckRun(Record):
     """Where the job's `Stepwise` check run was last sent: the commit, the run, whether it was
-    left open (in progress, or asking at a gate) and must be closed when the head moves."""
+    left open (in progress, or asking at a gate) and must be closed when the head moves, and
+    whether it is completed (GitHub keeps a completed run: it is closed by a newer run)."""
 
     sha: str
     id: int
     open: bool
+    completed: bool = False
 
 
 class ServerState(Record):

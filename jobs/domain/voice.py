@@ -17,14 +17,19 @@ from dataclasses import dataclass
 # The verbs a token may name: the comment commands and the CLI subcommands of the same meaning.
 TOKEN_VERBS = ("approve", "retry", "skip", "cancel", "revert", "instruct", "status", "help",
                "reload-config", "resume", "retry-start")
+# An argument holds only plain words, so a token found in untrusted text (a skip reason, an
+# issue title) can only ever become a harmless code span, never markup.
+_ARGUMENT = r"[\w <>.,:/-]*"
 _TOKEN = re.compile(r"\{\{(" + "|".join(re.escape(v) for v in TOKEN_VERBS)
-                    + r")(?: ([^{}\n]*))?\}\}")
+                    + rf")(?: ({_ARGUMENT}))?\}}\}}")
 
 
 def cmd(verb: str, argument: str = "") -> str:
     """A command named in stored text, written by each surface in its own voice when shown."""
     if verb not in TOKEN_VERBS:
         raise ValueError(f"{verb!r} is no command verb (known: {', '.join(TOKEN_VERBS)})")
+    if not re.fullmatch(_ARGUMENT, argument):
+        raise ValueError(f"{argument!r}: a command's argument here holds plain words only")
     return "{{" + verb + (f" {argument}" if argument else "") + "}}"
 
 

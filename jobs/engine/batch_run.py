@@ -37,8 +37,15 @@ def timeout_words(attempt: Attempt, error: ErrorInfo | None, limit: int) -> str:
             "raise it if the command needs longer)")
 
 
+def milestone_note(engine: JobContext, milestone: int) -> None:
+    """`notes: per_milestone`: the milestone's note commit, before CI runs on the milestone's
+    head (once: a head that is already the note commit is left as it is)."""
+    job = engine.job
+    if job.config.notes == "per_milestone" and job.note_commit != job.head_sha:
+        commit_note(engine, f"milestone {milestone}/{job.milestone_count}")
+
+
 def milestone_gate(engine: JobContext, milestone: int) -> None:
-    commit_note(engine, f"milestone {milestone}/{engine.job.milestone_count}")
     reason = f"milestone {milestone} of {engine.job.milestone_count} is done"
     # The report shows the gate the job is about to wait at, not `running`; it is published
     # before the gate is saved, so a failed publication is retried with the step.

@@ -15,6 +15,7 @@ from jobs.domain.check_runs import JobCheckState, batch_check, job_check
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import JobStatus
+from jobs.domain.notes import gate_prompt
 from jobs.domain.records import CommandEvidence
 from jobs.domain.voice import LOCAL, Voice
 from jobs.engine.context import CancelSignal, JobContext
@@ -82,9 +83,12 @@ def publish_job_check(engine: JobContext) -> None:
     if job.job_check_said == said:
         return
     command, _, meaning = command.partition("\t")
+    # At a gate the run's text is the whole gate report (cut to GitHub's 65,535 bytes), which a
+    # comment too long for GitHub points to.
+    report = gate_prompt(job, voice=engine.services.voice) if state is JobCheckState.AT_GATE else ""
     engine.services.forge.publish_check_run(job, job_check(
         job_id=job.id, head_sha=job.head_sha, state=state, headline=headline,
-        command=command, meaning=meaning))
+        command=command, meaning=meaning, card=report))
     job.job_check_said = said
     # Remembered, so the next step does not send it again; if the record changed meanwhile
     # (a command), the next step sends it again.

@@ -19,7 +19,7 @@ from jobs.domain.note_parts import baseline_failure
 from jobs.editors.base import CommandCancelled
 from jobs.engine import base_merge, branch_sync, ci_checks, ci_wait, endings, review
 from jobs.engine.baseline import recheck_baseline
-from jobs.engine.batch_run import milestone_gate, run_batch
+from jobs.engine.batch_run import milestone_gate, milestone_note, run_batch
 from jobs.engine.context import (
     EXIT_CANCELLED,
     EXIT_COMPLETED,
@@ -155,6 +155,7 @@ def _running(engine: Engine) -> Outcome | None:
     pending = [b for b in job.batches if b.status in (BatchStatus.PENDING,
                BatchStatus.IN_PROGRESS, BatchStatus.FAILED)]
     if not pending:
+        milestone_note(engine, job.milestone_count)
         if (waits := ci_wait.before_milestone_end(engine, job.milestone_count)) is not None:
             return waits
         review.finish(engine)
@@ -165,6 +166,7 @@ def _running(engine: Engine) -> Outcome | None:
     batch = pending[0]
     previous = batch.milestone - 1
     if previous >= 1 and previous not in job.approved_milestones:
+        milestone_note(engine, previous)
         if (waits := ci_wait.before_milestone_end(engine, previous)) is not None:
             return waits
         milestone_gate(engine, previous)

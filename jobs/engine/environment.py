@@ -42,13 +42,21 @@ class EnvironmentOutcome:
 
 def job_environment_key(config: RepoConfig, *, tracked: Sequence[str],
                         read: Callable[[list[str]], Mapping[str, str | None]],
-                        place: str = "") -> str:
+                        place: str = "", ref: str = "", commit: str = "") -> str:
     """The key of the environment `config.setup` builds. `place` is the worktree's path when
-    commands are not isolated (then nothing can be relocated and the path is part of the key)."""
+    commands are not isolated (then nothing can be relocated and the path is part of the key).
+
+    Nothing built from one branch serves another (`ref`, the job's base branch): an
+    environment a contributor's branch built, `.pth` files and all, is never reused for the
+    default branch. Which files setup reads is only known when `cache_key` names them; without
+    it the key names the base `commit`, so a change to any file setup may read rebuilds."""
     chosen = sorted(path for path in tracked if matches_any(path, config.cache_key))
     contents = read(chosen) if chosen else {}
     files = {path: hashlib.sha256((text or "\0binary").encode()).hexdigest()
              for path, text in contents.items()}
+    files[":ref"] = ref
+    if not config.cache_key:
+        files[":commit"] = commit
     network = "setup" if config.network == "setup" else str(bool(config.network)).lower()
     return environment_key(setup=config.setup, env=config.env, network=network,
                            cache_files=files, toolchain=f"{toolchain_identity()};{place}")
@@ -89,7 +97,8 @@ def prepare_job_environment(job: Job, *, repository: Workspace, cache: Environme
     `cache_key` files at the job's base, and kept, so every later step and worker agrees."""
     key = job.environment.key if job.environment is not None else job_environment_key(
         job.config, tracked=repository.tracked_files(job.base_sha),
-        read=lambda paths: repository.read_texts(job.base_sha, paths))
+        read=lambda paths: repository.read_texts(job.base_sha, paths),
+        ref=job.base_branch, commit=job.base_sha)
     found = cache.get(key)
     if found is None:
         scratch = repository.open_worktree(cache.root / f"scratch-{key}-{os.getpid()}",

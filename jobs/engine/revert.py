@@ -65,7 +65,8 @@ def revert_batch(engine: JobContext, number: int) -> str:
     validate_reverted_head(engine, batch)
     engine.event("revert", f"batch {number} reverted in {commit[:7]}", number)
     engine.save()
-    commit_note(engine, f"revert of batch {number}")
+    if job.config.notes == "per_milestone":
+        commit_note(engine, f"revert of batch {number}")
     ci_wait.after_revert(engine)  # at ci_failed: wait for CI on the new head again
     return revert_summary(batch, commit)
 

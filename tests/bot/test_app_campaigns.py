@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.server.campaigns import record_store
-from bot.server.campaigns.tasks import END, START, tick_all
+from bot.server.campaigns.tasks import END, START, issue_text, tick_all
 from jobs.features.campaigns.record import CampaignStatus, RepoState
 from tests.bot.conftest import OWNER, REPO, World, open_world
 
@@ -116,3 +116,44 @@ def test_a_campaign_runs_through_the_app(tmp_path: Path, redis_url: str) -> None
         assert world.ctx.store.find(f"{OWNER}/svc-b", 1).status.value == "cancelled"
         assert "Status: **completed**" in dashboard(world)
         assert record_store.active_keys(world.redis) == []  # the reconciler stops ticking it
+
+
+def test_a_spec_edit_after_approval_pauses_and_resume_replans(tmp_path: Path,
+                                                              redis_url: str) -> None:
+    with open_world(tmp_path, redis_url) as world:
+        add_service(world, "svc-a", broken=True)
+        add_service(world, "svc-b")
+        body = CAMPAIGN.replace("halt_when_failing: 0.4", "halt_when_failing: 0.9")
+        world.gh.add_issue(REPO, "Move every service to new()", body, user="maria")
+        world.send("issues.labeled", issue_number=2, label="stepwise-campaign", sender="maria")
+        world.work()
+        world.comment("/stepwise campaign approve all", by="maria", on=2)
+        settle(world)
+        doc = record_store.find(world.redis, REPO, 2)
+        assert doc is not None and doc.campaign.repos["octo-org/svc-a"].state \
+            is RepoState.NEEDS_HUMAN
+        # The App's own dashboard edit is not a spec change.
+        edited = world.gh.repos[REPO].issues[2].body or ""
+        world.send("issues.edited", issue_number=2, issue_body=edited, sender="stepwise[bot]",
+                   sender_type="Bot")
+        world.work()
+        assert record_store.find(world.redis, REPO, 2).campaign.status is CampaignStatus.RUNNING
+        # The fix: `old(x)` becomes `old (x)`, which svc-a (no `new`) passes too.
+        fixed = issue_text(edited).replace("replace: 'new'", "replace: 'old ('").replace(
+            "\\bold\\b", "\\bold\\(")
+        world.gh.repos[REPO].issues[2].body = fixed
+        world.send("issues.edited", issue_number=2, issue_body=fixed,
+                   issue_title="Move every service to new()", sender="maria")
+        world.work()
+        doc = record_store.find(world.redis, REPO, 2)
+        assert doc is not None and doc.campaign.status is CampaignStatus.PAUSED
+        assert any("paused until `resume`" in b for b in world.bodies(2))
+        world.comment("/stepwise campaign resume", by="maria", on=2)
+        settle(world)
+        doc = record_store.find(world.redis, REPO, 2)
+        assert doc is not None and doc.campaign.status is CampaignStatus.COMPLETED, \
+            dashboard(world)
+        svc_a = world.gh.repos[f"{OWNER}/svc-a"]
+        assert "return old (x) * 2" in world.gh.read_file(svc_a, "app/user.py",
+                                                          ref="stepwise/issue-1")
+        assert "replace: old (" in (svc_a.issues[1].body or "")  # the tracking issue too

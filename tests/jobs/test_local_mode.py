@@ -109,9 +109,8 @@ def test_realistic_milestone_gate_after_first_milestone(realistic: Realistic) ->
     assert "`milestone`" in milestone.message
     commits = realistic.commits_at_milestone
     assert [c.trailers.get("Stepwise-Batch") for c in batch_commits(commits)] == ["1", "2"]
-    assert len(note_commits(commits)) == 1
-    assert commits[-1] is note_commits(commits)[0]
-    assert len(commits) == 3
+    assert len(note_commits(commits)) == 0  # `notes: at_end` (the default): none before the end
+    assert len(commits) == 2  # the milestone gate's head is its last batch's commit
 
 
 def test_realistic_completes_with_validated_branch(realistic: Realistic) -> None:
@@ -148,7 +147,7 @@ def test_realistic_one_commit_per_batch_with_trailers(realistic: Realistic) -> N
     # Every commit on the branch is a batch commit or a note commit.
     notes = note_commits(commits)
     assert len(batches) + len(notes) == len(commits)
-    assert len(notes) == 2  # milestone 1, final
+    assert len(notes) == 1  # `notes: at_end` (the default): the final note only
     for note in notes:
         assert changed_paths(realistic.repo, note.sha) == [job.note_path]
         assert note.trailers["Stepwise-Job"] == job.id

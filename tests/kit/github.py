@@ -51,12 +51,16 @@ from tests.kit.github_graphql import graphql
 from tests.kit.github_http import RequestHandler
 from tests.kit.github_injection import FaultInjection
 from tests.kit.github_model import DEFAULT_INSTALLATION_ID, FakeRepo
+from tests.kit.github_openapi import check_request, check_response
 from tests.kit.github_permissions import GHES_VERSIONS, GITHUB_COM_VERSIONS, unsupported_version
 from tests.kit.github_render import Renderer
 from tests.kit.github_state import GitHubState
 
 if TYPE_CHECKING:
     from githubkit import GitHub
+
+# Every FakeGitHub made in this process, for the OpenAPI check at each test's teardown.
+LIVE_FAKES: list[FakeGitHub] = []
 
 # Importing them registers their routes.
 ENDPOINT_MODULES = (github_routes, github_routes_campaigns, github_routes_orgs, github_routes_people,
@@ -94,6 +98,12 @@ class FakeGitHub(FaultInjection, GitHubState):
         # REST versions served: GHES mode (enterprise=True) serves only 2022-11-28, like GHES does.
         self.api_versions = tuple(api_versions or (GHES_VERSIONS if enterprise else GITHUB_COM_VERSIONS))
         self.requests: list[RecordedRequest] = []
+        # Calls GitHub's API description does not allow (tests/kit/github_openapi.py); a test that
+        # makes one fails at teardown (tests/conftest.py). A test that sends bad requests on purpose
+        # sets `openapi_requests_checked = False` (they are still answered 422, as GitHub does).
+        self.openapi_violations: list[str] = []
+        self.openapi_requests_checked = True
+        LIVE_FAKES.append(self)
         self.failures: list[Failure] = []
         self.holds: list[Hold] = []
         self._chaos: tuple[float, tuple[int, ...], random.Random, re.Pattern[str]] | None = None
@@ -119,6 +129,10 @@ class FakeGitHub(FaultInjection, GitHubState):
                                             name="fake-github", daemon=True)
             self._thread.start()
         return self
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
 
     def stop(self) -> None:
         if self._thread is not None:
@@ -195,10 +209,19 @@ class FakeGitHub(FaultInjection, GitHubState):
             if reply is None and problem:
                 reply = Reply(400, {"message": problem, "documentation_url": "https://docs.github.com/rest",
                                     "status": "400"})
+            checked = not is_graphql and reply is None
+            if checked and (problems := check_request(self.enterprise, method, path, payload)):
+                if self.openapi_requests_checked:
+                    self.openapi_violations.extend(problems)
+                reply = Reply(422, {"message": "Invalid request.\n\n" + "\n".join(problems),
+                                    "documentation_url": "https://docs.github.com/rest"})
             if reply is None:
                 call = Call(method, path, query, payload, headers, self, self.render)
                 reply = graphql(call) if is_graphql else dispatch(call, jwt_check=self._check_jwt)
                 reply = self._injected_after(method, path) or reply
+                if checked and not isinstance(reply.body, bytes):
+                    self.openapi_violations.extend(
+                        check_response(self.enterprise, method, path, reply.status, reply.body))
             record.status = reply.status
             record.accepted_permissions = reply.headers.get("X-Accepted-GitHub-Permissions", "")
             return self._encode(reply)

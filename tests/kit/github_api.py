@@ -67,11 +67,29 @@ class ApiError(Exception):
         return Reply(self.status, body, self.headers)
 
 
-def too_long(resource: str) -> ApiError:
+# GitHub's limits as GitHub counts them (kept apart from the product's jobs/domain/github_limits.py,
+# so a wrong product constant is caught here).
+BODY_MAX_CHARS = 65536  # issue, pull request and comment bodies: characters
+TITLE_MAX_CHARS = 256  # issue and pull request titles
+LABEL_MAX_CHARS = 50
+CHECK_OUTPUT_MAX_BYTES = 65535  # check-run output title, summary, text: UTF-8 bytes
+
+
+def too_long(resource: str, field_name: str = "body", maximum: int = BODY_MAX_CHARS) -> ApiError:
     return ApiError(422, "Validation Failed", [{
-        "resource": resource, "code": "custom", "field": "body",
-        "message": "body is too long (maximum is 65536 characters)",
+        "resource": resource, "code": "custom", "field": field_name,
+        "message": f"{field_name} is too long (maximum is {maximum} characters)",
     }])
+
+
+def check_text_fields(call: Call, resource: str) -> None:
+    """GitHub's 422 for a body or title over its limit (bodies and titles of issues, pull requests
+    and comments, counted in characters)."""
+    body, title = call.data.get("body"), call.data.get("title")
+    if isinstance(body, str) and len(body) > BODY_MAX_CHARS:
+        raise too_long(resource)
+    if isinstance(title, str) and len(title) > TITLE_MAX_CHARS:
+        raise too_long(resource, "title", TITLE_MAX_CHARS)
 
 
 def invalid(message: str, *, field_name: str | None = None, code: str = "custom") -> ApiError:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tests.kit import github_git
-from tests.kit.github_api import ApiError
+from tests.kit.github_api import CHECK_OUTPUT_MAX_BYTES, ApiError
 from tests.kit.github_ci_model import (
     ACTIONS_APP_ID,
     ACTIONS_SLUG,
@@ -95,10 +95,10 @@ def apply_run_fields(state: GitHubState, run: CheckRun, data: dict[str, Any]) ->
                                                    "field": "summary"}])
     for key in ("title", "summary", "text"):
         if key in output:
-            if len(str(output[key] or "")) > 65535:
+            if len(str(output[key] or "").encode()) > CHECK_OUTPUT_MAX_BYTES:  # bytes, as GitHub counts
                 raise ApiError(422, "Validation Failed", [{
                     "resource": "CheckRun", "code": "custom", "field": f"output.{key}",
-                    "message": f"output.{key} is too long (maximum is 65535 characters)"}])
+                    "message": f"output.{key} is too long (maximum is {CHECK_OUTPUT_MAX_BYTES} characters)"}])
             setattr(run, key, output[key])
     run.annotations += annotations_from(output.get("annotations"))
     for key in ("name", "external_id", "details_url"):

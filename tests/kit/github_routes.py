@@ -5,7 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from tests.kit.github_api import JWT_ONLY, REPO, ApiError, Call, Reply, paginate, route, too_long
+from tests.kit.github_api import (
+    JWT_ONLY,
+    LABEL_MAX_CHARS,
+    REPO,
+    ApiError,
+    Call,
+    Reply,
+    check_text_fields,
+    paginate,
+    route,
+    too_long,
+)
 from tests.kit.github_model import Reaction
 from tests.kit.github_render import REACTIONS
 
@@ -96,6 +107,7 @@ def get_issue(call: Call) -> Reply:
 @route("PATCH", REPO + r"/issues/(?P<number>\d+)", permissions=ISSUES_WRITE)
 def update_issue(call: Call) -> Reply:
     issue, where = issue_of(call), f"{call.r.full_name}#{call.params['number']}"
+    check_text_fields(call, "Issue")
     for key in ("title", "body"):
         if key in call.data and call.data[key] != getattr(issue, key):
             setattr(issue, key, call.data[key])
@@ -131,8 +143,7 @@ def create_comment(call: Call) -> Reply:
     if not isinstance(body, str) or not body:
         raise ApiError(422, "Validation Failed", [{"resource": "IssueComment", "code": "missing_field",
                                                    "field": "body"}])
-    if len(body) > 65536:
-        raise too_long("IssueComment")
+    check_text_fields(call, "IssueComment")
     bot = call.state.bot_login
     comment = call.state.add_comment(call.r, issue.number, body, bot, user_type="Bot", log=True)
     return Reply(201, call.render.comment(call.r, comment))
@@ -156,6 +167,7 @@ def update_comment(call: Call) -> Reply:
     body = call.field("body")
     if not isinstance(body, str) or not body:
         raise ApiError(422, "Validation Failed", [{"resource": "IssueComment", "code": "missing_field"}])
+    check_text_fields(call, "IssueComment")
     if comment.user != call.state.bot_login:
         raise ApiError(403, "Resource not accessible by integration")
     comment.body, comment.updated_at = body, call.state.clock()
@@ -185,6 +197,8 @@ def add_labels(call: Call) -> Reply:
     issue = issue_of(call)
     names = call.body.get("labels", []) if isinstance(call.body, dict) else call.body
     names = [n if isinstance(n, str) else n["name"] for n in names]
+    if any(len(n) > LABEL_MAX_CHARS for n in names):
+        raise too_long("Label", "name", LABEL_MAX_CHARS)
     call.state.set_labels(call.r, issue.number, add=names, log=True)
     return Reply(200, [call.render.label(call.r, n) for n in issue.labels])
 

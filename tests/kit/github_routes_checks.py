@@ -47,6 +47,10 @@ def update_check_run(call: Call) -> Reply:
     if run.app.id != call.state.app_id:
         raise ApiError(403, f"Invalid app_id `{call.state.app_id}` - check run can only be modified "
                             "by its creator")
+    if run.status == "completed":  # GitHub keeps a completed run as it is: a new state is a new run
+        raise ApiError(422, "Validation Failed", [{
+            "resource": "CheckRun", "code": "custom", "field": "status",
+            "message": "a completed check run cannot be updated; create a new check run"}])
     apply_run_fields(call.state, run, call.data)
     refresh_suite(call.state, call.r, call.r.ci.suites[run.suite_id])
     call.state.effect(f"{call.r.full_name}@{run.head_sha[:7]}:check-run-updated:{run.name}:"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.kit import github_git
-from tests.kit.github_api import REPO, ApiError, Call, Reply, invalid, paginate, route, too_long
+from tests.kit.github_api import REPO, ApiError, Call, Reply, check_text_fields, invalid, paginate, route
 from tests.kit.github_model import FakeRepo, PullRequest
 
 # --- Pull requests ----------------------------------------------------------------------------
@@ -23,6 +23,7 @@ def create_pull(call: Call) -> Reply:
     title = call.field("title")
     if not title:
         raise invalid("title is missing", field_name="title", code="missing_field")
+    check_text_fields(call, "PullRequest")
     base_sha = github_git.branch_head(repo.path, base)
     head_sha = github_git.branch_head(repo.path, head)
     if base_sha is None:
@@ -77,8 +78,7 @@ def get_pull(call: Call) -> Reply:
 @route("PATCH", REPO + r"/pulls/(?P<number>\d+)", permissions="pull_requests=write")
 def update_pull(call: Call) -> Reply:
     pr, where = pull_of(call), f"{call.r.full_name}#{call.params['number']}"
-    if "body" in call.data and len(call.data["body"] or "") > 65536:
-        raise too_long("Issue")
+    check_text_fields(call, "PullRequest")
     for key in ("title", "body"):
         if key in call.data and call.data[key] != getattr(pr, key):
             setattr(pr, key, call.data[key])

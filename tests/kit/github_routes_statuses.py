@@ -5,6 +5,8 @@ App does not ask for) and `GET /rules/branches/{branch}` (rulesets; `metadata: r
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.kit import github_ci_render as shapes
 from tests.kit import github_git
 from tests.kit.github_api import REPO, ApiError, Call, Reply, paginate, route
@@ -66,11 +68,30 @@ def get_branch(call: Call) -> Reply:
         "strict": required.strict if required else False,
         "checks": [{"context": c, "app_id": None} for c in (required.contexts if required else [])]}}
     return Reply(200, {
-        "name": branch, "commit": {"sha": sha, "url": f"{api}/commits/{sha}"},
+        "name": branch, "commit": branch_commit(call, sha),
         "_links": {"self": f"{api}/branches/{branch}", "html": f"{call.render.web}/{call.r.full_name}"
                    f"/tree/{branch}"},
         "protected": required is not None, "protection": protection,
         "protection_url": f"{api}/branches/{branch}/protection"})
+
+
+def branch_commit(call: Call, sha: str) -> dict[str, Any]:
+    """The branch's head commit as GitHub's `commit` schema has it."""
+    api, web = f"{call.render.api}/repos/{call.r.full_name}", f"{call.render.web}/{call.r.full_name}"
+    raw = github_git.git_text(call.r.path, "show", "-s", "--format=%T%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn"
+                              "%x1f%ce%x1f%cI%x1f%B", sha)
+    tree, parents, a_name, a_mail, a_date, c_name, c_mail, c_date, message = raw.split("\x1f", 8)
+    return {
+        "sha": sha, "node_id": f"C_{sha[:20]}", "url": f"{api}/commits/{sha}",
+        "html_url": f"{web}/commit/{sha}", "comments_url": f"{api}/commits/{sha}/comments",
+        "commit": {"url": f"{api}/git/commits/{sha}", "message": message.rstrip("\n"), "comment_count": 0,
+                   "author": {"name": a_name, "email": a_mail, "date": a_date},
+                   "committer": {"name": c_name, "email": c_mail, "date": c_date},
+                   "tree": {"sha": tree, "url": f"{api}/git/trees/{tree}"}},
+        "author": None, "committer": None,
+        "parents": [{"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{web}/commit/{p}"}
+                    for p in parents.split()],
+    }
 
 
 @route("GET", REPO + r"/branches/(?P<branch>.+)/protection/required_status_checks",

@@ -1,5 +1,6 @@
 """Recorded material nobody on the project wrote, installed from npm into .cache/npm-fixtures/:
-`@octokit/webhooks-examples` (every payload the community recorded, github.com and GHES).
+`@octokit/webhooks-examples` (every payload the community recorded, github.com and GHES) and
+`@octokit/openapi` (GitHub's own REST API description, which the fake GitHub is checked against).
 
 ./scripts/test installs it (and Debian's nodejs and npm when missing); a test run without it
 installs it here when npm is on PATH. Under CI=true a missing piece is a failure, never a skip.
@@ -21,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("STEPWISE_NPM_FIXTURES", ROOT / ".cache" / "npm-fixtures"))
 WEBHOOK_EXAMPLES = "@octokit/webhooks-examples"
 WEBHOOK_EXAMPLES_VERSION = "7.6.1"  # keep in step with scripts/test
+OPENAPI = "@octokit/openapi"
+OPENAPI_VERSION = "23.0.2"  # keep in step with scripts/test
 
 
 def package_dir(name: str = WEBHOOK_EXAMPLES, version: str = WEBHOOK_EXAMPLES_VERSION) -> Path:

@@ -5,7 +5,12 @@ approved, and only when the person who approved may steer in that repository).""
 
 from __future__ import annotations
 
-from bot.github.campaign_calls import InstalledRepo, create_issue_once, installation_repositories
+from bot.github.campaign_calls import (
+    InstalledRepo,
+    create_issue_once,
+    installation_repositories,
+    update_issue_body,
+)
 from bot.server.campaigns.record_store import CampaignDoc
 from bot.server.context import ServerContext
 from bot.server.steps import schedule_advance
@@ -14,7 +19,7 @@ from bot.steering import steering_decision
 from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.config_errors import InvalidConfigError
 from jobs.domain.errors import StepwiseError
-from jobs.domain.gates import RefusedError, Verb, apply_verb
+from jobs.domain.gates import RefusedError, Verb, apply_verb, note_spec_change
 from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.spec import IssueTask, parse_issue
@@ -129,7 +134,8 @@ class ServerCampaignPort:
             return JobView(state=entry.state, job=entry.job, reason=entry.reason, link=entry.link)
         if job.gate is not None and job.gate.kind is Gate.PLAN and not job.gate.while_planning:
             planned = [file for batch in job.batches for file in batch.files]
-            if plan_digest(planned) == entry.preview_digest:
+            if entry.replanning or plan_digest(planned) == entry.preview_digest:
+                entry.replanning = False
                 refused = self._steer(job, Verb.APPROVE)
                 if refused:
                     return self._view(job, refused)
@@ -144,9 +150,27 @@ class ServerCampaignPort:
         if job is None:
             return self.read(entry)
         if action is JobAction.REPLAN:
-            return self._view(job, "re-plan it from its own issue")
+            return self._replan(entry, job)
         refused = self._steer(job, _VERBS[action])
         return self._view(self._job(entry) or job, refused)
+
+    def _replan(self, entry: RepoEntry, job: Job) -> JobView:
+        """The campaign's spec changed and `resume` applied it: the tracking issue gets the new
+        text and the job re-plans its files not done (its spec_changed gate passed in the name
+        of whoever resumed; its next plan gate passes because of `replanning`)."""
+        owner, name = job.repo.split("/", 1)
+        body = self.issue_body()
+        note_spec_change(job, title=self.doc.title, body=body, now=self.ctx.clock())
+        entry.replanning = True
+        if job.gate is not None and job.gate.kind is Gate.SPEC_CHANGED:
+            refused = self._steer(job, Verb.APPROVE)
+            if refused:
+                return self._view(job, refused)
+        else:
+            self.ctx.store.save(job)
+            schedule_advance(self.ctx, job)
+        update_issue_body(self.client, owner, name, job.number, body)
+        return self._view(self._job(entry) or job)
 
     def _steer(self, job: Job, verb: Verb) -> str:
         """Answer the job's gate in the name of the person who steered the campaign; '' when

@@ -20,7 +20,7 @@ from bot.steering import steering_decision
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
 from jobs.features.campaigns.dashboard import BODY_LIMIT, render_dashboard
-from jobs.features.campaigns.port import advance, carry_out, preview_entry
+from jobs.features.campaigns.port import advance, apply_spec_change, carry_out, preview_entry
 from jobs.features.campaigns.record import Campaign
 from jobs.features.campaigns.settings import parse_campaign_issue
 from jobs.features.campaigns.steering import apply, parse_command
@@ -153,3 +153,39 @@ def tick_all(ctx: ServerContext) -> None:
             tick(ctx, key)
         except StepwiseError as exc:  # one campaign's trouble must not stop the others
             log.warning("campaign tick failed", extra={"campaign": key, "error": exc.message})
+
+
+def campaign_edited(ctx: ServerContext, event: Event) -> bool:
+    """`issues.edited` on a campaign issue (True when it is one). The App's own dashboard edits
+    change nothing; a new spec redoes the preview before approval, and afterwards pauses the
+    campaign until `resume` applies it to the repositories not done."""
+    doc = record_store.find(ctx.redis, event.repo, event.number)
+    if doc is None:
+        return False
+    if event.sender_is_bot:
+        return True
+    text = issue_text(event.body)
+    try:
+        parsed = parse_campaign_issue(event.title, text)
+    except BadInputError as exc:
+        _reply(ctx, event, f"The campaign keeps its approved spec: {exc.message}\n\nFix: "
+                           f"{exc.hint}")
+        return True
+    with job_lock(ctx.redis, doc.key) as acquired:
+        if not acquired:
+            raise StepwiseError("the campaign is being updated", code="campaign_busy",
+                                retry_class=RetryClass.AUTO_RETRY,
+                                hint="the edit is looked at again in a few seconds")
+        doc = record_store.find(ctx.redis, event.repo, event.number) or doc
+        changed = parsed.task.spec.digest() != doc.campaign.spec_digest \
+            or parsed.settings != doc.settings
+        doc.issue_text, doc.title, doc.task_body = text, parsed.task.title, parsed.task.body
+        doc.settings = parsed.settings
+        if changed:
+            said = apply_spec_change(doc.campaign, parsed.task.spec.digest(), parsed.settings,
+                                     ServerCampaignPort(ctx, doc), ctx.clock())
+            _reply(ctx, event, f"{said} (edited by @{event.sender})")
+        doc.dashboard_digest = ""  # the issue's text changed: write the body again
+        write_dashboard(ctx, doc)
+        record_store.save(ctx.redis, doc)
+    return True

@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from jobs.features.campaigns.record import OPEN_STATES, Campaign, RepoEntry, RepoState
+from jobs.features.campaigns.record import (
+    OPEN_STATES,
+    Campaign,
+    CampaignStatus,
+    RepoEntry,
+    RepoState,
+)
 from jobs.features.campaigns.rollout import mark_started, next_wave, settle
 from jobs.features.campaigns.selection import RepoFacts, left_out_reason
 from jobs.features.campaigns.settings import CampaignSettings
@@ -120,3 +126,28 @@ def carry_out(campaign: Campaign, settings: CampaignSettings, steered: Steered,
         said.append(f"{name}: {action} → {view.state}")
     campaign.log(now, f"carried out {len(steered.actions)} action(s)")
     return said
+
+
+def apply_spec_change(campaign: Campaign, digest: str, settings: CampaignSettings,
+                      port: CampaignPort, now: datetime) -> str:
+    """A new spec: before approval the preview is redone; after it, the repositories not
+    started are previewed again and the campaign pauses until `resume`, which re-plans the
+    started ones' files not done."""
+    campaign.spec_digest = digest
+    if campaign.status is CampaignStatus.PLAN:
+        for name in list(campaign.repos):
+            campaign.repos[name] = preview_entry(name, settings, port)
+        campaign.log(now, "the spec changed: the preview was redone")
+        return "The spec changed; the preview was redone."
+    for entry in campaign.entries(RepoState.PREVIEWED, RepoState.APPROVED):
+        fresh = preview_entry(entry.name, settings, port)
+        entry.files, entry.targets = fresh.files, fresh.targets
+        entry.preview_digest = fresh.preview_digest
+        if fresh.state is RepoState.LEFT_OUT:
+            entry.state, entry.reason = RepoState.LEFT_OUT, fresh.reason
+    campaign.replan = [entry.name for entry in campaign.entries(*OPEN_STATES)]
+    if campaign.status not in (CampaignStatus.COMPLETED, CampaignStatus.CANCELLED):
+        campaign.status = CampaignStatus.PAUSED
+        campaign.status_reason = "the spec changed; `resume` applies it to repositories not done"
+    campaign.log(now, "the spec changed: paused until resume")
+    return "The spec changed; the campaign is paused until `resume` applies it."

@@ -62,6 +62,8 @@ class RepoEntry(BaseModel):
     answer: str = ""               # the command that answers that gate
     ci: str = ""                   # its CI state, where the mode has CI
     acknowledged: bool = False     # needs a human, and `resume` was said since: not counted again
+    replanning: bool = False       # re-planned after a spec change `resume` approved: its next
+                                   # plan gate passes whatever files it holds
 
 
 class Campaign(BaseModel):

@@ -233,10 +233,10 @@ def test_on_github_enterprise_server_the_same_calls_work(tmp_path: Path, job: Jo
         assert not [r for r in ghes.requests if r.status >= 400]
 
 
-def test_the_job_run_left_on_an_old_head_is_closed_as_superseded(
+def test_the_job_run_left_in_progress_on_an_old_head_is_closed_as_superseded(
         gh: FakeGitHub, client: Installation, sha: str, job: Job) -> None:
     forge = GitHubForge(client, REPO)
-    forge.publish_check_run(job, _draft(job, sha, JobCheckState.AT_GATE))
+    forge.publish_check_run(job, _draft(job, sha))
     newer = gh.push_files(REPO, "main", {"calc/a.py": "x = 3\n"}, "batch 2")
     forge.publish_check_run(job, _draft(job, newer))
     forge.publish_check_run(job, _draft(job, newer))  # the same head again: nothing superseded
@@ -246,3 +246,27 @@ def test_the_job_run_left_on_an_old_head_is_closed_as_superseded(
                                                         f"Superseded by {newer[:7]}")
     assert (new.status, new.conclusion) == ("in_progress", None)
     assert len(gh.requests_to("PATCH", rf"/check-runs/{old.id}$")) == 1
+
+
+def test_a_completed_run_is_never_updated_a_new_state_is_a_new_run(
+        gh: FakeGitHub, client: Installation, sha: str, job: Job) -> None:
+    """GitHub keeps a completed run as it is (the fake answers 422 to an update): the job's run
+    at a gate (`action_required`) is followed by a new run of the same name when work goes on,
+    and a run asking at a gate on a head left behind is superseded by a newer `neutral` run."""
+    forge = GitHubForge(client, REPO)
+    forge.publish_check_run(job, _draft(job, sha, JobCheckState.AT_GATE))
+    forge.publish_check_run(job, _draft(job, sha, JobCheckState.AT_GATE))  # repeated: nothing new
+    forge.publish_check_run(job, _draft(job, sha))  # approved: working again on the same head
+    runs = sorted(gh.repos[REPO].ci.runs_on(sha), key=lambda run: run.id)
+    assert [(r.name, r.status, r.conclusion) for r in runs] == [
+        ("Stepwise", "completed", "action_required"), ("Stepwise", "in_progress", None)]
+    forge.publish_check_run(job, _draft(job, sha, JobCheckState.AT_GATE))  # the next gate
+    assert [r.conclusion for r in sorted(gh.repos[REPO].ci.runs_on(sha), key=lambda r: r.id)] == [
+        "action_required", "action_required"]
+    newer = gh.push_files(REPO, "main", {"calc/a.py": "x = 3\n"}, "batch 2")
+    forge.publish_check_run(job, _draft(job, newer))
+    on_old = sorted(gh.repos[REPO].ci.runs_on(sha), key=lambda r: r.id)
+    assert [r.conclusion for r in on_old] == ["action_required", "action_required", "neutral"]
+    assert on_old[-1].title == f"Superseded by {newer[:7]}"
+    assert not [r for r in gh.requests if r.status >= 400]
+    assert job.outbox == []

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from jobs.domain.annotations import Annotation
 from jobs.domain.check_runs import (
     JOB_CHECK_NAME,
-    OUTPUT_CHARS,
     JobCheckState,
     batch_check,
     batch_check_name,
     job_check,
 )
+from jobs.domain.github_limits import CHECK_OUTPUT_BYTES
 
 
 @dataclass
@@ -71,5 +71,19 @@ def test_output_and_annotations_stay_within_github_limits() -> None:
     body = batch_check(job_id="j", number=1, total=1, files=["a.py"], head_sha="a" * 40,
                        commands=[huge], annotations=many).payload()
     assert len(body["output"]["annotations"]) == 50
-    assert len(body["output"]["text"]) <= OUTPUT_CHARS
-    assert body["output"]["text"].endswith("(cut: the rest is in the note)")
+    assert len(body["output"]["text"].encode()) <= CHECK_OUTPUT_BYTES
+    assert "Too long for GitHub" in body["output"]["text"]
+    assert "the task center" in body["output"]["text"]
+
+
+def test_non_ascii_output_is_cut_by_bytes_as_github_counts_them() -> None:
+    """65,000 characters of 'ü' are 130,000 bytes: GitHub would answer 422."""
+    tail = "\n".join("ü" * 99 for _ in range(700))  # 69,999 characters, 139,300 bytes
+    body = batch_check(job_id="j", number=1, total=1, files=["a.py"], head_sha="a" * 40,
+                       commands=[Ran(exit_code=1, output_tail=tail)]).payload()
+    text = body["output"]["text"]
+    assert len(text.encode()) <= CHECK_OUTPUT_BYTES < len(text) * 2
+    assert text.count("ü" * 99) > 300  # the head is kept, whole lines
+    title = job_check(job_id="j", head_sha="h" * 40, state=JobCheckState.AT_GATE,
+                      headline="é" * 400, command="/stepwise approve").payload()["output"]
+    assert len(title["title"]) <= 255 and "/stepwise approve" in title["summary"]

@@ -99,7 +99,7 @@ def test_the_failure_report_names_checks_annotations_log_tail_and_batches() -> N
     report = failure_report(job, job.ci_wait, verdict, [failure])
     assert report.code == "ci_failed"
     assert "CI failed on milestone 1's head `ccccccc`: `tests` (failure)" in report.message
-    assert "`b.py:4`: assert 1 == 2" in report.message and "batch 2" in report.message
+    assert "`b.py:4`: `assert 1 == 2`" in report.message and "batch 2" in report.message
     assert report.evidence["batches"] == [2]
     tail = report.evidence["output_tail"]
     assert "line 99" in tail and "line 69" not in tail  # the last 30 lines only

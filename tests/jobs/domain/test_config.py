@@ -39,6 +39,7 @@ DESIGN_DEFAULTS = {
     "protected_paths": [".github/**", ".env*", "**/*.pem", "**/secrets/**"],
     "approvers": [],
     "notes_dir": "docs/agent-changes",
+    "notes": "at_end",  # issue 26: per_milestone also commits the note at each milestone
     "llm_drafts": False,  # beyond DESIGN's list: the opt-in for drafted specs (issue 5)
     "update_from_base": "conflicted",
 }

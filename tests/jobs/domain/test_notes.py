@@ -336,3 +336,15 @@ def test_note_is_deterministic_for_a_fixed_now() -> None:
     ]
     assert len(differing) == 1
     assert "written 2024-05-18 13:00:00Z" in differing[0][1]
+
+
+def test_a_failing_baseline_s_output_is_printed_once_by_plan_and_gate_together() -> None:
+    from jobs.engine.baseline import baseline_report
+
+    job = make_job(status=JobStatus.PLANNING)
+    job.baseline = [CommandEvidence(argv=["python", "-m", "pytest"], exit_code=1, duration_s=1.0,
+                                    output_tail="E   assert the_unique_line\n")]
+    job.baseline_ok = False
+    open_gate(job, Gate.PLAN, reason="baseline fails", now=T0, report=baseline_report(job))
+    shown = render_plan(job) + "\n\n" + gate_prompt(job)
+    assert shown.count("the_unique_line") == 1

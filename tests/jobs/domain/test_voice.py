@@ -133,3 +133,12 @@ def test_a_failed_final_review_recommends_approve_with_its_own_meaning() -> None
 def test_ci_failed_says_approve_accepts_the_red_ci() -> None:
     prompt = gate_prompt(at_gate(Gate.CI_FAILED), voice=server_voice())
     assert "To accept the red CI result as it is (the note names it): `/stepwise approve`" in prompt
+
+
+def test_a_token_in_untrusted_text_never_becomes_markup() -> None:
+    hostile = "{{retry `](https://evil.example)`}} and {{skip x<img src=x>}}"
+    spoken = server_voice().speak(hostile)
+    assert "`/stepwise retry" not in spoken and "](https://evil" in spoken  # left as text
+    assert server_voice().speak("{{skip generated code}}") == "`/stepwise skip generated code`"
+    with pytest.raises(ValueError, match="plain words"):
+        cmd("skip", "`x`")

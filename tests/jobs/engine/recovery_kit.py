@@ -10,7 +10,7 @@ import pytest
 from jobs.domain.gates import Verb
 from jobs.domain.model import Gate
 from jobs.ports import Publication
-from tests.kit.local_e2e import assert_exit, build_sample, issue, load_job, session
+from tests.kit.local_e2e import assert_exit, build_sample, config_text, issue, load_job, session
 from tests.kit.repos import git
 
 
@@ -28,8 +28,9 @@ def run_until_first_batch(repo: Path) -> None:
         session(repo, sink=crash_after_first_batch).run(issue(), yes=True)  # type: ignore[arg-type]
 
 
-def at_first_milestone(tmp_path: Path) -> Path:
-    repo = build_sample(tmp_path / "repo")
+def at_first_milestone(tmp_path: Path, **config: object) -> Path:
+    repo = build_sample(tmp_path / "repo", config=config_text(**config)) if config \
+        else build_sample(tmp_path / "repo")
     local = session(repo)
     assert_exit(local.run(issue(), yes=False), 3)
     assert_exit(local.verb(Verb.APPROVE)[1], 3)

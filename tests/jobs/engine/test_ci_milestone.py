@@ -150,7 +150,7 @@ def test_red_milestone_names_the_batch_then_revert_waits_again_and_green_passes(
     assert job.gate.report.evidence["batches"] == [1]
     prompt = outcome.message
     for words in ("CI failed on milestone 1's head", "`tests` (failure)", TESTS_URL,
-                  f"`{AREA}:5`: AssertionError: 5 != 6", "batch 1", "1 failed, 5 passed",
+                  f"`{AREA}:5`: `AssertionError: 5 != 6`", "batch 1", "1 failed, 5 passed",
                   "stepwise approve", "stepwise retry"):
         assert words in prompt, words
     job_run = ci_rig.forge.check_runs[f"{job.id}:job"]
@@ -255,3 +255,26 @@ def test_cancel_while_waiting_for_ci_ends_the_job(tmp_path: Path) -> None:
     outcome = ci_rig.advance()
     assert (outcome.status, outcome.exit_code) == (JobStatus.CANCELLED, 5)
     assert ci_rig.forge.check_runs[f"{job.id}:job"].conclusion == "cancelled"
+
+
+def test_per_milestone_notes_are_pushed_before_ci_so_the_gate_s_head_is_what_ci_ran(
+        tmp_path: Path) -> None:
+    ci_rig = rig(tmp_path, ci={"checks": ["tests"]}, notes="per_milestone")
+    ci_rig.advance(yes=False)
+    apply_verb(job := ci_rig.job, Verb.APPROVE)
+    ci_rig.services.store.save(job)
+    ci_rig.advance()
+    job = ci_rig.job
+    assert job.ci_wait is not None and job.ci_wait.scope == "milestone"
+    assert job.ci_wait.sha == job.head_sha == job.note_commit  # the note went first
+    ci_rig.forge.report_check(job.head_sha, "tests")
+    ci_rig.advance()
+    job = ci_rig.job
+    assert job.gate is not None and job.gate.kind is Gate.MILESTONE
+    assert job.head_sha == job.note_commit  # one CI run for the milestone: its head
+
+
+def test_at_end_notes_leave_the_milestone_head_to_the_last_batch(tmp_path: Path) -> None:
+    ci_rig = waiting_at_milestone_1(tmp_path)
+    job = ci_rig.job
+    assert job.note_commit is None and job.head_sha == job.batch(2).commit

@@ -25,8 +25,10 @@ from tests.kit.local_e2e import (
 )
 
 
-def test_revert_adds_revert_commit_marks_batch_and_rewrites_note(tmp_path: Path) -> None:
-    repo = at_first_milestone(tmp_path)
+@pytest.mark.parametrize("notes", ["per_milestone", "at_end"])
+def test_revert_adds_revert_commit_marks_batch_and_rewrites_note(tmp_path: Path,
+                                                                 notes: str) -> None:
+    repo = at_first_milestone(tmp_path, notes=notes)
     job = load_job(repo)
     target = job.batch(2)
     assert target.commit is not None
@@ -46,11 +48,15 @@ def test_revert_adds_revert_commit_marks_batch_and_rewrites_note(tmp_path: Path)
     assert revert.subject.startswith(f"stepwise(#{NUMBER}): revert batch 2")
     for path in batch.files:
         assert show(repo, batch.revert_commit, path) == show(repo, job.base_sha, path)
-    # The note was rewritten in a commit of its own, after the revert.
-    notes = note_commits(commits)
-    assert len(notes) == notes_before + 1 and commits[-1] is notes[-1]
-    note = show(repo, job.branch, job.note_path)
-    assert "## Reverted" in note and "- batch 2: reverted with `stepwise revert" in note
+    # per_milestone: the note was rewritten in a commit of its own, after the revert; at_end:
+    # no note commit before the end (the PR body carries the running account).
+    written = note_commits(commits)
+    if notes == "per_milestone":
+        assert len(written) == notes_before + 1 and commits[-1] is written[-1]
+        note = show(repo, job.branch, job.note_path)
+        assert "## Reverted" in note and "- batch 2: reverted with `stepwise revert" in note
+    else:
+        assert written == [] and commits[-1].sha == batch.revert_commit
 
     # The job finishes; the reverted batch stays reverted and its matches become leftovers.
     assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)
@@ -60,6 +66,7 @@ def test_revert_adds_revert_commit_marks_batch_and_rewrites_note(tmp_path: Path)
     leftovers = job.final_review.leftovers if job.final_review else []
     assert {item.split(":")[0] for item in leftovers} == set(job.batch(2).files)
     assert sum(1 for c in branch_commits(repo, job) if "Stepwise-Revert" in c.trailers) == 1
+    assert "## Reverted" in show(repo, job.branch, job.note_path)  # the final note tells it
 
 
 def test_revert_of_a_batch_that_is_not_completed_is_refused(tmp_path: Path) -> None:
