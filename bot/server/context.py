@@ -22,6 +22,7 @@ from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.domain.job import Job
 from jobs.engine.engine import Services
+from jobs.features.bisect import BisectHooks
 
 
 @dataclass
@@ -32,6 +33,8 @@ class ServerContext:
     github: GitHubApp
     sandbox: Sandbox
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    # What features add to a batch's step: split batches and `batch_size: auto`.
+    batch_hooks: BisectHooks = field(default_factory=BisectHooks)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, connection: Redis | None = None,
@@ -84,7 +87,7 @@ class ServerContext:
                         forge=forge, clock=self.clock, voice=forge.voice, hidden_paths=self.hidden_paths(),
                         environments=EnvironmentCache(
                             envs, limit_bytes=self.settings.env_cache_mb * 2**20),
-                        network_deny_hosts=self.own_hosts())
+                        network_deny_hosts=self.own_hosts(), batch_hooks=self.batch_hooks)
 
     def own_hosts(self) -> tuple[str, ...]:
         """Stepwise's own services, refused by the egress proxy even at public addresses."""

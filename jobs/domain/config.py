@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from jobs.domain.batch_sizes import BatchSize
 from jobs.domain.ci_config import CiConfig
 from jobs.domain.config_errors import (
     ConfigProblems,
@@ -112,8 +113,11 @@ class RepoConfig(BaseModel):
     llm: LlmConfig = LlmConfig()
     """How the model edits batches (recipe `llm`): `edit_format`, `restate_every`, one row each
     below."""
-    batch_size: int = Field(default=5, ge=1, le=100)
-    """Files per batch (a spec's `batch_size` overrides it)."""
+    batch_size: BatchSize = 5
+    """Files per batch (a spec's `batch_size` overrides it), or `auto`: start at 2, double
+    after each passing batch, halve after a failure, up to `batch_size_max`."""
+    batch_size_max: int = Field(default=16, ge=1, le=100)
+    """With `batch_size: auto`, the most files a batch may grow to."""
     batches_per_milestone: int = Field(default=4, ge=1)
     """Batches between two `milestone` gates."""
     max_failed_attempts: int = Field(default=2, ge=1, le=20)
