@@ -13,6 +13,7 @@ from bot.settings import Settings, load_settings
 from bot.taskcenter.auth import PageViewer
 from bot.taskcenter.mount import install as install_task_center
 from bot.web import metrics_route, webhooks
+from bot.web.webhook_body import MAX_BUFFERED_BYTES, BodyBudget
 
 
 def create_app(settings: Settings | None = None, connection: redis.Redis | None = None) -> FastAPI:
@@ -22,6 +23,7 @@ def create_app(settings: Settings | None = None, connection: redis.Redis | None 
     app.state.webhook_secrets = settings.webhook_secrets()
     app.state.app_slug = settings.app_slug
     app.state.max_payload_bytes = webhooks.MAX_PAYLOAD_BYTES
+    app.state.body_budget = BodyBudget(MAX_BUFFERED_BYTES)
     # The webhook route calls Redis on the event loop: a hung Redis must fail it, not stall it.
     app.state.redis = connection or web_redis(settings)
     app.include_router(webhooks.router)
