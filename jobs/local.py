@@ -30,6 +30,7 @@ from jobs.engine.engine import Engine
 from jobs.engine.llm_start import draft_job, llm_enabled, llm_for
 from jobs.engine.revert import revert_batch
 from jobs.engine.start import create_job
+from jobs.features.bisect import BisectHooks
 from jobs.ports import Publication
 
 Sink = Callable[[Publication, str], None]
@@ -121,6 +122,7 @@ class LocalSession:
             sandbox=sandbox or make_sandbox(require_isolation=False),
             forge=LocalForge(sink), clock=clock, voice=self.voice, llm=llm,
             environments=local_environments(repository.state_dir),
+            batch_hooks=BisectHooks(),
         )
 
     def load(self) -> Job:

@@ -13,6 +13,7 @@ from redis import Redis
 from bot.github.app import GitHubApp
 from bot.github.client import Installation, preload_api_modules
 from bot.github.forge import GitHubForge
+from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
 from bot.github.retry import CallRetry
 from bot.server.connections import worker_redis
@@ -22,6 +23,7 @@ from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.domain.job import Job
 from jobs.engine.engine import Services
+from jobs.features.bisect import BisectHooks
 
 
 @dataclass
@@ -32,6 +34,8 @@ class ServerContext:
     github: GitHubApp
     sandbox: Sandbox
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    # What features add to a batch's step: split batches and `batch_size: auto`.
+    batch_hooks: BisectHooks = field(default_factory=BisectHooks)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, connection: Redis | None = None,
@@ -73,6 +77,8 @@ class ServerContext:
         owner, name = job.repo.split("/", 1)
         info = client.repo(owner, name)
         repository = self.mirror(client, job.repo, info.clone_url, info.default_branch)
+        if job.config.commit_via == "api":  # commits GitHub signs (DESIGN.md)
+            repository.api = ApiCommits(client, job.repo)
         forge = self.forge(client, job.repo, squash_only=info.squash_only)
         return self.engine_services(repository, forge, repo=job.repo), forge
 
@@ -84,7 +90,7 @@ class ServerContext:
                         forge=forge, clock=self.clock, voice=forge.voice, hidden_paths=self.hidden_paths(),
                         environments=EnvironmentCache(
                             envs, limit_bytes=self.settings.env_cache_mb * 2**20),
-                        network_deny_hosts=self.own_hosts())
+                        network_deny_hosts=self.own_hosts(), batch_hooks=self.batch_hooks)
 
     def own_hosts(self) -> tuple[str, ...]:
         """Stepwise's own services, refused by the egress proxy even at public addresses."""

@@ -25,6 +25,7 @@ from jobs.domain.note_parts import (
 )
 from jobs.domain.notes import baseline_label
 from jobs.domain.programs import split_command
+from jobs.domain.split_notes import split_note_lines
 from jobs.domain.voice import LOCAL, Voice
 
 
@@ -63,6 +64,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
             f"{cell(batch.summary) or '—'} | "
             f"{short(batch.commit)} | {cell(batch_commands(batch, codemod))} |"
         )
+    lines += split_note_lines(job)
     lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
     lines += reverted_lines(job)
     lines += passed_after_failing(job)

@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from jobs.domain.batch_sizes import BatchSize
 from jobs.domain.ci_config import CiConfig
 from jobs.domain.config_errors import (
     ConfigProblems,
@@ -44,6 +45,7 @@ AllowDeletions = bool | Literal["ask"]
 UpdateFromBase = Literal["conflicted", "behind", "never"]
 NotesCadence = Literal["per_milestone", "at_end"]
 NetworkMode = bool | Literal["setup"]  # false: none; "setup": setup only; true: every command
+CommitVia = Literal["api", "git"]
 
 # Environment names `env` may not set: they steer the sandbox, git, the proxy or Stepwise itself.
 RESERVED_ENV_NAMES = frozenset(
@@ -112,8 +114,11 @@ class RepoConfig(BaseModel):
     llm: LlmConfig = LlmConfig()
     """How the model edits batches (recipe `llm`): `edit_format`, `restate_every`, one row each
     below."""
-    batch_size: int = Field(default=5, ge=1, le=100)
-    """Files per batch (a spec's `batch_size` overrides it)."""
+    batch_size: BatchSize = 5
+    """Files per batch (a spec's `batch_size` overrides it), or `auto`: start at 2, double
+    after each passing batch, halve after a failure, up to `batch_size_max`."""
+    batch_size_max: int = Field(default=16, ge=1, le=100)
+    """With `batch_size: auto`, the most files a batch may grow to."""
     batches_per_milestone: int = Field(default=4, ge=1)
     """Batches between two `milestone` gates."""
     max_failed_attempts: int = Field(default=2, ge=1, le=20)
@@ -153,6 +158,11 @@ class RepoConfig(BaseModel):
     llm_drafts: bool = False
     """Server mode: a labelled issue without a `stepwise` block gets a spec drafted by the
     model, shown for approval."""
+    commit_via: CommitVia = "api"
+    """Server mode: how commits reach the job branch: `api` (GitHub's Git Data API with the
+    installation token: GitHub signs them, "Verified") or `git` (pushed with git: unsigned, so
+    refused at plan time where the base branch requires signed commits). Local mode always
+    commits with git."""
     update_from_base: UpdateFromBase = "conflicted"
     """When the base branch moves, merge it into the job branch (a validated merge commit, never
     a rebase): `conflicted` only when the pull request would conflict, `behind` whenever the base

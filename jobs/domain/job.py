@@ -40,6 +40,7 @@ from jobs.domain.records import (
     ServerState,
 )
 from jobs.domain.spec import TaskSpec
+from jobs.domain.split_record import CauseKind, SplitState
 
 
 class Batch(Record):
@@ -62,6 +63,11 @@ class Batch(Record):
     revert_commands: list[CommandEvidence] = []  # validation of the head after `revert`
     revert_ok: bool | None = None
     ci_results: list[CiResult] = []  # what the repository's CI said of its commit (per_batch)
+    # Split batches (jobs/features/bisect): the bisection of this batch, or where it came from.
+    split: SplitState | None = None
+    split_from: int | None = None  # set aside from that batch's split
+    split_kind: CauseKind | None = None
+    auto_size: int = 0  # `batch_size: auto`: the size chosen when it started
 
     def set_status(self, new: BatchStatus) -> None:
         transition(self, new)

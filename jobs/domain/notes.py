@@ -26,6 +26,12 @@ from jobs.domain.note_parts import (
     short as short,
 )
 from jobs.domain.outbox import refused_note, waiting_note
+from jobs.domain.split_notes import (
+    auto_size_line,
+    batch_size_words,
+    split_card_lines,
+    split_words,
+)
 from jobs.domain.voice import LOCAL, Voice
 
 FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
@@ -92,7 +98,7 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
         f"- Files in scope: {len(job.scope_files)}; targets: {job.target_count} "
         f"in {sum(len(b.files) for b in job.batches)} files",
         f"- {plural(len(job.batches), 'batch')} in {plural(job.milestone_count, 'milestone')} "
-        f"(batch size {spec.batch_size or job.config.batch_size}, "
+        f"({batch_size_words(job)}, "
         f"{job.config.batches_per_milestone} batches per milestone)",
         f"- Validation: {md.codes(job.config.validate_commands) or 'none'}",
         *config_source_lines(job),
@@ -264,9 +270,12 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
         lines.append(f"\nMilestone {milestone} ({counts} completed)\n")
         if show:
             lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b, link)}"
-                         f"{ci_notes.batch_ci_words(job, b)}" for b in batches)
+                         f"{split_words(job, b)}{ci_notes.batch_ci_words(job, b)}"
+                         for b in batches)
         lines += ci_notes.milestone_ci_lines(job, milestone)
     flush()
+    lines += split_card_lines(job)
+    lines += auto_size_line(job)
     lines += base_merge_card(job)
     return voice.speak("\n".join(lines))
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from jobs.domain.batch_sizes import BatchSize
 from jobs.domain.globs import unsafe_path_reason
 from jobs.domain.programs import split_command
 from jobs.domain.recipes import owner_of, recipe_examples, registered, rules_for
@@ -49,6 +50,7 @@ EXAMPLES = {
     "not_doing": 'not_doing: ["refactor unrelated code"]',
     "done_when": "done_when: checks_pass",
     "batch_size": "batch_size: 5",
+    "batch_size_max": "batch_size_max: 16",
 }
 __all__ = ["EXAMPLES", "FILES_HINT", "FILES_PLACEHOLDER", "MINIMAL_EXAMPLE", "DoneWhen",
            "InvalidSpecError", "IssueTask", "Recipe", "TaskSpec", "extract_spec_block",
@@ -111,8 +113,10 @@ class TaskSpec(BaseModel):
     """When a batch is done: `no_matches` (no `find` match is left in its files, and
     validation passes) or `checks_pass` (validation passes; remaining matches become
     leftovers). Default: `no_matches` when `find` is set, else `checks_pass`."""
-    batch_size: int | None = Field(default=None, ge=1, le=100)
-    """Files per batch for this job (default: the config's `batch_size`)."""
+    batch_size: BatchSize | None = None
+    """Files per batch for this job, or `auto` (default: the config's `batch_size`)."""
+    batch_size_max: int | None = Field(default=None, ge=1, le=100)
+    """With `batch_size: auto`, the most files a batch may grow to (default: the config's)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -210,7 +214,10 @@ class TaskSpec(BaseModel):
 
     def digest(self) -> str:
         """SHA-256 of the spec's canonical JSON: approvals are bound to it."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        # A key added later is left out while unset, so earlier approvals stay bound.
+        unset = {"batch_size_max"} if self.batch_size_max is None else set()
+        canonical = json.dumps(self.model_dump(mode="json", exclude=unset), sort_keys=True,
+                               separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 

@@ -48,6 +48,7 @@ class AttemptOutcome:
     leftovers: list[str] = field(default_factory=list)
     touched: list[int] = field(default_factory=list)  # other batches this attempt changed
     changed: list[str] | None = None  # the paths the commit changed, when the attempt knows
+    tree: str | None = None  # the edited tree that failed validation (what a split bisects)
 
 
 def guard_policy(config: RepoConfig, approved: list[Gate]) -> GuardPolicy:
@@ -276,8 +277,10 @@ class AttemptRunner:
         evidence, failure, code = self.validate(job, tree)  # at most once per tree
         attempt.commands.extend(evidence)
         if failure is not None:
-            return _command_failure(code, failure, "a setup command failed"
-                                    if code == "setup_failed" else "validation failed")
+            failed = _command_failure(code, failure, "a setup command failed"
+                                      if code == "setup_failed" else "validation failed")
+            failed.tree = tree
+            return failed
         left = [str(target) for target in self.remaining(job, tree, batch.files)]
         if left and job.spec.done_when is DoneWhen.NO_MATCHES:
             return _failure("targets_remain", RetryClass.NEEDS_HUMAN,
@@ -288,7 +291,7 @@ class AttemptRunner:
         attempt.remaining_targets = left
         message = commit_message(job, batch, edit.summary)
         commit = wt.commit_tree(tree, job.head_sha, message)
-        self.repository.advance_branch(job.branch, commit, job.head_sha)
+        commit = self.repository.advance_branch(job.branch, commit, job.head_sha)
         batch.summary = edit.summary
         batch.file_summaries = dict(edit.file_summaries)
         return AttemptOutcome(Result.COMMITTED, commit=commit, leftovers=left,

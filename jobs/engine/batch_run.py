@@ -108,6 +108,9 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
         batch.set_status(BatchStatus.FAILED)
         engine.event("attempt", f"batch {batch.number} attempt {attempt.number} failed: "
                    f"{outcome.error.code if outcome.error else 'unknown'}", batch.number)
+        hooks = engine.services.batch_hooks
+        if hooks is not None and hooks.batch_failed(engine, batch, attempt, outcome):
+            return  # a multi-file batch failed validation: a feature splits it (jobs/features)
         code = outcome.error.code if outcome.error else ""
         deterministic = DETERMINISTIC_FOR_LLM if job.spec.recipe is Recipe.LLM \
             else DETERMINISTIC_FAILURES

@@ -17,14 +17,14 @@ from jobs.adapters.allowlist_cache import cached_default_allowlist
 from jobs.adapters.environments import EnvironmentCache
 from jobs.domain.errors import ErrorInfo
 from jobs.domain.gates import open_gate
-from jobs.domain.job import Job
+from jobs.domain.job import Batch, Job
 from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import gate_prompt
-from jobs.domain.records import Event
+from jobs.domain.records import Attempt, Event
 from jobs.domain.voice import LOCAL, Voice
 from jobs.editors import editor_for
 from jobs.editors.llm.settings import LlmSettings
-from jobs.engine.attempt import AttemptRunner, sandbox_policy
+from jobs.engine.attempt import AttemptOutcome, AttemptRunner, sandbox_policy
 from jobs.ports import Checkout, Clock, ConflictError, Forge, JobStore, Publication, Sandbox, Workspace
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 5
@@ -35,6 +35,21 @@ class Outcome:
     status: JobStatus
     exit_code: int
     message: str
+
+
+class BatchHooks(Protocol):
+    """What a feature adds to a batch's step (jobs/features/bisect gives the split of a failed
+    batch): each returns True when it took the step over, False to let the engine go on."""
+
+    def before_batch(self, engine: JobContext, batch: Batch) -> bool:
+        """The loop is about to run `batch` (an attempt, or the work the hook left unfinished)."""
+        ...
+
+    def batch_failed(self, engine: JobContext, batch: Batch, attempt: Attempt,
+                     outcome: AttemptOutcome) -> bool:
+        """`batch`'s attempt failed (recorded, counted, the batch `failed`); before the engine
+        retries it or opens the `failure` gate."""
+        ...
 
 
 @dataclass
@@ -51,6 +66,7 @@ class Services:
     llm: LlmSettings | None = None  # recipe `llm`; None: read STEPWISE_LLM_* when needed
     environments: EnvironmentCache | None = None  # job environments built by `setup`
     network_deny_hosts: tuple[str, ...] = ()  # Stepwise's own services (Redis, the web app)
+    batch_hooks: BatchHooks | None = None  # features' part of a batch step (jobs/features)
 
 
 @runtime_checkable

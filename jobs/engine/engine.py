@@ -171,6 +171,9 @@ def _running(engine: Engine) -> Outcome | None:
             return waits
         milestone_gate(engine, previous)
         return None
+    hooks = engine.services.batch_hooks
+    if hooks is not None and hooks.before_batch(engine, batch):
+        return None  # a feature took the step (a split to resume, sizes to choose)
     run_batch(engine, batch)
     return None
 

@@ -4,6 +4,7 @@ continue or wait at the plan gate."""
 from __future__ import annotations
 
 from jobs.adapters.discovery import contents_for_patterns, plan_scope
+from jobs.domain.batch_sizes import planned_batch_size
 from jobs.domain.job import Batch
 from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, JobStatus
 from jobs.domain.note_parts import baseline_failure
@@ -49,7 +50,9 @@ def plan(engine: JobContext) -> None:
     planned = build_plan(
         scope_files=todo, contents=contents_for_patterns(repo, head, todo, job.spec.find),
         find=job.spec.find,
-        batch_size=job.spec.batch_size or job.config.batch_size,
+        batch_size=planned_batch_size(job.spec.batch_size, job.config.batch_size,
+                                      spec_max=job.spec.batch_size_max,
+                                      config_max=job.config.batch_size_max),
         batches_per_milestone=job.config.batches_per_milestone,
     )
     first_milestone = max((b.milestone for b in finished), default=0)

@@ -22,6 +22,7 @@ from bot.server.worker import install_handlers, queue
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.adapters.sandbox import make_sandbox
+from jobs.features.bisect import BisectHooks
 from tests.kit.github import FakeGitHub
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.redis_server import free_port
@@ -111,13 +112,17 @@ class World:
 
 @contextmanager
 def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] | None = None,
-               github: dict[str, Any] | None = None, **settings: Any) -> Iterator[World]:
+               github: dict[str, Any] | None = None, split_batches: bool = False,
+               **settings: Any) -> Iterator[World]:
     """A fake GitHub holding the sample repository and issue #1, the app served over HTTP,
     a worker context on a flushed real Redis. `github` holds FakeGitHub options
-    (enterprise=True: GHES's layout and only its REST API version)."""
+    (enterprise=True: GHES's layout and only its REST API version). The sample's batch 2
+    fails (the failure gate, retry and skip these tests steer); `split_batches` has it split
+    as in production instead (tests/bot/test_app_bisect.py)."""
     connection = redis.Redis.from_url(redis_url)
     connection.flushdb()
-    with FakeGitHub(root=tmp_path / "github", **(github or {})) as gh:
+    # git over smart HTTP with the installation token, as a worker reaches GitHub (not by path)
+    with FakeGitHub(root=tmp_path / "github", **{"git_http": True, **(github or {})}) as gh:
         gh.add_repo(OWNER, NAME, files or sample_files(
             broken=True, config=config_text(batches_per_milestone=1)))
         gh.add_issue(REPO, "Replace old_sum() with new_sum()", ISSUE_BODY, user="maria")
@@ -131,6 +136,7 @@ def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] 
         config = Settings(**options)
         ctx = ServerContext.from_settings(config, connection=connection,
                                           sandbox=make_sandbox(require_isolation=True))
+        ctx.batch_hooks = BisectHooks(enabled=split_batches)
         install_handlers(handlers(ctx))
         with served(create_app(config, connection)) as url:
             yield World(gh, url, connection, ctx)

@@ -124,10 +124,12 @@ def test_cancel_at_the_plan_gate(tmp_path: Path) -> None:
 def at_failure_gate(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Shared by the refusal tests: each checks that it changed nothing."""
     tmp_path = tmp_path_factory.mktemp("failure")
-    repo = build_sample(tmp_path / "repo", broken=True, config=config_text(batches_per_milestone=4))
+    # One file per batch (a failing batch of several would be split): batch 4 fails.
+    repo = build_sample(tmp_path / "repo", broken=True,
+                        config=config_text(batches_per_milestone=6, batch_size=1))
     assert_exit(session(repo).run(issue(), yes=True), 4)
     job = load_job(repo)
-    assert job.gate is not None and job.gate.kind is Gate.FAILURE
+    assert job.gate is not None and job.gate.kind is Gate.FAILURE and job.gate.batch == 4
     assert job.batch(1).status is BatchStatus.COMPLETED
     return repo
 
@@ -135,8 +137,8 @@ def at_failure_gate(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("revert", "2"), "batch 2 is failed, not completed"),
-        (("revert", "3"), "batch 3 is pending, not completed"),
+        (("revert", "4"), "batch 4 is failed, not completed"),
+        (("revert", "5"), "batch 5 is pending, not completed"),
         (("revert", "99"), "batch 99 does not exist"),
         (("skip", ""), "`skip` needs a reason"),
         (("skip", "   "), "`skip` needs a reason"),

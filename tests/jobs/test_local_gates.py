@@ -34,8 +34,10 @@ from tests.kit.local_e2e import (
 
 @pytest.fixture
 def failing_job(tmp_path: Path) -> tuple[Path, Outcome]:
+    # One file per batch: a failing batch of several files is split instead (its culprit
+    # then fails alone: tests/jobs/test_bisect_local.py).
     repo = build_sample(tmp_path / "repo", broken=True,
-                        config=config_text(batches_per_milestone=4))
+                        config=config_text(batches_per_milestone=6, batch_size=1))
     return repo, session(repo).run(issue(), yes=True)
 
 

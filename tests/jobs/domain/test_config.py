@@ -27,6 +27,7 @@ DESIGN_DEFAULTS = {
     "ci": CiConfig(wait="per_milestone", checks=[], timeout=60),
     "llm": LlmConfig(edit_format=None, restate_every=None),
     "batch_size": 5,
+    "batch_size_max": 16,  # with `batch_size: auto` (DESIGN, "Split batches")
     "batches_per_milestone": 4,
     "max_failed_attempts": 2,
     "command_timeout": 600,

@@ -119,10 +119,13 @@ def test_deleted_job_branch_fails_the_job(tmp_path: Path) -> None:
 
 
 def test_human_fix_pushed_at_a_failure_gate_then_retry_completes(tmp_path: Path) -> None:
-    repo = build_sample(tmp_path / "repo", broken=True, config=config_text(batches_per_milestone=4))
+    # One file per batch: a failing batch of several files would be split instead.
+    repo = build_sample(tmp_path / "repo", broken=True,
+                        config=config_text(batches_per_milestone=6, batch_size=1))
     assert_exit(session(repo).run(issue(), yes=True), 4)
     job = load_job(repo)
-    assert job.gate is not None and job.gate.kind is Gate.FAILURE and job.gate.batch == 2
+    number = next(b.number for b in job.batches if BROKEN_MODULE in b.files)
+    assert job.gate is not None and job.gate.kind is Gate.FAILURE and job.gate.batch == number
     clone = human_clone(repo, tmp_path, job.branch)
     broken = clone / BROKEN_MODULE
     broken.write_text(broken.read_text().replace("import old_sum", "import new_sum, old_sum"))
@@ -134,7 +137,7 @@ def test_human_fix_pushed_at_a_failure_gate_then_retry_completes(tmp_path: Path)
     assert load_job(repo).gate.kind is Gate.HUMAN_COMMIT  # type: ignore[union-attr]
     assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)  # on top of the fix, batch 2 passes
     job = load_job(repo)
-    batch = job.batch(2)
+    batch = job.batch(number)
     assert batch.status is BatchStatus.COMPLETED
     assert git(repo, "rev-parse", f"{batch.commit}^") == fix
     assert [a.outcome for a in batch.attempts] == ["failed", "failed", "committed"]

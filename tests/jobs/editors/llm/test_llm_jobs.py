@@ -179,9 +179,10 @@ def test_a_diff_that_ends_mid_hunk_is_never_applied(tmp_path: Path,
 def test_a_diff_that_fails_validation_twice_pauses_at_the_failure_gate(
         tmp_path: Path, server: ScriptedServer) -> None:
     repo = build_sample(tmp_path / "repo")
-    broken = good_diff(repo, ALPHA).replace("new_sum", "newer_sum")
+    # One file: a batch of several that fails its attempts would be split after them.
+    broken = good_diff(repo, ALPHA[:1]).replace("new_sum", "newer_sum")
     server.add(Reply(answer(broken)), Reply(answer(broken)))
-    outcome = llm_session(repo, server, max_rounds=1).run(llm_issue(), yes=True)
+    outcome = llm_session(repo, server, max_rounds=1).run(llm_issue(paths=[ALPHA[0]]), yes=True)
     assert_exit(outcome, 4)
     job = load_job(repo)
     assert job.gate is not None and job.gate.kind is Gate.FAILURE

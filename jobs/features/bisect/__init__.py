@@ -1,0 +1,24 @@
+"""Split batches (bisection) and `batch_size: auto` (DESIGN.md, "Split batches").
+
+Contract: when a batch of more than one file fails validation (`replace` and `command` at
+the first failure, `llm` after its attempts), halves of its edit are validated as candidate
+trees (the base plus those files' edits), recursively, until the failing files are found.
+The passing files are committed as the batch (trailer `Stepwise-Split: <files set aside>`);
+each culprit becomes a batch of its own, numbered after the last batch, that goes to the
+`failure` gate alone; files that fail only together are set aside together as an
+interaction. Every validated subset is kept in the record (`Batch.split`), so a crash resumes
+the bisection without validating a decided subset again.
+
+`batch_size: auto` starts at 2, doubles after each passing batch and halves after a failure,
+up to `batch_size_max`: before each planned batch starts, the planned batches not started yet
+are regrouped (numbers of started batches never change).
+
+- rules.py: the bisection as a pure function of the decided results.
+- sizing.py: the `auto` sizing rule and the regrouping of batches not started (pure).
+- driver.py: the engine side (`BisectHooks`, the hooks jobs/local.py and bot/server give the
+  engine): candidate trees, validation, commit, set-aside batches.
+"""
+
+from jobs.features.bisect.driver import BisectHooks
+
+__all__ = ["BisectHooks"]

@@ -1,0 +1,216 @@
+"""The engine side of split batches: `BisectHooks`, given to the engine by jobs/local.py and
+bot/server (never imported by the engine). A failed multi-file batch is bisected here, one
+validated subset at a time, each result saved before the next (rules.py decides which);
+batches about to start are sized here with `batch_size: auto` (sizing.py, resize.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jobs.domain.errors import StepwiseError
+from jobs.domain.job import Batch, Job
+from jobs.domain.model import BatchStatus, Gate
+from jobs.domain.notes import render_card
+from jobs.domain.records import Attempt, CommandEvidence
+from jobs.domain.spec import DoneWhen, Recipe
+from jobs.domain.split_notes import set_aside_into
+from jobs.domain.split_record import SplitCause, SplitState, SubsetResult, cause_words
+from jobs.engine.attempt import AttemptOutcome, Result, commit_message
+from jobs.engine.batch_run import record
+from jobs.engine.context import JobContext
+from jobs.features.bisect.candidates import candidate_tree
+from jobs.features.bisect.resize import resize_before
+from jobs.features.bisect.rules import Decided, extra_run_budget, next_step
+from jobs.ports import Publication
+
+# What a split-off batch's failure at the gate says (with `replace` and `command` the
+# bisection already proved it fails: it is not retried).
+SET_ASIDE_REASON = "batch {number} (set aside from batch {source}): {why}; it was not retried"
+
+
+def edit_commands(job: Job, failed: Attempt | None) -> list[CommandEvidence]:
+    """The failed attempt's edit commands (a codemod's run): its commands before the
+    validation run that failed (which stopped at its failing command)."""
+    if failed is None or not failed.commands:
+        return []
+    validate = job.config.validate_argvs()
+    last = failed.commands[-1].argv
+    ran = validate.index(last) + 1 if last in validate else 0
+    return list(failed.commands[:len(failed.commands) - ran])
+
+
+@dataclass
+class BisectHooks:
+    """Split a failed multi-file batch (`enabled`), and size batches with `batch_size: auto`.
+
+    `enabled=False` keeps today's behaviour (the whole batch retried, then the `failure`
+    gate): the benchmark's baseline."""
+
+    enabled: bool = True
+
+    # -- the engine's hooks -----------------------------------------------------------------
+    def before_batch(self, engine: JobContext, batch: Batch) -> bool:
+        state = batch.split
+        if state is not None and batch.status is BatchStatus.FAILED and not state.gave_up \
+                and not state.committed:
+            self._bisect(engine, batch)  # a crash or a stop left it unfinished: resume it
+            return True
+        return resize_before(engine, batch)
+
+    def batch_failed(self, engine: JobContext, batch: Batch, attempt: Attempt,
+                     outcome: AttemptOutcome) -> bool:
+        job = engine.job
+        code = outcome.error.code if outcome.error else ""
+        deterministic = job.spec.recipe is not Recipe.LLM
+        if batch.split_from is not None:
+            if not deterministic or code != "validation_failed":
+                return False  # a model may do better on the file alone: its attempts go on
+            engine.open(Gate.FAILURE, SET_ASIDE_REASON.format(
+                number=batch.number, source=batch.split_from,
+                why=cause_words(batch.split_kind or "culprit", batch.files)),
+                batch=batch.number, report=outcome.error, touched=[batch.number])
+            return True
+        if not self.enabled or len(batch.files) < 2 or code != "validation_failed" \
+                or outcome.tree is None or batch.split is not None \
+                or any(command.timed_out for command in attempt.commands):
+            return False  # a timeout is not bisected: each half could take as long again
+        if not deterministic and batch.consecutive_failures < job.config.max_failed_attempts:
+            return False  # recipe llm: its attempts first
+        self._start(engine, batch, outcome.tree, outcome)
+        self._bisect(engine, batch)
+        return True
+
+    # -- the bisection ----------------------------------------------------------------------
+    def _start(self, engine: JobContext, batch: Batch, tree: str,
+               outcome: AttemptOutcome) -> None:
+        job = engine.job
+        evidence = outcome.error.evidence if outcome.error else {}
+        reason = f"`{evidence.get('command', 'validation')}` exited " \
+            f"{evidence.get('exit_code', '?')} with all {len(batch.files)} files"
+        state = SplitState(files=list(batch.files), edited_tree=tree, reason=reason)
+        if job.spec.find and job.spec.done_when is DoneWhen.NO_MATCHES:
+            left = {t.path for t in engine.runner.remaining(job, tree, batch.files)}
+            if left:  # these could never complete: set aside at once
+                state.causes.append(SplitCause(
+                    files=[f for f in batch.files if f in left], kind="targets_remain"))
+        if not state.causes:
+            state.results.append(SubsetResult(files=list(batch.files), passed=False, tree=tree,
+                                              failed_command=str(evidence.get("command", ""))))
+        batch.split = state
+        engine.event("split", f"batch {batch.number}: splitting after {reason}", batch.number)
+        engine.save(touched=[batch.number])
+        engine.publish(Publication.NOTICE, f"batch {batch.number} failed with all its files: "
+                       "validating halves of its edit to find the files that fail")
+
+    def _bisect(self, engine: JobContext, batch: Batch) -> None:
+        state = batch.split
+        assert state is not None
+        fixed = {p for c in state.causes if c.kind == "targets_remain" for p in c.files}
+        files = [path for path in state.files if path not in fixed]
+        budget = extra_run_budget(len(state.files))
+        while True:
+            step = next_step(files, state.known())
+            if isinstance(step, Decided):
+                self._finish(engine, batch, step)
+                return
+            if len(state.results) >= budget:
+                self._give_up(engine, batch, f"{len(state.results)} subsets validated without "
+                              "a consistent answer (a flaky check?)")
+                return
+            engine.check_cancel()
+            subset = list(step.files)
+            try:
+                result = self._validate(engine, state, subset)
+            except StepwiseError as exc:
+                self._give_up(engine, batch, exc.message)
+                return
+            if result is None:
+                self._give_up(engine, batch, "a setup command failed")
+                return
+            state.results.append(result)
+            verdict = "passed" if result.passed else f"failed (`{result.failed_command}`)"
+            engine.event("split", f"batch {batch.number}: {len(subset)} of "
+                         f"{len(state.files)} files {verdict}", batch.number)
+            engine.save(touched=[batch.number])
+            engine.publish(Publication.NOTICE, f"batch {batch.number} split: "
+                           f"{len(subset)} of {len(state.files)} files {verdict}")
+
+    def _validate(self, engine: JobContext, state: SplitState,
+                  files: list[str]) -> SubsetResult | None:
+        job, runner = engine.job, engine.runner
+        tree = candidate_tree(runner.worktree, job.head_sha, state.edited_tree, files)
+        # Always run: files whose edit changed nothing give an equal tree, and a failing set
+        # is validated again on purpose before files are called an interaction.
+        runner.validated.pop(tree, None)
+        evidence, failure, code = runner.validate(job, tree)
+        if code == "setup_failed":
+            return None
+        return SubsetResult(files=files, passed=failure is None, tree=tree,
+                            failed_command=failure.display if failure else "",
+                            commands=evidence if failure is None else [])
+
+    def _give_up(self, engine: JobContext, batch: Batch, why: str) -> None:
+        state = batch.split
+        assert state is not None
+        state.finished, state.gave_up = True, why
+        last = batch.last_attempt
+        engine.open(Gate.FAILURE, f"batch {batch.number} failed ({state.reason}); splitting "
+                    f"it stopped: {why}", batch=batch.number,
+                    report=last.error if last else None, touched=[batch.number])
+
+    def _finish(self, engine: JobContext, batch: Batch, decided: Decided) -> None:
+        job = engine.job
+        state = batch.split
+        assert state is not None
+        if not state.finished:
+            state.causes += [SplitCause(files=list(c.files), kind="interaction"
+                                        if c.kind == "interaction" else "culprit")
+                             for c in decided.causes]
+            state.finished = True
+        if not set_aside_into(job, batch):  # the set-aside batches exist before the commit
+            milestone = max(b.milestone for b in job.batches if b.split_from is None)
+            for cause in state.causes:
+                job.batches.append(Batch(number=len(job.batches) + 1, milestone=milestone,
+                                         files=list(cause.files), split_from=batch.number,
+                                         split_kind=cause.kind))
+        batch.files = list(decided.passing)
+        moved = ", ".join(state.set_aside)
+        engine.event("split", f"batch {batch.number} split: set aside {moved}", batch.number)
+        engine.save(touched=None)
+        if not decided.passing:
+            state.committed = True
+            batch.set_status(BatchStatus.SKIPPED)
+            batch.reason = "split: every file was set aside into a batch of its own"
+            engine.save(touched=[batch.number])
+            engine.publish(Publication.PROGRESS, render_card(job, voice=engine.services.voice))
+            return
+        self._commit(engine, batch, list(decided.passing))
+
+    def _commit(self, engine: JobContext, batch: Batch, passing: list[str]) -> None:
+        job, runner = engine.job, engine.runner
+        state = batch.split
+        assert state is not None
+        validated = state.result_of(passing)
+        tree = candidate_tree(runner.worktree, job.head_sha, state.edited_tree, passing)
+        if validated is None or not validated.passed or validated.tree != tree:
+            self._give_up(engine, batch, "the passing files' tree is not the one validated")
+            return
+        failed = batch.last_attempt
+        summary = failed.edit_summary if failed else ""
+        attempt = Attempt(number=len(batch.attempts) + 1, started_at=engine.now(),
+                          finished_at=engine.now(), outcome=Result.COMMITTED.value,
+                          edit_summary=summary,
+                          commands=edit_commands(job, failed) + list(validated.commands))
+        batch.attempts.append(attempt)
+        message = commit_message(job, batch, summary + f"\n\nSplit: {state.reason}; set aside "
+                                 + "; ".join(cause_words(c.kind, c.files) for c in state.causes))
+        message += f"Stepwise-Split: {', '.join(state.set_aside)}\n"
+        changed = runner.worktree.staged_paths()
+        commit = runner.worktree.commit_tree(tree, job.head_sha, message)
+        engine.services.repository.advance_branch(job.branch, commit, job.head_sha)
+        batch.summary = summary
+        state.committed = True
+        leftovers = [str(t) for t in runner.remaining(job, tree, passing)]
+        record(engine, batch, attempt, AttemptOutcome(Result.COMMITTED, commit=commit,
+                                                      leftovers=leftovers,
+                                                      changed=sorted(changed)))

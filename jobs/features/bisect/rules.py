@@ -1,0 +1,122 @@
+"""The bisection of a failed batch as a pure function of what is decided: which subset to
+validate next, or which files fail (alone, or only together) and which pass.
+
+Each call starts from the top and looks decided subsets up, so the record of results alone is
+the state: a resumed bisection asks for exactly the subset it would have asked for next.
+Subsets are validated whole (the base plus those files' edits); a subset of a passing subset
+is assumed to pass. A subset's latest result counts. Before files are called an interaction
+(both halves pass, together they fail) the failing set is validated once more: a flaky check
+that failed once then passes, and nothing is set aside for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+Known = Mapping[frozenset[str], Sequence[bool]]  # each subset's results, oldest first
+_Passes = Callable[[Sequence[str]], bool]  # whether a subset passes, or _Ask for it
+_Confirm = Callable[[Sequence[str]], bool]  # the same, from a second result
+
+
+@dataclass(frozen=True)
+class Validate:
+    """Validate these files' edits next (in the batch's order)."""
+
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Cause:
+    files: tuple[str, ...]
+    kind: str  # culprit | interaction
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The bisection's answer: the passing files (validated together) and what fails."""
+
+    passing: tuple[str, ...]
+    causes: tuple[Cause, ...]
+
+
+class _Ask(Exception):
+    def __init__(self, files: tuple[str, ...]) -> None:
+        self.files = files
+
+
+def extra_run_budget(size: int) -> int:
+    """Validations a bisection may run before giving up: generous next to the ~2·log2(k) per
+    failing file it needs, so only results that contradict each other (a flaky check) hit it."""
+    return 4 * size + 4
+
+
+def next_step(files: Sequence[str], known: Known) -> Validate | Decided:
+    """The next subset to validate, or the answer once every needed subset is decided."""
+    order = {path: index for index, path in enumerate(files)}
+
+    def ordered(subset: set[str] | frozenset[str]) -> tuple[str, ...]:
+        return tuple(sorted(subset, key=order.__getitem__))
+
+    def passes(subset: Sequence[str]) -> bool:
+        results = known.get(frozenset(subset))
+        if not results:
+            raise _Ask(ordered(set(subset)))
+        return results[-1]
+
+    def confirmed(subset: Sequence[str]) -> bool:
+        """Whether `subset` failed twice (asked to validate it again after one failure)."""
+        results = known.get(frozenset(subset), ())
+        if len(results) < 2:
+            raise _Ask(ordered(set(subset)))
+        return not results[-1]
+
+    try:
+        remaining = list(files)
+        causes: list[Cause] = []
+        while remaining and not passes(remaining):
+            cause = _find_cause(remaining, passes, confirmed)
+            if cause is None:
+                continue  # the set passed when validated again: look at it afresh
+            causes.append(Cause(ordered(set(cause.files)), cause.kind))
+            remaining = [path for path in remaining if path not in cause.files]
+        return Decided(tuple(remaining), tuple(causes))
+    except _Ask as ask:
+        return Validate(ask.files)
+
+
+def _halves(files: Sequence[str]) -> tuple[list[str], list[str]]:
+    middle = len(files) // 2
+    return list(files[:middle]), list(files[middle:])
+
+
+def _find_cause(failing: list[str], passes: _Passes, confirmed: _Confirm) -> Cause | None:
+    """One cause of a failing set: a file that fails alone, or files that fail only together;
+    None when a set that seemed to fail passed when validated again."""
+    while len(failing) > 1:
+        first, second = _halves(failing)
+        if not passes(first):
+            failing = first
+        elif not passes(second):
+            failing = second
+        elif not confirmed(failing):
+            return None
+        else:  # both halves pass, together they fail: an interaction across the halves
+            from_second = _narrow(fixed=first, candidates=second, passes=passes)
+            from_first = _narrow(fixed=from_second, candidates=first, passes=passes)
+            return Cause(tuple(from_first + from_second), "interaction")
+    return Cause(tuple(failing), "culprit")
+
+
+def _narrow(*, fixed: list[str], candidates: list[str], passes: _Passes) -> list[str]:
+    """The fewest of `candidates` that fail together with `fixed` (which passes, and fails with
+    all of `candidates`), halving while one half is enough."""
+    while len(candidates) > 1:
+        first, second = _halves(candidates)
+        if not passes(fixed + first):
+            candidates = first
+        elif not passes(fixed + second):
+            candidates = second
+        else:  # it takes files of both halves: keep them all
+            break
+    return candidates

@@ -1,0 +1,95 @@
+"""The bisection and `batch_size: auto` rules, as pure functions: each planted failure found,
+the validations within about 2·log2(k) per failing file, a flaky failure not blamed on any
+file, and the sizes chosen from the outcomes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pytest
+
+from jobs.features.bisect.rules import Decided, Validate, extra_run_budget, next_step
+from jobs.features.bisect.sizing import milestones_from, next_size, regroup
+
+Fails = Callable[[frozenset[str]], bool]
+
+
+def bisect(files: list[str], fails: Fails) -> tuple[Decided, int]:
+    """Drive the rules like the driver does; the whole set is known to fail."""
+    known: dict[frozenset[str], list[bool]] = {frozenset(files): [False]}
+    runs = 0
+    while True:
+        step = next_step(files, known)
+        if isinstance(step, Decided):
+            return step, runs
+        assert isinstance(step, Validate)
+        runs += 1
+        assert runs <= extra_run_budget(len(files))
+        subset = frozenset(step.files)
+        known.setdefault(subset, []).append(not fails(subset))
+
+
+FILES = [f"m{i:02d}.py" for i in range(16)]
+
+
+@pytest.mark.parametrize("culprit", FILES)
+def test_one_culprit_is_found_within_two_log2_k(culprit: str) -> None:
+    decided, runs = bisect(FILES, lambda s: culprit in s)
+    assert [c.files for c in decided.causes] == [(culprit,)]
+    assert decided.causes[0].kind == "culprit"
+    assert set(decided.passing) == set(FILES) - {culprit}
+    # two per halving at worst, and the tree to be committed (the other 15 files) validated
+    assert runs <= 2 * math.log2(len(FILES)) + 1
+
+
+@pytest.mark.parametrize(("first", "second"), [(0, 15), (3, 4), (1, 9), (8, 12)])
+def test_an_interaction_names_both_files(first: int, second: int) -> None:
+    pair = {FILES[first], FILES[second]}
+    decided, runs = bisect(FILES, lambda s: pair <= s)
+    assert [(set(c.files), c.kind) for c in decided.causes] == [(pair, "interaction")]
+    assert set(decided.passing) == set(FILES) - pair
+    assert runs <= 2 * 2 * math.log2(len(FILES)) + 2  # two files, and the confirmation
+
+
+def test_several_culprits_each_set_aside_alone() -> None:
+    bad = {FILES[2], FILES[7], FILES[13]}
+    decided, runs = bisect(FILES, lambda s: bool(bad & s))
+    assert sorted(f for c in decided.causes for f in c.files) == sorted(bad)
+    assert all(len(c.files) == 1 for c in decided.causes)
+    assert runs <= 3 * (2 * math.log2(len(FILES)) + 1)
+
+
+def test_a_check_that_failed_once_is_blamed_on_no_file() -> None:
+    decided, runs = bisect(FILES[:6], lambda s: False)
+    assert decided.causes == () and decided.passing == tuple(FILES[:6])
+    assert runs == 3  # the two halves, then the whole again
+
+
+def test_every_file_failing_leaves_nothing_to_commit() -> None:
+    decided, _ = bisect(FILES[:4], lambda s: True)
+    assert decided.passing == () and len(decided.causes) == 4
+
+
+def test_the_results_alone_are_the_state() -> None:
+    """Asked again with the same results, the rules ask for the same subset (a resume)."""
+    known: dict[frozenset[str], list[bool]] = {frozenset(FILES[:6]): [False]}
+    first = next_step(FILES[:6], known)
+    assert next_step(FILES[:6], dict(known)) == first == Validate(tuple(FILES[:3]))
+
+
+def test_auto_sizes_double_on_passes_and_halve_on_failures() -> None:
+    assert next_size([], 16) == 2
+    assert next_size([True, True, True], 16) == 16
+    assert next_size([True, True, True, True], 16) == 16  # never above the limit
+    assert next_size([True, True, False], 16) == 4
+    assert next_size([False, False], 16) == 1  # never below 1
+    assert next_size([True, None, True], 16) == 8  # a skipped batch changes nothing
+    assert next_size([], 1) == 1
+
+
+def test_regroup_starts_at_the_chosen_size_and_grows() -> None:
+    groups = regroup(FILES[:15], 2, 8)
+    assert [len(g) for g in groups] == [2, 4, 8, 1]
+    assert [f for g in groups for f in g] == FILES[:15]
+    assert milestones_from(1, 3, 4, 4) == [1, 2, 2, 2]

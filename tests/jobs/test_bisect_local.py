@@ -1,0 +1,135 @@
+"""Split batches in local mode, on real repositories (tests/kit/bisect_repos.py): a planted
+culprit in a batch of 6, an interaction of two files, the good files committed without a
+human, the culprit alone at its `failure` gate, and a crash in the middle of a bisection.
+Validation really runs (`python -m unittest`, sandboxed when bubblewrap is there)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jobs.adapters.workspace import Repository
+from jobs.domain.gates import Verb
+from jobs.domain.job import Job
+from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.local import LocalSession
+from jobs.ports import Publication
+from tests.kit.bisect_repos import NUMBER, CountingSandbox, Killed, build, module_path, rename_issue
+from tests.kit.local_e2e import Recorder
+
+ALL_SIX = [module_path(i) for i in range(6)]
+
+
+def start(repo: Path, sandbox: CountingSandbox) -> tuple[LocalSession, Recorder]:
+    sink = Recorder()
+    session = LocalSession(repo, NUMBER, sink=sink, sandbox=sandbox)  # type: ignore[arg-type]
+    return session, sink
+
+
+def run(repo: Path, sandbox: CountingSandbox, **spec: object) -> tuple[Job, Recorder, int]:
+    session, sink = start(repo, sandbox)
+    outcome = session.run(rename_issue(**spec), yes=True)
+    job = session.store.load(NUMBER)
+    assert job is not None
+    return job, sink, outcome.exit_code
+
+
+def branch_file(repo: Path, job: Job, path: str) -> str:
+    text = Repository(repo).show_file(job.head_sha, path)
+    assert text is not None
+    return text
+
+
+def test_a_culprit_in_a_batch_of_six_is_set_aside_and_the_rest_committed(tmp_path: Path) -> None:
+    repo = build(tmp_path / "repo", 6, culprits=[3])
+    sandbox = CountingSandbox()
+    job, sink, code = run(repo, sandbox)
+
+    assert code == 4 and job.status is JobStatus.AWAITING_HUMAN
+    first, culprit = job.batches
+    assert first.status is BatchStatus.COMPLETED
+    assert first.files == [f for f in ALL_SIX if f != module_path(3)]
+    assert culprit.number == 2 and culprit.files == [module_path(3)]
+    assert culprit.split_from == 1 and culprit.split_kind == "culprit"
+    # The culprit alone at its gate, with its own evidence; not retried.
+    assert job.gate is not None and job.gate.kind is Gate.FAILURE and job.gate.batch == 2
+    assert "set aside from batch 1" in job.gate.reason
+    assert job.gate.report is not None and "test_mod_03" in str(job.gate.report.evidence)
+    assert len(culprit.attempts) == 1
+    # One commit of the five good files, its trailers naming the split.
+    commit = Repository(repo).commits(job.base_sha, job.head_sha)
+    batch_commits = [c for c in commit if "Stepwise-Batch" in c.trailers]
+    assert len(batch_commits) == 1
+    assert batch_commits[0].trailers["Stepwise-Split"] == module_path(3)
+    assert batch_commits[0].trailers["Stepwise-Batch"] == "1"
+    for path in first.files:
+        assert "NEW_NAME" in branch_file(repo, job, path)
+    assert "OLD_NAME" in branch_file(repo, job, module_path(3))
+    # baseline + the whole batch once + the bisection + the culprit alone: within 2·log2(6)
+    state = first.split
+    assert state is not None and state.finished and not state.gave_up
+    assert len(state.results) - 1 <= 6  # 2·log2(6) ≈ 5.2 extra runs for the one culprit
+    assert sandbox.validations == 1 + len(state.results) + 1
+    # The card says the batch was split and why; the culprit's line says where it came from.
+    card = sink.texts(Publication.PROGRESS)[-1]
+    assert "split after" in card and "set aside as batch 2" in card
+    assert "set aside from batch 1" in card
+
+
+def test_an_interaction_of_two_files_is_set_aside_together(tmp_path: Path) -> None:
+    repo = build(tmp_path / "repo", 6, pairs=[(1, 4)])
+    job, _, code = run(repo, CountingSandbox())
+
+    assert code == 4
+    first, pair = job.batches
+    assert pair.files == [module_path(1), module_path(4)]
+    assert pair.split_kind == "interaction"
+    assert first.status is BatchStatus.COMPLETED
+    assert first.files == [module_path(i) for i in (0, 2, 3, 5)]
+    assert job.gate is not None and job.gate.batch == 2
+    assert "pass alone and fail together" in job.gate.reason
+
+
+def test_every_good_file_is_committed_before_the_first_gate(tmp_path: Path) -> None:
+    """Two batches of 6 with a culprit each: all 10 good files are committed without a
+    human, and the culprits wait at the end, one gate each."""
+    repo = build(tmp_path / "repo", 12, culprits=[2, 9])
+    job, _, code = run(repo, CountingSandbox())
+
+    assert code == 4
+    planned = [b for b in job.batches if b.split_from is None]
+    assert [b.status for b in planned] == [BatchStatus.COMPLETED] * 2
+    assert sum(len(b.files) for b in planned) == 10
+    assert [(b.number, b.files) for b in job.batches if b.split_from] == \
+        [(3, [module_path(2)]), (4, [module_path(9)])]
+    assert job.gate is not None and job.gate.batch == 3
+    # `skip` at the culprit's gate goes on to the next culprit's gate; the numbers hold.
+    session, _ = start(repo, CountingSandbox())
+    session.verb(Verb.SKIP, reason="the old name is load-bearing here")
+    skipped = session.store.load(NUMBER)
+    assert skipped is not None and skipped.gate is not None and skipped.gate.batch == 4
+    assert skipped.batch(3).status is BatchStatus.SKIPPED
+
+
+def test_a_crash_in_the_middle_resumes_without_validating_decided_halves(
+        tmp_path: Path) -> None:
+    repo = build(tmp_path / "repo", 6, culprits=[4])
+    broken = CountingSandbox(break_at=4)  # baseline, the whole batch, one half, then killed
+    with pytest.raises(Killed):
+        run(repo, broken)
+    job = LocalSession(repo, NUMBER, sink=Recorder()).store.load(NUMBER)
+    assert job is not None and job.batches[0].split is not None
+    decided = len(job.batches[0].split.results)
+    assert decided == 2  # the whole batch and one half are in the record
+
+    resumed = CountingSandbox()
+    job, _, code = run(repo, resumed)
+    assert code == 4 and job.batches[0].status is BatchStatus.COMPLETED
+    state = job.batches[0].split
+    assert state is not None and job.batches[1].files == [module_path(4)]
+    # After the resume: only the subsets not decided before (the killed one among them), and
+    # the culprit's own batch; no subset validated twice.
+    assert resumed.validations == len(state.results) - decided + 1
+    seen = [tuple(sorted(r.files)) for r in state.results]
+    assert len(seen) == len(set(seen))
