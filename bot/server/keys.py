@@ -17,6 +17,7 @@
   metrics:<name>        the counters and histograms; metrics:seen:<job> what was counted
   campaign:<repo>#<n>   a campaign's record (JSON), the issue <n> of its control repository
   campaigns             a set: the campaign keys a reconciler pass ticks (not ended)
+  campaigns:all         a sorted set: every campaign key by creation time (the task center)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ PREFIX = "stepwise:"
 JOBS = f"{PREFIX}jobs"
 METRICS = f"{PREFIX}metrics:"
 CAMPAIGNS = f"{PREFIX}campaigns"
+ALL_CAMPAIGNS = f"{PREFIX}campaigns:all"
 
 
 def job_key(job_id: str) -> str:

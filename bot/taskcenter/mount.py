@@ -9,7 +9,7 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from bot.settings import Settings
-from bot.taskcenter import api, pages
+from bot.taskcenter import api, campaign_pages, pages
 from bot.taskcenter.auth import LoginRequired, TaskCenterOff, login_url
 from bot.taskcenter.records import HeadCache
 
@@ -21,6 +21,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     app.state.settings = settings
     app.state.head_cache = HeadCache()
     app.include_router(pages.router)
+    app.include_router(campaign_pages.router)
     app.include_router(api.router)
     app.mount("/static/taskcenter", StaticFiles(directory=STATIC), name="taskcenter-static")
 

@@ -14,7 +14,7 @@ from jobs.engine.start import Base, create_job, local_base
 
 def llm_for(services: Services, spec: TaskSpec) -> LlmSettings | None:
     """The settings an llm job runs with; BadInputError (exit 2) naming what is missing."""
-    if spec.recipe is not Recipe.LLM:
+    if spec.recipe is not Recipe.LLM and spec.fallback != "llm":
         return None
     return (services.llm or load_llm_settings()).require()
 

@@ -108,7 +108,7 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
                recover: bool = True) -> Job:
     """A new job record for `issue`, on a new branch at `base` (default: the checkout's HEAD)."""
     repo = services.repository
-    if issue.spec.recipe is Recipe.LLM:
+    if issue.spec.recipe is Recipe.LLM or issue.spec.fallback == "llm":
         (services.llm or load_llm_settings()).require()  # exit 2 naming what is missing
     base = base or local_base(repo)
     base_sha, config = base.sha, base.config

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 from redis import Redis
 
-from bot.server.keys import CAMPAIGNS, campaign_key
+from bot.server.keys import ALL_CAMPAIGNS, CAMPAIGNS, campaign_key
 from jobs.features.campaigns.record import Campaign, CampaignStatus
 from jobs.features.campaigns.settings import CampaignSettings
 
-__all__ = ["CAMPAIGNS", "CampaignDoc", "active_keys", "find", "load", "save"]
+__all__ = ["CAMPAIGNS", "CampaignDoc", "active_keys", "find", "load", "newest_keys", "save"]
 
 ENDED = (CampaignStatus.COMPLETED, CampaignStatus.CANCELLED)
 
@@ -47,11 +47,18 @@ def find(redis: Redis, control: str, number: int) -> CampaignDoc | None:
 def save(redis: Redis, doc: CampaignDoc) -> None:
     with redis.pipeline() as pipe:
         pipe.set(doc.key, doc.model_dump_json())
+        pipe.zadd(ALL_CAMPAIGNS, {doc.key: doc.campaign.created_at.timestamp()})
         if doc.campaign.status in ENDED:
             pipe.srem(CAMPAIGNS, doc.key)
         else:
             pipe.sadd(CAMPAIGNS, doc.key)
         pipe.execute()
+
+
+def newest_keys(redis: Redis, limit: int) -> list[str]:
+    """Every campaign's key, newest first (running or ended)."""
+    return [k.decode() if isinstance(k, bytes) else str(k)
+            for k in redis.zrevrange(ALL_CAMPAIGNS, 0, limit - 1)]
 
 
 def active_keys(redis: Redis) -> list[str]:

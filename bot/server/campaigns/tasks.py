@@ -87,8 +87,9 @@ def start_campaign(ctx: ServerContext, event: Event, config: RepoConfig) -> None
 def write_dashboard(ctx: ServerContext, doc: CampaignDoc) -> None:
     """Rewrite the dashboard part of the campaign issue's body, only when it changed."""
     room = BODY_LIMIT - len(doc.issue_text) - len(START) - len(END) - 8
-    dashboard = render_dashboard(doc.campaign, steer=STEER, limit=max(room, 1000),
-                                 task_center=ctx.settings.task_center_url or "")
+    center = ctx.settings.task_center_url
+    dashboard = render_dashboard(doc.campaign, steer=STEER, limit=max(room, 1000), task_center=(
+        f"{center.rstrip('/')}/campaigns/{doc.control}/{doc.number}" if center else ""))
     digest = hashlib.sha256(dashboard.encode()).hexdigest()
     if digest == doc.dashboard_digest:
         return

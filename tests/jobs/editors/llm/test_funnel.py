@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.demo.scripted_llm import ScriptedServer, call
-from jobs.domain.errors import StepwiseError
+from jobs.domain.errors import BadInputError, StepwiseError
 from jobs.domain.model import BatchStatus
 from jobs.domain.spec import parse_issue_file
 from tests.kit.llm import ALPHA, INSTRUCTIONS, fixed, head_text, llm_session
@@ -78,3 +78,18 @@ def test_fallback_llm_needs_instructions_and_only_command_takes_it() -> None:
     with pytest.raises(StepwiseError) as raised:
         parse_issue_file(issue_markdown(fallback="llm"))  # recipe replace
     assert "fallback" in raised.value.message and "command" in raised.value.message
+
+
+def test_a_funnel_without_a_model_endpoint_stops_before_anything_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jobs.local import LocalSession
+    from tests.kit.local_e2e import NUMBER, Recorder
+
+    for name in ("BASE_URL", "MODEL"):
+        monkeypatch.delenv(f"STEPWISE_LLM_{name}", raising=False)
+    repo = make_repo(tmp_path / "repo", {**sample_files(), "tools/codemod.py": CODEMOD})
+    session = LocalSession(repo, NUMBER, sink=Recorder())
+    with pytest.raises(BadInputError, match="STEPWISE_LLM_BASE_URL, STEPWISE_LLM_MODEL not "
+                       "set"):  # the CLI exits 2 with it
+        session.run(parse_issue_file(funnel_issue()), yes=True)
+    assert session.store.load(NUMBER) is None  # nothing ran

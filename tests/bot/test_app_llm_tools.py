@@ -1,0 +1,68 @@
+"""Server mode: the tool-using llm attempt and the residue funnel against the fake GitHub, the
+real githubkit client, a real worker and the scripted model over HTTP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.demo.scripted_llm import ScriptedServer, call
+from jobs.domain.model import BatchStatus
+from tests.bot.conftest import REPO, open_world
+from tests.kit.llm import ALPHA, API_KEY, INSTRUCTIONS, MODEL
+from tests.kit.local_e2e import config_text, issue_markdown, sample_files
+
+AREA, PERIMETER = ALPHA
+CODEMOD = ('import sys\nfor path in sys.argv[1:]:\n    text = open(path).read()\n'
+           '    open(path, "w").write(text.replace("legacy.old_sum(2, 3)", '
+           '"legacy.new_sum(2, 3)"))\nprint("rewrote the (2, 3) calls only")\n')
+
+
+def edit(path: str, args: str) -> object:
+    return call("edit_file", path=path, old_text=f"legacy.old_sum({args})",
+                new_text=f"legacy.new_sum({args})", reason="old_sum() is deprecated")
+
+
+@pytest.mark.parametrize("funnel", [False, True], ids=["tools", "funnel"])
+def test_a_server_job_edits_with_tools_and_the_pull_request_names_each_engine(
+        tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch, funnel: bool) -> None:
+    with ScriptedServer() as model:
+        for name, value in {"BASE_URL": model.url, "MODEL": MODEL, "API_KEY": API_KEY,
+                            "EDIT_FORMAT": "tools", "MAX_RETRIES": "0"}.items():
+            monkeypatch.setenv(f"STEPWISE_LLM_{name}", value)
+        files = {**sample_files(config=config_text(batches_per_milestone=1)),
+                 "tools/codemod.py": CODEMOD}
+        if funnel:
+            spec = {"recipe": "command", "run": "python tools/codemod.py {files}",
+                    "fallback": "llm"}
+            model.add(edit(PERIMETER, "4, 4, 4"), call("finish", summary="done"))
+        else:
+            spec = {"recipe": "llm"}
+            model.add(call("search", pattern=r"old_sum\(", path="calc/alpha"),
+                      edit(AREA, "2, 3"), edit(PERIMETER, "4, 4, 4"),
+                      call("finish", summary=f"{AREA}: new_sum\n{PERIMETER}: new_sum"))
+        with open_world(tmp_path, redis_url, files=files) as world:
+            number = world.gh.add_issue(REPO, "Use new_sum()", issue_markdown(
+                replace=None, instructions=INSTRUCTIONS, paths=["calc/alpha/*.py"],
+                **spec).split("\n", 1)[1], user="maria")
+            world.send("issues.labeled", issue_number=number, sender="maria")
+            world.work()
+            world.comment("/stepwise approve", by="maria", on=number)
+            world.work()
+            job = world.job(number)
+            batch = job.batch(1)
+            assert batch.status is BatchStatus.COMPLETED, (job.status, job.gate, batch.attempts)
+            pull = world.gh.pull_for(world.repo, job.branch)
+            assert pull is not None
+            texts = "\n".join([pull.body, *world.bodies(pull.number), *world.bodies(number)])
+    if funnel:
+        assert batch.file_summaries == {AREA: "changed by the codemod (`run`)",
+                                        PERIMETER: "the model: old_sum() is deprecated"}
+        assert "A codemod ran first" in model.requests[0].messages[1]["content"]
+    else:
+        assert batch.file_summaries == {AREA: "new_sum", PERIMETER: "new_sum"}
+        assert model.requests[0].body["tools"][0]["function"]["name"] == "list_files"
+    uses = [u.name for a in batch.attempts for c in a.llm_calls for u in c.tools]
+    assert uses[-1] == "finish" and "edit_file" in uses
+    assert API_KEY not in texts
