@@ -27,11 +27,17 @@ from jobs.domain.errors import RetryClass
 from jobs.domain.job import Job
 from jobs.domain.records import JobCheckRun
 from jobs.domain.redact import redact
-from jobs.ports import CiFailure
+from jobs.ports import CiFailure, RerunRefused
 
 log = logging.getLogger(__name__)
 JOB_CHECK_SUFFIX = ":job"  # the external id of the job's `Stepwise` run ends so
 ACTIONS_SLUG = "github-actions"
+ACTIONS_RERUN_BY_HAND = (
+    "`{name}`: Stepwise cannot re-run GitHub Actions (the App has no `actions: write` "
+    "permission): press **Re-run failed jobs** on the workflow run's page, {link}")
+OTHER_APP_BY_HAND = ("`{name}` ({app}): only its own app can re-run it: press **Re-run** on "
+                     "{link}")
+STATUS_BY_HAND = "`{name}` (a commit status): re-run it in the CI that reports it, {link}"
 LOG_TAIL_LINES = 100
 LOG_READ_CHARS = 2_000_000  # only the end of a larger log is looked at
 MAX_READ_ANNOTATIONS = 200  # per failing check
@@ -152,40 +158,39 @@ class RepositoryCi:
         return redact("\n".join(_LOG_TIME.sub("", line) for line in tail))
 
     # -- re-running ------------------------------------------------------------------------------
-    def rerun(self, checks: Sequence[CheckObservation]) -> list[str]:
-        """Ask CI to run `checks` again; returns what was asked. Actions: re-run the failed jobs
-        of each workflow run once (with `actions: read` only, GitHub refuses that, and the check
-        suite is re-requested instead); other apps: re-request their check suite. Commit statuses
-        cannot be re-run from here and are left alone."""
+    def rerun(self, checks: Sequence[CheckObservation]) -> tuple[list[str], list[RerunRefused]]:
+        """Ask CI to run the failed `checks` again where GitHub lets the App: an Actions job's
+        workflow run re-runs its failed jobs (`rerun-failed-jobs`, which needs `actions: write`;
+        once per run). Another app's checks and commit statuses only their own CI can re-run
+        (GitHub refuses to re-request another app's check suite, and Actions ignores it).
+        Returns what was asked, and what was not with the button to press instead."""
         asked: list[str] = []
-        done_runs: set[int] = set()
-        done_suites: set[int] = set()
+        refused: list[RerunRefused] = []
+        done_runs: dict[int, bool] = {}
         for check in checks:
-            if not check.run_id:
-                continue
-            if check.app_slug == ACTIONS_SLUG:
+            if check.app_slug == ACTIONS_SLUG and check.run_id:
                 job = self._job(check.run_id)
                 run_id = int(job.get("run_id", 0)) if isinstance(job, dict) else 0
-                if run_id in done_runs:
-                    continue
-                if run_id and self._rerun_failed_jobs(run_id):
-                    done_runs.add(run_id)
-                    asked.append(f"workflow run {run_id}: failed jobs")
-                    continue
-            suite_id = self._suite_of(check.run_id)
-            if suite_id and suite_id not in done_suites:
-                self._rerequest_suite(suite_id)
-                done_suites.add(suite_id)
-                asked.append(f"check suite {suite_id}")
-        return asked
+                if run_id not in done_runs:
+                    done_runs[run_id] = bool(run_id) and self._rerun_failed_jobs(run_id)
+                    if done_runs[run_id]:
+                        asked.append(f"workflow run {run_id}: failed jobs")
+                if not done_runs[run_id]:
+                    page = _run_page(job, check.url)
+                    refused.append(RerunRefused(check, ACTIONS_RERUN_BY_HAND.format(
+                        name=check.name, link=page)))
+                continue
+            if check.app_slug:
+                refused.append(RerunRefused(check, OTHER_APP_BY_HAND.format(
+                    name=check.name, app=check.app_slug, link=check.url or "its page")))
+            else:
+                refused.append(RerunRefused(check, STATUS_BY_HAND.format(
+                    name=check.name, link=check.url or "the CI that reports it")))
+        return asked, refused
 
     def _job(self, job_id: int) -> Any:
         return self.client._call(lambda gh: response_json(gh.actions.get_job_for_workflow_run(
             self.owner, self.name, job_id)), missing={})
-
-    def _rerequest_suite(self, suite_id: int) -> None:
-        self.client._call(lambda gh: gh.checks.rerequest_suite(self.owner, self.name, suite_id),
-                          missing=None)
 
     def _rerun_failed_jobs(self, run_id: int) -> bool:
         try:
@@ -196,12 +201,6 @@ class RepositoryCi:
                 return False
             raise
         return True
-
-    def _suite_of(self, run_id: int) -> int:
-        run = self.client._call(lambda gh: response_json(gh.checks.get(self.owner, self.name, run_id)),
-                                missing={})
-        suite = run.get("check_suite") if isinstance(run, dict) else None
-        return int(suite.get("id", 0)) if isinstance(suite, dict) else 0
 
     # -- Stepwise's own check runs ----------------------------------------------------------------
     def find_check_run(self, body: dict[str, Any], *, newer_than: int = 0) -> dict[str, Any] | None:
@@ -311,3 +310,10 @@ def send_check_run(ci: RepositoryCi, job: Job, body: dict[str, Any]) -> None:
         sha=str(body["head_sha"]), id=run_id,
         open=body.get("conclusion") in (None, "action_required"),
         completed=body.get("status") == "completed")
+
+
+def _run_page(job: Any, fallback: str) -> str:
+    """The workflow run's page (where "Re-run failed jobs" is) from an Actions job's record."""
+    url = str(job.get("html_url") or "") if isinstance(job, dict) else ""
+    page = url.split("/job/", 1)[0] if "/job/" in url else ""
+    return page or fallback

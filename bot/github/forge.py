@@ -39,7 +39,7 @@ from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.outbox import gate_key
 from jobs.domain.records import PullRequest
 from jobs.domain.redact import redact
-from jobs.ports import CiFailure, CiReport, Publication
+from jobs.ports import CiFailure, CiReport, Publication, RerunRefused
 
 log = logging.getLogger(__name__)
 MERGE_ADVICE = (
@@ -362,10 +362,13 @@ class GitHubForge:
                     failing: Sequence[CheckObservation]) -> list[CiFailure]:
         return ci_failures(self.ci(), failing)
 
-    def rerun_checks(self, job: Job, sha: str, checks: Sequence[CheckObservation]) -> None:
-        asked = self.ci().rerun(checks)
-        log.info("asked CI to run checks again", extra={"job_id": job.id, "sha": sha,
-                                                         "asked": asked})
+    def rerun_checks(self, job: Job, sha: str,
+                     checks: Sequence[CheckObservation]) -> list[RerunRefused]:
+        asked, refused = self.ci().rerun(checks)
+        log.info("asked CI to run checks again", extra={
+            "job_id": job.id, "sha": sha, "asked": asked,
+            "refused": [r.check.name for r in refused]})
+        return refused
 
     def publish_check_run(self, job: Job, draft: CheckRunDraft) -> None:
         """Owe the run under `check:<external id>` (with its body, so the reconciler can publish

@@ -13,6 +13,7 @@ from redis import Redis
 from bot.github.app import GitHubApp
 from bot.github.client import Installation, preload_api_modules
 from bot.github.forge import GitHubForge
+from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
 from bot.github.retry import CallRetry
 from bot.server.connections import worker_redis
@@ -76,6 +77,8 @@ class ServerContext:
         owner, name = job.repo.split("/", 1)
         info = client.repo(owner, name)
         repository = self.mirror(client, job.repo, info.clone_url, info.default_branch)
+        if job.config.commit_via == "api":  # commits GitHub signs (DESIGN.md)
+            repository.api = ApiCommits(client, job.repo)
         forge = self.forge(client, job.repo, squash_only=info.squash_only)
         return self.engine_services(repository, forge, repo=job.repo), forge
 

@@ -38,6 +38,7 @@ from tests.kit import (
     github_routes_actions,
     github_routes_campaigns,
     github_routes_checks,
+    github_routes_git,
     github_routes_orgs,
     github_routes_people,
     github_routes_pulls,
@@ -65,7 +66,7 @@ LIVE_FAKES: list[FakeGitHub] = []
 # Importing them registers their routes.
 ENDPOINT_MODULES = (github_routes, github_routes_campaigns, github_routes_orgs, github_routes_people,
                     github_routes_pulls, github_routes_checks, github_routes_statuses,
-                    github_routes_actions)
+                    github_routes_actions, github_routes_git)
 
 
 @dataclass
