@@ -37,7 +37,7 @@ COPY bot ./bot
 COPY jobs ./jobs
 RUN pip install --no-cache-dir -c requirements.lock .
 
-USER stepwise
+USER 10001:10001
 ENV STEPWISE_WORKDIR=/var/lib/stepwise
 # Job environments built by `setup` are cached here (least recently used evicted past the size).
 ENV STEPWISE_ENV_CACHE_MB=4096

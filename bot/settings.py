@@ -42,8 +42,6 @@ class Settings(BaseSettings):
     redis_connect_timeout_s: float = Field(default=5.0, gt=0, le=300)
     # How long one blocking wait of an idle worker lasts before it re-registers (RQ's 405 s).
     dequeue_timeout_s: int = Field(default=405, ge=1, le=3600)
-    # Records of ended jobs expire this many days after they ended (0: kept for ever).
-    retention_days: int = Field(default=30, ge=0, le=36_500)
     github_api_url: str = Field(default="https://api.github.com", pattern=r"^https?://")
     # Sent as X-GitHub-Api-Version on every REST call; GitHub Enterprise Server knows only 2022-11-28.
     github_api_version: ApiVersion = DEFAULT_API_VERSION

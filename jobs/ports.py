@@ -56,6 +56,15 @@ class CiFailure:
     log_tail: str = ""
 
 
+@dataclass(frozen=True)
+class RerunRefused:
+    """A failing check the forge could not run again, and what a person does instead (which
+    button on GitHub, with its link)."""
+
+    check: CheckObservation
+    instead: str
+
+
 class Forge(Protocol):
     def publish(self, job: Job, kind: Publication, text: str) -> None:
         """Show `text` to the people steering `job`. A forge that can fail keeps what it could
@@ -78,9 +87,11 @@ class Forge(Protocol):
         GitHub cannot give is left empty, never an error)."""
         ...
 
-    def rerun_checks(self, job: Job, sha: str, checks: Sequence[CheckObservation]) -> None:
-        """Ask CI to run the `checks` on `sha` again (Actions: re-run the failed jobs; other
-        apps: re-request the check run). A check that cannot be re-run is left as it is."""
+    def rerun_checks(self, job: Job, sha: str,
+                     checks: Sequence[CheckObservation]) -> list[RerunRefused]:
+        """Ask CI to run the failed `checks` on `sha` again where GitHub lets the App (Actions:
+        re-run the failed jobs, with `actions: write`); returns the checks it could not re-run,
+        each with what a person presses instead."""
         ...
 
     def publish_check_run(self, job: Job, draft: CheckRunDraft) -> None:
@@ -205,7 +216,7 @@ class Workspace(Protocol):
     def grep_files(self, sha: str, literals: Sequence[str]) -> set[str] | None: ...
     def show_file(self, sha: str, path: str) -> str | None: ...
     def create_branch(self, branch: str, sha: str) -> None: ...
-    def advance_branch(self, branch: str, new: str, old: str) -> None: ...
+    def advance_branch(self, branch: str, new: str, old: str) -> str: ...
     def commits(self, base: str, head: str, *,
                 exclude: Sequence[str] = ()) -> Sequence[Commit]: ...
     def withdraw(self, branch: str, candidate: str, to: str) -> None: ...

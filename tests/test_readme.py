@@ -161,3 +161,17 @@ def test_make_readme_rewrites_exactly_the_generated_tables() -> None:
     start = text.index("<!-- commands:start")
     stale = text[:start] + text[start:].replace("| `/stepwise approve` |", "| `/stepwise approve-old` |", 1)
     assert stale != text and module.rendered(stale) == text
+
+
+def test_readme_permission_list_is_exactly_app_yml() -> None:
+    """Every permission `app.yml` asks for is in the README's list at its level, with a reason,
+    and the list names nothing the manifest does not ask for."""
+    import yaml
+
+    manifest = yaml.safe_load((README.parent / "app.yml").read_text(encoding="utf-8"))
+    block = re.search(r"<!-- permissions:start -->(.*?)<!-- permissions:end -->",
+                      README.read_text(), flags=re.S)
+    assert block is not None
+    listed = re.findall(r"^\s*- `(\w+): (\w+)`[^:]*: \S", block.group(1), flags=re.M)
+    assert dict(listed) == manifest["default_permissions"]
+    assert len(listed) == len(dict(listed))

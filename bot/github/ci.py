@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.github.client import MAX_PAGES, PER_PAGE, Installation, response_json
-from bot.github.errors import ForgeError
+from bot.github.errors import ForgeError, refused
 from jobs.domain.annotations import MESSAGE_CHARS, Annotation
 from jobs.domain.check_runs import JOB_CHECK_NAME
 from jobs.domain.ci import CheckObservation, from_commit_status
@@ -27,11 +27,17 @@ from jobs.domain.errors import RetryClass
 from jobs.domain.job import Job
 from jobs.domain.records import JobCheckRun
 from jobs.domain.redact import redact
-from jobs.ports import CiFailure
+from jobs.ports import CiFailure, RerunRefused
 
 log = logging.getLogger(__name__)
 JOB_CHECK_SUFFIX = ":job"  # the external id of the job's `Stepwise` run ends so
 ACTIONS_SLUG = "github-actions"
+ACTIONS_RERUN_BY_HAND = (
+    "`{name}`: Stepwise cannot re-run GitHub Actions (the App has no `actions: write` "
+    "permission): press **Re-run failed jobs** on the workflow run's page, {link}")
+OTHER_APP_BY_HAND = ("`{name}` ({app}): only its own app can re-run it: press **Re-run** on "
+                     "{link}")
+STATUS_BY_HAND = "`{name}` (a commit status): re-run it in the CI that reports it, {link}"
 LOG_TAIL_LINES = 100
 LOG_READ_CHARS = 2_000_000  # only the end of a larger log is looked at
 MAX_READ_ANNOTATIONS = 200  # per failing check
@@ -54,13 +60,19 @@ class RepositoryCi:
         self.client = client
         self.owner, self.name = full_name.split("/", 1)
 
-    def _pages(self, fetch: Any, key: str | None) -> list[dict[str, Any]]:
-        """Every item of a paged list (`key`: the list inside GitHub's `{total_count, key}`)."""
+    def _pages(self, fetch: Any, key: str | None, *, poll: str | None = None) -> list[dict[str, Any]]:
+        """Every item of a paged list (`key`: the list inside GitHub's `{total_count, key}`).
+        `fetch(gh, page, headers)` makes one page's request. A `poll` read (one the CI wait
+        repeats) is conditional: sent with the last answer's ETag, a 304 costs no rate limit."""
         found: list[dict[str, Any]] = []
+        reads = self.client.app.conditional
         for page in range(1, MAX_PAGES + 1):
 
             def read(gh: Any, page: int = page) -> Any:
-                return response_json(fetch(gh, page))
+                if poll is None:
+                    return response_json(fetch(gh, page, None))
+                where = (self.client.installation_id, self.owner, self.name, poll, page)
+                return reads.read(where, lambda headers: fetch(gh, page, headers or None))
 
             data = self.client._call(read)
             items = data.get(key, []) if key is not None and isinstance(data, dict) else data
@@ -72,8 +84,9 @@ class RepositoryCi:
     # -- reading a commit's checks ----------------------------------------------------------------
     def check_runs(self, sha: str) -> list[CheckObservation]:
         """The newest check run of each name on `sha` (every app's), all pages."""
-        runs = self._pages(lambda gh, page: gh.checks.list_for_ref(
-            self.owner, self.name, sha, filter_="latest", per_page=PER_PAGE, page=page), "check_runs")
+        runs = self._pages(lambda gh, page, headers: gh.checks.list_for_ref(
+            self.owner, self.name, sha, filter_="latest", per_page=PER_PAGE, page=page,
+            headers=headers), "check_runs", poll=f"check-runs:{sha}")
         return [CheckObservation(name=str(run.get("name", "")), status=str(run.get("status", "")),
                                  conclusion=run.get("conclusion"),
                                  url=str(run.get("html_url") or run.get("details_url") or ""),
@@ -83,8 +96,9 @@ class RepositoryCi:
 
     def statuses(self, sha: str) -> list[CheckObservation]:
         """The newest commit status of each context on `sha` (the combined status), all pages."""
-        statuses = self._pages(lambda gh, page: gh.repos.get_combined_status_for_ref(
-            self.owner, self.name, sha, per_page=PER_PAGE, page=page), "statuses")
+        statuses = self._pages(lambda gh, page, headers: gh.repos.get_combined_status_for_ref(
+            self.owner, self.name, sha, per_page=PER_PAGE, page=page, headers=headers), "statuses",
+            poll=f"statuses:{sha}")
         return [from_commit_status(str(s.get("context", "")), str(s.get("state", "")),
                                    str(s.get("target_url") or "")) for s in statuses]
 
@@ -116,7 +130,7 @@ class RepositoryCi:
 
     def _branch_rules(self, branch: str) -> list[dict[str, Any]]:
         try:
-            return self._pages(lambda gh, page: gh.repos.get_branch_rules(
+            return self._pages(lambda gh, page, headers: gh.repos.get_branch_rules(
                 self.owner, self.name, branch, per_page=PER_PAGE, page=page), None)
         except ForgeError as exc:
             if exc.evidence.get("status") == 404:  # rulesets unavailable (older GHES)
@@ -152,40 +166,39 @@ class RepositoryCi:
         return redact("\n".join(_LOG_TIME.sub("", line) for line in tail))
 
     # -- re-running ------------------------------------------------------------------------------
-    def rerun(self, checks: Sequence[CheckObservation]) -> list[str]:
-        """Ask CI to run `checks` again; returns what was asked. Actions: re-run the failed jobs
-        of each workflow run once (with `actions: read` only, GitHub refuses that, and the check
-        suite is re-requested instead); other apps: re-request their check suite. Commit statuses
-        cannot be re-run from here and are left alone."""
+    def rerun(self, checks: Sequence[CheckObservation]) -> tuple[list[str], list[RerunRefused]]:
+        """Ask CI to run the failed `checks` again where GitHub lets the App: an Actions job's
+        workflow run re-runs its failed jobs (`rerun-failed-jobs`, which needs `actions: write`;
+        once per run). Another app's checks and commit statuses only their own CI can re-run
+        (GitHub refuses to re-request another app's check suite, and Actions ignores it).
+        Returns what was asked, and what was not with the button to press instead."""
         asked: list[str] = []
-        done_runs: set[int] = set()
-        done_suites: set[int] = set()
+        refused: list[RerunRefused] = []
+        done_runs: dict[int, bool] = {}
         for check in checks:
-            if not check.run_id:
-                continue
-            if check.app_slug == ACTIONS_SLUG:
+            if check.app_slug == ACTIONS_SLUG and check.run_id:
                 job = self._job(check.run_id)
                 run_id = int(job.get("run_id", 0)) if isinstance(job, dict) else 0
-                if run_id in done_runs:
-                    continue
-                if run_id and self._rerun_failed_jobs(run_id):
-                    done_runs.add(run_id)
-                    asked.append(f"workflow run {run_id}: failed jobs")
-                    continue
-            suite_id = self._suite_of(check.run_id)
-            if suite_id and suite_id not in done_suites:
-                self._rerequest_suite(suite_id)
-                done_suites.add(suite_id)
-                asked.append(f"check suite {suite_id}")
-        return asked
+                if run_id not in done_runs:
+                    done_runs[run_id] = bool(run_id) and self._rerun_failed_jobs(run_id)
+                    if done_runs[run_id]:
+                        asked.append(f"workflow run {run_id}: failed jobs")
+                if not done_runs[run_id]:
+                    page = _run_page(job, check.url)
+                    refused.append(RerunRefused(check, ACTIONS_RERUN_BY_HAND.format(
+                        name=check.name, link=page)))
+                continue
+            if check.app_slug:
+                refused.append(RerunRefused(check, OTHER_APP_BY_HAND.format(
+                    name=check.name, app=check.app_slug, link=check.url or "its page")))
+            else:
+                refused.append(RerunRefused(check, STATUS_BY_HAND.format(
+                    name=check.name, link=check.url or "the CI that reports it")))
+        return asked, refused
 
     def _job(self, job_id: int) -> Any:
         return self.client._call(lambda gh: response_json(gh.actions.get_job_for_workflow_run(
             self.owner, self.name, job_id)), missing={})
-
-    def _rerequest_suite(self, suite_id: int) -> None:
-        self.client._call(lambda gh: gh.checks.rerequest_suite(self.owner, self.name, suite_id),
-                          missing=None)
 
     def _rerun_failed_jobs(self, run_id: int) -> bool:
         try:
@@ -197,17 +210,11 @@ class RepositoryCi:
             raise
         return True
 
-    def _suite_of(self, run_id: int) -> int:
-        run = self.client._call(lambda gh: response_json(gh.checks.get(self.owner, self.name, run_id)),
-                                missing={})
-        suite = run.get("check_suite") if isinstance(run, dict) else None
-        return int(suite.get("id", 0)) if isinstance(suite, dict) else 0
-
     # -- Stepwise's own check runs ----------------------------------------------------------------
     def find_check_run(self, body: dict[str, Any], *, newer_than: int = 0) -> dict[str, Any] | None:
         """The newest run made for `body` before: same name and external id on the same commit
         (a completed run is never changed, so one name may have several; GitHub shows the newest)."""
-        runs = self._pages(lambda gh, page: gh.checks.list_for_ref(
+        runs = self._pages(lambda gh, page, headers: gh.checks.list_for_ref(
             self.owner, self.name, body["head_sha"], check_name=body["name"], filter_="all",
             per_page=PER_PAGE, page=page), "check_runs")
         mine = [run for run in runs if run.get("external_id") == body["external_id"]
@@ -281,8 +288,8 @@ def ci_failures(ci: RepositoryCi, failing: Sequence[CheckObservation]) -> list[C
                 if check.app_slug == ACTIONS_SLUG:
                     tail = ci.job_log_tail(check.run_id)
             except ForgeError as exc:
-                if exc.retry_class is RetryClass.DO_NOT_RETRY:
-                    raise
+                if exc.retry_class is RetryClass.DO_NOT_RETRY and not refused(exc):
+                    raise  # the installation or repository is gone
                 log.warning("could not read a failing check's details", extra={
                     "check": check.name, "code": exc.code})
         found.append(CiFailure(check=check.name, conclusion=check.conclusion or "failure",
@@ -311,3 +318,10 @@ def send_check_run(ci: RepositoryCi, job: Job, body: dict[str, Any]) -> None:
         sha=str(body["head_sha"]), id=run_id,
         open=body.get("conclusion") in (None, "action_required"),
         completed=body.get("status") == "completed")
+
+
+def _run_page(job: Any, fallback: str) -> str:
+    """The workflow run's page (where "Re-run failed jobs" is) from an Actions job's record."""
+    url = str(job.get("html_url") or "") if isinstance(job, dict) else ""
+    page = url.split("/job/", 1)[0] if "/job/" in url else ""
+    return page or fallback

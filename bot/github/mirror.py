@@ -14,9 +14,14 @@ import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from bot.github.git_data import WORKFLOWS_REFUSED, refusal
 from jobs.adapters.workspace import Repository, WithdrawRefusedError, run_git
 from jobs.domain.errors import RetryClass, WorkspaceError
+
+if TYPE_CHECKING:
+    from bot.github.git_data import ApiCommits
 
 AuthArgs = Callable[[], list[str]]
 
@@ -46,6 +51,7 @@ class MirroredRepository(Repository):
         super().__init__(path)
         self.auth = auth
         self.lock_path = lock_path
+        self.api: ApiCommits | None = None  # set: commits land through the Git Data API
 
     def remote(self, *args: str) -> str:
         auth = self.auth()
@@ -68,17 +74,28 @@ class MirroredRepository(Repository):
                         f"+refs/heads/{branch}:refs/heads/{branch}")
         return remote
 
-    def advance_branch(self, branch: str, new: str, old: str) -> None:
+    def advance_branch(self, branch: str, new: str, old: str) -> str:
+        """Land commit `new` on `branch` (at `old`): re-created through the API (signed by
+        GitHub; its sha is returned and the local branch fetched to it) or pushed with git."""
+        if self.api is not None:
+            landed = self.api.land(self, branch, new, old)
+            self.remote("fetch", "--quiet", "--no-tags", "origin",
+                        f"+refs/heads/{branch}:refs/heads/{branch}")
+            self.git("update-ref", f"refs/heads/{branch}", landed)  # ours, whatever came after
+            return landed
         super().advance_branch(branch, new, old)
         try:
             self.remote("push", "--quiet", "--no-verify", "origin", f"{new}:refs/heads/{branch}")
         except WorkspaceError as exc:
             super().advance_branch(branch, old, new)  # the remote did not take it: undo locally
+            if WORKFLOWS_REFUSED in exc.message:  # not someone's push: retrying cannot help
+                raise refusal(branch, 0, exc.message) from None
             raise WorkspaceError(
                 f"pushing `{branch}` was refused: {exc.message[-300:]}",
                 hint="someone may have pushed to the branch; the job re-reads it and continues",
                 code="push_rejected", retry_class=RetryClass.AUTO_RETRY,
             ) from None
+        return new
 
     def withdraw(self, branch: str, candidate: str, to: str) -> None:
         """Withdraw our own CI-rejected `candidate` from the remote branch with a lease on that

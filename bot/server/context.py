@@ -13,11 +13,13 @@ from redis import Redis
 from bot.github.app import GitHubApp
 from bot.github.client import Installation, preload_api_modules
 from bot.github.forge import GitHubForge
+from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
 from bot.github.retry import CallRetry
 from bot.server.connections import worker_redis
 from bot.server.redis_store import RedisStore
 from bot.settings import Settings
+from bot.taskcenter.links import web_base
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.domain.job import Job
@@ -60,6 +62,7 @@ class ServerContext:
     def forge(self, client: Installation, repo: str, *, squash_only: bool = False) -> GitHubForge:
         """The GitHub forge for one repository, linking to the task center when configured."""
         return GitHubForge(client, repo, squash_only=squash_only,
+                           web_url=web_base(self.settings.github_api_url),  # GHES: its host
                            task_center_url=self.settings.task_center_url, clock=self.clock)
 
     def installation(self, installation_id: int) -> Installation:
@@ -76,6 +79,8 @@ class ServerContext:
         owner, name = job.repo.split("/", 1)
         info = client.repo(owner, name)
         repository = self.mirror(client, job.repo, info.clone_url, info.default_branch)
+        if job.config.commit_via == "api":  # commits GitHub signs (DESIGN.md)
+            repository.api = ApiCommits(client, job.repo)
         forge = self.forge(client, job.repo, squash_only=info.squash_only)
         return self.engine_services(repository, forge, repo=job.repo), forge
 

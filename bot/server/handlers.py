@@ -11,6 +11,7 @@ from bot.authz import STEERING_ROLES
 from bot.events import Event, Kind
 from bot.github.client import Installation
 from bot.github.errors import ForgeError
+from bot.github.git_data import SIGNATURES_FIX, SIGNATURES_REQUIRED, requires_signed_commits
 from bot.server import reconciler, steps
 from bot.server.campaigns.tasks import campaign_edited, start_campaign
 from bot.server.ci_events import on_ci_event
@@ -95,6 +96,11 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
             forge.reply(None, event.number, start_key(event), f"A Stepwise job for this issue is already "
                         f"`{existing.status}`{where}; nothing new was started.")
             return
+        if config.commit_via == "git" and requires_signed_commits(client, event.repo,
+                                                                  info.default_branch):
+            forge.reply(None, event.number, start_key(event), CANNOT_START.format(
+                SIGNATURES_REQUIRED.format(branch=info.default_branch), SIGNATURES_FIX))
+            return
         issue = client.issue(owner, name, event.number)
         repository = ctx.mirror(client, event.repo, info.clone_url, info.default_branch)
         base_sha = repository.branch_head(info.default_branch)
@@ -156,6 +162,8 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
         ctx.store.save(job)  # the comment id the forge remembered
         return
     apply_verb(job, Verb.CANCEL)
+    job.server.cancelled_by = f"@{event.sender} closed the {what}" if event.sender else \
+        f"the {what} was closed"
     ctx.store.save(job)
     if job.status is JobStatus.CANCELLED:
         enqueue(ctx.redis, "cancelled", {"job_id": job.id}, job_id=rq_id("cancelled", job.id))

@@ -5,26 +5,36 @@ from __future__ import annotations
 
 import redis
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
 
 from bot.server.connections import web_redis
 from bot.settings import Settings, load_settings
+from bot.taskcenter.auth import PageViewer
 from bot.taskcenter.mount import install as install_task_center
 from bot.web import metrics_route, webhooks
+from bot.web.webhook_body import MAX_BUFFERED_BYTES, BodyBudget
 
 
 def create_app(settings: Settings | None = None, connection: redis.Redis | None = None) -> FastAPI:
     settings = settings or load_settings("web")
-    app = FastAPI(title="Stepwise", version="0.1.0",
+    app = FastAPI(title="Stepwise", version="0.1.0", docs_url=None, redoc_url=None,
                   description="Long maintenance jobs in small, validated, reversible steps.")
     app.state.webhook_secrets = settings.webhook_secrets()
     app.state.app_slug = settings.app_slug
     app.state.max_payload_bytes = webhooks.MAX_PAYLOAD_BYTES
+    app.state.body_budget = BodyBudget(MAX_BUFFERED_BYTES)
     # The webhook route calls Redis on the event loop: a hung Redis must fail it, not stall it.
     app.state.redis = connection or web_redis(settings)
     app.include_router(webhooks.router)
     app.include_router(metrics_route.router)
     install_task_center(app, settings)
+
+    @app.get("/docs", include_in_schema=False)
+    def docs(_: PageViewer) -> HTMLResponse:
+        """The OpenAPI UI, behind the task center's login (off with the task center)."""
+        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json",
+                                   title="Stepwise API")
 
     @app.get("/healthz")
     def healthz(request: Request) -> JSONResponse:

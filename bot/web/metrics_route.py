@@ -4,7 +4,9 @@ jobs by status and the queue depth read at scrape time."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
+from datetime import UTC
 
 import redis
 from fastapi import APIRouter, Request, Response
@@ -15,12 +17,13 @@ from prometheus_client.core import (
     HistogramMetricFamily,
     Metric,
 )
+from rq import Queue, Worker
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from bot.observability.metrics import KEY, SEP, SPECS, Spec
 from bot.observability.process_metrics import PROCESS, REDIS_UP
 from bot.server.worker import queue
-from bot.taskcenter.records import HeadCache, all_job_ids
+from bot.taskcenter.records import HeadCache, JobHead, all_job_ids
 from jobs.domain.model import JobStatus
 
 
@@ -41,6 +44,8 @@ class RedisCollector:
         for status in JobStatus:
             jobs.add_metric([status.value], sum(1 for h in heads if h.status is status))
         yield jobs
+        yield from gate_families(heads, time.time())
+        yield from worker_families(self.connection)
         depth = GaugeMetricFamily("stepwise_queue_depth", "RQ tasks on the `stepwise` queue, by "
                                   "state.", labels=["state"])
         q = queue(self.connection)
@@ -49,6 +54,11 @@ class RedisCollector:
                                 ("failed", FailedJobRegistry)):
             depth.add_metric([state], registry(queue=q).count)
         yield depth
+        oldest = GaugeMetricFamily("stepwise_queue_oldest_age_seconds", "How long the oldest "
+                                   "task waiting on the queue has waited (0 when none waits).",
+                                   labels=["queue"])
+        oldest.add_metric([q.name], oldest_queued_age_s(q, time.time()))
+        yield oldest
 
     def _stored(self) -> dict[str, dict[str, str]]:
         pipe = self.connection.pipeline(transaction=False)
@@ -77,6 +87,47 @@ class RedisCollector:
             histogram.add_metric(json.loads(labels), [*buckets, ("+Inf", count)],
                                  parts.get("sum", 0.0))
         return histogram
+
+
+def gate_families(heads: list[JobHead], now: float) -> Iterator[Metric]:
+    """Jobs waiting at a gate and the oldest gate's age, by gate kind (ended jobs have none)."""
+    waiting = GaugeMetricFamily("stepwise_jobs_at_gate", "Jobs waiting at a gate, by gate kind.",
+                                labels=["gate"])
+    age = GaugeMetricFamily("stepwise_gate_oldest_age_seconds", "How long the oldest open gate "
+                            "of each kind has waited for a person.", labels=["gate"])
+    opened: dict[str, list[float]] = {}
+    for head in heads:
+        if head.status is JobStatus.AWAITING_HUMAN and head.gate is not None:
+            at = head.gate.opened_at.timestamp() if head.gate.opened_at else now
+            opened.setdefault(head.gate.kind, []).append(at)
+    for kind, times in sorted(opened.items()):
+        waiting.add_metric([kind], len(times))
+        age.add_metric([kind], max(0.0, now - min(times)))
+    yield waiting
+    yield age
+
+
+def worker_families(connection: redis.Redis) -> Iterator[Metric]:
+    """Workers registered with RQ on the queue (a worker's entry expires when it stops
+    renewing it), by state: idle, busy, ..."""
+    alive = GaugeMetricFamily("stepwise_workers", "Workers alive (registered with RQ and "
+                              "renewing), by state.", labels=["state"])
+    states: dict[str, int] = {"idle": 0, "busy": 0}
+    for worker in Worker.all(queue=queue(connection)):
+        state = str(worker.get_state() or "unknown")[:20]
+        states[state] = states.get(state, 0) + 1
+    for state, count in sorted(states.items()):
+        alive.add_metric([state], count)
+    yield alive
+
+
+def oldest_queued_age_s(q: Queue, now: float) -> float:
+    """Age of the task at the head of the queue (RQ pops from the left: the oldest)."""
+    for task_id in q.get_job_ids(0, 1):
+        task = q.fetch_job(task_id)
+        if task is not None and task.enqueued_at is not None:
+            return max(0.0, now - task.enqueued_at.replace(tzinfo=UTC).timestamp())
+    return 0.0
 
 
 def _bound(value: float) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 import redis
@@ -17,7 +18,13 @@ from bot.observability.metrics import counted_delivery
 from bot.server.keys import delivery_key
 from bot.server.worker import enqueue_new, event_lease, requeue, rq_id, task_abandoned
 from bot.web.noops import forget_trigger_label, noop_reason
-from bot.web.webhook_body import MAX_PAYLOAD_BYTES, ReceivedBody, decode_payload, read_capped
+from bot.web.webhook_body import (
+    MAX_PAYLOAD_BYTES,
+    BodyBudget,
+    ReceivedBody,
+    decode_payload,
+    read_capped,
+)
 
 RETRY_AFTER_S = 30  # what a 503 asks a client to wait
 DELIVERY_TTL_S = 3 * 24 * 3600  # GitHub lets a delivery be redelivered for three days
@@ -27,9 +34,16 @@ router = APIRouter()
 __all__ = ["MAX_PAYLOAD_BYTES", "router"]
 
 
-async def raw_body(request: Request) -> ReceivedBody:
-    """The body, refused by its declared length and read with a cap before anything else."""
-    return await read_capped(request, limit=request.app.state.max_payload_bytes)
+async def raw_body(request: Request) -> AsyncIterator[ReceivedBody]:
+    """The body, refused by its declared length and read with a cap before anything else,
+    within the process's body budget (given back once the request is answered)."""
+    budget: BodyBudget = request.app.state.body_budget
+    received = await read_capped(request, limit=request.app.state.max_payload_bytes,
+                                 budget=budget)
+    try:
+        yield received
+    finally:
+        budget.give(received.held)
 
 
 def answer(status: int, outcome: str, **extra: Any) -> JSONResponse:
@@ -95,6 +109,10 @@ async def receive_webhook(
     socket timeout), cheaper than the hop to a thread pool a plain `def` route would take."""
     if received.status == 401:
         return answer(401, "invalid signature", hint="check STEPWISE_WEBHOOK_SECRET")
+    if received.status == 503:  # the body budget is spent by other deliveries right now
+        busy = answer(503, received.problem)
+        busy.headers["Retry-After"] = str(RETRY_AFTER_S)
+        return busy
     if received.problem:
         return answer(received.status, received.problem)
     secrets: tuple[str, ...] = request.app.state.webhook_secrets

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation
 from jobs.domain.job import Job
-from jobs.ports import CiFailure, CiReport, Publication
+from jobs.ports import CiFailure, CiReport, Publication, RerunRefused
 
 
 class LocalForge:
@@ -33,8 +33,9 @@ class LocalForge:
                     failing: Sequence[CheckObservation]) -> list[CiFailure]:
         return []
 
-    def rerun_checks(self, job: Job, sha: str, checks: Sequence[CheckObservation]) -> None:
-        return None
+    def rerun_checks(self, job: Job, sha: str,
+                     checks: Sequence[CheckObservation]) -> list[RerunRefused]:
+        return []
 
     def publish_check_run(self, job: Job, draft: CheckRunDraft) -> None:
         return None

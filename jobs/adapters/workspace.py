@@ -182,9 +182,11 @@ class Repository:
     def create_branch(self, branch: str, sha: str) -> None:
         self.git("update-ref", f"refs/heads/{branch}", sha, ZERO_SHA)
 
-    def advance_branch(self, branch: str, new: str, old: str) -> None:
-        """Move `branch` from `old` to `new`; fails if someone moved it meanwhile."""
+    def advance_branch(self, branch: str, new: str, old: str) -> str:
+        """Move `branch` from `old` to `new`; fails if someone moved it meanwhile. Returns the
+        sha the branch landed on (here `new`; server mode's API commits get a sha of their own)."""
         self.git("update-ref", f"refs/heads/{branch}", new, old)
+        return new
 
     def withdraw(self, branch: str, candidate: str, to: str) -> None:
         """Move `branch` back from its own `candidate` tip to `to` (the candidate's parent), only

@@ -3,6 +3,8 @@ section, the progress card's lines and the `conflict` gate's reason."""
 
 from __future__ import annotations
 
+import re
+
 from jobs.domain import markdown_safe as md
 from jobs.domain.base_update import BaseDecision, resolve_commands
 from jobs.domain.job import Job
@@ -66,6 +68,29 @@ def conflict_reason(job: Job, decision: BaseDecision, *, local: bool) -> str:
     commands = resolve_commands(branch=job.branch, base_branch=job.base_branch, local=local)
     return (f"{decision.reason}:\n{files}\n\nResolve it on the branch with a merge "
             f"(never a rebase or a force push):\n{md.block(commands)}\nthen approve")
+
+
+WORKFLOW_PERMISSION = "workflow_permission"  # the error code of a refused workflow change
+_REFUSAL = re.compile(r"refusing to allow a GitHub App to create or update workflow[^\n)]*")
+
+
+def workflow_refused_reason(job: Job, base_sha: str, files: list[str], message: str) -> str:
+    """The `conflict` gate's reason when GitHub refused the merge because it changes workflow
+    files and the App lacks `workflows: write`: what GitHub said, the files, and the commands
+    that merge it by hand (a person's push may change workflows)."""
+    said = _REFUSAL.search(message)
+    quoted = said.group(0).strip() if said else message.strip()[-300:]
+    listed = "\n".join(f"- {md.code(path)}" for path in files) or "- (workflow files)"
+    commands = (f"git fetch origin\ngit switch {job.branch}\n"
+                f"git merge origin/{job.base_branch}\ngit push origin {job.branch}")
+    return (f"GitHub refused the merge of {md.code(job.base_branch)} ({base_sha[:7]}) into "
+            f"{md.code(job.branch)}: it changes workflow files, and the App has no "
+            f"`workflows: write` permission (GitHub: {md.message(quoted)}):\n{listed}\n\n"
+            "Merge it on the branch by hand (never a rebase or a force push):\n"
+            f"{md.block(commands)}\n(or press **Update branch** on the pull request: GitHub "
+            "signs that merge, which a base requiring signed commits needs), then approve; or "
+            "have an owner grant the App `workflows: write` in its installation settings, then "
+            "approve to merge it again")
 
 
 def moved_notice(job: Job, base_sha: str) -> str:

@@ -45,6 +45,7 @@ AllowDeletions = bool | Literal["ask"]
 UpdateFromBase = Literal["conflicted", "behind", "never"]
 NotesCadence = Literal["per_milestone", "at_end"]
 NetworkMode = bool | Literal["setup"]  # false: none; "setup": setup only; true: every command
+CommitVia = Literal["api", "git"]
 
 # Environment names `env` may not set: they steer the sandbox, git, the proxy or Stepwise itself.
 RESERVED_ENV_NAMES = frozenset(
@@ -157,6 +158,11 @@ class RepoConfig(BaseModel):
     llm_drafts: bool = False
     """Server mode: a labelled issue without a `stepwise` block gets a spec drafted by the
     model, shown for approval."""
+    commit_via: CommitVia = "api"
+    """Server mode: how commits reach the job branch: `api` (GitHub's Git Data API with the
+    installation token: GitHub signs them, "Verified") or `git` (pushed with git: unsigned, so
+    refused at plan time where the base branch requires signed commits). Local mode always
+    commits with git."""
     update_from_base: UpdateFromBase = "conflicted"
     """When the base branch moves, merge it into the job branch (a validated merge commit, never
     a rebase): `conflicted` only when the pull request would conflict, `behind` whenever the base

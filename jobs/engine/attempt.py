@@ -291,7 +291,7 @@ class AttemptRunner:
         attempt.remaining_targets = left
         message = commit_message(job, batch, edit.summary)
         commit = wt.commit_tree(tree, job.head_sha, message)
-        self.repository.advance_branch(job.branch, commit, job.head_sha)
+        commit = self.repository.advance_branch(job.branch, commit, job.head_sha)
         batch.summary = edit.summary
         batch.file_summaries = dict(edit.file_summaries)
         return AttemptOutcome(Result.COMMITTED, commit=commit, leftovers=left,

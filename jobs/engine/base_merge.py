@@ -9,7 +9,13 @@ again by its trailers, so a worker that dies during a merge never leaves a secon
 from __future__ import annotations
 
 from jobs.adapters.merging import MergePreview, absent_paths, commit_merge, preview_merge
-from jobs.domain.base_notes import conflict_reason, merge_message, moved_notice
+from jobs.domain.base_notes import (
+    WORKFLOW_PERMISSION,
+    conflict_reason,
+    merge_message,
+    moved_notice,
+    workflow_refused_reason,
+)
 from jobs.domain.base_update import (
     BaseAction,
     BaseDecision,
@@ -158,16 +164,31 @@ def _merge(engine: JobContext, decision: BaseDecision, preview: MergePreview) ->
                                 commands=ran.get(r.batch, [])) for r in decision.replays]))
     engine.save(touched=())  # recorded before the push: a worker dying now finds it again
     try:
-        repo.advance_branch(job.branch, commit, job.head_sha)
-    except StepwiseError:  # refused (someone pushed meanwhile): it never landed
+        landed = repo.advance_branch(job.branch, commit, job.head_sha)
+    except StepwiseError as exc:  # refused (someone pushed meanwhile): it never landed
         job.base_merges.pop()
         engine.save(touched=())
+        if exc.code == WORKFLOW_PERMISSION:  # no retry helps: a person merges, or grants it
+            _workflows_refused(engine, base, commit, exc.message)
+            return
         raise
+    commit = landed
+    job.base_merges[-1].commit = commit  # the sha it landed as (server mode: GitHub's)
     job.head_sha = commit
     job.base_checked, job.base_moved_at, job.base_conflict = _pair(base, commit), None, None
     engine.event("base_merge", f"merged the base {base[:7]} in {commit[:7]}")
     engine.save(touched=())
     engine.publish(Publication.PROGRESS, render_card(job))
+
+
+def _workflows_refused(engine: JobContext, base: str, merge: str, message: str) -> None:
+    job, repo = engine.job, engine.services.repository
+    out = repo.git("diff-tree", "-r", "--name-only", "-z", "--no-renames", job.head_sha, merge,
+                   "--", ".github/workflows")
+    files = [path for path in out.split("\0") if path]
+    engine.worktree.reset(job.head_sha)
+    job.base_conflict = BaseConflict(base_sha=base, files=files)
+    engine.open(Gate.CONFLICT, workflow_refused_reason(job, base, files, message), touched=())
 
 
 def _fail(engine: JobContext, decision: BaseDecision, report: ErrorInfo) -> None:

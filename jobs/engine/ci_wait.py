@@ -28,6 +28,7 @@ from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import short
 from jobs.domain.notes import render_card
 from jobs.domain.records import CiResult, CiWait
+from jobs.engine.ci_rerun import rerun_failed
 from jobs.engine.context import JobContext, Outcome, outcome_of
 from jobs.ports import CiReport, Publication
 
@@ -176,16 +177,17 @@ def check(engine: JobContext) -> Outcome | None:
         engine.save()
         return None
     verdict = verdict_of(engine, wait, report)
+    refused = None
     if wait.rerun:  # `retry` at ci_failed
-        again = verdict.failing or tuple(c for c in verdict.checks if not c.passed)
-        forge.rerun_checks(job, wait.sha, again)
-        for result in job.ci_results_of(wait.scope, wait.number):
-            if result.sha == wait.sha:
-                result.retried = True
-        wait.rerun, wait.since = False, engine.now()
-        wait.rerun_of = [*wait.rerun_of, *(f"{c.name}#{c.run_id}" for c in again if c.run_id)]
-        engine.event("ci", f"re-ran {', '.join(c.name for c in again) or 'no check'}")
+        refused = rerun_failed(engine, wait, verdict, scope_words(wait.scope, wait.number))
         verdict = verdict_of(engine, wait, report)
+    if refused is not None:  # the gate stays open: nothing would re-run them
+        failures = forge.ci_failures(job, wait.sha, verdict.failing)
+        engine.open(Gate.CI_FAILED, refused,
+                    batch=wait.number if wait.scope == "batch" else None,
+                    milestone=wait.number if wait.scope == "milestone" else None,
+                    report=failure_report(job, wait, verdict, failures))
+        return outcome(engine)
     if verdict.state is CiState.PENDING:
         _note_progress(engine, wait, verdict)
         return waiting(engine)

@@ -39,7 +39,7 @@ def commit_note(engine: JobContext, label: str) -> str | None:
         f"Stepwise-Job: {job.id}\nStepwise-Note: {label}\n"
     )
     commit = worktree.commit_tree(tree, job.head_sha, message)
-    engine.services.repository.advance_branch(job.branch, commit, job.head_sha)
+    commit = engine.services.repository.advance_branch(job.branch, commit, job.head_sha)
     job.head_sha = commit
     job.note_commit = commit
     engine.event("note", f"change note committed ({label})")

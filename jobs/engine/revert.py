@@ -58,7 +58,7 @@ def revert_batch(engine: JobContext, number: int) -> str:
         f"Stepwise-Job: {job.id}\nStepwise-Revert: {number}\n"
     )
     commit = worktree.commit_tree(tree, job.head_sha, message)
-    engine.services.repository.advance_branch(job.branch, commit, job.head_sha)
+    commit = engine.services.repository.advance_branch(job.branch, commit, job.head_sha)
     job.head_sha = commit
     batch.set_status(BatchStatus.REVERTED)
     batch.reason, batch.revert_commit = "reverted with {{revert}}", commit

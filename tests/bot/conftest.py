@@ -121,7 +121,8 @@ def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] 
     as in production instead (tests/bot/test_app_bisect.py)."""
     connection = redis.Redis.from_url(redis_url)
     connection.flushdb()
-    with FakeGitHub(root=tmp_path / "github", **(github or {})) as gh:
+    # git over smart HTTP with the installation token, as a worker reaches GitHub (not by path)
+    with FakeGitHub(root=tmp_path / "github", **{"git_http": True, **(github or {})}) as gh:
         gh.add_repo(OWNER, NAME, files or sample_files(
             broken=True, config=config_text(batches_per_milestone=1)))
         gh.add_issue(REPO, "Replace old_sum() with new_sum()", ISSUE_BODY, user="maria")

@@ -76,10 +76,10 @@ def test_a_refused_merge_push_leaves_no_merge_in_the_record(tmp_path: Path) -> N
     local = session(repo)
     real = local.services.repository.advance_branch
 
-    def someone_pushed_first(branch: str, new: str, old: str) -> None:
+    def someone_pushed_first(branch: str, new: str, old: str) -> str:
         git(repo, "update-ref", f"refs/heads/{branch}", git(repo, "commit-tree", "-p", old, "-m",
                                                              "a human", f"{old}^{{tree}}"), old)
-        real(branch, new, old)
+        return real(branch, new, old)
 
     local.services.repository.advance_branch = someone_pushed_first  # type: ignore[method-assign]
     with pytest.raises(WorkspaceError):

@@ -152,10 +152,11 @@ def test_a_worker_killed_during_a_merge_resumes_without_a_second_merge(tmp_path:
     local = session(repo)
     real = local.services.repository.advance_branch
 
-    def killed_after_the_push(branch: str, new: str, old: str) -> None:
-        real(branch, new, old)
+    def killed_after_the_push(branch: str, new: str, old: str) -> str:
+        landed = real(branch, new, old)
         if len(git(repo, "rev-list", "--parents", "-n1", new).split()) == 3:
             raise KeyboardInterrupt  # the worker dies between the push and the next save
+        return landed
 
     local.services.repository.advance_branch = killed_after_the_push  # type: ignore[method-assign]
     with pytest.raises(KeyboardInterrupt):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation
 from jobs.domain.job import Job
-from jobs.ports import CiFailure, CiReport, Publication
+from jobs.ports import CiFailure, CiReport, Publication, RerunRefused
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class InMemoryForge:
     protected: tuple[str, ...] = ()  # the base branch's required checks
     failure_details: dict[str, CiFailure] = field(default_factory=dict)  # by check name
     reruns: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (sha, names)
+    rerun_refused: set[str] = field(default_factory=set)  # check names it cannot re-run
     check_runs: dict[str, CheckRunDraft] = field(default_factory=dict)  # by external id
 
     def fail_next(self, kind: Publication, error: Exception, *, times: int = 1) -> None:
@@ -77,8 +78,11 @@ class InMemoryForge:
                 or CiFailure(check.name, check.conclusion or "failure", check.url)
                 for check in failing]
 
-    def rerun_checks(self, job: Job, sha: str, checks: Sequence[CheckObservation]) -> None:
+    def rerun_checks(self, job: Job, sha: str,
+                     checks: Sequence[CheckObservation]) -> list[RerunRefused]:
         self.reruns.append((sha, tuple(check.name for check in checks)))
+        return [RerunRefused(c, f"re-run `{c.name}` by hand") for c in checks
+                if c.name in self.rerun_refused]
 
     def publish_check_run(self, job: Job, draft: CheckRunDraft) -> None:
         self.check_runs[draft.external_id] = draft

@@ -170,21 +170,19 @@ class CiPlayer:
 
     def rerun_requested(self, conclusion: str = "success", *, log: str = "",
                         webhooks: bool = True) -> list[PlayedCheck]:
-        """Play the re-runs the App asked for: a workflow run marked by rerun-failed-jobs gets a
-        new attempt of its failed jobs, one whose check suite was re-requested a new attempt of
-        all its jobs (as GitHub Actions does); they end with `conclusion`."""
+        """Play the re-runs GitHub Actions really makes: a workflow run whose failed jobs were
+        re-run (`rerun-failed-jobs`, which needs `actions: write`) gets a new attempt of its
+        failed jobs, ending with `conclusion`. Nothing else re-runs Actions (another App cannot
+        re-request an Actions suite), so nothing else is played."""
         played: list[PlayedCheck] = []
         with self.gh.lock:
-            asked = [w for w in self.repo.ci.workflow_runs.values()
-                     if w.rerun_requested or self.repo.ci.suites[w.suite_id].rerequests]
+            asked = [w for w in self.repo.ci.workflow_runs.values() if w.rerun_requested]
         for workflow in asked:
             with self.gh.lock:
-                every = not workflow.rerun_requested  # the suite was re-requested
                 rerun_jobs = [self.repo.ci.jobs[j] for j in workflow.jobs
-                          if self.repo.ci.jobs[j].run_attempt == workflow.run_attempt
-                          and (every or self.repo.ci.jobs[j].conclusion != "success")]
+                              if self.repo.ci.jobs[j].run_attempt == workflow.run_attempt
+                              and self.repo.ci.jobs[j].conclusion != "success"]
                 workflow.rerun_requested = False
-                self.repo.ci.suites[workflow.suite_id].rerequests = 0
                 workflow.run_attempt += 1
             for job in rerun_jobs:
                 again = self.actions_job(workflow.head_sha, job.name, workflow=workflow.name,

@@ -129,6 +129,7 @@ class Ruleset:
     required: list[str]
     strict: bool = False
     enforcement: str = "active"
+    required_signatures: bool = False  # the ruleset's `required_signatures` rule
 
 
 @dataclass
@@ -138,6 +139,7 @@ class RepoCi:
     statuses: list[CommitStatus] = field(default_factory=list)
     protection: dict[str, RequiredChecks] = field(default_factory=dict)  # branch -> required checks
     rulesets: list[Ruleset] = field(default_factory=list)
+    signed_branches: set[str] = field(default_factory=set)  # protection requires signed commits
     workflow_runs: dict[int, WorkflowRun] = field(default_factory=dict)
     jobs: dict[int, WorkflowJob] = field(default_factory=dict)
 

@@ -18,6 +18,26 @@ if TYPE_CHECKING:
 GIT_PATH = re.compile(
     r"^/(?P<owner>[^/]+)/(?P<name>[^/]+)\.git/(?P<rest>info/refs|git-upload-pack|git-receive-pack)$"
 )
+# GitHub's rule for pushes by an App without `workflows: write` (the API's is in
+# github_routes_git.py): no created or changed `.github/workflows/**` file, compared with the
+# branch's old tip (a new branch: with the default branch), merges included.
+PRE_RECEIVE = r"""#!/bin/sh
+[ "$FAKEGH_WORKFLOWS" = refuse ] || exit 0
+zero=0000000000000000000000000000000000000000
+empty=4b825dc642cb6eb9a060e54bf8d69288fbee4904
+what="refusing to allow a GitHub App to create or update workflow"
+while read old new ref; do
+  [ "$new" = "$zero" ] && continue
+  if [ "$old" = "$zero" ]; then
+    old=$(git rev-parse -q --verify "refs/heads/$FAKEGH_DEFAULT_BRANCH" || echo $empty)
+  fi
+  path=$(git diff-tree -r --name-only --no-renames "$old" "$new" -- .github/workflows | head -n 1)
+  if [ -n "$path" ]; then
+    echo "$what \`$path\` without \`workflows\` permission" >&2
+    exit 1
+  fi
+done
+"""
 CHALLENGE = {"WWW-Authenticate": 'Basic realm="GitHub"', "Content-Type": "text/plain"}
 
 
@@ -55,6 +75,15 @@ def serve_git(gh: FakeGitHub, method: str, path: str, query: str, headers: dict[
         "CONTENT_TYPE": headers.get("content-type", ""), "CONTENT_LENGTH": str(len(body)),
         "REMOTE_USER": "x-access-token", "REMOTE_ADDR": "127.0.0.1", "GIT_CONFIG_NOSYSTEM": "1",
     }
+    if pushing:
+        hook = repo.path / "hooks" / "pre-receive"
+        if not hook.exists():
+            hook.parent.mkdir(exist_ok=True)
+            hook.write_text(PRE_RECEIVE, encoding="utf-8")
+            hook.chmod(0o755)
+        env["FAKEGH_DEFAULT_BRANCH"] = repo.default_branch
+        env["FAKEGH_WORKFLOWS"] = "allow" if token.permissions.get("workflows") == "write" \
+            else "refuse"
     if encoding := headers.get("content-encoding"):
         env["HTTP_CONTENT_ENCODING"] = encoding
     if protocol := headers.get("git-protocol"):

@@ -116,10 +116,15 @@ def list_check_suites_for_ref(call: Call) -> Reply:
 
 @route("POST", REPO + r"/check-suites/(?P<suite_id>\d+)/rerequest", permissions=CHECKS_WRITE)
 def rerequest_check_suite(call: Call) -> Reply:
-    """The suite goes back to `queued` (its app is told with check_suite.rerequested)."""
+    """The suite goes back to `queued` (its app is told with check_suite.rerequested). Only the
+    App that owns the suite may re-request it: another app's (GitHub Actions' included) is
+    refused, as GitHub does."""
     suite = call.r.ci.suites.get(int(call.params["suite_id"]))
     if suite is None:
         raise ApiError(404, "Not Found")
+    if suite.app.id != call.state.app_id:
+        raise ApiError(422, "This check suite is not rerequestable by the authenticated "
+                            "GitHub App: only the app that created it may re-request it")
     suite.rerequests += 1
     suite.status, suite.conclusion = "queued", None
     call.state.effect(f"{call.r.full_name}@{suite.head_sha[:7]}:check-suite-rerequested:"

@@ -117,4 +117,7 @@ def rules_for_branch(call: Call) -> Reply:
                       "parameters": {"strict_required_status_checks_policy": ruleset.strict,
                                      "do_not_enforce_on_create": False,
                                      "required_status_checks": [{"context": c} for c in ruleset.required]}})
+        if ruleset.required_signatures:
+            rules.append({"type": "required_signatures", "ruleset_source_type": "Repository",
+                          "ruleset_source": call.r.full_name, "ruleset_id": ruleset.id})
     return paginate(call, rules, f"/repositories/{call.r.id}/rules/branches/{branch}")

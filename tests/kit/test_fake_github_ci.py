@@ -217,8 +217,20 @@ def test_only_the_app_that_made_a_run_may_change_or_rerequest_it(client: GitHub[
         OWNER, NAME, theirs.run.id, data={"status": "in_progress"})).status_code == 403
     assert refused(lambda: client.rest.checks.rerequest_run(OWNER, NAME, theirs.run.id)).status_code == 403
     suite = client.rest.checks.get(OWNER, NAME, theirs.run.id).json()["check_suite"]["id"]
-    assert client.rest.checks.rerequest_suite(OWNER, NAME, suite).status_code == 201
-    assert [p.run.name for p in ci.rerun_requested("success")] == ["tests"]
+    refusal = refused(lambda: client.rest.checks.rerequest_suite(OWNER, NAME, suite))
+    assert refusal.status_code == 422 and "only the app that created it" in refusal.text
+    assert ci.rerun_requested("success") == []  # nothing re-runs Actions but Actions' re-run
+
+
+def test_a_refused_actions_rerun_plays_nothing(gh: FakeGitHub, ci: CiPlayer, sha: str) -> None:
+    failed = ci.report(sha, "tests", "failure")
+    assert failed.workflow is not None
+    gh.installations[1].permissions["actions"] = "read"  # an installation that never accepted it
+    read_only = gh.client()
+    refusal = refused(lambda: read_only.rest.actions.re_run_workflow_failed_jobs(
+        OWNER, NAME, failed.workflow.id))  # type: ignore[union-attr]
+    assert refusal.status_code == 403
+    assert ci.rerun_requested("success") == []  # the player no longer pretends
 
 
 class _Recorder(BaseHTTPRequestHandler):

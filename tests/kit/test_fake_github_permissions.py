@@ -97,13 +97,3 @@ def test_team_membership_endpoint(gh: FakeGitHub, client: GitHub[Any]) -> None:
     with pytest.raises(RequestFailed) as refused:
         teams.get_membership_for_user_in_org(OWNER, "release", "tina")
     assert refused.value.response.headers["X-Accepted-GitHub-Permissions"] == "members=read"
-
-
-def test_the_readme_install_steps_name_every_permission_app_yml_grants() -> None:
-    from tests.kit.github_permissions import APP_MANIFEST, granted_permissions
-
-    readme = (APP_MANIFEST.parent / "README.md").read_text()
-    install = readme[readme.index("### Install the app"):]
-    install = " ".join(install[:install.index("2. **Run Redis")].split())
-    for name, level in granted_permissions().items():
-        assert f"{name.replace('_', ' ')} {level}" in install, (name, level)

@@ -144,3 +144,50 @@ def test_the_cap_is_exact_for_declared_and_chunked_bodies(redis_url: str, chunke
         with served(app) as url, httpx.Client(base_url=url, trust_env=False) as client:
             response = client.post("/webhooks/github", content=content, headers=headers)
         assert response.status_code == status, (len(body), response.text)
+
+
+def _post_declared(port: int, size: int, number: int, statuses: list[int]) -> None:
+    """POST `size` bytes with a forged sha256 signature, reading the answer."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=120)
+    head = {"Host": "127.0.0.1", "X-GitHub-Event": "issues", "X-GitHub-Delivery": f"c{number}",
+            "Content-Type": "application/json", "Content-Length": str(size),
+            "X-Hub-Signature-256": "sha256=" + "0" * 64}
+    request = "POST /webhooks/github HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in head.items())
+    answered = threading.Event()
+
+    def send() -> None:
+        try:
+            sock.sendall((request + "\r\n").encode())
+            for _ in range(size // len(CHUNK)):
+                if answered.is_set():
+                    return
+                sock.sendall(CHUNK)
+        except OSError:
+            return
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    try:
+        statuses.append(int(sock.makefile("rb").readline().split()[1]))
+    finally:
+        answered.set()
+        sender.join(timeout=60)
+        sock.close()
+
+
+def test_concurrent_large_forged_bodies_are_capped_in_total(web: WebProcess) -> None:
+    from bot.web.webhook_body import MAX_BUFFERED_BYTES
+
+    start = web.peak_kib()
+    statuses: list[int] = []
+    senders = [threading.Thread(target=_post_declared,
+                                args=(web.port, 20 * 1024 * 1024, number, statuses))
+               for number in range(16)]  # 320 MB in all, each under the 25 MB payload cap
+    for sender in senders:
+        sender.start()
+    for sender in senders:
+        sender.join(timeout=120)
+    growth = (web.peak_kib() - start) * 1024
+    assert len(statuses) == 16 and set(statuses) <= {401, 503}, statuses
+    assert 503 in statuses
+    assert growth < MAX_BUFFERED_BYTES + SLACK_BYTES, f"the peak grew by {growth} bytes"

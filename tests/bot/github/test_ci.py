@@ -134,7 +134,7 @@ def test_reading_checks_without_the_permission_is_an_error_naming_it(
     gh.installations[1].permissions = {"contents": "write", "metadata": "read"}
     with pytest.raises(ForgeError) as refused:
         GitHubForge(client, REPO).ci_report(job, sha)
-    assert refused.value.code == "github_403" and refused.value.retry_class is RetryClass.NEEDS_HUMAN
+    assert refused.value.code == "github_403" and refused.value.retry_class is RetryClass.DO_NOT_RETRY
     assert "permissions" in refused.value.hint
 
 
@@ -146,31 +146,41 @@ def test_a_fault_reading_checks_is_retryable(gh: FakeGitHub, client: Installatio
     assert fault.value.retry_class is RetryClass.AUTO_RETRY
 
 
-def test_rerun_asks_actions_for_the_failed_jobs_once_per_run_and_other_apps_for_their_suite(
+def test_rerun_asks_actions_for_the_failed_jobs_once_per_run_and_says_what_it_cannot(
         gh: FakeGitHub, client: Installation, ci: CiPlayer, sha: str, job: Job) -> None:
     gh.installations[1].permissions = {**gh.installations[1].permissions, "actions": "write"}
     unit = ci.report(sha, "unit", "failure")
     lint = ci.report(sha, "lint", "failure")
     other = ci.app_check(sha, "coverage", "failure", app=OTHER_CI)
     checks = [CheckObservation(p.run.name, "completed", "failure", app_slug=p.run.app.slug,
-                               run_id=p.run.id) for p in (unit, lint, other)]
-    checks.append(CheckObservation("ci/lint", "completed", "failure"))  # a status: left alone
-    GitHubForge(client, REPO).rerun_checks(job, sha, checks)
+                               run_id=p.run.id, url=f"https://ci.example/{p.run.id}")
+              for p in (unit, lint, other)]
+    checks.append(CheckObservation("ci/lint", "completed", "failure", "https://ci.example/s"))
+    refused = GitHubForge(client, REPO).rerun_checks(job, sha, checks)
     assert len(gh.requests_to("POST", r"/rerun-failed-jobs$")) == 1
+    assert not gh.requests_to("POST", r"/rerequest$")  # GitHub refuses another app's suite
     assert [e for e in gh.effects if "rerun" in e or "rerequested" in e] == [
-        f"{REPO}@{sha[:7]}:workflow-rerun-failed:CI", f"{REPO}@{sha[:7]}:check-suite-rerequested:circle-ci"]
+        f"{REPO}@{sha[:7]}:workflow-rerun-failed:CI"]
     assert sorted(p.run.name for p in ci.rerun_requested("success")) == ["lint", "unit"]
+    assert [r.check.name for r in refused] == ["coverage", "ci/lint"]
+    assert "only its own app can re-run it" in refused[0].instead
+    assert f"https://ci.example/{other.run.id}" in refused[0].instead
+    assert "commit status" in refused[1].instead
 
 
-def test_without_actions_write_an_actions_rerun_re_requests_its_check_suite(
+def test_without_actions_write_retry_says_what_to_press_and_nothing_pretends_to_rerun(
         gh: FakeGitHub, client: Installation, ci: CiPlayer, sha: str, job: Job) -> None:
+    gh.installations[1].permissions = {**gh.installations[1].permissions, "actions": "read"}
     unit = ci.report(sha, "unit", "failure")
     check = CheckObservation("unit", "completed", "failure", app_slug="github-actions",
                              run_id=unit.run.id)
-    GitHubForge(client, REPO).rerun_checks(job, sha, [check])
+    [refused] = GitHubForge(client, REPO).rerun_checks(job, sha, [check])
     assert [r.status for r in gh.requests_to("POST", r"/rerun-failed-jobs$")] == [403]
-    assert f"{REPO}@{sha[:7]}:check-suite-rerequested:github-actions" in gh.effects
-    assert [p.run.name for p in ci.rerun_requested("success")] == ["unit"]
+    assert not gh.requests_to("POST", r"/rerequest$")
+    assert ci.rerun_requested("success") == []
+    assert refused.check == check and "**Re-run failed jobs**" in refused.instead
+    assert "`actions: write`" in refused.instead
+    assert refused.instead.endswith(f"/actions/runs/{unit.workflow.id}")  # type: ignore[union-attr]
 
 
 def _draft(job: Job, sha: str, state: JobCheckState = JobCheckState.WORKING) -> CheckRunDraft:

@@ -11,7 +11,7 @@ import redis
 
 from bot.server.idle_index import owes
 from bot.server.keys import batches_key, events_key, job_key
-from bot.server.reconciler import _waiting_facts, read_documents
+from bot.server.reconciler import _idle_facts, read_documents
 from bot.server.redis_store import RedisStore
 from bot.taskcenter.records import parse_head
 from jobs.adapters.codec import WHOLE_FIELDS, batch_text, document
@@ -84,6 +84,6 @@ def test_raw_readers_see_the_same_facts_in_a_lean_document(client: redis.Redis, 
     lean = read_documents(client, [job.id])[job.id]
     assert parse_head(json.dumps(lean)) == parse_head(json.dumps(full))
     assert owes(lean) == owes(full)
-    assert _waiting_facts(lean) == _waiting_facts(full)
+    assert _idle_facts(lean) == _idle_facts(full)
     assert {k: lean.get(k) for k in ("status", "ci_wait", "version")} == \
         {k: full.get(k) for k in ("status", "ci_wait", "version")}

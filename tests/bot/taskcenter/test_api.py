@@ -6,7 +6,7 @@ from fastapi.testclient import TestClient
 
 from bot.server.redis_store import RedisStore
 from jobs.domain.job import Job
-from tests.bot.taskcenter.conftest import GROUPS, JOBS
+from tests.bot.taskcenter.conftest import GROUPS, JOBS, TOKEN
 
 LEAKED = "ghs_" + "Z9y8X7w6V5" * 4  # an installation token a command printed
 
@@ -97,3 +97,12 @@ def test_the_api_is_documented_in_openapi(client: TestClient) -> None:
     assert "/api/jobs/{job_id}" in schema["paths"] and "/metrics" in schema["paths"]
     assert "JobDetail" in schema["components"]["schemas"]
     assert "/jobs" not in schema["paths"] and "/login" not in schema["paths"]
+
+
+def test_the_openapi_ui_is_behind_the_task_centers_login(client: TestClient) -> None:
+    response = client.get("/docs")
+    assert response.status_code == 303 and "/login" in response.headers["location"]
+    client.post("/login", data={"token": TOKEN, "next": "/docs"})
+    page = client.get("/docs")
+    assert page.status_code == 200 and "swagger" in page.text.lower()
+    assert "/openapi.json" in page.text

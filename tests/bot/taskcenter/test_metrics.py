@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import redis
+from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from redis.backoff import NoBackoff
 from redis.retry import Retry
@@ -19,6 +20,7 @@ from bot.observability import metrics
 from bot.taskcenter.records import HeadCache
 from bot.web.metrics_route import RedisCollector
 from jobs.domain.errors import RetryClass
+from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus, JobStatus
 from tests.bot.conftest import open_world
 from tests.bot.taskcenter.conftest import START, TOKEN, attempt, build
@@ -179,3 +181,31 @@ def stored(connection: redis.Redis) -> Samples:
     return {(s.name, tuple(sorted(s.labels.items()))): s.value
             for family in collector.collect() for s in family.samples
             if not s.name.startswith(("stepwise_jobs", "stepwise_queue"))}
+
+
+def test_gates_workers_and_the_oldest_queued_task_are_measured_at_scrape_time(
+        client: TestClient, connection: redis.Redis, seeded: dict[str, Job]) -> None:
+    from rq.worker import SimpleWorker
+
+    from bot.server.worker import enqueue, queue
+
+    waiting = [j for j in seeded.values() if j.status is JobStatus.AWAITING_HUMAN and j.gate]
+    assert waiting
+    task = enqueue(connection, "reconcile", {}, retry=False)
+    assert task is not None
+    worker = SimpleWorker([queue(connection)], connection=connection)
+    worker.register_birth()
+    try:
+        time.sleep(1.1)
+        samples = parse(client.get("/metrics").text)
+    finally:
+        worker.register_death()
+    kinds = {str(j.gate.kind) for j in waiting if j.gate is not None}
+    for kind in kinds:
+        assert value(samples, "stepwise_jobs_at_gate", gate=kind) >= 1
+        assert value(samples, "stepwise_gate_oldest_age_seconds", gate=kind) > 0
+    assert sum(v for (name, _), v in samples.items() if name == "stepwise_jobs_at_gate") == \
+        len(waiting)  # ended jobs are at no gate
+    assert value(samples, "stepwise_queue_oldest_age_seconds", queue="stepwise") >= 1.0
+    assert sum(v for (name, _), v in samples.items() if name == "stepwise_workers") == 1
+    assert value(samples, "stepwise_redis_up") == 1

