@@ -104,8 +104,10 @@ def test_a_config_fix_is_reloaded_at_the_plan_gate(tmp_path: Path) -> None:
     issue = write_issue(tmp_path / "issue.md")
     first = cli("run", "--repo", repo, "--issue", issue)
     assert first.code == 3, first.text
-    assert "stepwise approve --reload-config" in " ".join(first.out.split())
-    assert load_job(repo, 1).baseline_ok is False
+    job = load_job(repo, 1)
+    assert job.baseline_ok is False and job.gate is not None and job.gate.report is not None
+    assert "approve --reload-config" in job.gate.report.hint
+    assert "--reload-config" in first.out  # the gate's hint, as printed
 
     # Plain approve keeps the frozen config: the baseline still fails, the gate stays.
     (repo / ".github/stepwise.yml").write_text(config_text())
