@@ -10,6 +10,7 @@ from jobs.domain import markdown_safe as md
 from jobs.domain.annotations import annotations_from_output
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus
+from jobs.domain.output_tail import choose_tail
 from jobs.domain.records import CommandEvidence
 
 
@@ -29,8 +30,9 @@ def command_line(evidence: CommandEvidence) -> str:
 
 
 def output_block(evidence: CommandEvidence, *, lines: int = 15) -> list[str]:
-    """The last `lines` lines of a command's output as a fenced block (none: no block)."""
-    tail = evidence.output_tail.rstrip().splitlines()[-lines:]
+    """At most `lines` lines of a command's output tail as a fenced block (none: no block): the
+    failing test's report and the last lines when the runner printed one (output_tail.py)."""
+    tail = choose_tail(evidence.output_tail.rstrip().splitlines(), limit=lines)
     if not tail:
         return []
     return [f"Output of {md.code(evidence.display)} (last {len(tail)} lines):", "",
