@@ -10,6 +10,7 @@ comment (the pull request is found again by its head branch).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -34,7 +35,7 @@ from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import RetryClass
 from jobs.domain.github_limits import BODY_CHARS, ISSUE_TITLE_CHARS, cut_chars, fit_chars
 from jobs.domain.job import Job
-from jobs.domain.model import Gate, JobStatus
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.outbox import gate_key
 from jobs.domain.records import PullRequest
@@ -280,6 +281,12 @@ class GitHubForge:
         words = {JobStatus.COMPLETED: "completed", JobStatus.CANCELLED: "was cancelled",
                  JobStatus.FAILED: "failed"}
         head = f"Stepwise {words.get(job.status, str(job.status))}."
+        if job.status is JobStatus.CANCELLED and job.server.cancelled_by:
+            kept = sum(1 for b in job.batches if b.commit and b.status is BatchStatus.COMPLETED)
+            kept_words = "1 completed batch stays" if kept == 1 else \
+                f"{kept} completed batches stay"
+            head = (f"Stepwise was cancelled: {job.server.cancelled_by}. The {kept_words} on "
+                    f"`{job.branch}`.")
         if job.status is JobStatus.COMPLETED:
             head += f" The change note is `{job.note_path}`"
             head += f" in #{pull.number}, now ready for review." if pull is not None \
@@ -373,6 +380,11 @@ class GitHubForge:
     def publish_check_run(self, job: Job, draft: CheckRunDraft) -> None:
         """Owe the run under `check:<external id>` (with its body, so the reconciler can publish
         it from the record alone), then create or update it; a fault leaves it owed."""
+        if self.task_center_url and not draft.details_url:  # "Details" opens the task center
+            batch = draft.external_id.rpartition(":batch:")[2] if ":batch:" in \
+                draft.external_id else ""
+            draft = dataclasses.replace(draft, details_url=f"{self.task_center_url}/jobs/"
+                                        f"{job.id}" + (f"#batch-{batch}" if batch else ""))
         key = f"{outbox.CHECK_PREFIX}{draft.external_id}"
         outbox.owe(job, key, Publication.CHECK_RUN.value, now=self.clock(),
                    text=json.dumps(draft.payload()))

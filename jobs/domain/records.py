@@ -256,6 +256,7 @@ class ServerState(Record):
     plan_gate: str = ""  # the plan gate the current plan comment asks (a later one: a new comment)
     plan_key: str = "plan"  # the marker key of the current plan comment
     queue_closed: bool = False  # the queue-position comment says the job has started
+    cancelled_by: str = ""  # who ended it and how ("@maria closed the issue"), for the summary
 
     def installation(self) -> int:
         """The installation id; a job started through a webhook always has one."""
