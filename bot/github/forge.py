@@ -28,7 +28,7 @@ from bot.github.conversation import (
     plan_slot,
     retry_line,
 )
-from bot.github.errors import ForgeError
+from bot.github.errors import ForgeError, refused
 from jobs.domain import outbox
 from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation
@@ -82,10 +82,11 @@ class GitHubForge:
             log.info("notice", extra={"job_id": job.id, "notice": text})
 
     def expect(self, job: Job, kind: Publication) -> None:
-        self.owe(job, kind, "")
+        self.owe(job, kind, "", fresh=False)
 
-    def owe(self, job: Job, kind: Publication, text: str) -> list[str]:
-        """Record the outbox entries `kind` stands for; returns their keys."""
+    def owe(self, job: Job, kind: Publication, text: str, *, fresh: bool = True) -> list[str]:
+        """Record the outbox entries `kind` stands for; returns their keys. `fresh` (a step
+        publishing a new state) gives an entry GitHub refused one new try."""
         gate = job.gate
         keys: list[str] = []
         if kind is Publication.PLAN:
@@ -103,7 +104,7 @@ class GitHubForge:
         now = self.clock()
         for key in keys:
             outbox.owe(job, key, kind.value, now=now, text=text if kind is Publication.RESUMED
-                       else "")
+                       else "", retry_refused=fresh)
         return keys
 
     def deliver(self, job: Job, key: str) -> bool:
@@ -112,9 +113,16 @@ class GitHubForge:
         entry = outbox.entry(job, key)
         if entry is None:
             return True
+        if entry.refused:
+            return False
         try:
             self._send(job, entry.key, entry.text)
         except ForgeError as exc:
+            if refused(exc):  # a 4xx that will not change: shown, never retried in a loop
+                outbox.refuse(job, key, f"{exc.code}: {exc.message} ({exc.hint})")
+                log.warning("GitHub refused a publication for good", extra={
+                    "job_id": job.id, "publication": key, "code": exc.code})
+                return False
             if exc.retry_class is RetryClass.DO_NOT_RETRY:
                 raise
             outbox.failed(job, key, f"{exc.code}: {exc.message}")
@@ -132,11 +140,11 @@ class GitHubForge:
     def deliver_all(self, job: Job) -> int:
         """Publish everything owed, gate comments first; returns how many are still owed."""
         outbox.drop_stale(job)
-        keys = sorted((e.key for e in job.outbox),
+        keys = sorted((e.key for e in outbox.owed(job)),
                       key=lambda k: not k.startswith(outbox.GATE_PREFIX))
         for key in keys:
             self.deliver(job, key)
-        return len(job.outbox)
+        return len(outbox.owed(job))
 
     def _same_comment(self, job: Job, key: str) -> set[str]:
         """`key` and the keys its comment also shows (the plan comment asks the plan gate)."""
@@ -387,7 +395,7 @@ class GitHubForge:
                                         f"{job.id}" + (f"#batch-{batch}" if batch else ""))
         key = f"{outbox.CHECK_PREFIX}{draft.external_id}"
         outbox.owe(job, key, Publication.CHECK_RUN.value, now=self.clock(),
-                   text=json.dumps(draft.payload()))
+                   text=json.dumps(draft.payload()), retry_refused=True)
         self.deliver(job, key)
 
 
