@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.cli_campaign import campaign
+from bot.cli_config import check_config
 from bot.cli_demo import demo
 from bot.cli_output import console, finish, guarded, show, verbatim
 from bot.cli_server import serve, worker
@@ -246,6 +247,7 @@ def llm_report(repo: RepoOption, number: NumberOption = None) -> None:
 
 
 app.command()(demo)
+app.command("check-config")(check_config)
 app.command()(campaign)
 app.command()(serve)
 app.command()(worker)

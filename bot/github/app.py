@@ -16,6 +16,7 @@ from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.exception import RequestFailed
 
 from bot.github.client import DEFAULT_API_VERSION, TOKEN_MARGIN_S, ApiVersion, Installation, response_json
+from bot.github.conditional import ConditionalReads
 from bot.github.errors import ForgeError, classify
 from bot.github.retry import NO_RETRY, CallRetry, retry_after_s
 from bot.github.tls import shared_tls_context
@@ -43,7 +44,8 @@ class GitHubApp:
         self.clock, self.sleep = clock, sleep
         self._app = GitHub(AppAuthStrategy(app_id, private_key), base_url=self.base_url,
                            timeout=timeout, auto_retry=self.auto_retry, trust_env=False,
-                           ssl_verify=shared_tls_context())
+                           ssl_verify=shared_tls_context(), http_cache=False)
+        self.conditional = ConditionalReads()  # ETags of polled reads (bounded; no hishel cache)
         self._tokens: dict[int, tuple[str, float]] = {}
         self._clients: dict[int, tuple[str, GitHub[TokenAuthStrategy]]] = {}
         self._lock = threading.Lock()
@@ -57,7 +59,7 @@ class GitHubApp:
         self._clients = {}
         self._app = GitHub(AppAuthStrategy(*self._auth), base_url=self.base_url,
                            timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False,
-                           ssl_verify=shared_tls_context())
+                           ssl_verify=shared_tls_context(), http_cache=False)
 
     def token(self, installation_id: int) -> str:
         with self._lock:
@@ -96,7 +98,7 @@ class GitHubApp:
                 return cached[1]
             client = GitHub(TokenAuthStrategy(token), base_url=self.base_url,
                             timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False,
-                            ssl_verify=shared_tls_context())
+                            ssl_verify=shared_tls_context(), http_cache=False)
             self._clients[installation_id] = (token, client)
             return client
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.github.client import MAX_PAGES, PER_PAGE, Installation, response_json
-from bot.github.errors import ForgeError
+from bot.github.errors import ForgeError, refused
 from jobs.domain.annotations import MESSAGE_CHARS, Annotation
 from jobs.domain.check_runs import JOB_CHECK_NAME
 from jobs.domain.ci import CheckObservation, from_commit_status
@@ -60,13 +60,19 @@ class RepositoryCi:
         self.client = client
         self.owner, self.name = full_name.split("/", 1)
 
-    def _pages(self, fetch: Any, key: str | None) -> list[dict[str, Any]]:
-        """Every item of a paged list (`key`: the list inside GitHub's `{total_count, key}`)."""
+    def _pages(self, fetch: Any, key: str | None, *, poll: str | None = None) -> list[dict[str, Any]]:
+        """Every item of a paged list (`key`: the list inside GitHub's `{total_count, key}`).
+        `fetch(gh, page, headers)` makes one page's request. A `poll` read (one the CI wait
+        repeats) is conditional: sent with the last answer's ETag, a 304 costs no rate limit."""
         found: list[dict[str, Any]] = []
+        reads = self.client.app.conditional
         for page in range(1, MAX_PAGES + 1):
 
             def read(gh: Any, page: int = page) -> Any:
-                return response_json(fetch(gh, page))
+                if poll is None:
+                    return response_json(fetch(gh, page, None))
+                where = (self.client.installation_id, self.owner, self.name, poll, page)
+                return reads.read(where, lambda headers: fetch(gh, page, headers or None))
 
             data = self.client._call(read)
             items = data.get(key, []) if key is not None and isinstance(data, dict) else data
@@ -78,8 +84,9 @@ class RepositoryCi:
     # -- reading a commit's checks ----------------------------------------------------------------
     def check_runs(self, sha: str) -> list[CheckObservation]:
         """The newest check run of each name on `sha` (every app's), all pages."""
-        runs = self._pages(lambda gh, page: gh.checks.list_for_ref(
-            self.owner, self.name, sha, filter_="latest", per_page=PER_PAGE, page=page), "check_runs")
+        runs = self._pages(lambda gh, page, headers: gh.checks.list_for_ref(
+            self.owner, self.name, sha, filter_="latest", per_page=PER_PAGE, page=page,
+            headers=headers), "check_runs", poll=f"check-runs:{sha}")
         return [CheckObservation(name=str(run.get("name", "")), status=str(run.get("status", "")),
                                  conclusion=run.get("conclusion"),
                                  url=str(run.get("html_url") or run.get("details_url") or ""),
@@ -89,8 +96,9 @@ class RepositoryCi:
 
     def statuses(self, sha: str) -> list[CheckObservation]:
         """The newest commit status of each context on `sha` (the combined status), all pages."""
-        statuses = self._pages(lambda gh, page: gh.repos.get_combined_status_for_ref(
-            self.owner, self.name, sha, per_page=PER_PAGE, page=page), "statuses")
+        statuses = self._pages(lambda gh, page, headers: gh.repos.get_combined_status_for_ref(
+            self.owner, self.name, sha, per_page=PER_PAGE, page=page, headers=headers), "statuses",
+            poll=f"statuses:{sha}")
         return [from_commit_status(str(s.get("context", "")), str(s.get("state", "")),
                                    str(s.get("target_url") or "")) for s in statuses]
 
@@ -122,7 +130,7 @@ class RepositoryCi:
 
     def _branch_rules(self, branch: str) -> list[dict[str, Any]]:
         try:
-            return self._pages(lambda gh, page: gh.repos.get_branch_rules(
+            return self._pages(lambda gh, page, headers: gh.repos.get_branch_rules(
                 self.owner, self.name, branch, per_page=PER_PAGE, page=page), None)
         except ForgeError as exc:
             if exc.evidence.get("status") == 404:  # rulesets unavailable (older GHES)
@@ -206,7 +214,7 @@ class RepositoryCi:
     def find_check_run(self, body: dict[str, Any], *, newer_than: int = 0) -> dict[str, Any] | None:
         """The newest run made for `body` before: same name and external id on the same commit
         (a completed run is never changed, so one name may have several; GitHub shows the newest)."""
-        runs = self._pages(lambda gh, page: gh.checks.list_for_ref(
+        runs = self._pages(lambda gh, page, headers: gh.checks.list_for_ref(
             self.owner, self.name, body["head_sha"], check_name=body["name"], filter_="all",
             per_page=PER_PAGE, page=page), "check_runs")
         mine = [run for run in runs if run.get("external_id") == body["external_id"]
@@ -280,8 +288,8 @@ def ci_failures(ci: RepositoryCi, failing: Sequence[CheckObservation]) -> list[C
                 if check.app_slug == ACTIONS_SLUG:
                     tail = ci.job_log_tail(check.run_id)
             except ForgeError as exc:
-                if exc.retry_class is RetryClass.DO_NOT_RETRY:
-                    raise
+                if exc.retry_class is RetryClass.DO_NOT_RETRY and not refused(exc):
+                    raise  # the installation or repository is gone
                 log.warning("could not read a failing check's details", extra={
                     "check": check.name, "code": exc.code})
         found.append(CiFailure(check=check.name, conclusion=check.conclusion or "failure",

@@ -19,7 +19,7 @@ from githubkit import GitHub, TokenAuthStrategy
 from githubkit.exception import RequestFailed
 
 from bot.authz import base_role
-from bot.github.errors import ForgeError, classify
+from bot.github.errors import ForgeError, classify, response_body, validation_errors
 from bot.github.records import CommentInfo, IssueInfo, PullInfo, RepoInfo, comment_info, pull_info
 from jobs.domain.errors import RetryClass
 
@@ -255,14 +255,14 @@ class Installation:
                                                     base=base, body=body, draft=draft))
                 return pull_info(data), draft
             except RequestFailed as exc:
-                text = exc.response.text.lower()
                 if exc.response.status_code != 422:
                     raise classify(exc) from None
-                if "already exists" in text:
+                refusal = pull_refusals(exc)
+                if "exists" in refusal:
                     existing = self.find_pull(owner, name, head)
                     if existing is not None:
                         return existing, existing.draft
-                if draft and "draft" in text:
+                if draft and "draft" in refusal:
                     continue
                 raise classify(exc) from None
             except Exception as exc:
@@ -277,6 +277,26 @@ class Installation:
                  " { pullRequest { isDraft } } }")
         self._call(lambda _rest: self.app.installation_client(self.installation_id).graphql(
             query, {"id": node_id}))
+
+
+def pull_refusals(exc: RequestFailed) -> set[str]:
+    """What a 422 to a pull request's creation says, read from GitHub's structured `errors`
+    (field, code, message of each): `exists` (one is open from this head), `draft` (drafts are
+    not available here), `empty` (no commits between), `branch` (head or base invalid). Only an
+    answer without `errors` is read from its message."""
+    details = validation_errors(response_body(exc)) or [{"message": exc.response.text}]
+    found = set()
+    for detail in details:
+        text, field = detail.get("message", "").lower(), detail.get("field", "")
+        if field == "draft" or "draft" in text:
+            found.add("draft")
+        if "already exists" in text or detail.get("code") == "already_exists":
+            found.add("exists")
+        if "no commits between" in text:
+            found.add("empty")
+        if field in ("head", "base"):
+            found.add("branch")
+    return found
 
 
 def response_json(response: Any) -> Any:

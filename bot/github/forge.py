@@ -10,6 +10,7 @@ comment (the pull request is found again by its head branch).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -27,14 +28,14 @@ from bot.github.conversation import (
     plan_slot,
     retry_line,
 )
-from bot.github.errors import ForgeError
+from bot.github.errors import ForgeError, refused
 from jobs.domain import outbox
 from jobs.domain.check_runs import CheckRunDraft
 from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import RetryClass
 from jobs.domain.github_limits import BODY_CHARS, ISSUE_TITLE_CHARS, cut_chars, fit_chars
 from jobs.domain.job import Job
-from jobs.domain.model import Gate, JobStatus
+from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.outbox import gate_key
 from jobs.domain.records import PullRequest
@@ -81,10 +82,11 @@ class GitHubForge:
             log.info("notice", extra={"job_id": job.id, "notice": text})
 
     def expect(self, job: Job, kind: Publication) -> None:
-        self.owe(job, kind, "")
+        self.owe(job, kind, "", fresh=False)
 
-    def owe(self, job: Job, kind: Publication, text: str) -> list[str]:
-        """Record the outbox entries `kind` stands for; returns their keys."""
+    def owe(self, job: Job, kind: Publication, text: str, *, fresh: bool = True) -> list[str]:
+        """Record the outbox entries `kind` stands for; returns their keys. `fresh` (a step
+        publishing a new state) gives an entry GitHub refused one new try."""
         gate = job.gate
         keys: list[str] = []
         if kind is Publication.PLAN:
@@ -102,7 +104,7 @@ class GitHubForge:
         now = self.clock()
         for key in keys:
             outbox.owe(job, key, kind.value, now=now, text=text if kind is Publication.RESUMED
-                       else "")
+                       else "", retry_refused=fresh)
         return keys
 
     def deliver(self, job: Job, key: str) -> bool:
@@ -111,9 +113,16 @@ class GitHubForge:
         entry = outbox.entry(job, key)
         if entry is None:
             return True
+        if entry.refused:
+            return False
         try:
             self._send(job, entry.key, entry.text)
         except ForgeError as exc:
+            if refused(exc):  # a 4xx that will not change: shown, never retried in a loop
+                outbox.refuse(job, key, f"{exc.code}: {exc.message} ({exc.hint})")
+                log.warning("GitHub refused a publication for good", extra={
+                    "job_id": job.id, "publication": key, "code": exc.code})
+                return False
             if exc.retry_class is RetryClass.DO_NOT_RETRY:
                 raise
             outbox.failed(job, key, f"{exc.code}: {exc.message}")
@@ -131,11 +140,11 @@ class GitHubForge:
     def deliver_all(self, job: Job) -> int:
         """Publish everything owed, gate comments first; returns how many are still owed."""
         outbox.drop_stale(job)
-        keys = sorted((e.key for e in job.outbox),
+        keys = sorted((e.key for e in outbox.owed(job)),
                       key=lambda k: not k.startswith(outbox.GATE_PREFIX))
         for key in keys:
             self.deliver(job, key)
-        return len(job.outbox)
+        return len(outbox.owed(job))
 
     def _same_comment(self, job: Job, key: str) -> set[str]:
         """`key` and the keys its comment also shows (the plan comment asks the plan gate)."""
@@ -280,6 +289,12 @@ class GitHubForge:
         words = {JobStatus.COMPLETED: "completed", JobStatus.CANCELLED: "was cancelled",
                  JobStatus.FAILED: "failed"}
         head = f"Stepwise {words.get(job.status, str(job.status))}."
+        if job.status is JobStatus.CANCELLED and job.server.cancelled_by:
+            kept = sum(1 for b in job.batches if b.commit and b.status is BatchStatus.COMPLETED)
+            kept_words = "1 completed batch stays" if kept == 1 else \
+                f"{kept} completed batches stay"
+            head = (f"Stepwise was cancelled: {job.server.cancelled_by}. The {kept_words} on "
+                    f"`{job.branch}`.")
         if job.status is JobStatus.COMPLETED:
             head += f" The change note is `{job.note_path}`"
             head += f" in #{pull.number}, now ready for review." if pull is not None \
@@ -373,9 +388,14 @@ class GitHubForge:
     def publish_check_run(self, job: Job, draft: CheckRunDraft) -> None:
         """Owe the run under `check:<external id>` (with its body, so the reconciler can publish
         it from the record alone), then create or update it; a fault leaves it owed."""
+        if self.task_center_url and not draft.details_url:  # "Details" opens the task center
+            batch = draft.external_id.rpartition(":batch:")[2] if ":batch:" in \
+                draft.external_id else ""
+            draft = dataclasses.replace(draft, details_url=f"{self.task_center_url}/jobs/"
+                                        f"{job.id}" + (f"#batch-{batch}" if batch else ""))
         key = f"{outbox.CHECK_PREFIX}{draft.external_id}"
         outbox.owe(job, key, Publication.CHECK_RUN.value, now=self.clock(),
-                   text=json.dumps(draft.payload()))
+                   text=json.dumps(draft.payload()), retry_refused=True)
         self.deliver(job, key)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -30,6 +31,7 @@ from githubkit.retry import RetryOption
 log = logging.getLogger(__name__)
 
 CALL_BACKOFF_S = (0.5, 1.0, 2.0)  # waits before the second, third and fourth try of one call
+SECONDARY_MIN_WAIT_S = 60.0  # GitHub: after a secondary limit without Retry-After, wait at least a minute
 MAX_CALL_WAIT_S = 10.0  # a longer Retry-After is left to the step's backoff
 REPEATABLE_METHODS = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE"})
 # POSTs that change nothing when repeated (paths without the GHES /api/v3 prefix).
@@ -60,6 +62,24 @@ def retry_after_s(exc: RequestFailed) -> float:
         return exc.retry_after.total_seconds()
     header = exc.response.headers.get("retry-after", "")
     return float(header) if header.isdigit() else 0.0
+
+
+def rate_limit(exc: BaseException, *, now: float) -> tuple[str, float | None] | None:
+    """Whether `exc` is one of GitHub's rate limits: ("primary" | "secondary", the seconds GitHub
+    asked to wait, or None where it did not say), else None. Primary limits say when they reset
+    (`x-ratelimit-remaining: 0`, `x-ratelimit-reset`); secondary ones may send `Retry-After`."""
+    if not isinstance(exc, RequestFailed) or exc.response.status_code not in (403, 429):
+        return None
+    headers, text = exc.response.headers, exc.response.text.lower()
+    after = headers.get("retry-after", "")
+    if after.isdigit():
+        return "secondary", float(after)
+    if "secondary rate limit" in text or exc.response.status_code == 429:
+        return "secondary", None
+    reset = headers.get("x-ratelimit-reset", "")
+    if headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
+        return "primary", max(0.0, float(reset) - now)
+    return ("secondary", None) if "rate limit" in text else None
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -93,7 +113,11 @@ class CallRetry:
         """How long to wait before try `count + 2`, or None when not to retry in place."""
         if count >= len(self.backoff_s) or not is_transient(exc):
             return None
-        asked = retry_after_s(exc) if isinstance(exc, RequestFailed) else 0.0
+        limited = rate_limit(exc, now=time.time())
+        if limited is not None:  # at least what GitHub asks; a minute where it does not say
+            asked = limited[1] if limited[1] is not None else SECONDARY_MIN_WAIT_S
+        else:
+            asked = retry_after_s(exc) if isinstance(exc, RequestFailed) else 0.0
         wait = max(float(self.backoff_s[count]), asked)
         return wait if wait <= self.max_wait_s else None
 

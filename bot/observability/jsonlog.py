@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
+from types import TracebackType
 from typing import Any
 
 from jobs.domain.redact import redact
@@ -111,9 +114,32 @@ class JsonFormatter(logging.Formatter):
 
 
 def use_json_lines(logger: logging.Logger | None = None) -> None:
-    """Give every handler of `logger` (default: the root logger) the JSON formatter."""
+    """Give every handler of `logger` (default: the root logger) the JSON formatter. For the
+    root logger, tracebacks that would bypass logging (an uncaught exception in the main thread
+    or another thread) and warnings are logged too, so every line stays JSON."""
     for handler in (logger or logging.getLogger()).handlers:
         handler.setFormatter(JsonFormatter())
+    if logger is None or logger is logging.getLogger():
+        sys.excepthook = _log_uncaught
+        threading.excepthook = _log_thread_uncaught
+        logging.captureWarnings(True)
+
+
+def _log_uncaught(kind: type[BaseException], value: BaseException,
+                  tb: TracebackType | None) -> None:
+    if issubclass(kind, KeyboardInterrupt):
+        sys.__excepthook__(kind, value, tb)
+        return
+    logging.getLogger("stepwise").critical("uncaught exception", exc_info=(kind, value, tb))
+
+
+def _log_thread_uncaught(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit:
+        return
+    name = args.thread.name if args.thread is not None else "?"
+    logging.getLogger("stepwise").error(
+        "uncaught exception in thread %s", name, extra={"thread_name": name},
+        exc_info=(args.exc_type, args.exc_value or args.exc_type(), args.exc_traceback))
 
 
 def json_uvicorn_config(config: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from bot.github.retry import CallRetry
 from bot.server.connections import worker_redis
 from bot.server.redis_store import RedisStore
 from bot.settings import Settings
+from bot.taskcenter.links import web_base
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.domain.job import Job
@@ -61,6 +62,7 @@ class ServerContext:
     def forge(self, client: Installation, repo: str, *, squash_only: bool = False) -> GitHubForge:
         """The GitHub forge for one repository, linking to the task center when configured."""
         return GitHubForge(client, repo, squash_only=squash_only,
+                           web_url=web_base(self.settings.github_api_url),  # GHES: its host
                            task_center_url=self.settings.task_center_url, clock=self.clock)
 
     def installation(self, installation_id: int) -> Installation:

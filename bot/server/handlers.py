@@ -162,6 +162,8 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
         ctx.store.save(job)  # the comment id the forge remembered
         return
     apply_verb(job, Verb.CANCEL)
+    job.server.cancelled_by = f"@{event.sender} closed the {what}" if event.sender else \
+        f"the {what} was closed"
     ctx.store.save(job)
     if job.status is JobStatus.CANCELLED:
         enqueue(ctx.redis, "cancelled", {"job_id": job.id}, job_id=rq_id("cancelled", job.id))

@@ -38,9 +38,12 @@ def rebuild(ctx: ServerContext, *, repo: str, number: int, installation_id: int)
     except StepwiseError:
         return None
     mirror = ctx.mirror(client, repo, info.clone_url, info.default_branch)
+    branches = job_branches(mirror.remote("ls-remote", "--heads", "origin",
+                                          f"stepwise/issue-{number}*"), number)
+    if not branches:
+        return None  # no job ever pushed here: nothing to rebuild (the caller answers)
     mirror.remote("fetch", "--quiet", "--no-tags", "origin",
-                  f"+refs/heads/stepwise/issue-{number}:refs/heads/stepwise/issue-{number}",
-                  f"+refs/heads/stepwise/issue-{number}-*:refs/heads/stepwise/issue-{number}-*")
+                  *(f"+{ref}:{ref}" for ref in branches))
     base_sha = mirror.branch_head(info.default_branch)
     if base_sha is None:
         return None
@@ -66,6 +69,14 @@ def rebuild(ctx: ServerContext, *, repo: str, number: int, installation_id: int)
                    app_login=f"{ctx.settings.app_slug}[bot]")
     ctx.store.save(job)
     return job
+
+
+def job_branches(listing: str, number: int) -> list[str]:
+    """The refs of issue `number`'s job branches (`stepwise/issue-N`, `stepwise/issue-N-2`, ...)
+    in `git ls-remote --heads` output."""
+    refs = [line.split()[1] for line in listing.splitlines() if len(line.split()) == 2]
+    return [ref for ref in refs if (match := BRANCH.match(ref.removeprefix("refs/heads/")))
+            and int(match.group(1)) == number]
 
 
 def adopt_comments(job: Job, client: Installation, owner: str, name: str,

@@ -8,6 +8,7 @@ written before, in the full format, load unchanged."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Collection
@@ -24,6 +25,11 @@ from jobs.domain.errors import StateError
 from jobs.domain.job import Job
 from jobs.domain.model import JobStatus
 
+log = logging.getLogger("stepwise.events")
+# The record's events worth a log line of their own (an operator alerts and searches on them):
+# gates, commits (batches, notes, reverts, adoptions, withdrawals) and endings.
+LOGGED_EVENTS = frozenset({"gate", "batch", "note", "revert", "adopt", "withdraw", "completed",
+                           "failed", "cancelled", "installation_removed"})
 REMEMBERED_JOBS = 256  # a worker that runs every step in one process touches many jobs
 COMPACT = (",", ":")  # JSON without the spaces json.dumps puts after separators
 
@@ -144,6 +150,7 @@ class RedisStore:
                     pipe.set(issue_key(_repo_of(job), job.number), job.id)
                     pipe.zadd(JOBS, {job.id: job.created_at.timestamp()})
                 pipe.execute()
+                log_job_events(job, job.events[logged:])
             except redis.WatchError as exc:
                 raise ConflictError(f"job {job.id} was changed by another worker meanwhile",
                                     hint="the step is dropped; the job continues from the "
@@ -204,6 +211,17 @@ def _index_ci_wait(pipe: Any, job: Job, before: Any, after: Any) -> None:
 
 def _repo_of(job: Job) -> str:
     return job.repo
+
+
+def log_job_events(job: Job, events: list[Any]) -> None:
+    """One log line per saved gate, commit or ending, with the job's ids (the task's delivery
+    id is bound by the worker: bot.observability.jsonlog.with_log_context)."""
+    for event in events:
+        if event.kind in LOGGED_EVENTS:
+            log.info("job %s: %s", event.kind, event.message, extra={
+                "job_id": job.id, "repo": job.repo, "issue": job.number, "batch": event.batch,
+                "job_event": event.kind, "status": str(job.status),
+                "gate_id": job.gate.id if job.gate is not None else None})
 
 
 def _text(value: bytes | str) -> str:

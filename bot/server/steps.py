@@ -2,8 +2,8 @@
 
 A step runs while its worker holds the job's lease (renewed by a heartbeat); a worker that dies
 stops renewing, and the reaper (bot/server/reaper.py) queues the job again. Transient faults
-(GitHub 5xx, rate limits, refused pushes) retry after 5, 15 and 45 s (or GitHub's
-Retry-After), then stop at the `failure` gate.
+(GitHub 5xx, refused pushes) retry after 5, 15 and 45 s (or GitHub's Retry-After), then stop at
+the `failure` gate; GitHub's rate limits are waited for (bot/server/rate_limits.py), never a gate.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 from bot.observability import metrics
 from bot.server.context import ServerContext
 from bot.server.keys import pull_key
+from bot.server.rate_limits import is_rate_limit, rate_limit_over, wait_for_rate_limit
 from bot.server.worker import (
     InstallationSlots,
     Lease,
@@ -146,6 +147,7 @@ def step(ctx: ServerContext, job: Job) -> Job:
     engine.advance(max_steps=1)
     job = engine.job
     job.server.transient_failures, job.server.retry_scheduled = 0, False
+    rate_limit_over(job)
     job.server.queue_position = None
     if job.status is not JobStatus.INTERRUPTED:
         job.server.interruptions = 0
@@ -161,6 +163,9 @@ def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
     job = ctx.store.load_id(job_id)
     if job is None:
         raise exc
+    if is_rate_limit(exc):  # never a failure gate: the job waits for the limit, holding no worker
+        return wait_for_rate_limit(ctx, job, exc, lambda delay_s: schedule_advance(
+            ctx, job, delay_s=delay_s))
     tries = job.server.transient_failures + 1
     backoff = ctx.settings.backoff_s
     if exc.retry_class is RetryClass.AUTO_RETRY and tries <= len(backoff):

@@ -11,6 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from bot.settings import Settings
 from bot.taskcenter import api, campaign_pages, pages
 from bot.taskcenter.auth import LoginRequired, TaskCenterOff, login_url
+from bot.taskcenter.login_guard import LoginLimiter, check_token_strength
 from bot.taskcenter.records import HeadCache
 
 STATIC = Path(__file__).parent / "static"
@@ -20,6 +21,10 @@ def install(app: FastAPI, settings: Settings) -> None:
     """Add the task center's routes, static files and error pages to the web app."""
     app.state.settings = settings
     app.state.head_cache = HeadCache()
+    token = settings.dashboard_token.get_secret_value() if settings.dashboard_token else ""
+    if token:
+        check_token_strength(token)  # refuses to start with a weak token, naming the fix
+    app.state.login_limiter = LoginLimiter()
     app.include_router(pages.router)
     app.include_router(campaign_pages.router)
     app.include_router(api.router)

@@ -3,6 +3,7 @@ list and a job's timeline. Everything from a record is escaped by the template e
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +29,7 @@ from bot.taskcenter.auth import (
     token_matches,
     viewer_of,
 )
+from bot.taskcenter.login_guard import LoginLimiter
 from bot.taskcenter.records import GROUP_LABELS, Filters, Group, StatusFilter, list_heads, load_jobs
 from bot.taskcenter.views import (
     ago,
@@ -63,6 +65,7 @@ PAGE_HEADERS = {
 MAX_LOGIN_BODY = 4096
 PER_PAGE = 25
 WRONG_LOGIN = "That is not the dashboard token."
+TOO_MANY_LOGINS = "Too many wrong tokens from here: wait a minute, then try again."
 
 router = APIRouter(include_in_schema=False)
 
@@ -92,11 +95,19 @@ async def login(request: Request, settings: SettingsDep) -> Response:
     token = dashboard_token(settings)
     if token is None:
         return render("off.html", 404)
+    limiter: LoginLimiter = request.app.state.login_limiter
+    client = request.client.host if request.client is not None else "?"
+    wait = limiter.blocked(client)
+    if wait > 0:
+        refused = render("login.html", 429, next="/jobs", problem=TOO_MANY_LOGINS)
+        refused.headers["Retry-After"] = str(math.ceil(wait))
+        return refused
     body = await request.body()
     form = parse_qs(body[:MAX_LOGIN_BODY].decode("utf-8", "replace"), max_num_fields=5)
     offered = (form.get("token") or [""])[0].strip()
     target = safe_next((form.get("next") or [""])[0])
     if not offered or not token_matches(token, offered):
+        limiter.failed(client)
         return render("login.html", 401, next=target, problem=WRONG_LOGIN)
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(COOKIE, session_cookie(token), max_age=SESSION_MAX_AGE_S, httponly=True,

@@ -21,6 +21,7 @@ from jobs.domain.errors import ErrorInfo
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import GATE_EXIT_CODES, Gate, JobStatus
+from jobs.domain.notes import rate_limit_note
 from jobs.domain.redact import redact
 
 # How often an open job page looks for a new version, by group (seconds; none when finished).
@@ -70,6 +71,8 @@ class JobSummary(BaseModel):
     pull_number: int | None = None
     pull_url: str | None = None
     url: str = Field(description="the job's task center page")
+    notice: str = Field(default="", description="waiting for GitHub's rate limit (until when), or "
+                        "publications GitHub refused for good")
 
 
 class JobPage(BaseModel):
@@ -124,6 +127,7 @@ def summarise(job: Job, links: Links) -> JobSummary:
         batches=batch_counts(job.batches), created_at=job.created_at, updated_at=job.updated_at,
         version=job.version, issue_url=links.issue(job.repo, job.number),
         pull_number=pull_number, pull_url=pull_url, url=f"/jobs/{job.id}",
+        notice=redact("\n".join(filter(None, (rate_limit_note(job), outbox.refused_note(job))))),
     )
 
 

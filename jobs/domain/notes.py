@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from datetime import UTC
 
 from jobs.domain import ci_notes
 from jobs.domain import markdown_safe as md
@@ -24,7 +25,7 @@ from jobs.domain.note_parts import (
 from jobs.domain.note_parts import (
     short as short,
 )
-from jobs.domain.outbox import waiting_note
+from jobs.domain.outbox import refused_note, waiting_note
 from jobs.domain.split_notes import (
     auto_size_line,
     batch_size_words,
@@ -45,6 +46,7 @@ STATUS_MARKS = {
     BatchStatus.REVERTED: "↺",
 }
 
+RATE_LIMIT_WAIT = "Waiting for GitHub's rate limit until"
 
 
 def files_label(files: Sequence[str], limit: int = 3) -> str:
@@ -151,6 +153,15 @@ def baseline_label(job: Job) -> str:
     return f"{verdict} ({'; '.join(command_line(c) for c in job.baseline)})"
 
 
+def rate_limit_note(job: Job) -> str:
+    """The line saying the job waits for GitHub's rate limit (server mode), or ""."""
+    until = job.server.rate_limited_until
+    if until is None or job.is_terminal:
+        return ""
+    return (f"⏳ {RATE_LIMIT_WAIT} {until.astimezone(UTC):%H:%M} UTC; the job goes on by itself "
+            "(nothing to do).")
+
+
 def gate_prompt(job: Job, *, voice: Voice = LOCAL) -> str:
     """What happened at the open gate and the exact commands to continue, in `voice` (local
     mode's names the checkout and issue number, so each command works exactly as printed)."""
@@ -224,6 +235,10 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
                       f"{md.message(job.gate.reason)}"]
     if job.gate is not None and (waiting := waiting_note(job)):  # its comment is not on GitHub
         lines += ["", waiting]
+    if refused := refused_note(job):  # publications GitHub refused for good
+        lines += ["", refused]
+    if rate_limited := rate_limit_note(job):
+        lines += ["", rate_limited]
     if job.error is not None:
         lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): "
                       f"{md.message(voice.speak(job.error.message))}"]

@@ -28,9 +28,12 @@ def entry(job: Job, key: str) -> OutboxEntry | None:
     return next((e for e in job.outbox if e.key == key), None)
 
 
-def owe(job: Job, key: str, kind: str, *, now: datetime, text: str = "") -> OutboxEntry:
+def owe(job: Job, key: str, kind: str, *, now: datetime, text: str = "",
+        retry_refused: bool = False) -> OutboxEntry:
     """Record that `key` must be published; an entry already owed keeps its age and tries.
-    A new gate's comment replaces the comment of a gate that closed before it was shown."""
+    A new gate's comment replaces the comment of a gate that closed before it was shown.
+    An entry GitHub refused stays refused (the reconciler never tries it again) unless
+    `retry_refused`: a step publishing a new state gives it one new try."""
     if key.startswith(GATE_PREFIX):
         job.outbox = [e for e in job.outbox if not e.key.startswith(GATE_PREFIX) or e.key == key]
     found = entry(job, key)
@@ -39,7 +42,30 @@ def owe(job: Job, key: str, kind: str, *, now: datetime, text: str = "") -> Outb
         job.outbox = [*job.outbox, found]
     elif text:
         found.text = text
+    if retry_refused:
+        found.refused = ""
     return found
+
+
+def owed(job: Job) -> list[OutboxEntry]:
+    """The entries still to publish (not those GitHub refused for good)."""
+    return [e for e in job.outbox if not e.refused]
+
+
+def refuse(job: Job, key: str, error: str) -> None:
+    """GitHub refused `key` with an answer that asking again will not change: it is kept, with
+    why, for the card and the task center, and no longer published by the reconciler."""
+    found = entry(job, key)
+    if found is not None:
+        found.tries += 1
+        found.refused = found.last_error = error[:300]
+
+
+def refused_note(job: Job) -> str:
+    """One line per publication GitHub refused for good (card, `status`, task center)."""
+    gate = gate_key(job.gate.id) if job.gate is not None else None  # waiting_note tells that one
+    return "\n".join(f"⚠️ GitHub refused to publish `{e.key}` and Stepwise will not try again "
+                     f"until it changes: {e.refused}" for e in job.outbox if e.refused and e.key != gate)
 
 
 def settle(job: Job, key: str, *, now: datetime) -> None:
@@ -78,6 +104,10 @@ def waiting_note(job: Job) -> str:
     owed = gate_waiting(job)
     if owed is None:
         return ""
+    if owed.refused:
+        return (f"⚠️ GitHub refused the comment for gate `{job.gate.id if job.gate else ''}` and "
+                f"Stepwise will not try again: {owed.refused}. The gate is open all the same: "
+                "answer it with the command below.")
     tries = f" ({owed.tries} tr{'y' if owed.tries == 1 else 'ies'} so far" + (
         f"; last: {owed.last_error}" if owed.last_error else "") + ")" if owed.tries else ""
     return (f"⏳ The comment for gate `{job.gate.id if job.gate else ''}` is {WAITING}{tries}; "

@@ -133,6 +133,7 @@ class OutboxEntry(Record):
     tries: int = 0
     last_error: str = ""
     text: str = ""  # only for a message the record cannot render again (where a job resumed)
+    refused: str = ""  # GitHub refused it for good (a 4xx asking again will not change): why
 
 
 class EnvironmentRecord(Record):
@@ -250,12 +251,15 @@ class ServerState(Record):
     interruptions: int = 0  # times a worker died under the job (each resumes it once)
     transient_failures: int = 0  # transient faults in a row, for the back-off
     retry_scheduled: bool = False  # a back-off retry is queued: do not queue another step
+    rate_limited_until: datetime | None = None  # waiting for GitHub's rate limit until then
+    rate_limit_waits: int = 0  # rate limits met in a row (a secondary limit's wait grows)
     rebuilt: bool = False  # rebuilt from GitHub after its record was lost
     job_check_run: JobCheckRun | None = None
     started_by: str = ""  # who labelled the issue: assigned, mentioned at gates, asked to review
     plan_gate: str = ""  # the plan gate the current plan comment asks (a later one: a new comment)
     plan_key: str = "plan"  # the marker key of the current plan comment
     queue_closed: bool = False  # the queue-position comment says the job has started
+    cancelled_by: str = ""  # who ended it and how ("@maria closed the issue"), for the summary
 
     def installation(self) -> int:
         """The installation id; a job started through a webhook always has one."""

@@ -18,7 +18,8 @@ from jobs.domain.gates import RefusedError, Verb, apply_verb
 from jobs.domain.gates import reload_config as reload_job_config
 from jobs.domain.job import Job
 from jobs.domain.model import ACTIVE_JOB_STATUSES, JobStatus
-from jobs.domain.outbox import waiting_note
+from jobs.domain.notes import rate_limit_note
+from jobs.domain.outbox import refused_note, waiting_note
 from jobs.domain.voice import LOCAL, Voice
 from jobs.engine.context import outcome_of
 
@@ -119,10 +120,11 @@ def status(job: Job, *, resume_command: str | None = None, voice: Voice = LOCAL)
         return StatusReport(Progress.WAITING_FOR_CI, EXIT_WORKING,
                             job.ci_wait.progress or f"job is waiting for CI on {job.ci_wait.sha[:7]}")
     if job.status in ACTIVE_JOB_STATUSES and job.status is not JobStatus.CANCEL_REQUESTED:
-        return StatusReport(Progress.WORKING, EXIT_WORKING, f"job is {job.status}")
+        return StatusReport(Progress.WORKING, EXIT_WORKING,
+                            rate_limit_note(job) or f"job is {job.status}")
     outcome = outcome_of(job, voice=voice)
     if job.status is JobStatus.AWAITING_HUMAN and job.gate is not None:
-        note = waiting_note(job)
+        note = "\n".join(filter(None, (waiting_note(job), refused_note(job))))
         if note:
             return StatusReport(Progress.UNPUBLISHED, outcome.exit_code,
                                 f"{note}\n\n{outcome.message}")

@@ -6,9 +6,10 @@ on every surface, and at most gates + 3 App comments per job."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from jobs.domain.model import BatchStatus, Gate, JobStatus
-from tests.bot.conftest import REPO, World
+from tests.bot.conftest import REPO, World, open_world
 
 LOCAL_WORDING = re.compile(r"(?<![/\w.])stepwise (approve|retry|skip|cancel|revert|status|run)\b"
                            r"|--repo|--number|`(approve|retry|skip|cancel|revert)( [^`]*)?`|\{\{")
@@ -77,3 +78,24 @@ def test_the_conversation_notifies_the_starter_in_one_voice(world: World) -> Non
     for text in [*said, pull.body or "", *runs]:
         assert LOCAL_WORDING.search(text) is None, (LOCAL_WORDING.search(text), text)
     assert len(said) <= job.gate_counter + 3, (len(said), job.gate_counter)
+
+
+def test_on_ghes_links_use_its_host_and_check_runs_open_the_task_center(
+        tmp_path: Path, redis_url: str) -> None:
+    center = "https://stepwise.example.org"
+    with open_world(tmp_path, redis_url, github={"enterprise": True},
+                    task_center_url=center) as world:
+        world.send("issues.labeled", issue_number=1, sender="maria")
+        world.work()
+        world.comment("/stepwise approve", by="maria")
+        world.work()
+        job = world.job()
+        pull = world.gh.pull_for(world.repo, job.branch)
+        commit = job.batch(1).commit
+        gate = next(b for b in app_comments(world, pull.number) if "gate `milestone`" in b)
+        assert f"({world.gh.web_url}/{REPO}/commit/{commit})" in gate  # the report's links
+        assert "github.com" not in gate + (pull.body or "")
+        runs = list(world.repo.ci.runs.values())
+        assert runs and all(run.details_url.startswith(f"{center}/jobs/{job.id}")
+                            for run in runs)
+        assert any(run.details_url.endswith("#batch-1") for run in runs)

@@ -32,6 +32,12 @@ def test_closing_the_issue_cancels_the_job_and_keeps_the_committed_batch(world: 
     assert job.batch(1).status is BatchStatus.COMPLETED
     note = world.gh.read_file(world.repo, job.note_path, ref=job.branch)
     assert "## Cancelled" in note
+    # The summary says who ended it and what stays; the plan comment asks nothing any more.
+    summary = [b for b in world.bodies(1) if b.startswith("Stepwise was cancelled")]
+    assert len(summary) == 1 and "@maria closed the issue" in summary[0]
+    assert f"The 1 completed batch stays on `{job.branch}`" in summary[0]
+    plan = next(b for b in world.bodies(1) if "Plan for #1" in b)
+    assert "To start the job" not in plan and "was cancelled" in plan
 
 
 def test_closing_the_pull_request_unmerged_cancels_the_job(world: World) -> None:

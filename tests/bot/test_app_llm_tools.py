@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.demo.scripted_llm import ScriptedServer, call
+from bot.demo.scripted_llm import Reply, ScriptedServer, call
 from jobs.domain.model import BatchStatus
 from tests.bot.conftest import REPO, open_world
-from tests.kit.llm import ALPHA, API_KEY, INSTRUCTIONS, MODEL
+from tests.kit.llm import ALPHA, API_KEY, INSTRUCTIONS, MODEL, fixed
 from tests.kit.local_e2e import config_text, issue_markdown, sample_files
 
 AREA, PERIMETER = ALPHA
@@ -24,6 +24,7 @@ def edit(path: str, args: str) -> object:
                 new_text=f"legacy.new_sum({args})", reason="old_sum() is deprecated")
 
 
+@pytest.mark.slow  # a server job per case: ~14 s each
 @pytest.mark.parametrize("funnel", [False, True], ids=["tools", "funnel"])
 def test_a_server_job_edits_with_tools_and_the_pull_request_names_each_engine(
         tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch, funnel: bool) -> None:
@@ -66,3 +67,35 @@ def test_a_server_job_edits_with_tools_and_the_pull_request_names_each_engine(
     uses = [u.name for a in batch.attempts for c in a.llm_calls for u in c.tools]
     assert uses[-1] == "finish" and "edit_file" in uses
     assert API_KEY not in texts
+
+
+@pytest.mark.slow  # a server job per case: ~14 s each
+@pytest.mark.parametrize("edit_format", ["search_replace", "whole"])
+def test_a_server_job_edits_in_a_text_format_chosen_by_the_repository(
+        tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch, edit_format: str) -> None:
+    with ScriptedServer() as model:
+        for name, value in {"BASE_URL": model.url, "MODEL": MODEL, "API_KEY": API_KEY,
+                            "EDIT_FORMAT": "diff", "MAX_RETRIES": "0"}.items():
+            monkeypatch.setenv(f"STEPWISE_LLM_{name}", value)
+        files = sample_files(config=config_text(batches_per_milestone=1,
+                                                llm={"edit_format": edit_format}))
+        if edit_format == "whole":
+            text = "".join(f"{path}\n```python\n{fixed(str(files[path]))}```\n\n" for path in ALPHA)
+        else:
+            text = "".join(f"{path}\n<<<<<<< SEARCH\n    return legacy.old_sum({args})\n=======\n"
+                           f"    return legacy.new_sum({args})\n>>>>>>> REPLACE\n\n"
+                           for path, args in ((AREA, "2, 3"), (PERIMETER, "4, 4, 4")))
+        model.add(Reply(text + f"SUMMARY {AREA}: new_sum\nSUMMARY {PERIMETER}: new_sum\n"))
+        with open_world(tmp_path, redis_url, files=files) as world:
+            number = world.gh.add_issue(REPO, "Use new_sum()", issue_markdown(
+                recipe="llm", replace=None, instructions=INSTRUCTIONS,
+                paths=["calc/alpha/*.py"]).split("\n", 1)[1], user="maria")
+            world.send("issues.labeled", issue_number=number, sender="maria")
+            world.work()
+            world.comment("/stepwise approve", by="maria", on=number)
+            world.work()
+            batch = world.job(number).batch(1)
+    assert batch.status is BatchStatus.COMPLETED, batch.attempts
+    assert batch.file_summaries == {AREA: "new_sum", PERIMETER: "new_sum"}
+    assert f"(edit format {edit_format})" in batch.attempts[-1].edit_summary
+    assert "tools" not in model.requests[0].body

@@ -133,3 +133,19 @@ def test_a_crash_in_the_middle_resumes_without_validating_decided_halves(
     assert resumed.validations == len(state.results) - decided + 1
     seen = [tuple(sorted(r.files)) for r in state.results]
     assert len(seen) == len(set(seen))
+
+
+def test_batch_size_auto_grows_while_batches_pass_and_shrinks_after_a_split(
+        tmp_path: Path) -> None:
+    repo = build(tmp_path / "repo", 12, culprits=[3], batch_size="auto", batch_size_max=8)
+    job, sink, code = run(repo, CountingSandbox())
+
+    assert code == 4
+    planned = [b for b in job.batches if b.split_from is None]
+    # 2 passes, 4 is split (module 3 set aside), then 2 again and 4 for the last 4 files.
+    assert [b.auto_size for b in planned] == [2, 4, 2, 4]
+    assert [b.number for b in job.batches] == [1, 2, 3, 4, 5]
+    assert job.batch(5).files == [module_path(3)] and job.batch(5).split_from == 2
+    assert job.gate is not None and job.gate.batch == 5
+    assert "batch size auto" in sink.texts(Publication.PLAN)[-1]
+    assert "Batch sizes chosen (auto): 2, 4, 2, 4" in sink.texts(Publication.PROGRESS)[-1]

@@ -18,6 +18,7 @@ Keep a reference to the githubkit client you call: `gh.client().rest...` in one 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -104,6 +105,7 @@ class FakeGitHub(FaultInjection, GitHubState):
         # sets `openapi_requests_checked = False` (they are still answered 422, as GitHub does).
         self.openapi_violations: list[str] = []
         self.openapi_requests_checked = True
+        self.not_modified = 0  # conditional GETs answered 304
         LIVE_FAKES.append(self)
         self.failures: list[Failure] = []
         self.holds: list[Hold] = []
@@ -170,7 +172,7 @@ class FakeGitHub(FaultInjection, GitHubState):
 
         # githubkit caches JWTs and tokens process-wide by app id + installation id (not by base_url):
         # a fresh cache keeps tokens minted by another FakeGitHub out of this one.
-        options = {"auto_retry": False, "trust_env": False, "timeout": 10,
+        options = {"auto_retry": False, "trust_env": False, "timeout": 10, "http_cache": False,
                    "cache_strategy": MemCacheStrategy(), **options}
         app = GitHub(AppAuthStrategy(self.app_id, self.private_key_pem), base_url=self.base_url, **options)
         return app.with_auth(app.auth.as_installation(installation_id)) if installation_id else app
@@ -223,9 +225,22 @@ class FakeGitHub(FaultInjection, GitHubState):
                 if checked and not isinstance(reply.body, bytes):
                     self.openapi_violations.extend(
                         check_response(self.enterprise, method, path, reply.status, reply.body))
+            if method == "GET" and reply.status == 200 and not isinstance(reply.body, bytes):
+                reply = self._conditional(reply, headers.get("if-none-match", ""))
             record.status = reply.status
             record.accepted_permissions = reply.headers.get("X-Accepted-GitHub-Permissions", "")
             return self._encode(reply)
+
+    def _conditional(self, reply: Reply, if_none_match: str) -> Reply:
+        """GitHub's ETag on a JSON answer, and `304 Not Modified` (an empty body, no rate limit
+        spent) when the request named that ETag."""
+        etag = 'W/"' + hashlib.sha256(json.dumps(reply.body, sort_keys=True).encode()).hexdigest()[:40] + '"'
+        if etag in [tag.strip() for tag in if_none_match.split(",")]:
+            self.not_modified += 1
+            return Reply(304, b"", {"ETag": etag, **{k: v for k, v in reply.headers.items()
+                                                     if k.lower() == "link"}})
+        reply.headers.setdefault("ETag", etag)
+        return reply
 
     def _encode(self, reply: Reply) -> tuple[int, dict[str, str], bytes]:
         raw = isinstance(reply.body, bytes)  # a log file, or a redirect's empty body

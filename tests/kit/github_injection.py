@@ -42,17 +42,22 @@ class FaultInjection:
         self.holds.append(held)
         return held
 
-    def fail_secondary_rate_limit(self, method: str, path_regex: str, *, retry_after: int = 1,
+    def fail_secondary_rate_limit(self, method: str, path_regex: str, *, retry_after: int | None = 1,
                                   times: int = 1) -> None:
-        self.fail(method, path_regex, 403, times=times, headers={"Retry-After": str(retry_after)},
-                  body={"message": SECONDARY_RATE_LIMIT_MESSAGE})
+        """GitHub's secondary rate limit: 403 with its message, with `Retry-After` or (None)
+        without it, as GitHub also answers (then a client must wait at least a minute)."""
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+        self.fail(method, path_regex, 403, times=times, headers=headers,
+                  body={"message": SECONDARY_RATE_LIMIT_MESSAGE,
+                        "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"})
 
     def fail_primary_rate_limit(self, method: str, path_regex: str, *, reset_in: int = 60,
                                 times: int = 1) -> None:
         headers = {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
                    "X-RateLimit-Reset": str(int(time.time()) + reset_in), "X-RateLimit-Resource": "core"}
         self.fail(method, path_regex, 403, times=times, headers=headers,
-                  body={"message": "API rate limit exceeded for installation."})
+                  body={"message": "API rate limit exceeded for installation ID 1.",
+                        "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"})
 
     def fail_rate(self, p: float, statuses: Sequence[int] = (502,), *, seed: int | None = None,
                   path_regex: str = r"^/(repos|graphql)") -> None:

@@ -49,8 +49,9 @@ def resize_before(engine: JobContext, batch: Batch) -> bool:
         job.batches = started + _numbered(job, started, batch, groups, targets) + \
             [b for b in job.batches if b.split_from is not None]
         _renumber_set_aside(job)
-    job.batches[len(started)].auto_size = size
-    engine.event("plan", f"batch_size auto: batch {batch.number} gets {size} files")
+    chosen = len(groups[0]) if groups else size  # fewer when fewer files are left
+    job.batches[len(started)].auto_size = chosen
+    engine.event("plan", f"batch_size auto: batch {batch.number} gets {chosen} files")
     engine.save(touched=None)
     return True
 

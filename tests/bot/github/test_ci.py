@@ -134,7 +134,7 @@ def test_reading_checks_without_the_permission_is_an_error_naming_it(
     gh.installations[1].permissions = {"contents": "write", "metadata": "read"}
     with pytest.raises(ForgeError) as refused:
         GitHubForge(client, REPO).ci_report(job, sha)
-    assert refused.value.code == "github_403" and refused.value.retry_class is RetryClass.NEEDS_HUMAN
+    assert refused.value.code == "github_403" and refused.value.retry_class is RetryClass.DO_NOT_RETRY
     assert "permissions" in refused.value.hint
 
 

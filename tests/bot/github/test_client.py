@@ -63,7 +63,7 @@ def test_issue_and_pull_request_as_issue(gh: FakeGitHub, inst: Installation) -> 
     gh.close_issue(REPO, number)
     assert inst.issue(OWNER, NAME, number).state == "closed"
     missing = forge_error(lambda: inst.issue(OWNER, NAME, 999))
-    assert (missing.code, missing.retry_class) == ("github_404", RetryClass.NEEDS_HUMAN)
+    assert (missing.code, missing.retry_class) == ("github_404", RetryClass.DO_NOT_RETRY)
 
 
 @pytest.mark.parametrize(("count", "pages"), [(150, 2), (100, 2), (3, 1), (0, 1)])
@@ -90,7 +90,7 @@ def test_create_and_update_comment(gh: FakeGitHub, inst: Installation) -> None:
     assert inst.update_comment(OWNER, NAME, 987654, "gone") is False
     human = gh.add_comment(REPO, number, "mine", user="bob")
     refused = forge_error(lambda: inst.update_comment(OWNER, NAME, human.id, "edited by the bot"))
-    assert (refused.code, refused.retry_class) == ("github_403", RetryClass.NEEDS_HUMAN)
+    assert (refused.code, refused.retry_class) == ("github_403", RetryClass.DO_NOT_RETRY)
     assert gh.effects == [f"{REPO}#{number}:comment-created:Plan",
                           f"{REPO}#{number}:comment-edited:{created.id}"]
 
@@ -154,7 +154,7 @@ def test_create_pull_falls_back_when_drafts_are_refused(gh: FakeGitHub, inst: In
 def test_create_pull_without_commits_is_a_forge_error(gh: FakeGitHub, inst: Installation) -> None:
     error = forge_error(lambda: inst.create_pull(OWNER, NAME, title="t", head="main", base="main",
                                                  body="b"))
-    assert (error.code, error.retry_class) == ("github_422", RetryClass.NEEDS_HUMAN)
+    assert (error.code, error.retry_class) == ("github_422", RetryClass.DO_NOT_RETRY)
     assert gh.effects == []
 
 

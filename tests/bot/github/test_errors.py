@@ -20,8 +20,10 @@ from tests.kit.redis_server import free_port
 @pytest.mark.parametrize(("status", "code", "retry"), [
     (502, "github_transient", RetryClass.AUTO_RETRY),
     (503, "github_transient", RetryClass.AUTO_RETRY),
-    (403, "github_403", RetryClass.NEEDS_HUMAN),
-    (404, "github_404", RetryClass.NEEDS_HUMAN),
+    (403, "github_403", RetryClass.DO_NOT_RETRY),
+    (404, "github_404", RetryClass.DO_NOT_RETRY),
+    (410, "github_410", RetryClass.DO_NOT_RETRY),
+    (400, "github_400", RetryClass.NEEDS_HUMAN),
 ])
 def test_status_codes_become_forge_errors(gh: FakeGitHub, inst: Installation, status: int, code: str,
                                           retry: RetryClass) -> None:

@@ -36,7 +36,8 @@ def note_commits(world: World, branch: str) -> list[str]:
 
 def test_a_rebuild_adopts_the_note_and_gate_comments_and_opens_a_fresh_gate(
         tmp_path: Path, redis_url: str) -> None:
-    files = sample_files(config=config_text(batches_per_milestone=1))
+    # A note commit per milestone (notes: per_milestone), so the rebuilt job meets one.
+    files = sample_files(config=config_text(batches_per_milestone=1, notes="per_milestone"))
     with open_world(tmp_path, redis_url, files=files) as world:
         approved(world)
         world.work()

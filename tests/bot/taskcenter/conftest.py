@@ -19,7 +19,7 @@ from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.records import Attempt, CommandEvidence, Event, FinalReview, PullRequest
 from tests.kit.records import make_job
 
-TOKEN = "dashboard-t0ken-for-the-tests"
+TOKEN = "dashboard-t0ken-for-the-tests-Zq8#kV2!pX7@wM4"
 START = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
 EVIL_TITLE = '<script>alert("owned")</script> Tidy & "quote" imports'
 SHA1, SHA2, SHA3 = "1" * 40, "2" * 40, "3" * 40
