@@ -28,6 +28,7 @@ from jobs.domain.errors import RetryClass, WorkspaceError
 
 WORKFLOWS_REFUSED = "without `workflows` permission"  # GitHub's words, pushes and API alike
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+INLINE_BYTES = 1 << 20  # UTF-8 text up to this much per commit rides in the tree request
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,17 @@ class TreeChange:
     @property
     def kind(self) -> str:
         return {"040000": "tree", "160000": "commit"}.get(self.mode, "blob")
+
+
+def _entry(change: TreeChange, inline: dict[str, str]) -> dict[str, Any]:
+    """One tree entry: the file's text inline, else the sha of a blob GitHub has (None:
+    deleted)."""
+    entry: dict[str, Any] = {"path": change.path, "mode": change.mode, "type": change.kind}
+    if change.sha is not None and change.sha in inline:
+        entry["content"] = inline[change.sha]
+    else:
+        entry["sha"] = change.sha
+    return entry
 
 
 def read_commit(repo: Repository, sha: str) -> LocalCommit:
@@ -151,23 +163,31 @@ class ApiCommits:
         have = known_blobs(repo, commit.parents)
         upload = sorted({c.sha for c in changes
                          if c.kind == "blob" and c.sha is not None and c.sha not in have})
+        inline: dict[str, str] = {}  # UTF-8 text goes in the tree request itself
+        budget = INLINE_BYTES
         for sha, data in blob_contents(repo, upload).items():
-            blob = {"content": base64.b64encode(data).decode(), "encoding": "base64"}
-
-            def create(gh: Any, blob: dict[str, str] = blob) -> Any:
-                return gh.git.create_blob(self.owner, self.name, data=blob)
-
-            answer = self._api(create)
-            if answer.get("sha") != sha:
-                raise WorkspaceError(f"GitHub stored blob {sha[:7]} as {str(answer.get('sha'))[:7]}",
-                                     code="api_tree_mismatch", retry_class=RetryClass.NEEDS_HUMAN,
-                                     hint="set `commit_via: git` in .github/stepwise.yml")
-        entries = [{"path": c.path, "mode": c.mode, "type": c.kind, "sha": c.sha} for c in changes]
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            if text is not None and "\x00" not in text and len(data) <= budget:
+                inline[sha], budget = text, budget - len(data)
+                continue
+            self._upload_blob(sha, data)
+        entries = [_entry(c, inline) for c in changes]
         tree_body: dict[str, Any] = {"tree": entries}
         if commit.parents:
             tree_body["base_tree"] = base
         created = self._api(lambda gh: gh.git.create_tree(self.owner, self.name, data=tree_body))
         return str(created["sha"])
+
+    def _upload_blob(self, sha: str, data: bytes) -> None:
+        blob = {"content": base64.b64encode(data).decode(), "encoding": "base64"}
+        answer = self._api(lambda gh: gh.git.create_blob(self.owner, self.name, data=blob))
+        if answer.get("sha") != sha:
+            raise WorkspaceError(f"GitHub stored blob {sha[:7]} as {str(answer.get('sha'))[:7]}",
+                                 code="api_tree_mismatch", retry_class=RetryClass.NEEDS_HUMAN,
+                                 hint="set `commit_via: git` in .github/stepwise.yml")
 
     def _move(self, branch: str, sha: str, old: str) -> None:
         """Fast-forward `branch` to `sha` (created when GitHub has no such branch yet)."""

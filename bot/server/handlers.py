@@ -38,7 +38,9 @@ from jobs.ports import Publication
 log = logging.getLogger(__name__)
 
 
-CANNOT_START = "Stepwise cannot start: {}\n\nFix: {}"
+CANNOT_START = ("Stepwise cannot start: {}\n\nFix: {}\n\nTo try again once it is fixed (the issue's "
+                "text, or `.github/stepwise.yml` on the default branch): remove the `{label}` "
+                "label and add it again.")
 CLOSED_BY_OTHER = (
     "@{sender} closed this {what}, but the Stepwise job goes on. {reason}.\n\n"
     "Someone who may steer it (write, maintain or admin permission, or the config's "
@@ -67,7 +69,7 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
     except BadInputError as exc:
         if is_trigger(event.label, None):
             forge.reply(None, event.number, start_key(event),
-                        CANNOT_START.format(exc.message, exc.hint))
+                        CANNOT_START.format(exc.message, exc.hint, label=event.label))
         return
     remember_trigger_label(ctx.redis, event.repo, config.trigger_label,  # the web app's filter
                            config.campaign_label)
@@ -99,7 +101,8 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         if config.commit_via == "git" and requires_signed_commits(client, event.repo,
                                                                   info.default_branch):
             forge.reply(None, event.number, start_key(event), CANNOT_START.format(
-                SIGNATURES_REQUIRED.format(branch=info.default_branch), SIGNATURES_FIX))
+                SIGNATURES_REQUIRED.format(branch=info.default_branch), SIGNATURES_FIX,
+                label=event.label))
             return
         issue = client.issue(owner, name, event.number)
         repository = ctx.mirror(client, event.repo, info.clone_url, info.default_branch)
@@ -117,7 +120,8 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
                 job = create_job(parse_issue(issue.title, issue.body), event.number, services,
                                  repo_name=event.repo, base=base, recover=existing is None)
         except BadInputError as exc:
-            forge.reply(None, event.number, start_key(event), CANNOT_START.format(exc.message, exc.hint))
+            forge.reply(None, event.number, start_key(event),
+                        CANNOT_START.format(exc.message, exc.hint, label=event.label))
             return
         author_role = client.permission(owner, name, issue.author)
         job.server.installation_id = event.installation_id

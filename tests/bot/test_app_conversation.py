@@ -99,3 +99,12 @@ def test_on_ghes_links_use_its_host_and_check_runs_open_the_task_center(
         assert runs and all(run.details_url.startswith(f"{center}/jobs/{job.id}")
                             for run in runs)
         assert any(run.details_url.endswith("#batch-1") for run in runs)
+
+
+def test_cannot_start_says_how_to_try_again(world: World) -> None:
+    number = world.gh.add_issue(REPO, "Tidy things", "No spec block here.", user="maria")
+    world.send("issues.labeled", issue_number=number, sender="maria")
+    world.work()
+    [said] = app_comments(world, number)
+    assert said.startswith("Stepwise cannot start: no ```stepwise block")
+    assert "remove the `stepwise` label and add it again" in said

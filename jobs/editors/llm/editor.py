@@ -11,7 +11,7 @@ from jobs.editors.base import EditError, EditHooks, EditRequest, EditResult
 from jobs.editors.llm.client import ChatClient, ModelError, OpenAIChat
 from jobs.editors.llm.rounds import Rounds
 from jobs.editors.llm.settings import LlmSettings
-from jobs.editors.llm.tools.loop import ToolAttempt, ToolClient
+from jobs.editors.llm.tools.loop import ToolAttempt, ToolClient, ToolsIgnoredError
 
 REFUSED_TOOLS = "llm_request_refused"  # what a server without function calling answers (400)
 
@@ -55,6 +55,11 @@ class LlmEditor:
                                     retry_class=exc.retry_class) from None
                 self.tools_refused = True
                 hooks.notify("the model server refused function calling: using the "
+                             "search_replace edit format for this job")
+                edit_format = "search_replace"
+            except ToolsIgnoredError:
+                self.tools_refused = True
+                hooks.notify("the model answered without calling a tool: using the "
                              "search_replace edit format for this job")
                 edit_format = "search_replace"
         if edit_format == "tools" or (edit_format == "whole" and self.too_large_for_whole(

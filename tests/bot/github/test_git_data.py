@@ -89,10 +89,16 @@ def test_a_batch_lands_as_a_verified_commit_with_the_validated_tree(gh: FakeGitH
         git(repo.root, "rev-parse", f"{local}^{{tree}}")
     assert gh.commits(REPO, BRANCH)[0].message.endswith("Stepwise-Job: j1")
     assert verified(gh, landed) and not verified(gh, base)
-    blobs = [e for e in gh.effects if ":blob-created:" in e]
-    assert len(blobs) == 51  # 50 new files and the binary one; src/copy.py was not sent
-    # blobs, tree, commit, and a ref update that finds no branch, then creates it
-    assert repo.api is not None and repo.api.calls == 51 + 4
+    # Text rides in the tree request; only the binary file is a blob of its own, and
+    # src/copy.py's content (GitHub has it) is sent by sha.
+    assert [e for e in gh.effects if ":blob-created:" in e] == \
+        [f"{REPO}:blob-created:{git(repo.root, 'rev-parse', f'{local}:logo.bin')[:7]}"]
+    [tree] = [r.json for r in gh.requests_to("POST", r"/git/trees$")]
+    sent = {e["path"]: e for e in tree["tree"]}
+    assert sent["src/copy.py"]["sha"] and "content" not in sent["src/copy.py"]
+    assert sent["src/m7.py"]["content"] == "v = 7\n" and sent["README.md"]["sha"] is None
+    # a blob, the tree, the commit, and a ref update that finds no branch, then creates it
+    assert repo.api is not None and repo.api.calls == 1 + 4
 
 
 def test_a_merge_commit_keeps_both_parents_and_sends_no_blob_the_base_has(

@@ -34,6 +34,11 @@ READERS: dict[str, Callable[..., str]] = {"list_files": list_files, "outline": o
                                          "search": search, "read_file": read_file}
 
 
+class ToolsIgnoredError(Exception):
+    """The first answer called no tool: the server took `tools` but does not do function
+    calling (e.g. vLLM without `--enable-auto-tool-choice`); the editor falls back."""
+
+
 class ToolClient(Protocol):
     def converse(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]],
                  max_tokens: int) -> ToolReply: ...
@@ -137,6 +142,9 @@ class ToolAttempt:
                 "name": c.name, "arguments": c.arguments}} for c in reply.calls]
         self.messages.append(assistant)
         try:
+            if not reply.calls and number == 1 and not reply.truncated:
+                call.outcome = "no_tool_call"
+                raise ToolsIgnoredError(reply.text)
             if not reply.calls:
                 call.outcome = "no_tool_call"
                 self.net.failed("soft", "truncated" if reply.truncated else "no_tool_call",

@@ -204,6 +204,22 @@ def test_a_server_without_function_calling_falls_back_to_search_replace(
     assert job.batch(1).file_summaries[AREA] == "new_sum"
 
 
+def test_a_model_that_answers_without_calling_a_tool_falls_back_to_search_replace(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    repo = build_sample(tmp_path / "repo")
+    blocks = "".join(f"{path}\n<<<<<<< SEARCH\n    return legacy.old_sum({args})\n=======\n"
+                     f"    return legacy.new_sum({args})\n>>>>>>> REPLACE\n\n"
+                     for path, args in ((AREA, "2, 3"), (PERIMETER, "4, 4, 4")))
+    server.add(Reply("I would change old_sum to new_sum in both files."), Reply(blocks))
+    recorder = Recorder()
+    assert_exit(llm_session(repo, server, recorder, edit_format="tools").run(
+        llm_issue(), yes=True), 0)
+    assert "tools" in server.requests[0].body and "tools" not in server.requests[1].body
+    assert any("answered without calling a tool" in text for _, text in recorder.seen)
+    calls = load_job(repo).batch(1).attempts[-1].llm_calls
+    assert [c.outcome for c in calls] == ["no_tool_call", "validated"]
+
+
 def test_secrets_in_files_never_reach_the_model_through_a_tool_result(
         tmp_path: Path, server: ScriptedServer) -> None:
     files = dict(sample_files())
