@@ -5,6 +5,7 @@ turned into a message naming the fix and the contract's exit code."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 
 import typer
@@ -21,6 +22,10 @@ from jobs.ports import Publication
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
+
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")  # a Markdown backslash escape
+_BARE_UNDERSCORE = re.compile(r"(?<!\\)_")  # not escaped already
+_TICK = "\x00"  # an escaped backtick while the line is split at code spans
 
 EXIT_BAD_INPUT = 2
 EXIT_BUSY = 6  # another process is advancing the job (DESIGN's codes are 0-5)
@@ -40,8 +45,11 @@ def plain(text: str, style: str = "") -> Text:
         if fenced:  # command output: verbatim, backticks and all
             out.append(line)
             continue
+        # Markdown escapes (jobs/domain/markdown_safe.py writes them for GitHub) are not shown.
+        line = line.replace("\\`", _TICK)
         for index, part in enumerate(line.split("`")):
-            out.append(part, style="bold" if index % 2 else "")
+            shown = part if index % 2 else _ESCAPED.sub(r"\1", part)
+            out.append(shown.replace(_TICK, "`"), style="bold" if index % 2 else "")
     return out
 
 
@@ -53,7 +61,7 @@ def verbatim(text: str) -> Markdown:
             fenced = not fenced
         elif not fenced:
             parts = line.split("`")
-            line = "`".join(part if index % 2 else part.replace("_", "\\_")
+            line = "`".join(part if index % 2 else _BARE_UNDERSCORE.sub(r"\\_", part)
                             for index, part in enumerate(parts))
         lines.append(line)
     return Markdown("\n".join(lines))

@@ -65,7 +65,9 @@ def revert_batch(engine: JobContext, number: int) -> str:
     validate_reverted_head(engine, batch)
     engine.event("revert", f"batch {number} reverted in {commit[:7]}", number)
     engine.save()
-    if job.config.notes == "per_milestone":
+    # With `at_end` the running job's last note tells the revert; a job that has ended already
+    # committed that note, so the revert rewrites it (else it would say what is no longer true).
+    if job.config.notes == "per_milestone" or job.is_terminal:
         commit_note(engine, f"revert of batch {number}")
     ci_wait.after_revert(engine)  # at ci_failed: wait for CI on the new head again
     return revert_summary(batch, commit)

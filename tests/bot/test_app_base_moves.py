@@ -20,7 +20,9 @@ AREA = "calc/alpha/area.py"
 
 
 def world_with(tmp_path: Path, redis_url: str, policy: str) -> Iterator[World]:
-    files = sample_files(config=config_text(batches_per_milestone=1, update_from_base=policy))
+    # notes: per_milestone, so the milestone's note (which tells the replays) is on the branch.
+    files = sample_files(config=config_text(batches_per_milestone=1, update_from_base=policy,
+                                            notes="per_milestone"))
     with open_world(tmp_path, redis_url, files=files) as opened:
         yield opened
 

@@ -95,7 +95,7 @@ def test_a_red_milestone_names_the_batch_then_revert_makes_it_green(ci_world: Wo
     text = gate[-1]
     assert "`tests`" in text and f"{BROKEN_MODULE}:3" in text and "assert total() == 6" in text
     assert "FAILED tests/test_calc.py::test_total" in text  # the job's log tail
-    assert f"files of batch {guilty} (`revert {guilty}`" in text
+    assert f"files of batch {guilty} (`/stepwise revert {guilty}` undoes one)" in text, text
     assert f"/runs/{red.run.id}" in text
     assert job_check(world, job.head_sha).conclusion == "action_required"
 

@@ -162,9 +162,10 @@ def test_failure_gate_prints_the_report_and_the_commands(at_failure_gate: Path) 
     assert "Waiting at gate failure" in done.out
     assert "validation_failed" in done.out and "NameError" in done.out
     # The card is rendered as markdown, so the commands show without their backticks.
-    assert re.search(rf"To retry .*: stepwise retry --repo {re.escape(str(at_failure_gate))} "
-                     rf"--number {N}\b", done.out), done.out
-    assert f"stepwise skip <reason> --repo {at_failure_gate} --number {N}" in done.out
+    # A replace batch fails the same way again: the gate recommends skip, not retry (issue 26).
+    assert re.search(rf"To leave batch 4 out, with the reason: stepwise skip --repo "
+                     rf"{re.escape(str(at_failure_gate))} --number {N} <reason>", done.out), done.out
+    assert "A retry would make the same edit and fail the same way" in done.out
 
 
 def test_approve_and_retry_without_an_open_gate_are_refused(tmp_path: Path) -> None:

@@ -207,7 +207,8 @@ class BisectHooks:
         message += f"Stepwise-Split: {', '.join(state.set_aside)}\n"
         changed = runner.worktree.staged_paths()
         commit = runner.worktree.commit_tree(tree, job.head_sha, message)
-        engine.services.repository.advance_branch(job.branch, commit, job.head_sha)
+        # Server mode re-creates the commit through GitHub's API (signed): record what landed.
+        commit = engine.services.repository.advance_branch(job.branch, commit, job.head_sha)
         batch.summary = summary
         state.committed = True
         leftovers = [str(t) for t in runner.remaining(job, tree, passing)]

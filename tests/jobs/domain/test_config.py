@@ -41,6 +41,7 @@ DESIGN_DEFAULTS = {
     "approvers": [],
     "notes_dir": "docs/agent-changes",
     "notes": "at_end",  # issue 26: per_milestone also commits the note at each milestone
+    "commit_via": "api",  # issue 24: commits GitHub signs (server mode; local mode uses git)
     "llm_drafts": False,  # beyond DESIGN's list: the opt-in for drafted specs (issue 5)
     "update_from_base": "conflicted",
 }
