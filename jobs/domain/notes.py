@@ -93,6 +93,10 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
         lines.append(f"- Find: {md.codes(spec.find)}")
     if spec.replace is not None:
         lines.append(f"- Replace with: {md.code(spec.replace)}")
+    if job.llm.edit_format:
+        lines.append(f"- Model edits: {md.code(job.llm.edit_format)}" + (
+            " (tool calls; `search_replace` blocks if the model server refuses tools)"
+            if job.llm.edit_format == "tools" else ""))
     lines += [
         f"- Done when: {md.code(spec.done_when)}",
         f"- Files in scope: {len(job.scope_files)}" + (

@@ -80,6 +80,7 @@ class LlmUsage(Record):
     calls: int = 0
     budget_grants: int = 0  # each approval of the `budget` gate grants one more budget
     budget_gate_batch: int | None = None  # the batch a `budget` gate was opened for, until settled
+    edit_format: str = ""  # how the model edits, as planned (the plan says it; "" without a model)
 
     @property
     def tokens(self) -> int:

@@ -10,6 +10,7 @@ import pytest
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.domain.config import load_config as parse_config
 from jobs.domain.errors import StepwiseError
+from jobs.domain.notes import render_plan
 from jobs.editors.llm.formats import search_replace_blocks, unified, whole_files
 from tests.kit.llm import ALPHA, fixed, head_text, llm_issue, llm_session
 from tests.kit.local_e2e import assert_exit, build_sample, config_text, load_job, show
@@ -53,6 +54,8 @@ def test_search_replace_from_the_repository_config_is_applied_leniently_with_fee
     assert [c.outcome for c in job.batch(1).attempts[-1].llm_calls] == ["no_match", "validated"]
     assert job.batch(1).file_summaries == {AREA: "uses new_sum", PERIMETER: "uses new_sum"}
     assert "(edit format search_replace)" in job.batch(1).attempts[-1].edit_summary
+    assert job.llm.edit_format == "search_replace"  # as planned, and the plan says so
+    assert "- Model edits: `search_replace`" in render_plan(job)
 
 
 def test_whole_files_are_written_and_a_path_outside_the_request_is_fed_back(
