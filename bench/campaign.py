@@ -43,17 +43,12 @@ from jobs.features.campaigns.port import JobView, record_view
 from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, RepoState
 from jobs.features.campaigns.rollout import settle
 from jobs.features.campaigns.settings import CampaignSettings
+from tests.kit.campaign_repos import CONFIG, service_files
 from tests.kit.github import FakeGitHub
 from tests.kit.redis_server import running_redis
 
 NOW = datetime.now(UTC)
 OWNER = "bench-org"
-CONFIG = ('validate: ["python -m unittest discover -s tests -q"]\nallow_commands: [python]\n'
-          "ci:\n  wait: off\n")
-LIB = "def old(x):\n    return x\n\n\ndef new(x):\n    return x\n"
-USER = "from app.lib import old\n\n\ndef double(x):\n    return old(x) * 2\n"
-TEST = ("import unittest\n\nfrom app.user import double\n\n\nclass T(unittest.TestCase):\n"
-        "    def test_double(self):\n        self.assertEqual(double(2), 4)\n")
 ISSUE = """Move every service to new().
 
 ```stepwise
@@ -109,10 +104,8 @@ def app_part(repos: int, broken: int, halt: float) -> None:
         connection = redis.Redis.from_url(url)
         control = gh.add_repo(OWNER, "control", {"README.md": "# control\n"})
         for index in range(repos):
-            lib = LIB.split("\n\n\n")[0] + "\n" if index < broken else LIB
-            gh.add_repo(OWNER, f"svc-{index:03d}", {
-                "app/__init__.py": "", "app/lib.py": lib, "app/user.py": USER,
-                "tests/__init__.py": "", "tests/test_user.py": TEST}, config=CONFIG)
+            gh.add_repo(OWNER, f"svc-{index:03d}", service_files(broken=index < broken),
+                        config=CONFIG)
             gh.set_permission(f"{OWNER}/svc-{index:03d}", "maria", "maintain")
         gh.set_permission(control.full_name, "maria", "maintain")
         number = gh.add_issue(control, "Move every service to new()", ISSUE.format(halt=halt),

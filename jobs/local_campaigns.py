@@ -18,7 +18,7 @@ from jobs.adapters.workspace import Repository
 from jobs.domain.config_errors import InvalidConfigError
 from jobs.domain.errors import BadInputError, StepwiseError
 from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.domain.model import BatchStatus
 from jobs.domain.spec import IssueTask
 from jobs.engine.scope_preview import preview_scope
 from jobs.engine.start import local_base
@@ -30,6 +30,7 @@ from jobs.features.campaigns.port import (
     advance,
     apply_spec_change,
     carry_out,
+    job_state,
     plan_digest,
     preview_entry,
 )
@@ -174,19 +175,7 @@ class LocalCampaignPort:
         done = [b for b in job.batches if b.status is BatchStatus.COMPLETED]
         gate = str(job.gate.kind) if job.gate is not None else ""
         where = f"--repo {quote_command(str(self._path(entry.name)))} --number {job.number}"
-        if job.status is JobStatus.COMPLETED:
-            state = RepoState.COMPLETED
-        elif job.status is JobStatus.CANCELLED:
-            state = RepoState.CANCELLED
-        elif job.status is JobStatus.FAILED:
-            state = RepoState.FAILED
-        elif job.status is JobStatus.INTERRUPTED or (
-                job.gate is not None and job.gate.exit_code == 4):
-            state = RepoState.NEEDS_HUMAN
-        elif gate:
-            state = RepoState.WAITING
-        else:
-            state = RepoState.WORKING
+        state = job_state(job)
         answer = f"stepwise status {where}" if state is RepoState.NEEDS_HUMAN else (
             f"stepwise approve {where}" if state is RepoState.WAITING else "")
         return JobView(state=state, job=str(job.number), gate=gate, answer=answer,

@@ -275,6 +275,11 @@ def parse_issue(title: str, body: str) -> IssueTask:
 
 def parse_issue_file(text: str) -> IssueTask:
     """Local mode: a Markdown file whose first line is `# Title`, the rest being the body."""
+    return parse_issue(*split_issue_file(text))
+
+
+def split_issue_file(text: str) -> tuple[str, str]:
+    """An issue file's title (its first line, `# Title`) and body; InvalidSpecError without."""
     lines = re.split(r"\r\n|\r|\n", text.removeprefix("\ufeff"))
     while lines and not lines[0].strip():
         lines.pop(0)
@@ -285,4 +290,4 @@ def parse_issue_file(text: str) -> IssueTask:
         problem = "the issue file must start with a `# Title` line"
         hint = "put the goal on the first line, e.g. `# Replace print with logging`"
         raise InvalidSpecError(problem, hint=hint, field="title")
-    return parse_issue(title, "\n".join(lines[1:]))
+    return title, "\n".join(lines[1:])

@@ -11,13 +11,8 @@ from bot.server.campaigns import record_store
 from bot.server.campaigns.tasks import END, START, issue_text, tick_all
 from jobs.features.campaigns.record import CampaignStatus, RepoState
 from tests.bot.conftest import OWNER, REPO, World, open_world
+from tests.kit.campaign_repos import CONFIG, service_files
 
-CONFIG = ('validate: ["python -m unittest discover -s tests -q"]\nallow_commands: [python]\n'
-          "ci:\n  wait: off\n")
-LIB = "def old(x):\n    return x\n\n\ndef new(x):\n    return x\n"
-USER = "from app.lib import old\n\n\ndef double(x):\n    return old(x) * 2\n"
-TEST = ("import unittest\n\nfrom app.user import double\n\n\nclass T(unittest.TestCase):\n"
-        "    def test_double(self):\n        self.assertEqual(double(2), 4)\n")
 CAMPAIGN = """Every service moves from old() to new().
 
 ```stepwise
@@ -35,10 +30,7 @@ campaign:
 
 
 def add_service(world: World, name: str, *, broken: bool = False) -> None:
-    lib = LIB.split("\n\n\n")[0] + "\n" if broken else LIB  # broken: `new` is missing
-    world.gh.add_repo(OWNER, name, {"app/__init__.py": "", "app/lib.py": lib, "app/user.py": USER,
-                                    "tests/__init__.py": "", "tests/test_user.py": TEST},
-                      config=CONFIG)
+    world.gh.add_repo(OWNER, name, service_files(broken=broken), config=CONFIG)
     for login, role in {"maria": "maintain", "rita": "read"}.items():
         world.gh.set_permission(f"{OWNER}/{name}", login, role)
 

@@ -25,7 +25,7 @@ from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.spec import IssueTask, parse_issue
 from jobs.engine.engine import Base, create_job
 from jobs.engine.scope_preview import preview_scope
-from jobs.features.campaigns.port import JobView, LeftOut, Preview, plan_digest
+from jobs.features.campaigns.port import JobView, LeftOut, Preview, job_state, plan_digest
 from jobs.features.campaigns.record import RepoEntry, RepoState
 from jobs.features.campaigns.selection import RepoFacts
 from jobs.features.campaigns.steering import JobAction
@@ -199,19 +199,7 @@ class ServerCampaignPort:
         link = f"{self.web}/{job.repo}/" + (f"pull/{pull.number}" if pull is not None
                                            else f"issues/{job.number}")
         gate = str(job.gate.kind) if job.gate is not None else ""
-        if job.status is JobStatus.COMPLETED:
-            state = RepoState.COMPLETED
-        elif job.status is JobStatus.CANCELLED:
-            state = RepoState.CANCELLED
-        elif job.status is JobStatus.FAILED:
-            state = RepoState.FAILED
-        elif job.status is JobStatus.INTERRUPTED or (job.gate is not None
-                                                     and job.gate.exit_code == 4):
-            state = RepoState.NEEDS_HUMAN
-        elif job.gate is not None:
-            state = RepoState.WAITING
-        else:
-            state = RepoState.WORKING
+        state = job_state(job)
         answer = f"/stepwise status on {where}" if state is RepoState.NEEDS_HUMAN else (
             f"/stepwise approve on {where}" if state is RepoState.WAITING else "")
         return JobView(state=state, job=f"{job.repo}#{job.number}", gate=gate, answer=answer,

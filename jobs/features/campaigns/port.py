@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from jobs.domain.job import Job
+from jobs.domain.model import JobStatus
 from jobs.features.campaigns.record import (
     OPEN_STATES,
     Campaign,
@@ -63,6 +65,20 @@ class CampaignPort(Protocol):
     def start(self, entry: RepoEntry) -> JobView: ...
     def read(self, entry: RepoEntry) -> JobView: ...
     def act(self, entry: RepoEntry, action: JobAction) -> JobView: ...
+
+
+def job_state(job: Job) -> RepoState:
+    """What a repository's job means for the campaign: ended how, needing a human (a gate
+    whose local exit code is 4, or interrupted), waiting for a decision, or working."""
+    if job.status is JobStatus.COMPLETED:
+        return RepoState.COMPLETED
+    if job.status is JobStatus.CANCELLED:
+        return RepoState.CANCELLED
+    if job.status is JobStatus.FAILED:
+        return RepoState.FAILED
+    if job.status is JobStatus.INTERRUPTED or (job.gate is not None and job.gate.exit_code == 4):
+        return RepoState.NEEDS_HUMAN
+    return RepoState.WAITING if job.gate is not None else RepoState.WORKING
 
 
 def record_view(entry: RepoEntry, view: JobView) -> None:

@@ -3,13 +3,12 @@ for each repository once it is taken out."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from jobs.domain.spec import IssueTask, parse_issue
+from jobs.domain.spec import IssueTask, parse_issue, split_issue_file
 from jobs.domain.spec_block import InvalidSpecError, extract_spec_block
 from jobs.domain.yaml_input import InputProblem, check_keys, load_yaml_mapping, problem_from_validation
 
@@ -130,13 +129,4 @@ def parse_campaign_issue(title: str, body: str) -> CampaignTask:
 
 def parse_campaign_text(text: str) -> CampaignTask:
     """Local mode: a Markdown file whose first line is `# Title`, the rest being the body."""
-    lines = re.split(r"\r\n|\r|\n", text.removeprefix("\ufeff"))
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    heading = re.fullmatch(r"#[ \t]+(.*)", lines[0]) if lines else None
-    title = re.sub(r"(?:^|[ \t]+)#+$", "", heading[1].strip()) if heading else ""
-    if not title:
-        raise InvalidSpecError("the campaign file must start with a `# Title` line",
-                               hint="put the goal on the first line, e.g. `# Use the logger`",
-                               field="title")
-    return parse_campaign_issue(title, "\n".join(lines[1:]))
+    return parse_campaign_issue(*split_issue_file(text))
