@@ -32,10 +32,13 @@ log = logging.getLogger(__name__)
 def _options(settings: Settings, *, socket_timeout: float, retries: int) -> dict[str, Any]:
     # A call that fails on a connection error is tried `retries` more times, quickly: redis-py
     # 8's default (3 more, with back-off) makes one call on a dead Redis take seconds.
-    return {"socket_timeout": socket_timeout,
-            "socket_connect_timeout": settings.redis_connect_timeout_s,
-            "socket_keepalive": True, "health_check_interval": HEALTH_CHECK_INTERVAL_S,
-            "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), retries)}
+    options: dict[str, Any] = {
+        "socket_timeout": socket_timeout, "socket_connect_timeout": settings.redis_connect_timeout_s,
+        "health_check_interval": HEALTH_CHECK_INTERVAL_S,
+        "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), retries)}
+    if not settings.redis_url.startswith("unix://"):  # a unix socket has no TCP keepalive
+        options["socket_keepalive"] = True
+    return options
 
 
 def web_redis(settings: Settings) -> Redis:

@@ -81,7 +81,8 @@ def test_log_in_filter_open_a_job_and_follow_a_batch_link(browser: Browser, site
 
     page.click(f'tr[data-job="{job.id}"] td.title a')
     page.wait_for_url(f"{site}/jobs/{job.id}")
-    assert page.locator("pre.comment").inner_text() == "/stepwise retry"
+    # A replace batch fails the same way again: the gate recommends skip (issue 26).
+    assert page.locator("pre.comment").inner_text() == "/stepwise skip <reason>"
     page.click("#gate >> text=batch 2")
     page.wait_for_url(f"{site}/jobs/{job.id}#batch-2")
     target = page.locator("article:target")
