@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from bot.events import Event
 from bot.github.campaign_calls import update_issue_body
@@ -99,6 +101,17 @@ def write_dashboard(ctx: ServerContext, doc: CampaignDoc) -> None:
     doc.dashboard_digest = digest
 
 
+@contextmanager
+def held(ctx: ServerContext, doc: CampaignDoc, retried: str) -> Iterator[CampaignDoc]:
+    """The campaign's record read again under its lock; busy (retried later) while a tick or
+    another command holds it."""
+    with job_lock(ctx.redis, doc.key) as acquired:
+        if not acquired:
+            raise StepwiseError("the campaign is being updated", code="campaign_busy",
+                                retry_class=RetryClass.AUTO_RETRY, hint=retried)
+        yield record_store.find(ctx.redis, doc.control, doc.number) or doc
+
+
 def steer_campaign(ctx: ServerContext, event: Event, text: str) -> str:
     """`/stepwise campaign <verb> ...`: the reply."""
     doc = record_store.find(ctx.redis, event.repo, event.number)
@@ -113,12 +126,7 @@ def steer_campaign(ctx: ServerContext, event: Event, text: str) -> str:
         command = parse_command(text)
     except BadInputError as exc:
         return f"{exc.message}. {exc.hint}"
-    with job_lock(ctx.redis, doc.key) as acquired:
-        if not acquired:
-            raise StepwiseError("the campaign is being updated", code="campaign_busy",
-                                retry_class=RetryClass.AUTO_RETRY,
-                                hint="the command is applied again in a few seconds")
-        doc = record_store.find(ctx.redis, event.repo, event.number) or doc
+    with held(ctx, doc, "the command is applied again in a few seconds") as doc:
         now = ctx.clock()
         try:
             steered = apply(doc.campaign, command, now)
@@ -172,12 +180,7 @@ def campaign_edited(ctx: ServerContext, event: Event) -> bool:
         _reply(ctx, event, f"The campaign keeps its approved spec: {exc.message}\n\nFix: "
                            f"{exc.hint}")
         return True
-    with job_lock(ctx.redis, doc.key) as acquired:
-        if not acquired:
-            raise StepwiseError("the campaign is being updated", code="campaign_busy",
-                                retry_class=RetryClass.AUTO_RETRY,
-                                hint="the edit is looked at again in a few seconds")
-        doc = record_store.find(ctx.redis, event.repo, event.number) or doc
+    with held(ctx, doc, "the edit is looked at again in a few seconds") as doc:
         changed = parsed.task.spec.digest() != doc.campaign.spec_digest \
             or parsed.settings != doc.settings
         doc.issue_text, doc.title, doc.task_body = text, parsed.task.title, parsed.task.body

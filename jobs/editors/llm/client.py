@@ -46,20 +46,10 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
-class ToolReply:
-    """An answer in a tool conversation: text, the calls it asks for, and what it cost."""
+class ToolReply(ChatReply):
+    """An answer in a tool conversation: a ChatReply and the calls it asks for."""
 
-    text: str
-    calls: tuple[ToolCall, ...]
-    finish_reason: str
-    tokens_in: int
-    tokens_out: int
-    latency_s: float
-    model: str
-
-    @property
-    def truncated(self) -> bool:
-        return self.finish_reason == "length"
+    calls: tuple[ToolCall, ...] = ()
 
 
 class ChatClient(Protocol):
@@ -100,10 +90,7 @@ class OpenAIChat:
         started = time.monotonic()
         response = self._create(messages, max_tokens, tools=list(tools))
         latency = time.monotonic() - started
-        if not response.choices:
-            raise ModelError("the model answered with no choices", hint="check the server's logs",
-                             retry_class=RetryClass.AUTO_RETRY)
-        choice = response.choices[0]
+        choice = first_choice(response)
         text = choice.message.content or ""
         calls = tuple(ToolCall(id=c.id or f"call_{i}", name=c.function.name or "",
                                arguments=c.function.arguments or "")
@@ -123,10 +110,7 @@ class OpenAIChat:
         started = time.monotonic()
         response = self._create(messages, max_tokens)
         latency = time.monotonic() - started
-        if not response.choices:
-            raise ModelError("the model answered with no choices", hint="check the server's logs",
-                             retry_class=RetryClass.AUTO_RETRY)
-        choice = response.choices[0]
+        choice = first_choice(response)
         text = choice.message.content or ""
         usage = response.usage
         prompt = "".join(m.get("content", "") for m in messages)
@@ -136,6 +120,14 @@ class OpenAIChat:
             tokens_out=usage.completion_tokens if usage else estimate_tokens(text),
             latency_s=round(latency, 3), model=response.model or self.model,
         )
+
+
+def first_choice(response: Any) -> Any:
+    """The answer's first choice; ModelError (retried) when the server sent none."""
+    if not response.choices:
+        raise ModelError("the model answered with no choices", hint="check the server's logs",
+                         retry_class=RetryClass.AUTO_RETRY)
+    return response.choices[0]
 
 
 def model_error(exc: openai.APIError, settings: LlmSettings) -> ModelError:
