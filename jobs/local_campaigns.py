@@ -41,7 +41,7 @@ from jobs.features.campaigns.steering import JobAction, apply, parse_command, qu
 from jobs.local import LocalSession, read_issue_text
 from jobs.ports import Publication
 
-RECORD, ISSUE, DASHBOARD = "campaign.json", "issue.md", "dashboard.md"
+RECORD, ISSUE, DASHBOARD, REPOS = "campaign.json", "issue.md", "dashboard.md", "repos.json"
 _LANGUAGE_FILES = (("tsconfig.json", "TypeScript"), ("package.json", "JavaScript"),
                    ("pyproject.toml", "Python"), ("setup.py", "Python"), ("setup.cfg", "Python"),
                    ("go.mod", "Go"), ("Cargo.toml", "Rust"), ("pom.xml", "Java"))
@@ -197,8 +197,11 @@ def _load(state_dir: Path) -> Campaign | None:
         return None
 
 
-def _save(state_dir: Path, campaign: Campaign, dashboard: str) -> None:
-    for name, text in ((RECORD, campaign.model_dump_json(indent=1)), (DASHBOARD, dashboard)):
+def _save(state_dir: Path, campaign: Campaign, dashboard: str, repos: dict[str, Path]) -> None:
+    """The record, the dashboard and the checkouts' paths, each written whole or not at all."""
+    paths = json.dumps({name: str(path) for name, path in repos.items()})
+    for name, text in ((RECORD, campaign.model_dump_json(indent=1)), (DASHBOARD, dashboard),
+                       (REPOS, paths)):
         temporary = state_dir / f".{name}.tmp"
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, state_dir / name)
@@ -233,8 +236,7 @@ def run_campaign(issue_file: Path, repo_dirs: Sequence[Path], *, command: str | 
         (folder / ISSUE).write_text(issue_text, encoding="utf-8")
         campaign = Campaign(id=uuid.uuid4().hex[:12], title=parsed.task.title,
                             spec_digest=parsed.task.spec.digest(), created_at=now, updated_at=now)
-    stored = json.loads((folder / "repos.json").read_text()) if (folder / "repos.json").exists() \
-        else {}
+    stored = json.loads((folder / REPOS).read_text()) if (folder / REPOS).exists() else {}
     repos = {name: Path(path) for name, path in stored.items()}
     repos.update(_names(repo_dirs))
     port = LocalCampaignPort(repos, parsed.task, folder, clock)
@@ -250,8 +252,7 @@ def run_campaign(issue_file: Path, repo_dirs: Sequence[Path], *, command: str | 
         said.append(result.message)
         said += carry_out(campaign, parsed.settings, result, port, now)
     advance(campaign, parsed.settings, port, now)
-    (folder / "repos.json").write_text(json.dumps({n: str(p) for n, p in port.repos.items()}))
     where = quote_command(str(issue_file))
     dashboard = render_dashboard(campaign, steer=f"stepwise campaign --issue {where} --command")
-    _save(folder, campaign, dashboard)
+    _save(folder, campaign, dashboard, port.repos)
     return CampaignResult(dashboard, _exit_code(campaign), tuple(said))
