@@ -75,8 +75,9 @@ JOB_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
         {_J.QUEUED, _J.PLANNING, _J.RUNNING, _J.AWAITING_HUMAN, _J.CANCELLED, _J.FAILED}
     ),
     _J.COMPLETED: frozenset(),
-    _J.CANCELLED: frozenset(),
-    _J.FAILED: frozenset(),
+    # `/stepwise resume` (or a relabel) carries an ended job on, on its branch and pull request
+    _J.CANCELLED: frozenset({_J.PLANNING, _J.RUNNING}),
+    _J.FAILED: frozenset({_J.PLANNING, _J.RUNNING}),
 }
 
 _B = BatchStatus
