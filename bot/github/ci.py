@@ -91,7 +91,8 @@ class RepositoryCi:
                                  conclusion=run.get("conclusion"),
                                  url=str(run.get("html_url") or run.get("details_url") or ""),
                                  app_slug=str((run.get("app") or {}).get("slug", "")),
-                                 run_id=int(run.get("id", 0)))
+                                 run_id=int(run.get("id", 0)),
+                                 app_id=int((run.get("app") or {}).get("id") or 0))
                 for run in runs]
 
     def statuses(self, sha: str) -> list[CheckObservation]:
@@ -105,27 +106,36 @@ class RepositoryCi:
     def required(self, branch: str) -> Required:
         """What `branch` requires before merging: its protection's required status checks (seen
         in `GET /branches/{branch}`) and the rulesets' `required_status_checks` rules. A branch
-        that is gone or not protected requires nothing."""
+        that is gone or not protected requires nothing.
+
+        Stepwise's own checks are left out (a job cannot wait for itself): a requirement pinned
+        to Stepwise's App id, or an unpinned one named like Stepwise's runs (which they
+        satisfy). A requirement pinned to another App stays, whatever its name."""
         data = self.client._call(lambda gh: response_json(gh.repos.get_branch(self.owner, self.name, branch)),
                                  missing={})
-        names: list[str] = []
+        pinned: list[tuple[str, Any]] = []  # (context, the App id it must come from, or None)
         strict = False
         protection = data.get("protection") if isinstance(data, dict) else None
         if isinstance(data, dict) and data.get("protected") and isinstance(protection, dict):
             checks = protection.get("required_status_checks") or {}
             if checks.get("enforcement_level", "off") != "off":
-                names += [str(c) for c in checks.get("contexts") or []]
-                names += [str(c.get("context")) for c in checks.get("checks") or []
-                          if isinstance(c, dict) and c.get("context")]
+                # `checks` says which App each must come from; `contexts` mirrors their names
+                pinned += [(str(c.get("context")), c.get("app_id")) for c in checks.get("checks") or []
+                           if isinstance(c, dict) and c.get("context")] or \
+                    [(str(c), None) for c in checks.get("contexts") or []]
                 strict = bool(checks.get("strict", False))
         rules = self._branch_rules(branch)
         for rule in rules:
             if rule.get("type") != "required_status_checks":
                 continue
             parameters = rule.get("parameters") or {}
-            names += [str(c.get("context")) for c in parameters.get("required_status_checks") or []
-                      if isinstance(c, dict) and c.get("context")]
+            pinned += [(str(c.get("context")), c.get("integration_id"))
+                       for c in parameters.get("required_status_checks") or []
+                       if isinstance(c, dict) and c.get("context")]
             strict = strict or bool(parameters.get("strict_required_status_checks_policy"))
+        own = self.client.app.app_id
+        names = [name for name, app in pinned
+                 if (app != own if isinstance(app, int) and app > 0 else not is_own_check(name))]
         return Required(tuple(dict.fromkeys(names)), strict)
 
     def _branch_rules(self, branch: str) -> list[dict[str, Any]]:

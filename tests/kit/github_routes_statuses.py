@@ -51,7 +51,7 @@ def required_checks_body(call: Call, branch: str, required: RequiredChecks) -> d
     url = f"{call.render.api}/repos/{call.r.full_name}/branches/{branch}/protection/required_status_checks"
     return {"url": url, "strict": required.strict, "contexts": list(required.contexts),
             "contexts_url": url + "/contexts", "enforcement_level": "non_admins",
-            "checks": [{"context": c, "app_id": None} for c in required.contexts]}
+            "checks": [{"context": c, "app_id": required.app_ids.get(c)} for c in required.contexts]}
 
 
 @route("GET", REPO + r"/branches/(?P<branch>(?!.*/protection/).+)", permissions="contents=read")
@@ -66,7 +66,8 @@ def get_branch(call: Call) -> Reply:
         "enforcement_level": "non_admins" if required else "off",
         "contexts": list(required.contexts) if required else [],
         "strict": required.strict if required else False,
-        "checks": [{"context": c, "app_id": None} for c in (required.contexts if required else [])]}}
+        "checks": [{"context": c, "app_id": required.app_ids.get(c)}
+                   for c in (required.contexts if required else [])]}}
     return Reply(200, {
         "name": branch, "commit": branch_commit(call, sha),
         "_links": {"self": f"{api}/branches/{branch}", "html": f"{call.render.web}/{call.r.full_name}"
