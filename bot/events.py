@@ -19,6 +19,7 @@ class Kind(StrEnum):
     COMMENT = "comment"  # issue_comment.created on an issue or a pull request
     ISSUE_EDITED = "issue_edited"  # issues.edited with a body change
     ISSUE_CLOSED = "issue_closed"
+    ISSUE_REOPENED = "issue_reopened"  # only a campaign issue's matters
     PULL_CLOSED = "pull_closed"
     PUSH = "push"  # a push to a stepwise/ branch by someone else
     BASE_PUSH = "base_push"  # a push to the default branch: the base of the repository's jobs
@@ -155,7 +156,7 @@ def _touches(commits: Any, path: str) -> bool:
 
 
 def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[str, Any]) -> Event:
-    if event_name == "issues" and action in ("labeled", "edited", "closed"):
+    if event_name == "issues" and action in ("labeled", "edited", "closed", "reopened"):
         issue = _get(payload, "issue")
         fields = {**common, "number": int(_get(issue, "number")), "title": _text(issue.get("title")),
                   "body": _text(issue.get("body")), "author": _login(issue.get("user")),
@@ -169,6 +170,8 @@ def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[s
                 return Event(kind=Kind.IGNORED, reason="issue edited without a body change",
                              **fields)
             return Event(kind=Kind.ISSUE_EDITED, **fields)
+        if action == "reopened":
+            return Event(kind=Kind.ISSUE_REOPENED, **fields)
         return Event(kind=Kind.ISSUE_CLOSED, **fields)
     if event_name == "issue_comment" and action == "created":
         issue, comment = _get(payload, "issue"), _get(payload, "comment")

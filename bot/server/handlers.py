@@ -13,6 +13,7 @@ from bot.github.client import Installation
 from bot.github.errors import ForgeError
 from bot.github.git_data import SIGNATURES_FIX, SIGNATURES_REQUIRED, requires_signed_commits
 from bot.server import reconciler, steps
+from bot.server.campaigns.closing import campaign_closed, campaign_reopened
 from bot.server.campaigns.tasks import campaign_edited, start_campaign
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
@@ -147,6 +148,8 @@ def acknowledge(client: Installation, event: Event) -> None:
 
 # -- closes, edits and pushes ---------------------------------------------------------------------
 def on_closed(ctx: ServerContext, event: Event) -> None:
+    if event.kind is Kind.ISSUE_CLOSED and campaign_closed(ctx, event):
+        return
     job = job_for(ctx, event)
     if job is None or job.is_terminal:
         return
@@ -231,7 +234,8 @@ def handle_event(ctx: ServerContext, payload: dict[str, Any]) -> None:
     event = Event.model_validate(payload)
     routes = {Kind.LABELED: on_labeled, Kind.COMMENT: on_comment,
               Kind.ISSUE_EDITED: on_issue_edited, Kind.ISSUE_CLOSED: on_closed,
-              Kind.PULL_CLOSED: on_closed, Kind.PUSH: on_push, Kind.BASE_PUSH: on_push,
+              Kind.PULL_CLOSED: on_closed, Kind.ISSUE_REOPENED: campaign_reopened,
+              Kind.PUSH: on_push, Kind.BASE_PUSH: on_push,
               Kind.INSTALLATION: end_removed_jobs, Kind.CI: on_ci_event}
     route = routes.get(event.kind)
     if route is not None and event.repo and not event.installation_id:

@@ -15,7 +15,8 @@
   idle:<kind>           a set: the jobs a reconciler pass looks at (owing, gate, ci), kept by
                         every save; idle:indexed marks that the sets were built
   metrics:<name>        the counters and histograms; metrics:seen:<job> what was counted
-  campaign:<repo>#<n>   a campaign's record (JSON), the issue <n> of its control repository
+  campaign:<repo>#<n>   a campaign's record, the issue <n> of its control repository: a hash of
+                        its header (JSON), one field per repository and its running counters
   campaigns             a set: the campaign keys a reconciler pass ticks (not ended)
   campaigns:all         a sorted set: every campaign key by creation time (the task center)
 """

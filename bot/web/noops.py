@@ -64,6 +64,9 @@ def noop_reason(event: Event, connection: redis.Redis) -> str:
         if event.label.casefold() in labels or known is None:
             return ""  # maybe the trigger or the campaign label (or a broken config to report)
         return "" if is_trigger(event.label, known) else f"label {event.label!r} is not the trigger"
+    if event.kind is Kind.ISSUE_REOPENED:
+        return "" if connection.exists(campaign_key(event.repo, event.number)) \
+            else "no campaign on this issue"
     if event.kind in (Kind.ISSUE_CLOSED, Kind.ISSUE_EDITED):
         if connection.exists(issue_key(event.repo, event.number),
                              campaign_key(event.repo, event.number)):
