@@ -121,9 +121,13 @@ class RepoTable(dict[str, RepoEntry]):
         self.owner = owner
 
     def attach(self, key: str, entry: RepoEntry, *, counted: bool = True) -> None:
-        if key in self:
-            self.owner._leave(key, self[key])
-            self[key]._owner = None
+        if self.get(key) is entry:
+            return
+        if key in self:  # a replaced entry keeps its place in the rollout
+            previous = self[key]
+            self.owner._leave(key, previous)
+            previous._owner = None
+            entry.order = previous.order
         elif entry.order < 0:
             entry.order = self.owner.next_order
         self.owner.next_order = max(self.owner.next_order, entry.order + 1)
