@@ -120,15 +120,18 @@ class Installation:
     def comments(self, owner: str, name: str, number: int, *,
                  since: datetime | None = None) -> list[CommentInfo]:
         """The comments of an issue or pull request, oldest first; with `since`, only those
-        created or edited at or after it (GitHub's `since`, by `updated_at`)."""
+        created or edited at or after it (GitHub's `since`, by `updated_at`). The listing is
+        polled (the reconciler's read-back, finding a marker), so it is conditional: sent with
+        the last answer's ETag, an unchanged page is a 304 that costs no rate limit."""
         found: list[CommentInfo] = []
         window: dict[str, Any] = {} if since is None else {"since": since}
         for page in range(1, MAX_PAGES + 1):
+            where = (self.installation_id, owner, name, "comments", number, since, page)
 
-            def fetch(gh: Any, page: int = page) -> Any:
-                return response_json(gh.issues.list_comments(owner, name, number,
-                                                          per_page=PER_PAGE, page=page,
-                                                          **window))
+            def fetch(gh: Any, page: int = page, where: Any = where) -> Any:
+                return self.app.conditional.read(where, lambda headers: gh.issues.list_comments(
+                    owner, name, number, per_page=PER_PAGE, page=page, headers=headers or None,
+                    **window))
 
             batch: list[dict[str, Any]] = self._call(fetch)
             found.extend(comment_info(item) for item in batch)

@@ -5,6 +5,7 @@ Validation really runs (`python -m unittest`, sandboxed when bubblewrap is there
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,29 @@ def test_an_interaction_of_two_files_is_set_aside_together(tmp_path: Path) -> No
     assert first.files == [module_path(i) for i in (0, 2, 3, 5)]
     assert job.gate is not None and job.gate.batch == 2
     assert "pass alone and fail together" in job.gate.reason
+
+
+def test_an_interaction_of_three_files_is_set_aside_with_all_three(tmp_path: Path) -> None:
+    """Three files of a batch of 8 fail only when all three are edited: the three (and no
+    innocent file) wait together at one gate that names each of them."""
+    repo = build(tmp_path / "repo", 8, pairs=[(0, 3, 6)], batch_size=8)
+    sandbox = CountingSandbox()
+    job, _, code = run(repo, sandbox)
+
+    assert code == 4
+    first, together = job.batches
+    three = [module_path(i) for i in (0, 3, 6)]
+    assert together.files == three and together.split_kind == "interaction"
+    assert first.status is BatchStatus.COMPLETED
+    assert first.files == [module_path(i) for i in (1, 2, 4, 5, 7)]
+    assert job.gate is not None and job.gate.batch == 2
+    assert all(f"`{path}`" in job.gate.reason for path in three)
+    assert "pass alone and fail together" in job.gate.reason
+    state = first.split
+    assert state is not None
+    # rules.py `_fewest`: 2·m·log2(k/m) + 2·m for m = 3 of k = 8, plus the confirmation and
+    # the rest validated for the commit
+    assert len(state.results) - 1 <= 2 * 3 * math.log2(8 / 3) + 2 * 3 + 2
 
 
 def test_every_good_file_is_committed_before_the_first_gate(tmp_path: Path) -> None:

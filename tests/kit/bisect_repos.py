@@ -1,8 +1,8 @@
 """Repositories with planted culprits, for the split-batch (bisection) tests and benchmark.
 
 `pkg/mod_NN.py` each hold `NAME = "OLD_NAME"`; the job replaces `OLD_NAME` with `NEW_NAME`.
-The unittest suite fails when a culprit module is edited, or when both files of an
-interaction pair are. A validation counter wraps the sandbox: it counts (and can break at)
+The unittest suite fails when a culprit module is edited, or when every file of an
+interaction (two files or more) is. A validation counter wraps the sandbox: it counts (and can break at)
 the validation runs, the `python -m unittest` commands.
 """
 
@@ -27,7 +27,7 @@ def module_path(index: int) -> str:
     return f"pkg/mod_{index:02d}.py"
 
 
-def suite(count: int, culprits: Sequence[int], pairs: Sequence[tuple[int, int]]) -> str:
+def suite(count: int, culprits: Sequence[int], pairs: Sequence[tuple[int, ...]]) -> str:
     lines = ["import unittest", "", "import pkg", ""]
     lines += [f"from pkg import mod_{i:02d}" for i in range(count)]
     lines += ["", "", "class ModuleTests(unittest.TestCase):",
@@ -36,14 +36,16 @@ def suite(count: int, culprits: Sequence[int], pairs: Sequence[tuple[int, int]])
     for index in culprits:
         lines += [f"    def test_mod_{index:02d}_keeps_its_old_name(self):",
                   f'        self.assertEqual(mod_{index:02d}.NAME, "OLD_NAME")', ""]
-    for first, second in pairs:
-        lines += [f"    def test_mod_{first:02d}_and_{second:02d}_not_both_new(self):",
-                  f'        both = mod_{first:02d}.NAME == mod_{second:02d}.NAME == "NEW_NAME"',
-                  "        self.assertFalse(both)", ""]
+    for group in pairs:
+        names = "_and_".join(f"{i:02d}" for i in group)
+        same = " == ".join(f"mod_{i:02d}.NAME" for i in group)
+        lines += [f"    def test_mod_{names}_not_all_new(self):",
+                  f'        every = {same} == "NEW_NAME"',
+                  "        self.assertFalse(every)", ""]
     return "\n".join(lines) + "\n"
 
 
-def repo_files(count: int, culprits: Sequence[int] = (), pairs: Sequence[tuple[int, int]] = (),
+def repo_files(count: int, culprits: Sequence[int] = (), pairs: Sequence[tuple[int, ...]] = (),
                **config: Any) -> dict[str, str | bytes]:
     settings: dict[str, Any] = {"validate": [VALIDATE], "allow_commands": ["python"],
                                 "batch_size": 6, "batches_per_milestone": 100}
@@ -61,7 +63,7 @@ def repo_files(count: int, culprits: Sequence[int] = (), pairs: Sequence[tuple[i
 
 
 def build(root: Path, count: int, culprits: Sequence[int] = (),
-          pairs: Sequence[tuple[int, int]] = (), **config: Any) -> Path:
+          pairs: Sequence[tuple[int, ...]] = (), **config: Any) -> Path:
     return make_repo(root, repo_files(count, culprits, pairs, **config))
 
 

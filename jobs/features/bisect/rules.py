@@ -102,21 +102,25 @@ def _find_cause(failing: list[str], passes: _Passes, confirmed: _Confirm) -> Cau
         elif not confirmed(failing):
             return None
         else:  # both halves pass, together they fail: an interaction across the halves
-            from_second = _narrow(fixed=first, candidates=second, passes=passes)
-            from_first = _narrow(fixed=from_second, candidates=first, passes=passes)
-            return Cause(tuple(from_first + from_second), "interaction")
+            return Cause(tuple(_fewest(fixed=[], candidates=failing, passes=passes)),
+                         "interaction")
     return Cause(tuple(failing), "culprit")
 
 
-def _narrow(*, fixed: list[str], candidates: list[str], passes: _Passes) -> list[str]:
-    """The fewest of `candidates` that fail together with `fixed` (which passes, and fails with
-    all of `candidates`), halving while one half is enough."""
-    while len(candidates) > 1:
-        first, second = _halves(candidates)
-        if not passes(fixed + first):
-            candidates = first
-        elif not passes(fixed + second):
-            candidates = second
-        else:  # it takes files of both halves: keep them all
-            break
-    return candidates
+def _fewest(*, fixed: list[str], candidates: list[str], passes: _Passes) -> list[str]:
+    """The files of `candidates` that fail together with `fixed`, each of them needed (`fixed`
+    passes; `fixed` with all of `candidates` fails): QuickXplain's divide and conquer. When
+    one half is enough with `fixed` it is narrowed alone; else the files needed from the
+    second half are found with all of the first fixed, then those of the first half with only
+    them fixed. For an interaction of m files among k that costs at most about
+    2·m·log2(k/m) + 2·m validations (m = 2: within 4·log2(k); m = 3: within 6·log2(k))."""
+    if len(candidates) <= 1:
+        return list(candidates)
+    first, second = _halves(candidates)
+    if not passes(fixed + first):
+        return _fewest(fixed=fixed, candidates=first, passes=passes)
+    if not passes(fixed + second):
+        return _fewest(fixed=fixed, candidates=second, passes=passes)
+    from_second = _fewest(fixed=fixed + first, candidates=second, passes=passes)
+    from_first = _fewest(fixed=fixed + from_second, candidates=first, passes=passes)
+    return from_first + from_second

@@ -4,6 +4,7 @@ file, and the sizes chosen from the outcomes."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
@@ -93,3 +94,37 @@ def test_regroup_starts_at_the_chosen_size_and_grows() -> None:
     assert [len(g) for g in groups] == [2, 4, 8, 1]
     assert [f for g in groups for f in g] == FILES[:15]
     assert milestones_from(1, 3, 4, 4) == [1, 2, 2, 2]
+
+
+def interaction_bound(files: int, size: int) -> float:
+    """The documented cost of narrowing an interaction of `size` files among `files` (rules.py
+    `_fewest`), plus the whole set confirmed and the rest validated to be committed."""
+    return 2 * size * math.log2(files / size) + 2 * size + 2
+
+
+@pytest.mark.parametrize("triple", [(0, 1, 2), (0, 7, 15), (3, 4, 12), (1, 9, 10), (5, 6, 7),
+                                    (2, 8, 14)])
+def test_an_interaction_of_three_files_names_all_three(triple: tuple[int, int, int]) -> None:
+    together = {FILES[i] for i in triple}
+    decided, runs = bisect(FILES, lambda s: together <= s)
+    assert [(set(c.files), c.kind) for c in decided.causes] == [(together, "interaction")]
+    assert set(decided.passing) == set(FILES) - together
+    assert runs <= interaction_bound(len(FILES), 3)
+
+
+def test_every_three_file_interaction_among_sixteen_is_narrowed_within_the_bound() -> None:
+    worst = 0
+    for triple in itertools.combinations(range(len(FILES)), 3):
+        together = {FILES[i] for i in triple}
+        decided, runs = bisect(FILES, lambda s, t=together: t <= s)  # type: ignore[misc]
+        assert [set(c.files) for c in decided.causes] == [together], triple
+        worst = max(worst, runs)
+    assert worst <= interaction_bound(len(FILES), 3)
+
+
+def test_an_interaction_beside_a_culprit_is_reported_apart() -> None:
+    together, alone = {FILES[1], FILES[6], FILES[11]}, FILES[14]
+    decided, _ = bisect(FILES, lambda s: together <= s or alone in s)
+    found = sorted((sorted(c.files), c.kind) for c in decided.causes)
+    assert found == sorted([(sorted(together), "interaction"), ([alone], "culprit")])
+    assert set(decided.passing) == set(FILES) - together - {alone}
