@@ -14,7 +14,7 @@ from tests.bot.conftest import SECRET, World
 from tests.kit.npm_fixtures import webhook_examples
 from tests.kit.webhooks import deliver
 
-HANDLED = {("issues", "labeled"), ("issues", "edited"), ("issues", "closed"),
+HANDLED = {("issues", "labeled"), ("issues", "edited"), ("issues", "closed"), ("issues", "reopened"),
            ("issue_comment", "created"), ("pull_request", "closed")}
 
 
@@ -59,6 +59,8 @@ def expected(event: str, payload: dict[str, Any]) -> dict[str, Any]:
     if action == "edited":
         changed = "body" in (payload.get("changes") or {})
         return {**fields, "kind": Kind.ISSUE_EDITED if changed else Kind.IGNORED}
+    if action == "reopened":  # only a campaign issue's matters
+        return {**fields, "kind": Kind.ISSUE_REOPENED}
     return {**fields, "kind": Kind.ISSUE_CLOSED}
 
 
