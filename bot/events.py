@@ -19,8 +19,9 @@ class Kind(StrEnum):
     COMMENT = "comment"  # issue_comment.created on an issue or a pull request
     ISSUE_EDITED = "issue_edited"  # issues.edited with a body change
     ISSUE_CLOSED = "issue_closed"
-    ISSUE_REOPENED = "issue_reopened"  # only a campaign issue's matters
     PULL_CLOSED = "pull_closed"
+    ISSUE_REOPENED = "issue_reopened"  # an ended job's issue reopened: offer to resume it
+    PULL_REOPENED = "pull_reopened"
     PUSH = "push"  # a push to a stepwise/ branch by someone else
     BASE_PUSH = "base_push"  # a push to the default branch: the base of the repository's jobs
     INSTALLATION = "installation"
@@ -183,9 +184,10 @@ def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[s
             created_at=str(comment.get("created_at", "")),
             is_pull_request="pull_request" in issue,
         )
-    if event_name == "pull_request" and action == "closed":
+    if event_name == "pull_request" and action in ("closed", "reopened"):
         pull = _get(payload, "pull_request")
-        return Event(kind=Kind.PULL_CLOSED, number=int(_get(pull, "number")),
+        kind = Kind.PULL_CLOSED if action == "closed" else Kind.PULL_REOPENED
+        return Event(kind=kind, number=int(_get(pull, "number")), is_pull_request=True,
                      merged=bool(pull.get("merged")), head_ref=str(_get(pull, "head", "ref")),
                      **common)
     if event_name == "push":

@@ -275,6 +275,10 @@ class Installation:
     def update_pull_body(self, owner: str, name: str, number: int, body: str) -> None:
         self._call(lambda gh: gh.pulls.update(owner, name, number, body=body))
 
+    def reopen_pull(self, owner: str, name: str, number: int) -> None:
+        """Reopen pull request `number` (an open one stays open)."""
+        self._call(lambda gh: gh.pulls.update(owner, name, number, state="open"))
+
     def mark_ready(self, node_id: str) -> None:
         query = ("mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id})"
                  " { pullRequest { isDraft } } }")

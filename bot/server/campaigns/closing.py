@@ -61,11 +61,15 @@ def campaign_closed(ctx: ServerContext, event: Event) -> bool:
     return True
 
 
-def campaign_reopened(ctx: ServerContext, event: Event) -> None:
-    """`issues.reopened` on a campaign issue: say that nothing restarts, and how to."""
+def campaign_reopened(ctx: ServerContext, event: Event) -> bool:
+    """`issues.reopened` on a campaign issue (True when it is one): say that nothing restarts,
+    and how to."""
     doc = record_store.find(ctx.redis, event.repo, event.number)
-    if doc is None or doc.campaign.status not in record_store.ENDED:
-        return
+    if doc is None:
+        return False
+    if doc.campaign.status not in record_store.ENDED:
+        return True
     why = f" ({doc.campaign.status_reason})" if doc.campaign.status is \
         CampaignStatus.CANCELLED and doc.campaign.status_reason else ""
     reply(ctx, event, REOPENED.format(status=doc.campaign.status, why=why, label=LABEL))
+    return True
