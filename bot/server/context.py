@@ -62,9 +62,9 @@ class ServerContext:
 
     def warm_up(self) -> None:
         """Load what each step needs before RQ forks work horses from this process: a cold
-        horse would import the engine and githubkit's lazily loaded API modules every time."""
-        import bot.server.steps  # noqa: F401 - the engine and everything a step uses
-
+        horse would import githubkit's lazily loaded API modules every time. (The engine and
+        everything a step uses are imported by the task handlers the worker installed first,
+        bot/server/handlers.py; importing them here would make a cycle with bot/server/steps.)"""
         preload_api_modules(self.settings.github_api_version)
 
     def forge(self, client: Installation, repo: str, *, squash_only: bool = False) -> GitHubForge:
