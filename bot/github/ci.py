@@ -5,9 +5,8 @@ again by external id; the job's run left behind on an old head is closed as supe
 
 Every call goes through `Installation._call`, so faults become StepwiseErrors as everywhere in
 the adapter (5xx, 429 and rate limits retryable; a missing permission needs a human). Endpoints
-are the ones the App's permissions reach: `checks: write`, `statuses: read`, `actions: read`,
-`contents`/`metadata` for what a branch requires (the protection endpoint itself would need
-`administration: read`, which the App does not ask for).
+are the ones the App's permissions reach: `checks: write`, `statuses: read`, `actions: write`,
+`administration: read` for branch protection and `metadata: read` for rulesets.
 """
 
 from __future__ import annotations
@@ -24,8 +23,6 @@ from jobs.domain.annotations import MESSAGE_CHARS, Annotation
 from jobs.domain.check_runs import JOB_CHECK_NAME
 from jobs.domain.ci import CheckObservation, from_commit_status
 from jobs.domain.errors import RetryClass
-from jobs.domain.job import Job
-from jobs.domain.records import JobCheckRun
 from jobs.domain.redact import redact
 from jobs.ports import CiFailure, RerunRefused
 
@@ -103,23 +100,22 @@ class RepositoryCi:
                                    str(s.get("target_url") or "")) for s in statuses]
 
     def required(self, branch: str) -> Required:
-        """What `branch` requires before merging: its protection's required status checks (seen
-        in `GET /branches/{branch}`) and the rulesets' `required_status_checks` rules. A branch
-        that is gone or not protected requires nothing."""
-        data = self.client._call(lambda gh: response_json(gh.repos.get_branch(self.owner, self.name, branch)),
-                                 missing={})
+        """What `branch` requires before merging, from where GitHub reports it to an App: branch
+        protection's required status checks (`administration: read`) and the rulesets' rules
+        for the branch (`metadata: read`), merged. Either may be unreadable (a 403 for an
+        installation that has not accepted the permission, a 404 where there is none): that
+        source then adds nothing. `GET /branches` is not asked: GitHub does not show `strict`
+        to every token there."""
         names: list[str] = []
         strict = False
-        protection = data.get("protection") if isinstance(data, dict) else None
-        if isinstance(data, dict) and data.get("protected") and isinstance(protection, dict):
-            checks = protection.get("required_status_checks") or {}
-            if checks.get("enforcement_level", "off") != "off":
-                names += [str(c) for c in checks.get("contexts") or []]
-                names += [str(c.get("context")) for c in checks.get("checks") or []
-                          if isinstance(c, dict) and c.get("context")]
-                strict = bool(checks.get("strict", False))
-        rules = self._branch_rules(branch)
-        for rule in rules:
+        checks = self._readable(lambda gh, headers: gh.repos.get_status_checks_protection(
+            self.owner, self.name, branch, headers=headers), f"protection:{branch}")
+        if isinstance(checks, dict):
+            names += [str(c) for c in checks.get("contexts") or []]
+            names += [str(c.get("context")) for c in checks.get("checks") or []
+                      if isinstance(c, dict) and c.get("context")]
+            strict = bool(checks.get("strict", False))
+        for rule in self._branch_rules(branch):
             if rule.get("type") != "required_status_checks":
                 continue
             parameters = rule.get("parameters") or {}
@@ -128,12 +124,27 @@ class RepositoryCi:
             strict = strict or bool(parameters.get("strict_required_status_checks_policy"))
         return Required(tuple(dict.fromkeys(names)), strict)
 
+    def _readable(self, fetch: Any, poll: str) -> Any:
+        """One conditional read (polled with the CI wait); None when GitHub answers 403 or 404."""
+        reads = self.client.app.conditional
+        where = (self.client.installation_id, self.owner, self.name, poll)
+        try:
+            return self.client._call(lambda gh: reads.read(
+                where, lambda headers: fetch(gh, headers or None)))
+        except ForgeError as exc:
+            if exc.evidence.get("status") in (403, 404):
+                return None
+            raise
+
     def _branch_rules(self, branch: str) -> list[dict[str, Any]]:
+        """The rules that apply to `branch` (every active ruleset's); none when GitHub has no
+        rulesets there (older GHES: 404) or does not show them (403)."""
         try:
             return self._pages(lambda gh, page, headers: gh.repos.get_branch_rules(
-                self.owner, self.name, branch, per_page=PER_PAGE, page=page), None)
+                self.owner, self.name, branch, per_page=PER_PAGE, page=page, headers=headers),
+                None, poll=f"rules:{branch}")
         except ForgeError as exc:
-            if exc.evidence.get("status") == 404:  # rulesets unavailable (older GHES)
+            if exc.evidence.get("status") in (403, 404):
                 return []
             raise
 
@@ -300,24 +311,6 @@ def ci_failures(ci: RepositoryCi, failing: Sequence[CheckObservation]) -> list[C
 def is_own_check(name: str) -> bool:
     """`Stepwise` (the job's run) and `Stepwise / batch K`."""
     return name == JOB_CHECK_NAME or name.startswith(f"{JOB_CHECK_NAME} / ")
-
-
-def send_check_run(ci: RepositoryCi, job: Job, body: dict[str, Any]) -> None:
-    """Create or update one check run. The job's `Stepwise` run lives on the branch head; when
-    the head moved, the run left on the old head (in progress, or asking at a gate) is closed as
-    `neutral`, "superseded", so no commit shows a job that waits forever (a completed run by a
-    newer run of the same name: GitHub shows the newest)."""
-    run_id = ci.upsert_check_run(body)
-    if not str(body["external_id"]).endswith(JOB_CHECK_SUFFIX):
-        return
-    last = job.server.job_check_run
-    if last is not None and last.sha != body["head_sha"] and last.open:
-        ci.supersede_check_run(last.id, str(body["head_sha"]), old_sha=last.sha,
-                               external_id=str(body["external_id"]), completed=last.completed)
-    job.server.job_check_run = JobCheckRun(
-        sha=str(body["head_sha"]), id=run_id,
-        open=body.get("conclusion") in (None, "action_required"),
-        completed=body.get("status") == "completed")
 
 
 def _run_page(job: Any, fallback: str) -> str:

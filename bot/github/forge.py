@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from bot.commands.registry import voice as server_voice
-from bot.github.ci import RepositoryCi, ci_failures, is_own_check, send_check_run
+from bot.github.check_run_publish import send_check_run
+from bot.github.ci import RepositoryCi, ci_failures, is_own_check
 from bot.github.client import Installation
 from bot.github.conversation import (
     PLAN_CANCELLED,
@@ -389,8 +390,7 @@ class GitHubForge:
         """Owe the run under `check:<external id>` (with its body, so the reconciler can publish
         it from the record alone), then create or update it; a fault leaves it owed."""
         if self.task_center_url and not draft.details_url:  # "Details" opens the task center
-            batch = draft.external_id.rpartition(":batch:")[2] if ":batch:" in \
-                draft.external_id else ""
+            batch = draft.external_id.rpartition(":batch:")[2] if ":batch:" in draft.external_id else ""
             draft = dataclasses.replace(draft, details_url=f"{self.task_center_url}/jobs/"
                                         f"{job.id}" + (f"#batch-{batch}" if batch else ""))
         key = f"{outbox.CHECK_PREFIX}{draft.external_id}"

@@ -257,7 +257,7 @@ def counted_delivery(endpoint: Callable[..., Awaitable[Any]]) -> Callable[..., A
         started = time.perf_counter()
         delivery = str(kwargs.get("x_github_delivery") or "")[:100] or None
         event = str(kwargs.get("x_github_event") or "")
-        with jsonlog.bind(delivery_id=delivery, event=event[:40] or None):
+        with jsonlog.bind(delivery_id=delivery, event=event[:40] or None, trigger="webhook"):
             response = await endpoint(*args, **kwargs)
         seconds = time.perf_counter() - started
         request = kwargs.get("request")

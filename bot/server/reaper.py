@@ -10,6 +10,7 @@ import threading
 import time
 from datetime import timedelta
 
+from bot.observability.jsonlog import traced
 from bot.server.context import ServerContext
 from bot.server.keys import lease_key
 from bot.server.steps import schedule_advance, tell
@@ -31,7 +32,13 @@ MAX_INTERRUPTIONS = 3
 
 
 def reap(ctx: ServerContext) -> list[str]:
-    """Re-enqueue active jobs nobody works on; returns the ids it interrupted."""
+    """Re-enqueue active jobs nobody works on; returns the ids it interrupted. The steps it
+    queues log `trigger: reaper`."""
+    with traced(None, "reaper"):
+        return _reap(ctx)
+
+
+def _reap(ctx: ServerContext) -> list[str]:
     waiting = pending_task_ids(ctx.redis)
     stale_before = ctx.clock() - timedelta(seconds=ctx.settings.lease_ttl_s)
     interrupted = []

@@ -24,6 +24,7 @@ from typing import Any
 from redis import Redis
 
 from bot.events import Event, Kind
+from bot.observability.jsonlog import RECONCILED_PREFIX, traced
 from bot.server import ci_poll, idle_index
 from bot.server.campaigns.tasks import tick_all
 from bot.server.context import ServerContext
@@ -210,7 +211,7 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
                 log.warning("an edited command comment is not applied", extra={
                     "job_id": job_id, "comment_id": comment.id})
                 continue
-            event = Event(kind=Kind.COMMENT, delivery_id=f"reconciled-{comment.id}",
+            event = Event(kind=Kind.COMMENT, delivery_id=f"{RECONCILED_PREFIX}{comment.id}",
                           repo=repo, installation_id=server.installation(),
                           number=number, sender=comment.author, body=comment.body,
                           comment_id=comment.id, created_at=comment.created_at,
@@ -259,13 +260,15 @@ def _older(created_at: str, now: datetime, seconds: float) -> bool:
 
 
 def run_pass(ctx: ServerContext) -> None:
-    """The `reconcile` task: the jobs, then the running campaigns."""
-    result = reconcile(ctx)
-    tick_all(ctx)
-    if result.published or result.still_owed or result.commands:
-        log.info("reconciler pass", extra={"published": len(result.published),
-                                           "still_owed": len(result.still_owed),
-                                           "commands": len(result.commands)})
+    """The `reconcile` task: the jobs, then the running campaigns. What it queues logs
+    `delivery_id: null, trigger: reconciler` (no webhook started it)."""
+    with traced(None, "reconciler"):
+        result = reconcile(ctx)
+        tick_all(ctx)
+        if result.published or result.still_owed or result.commands:
+            log.info("reconciler pass", extra={"published": len(result.published),
+                                               "still_owed": len(result.still_owed),
+                                               "commands": len(result.commands)})
 
 
 def reconcile_round(ctx: ServerContext) -> bool:
@@ -275,5 +278,6 @@ def reconcile_round(ctx: ServerContext) -> bool:
     interval = ctx.settings.reconcile_interval_s
     if not ctx.redis.set(ROUND_KEY, "1", nx=True, ex=interval):
         return False
-    enqueue(ctx.redis, "reconcile", {}, retry=False, job_id=rq_id("reconcile", "round"))
+    with traced(None, "reconciler"):
+        enqueue(ctx.redis, "reconcile", {}, retry=False, job_id=rq_id("reconcile", "round"))
     return True

@@ -24,6 +24,7 @@ from rq.job import Job as RQJob
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 from rq.worker import BaseWorker
 
+from bot.observability.jsonlog import split_trace, trace_payload, traced
 from bot.server.keys import lease_key, lock_key, slots_key, waiting_key
 
 QUEUE_NAME = "stepwise"
@@ -41,12 +42,19 @@ def install_handlers(handlers: Mapping[str, Handler]) -> None:
 
 
 def perform(task: str, payload: dict[str, Any]) -> None:
-    """The one function RQ runs: dispatch `task` to its installed handler."""
+    """The one function RQ runs: dispatch `task` to its installed handler, with the trace its
+    payload carries (the webhook that started the chain) bound to every log line and to every
+    task it queues (bot.observability.jsonlog)."""
     handler = _handlers.get(task)
     if handler is None:
         raise RuntimeError(f"no handler installed for task {task!r}; start workers with "
                            "`stepwise worker`")
-    handler(payload)
+    payload, trace = split_trace(payload)
+    if trace is None:
+        handler(payload)
+        return
+    with traced(trace["delivery_id"], trace["trigger"]):
+        handler(payload)
 
 
 def rq_id(*parts: str) -> str:
@@ -60,8 +68,10 @@ def queue(connection: redis.Redis) -> Queue:
 
 def enqueue(connection: redis.Redis, task: str, payload: dict[str, Any], *,
             job_id: str | None = None, delay_s: float = 0, retry: bool = True) -> RQJob | None:
-    """Queue `task`; with `job_id`, nothing is queued while a job of that id waits or runs."""
+    """Queue `task`; with `job_id`, nothing is queued while a job of that id waits or runs. The
+    payload carries the trace bound here (the chain's delivery id and trigger)."""
     q = queue(connection)
+    payload = trace_payload(payload)
     if job_id is not None:
         existing = q.fetch_job(job_id)
         if existing is not None and existing.get_status(refresh=True) in (
@@ -268,7 +278,7 @@ def enqueue_new(pipe: redis.client.Pipeline, connection: redis.Redis, task: str,
                 payload: dict[str, Any], *, job_id: str) -> None:
     """Add `task` to a pipeline the caller executes, for an id known to be new (no look-up)."""
     queue(connection).enqueue_call(
-        perform, args=(task, payload), job_id=job_id, timeout=STEP_TIMEOUT_S, result_ttl=600,
+        perform, args=(task, trace_payload(payload)), job_id=job_id, timeout=STEP_TIMEOUT_S, result_ttl=600,
         failure_ttl=7 * 24 * 3600, retry=Retry(max=len(BACKOFF_S), interval=list(BACKOFF_S)),
         pipeline=pipe)
 

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from jobs.adapters import sandbox_hardening as hardening
+from jobs.adapters import sandbox_seccomp as seccomp
 from jobs.adapters import sandbox_view as view
 from jobs.adapters.egress import EgressProxy, EgressRecord
 from jobs.adapters.sandbox_process import (
@@ -156,7 +157,7 @@ class BubblewrapSandbox:
     def command(
         self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy, env: Mapping[str, str],
         writable: Sequence[Path] = (), empty_file: Path | None = None,
-        egress_socket: Path | None = None,
+        egress_socket: Path | None = None, seccomp_fd: int | None = None,
     ) -> list[str]:  # fmt: skip
         """The full bwrap argv that runs `argv` (exposed for tests and debugging).
 
@@ -165,6 +166,8 @@ class BubblewrapSandbox:
         cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         cmd += ["--tmpfs", TMP, "--dir", str(SANDBOX_HOME), "--unshare-all"]
         cmd += hardening.namespace_args(self.bwrap)
+        if seccomp_fd is not None:  # loaded last, just before the command runs
+            cmd += ["--seccomp", str(seccomp_fd)]
         # Sockets of host services (docker.sock, dbus, ...) live under /run: out of reach.
         if Path("/run").is_dir():
             cmd += ["--tmpfs", "/run"]
@@ -205,12 +208,15 @@ class BubblewrapSandbox:
             if policy.network:
                 proxy = stack.enter_context(EgressProxy(policy.network_allow,
                                                         deny_hosts=policy.network_deny_hosts))
+            program = stack.enter_context(seccomp.filter_fd())
             cmd = self.command(argv, cwd=cwd, policy=policy, env=env, writable=writable,
                                empty_file=Path(empty.name),
-                               egress_socket=proxy.socket_path if proxy else None)
+                               egress_socket=proxy.socket_path if proxy else None,
+                               seccomp_fd=program)
             try:
                 result = execute(argv, cmd, cwd=cwd, env=env, timeout=policy.timeout,
-                                  isolated=True, should_stop=policy.should_stop)
+                                  isolated=True, should_stop=policy.should_stop,
+                                  pass_fds=() if program is None else (program,))
             finally:
                 view.remove_mount_stubs(cwd, policy.environment)
             if proxy is not None:

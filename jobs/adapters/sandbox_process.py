@@ -76,15 +76,16 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float,
 
 def execute(
     argv: Sequence[str], cmd: Sequence[str], *, cwd: Path, env: dict[str, str], timeout: float,
-    isolated: bool, should_stop: Callable[[], bool] | None = None,
+    isolated: bool, should_stop: Callable[[], bool] | None = None, pass_fds: Sequence[int] = (),
 ) -> CommandResult:  # fmt: skip
-    """Run `cmd` (the real argv, maybe wrapped) in its own session; kill its group at the end."""
+    """Run `cmd` (the real argv, maybe wrapped) in its own session; kill its group at the end.
+    `pass_fds` stay open in the child (e.g. bubblewrap's seccomp program)."""
     started = time.monotonic()
     read_end, write_end = os.pipe2(os.O_CLOEXEC)
     try:
         proc = subprocess.Popen(
             list(cmd), stdin=subprocess.DEVNULL, stdout=write_end, stderr=subprocess.STDOUT,
-            cwd=cwd, env=env, start_new_session=True, close_fds=True,
+            cwd=cwd, env=env, start_new_session=True, close_fds=True, pass_fds=tuple(pass_fds),
         )  # fmt: skip
     except OSError as exc:  # lost a race with `which`, or not executable
         os.close(read_end)

@@ -16,9 +16,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from jobs.domain.github_limits import ANNOTATIONS_PER_REQUEST
+from jobs.domain.github_limits import ANNOTATIONS_PER_RUN
 
-MAX_ANNOTATIONS = ANNOTATIONS_PER_REQUEST  # GitHub takes at most 50 per check-run request
+MAX_ANNOTATIONS = ANNOTATIONS_PER_RUN  # sent 50 a request (bot/github/check_run_publish.py)
 MESSAGE_CHARS = 400
 
 _PATH = r"(?P<path>[^\s:()'\"<>|]+?\.[A-Za-z0-9_]+)"

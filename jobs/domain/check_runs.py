@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from jobs.domain import markdown_safe as md
 from jobs.domain.annotations import Annotation
 from jobs.domain.github_limits import (
-    ANNOTATIONS_PER_REQUEST,
+    ANNOTATIONS_PER_RUN,
     CHECK_OUTPUT_BYTES,
     CHECK_TITLE_CHARS,
     cut_chars,
@@ -67,8 +67,8 @@ class CheckRunDraft:
             "summary": fit_bytes(self.summary, CHECK_OUTPUT_BYTES, where=WHOLE_OUTPUT_AT)}
         if self.text:
             output["text"] = fit_bytes(self.text, CHECK_OUTPUT_BYTES, where=WHOLE_OUTPUT_AT)
-        if self.annotations:  # the rest go in further updates (`annotation_batches`)
-            output["annotations"] = [_annotation(a) for a in self.annotations[:ANNOTATIONS_PER_REQUEST]]
+        if self.annotations:  # 50 a request: bot/github/check_run_publish.py sends them in chunks
+            output["annotations"] = [_annotation(a) for a in self.annotations[:ANNOTATIONS_PER_RUN]]
         body: dict[str, Any] = {"name": self.name, "head_sha": self.head_sha,
                                 "external_id": self.external_id, "status": self.status,
                                 "output": output}

@@ -16,6 +16,7 @@ BODY_CHARS = 65_536  # issue, pull request and comment bodies (characters)
 CHECK_OUTPUT_BYTES = 65_535  # check-run output title, summary and text (UTF-8 bytes, not characters)
 CHECK_TITLE_CHARS = 255  # what the job's run shows as its title line; the rest is in the summary
 ANNOTATIONS_PER_REQUEST = 50  # a check-run create or update carries at most this many annotations
+ANNOTATIONS_PER_RUN = 1_000  # Stepwise's own bound per run (20 requests), not GitHub's
 ISSUE_TITLE_CHARS = 256  # issue and pull request titles
 LABEL_NAME_CHARS = 50  # label names
 LABEL_DESCRIPTION_CHARS = 100

@@ -21,9 +21,11 @@ from jobs.ports import Publication
 
 # Failures that come out the same however often they are tried: the failure gate opens at once.
 # A model may answer differently next time (it is told why), so for recipe llm only a refused
-# program counts; `replace` and `command` edit the same way every time.
+# program counts; `replace` and `command` edit the same way every time, so their validation
+# failure repeats too: a multi-file batch is split (jobs/features/bisect), a single file goes to
+# the failure gate at once (a flaky test is for a human to `retry`; a timeout is retried).
 DETERMINISTIC_FAILURES = frozenset({"guard_refused", "edit_changed_nothing", "targets_remain",
-                                    "command_refused"})
+                                    "command_refused", "validation_failed"})
 DETERMINISTIC_FOR_LLM = frozenset({"command_refused"})
 
 
@@ -116,7 +118,8 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
         code = outcome.error.code if outcome.error else ""
         deterministic = DETERMINISTIC_FOR_LLM if job.spec.recipe is Recipe.LLM \
             else DETERMINISTIC_FAILURES
-        if code in deterministic:
+        timed_out = any(c.timed_out for c in attempt.commands)
+        if code in deterministic and not timed_out:
             engine.open(Gate.FAILURE, f"batch {batch.number} failed with `{code}`, which "
                       "would fail the same way again, so it is not retried",
                       batch=batch.number, report=outcome.error, touched=touched)

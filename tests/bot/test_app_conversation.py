@@ -57,9 +57,9 @@ def test_the_conversation_notifies_the_starter_in_one_voice(world: World) -> Non
     world.comment("/stepwise retry", by="maria", on=pull.number)
     world.work()
     job = world.job()
-    assert job.gate.kind is Gate.FAILURE and len(job.batch(2).attempts) == 4
+    assert job.gate.kind is Gate.FAILURE and len(job.batch(2).attempts) == 2  # no auto-retry
     failure = [b for b in app_comments(world, pull.number) if "gate `failure`" in b]
-    assert len(failure) == 1 and "Attempts so far: 4" in failure[0]
+    assert len(failure) == 1 and "Attempts so far: 2" in failure[0]
     assert len(app_comments(world, 1, pull.number)) == before
 
     world.comment("/stepwise skip needs a manual import fix", by="maria", on=pull.number)

@@ -30,7 +30,7 @@ from tests.kit.local_e2e import (
     show,
 )
 
-# -- 2. a batch that fails validation twice ----------------------------------------------------
+# -- 2. a batch that fails validation (a `replace` fails the same way every time) ----------
 
 @pytest.fixture
 def failing_job(tmp_path: Path) -> tuple[Path, Outcome]:
@@ -45,7 +45,8 @@ def failing_batch(job: Job) -> int:
     return next(b.number for b in job.batches if BROKEN_MODULE in b.files)
 
 
-def test_failure_gate_after_two_failed_validations(failing_job: tuple[Path, Outcome]) -> None:
+def test_a_deterministic_failure_goes_to_the_failure_gate_without_a_retry(
+        failing_job: tuple[Path, Outcome]) -> None:
     repo, outcome = failing_job
     assert_exit(outcome, 4)
     job = load_job(repo)
@@ -57,7 +58,8 @@ def test_failure_gate_after_two_failed_validations(failing_job: tuple[Path, Outc
     # Never committed: no commit on the branch carries this batch's trailer.
     trailers = [c.trailers.get("Stepwise-Batch") for c in branch_commits(repo, job)]
     assert str(number) not in trailers
-    assert len(batch.attempts) == 2
+    assert len(batch.attempts) == 1  # `replace` edits the same way again: not retried
+    assert "would fail the same way again, so it is not retried" in job.gate.reason
     for attempt in batch.attempts:
         assert attempt.outcome == "failed"
         assert attempt.error is not None and attempt.error.code == "validation_failed"
@@ -84,8 +86,8 @@ def test_retry_resets_and_fails_again_then_skip_carries_on(
     assert "attempt counter reset" in message
     assert_exit(outcome, 4)
     job = load_job(repo)
-    assert len(job.batch(number).attempts) == 4  # two more attempts after the reset
-    assert job.batch(number).consecutive_failures == 2
+    assert len(job.batch(number).attempts) == 2  # one more attempt after the reset
+    assert job.batch(number).consecutive_failures == 1
 
     reason = "total.py imports old_sum by name; a human will port it"
     message, outcome = local.verb(Verb.SKIP, reason=reason)

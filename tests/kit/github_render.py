@@ -79,7 +79,7 @@ class Renderer:
         """The `Repository` shape (nested in pull requests, payloads and token responses)."""
         api_url = f"{self.api}/repos/{repo.full_name}"
         html = f"{self.web}/{repo.full_name}"
-        now = ts(self.state.clock())
+        pushed = ts(pushed_at(repo))
         return {
             "id": repo.id, "node_id": repo.node_id, "name": repo.name, "full_name": repo.full_name,
             "private": repo.private, "owner": self.owner(repo), "html_url": html,
@@ -90,7 +90,7 @@ class Renderer:
             "ssh_url": f"git@fake.invalid:{repo.full_name}.git",
             "clone_url": repo.clone_url, "svn_url": html, "mirror_url": None, "homepage": None,
             "language": repo.language,
-            "created_at": ts(repo.created_at), "updated_at": now, "pushed_at": now, "size": 1,
+            "created_at": ts(repo.created_at), "updated_at": pushed, "pushed_at": pushed, "size": 1,
             "forks_count": 0, "stargazers_count": 0, "watchers_count": 0,
             "open_issues_count": self._open(repo),
             "forks": 0, "open_issues": self._open(repo), "watchers": 0, "default_branch": repo.default_branch,
@@ -298,3 +298,13 @@ class Renderer:
             "git_url": git_url, "html_url": html, "download_url": download,
             "_links": {"self": url, "git": git_url, "html": html},
         }
+
+
+def pushed_at(repo: FakeRepo) -> datetime:
+    """When a ref of `repo` last changed, as GitHub stores it: a stored time, so two reads of an
+    unchanged repository render the same body (and the same ETag), whatever the clock says."""
+    refs = [repo.path / "packed-refs", *(repo.path / "refs" / "heads").rglob("*")]
+    stamps = [path.stat().st_mtime for path in refs if path.is_file()]
+    if not stamps:
+        return repo.created_at
+    return max(repo.created_at, datetime.fromtimestamp(max(stamps), tz=repo.created_at.tzinfo))

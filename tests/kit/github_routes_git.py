@@ -88,7 +88,7 @@ def verification(call: Call, sha: str) -> dict[str, Any]:
     GitHub), `unsigned` when it was pushed."""
     if sha in call.state.signed_commits:
         return {"verified": True, "reason": "valid", "signature": data.FAKE_SIGNATURE,
-                "payload": f"tree {sha}\n", "verified_at": ts(call.state.clock())}
+                "payload": f"tree {sha}\n", "verified_at": ts(call.state.signed_commits[sha])}
     return {"verified": False, "reason": "unsigned", "signature": None, "payload": None,
             "verified_at": None}
 
@@ -136,7 +136,7 @@ def create_commit(call: Call) -> Reply:
            str(author.get("email") or f"{call.state.user_id(bot)}+{bot}@users.noreply.github.com"))
     sha = data.signed_commit(repo, tree=tree, parents=[str(p) for p in parents], message=message,
                              author=who, when=_parse_date(author.get("date"), now), committed=now)
-    call.state.signed_commits.add(sha)
+    call.state.signed_commits[sha] = call.state.clock()
     call.state.effect(f"{call.r.full_name}:commit-created:{sha[:7]}")
     return Reply(201, git_commit_body(call, sha))
 
@@ -275,7 +275,7 @@ def merge_pull(call: Call) -> Reply:
             raise ApiError(405, "Commits must have verified signatures.")
     method = str(call.field("merge_method") or "merge")
     sha = call.state.merge_pull(repo, pr.number, method=method, user=call.state.bot_login)
-    call.state.signed_commits.add(sha)  # GitHub signs what its merge button writes
+    call.state.signed_commits[sha] = call.state.clock()  # GitHub signs what its merge button writes
     call.state.effect(f"{repo.full_name}#{pr.number}:pr-merged:{method}")
     return Reply(200, {"sha": sha, "merged": True, "message": "Pull Request successfully merged"})
 
@@ -296,7 +296,7 @@ def update_branch(state: GitHubState, repo: FakeRepo, number: int) -> str:
                                  author=("Maria", "maria@example.invalid"), when=now,
                                  committed=now)
         github_git.git(repo.path, "update-ref", f"refs/heads/{pr.head_ref}", sha, head)
-        state.signed_commits.add(sha)
+        state.signed_commits[sha] = state.clock()
         state.effect(f"{repo.full_name}#{number}:branch-updated:{sha[:7]}")
         return sha
 

@@ -1,7 +1,8 @@
 """REST endpoints of the fake GitHub for commit statuses (create, list, combined status) and what a
-branch requires: `GET /branches/{branch}` (its protection's required status checks, which a
-`contents: read` token sees), the protection endpoint itself (`administration: read`, which the
-App does not ask for) and `GET /rules/branches/{branch}` (rulesets; `metadata: read`)."""
+branch requires: `GET /branches/{branch}` (its protection's required status checks; `strict`,
+"require branches to be up to date", only for a token with `administration: read`), the
+protection endpoint itself (`administration: read`) and `GET /rules/branches/{branch}`
+(rulesets; `metadata: read`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tests.kit import github_git
 from tests.kit.github_api import REPO, ApiError, Call, Reply, paginate, route
 from tests.kit.github_ci_model import RequiredChecks
 from tests.kit.github_ci_ops import add_status, combined_state, latest_per_context, resolve_sha
+from tests.kit.github_permissions import missing_permission
 from tests.kit.github_routes_checks import paged
 
 STATUSES_READ = "statuses=read"
@@ -62,11 +64,13 @@ def get_branch(call: Call) -> Reply:
         raise ApiError(404, "Branch not found")
     required = call.r.ci.protection.get(branch)
     api = f"{call.render.api}/repos/{call.r.full_name}"
-    protection = {"enabled": required is not None, "required_status_checks": {
+    checks: dict[str, Any] = {
         "enforcement_level": "non_admins" if required else "off",
         "contexts": list(required.contexts) if required else [],
-        "strict": required.strict if required else False,
-        "checks": [{"context": c, "app_id": None} for c in (required.contexts if required else [])]}}
+        "checks": [{"context": c, "app_id": None} for c in (required.contexts if required else [])]}
+    if call.token is None or not missing_permission(call.token.permissions, "administration=read"):
+        checks["strict"] = required.strict if required else False  # GitHub shows it to admins only
+    protection = {"enabled": required is not None, "required_status_checks": checks}
     return Reply(200, {
         "name": branch, "commit": branch_commit(call, sha),
         "_links": {"self": f"{api}/branches/{branch}", "html": f"{call.render.web}/{call.r.full_name}"

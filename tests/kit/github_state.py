@@ -53,7 +53,7 @@ class GitHubState:
         self.installations: dict[int, Installation] = {}
         self.tokens: dict[str, Token] = {}
         self.effects: list[str] = []
-        self.signed_commits: set[str] = set()  # commits made through the Git Data API (verified)
+        self.signed_commits: dict[str, datetime] = {}  # commits GitHub signed (Git Data API, merges) -> when
         self.user_ids: dict[str, int] = {}
         self.custom_roles: dict[str, str] = {}  # organisation custom repository role -> base role
         self.teams: dict[tuple[str, str], set[str]] = {}  # (org, team slug) -> member logins

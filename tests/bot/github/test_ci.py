@@ -14,7 +14,8 @@ from bot.github.client import Installation
 from bot.github.errors import ForgeError
 from bot.github.forge import GitHubForge
 from jobs.domain import outbox
-from jobs.domain.check_runs import CheckRunDraft, JobCheckState, job_check
+from jobs.domain.annotations import Annotation
+from jobs.domain.check_runs import CheckRunDraft, JobCheckState, batch_check, job_check
 from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import RetryClass
 from jobs.domain.job import Job
@@ -240,7 +241,9 @@ def test_on_github_enterprise_server_the_same_calls_work(tmp_path: Path, job: Jo
         assert report is not None and [c.name for c in report.observed] == ["tests"]
         (failure,) = forge.ci_failures(job, sha, report.observed)
         assert failure.log_tail == "E boom" and played.job is not None
-        assert not [r for r in ghes.requests if r.status >= 400]
+        # An unprotected branch: GitHub's 404 "Branch not protected", which requires nothing.
+        assert [(r.path.rsplit("/", 2)[-2:], r.status) for r in ghes.requests if r.status >= 400
+                ] == [(["protection", "required_status_checks"], 404)]
 
 
 def test_the_job_run_left_in_progress_on_an_old_head_is_closed_as_superseded(
@@ -280,3 +283,44 @@ def test_a_completed_run_is_never_updated_a_new_state_is_a_new_run(
     assert on_old[-1].title == f"Superseded by {newer[:7]}"
     assert not [r for r in gh.requests if r.status >= 400]
     assert job.outbox == []
+
+
+def test_180_annotations_all_arrive_50_a_request_and_only_the_last_completes_the_run(
+        gh: FakeGitHub, client: Installation, sha: str, job: Job) -> None:
+    """GitHub takes 50 annotations a request (the fake answers 422 past that) and never changes
+    a completed run: the run is made in progress, the rest follow in updates, the last one
+    completes it; publishing it again sends nothing twice."""
+    notes = [Annotation("calc/a.py", n, f"E501 line {n} too long ü") for n in range(1, 181)]
+    draft = batch_check(job_id=job.id, number=1, total=1, files=["calc/a.py"], head_sha=sha,
+                        commands=[], annotations=notes)
+    forge = GitHubForge(client, REPO)
+    forge.publish_check_run(job, draft)
+    (run,) = gh.repos[REPO].ci.runs_on(sha)
+    assert [(a.start_line, a.message) for a in run.annotations] == [
+        (n.line, n.message) for n in notes]
+    assert (run.status, run.conclusion) == ("completed", "success") and job.outbox == []
+    sent = [*gh.requests_to("POST", r"/check-runs$"), *gh.requests_to("PATCH", r"/check-runs/\d+$")]
+    assert all(r.status < 300 for r in sent)
+    sizes = [len(r.json["output"].get("annotations", [])) for r in sent]
+    assert sizes == [50, 50, 50, 30] and max(sizes) <= 50
+    assert [r.json.get("status") for r in sent] == ["in_progress"] * 3 + ["completed"]
+    forge.publish_check_run(job, draft)  # a repeated publication: already shown, nothing sent
+    assert len(gh.repos[REPO].ci.runs_on(sha)) == 1 and len(run.annotations) == 180
+    assert len(gh.requests_to("PATCH", r"/check-runs/\d+$")) == 3
+
+
+def test_annotations_cut_off_half_way_go_on_where_github_stopped(
+        gh: FakeGitHub, client: Installation, sha: str, job: Job) -> None:
+    notes = [Annotation("calc/b.py", n, f"line {n}") for n in range(1, 121)]
+    draft = batch_check(job_id=job.id, number=2, total=2, files=["calc/b.py"], head_sha=sha,
+                        commands=[], annotations=notes)
+    forge = GitHubForge(client, REPO)
+    gh.fail("PATCH", r"/check-runs/\d+$", 502, times=5)  # the second chunk does not get through
+    forge.publish_check_run(job, draft)
+    (run,) = gh.repos[REPO].ci.runs_on(sha)
+    assert run.status == "in_progress" and len(run.annotations) == 50
+    assert outbox.entry(job, f"{outbox.CHECK_PREFIX}{job.id}:batch:2") is not None  # still owed
+    gh.failures.clear()
+    assert forge.deliver_all(job) == 0  # the reconciler: from annotations_count on
+    assert [a.start_line for a in run.annotations] == list(range(1, 121))
+    assert (run.status, run.conclusion) == ("completed", "success")

@@ -5,6 +5,7 @@ does not count against the rate limit) is answered from a store bounded in bytes
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,8 @@ def test_polled_ci_reads_are_conditional_and_a_change_is_seen(gh: FakeGitHub) ->
     ci, player = RepositoryCi(app.client(1), REPO), CiPlayer(gh, gh.repos[REPO])
     player.report(sha, "tests", "failure")
     first = ci.check_runs(sha), ci.statuses(sha)
+    later = gh.clock() + timedelta(seconds=30)
+    gh.clock = lambda: later  # time passes between polls: an unchanged answer is still 304
     again = ci.check_runs(sha), ci.statuses(sha)  # the CI wait polls: nothing changed
     assert again == first and gh.not_modified == 2 and app.conditional.not_modified == 2
     polled = gh.requests_to("GET", r"/check-runs$")

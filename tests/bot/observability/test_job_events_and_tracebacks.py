@@ -59,9 +59,11 @@ def test_gates_commits_and_endings_are_json_events_with_job_batch_and_delivery_i
     assert commit["batch"] == 1
     ended = next(line for line in lines if line["job_event"] == "cancelled")
     assert ended["status"] == "cancelled" and ended["task"] in ("cancelled", "event", "advance")
-    # Every line carries the six context fields (delivery_id is null on a step's lines: a step
-    # is queued by the job, not by one delivery).
+    # Every line carries the context fields, and a step's lines the delivery that started its
+    # chain (tests/bot/observability/test_delivery_trace.py).
     assert all("delivery_id" in line and "batch" in line for line in lines)
+    assert plan_gate["delivery_id"] == "dlv-label-1" and commit["delivery_id"] == "dlv-approve-1"
+    assert ended["delivery_id"] == "dlv-cancel-1"
 
 
 CRASHING = """
