@@ -42,7 +42,7 @@ def record_part(sizes: list[int], url: str) -> None:
     (its entry changed, the rules applied, the record saved) in time and bytes written."""
     print("Part 1: the record and the dashboard (a real redis-server)")
     print(f"{'repos':>6} {'record KB':>10} {'dashboard chars':>16} {'render ms':>10} "
-          f"{'event µs':>9} {'event ratio':>12} {'bytes/event':>12}")
+          f"{'event µs':>9} {'event ratio':>12} {'bytes/event':>12} {'load ms':>8}")
     connection, base = redis.Redis.from_url(url), None
     settings = CampaignSettings(max_open_prs=10_000)
     for size in sizes:
@@ -62,21 +62,26 @@ def record_part(sizes: list[int], url: str) -> None:
         started = time.perf_counter()
         body = render_dashboard(campaign)
         render_ms = (time.perf_counter() - started) * 1000
-        loaded = record_store.load(connection, doc.key)
-        assert loaded is not None
-        entries, rounds, written = loaded.campaign.entries(RepoState.WAITING), 200, 0
         started = time.perf_counter()
-        for index in range(rounds):  # one repository event each: one entry, the rules, a save
-            record_view(entries[index % len(entries)], JobView(
-                state=RepoState.WAITING, batches_done=1 + index % 2, batches_total=3))
-            settle(loaded.campaign, settings, NOW)
-            next_wave(loaded.campaign, settings)
-            written += record_store.save(connection, loaded)
-        event_us = (time.perf_counter() - started) / rounds * 1e6
+        loaded = record_store.load(connection, doc.key)
+        load_ms = (time.perf_counter() - started) * 1000
+        assert loaded is not None
+        entries, rounds, written, best = loaded.campaign.entries(RepoState.WAITING), 100, 0, []
+        for repeat in range(5):  # the fastest of 5 rounds: the machine is shared
+            started = time.perf_counter()
+            for index in range(rounds):  # one repository event: an entry, the rules, a save
+                record_view(entries[(repeat * rounds + index) % len(entries)], JobView(
+                    state=RepoState.WAITING, batches_done=1 + index % 2, batches_total=3))
+                settle(loaded.campaign, settings, NOW)
+                next_wave(loaded.campaign, settings)
+                written += record_store.save(connection, loaded)
+            best.append(time.perf_counter() - started)
+        event_us = min(best) / rounds * 1e6
         base = base or event_us
         assert len(body) <= BODY_LIMIT
         print(f"{size:>6} {record_kb / 1024:>10.1f} {len(body):>16} {render_ms:>10.1f} "
-              f"{event_us:>9.0f} {event_us / base:>12.2f} {written / rounds:>12.0f}")
+              f"{event_us:>9.0f} {event_us / base:>12.2f} {written / (5 * rounds):>12.0f} "
+              f"{load_ms:>8.1f}")
         connection.delete(doc.key)
     connection.close()
 
