@@ -37,7 +37,8 @@ Scope = Literal["milestone", "batch"]
 
 def requirement(job: Job, report: CiReport) -> CiRequirement:
     """`ci.checks`, else the base branch's required checks, else what is seen but our own."""
-    return CiRequirement(configured=tuple(job.config.ci.checks), protected=report.protected)
+    return CiRequirement(configured=tuple(job.config.ci.checks), protected=report.protected,
+                         own_app_id=report.own_app_id)
 
 
 def verdict_of(engine: JobContext, wait: CiWait, report: CiReport) -> CiVerdict:
