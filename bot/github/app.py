@@ -56,6 +56,7 @@ class GitHubApp:
         self._tokens: dict[int, tuple[str, float]] = {}
         self._clients: dict[int, tuple[str, GitHub[TokenAuthStrategy]]] = {}
         self._lock = threading.Lock()
+        self.app_id = app_id  # tells Stepwise's own check runs from every other App's (by app.id)
         _after_fork.add(self)
 
     def _client(self, auth: Any, acting_as: str) -> GitHub[Any]:

@@ -29,7 +29,7 @@ from jobs.domain.errors import RetryClass
 class GitHubApp(Protocol):
     """What an installation uses of bot/github/app.py's `GitHubApp` (which imports this module:
     a protocol keeps the two free of a cycle): its tokens and clients, the retry policy, the
-    clock, the team answers it caches and the conditional reads it keeps."""
+    clock, the team answers it caches, the conditional reads it keeps, and its App id."""
 
     @property
     def retry(self) -> CallRetry: ...
@@ -45,6 +45,9 @@ class GitHubApp(Protocol):
 
     @property
     def conditional(self) -> ConditionalReads: ...
+
+    @property
+    def app_id(self) -> int: ...
 
     def token(self, installation_id: int) -> str: ...
 

@@ -18,7 +18,8 @@
   comments-read:<id>    the reconciler's read-back cursor of one job's comments
   pruned:<id>           what is left of a job retention removed (JSON: repo, issue, status, when it
                         ended and was pruned), for a year; pruned-issue:<repo>#<n> its id by issue
-  campaign:<repo>#<n>   a campaign's record (JSON), the issue <n> of its control repository
+  campaign:<repo>#<n>   a campaign's record, the issue <n> of its control repository: a hash of
+                        its header (JSON), one field per repository and its running counters
   campaigns             a set: the campaign keys a reconciler pass ticks (not ended)
   campaigns:all         a sorted set: every campaign key by creation time (the task center)
 """

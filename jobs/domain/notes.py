@@ -64,6 +64,9 @@ def environment_lines(job: Job) -> list[str]:
             if env is not None else "not built yet"
         lines.append(f"- Setup: {md.codes(config.setup)}; environment {how}"
                      + (f" (key `{env.key[:12]}`)" if env is not None else ""))
+        if env is not None and env.rebuilt_because and not env.from_cache:
+            lines.append("- Environment rebuilt because of a change to "
+                         + "; ".join(md.message(why) for why in env.rebuilt_because))
     if config.network:
         who = "setup only" if config.network == "setup" else "every command"
         hosts = md.codes(config.network_allow) or \
@@ -178,7 +181,9 @@ def baseline_label(job: Job) -> str:
     if not job.baseline:
         return "no validation commands configured"
     verdict = "passes" if job.baseline_ok else "FAILS — batches cannot pass validation until it is fixed"
-    return f"{verdict} ({'; '.join(command_line(c) for c in job.baseline)})"
+    reused = f"; baseline reused from {job.baseline_from} (same tree, commands and " \
+        "environment), not run again" if job.baseline_from else ""
+    return f"{verdict} ({'; '.join(command_line(c) for c in job.baseline)}){reused}"
 
 
 def rate_limit_note(job: Job) -> str:
