@@ -19,6 +19,7 @@ from bot.github.forge import GitHubForge
 from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
 from bot.github.retry import CallRetry
+from bot.observability.github_metrics import GitHubCallMetrics
 from bot.server.connections import worker_redis
 from bot.server.redis_store import RedisStore
 from bot.settings import Settings
@@ -56,15 +57,16 @@ class ServerContext:
             github=GitHubApp(app_id=app_id, private_key=private_key,
                              base_url=settings.github_api_url,
                              api_version=settings.github_api_version,
-                             retry=CallRetry(backoff_s=settings.call_backoff_s)),
+                             retry=CallRetry(backoff_s=settings.call_backoff_s),
+                             observer=GitHubCallMetrics(client)),
             sandbox=sandbox or make_sandbox(require_isolation=not settings.allow_unsandboxed),
         )
 
     def warm_up(self) -> None:
         """Load what each step needs before RQ forks work horses from this process: a cold
-        horse would import the engine and githubkit's lazily loaded API modules every time."""
-        import bot.server.steps  # noqa: F401 - the engine and everything a step uses
-
+        horse would import githubkit's lazily loaded API modules every time. (The engine and
+        everything a step uses are imported by the task handlers the worker installed first,
+        bot/server/handlers.py; importing them here would make a cycle with bot/server/steps.)"""
         preload_api_modules(self.settings.github_api_version)
 
     def forge(self, client: Installation, repo: str, *, squash_only: bool = False) -> GitHubForge:

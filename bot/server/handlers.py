@@ -10,6 +10,7 @@ from typing import Any
 from bot.authz import STEERING_ROLES
 from bot.events import Event, Kind
 from bot.server import reconciler, steps
+from bot.server.campaigns.closing import campaign_closed, campaign_reopened
 from bot.server.campaigns.tasks import campaign_edited, start_campaign
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
@@ -75,6 +76,8 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
 
 # -- closes, edits and pushes ---------------------------------------------------------------------
 def on_closed(ctx: ServerContext, event: Event) -> None:
+    if event.kind is Kind.ISSUE_CLOSED and campaign_closed(ctx, event):
+        return
     job = job_for(ctx, event)
     if job is None or job.is_terminal:
         return
@@ -104,7 +107,10 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
 
 
 def on_reopened(ctx: ServerContext, event: Event) -> None:
-    """The issue or pull request of a cancelled or failed job was reopened: offer to resume."""
+    """The issue or pull request of a cancelled or failed job was reopened: offer to resume
+    (a campaign issue: say that nothing restarts, and how to)."""
+    if event.kind is Kind.ISSUE_REOPENED and campaign_reopened(ctx, event):
+        return
     job = job_for(ctx, event)
     if job is not None:
         offer_resume(ctx, event, job)

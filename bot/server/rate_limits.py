@@ -12,16 +12,31 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import timedelta
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from redis import Redis
 
 from bot.github.errors import RATE_LIMITED
 from bot.github.retry import SECONDARY_MIN_WAIT_S
+from bot.observability.github_metrics import record_rate_limit_wait
 from jobs.domain.errors import StepwiseError
 from jobs.domain.job import Job
+from jobs.ports import JobStore
 
-if TYPE_CHECKING:
-    from bot.server.context import ServerContext
+
+class ServerContext(Protocol):
+    """What the wait needs of bot/server/context.py's `ServerContext` (which the steps importing
+    this module import too: a protocol keeps the three free of a cycle)."""
+
+    @property
+    def clock(self) -> Callable[[], datetime]: ...
+
+    @property
+    def store(self) -> JobStore: ...
+
+    @property
+    def redis(self) -> Redis: ...
 
 log = logging.getLogger(__name__)
 MAX_WAIT_S = 3900.0  # a primary limit resets within the hour; a little margin
@@ -51,6 +66,7 @@ def wait_for_rate_limit(ctx: ServerContext, job: Job, exc: StepwiseError,
     job.server.rate_limit_waits += 1
     job.server.rate_limited_until, job.server.retry_scheduled = until, True
     ctx.store.save(job)
+    record_rate_limit_wait(ctx.redis, str(exc.evidence.get("rate_limit", "")))
     log.warning("waiting for GitHub's rate limit", extra={
         "job_id": job.id, "rate_limit": exc.evidence.get("rate_limit"), "delay_s": wait,
         "until": until.isoformat()})

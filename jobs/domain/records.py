@@ -100,6 +100,8 @@ class Attempt(Record):
     error: ErrorInfo | None = None
     llm_calls: list[ModelCall] = []
     transcript: str | None = None  # where the model transcript of this attempt is kept
+    # A failed validation's output.log and attempt.diff (jobs/engine/attempt_artifacts.py)
+    artifacts: list[str] = []
     ci_checks: list[CiCheck] = []  # per_batch: the red checks that withdrew this attempt's commit
 
 
@@ -149,6 +151,7 @@ class EnvironmentRecord(Record):
     from_cache: bool = False
     entries: list[str] = []
     setup: list[CommandEvidence] = []
+    rebuilt_because: list[str] = []  # what changed since the environment built before it
 
 
 class PendingIssue(Record):
