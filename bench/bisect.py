@@ -25,7 +25,7 @@ from typing import Any
 from bench._common import machine_facts
 from jobs.domain.gates import Verb
 from jobs.domain.model import BatchStatus
-from jobs.features.bisect import BisectHooks
+from jobs.features.bisect.driver import BisectHooks
 from jobs.local import LocalSession
 from tests.kit.bisect_repos import NUMBER, CountingSandbox, build, rename_issue
 from tests.kit.local_e2e import Recorder

@@ -20,6 +20,8 @@ class Kind(StrEnum):
     ISSUE_EDITED = "issue_edited"  # issues.edited with a body change
     ISSUE_CLOSED = "issue_closed"
     PULL_CLOSED = "pull_closed"
+    ISSUE_REOPENED = "issue_reopened"  # an ended job's issue reopened: offer to resume it
+    PULL_REOPENED = "pull_reopened"
     PUSH = "push"  # a push to a stepwise/ branch by someone else
     BASE_PUSH = "base_push"  # a push to the default branch: the base of the repository's jobs
     INSTALLATION = "installation"
@@ -155,7 +157,7 @@ def _touches(commits: Any, path: str) -> bool:
 
 
 def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[str, Any]) -> Event:
-    if event_name == "issues" and action in ("labeled", "edited", "closed"):
+    if event_name == "issues" and action in ("labeled", "edited", "closed", "reopened"):
         issue = _get(payload, "issue")
         fields = {**common, "number": int(_get(issue, "number")), "title": _text(issue.get("title")),
                   "body": _text(issue.get("body")), "author": _login(issue.get("user")),
@@ -169,6 +171,8 @@ def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[s
                 return Event(kind=Kind.IGNORED, reason="issue edited without a body change",
                              **fields)
             return Event(kind=Kind.ISSUE_EDITED, **fields)
+        if action == "reopened":
+            return Event(kind=Kind.ISSUE_REOPENED, **fields)
         return Event(kind=Kind.ISSUE_CLOSED, **fields)
     if event_name == "issue_comment" and action == "created":
         issue, comment = _get(payload, "issue"), _get(payload, "comment")
@@ -180,9 +184,10 @@ def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[s
             created_at=str(comment.get("created_at", "")),
             is_pull_request="pull_request" in issue,
         )
-    if event_name == "pull_request" and action == "closed":
+    if event_name == "pull_request" and action in ("closed", "reopened"):
         pull = _get(payload, "pull_request")
-        return Event(kind=Kind.PULL_CLOSED, number=int(_get(pull, "number")),
+        kind = Kind.PULL_CLOSED if action == "closed" else Kind.PULL_REOPENED
+        return Event(kind=kind, number=int(_get(pull, "number")), is_pull_request=True,
                      merged=bool(pull.get("merged")), head_ref=str(_get(pull, "head", "ref")),
                      **common)
     if event_name == "push":

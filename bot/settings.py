@@ -67,6 +67,8 @@ class Settings(BaseSettings):
     # How long a job waiting for CI goes without its checks read before the reconciler queues a
     # step that reads them (a missed webhook; bot.server.ci_poll).
     ci_poll_s: int = Field(default=60, ge=1, le=3600)
+    # Days an ended job's record stays in Redis before the reconciler removes it (0: forever).
+    retain_ended_days: int = Field(default=90, ge=0, le=36500)
     max_running_per_repo: int = Field(default=1, ge=1, le=100)
     # Per installation id, overriding max_running_per_repo, e.g. '{"12345": 3}'.
     installation_limits: dict[int, int] = {}

@@ -1,5 +1,5 @@
-"""The engine: specs, plans, editors, guards, the sandbox, the store and the job state machine."""
+"""The engine: specs, plans, editors, guards, the sandbox, the store and the job state machine.
 
-# Registers the recipes (their spec rules and editors) before anything can read a task spec:
-# every entry point (CLI, worker, web app, tests, bench) imports some part of `jobs` first.
-import jobs.editors  # noqa: F401
+Importing it does nothing else: the recipes are installed by the composition roots (local mode,
+the server wiring, the CLI, the test kit) with `jobs.editors.install_recipes`, so a pure module
+imports only what it needs."""

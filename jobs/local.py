@@ -1,4 +1,7 @@
-"""Local mode: the engine on a git checkout, with the JSON file store and no GitHub or Redis."""
+"""Local mode: the engine on a git checkout, with the JSON file store and no GitHub or Redis.
+
+Its composition root: `LocalSession` installs the recipes (`RECIPES`) and wires the features'
+hooks (`BisectHooks`) explicitly; nothing is registered by importing a module."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from jobs.domain.notes import render_card
 from jobs.domain.records import Event
 from jobs.domain.spec import InvalidSpecError, IssueTask, parse_issue_file
 from jobs.domain.voice import local_voice
+from jobs.editors import BUILT_IN, RecipeDefinition, install_recipes
 from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
 from jobs.editors.llm.settings import LlmSettings
 from jobs.engine import usecases
@@ -30,10 +34,11 @@ from jobs.engine.engine import Engine
 from jobs.engine.llm_start import draft_job, llm_enabled, llm_for
 from jobs.engine.revert import revert_batch
 from jobs.engine.start import create_job
-from jobs.features.bisect import BisectHooks
+from jobs.features.bisect.driver import BisectHooks
 from jobs.ports import Publication
 
 Sink = Callable[[Publication, str], None]
+RECIPES: tuple[RecipeDefinition, ...] = BUILT_IN  # the recipes local mode runs
 NO_BLOCK_HINT = ("\nor set STEPWISE_LLM_BASE_URL and STEPWISE_LLM_MODEL (or --llm-base-url and "
                  "--llm-model) to have the model draft one for you to review")
 UNCOMMITTED = ("your checkout has {count} uncommitted change(s); they are not part of the job, "
@@ -104,6 +109,7 @@ class LocalSession:
                  sandbox: Sandbox | None = None,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC),
                  llm: LlmSettings | None = None) -> None:
+        install_recipes(RECIPES)
         if number < 0:
             raise BadInputError("--number must be 0 or a positive issue number",
                                 hint="e.g. --number 42")

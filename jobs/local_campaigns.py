@@ -20,6 +20,7 @@ from jobs.domain.errors import BadInputError, StepwiseError
 from jobs.domain.gates import Verb
 from jobs.domain.model import BatchStatus
 from jobs.domain.spec import IssueTask
+from jobs.engine import usecases
 from jobs.engine.scope_preview import preview_scope
 from jobs.engine.start import local_base
 from jobs.features.campaigns.dashboard import render_dashboard
@@ -170,8 +171,9 @@ class LocalCampaignPort:
         if not entry.job:
             return JobView(state=entry.state, reason=reason or entry.reason)
         session = self._session(entry, int(entry.job))
-        _card, outcome = session.status()
-        job = session.load()
+        job = session.mark_if_dead(session.load())  # read once: the state and the message
+        message = usecases.status(job, resume_command=session.run_command(job),
+                                  voice=session.voice).message
         done = [b for b in job.batches if b.status is BatchStatus.COMPLETED]
         gate = str(job.gate.kind) if job.gate is not None else ""
         where = f"--repo {quote_command(str(self._path(entry.name)))} --number {job.number}"
@@ -179,7 +181,7 @@ class LocalCampaignPort:
         answer = f"stepwise status {where}" if state is RepoState.NEEDS_HUMAN else (
             f"stepwise approve {where}" if state is RepoState.WAITING else "")
         return JobView(state=state, job=str(job.number), gate=gate, answer=answer,
-                       reason=reason or (_first_line(outcome.message)
+                       reason=reason or (_first_line(message)
                                          if state is RepoState.NEEDS_HUMAN else ""),
                        batches_done=len(done), batches_total=len(job.batches),
                        files_done=sum(len(b.files) for b in done), link=job.branch)

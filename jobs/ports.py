@@ -41,6 +41,7 @@ class CiReport:
     observed: tuple[CheckObservation, ...] = ()
     protected: tuple[str, ...] = ()
     strict: bool = False  # the base's protection requires branches to be up to date
+    own_app_id: int = 0  # Stepwise's App id: its own check runs (by `app.id`) are not CI
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,12 @@ import pytest
 # Every save in the tests proves that the batches it did not name are unchanged in the store.
 os.environ.setdefault("STEPWISE_STORE_CHECK", "1")
 
+from jobs.editors import BUILT_IN, install_recipes
 from tests.kit.repos import make_repo
+
+# The test kit's composition root: the built-in recipes, installed explicitly (importing `jobs`
+# registers nothing), as local mode, the server wiring and the CLI each do.
+install_recipes(BUILT_IN)
 
 RepoFactory = Callable[..., Path]
 

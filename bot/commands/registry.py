@@ -10,7 +10,9 @@ from bot.commands import (
     cancel,
     instruct,
     reload_config,
+    resume,
     retry,
+    retry_start,
     revert,
     skip,
     status,
@@ -30,6 +32,8 @@ COMMANDS: list[CommandSpec] = [
     status.SPEC,
     help_command.SPEC,
     reload_config.SPEC,
+    resume.SPEC,
+    retry_start.SPEC,
     campaign.SPEC,
 ]
 _BY_VERB = {spec.verb: spec for spec in COMMANDS}

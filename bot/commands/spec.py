@@ -59,6 +59,16 @@ class CommandContext(Protocol):
         """`.github/stepwise.yml` as it is now on the repository's default branch."""
         ...
 
+    def resume(self, job: Job) -> str:
+        """Carry an ended job on (`/stepwise resume`); what happened. Raises RefusedError for a
+        job that completed or has not ended."""
+        ...
+
+    def retry_start(self) -> str:
+        """Start this issue's job again after a failed start; the reply ("" when the answer is
+        posted by the start itself)."""
+        ...
+
     def campaign(self, text: str) -> str:
         """Steer the campaign of this issue with `text` (`approve all`, ...); the reply."""
         ...

@@ -50,6 +50,7 @@ class GitHubApp:
         self._clients: dict[int, tuple[str, GitHub[TokenAuthStrategy]]] = {}
         self._lock = threading.Lock()
         self._auth = (app_id, private_key)
+        self.app_id = app_id  # tells Stepwise's own check runs from every other App's (by app.id)
         _after_fork.add(self)
 
     def reset_after_fork(self) -> None:

@@ -88,7 +88,8 @@ class RepositoryCi:
                                  conclusion=run.get("conclusion"),
                                  url=str(run.get("html_url") or run.get("details_url") or ""),
                                  app_slug=str((run.get("app") or {}).get("slug", "")),
-                                 run_id=int(run.get("id", 0)))
+                                 run_id=int(run.get("id", 0)),
+                                 app_id=int((run.get("app") or {}).get("id") or 0))
                 for run in runs]
 
     def statuses(self, sha: str) -> list[CheckObservation]:
@@ -105,23 +106,32 @@ class RepositoryCi:
         for the branch (`metadata: read`), merged. Either may be unreadable (a 403 for an
         installation that has not accepted the permission, a 404 where there is none): that
         source then adds nothing. `GET /branches` is not asked: GitHub does not show `strict`
-        to every token there."""
-        names: list[str] = []
+        to every token there.
+
+        Stepwise's own checks are left out (a job cannot wait for itself): a requirement pinned
+        to Stepwise's App id, or an unpinned one named like Stepwise's runs (which they
+        satisfy). A requirement pinned to another App stays, whatever its name."""
+        pinned: list[tuple[str, Any]] = []  # (context, the App id it must come from, or None)
         strict = False
         checks = self._readable(lambda gh, headers: gh.repos.get_status_checks_protection(
             self.owner, self.name, branch, headers=headers), f"protection:{branch}")
         if isinstance(checks, dict):
-            names += [str(c) for c in checks.get("contexts") or []]
-            names += [str(c.get("context")) for c in checks.get("checks") or []
-                      if isinstance(c, dict) and c.get("context")]
+            # `checks` says which App each must come from; `contexts` mirrors their names
+            pinned += [(str(c.get("context")), c.get("app_id")) for c in checks.get("checks") or []
+                       if isinstance(c, dict) and c.get("context")] or \
+                [(str(c), None) for c in checks.get("contexts") or []]
             strict = bool(checks.get("strict", False))
         for rule in self._branch_rules(branch):
             if rule.get("type") != "required_status_checks":
                 continue
             parameters = rule.get("parameters") or {}
-            names += [str(c.get("context")) for c in parameters.get("required_status_checks") or []
-                      if isinstance(c, dict) and c.get("context")]
+            pinned += [(str(c.get("context")), c.get("integration_id"))
+                       for c in parameters.get("required_status_checks") or []
+                       if isinstance(c, dict) and c.get("context")]
             strict = strict or bool(parameters.get("strict_required_status_checks_policy"))
+        own = self.client.app.app_id
+        names = [name for name, app in pinned
+                 if (app != own if isinstance(app, int) and app > 0 else not is_own_check(name))]
         return Required(tuple(dict.fromkeys(names)), strict)
 
     def _readable(self, fetch: Any, poll: str) -> Any:

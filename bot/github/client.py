@@ -12,19 +12,50 @@ import base64
 import binascii
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
+from typing import Any, Literal, Protocol, TypeVar, get_args
 from urllib.parse import quote
 
 from githubkit import GitHub, TokenAuthStrategy
 from githubkit.exception import RequestFailed
 
 from bot.authz import base_role
+from bot.github.conditional import ConditionalReads
 from bot.github.errors import ForgeError, classify, response_body, validation_errors
 from bot.github.records import CommentInfo, IssueInfo, PullInfo, RepoInfo, comment_info, pull_info
+from bot.github.retry import CallRetry
 from jobs.domain.errors import RetryClass
 
-if TYPE_CHECKING:
-    from bot.github.app import GitHubApp
+
+class GitHubApp(Protocol):
+    """What an installation uses of bot/github/app.py's `GitHubApp` (which imports this module:
+    a protocol keeps the two free of a cycle): its tokens and clients, the retry policy, the
+    clock, the team answers it caches, the conditional reads it keeps, and its App id."""
+
+    @property
+    def retry(self) -> CallRetry: ...
+
+    @property
+    def clock(self) -> Callable[[], float]: ...
+
+    @property
+    def sleep(self) -> Callable[[float], None]: ...
+
+    @property
+    def team_answers(self) -> dict[tuple[int, str, str, str], tuple[bool, float]]: ...
+
+    @property
+    def conditional(self) -> ConditionalReads: ...
+
+    @property
+    def app_id(self) -> int: ...
+
+    def token(self, installation_id: int) -> str: ...
+
+    def forget_token(self, installation_id: int) -> None: ...
+
+    def installation_client(self, installation_id: int) -> GitHub[TokenAuthStrategy]: ...
+
+    def rest(self, gh: GitHub[Any]) -> Any: ...
 
 TOKEN_MARGIN_S = 300  # mint a new installation token this long before the old one expires
 TEAM_CACHE_S = 60  # how long a team membership answer is trusted
@@ -274,6 +305,10 @@ class Installation:
 
     def update_pull_body(self, owner: str, name: str, number: int, body: str) -> None:
         self._call(lambda gh: gh.pulls.update(owner, name, number, body=body))
+
+    def reopen_pull(self, owner: str, name: str, number: int) -> None:
+        """Reopen pull request `number` (an open one stays open)."""
+        self._call(lambda gh: gh.pulls.update(owner, name, number, state="open"))
 
     def mark_ready(self, node_id: str) -> None:
         query = ("mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id})"

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from bot.commands.registry import voice as server_voice
 from bot.github.check_run_publish import send_check_run
-from bot.github.ci import RepositoryCi, ci_failures, is_own_check
+from bot.github.ci import RepositoryCi, ci_failures
 from bot.github.client import Installation
 from bot.github.conversation import (
     PLAN_CANCELLED,
@@ -367,12 +367,13 @@ class GitHubForge:
     def ci_report(self, job: Job, sha: str) -> CiReport | None:
         """The checks on `sha` and what the base requires of the repository's CI: a protection
         that requires Stepwise's own `Stepwise` check (to hold merges until the job is done) is
-        not a check the job can wait for, so it is left out."""
+        not a check the job can wait for, so it is left out (RepositoryCi.required); Stepwise's
+        own runs are told by the App's id (`own_app_id`)."""
         ci = self.ci()
         required = ci.required(job.base_branch)
-        protected = tuple(name for name in required.names if not is_own_check(name))
         return CiReport(observed=(*ci.check_runs(sha), *ci.statuses(sha)),
-                        protected=protected, strict=required.strict)
+                        protected=required.names, strict=required.strict,
+                        own_app_id=self.client.app.app_id)
 
     def ci_failures(self, job: Job, sha: str,
                     failing: Sequence[CheckObservation]) -> list[CiFailure]:

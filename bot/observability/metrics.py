@@ -24,7 +24,7 @@ from starlette.background import BackgroundTask
 from bot.github.errors import ForgeError
 from bot.observability import jsonlog
 from bot.observability.process_metrics import QUEUE_UNAVAILABLE
-from bot.server.keys import METRICS
+from bot.server.keys import METRICS, seen_key
 from jobs.domain.job import Job
 from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus
 from jobs.domain.records import CiResult, CommandEvidence
@@ -233,7 +233,7 @@ def observations(before: Seen, job: Job) -> list[tuple[Spec, dict[str, str], flo
 def observe(connection: redis.Redis, job: Job) -> None:
     """Count what the saved record shows happened since this job was last observed (by whoever
     changed it: a step, a command, a revert). Call it while holding the job's lease."""
-    key = f"{KEY}seen:{job.id}"
+    key = seen_key(job.id)
     try:
         raw = connection.get(key)
         before = Seen.model_validate_json(raw) if raw else Seen()

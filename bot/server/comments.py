@@ -28,11 +28,15 @@ from bot.server.campaigns.tasks import steer_campaign
 from bot.server.context import ServerContext
 from bot.server.job_lookup import job_for
 from bot.server.keys import comment_key
+from bot.server.resume import resume_ended
+from bot.server.start_job import CANNOT_START, StartRequest, start_job
+from bot.server.start_job import default_config as start_config
 from bot.server.steps import schedule_advance
 from bot.server.worker import enqueue, job_lock, rq_id
 from bot.steering import steering_decision
+from bot.web.noops import DEFAULT_TRIGGER_LABEL
 from jobs.domain.config import CONFIG_PATH, RepoConfig, load_config
-from jobs.domain.errors import StepwiseError
+from jobs.domain.errors import BadInputError, StepwiseError
 from jobs.domain.gates import RefusedError
 from jobs.domain.job import Job
 from jobs.domain.model import JobStatus
@@ -140,6 +144,25 @@ class ServerCommands:
     def revert(self, job: Job, batch: int) -> None:
         enqueue(self.ctx.redis, "revert", {"job_id": job.id, "batch": batch,
                                            "comment_id": self.event.comment_id})
+
+    def resume(self, job: Job) -> str:
+        return resume_ended(self.ctx, job, installation_id=self.event.installation_id)
+
+    def retry_start(self) -> str:
+        event = self.event
+        if event.is_pull_request:
+            return "`/stepwise retry-start` works on the issue that holds the task, not on a " \
+                "pull request."
+        client = self.ctx.installation(event.installation_id)
+        try:
+            config = start_config(client, event.repo)
+        except BadInputError as exc:
+            return CANNOT_START.format(exc.message, exc.hint, label=DEFAULT_TRIGGER_LABEL)
+        start_job(self.ctx, StartRequest(
+            repo=event.repo, number=event.number, installation_id=event.installation_id,
+            sender=event.sender, key=f"retry-start:{event.comment_id}",
+            label=config.trigger_label, retry=True), config)
+        return ""
 
     def default_config(self, job: Job) -> RepoConfig:
         client = self.ctx.installation(self.event.installation_id)

@@ -1,4 +1,7 @@
-"""What a worker process needs, built once from the settings: Redis, the store, GitHub, the sandbox."""
+"""What a worker process needs, built once from the settings: Redis, the store, GitHub, the sandbox.
+
+The server's composition root: building a `ServerContext` installs its recipes and wires the
+features' hooks explicitly; nothing is registered by importing a module."""
 
 from __future__ import annotations
 
@@ -23,8 +26,9 @@ from bot.taskcenter.links import web_base
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.domain.job import Job
+from jobs.editors import BUILT_IN, RecipeDefinition, install_recipes
 from jobs.engine.engine import Services
-from jobs.features.bisect import BisectHooks
+from jobs.features.bisect.driver import BisectHooks
 
 
 @dataclass
@@ -37,6 +41,10 @@ class ServerContext:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     # What features add to a batch's step: split batches and `batch_size: auto`.
     batch_hooks: BisectHooks = field(default_factory=BisectHooks)
+    recipes: tuple[RecipeDefinition, ...] = BUILT_IN  # the recipes the workers run
+
+    def __post_init__(self) -> None:
+        install_recipes(self.recipes)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, connection: Redis | None = None,
@@ -54,9 +62,9 @@ class ServerContext:
 
     def warm_up(self) -> None:
         """Load what each step needs before RQ forks work horses from this process: a cold
-        horse would import the engine and githubkit's lazily loaded API modules every time."""
-        import bot.server.steps  # noqa: F401 - the engine and everything a step uses
-
+        horse would import githubkit's lazily loaded API modules every time. (The engine and
+        everything a step uses are imported by the task handlers the worker installed first,
+        bot/server/handlers.py; importing them here would make a cycle with bot/server/steps.)"""
         preload_api_modules(self.settings.github_api_version)
 
     def forge(self, client: Installation, repo: str, *, squash_only: bool = False) -> GitHubForge:

@@ -9,38 +9,31 @@ from typing import Any
 
 from bot.authz import STEERING_ROLES
 from bot.events import Event, Kind
-from bot.github.client import Installation
-from bot.github.errors import ForgeError
-from bot.github.git_data import SIGNATURES_FIX, SIGNATURES_REQUIRED, requires_signed_commits
 from bot.server import reconciler, steps
+from bot.server.campaigns.closing import campaign_closed, campaign_reopened
 from bot.server.campaigns.tasks import campaign_edited, start_campaign
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
 from bot.server.context import ServerContext
 from bot.server.installations import end_removed_jobs
 from bot.server.job_lookup import job_for
+from bot.server.resume import offer_resume
+from bot.server.start_job import CANNOT_START, StartRequest, default_config, start_job
 from bot.server.steps import ACTIVE, schedule_advance
 from bot.server.worker import Handler, Lease, enqueue, event_lease, last_try, rq_id
 from bot.steering import steering_decision
 from bot.web.noops import is_trigger, remember_trigger_label
 from jobs.adapters.store import ConflictError
-from jobs.domain.config import CONFIG_PATH, load_config
-from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
+from jobs.domain.errors import BadInputError, StepwiseError
 from jobs.domain.gates import Verb, apply_verb, note_spec_change
 from jobs.domain.job import Job
 from jobs.domain.model import JobStatus
 from jobs.domain.spec import parse_issue
-from jobs.editors.llm.draft import draft_comment, has_spec_block
-from jobs.engine.engine import Base, create_job
-from jobs.engine.llm_start import draft_job
 from jobs.ports import Publication
 
 log = logging.getLogger(__name__)
 
 
-CANNOT_START = ("Stepwise cannot start: {}\n\nFix: {}\n\nTo try again once it is fixed (the issue's "
-                "text, or `.github/stepwise.yml` on the default branch): remove the `{label}` "
-                "label and add it again.")
 CLOSED_BY_OTHER = (
     "@{sender} closed this {what}, but the Stepwise job goes on. {reason}.\n\n"
     "Someone who may steer it (write, maintain or admin permission, or the config's "
@@ -48,7 +41,7 @@ CLOSED_BY_OTHER = (
 )
 
 
-# -- start --------------------------------------------------------------------------------------
+# -- start ---------------------------------------------------------------------------------------
 def start_key(event: Event) -> str:
     """The marker key of an answer to one label delivery: a retried delivery edits it."""
     return f"start:{event.delivery_id}"
@@ -61,15 +54,13 @@ LABEL_FAILED = ("Stepwise could not start a job for this label: `{code}`: {messa
 
 def on_labeled(ctx: ServerContext, event: Event) -> None:
     client = ctx.installation(event.installation_id)
-    owner, name = event.repo.split("/", 1)
-    info = client.repo(owner, name)
-    forge = ctx.forge(client, event.repo, squash_only=info.squash_only)
     try:
-        config = load_config(client.file(owner, name, CONFIG_PATH, info.default_branch))
+        config = default_config(client, event.repo)
     except BadInputError as exc:
         if is_trigger(event.label, None):
-            forge.reply(None, event.number, start_key(event),
-                        CANNOT_START.format(exc.message, exc.hint, label=event.label))
+            ctx.forge(client, event.repo).reply(
+                None, event.number, start_key(event),
+                CANNOT_START.format(exc.message, exc.hint, label=event.label))
         return
     remember_trigger_label(ctx.redis, event.repo, config.trigger_label,  # the web app's filter
                            config.campaign_label)
@@ -78,75 +69,15 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         return
     if not is_trigger(event.label, config.trigger_label):  # labels are case-insensitive
         return
-    with Lease(ctx.redis, f"start-{event.repo}#{event.number}",
-               ttl_s=ctx.settings.lease_ttl_s) as lease:
-        if not lease.held:  # another worker is starting it, or died doing so: try again later
-            raise StepwiseError("another worker is starting a job for this issue",
-                                code="start_busy", retry_class=RetryClass.AUTO_RETRY,
-                                hint="the delivery is retried in a few seconds")
-        decision = steering_decision(client, event.repo, login=event.sender,
-                                     approvers=config.approvers, action="starting a job")
-        if not decision.allowed:
-            forge.reply(None, event.number, start_key(event),
-                        f"Stepwise did not start. {decision.reason}.")
-            return
-        acknowledge(client, event)  # 👀 within seconds, before the clone
-        existing = ctx.store.find(event.repo, event.number)
-        if existing is not None and not existing.is_terminal:
-            pull = existing.server.pull
-            where = f" in #{pull.number}" if pull is not None else ""
-            forge.reply(None, event.number, start_key(event), f"A Stepwise job for this issue is already "
-                        f"`{existing.status}`{where}; nothing new was started.")
-            return
-        if config.commit_via == "git" and requires_signed_commits(client, event.repo,
-                                                                  info.default_branch):
-            forge.reply(None, event.number, start_key(event), CANNOT_START.format(
-                SIGNATURES_REQUIRED.format(branch=info.default_branch), SIGNATURES_FIX,
-                label=event.label))
-            return
-        issue = client.issue(owner, name, event.number)
-        repository = ctx.mirror(client, event.repo, info.clone_url, info.default_branch)
-        base_sha = repository.branch_head(info.default_branch)
-        if base_sha is None:
-            return
-        services = ctx.engine_services(repository, forge, repo=event.repo)
-        base = Base(branch=info.default_branch, sha=base_sha, config=config)
-        try:
-            if config.llm_drafts and not has_spec_block(issue.body):
-                job, draft = draft_job(issue.title, issue.body, event.number, services,
-                                       base=base, repo_name=event.repo)
-                forge.reply(None, event.number, start_key(event), draft_comment(draft))
-            else:
-                job = create_job(parse_issue(issue.title, issue.body), event.number, services,
-                                 repo_name=event.repo, base=base, recover=existing is None)
-        except BadInputError as exc:
-            forge.reply(None, event.number, start_key(event),
-                        CANNOT_START.format(exc.message, exc.hint, label=event.label))
-            return
-        author_role = client.permission(owner, name, issue.author)
-        job.server.installation_id = event.installation_id
-        job.server.started_by = event.sender  # assigned, mentioned at gates, asked to review
-        # a drafted spec always is untrusted
-        job.untrusted_spec = job.untrusted_spec or author_role not in STEERING_ROLES
-        ctx.store.save(job)
-    schedule_advance(ctx, job)
-
-
-def acknowledge(client: Installation, event: Event) -> None:
-    """React 👀 to the labelled issue: the label was seen and a job is being set up (best
-    effort: a fault here never stops the start)."""
-    owner, name = event.repo.split("/", 1)
-    try:
-        client.react_to_issue(owner, name, event.number, "eyes")
-    except ForgeError as exc:
-        if exc.retry_class is RetryClass.DO_NOT_RETRY:
-            raise
-        log.warning("could not react to the label", extra={"repo": event.repo,
-                                                           "issue": event.number})
+    start_job(ctx, StartRequest(repo=event.repo, number=event.number,
+                                installation_id=event.installation_id, sender=event.sender,
+                                key=start_key(event), label=event.label), config)
 
 
 # -- closes, edits and pushes ---------------------------------------------------------------------
 def on_closed(ctx: ServerContext, event: Event) -> None:
+    if event.kind is Kind.ISSUE_CLOSED and campaign_closed(ctx, event):
+        return
     job = job_for(ctx, event)
     if job is None or job.is_terminal:
         return
@@ -173,6 +104,16 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
         enqueue(ctx.redis, "cancelled", {"job_id": job.id}, job_id=rq_id("cancelled", job.id))
     else:
         schedule_advance(ctx, job)
+
+
+def on_reopened(ctx: ServerContext, event: Event) -> None:
+    """The issue or pull request of a cancelled or failed job was reopened: offer to resume
+    (a campaign issue: say that nothing restarts, and how to)."""
+    if event.kind is Kind.ISSUE_REOPENED and campaign_reopened(ctx, event):
+        return
+    job = job_for(ctx, event)
+    if job is not None:
+        offer_resume(ctx, event, job)
 
 
 def on_issue_edited(ctx: ServerContext, event: Event) -> None:
@@ -231,7 +172,8 @@ def handle_event(ctx: ServerContext, payload: dict[str, Any]) -> None:
     event = Event.model_validate(payload)
     routes = {Kind.LABELED: on_labeled, Kind.COMMENT: on_comment,
               Kind.ISSUE_EDITED: on_issue_edited, Kind.ISSUE_CLOSED: on_closed,
-              Kind.PULL_CLOSED: on_closed, Kind.PUSH: on_push, Kind.BASE_PUSH: on_push,
+              Kind.PULL_CLOSED: on_closed, Kind.ISSUE_REOPENED: on_reopened,
+              Kind.PULL_REOPENED: on_reopened, Kind.PUSH: on_push, Kind.BASE_PUSH: on_push,
               Kind.INSTALLATION: end_removed_jobs, Kind.CI: on_ci_event}
     route = routes.get(event.kind)
     if route is not None and event.repo and not event.installation_id:

@@ -15,7 +15,11 @@
   idle:<kind>           a set: the jobs a reconciler pass looks at (owing, gate, ci), kept by
                         every save; idle:indexed marks that the sets were built
   metrics:<name>        the counters and histograms; metrics:seen:<job> what was counted
-  campaign:<repo>#<n>   a campaign's record (JSON), the issue <n> of its control repository
+  comments-read:<id>    the reconciler's read-back cursor of one job's comments
+  pruned:<id>           what is left of a job retention removed (JSON: repo, issue, status, when it
+                        ended and was pruned), for a year; pruned-issue:<repo>#<n> its id by issue
+  campaign:<repo>#<n>   a campaign's record, the issue <n> of its control repository: a hash of
+                        its header (JSON), one field per repository and its running counters
   campaigns             a set: the campaign keys a reconciler pass ticks (not ended)
   campaigns:all         a sorted set: every campaign key by creation time (the task center)
 """
@@ -83,3 +87,19 @@ def idle_key(kind: str) -> str:
 
 def campaign_key(repo: str, number: int) -> str:
     return f"{PREFIX}campaign:{repo}#{number}"
+
+
+def pruned_key(job_id: str) -> str:
+    return f"{PREFIX}pruned:{job_id}"
+
+
+def pruned_issue_key(repo: str, number: int) -> str:
+    return f"{PREFIX}pruned-issue:{repo}#{number}"
+
+
+def seen_key(job_id: str) -> str:
+    return f"{METRICS}seen:{job_id}"
+
+
+def comments_read_key(job_id: str) -> str:
+    return f"{PREFIX}comments-read:{job_id}"

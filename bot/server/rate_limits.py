@@ -12,16 +12,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import timedelta
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
+from typing import Protocol
 
 from bot.github.errors import RATE_LIMITED
 from bot.github.retry import SECONDARY_MIN_WAIT_S
 from jobs.domain.errors import StepwiseError
 from jobs.domain.job import Job
+from jobs.ports import JobStore
 
-if TYPE_CHECKING:
-    from bot.server.context import ServerContext
+
+class ServerContext(Protocol):
+    """What the wait needs of bot/server/context.py's `ServerContext` (which the steps importing
+    this module import too: a protocol keeps the three free of a cycle)."""
+
+    @property
+    def clock(self) -> Callable[[], datetime]: ...
+
+    @property
+    def store(self) -> JobStore: ...
 
 log = logging.getLogger(__name__)
 MAX_WAIT_S = 3900.0  # a primary limit resets within the hour; a little margin

@@ -28,7 +28,8 @@ from bot.observability.jsonlog import RECONCILED_PREFIX, traced
 from bot.server import ci_poll, idle_index
 from bot.server.campaigns.tasks import tick_all
 from bot.server.context import ServerContext
-from bot.server.keys import job_key
+from bot.server.keys import comments_read_key, job_key
+from bot.server.retention import retention_round
 from bot.server.steps import RECONCILER, schedule_advance
 from bot.server.suspensions import is_suspended
 from bot.server.worker import Lease, enqueue, rq_id
@@ -46,7 +47,6 @@ COMMENT_GRACE_S = 30.0  # a command comment younger than this may still have its
 ROUND_KEY = "stepwise:reconcile:round"
 CURSOR_KEY = "stepwise:reconcile:after:{}"  # the last job id a pass took, per kind of work
 COMMENT_KEY = "stepwise:comment:{}"  # bot/server/comments.py keeps each comment's progress there
-COMMENT_CURSOR_KEY = "stepwise:comments-read:{}"  # per job: comments before it were read back
 CURSOR_TTL_S = 90 * 24 * 3600
 
 
@@ -179,7 +179,7 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
                        doc: dict[str, Any] | None = None) -> list[int]:
     """Queue the command comments on an idle job that no webhook brought (their progress key
     is missing); returns their ids. Every comment since the last one this read-back went past
-    is covered (a per-job cursor, COMMENT_CURSOR_KEY, listed with `since=`), not only those
+    is covered (a per-job cursor, `comments_read_key`, listed with `since=`), not only those
     since the gate opened: a `cancel` posted while Redis or the worker was away counts too.
     Only a comment whose body is unchanged since it was written is applied; an edited one is
     never attributed to its author (docs/security.md). `doc`, the job's document the pass
@@ -224,7 +224,7 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
             enqueue(ctx.redis, "event", event.model_dump(mode="json"),
                     job_id=rq_id("event", event.delivery_id))
             queued.append(comment.id)
-    ctx.redis.set(COMMENT_CURSOR_KEY.format(job_id), passed.isoformat(), ex=CURSOR_TTL_S)
+    ctx.redis.set(comments_read_key(job_id), passed.isoformat(), ex=CURSOR_TTL_S)
     if queued:
         log.warning("commands without a webhook; handling them now",
                     extra={"job_id": job_id, "comments": queued})
@@ -232,7 +232,7 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
 
 
 def _cursor(ctx: ServerContext, job_id: str) -> datetime | None:
-    raw = ctx.redis.get(COMMENT_CURSOR_KEY.format(job_id))
+    raw = ctx.redis.get(comments_read_key(job_id))
     return _time(raw.decode() if isinstance(raw, bytes) else raw) if raw else None
 
 
@@ -265,11 +265,14 @@ def _older(created_at: str, now: datetime, seconds: float) -> bool:
 
 
 def run_pass(ctx: ServerContext) -> None:
-    """The `reconcile` task: the jobs, then the running campaigns. What it queues logs
+    """The `reconcile` task: the jobs, the running campaigns, then retention (ended jobs past
+    STEPWISE_RETAIN_ENDED_DAYS leave Redis: bot/server/retention.py). What it queues logs
     `delivery_id: null, trigger: reconciler` (no webhook started it)."""
     with traced(None, "reconciler"):
         result = reconcile(ctx)
         tick_all(ctx)
+        retention_round(ctx.redis, retain_days=ctx.settings.retain_ended_days, now=ctx.clock(),
+                        lease_ttl_s=ctx.settings.lease_ttl_s)
         if result.published or result.still_owed or result.commands:
             log.info("reconciler pass", extra={"published": len(result.published),
                                                "still_owed": len(result.still_owed),

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, HTTPException, Query, Response
 
 from bot.server.keys import job_key
+from bot.server.retention import PRUNED_HINT, pruned
 from bot.taskcenter.auth import ApiViewer, CacheDep, LinksDep, StoreDep
 from bot.taskcenter.records import Filters, StatusFilter, list_heads, load_jobs, parse_head
 from bot.taskcenter.views import JobDetail, JobPage, detail, summarise
@@ -40,7 +41,9 @@ def list_jobs(_: ApiViewer, store: StoreDep, cache: CacheDep, links: LinksDep,
 
 @router.get("/{job_id}", response_model=JobDetail, summary="One job's summary and record",
             responses={304: {"description": "unchanged since the version in If-None-Match"},
-                       404: {"description": "no such job"}})
+                       404: {"description": "no such job"},
+                       410: {"description": "the job ended and retention removed its record "
+                             "(STEPWISE_RETAIN_ENDED_DAYS)"}})
 def get_job(job_id: str, _: ApiViewer, response: Response, store: StoreDep, links: LinksDep,
             if_none_match: Annotated[str | None, Header()] = None) -> JobDetail | Response:
     """The job's summary (status, open gate and the exact comment to post, batch counts) and
@@ -56,6 +59,9 @@ def get_job(job_id: str, _: ApiViewer, response: Response, store: StoreDep, link
     except StateError as exc:
         raise HTTPException(500, f"{exc.message} ({exc.hint})") from None
     if job is None:
+        gone = pruned(store.redis, job_id)
+        if gone is not None:
+            raise HTTPException(410, f"{gone.message()}. {PRUNED_HINT}.")
         raise HTTPException(404, f"no job {job_id!r}")
     response.headers["ETag"] = etag(job.version)
     return detail(job, links)

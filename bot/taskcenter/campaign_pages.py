@@ -30,6 +30,6 @@ def campaign_page(owner: str, name: str, number: int, _: PageViewer,
         return render("problem.html", 404, title="No such campaign",
                       message=f"There is no campaign on {owner}/{name}#{number}.",
                       hint="Campaigns start from an issue labelled `stepwise-campaign`.")
-    groups = [(heading, [e for e in doc.campaign.entries() if e.state is state])
+    groups = [(heading, doc.campaign.entries(state))
               for state, heading, _folded in GROUPS]
     return render("campaign.html", doc=doc, groups=[g for g in groups if g[1]])

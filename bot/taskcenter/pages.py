@@ -14,6 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from bot.server.retention import PRUNED_HINT, pruned
 from bot.taskcenter.auth import (
     COOKIE,
     SESSION_MAX_AGE_S,
@@ -168,6 +169,10 @@ def job_page(job_id: str, _: PageViewer, store: StoreDep, links: LinksDep) -> HT
         return render("problem.html", 500, title="Damaged record", message=exc.message,
                       hint=exc.hint)
     if job is None:
+        gone = pruned(store.redis, job_id)
+        if gone is not None:
+            return render("problem.html", 410, title="Job ended and pruned",
+                          message=f"{gone.message()}.", hint=f"{PRUNED_HINT}.")
         return render("problem.html", 404, title="No such job",
                       message=f"There is no job {job_id!r}.", hint="It may have been deleted.")
     events_by_batch: dict[int, list[Any]] = defaultdict(list)

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from bot.commands.registry import voice as server_voice
 from bot.server.redis_store import RedisStore
+from bot.server.retention import PRUNED_HINT, pruned_for_issue
 from bot.taskcenter.links import Links
 from bot.taskcenter.records import Filters, HeadCache, StatusFilter, list_heads, load_jobs
 from bot.taskcenter.views import ago, summarise
@@ -59,6 +60,10 @@ def server_status(repo: str, number: int, *, url: str | None = None) -> tuple[st
                             "octo-org/widgets")
     store = RedisStore(connect(url or redis_url()))
     job = store.find(repo, number)
+    gone = pruned_for_issue(store.redis, repo, number) if job is None else None
+    if gone is not None:
+        raise BadInputError(gone.message(), hint=PRUNED_HINT,
+                            code="job_pruned")
     if job is None:
         raise BadInputError(f"no Stepwise job for {repo}#{number} in Redis",
                             hint="check --repo and --number; `stepwise jobs` lists the jobs")

@@ -64,7 +64,7 @@ def noop_reason(event: Event, connection: redis.Redis) -> str:
         if event.label.casefold() in labels or known is None:
             return ""  # maybe the trigger or the campaign label (or a broken config to report)
         return "" if is_trigger(event.label, known) else f"label {event.label!r} is not the trigger"
-    if event.kind in (Kind.ISSUE_CLOSED, Kind.ISSUE_EDITED):
+    if event.kind in (Kind.ISSUE_CLOSED, Kind.ISSUE_EDITED, Kind.ISSUE_REOPENED):
         if connection.exists(issue_key(event.repo, event.number),
                              campaign_key(event.repo, event.number)):
             return ""
@@ -74,7 +74,7 @@ def noop_reason(event: Event, connection: redis.Redis) -> str:
         return "no job on this issue"
     if event.kind is Kind.CI:  # one read: does a job wait on this commit's CI?
         return "" if connection.exists(ci_key(event.repo, event.sha)) else "no job waits on this commit"
-    if event.kind is Kind.PULL_CLOSED:
+    if event.kind in (Kind.PULL_CLOSED, Kind.PULL_REOPENED):
         match = JOB_BRANCH.match(event.head_ref)
         if not event.head_ref.startswith(BRANCH_PREFIX):
             return "the pull request's branch is outside stepwise/"

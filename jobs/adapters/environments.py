@@ -9,7 +9,9 @@ worktree), so no batch can change what the next job will reuse and nothing of it
 of a diff. Setup's HOME is a throwaway: what it writes outside the repository tree is not kept.
 A build happens in `<root>/.build-<key>-<pid>` and is renamed into place: a killed
 build leaves nothing half-made. The key covers the setup commands, their environment and
-network mode, the content of the `cache_key` files and the toolchain, so a change rebuilds.
+network mode, the content of the `cache_key` files and the toolchain (toolchain.py: the programs
+setup runs, never PATH itself), so a change rebuilds; the manifest keeps these inputs, so the
+rebuild can say which one changed.
 The least recently used environments are evicted past the size limit.
 """
 
@@ -20,9 +22,7 @@ import fcntl
 import hashlib
 import json
 import os
-import platform
 import shutil
-import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -67,26 +67,24 @@ def cache_limit_bytes(environ: Mapping[str, str] = os.environ) -> int:
     return int(text) * 2**20
 
 
-def toolchain_identity() -> str:
-    """What the image provides that setup builds on: a new Python or Node.js rebuilds."""
-    parts = [platform.machine(), f"python {sys.version.split()[0]}"]
-    for program in ("python3", "node", "npm"):
-        found = shutil.which(program)
-        if found:
-            resolved = Path(found).resolve()
-            with contextlib.suppress(OSError):
-                parts.append(f"{program}={resolved}@{int(resolved.stat().st_mtime)}")
-    return ";".join(parts)
+def key_inputs(*, setup: Sequence[str], env: Mapping[str, str], network: str,
+               cache_files: Mapping[str, str], toolchain: str) -> dict[str, object]:
+    """What the cache key is made of: setup's commands, environment and network, the
+    `cache_key` files' content (path -> blob id or digest) and the toolchain (toolchain.py)."""
+    return {"setup": list(setup), "env": dict(sorted(env.items())), "network": network,
+            "files": dict(sorted(cache_files.items())), "toolchain": toolchain}
+
+
+def digest_inputs(inputs: Mapping[str, object]) -> str:
+    encoded = json.dumps(inputs, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(encoded).hexdigest()[:32]
 
 
 def environment_key(*, setup: Sequence[str], env: Mapping[str, str], network: str,
                     cache_files: Mapping[str, str], toolchain: str) -> str:
-    """The cache key: setup's commands, environment and network, the `cache_key` files'
-    content (path -> blob id or digest) and the toolchain."""
-    document = {"setup": list(setup), "env": dict(sorted(env.items())), "network": network,
-                "files": dict(sorted(cache_files.items())), "toolchain": toolchain}
-    encoded = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
-    return hashlib.sha256(encoded).hexdigest()[:32]
+    """The cache key: the digest of `key_inputs`."""
+    return digest_inputs(key_inputs(setup=setup, env=env, network=network,
+                                    cache_files=cache_files, toolchain=toolchain))
 
 
 def tree_size(path: Path) -> int:
@@ -137,13 +135,15 @@ class EnvironmentCache:
                 shutil.rmtree(staging, ignore_errors=True)
 
     def commit(self, key: str, staging: Path, *, entries: Sequence[str],
-               setup_evidence: Sequence[dict[str, object]]) -> Environment:
-        """Moves a finished build into place (inside `building`) and evicts old ones."""
+               setup_evidence: Sequence[dict[str, object]],
+               inputs: Mapping[str, object] | None = None) -> Environment:
+        """Moves a finished build into place (inside `building`) and evicts old ones; `inputs`
+        (what the key was made of) lets a later rebuild say what changed."""
         size = tree_size(staging)
         now = time.time()
         _write_json(staging / MANIFEST, {
             "key": key, "entries": list(entries), "size": size, "created": now, "used": now,
-            "setup_evidence": list(setup_evidence)})
+            "setup_evidence": list(setup_evidence), "inputs": dict(inputs or {})})
         final = self.root / key
         if final.exists():
             shutil.rmtree(final)
@@ -151,6 +151,17 @@ class EnvironmentCache:
         self.evict(keep=key)
         return Environment(key, final, tuple(entries), size, from_cache=False,
                            setup_evidence=tuple(setup_evidence))
+
+    def latest_inputs(self) -> dict[str, object] | None:
+        """The key inputs of the environment built last (the one a rebuild replaces)."""
+        latest: tuple[float, dict[str, object]] | None = None
+        for manifest_path in self.root.glob(f"*/{MANIFEST}") if self.root.is_dir() else []:
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+                manifest = json.loads(manifest_path.read_text())
+                if manifest.get("inputs") and (latest is None
+                                               or float(manifest["created"]) > latest[0]):
+                    latest = (float(manifest["created"]), dict(manifest["inputs"]))
+        return latest[1] if latest else None
 
     def evict(self, *, keep: str | None = None) -> list[str]:
         """Removes the least recently used environments until the rest fit the limit."""

@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from jobs.adapters import dir_scan
 from jobs.adapters.blob_writer import write_blobs
@@ -29,8 +29,17 @@ from jobs.adapters.worktree_restore import (
 )
 from jobs.domain.errors import WorkspaceError
 
-if TYPE_CHECKING:
-    from jobs.adapters.workspace import Repository
+
+class ObjectStore(Protocol):
+    """What a worktree needs of its repository (jobs/adapters/workspace.py's `Repository`, which
+    imports this module: a protocol keeps the two free of a cycle): where the objects live, and
+    the trees and commits it wrote, remembered so a later step need not ask git."""
+
+    git_dir: Path
+
+    def remember_tree(self, tree: str, base: str, staged: dict[str, bytes | None]) -> None: ...
+
+    def remember_commit(self, commit: str, tree: str) -> None: ...
 
 BOT_NAME = "Stepwise"
 BOT_EMAIL = "stepwise-bot@users.noreply.localhost"
@@ -44,7 +53,7 @@ class Worktree:
     `head` is the commit the files were last reset to: diffs are taken against it and it is
     the HEAD of the private git directory (for the few porcelain commands, e.g. `revert`)."""
 
-    def __init__(self, repository: Repository, path: Path, private: Path, *,
+    def __init__(self, repository: ObjectStore, path: Path, private: Path, *,
                  reset_to: str | None = None) -> None:
         self.repository = repository
         self._files = path

@@ -10,7 +10,7 @@ it completed (a commit status: when it left `pending`); it passes with `success`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -43,6 +43,7 @@ class CheckObservation:
     url: str = ""
     app_slug: str = ""  # "" for a commit status
     run_id: int = 0  # orders re-runs of one name; 0 for commit statuses
+    app_id: int = 0  # the check run's `app.id`; 0 for a commit status
 
     @property
     def done(self) -> bool:
@@ -111,26 +112,29 @@ class CiRequirement:
 
     configured: tuple[str, ...] = ()
     protected: tuple[str, ...] = ()
-    own_app_slug: str = ""
-    ignored: tuple[str, ...] = field(default=())  # Stepwise's own check names
+    # Stepwise's own App id: its check runs are never CI. Told by the App's id alone, never by
+    # a name or slug another App could give its own runs (a foreign failing run named
+    # `Stepwise` is a foreign check like any other). 0: this forge has no App (nothing is own).
+    own_app_id: int = 0
+
+    def is_own(self, check: CheckObservation) -> bool:
+        return bool(self.own_app_id) and check.app_id == self.own_app_id
+
+    def foreign(self, observed: Sequence[CheckObservation]) -> list[CheckObservation]:
+        return [check for check in observed if not self.is_own(check)]
 
     def names(self, observed: Sequence[CheckObservation]) -> tuple[list[str], RequiredFrom]:
         if self.configured:
             return list(self.configured), RequiredFrom.CONFIG
         if self.protected:
             return list(self.protected), RequiredFrom.PROTECTION
-        names = [name for name, check in newest_per_name(observed).items()
-                 if not self._own(check)]
-        return names, RequiredFrom.OBSERVED
-
-    def _own(self, check: CheckObservation) -> bool:
-        return bool(self.own_app_slug and check.app_slug == self.own_app_slug) or \
-            check.name in self.ignored or check.name.startswith("Stepwise")
+        return list(newest_per_name(self.foreign(observed))), RequiredFrom.OBSERVED
 
 
 def ci_verdict(requirement: CiRequirement, observed: Sequence[CheckObservation], *,
                waiting_since: datetime, now: datetime, timeout: timedelta) -> CiVerdict:
     """The verdict on one commit: passed, failed, pending, or timed out past `timeout`."""
+    observed = requirement.foreign(observed)  # our own runs never answer for a name
     names, source = requirement.names(observed)
     newest = newest_per_name(observed)
     checks = tuple(newest.get(name) or CheckObservation(name, "queued") for name in names)

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import Protocol, overload
 
 from jobs.domain.errors import StateError
-
-if TYPE_CHECKING:
-    from jobs.domain.job import Batch, Job
 
 
 class JobStatus(StrEnum):
@@ -78,8 +75,9 @@ JOB_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
         {_J.QUEUED, _J.PLANNING, _J.RUNNING, _J.AWAITING_HUMAN, _J.CANCELLED, _J.FAILED}
     ),
     _J.COMPLETED: frozenset(),
-    _J.CANCELLED: frozenset(),
-    _J.FAILED: frozenset(),
+    # `/stepwise resume` (or a relabel) carries an ended job on, on its branch and pull request
+    _J.CANCELLED: frozenset({_J.PLANNING, _J.RUNNING}),
+    _J.FAILED: frozenset({_J.PLANNING, _J.RUNNING}),
 }
 
 _B = BatchStatus
@@ -177,7 +175,28 @@ def check_batch_transition(current: BatchStatus, new: BatchStatus) -> None:
         )
 
 
-def transition(record: Job | Batch, new: JobStatus | BatchStatus) -> None:
+class _JobRecord(Protocol):
+    """A job (jobs/domain/job.py's `Job`, which imports this module: a protocol keeps the two
+    free of a cycle)."""
+
+    status: JobStatus
+
+
+class _BatchRecord(Protocol):
+    """A batch (jobs/domain/job.py's `Batch`)."""
+
+    status: BatchStatus
+
+
+@overload
+def transition(record: _JobRecord, new: JobStatus) -> None: ...
+
+
+@overload
+def transition(record: _BatchRecord, new: BatchStatus) -> None: ...
+
+
+def transition(record: _JobRecord | _BatchRecord, new: JobStatus | BatchStatus) -> None:
     """The one way a job's or a batch's status changes: along an edge of its table, or StateError."""
     if isinstance(record.status, JobStatus):
         check_job_transition(record.status, JobStatus(new))

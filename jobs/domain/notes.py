@@ -64,6 +64,9 @@ def environment_lines(job: Job) -> list[str]:
             if env is not None else "not built yet"
         lines.append(f"- Setup: {md.codes(config.setup)}; environment {how}"
                      + (f" (key `{env.key[:12]}`)" if env is not None else ""))
+        if env is not None and env.rebuilt_because and not env.from_cache:
+            lines.append("- Environment rebuilt because of a change to "
+                         + "; ".join(md.message(why) for why in env.rebuilt_because))
     if config.network:
         who = "setup only" if config.network == "setup" else "every command"
         hosts = md.codes(config.network_allow) or \

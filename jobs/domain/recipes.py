@@ -1,24 +1,25 @@
 """The recipe registry's mechanism: `RecipeRules` (a recipe's part of the task spec), the
 `RECIPES` table and its lookups. The recipes themselves live in jobs/editors/, one module per
-recipe holding its rules and its editor; jobs/editors/__init__.py registers them, and
-jobs/__init__.py imports it, so any process that imports `jobs` has them registered.
+recipe holding its rules and its editor; each composition root (local mode, the server wiring,
+the CLI, the test kit) registers them with `jobs.editors.install_recipes` before reading a spec.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-if TYPE_CHECKING:
-    from jobs.domain.spec import TaskSpec
+# The task spec a recipe checks (jobs/domain/spec.py's TaskSpec, which imports this module: a
+# type parameter rather than an import keeps the two free of a cycle).
+SpecT = TypeVar("SpecT")
 
 NOT_REGISTERED = (
-    "no recipe is registered, so no task spec can be read: the recipes register when "
-    "`jobs.editors` is imported (jobs/__init__.py does it). Fix: keep `import jobs.editors` in "
-    "jobs/__init__.py, or import jobs.editors before parsing a spec."
+    "no recipe is registered, so no task spec can be read: importing registers none. Fix: call "
+    "`jobs.editors.install_recipes()` where the process starts (its composition root: "
+    "jobs/local.py, bot/server/context.py, bot/web/app.py, bot/cli.py and tests/conftest.py do)."
 )
 
 
@@ -27,7 +28,7 @@ class RecipesNotRegisteredError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class RecipeRules:
+class RecipeRules(Generic[SpecT]):
     """One recipe's part of the task spec.
 
     `fields` are the spec keys only this recipe reads that are typed fields of `TaskSpec`
@@ -38,7 +39,7 @@ class RecipeRules:
     can be run again on the base's version of a conflicting file (jobs/domain/base_update.py)."""
 
     name: str
-    check: Callable[[TaskSpec], None]
+    check: Callable[[SpecT], None]
     fields: tuple[str, ...] = ()
     options: type[BaseModel] | None = None
     examples: Mapping[str, str] = field(default_factory=dict)  # key -> a line of YAML
@@ -51,17 +52,17 @@ class RecipeRules:
         return self.fields + tuple(self.options.model_fields if self.options else ())
 
 
-RECIPES: dict[str, RecipeRules] = {}
+RECIPES: dict[str, RecipeRules[Any]] = {}
 
 
-def registered() -> dict[str, RecipeRules]:
+def registered() -> dict[str, RecipeRules[Any]]:
     """The registered recipes; raises RecipesNotRegisteredError, naming the fix, when none is."""
     if not RECIPES:
         raise RecipesNotRegisteredError(NOT_REGISTERED)
     return RECIPES
 
 
-def register(rules: RecipeRules) -> RecipeRules:
+def register(rules: RecipeRules[SpecT]) -> RecipeRules[SpecT]:
     """Add a recipe; its name and keys must be new (a clash would make specs ambiguous)."""
     if rules.name in RECIPES:
         raise ValueError(f"recipe {rules.name!r} is registered twice")
@@ -78,7 +79,7 @@ def unregister(name: str) -> None:
     RECIPES.pop(name, None)
 
 
-def rules_for(name: str) -> RecipeRules:
+def rules_for(name: str) -> RecipeRules[Any]:
     return registered()[name]
 
 

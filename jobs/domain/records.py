@@ -149,6 +149,7 @@ class EnvironmentRecord(Record):
     from_cache: bool = False
     entries: list[str] = []
     setup: list[CommandEvidence] = []
+    rebuilt_because: list[str] = []  # what changed since the environment built before it
 
 
 class PendingIssue(Record):

@@ -42,6 +42,13 @@ class SplitState(Record):
     finished: bool = False
     gave_up: str = ""  # the bisection stopped without an answer (the failure gate opened)
     committed: bool = False  # its passing files were committed (or it had none)
+    # A red CI check split it (`ci.wait: per_batch`): each subset that passes locally is pushed
+    # as a candidate commit and validated by CI too; `named` are the batch's files the failing
+    # checks' annotations name (validated without them first).
+    by_ci: bool = False
+    named: list[str] = []
+    candidate: SubsetResult | None = None  # passed locally; CI runs on `candidate_sha`
+    candidate_sha: str = ""
 
     @property
     def set_aside(self) -> list[str]:

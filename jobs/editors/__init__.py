@@ -1,12 +1,15 @@
 """Editors change a batch's files in the worktree; they never stage, commit or validate.
 
 The recipe registry: one module per recipe (its spec rules and its editor factory, a
-`RecipeDefinition` named RECIPE) and one line in `BUILT_IN`; importing this package registers
-them all (jobs/__init__.py does, so no spec is ever read without them). `register_recipe` adds
-another one from anywhere before a job runs.
+`RecipeDefinition` named RECIPE) and one line in `BUILT_IN`. Importing registers nothing: each
+composition root (jobs/local.py, the server wiring, the CLI, the test kit) calls
+`install_recipes(BUILT_IN)` before it reads a spec, as bedevere's `__main__` builds its router.
+`register_recipe` adds another one before a job runs.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from jobs.domain.recipes import register, unregister
 from jobs.domain.sandboxing import SandboxPolicy
@@ -26,7 +29,7 @@ from jobs.editors.llm.settings import LlmSettings
 from jobs.ports import Sandbox
 
 __all__ = ["BUILT_IN", "EDITORS", "EditError", "EditHooks", "EditRequest", "EditResult", "Editor",
-           "EditorFactory", "RecipeDefinition", "editor_for", "register_recipe",
+           "EditorFactory", "RecipeDefinition", "editor_for", "install_recipes", "register_recipe",
            "unregister_recipe"]
 
 BUILT_IN: tuple[RecipeDefinition, ...] = (  # one line per recipe
@@ -47,6 +50,15 @@ def register_recipe(recipe: RecipeDefinition) -> None:
     EDITORS[name] = recipe.editor
 
 
+def install_recipes(recipes: Iterable[RecipeDefinition] = BUILT_IN) -> None:
+    """Register each of `recipes` not registered yet: what a composition root calls once before
+    it reads a spec (calling it again, from another root in the same process, changes nothing).
+    A different recipe under a registered name is refused by `register_recipe`."""
+    for recipe in recipes:
+        if EDITORS.get(recipe.rules.name) is not recipe.editor:
+            register_recipe(recipe)
+
+
 def unregister_recipe(name: str) -> None:
     """Remove a recipe added by `register_recipe` (tests)."""
     unregister(name)
@@ -61,7 +73,3 @@ def editor_for(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
         raise EditError(f"recipe {spec.recipe!r} has no editor",
                         hint="register it with jobs.editors.register_recipe")
     return factory(spec, sandbox=sandbox, policy=policy, llm=llm)
-
-
-for _recipe in BUILT_IN:
-    register_recipe(_recipe)

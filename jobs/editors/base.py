@@ -102,5 +102,5 @@ class EditorFactory(Protocol):
 class RecipeDefinition:
     """A recipe as its module defines it: its part of the task spec and its editor."""
 
-    rules: RecipeRules
+    rules: RecipeRules[TaskSpec]
     editor: EditorFactory

@@ -37,7 +37,8 @@ Scope = Literal["milestone", "batch"]
 
 def requirement(job: Job, report: CiReport) -> CiRequirement:
     """`ci.checks`, else the base branch's required checks, else what is seen but our own."""
-    return CiRequirement(configured=tuple(job.config.ci.checks), protected=report.protected)
+    return CiRequirement(configured=tuple(job.config.ci.checks), protected=report.protected,
+                         own_app_id=report.own_app_id)
 
 
 def verdict_of(engine: JobContext, wait: CiWait, report: CiReport) -> CiVerdict:
@@ -191,6 +192,10 @@ def check(engine: JobContext) -> Outcome | None:
     if verdict.state is CiState.PENDING:
         _note_progress(engine, wait, verdict)
         return waiting(engine)
+    hooks = engine.services.batch_hooks
+    if wait.scope == "batch" and hooks is not None and \
+            hooks.candidate_checked(engine, job.batch(wait.number), wait, verdict):
+        return after_feature(engine)  # a split's candidate (jobs/features/bisect)
     _record(engine, wait, verdict)
     if verdict.state is CiState.PASSED:
         _passed(engine, wait)
@@ -207,6 +212,14 @@ def check(engine: JobContext) -> Outcome | None:
 
 def outcome(engine: JobContext) -> Outcome:
     return outcome_of(engine.job, voice=engine.services.voice)
+
+
+def after_feature(engine: JobContext) -> Outcome | None:
+    """A feature took CI's verdict over: wait again, stop at the gate it opened, or go on."""
+    job = engine.job
+    if job.ci_wait is not None:
+        return waiting(engine)
+    return outcome(engine) if job.gate is not None else None
 
 
 def _note_progress(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> None:
@@ -258,10 +271,13 @@ def _withdraw_failed(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> Ou
     job.ci_wait = None
     batch.consecutive_failures += 1
     batch.set_status(BatchStatus.FAILED)
-    if not _take_back(engine, wait, batch):
+    if not take_back(engine, wait, batch):
         return outcome(engine)
     engine.event("attempt", f"batch {batch.number} attempt {attempt.number if attempt else '?'} "
                  f"withdrawn: {verdict.progress()}", batch.number)
+    hooks = engine.services.batch_hooks
+    if hooks is not None and hooks.batch_failed_ci(engine, batch, wait, failures, error):
+        return after_feature(engine)  # a multi-file batch is split (jobs/features/bisect)
     if batch.consecutive_failures >= job.config.max_failed_attempts:
         failures_n = batch.consecutive_failures
         engine.open(Gate.FAILURE, f"batch {batch.number} failed " + (
@@ -276,14 +292,14 @@ def _withdraw_failed(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> Ou
 
 def _withdraw_skipped(engine: JobContext, wait: CiWait) -> Outcome | None:
     engine.job.ci_wait = None
-    if not _take_back(engine, wait, engine.job.batch(wait.number)):
+    if not take_back(engine, wait, engine.job.batch(wait.number)):
         return outcome(engine)
     engine.save()
     return None
 
 
-def _take_back(engine: JobContext, wait: CiWait, batch: Batch) -> bool:
-    """Withdraw the candidate; False when the branch moved on top of it (then no rewrite, and
+def take_back(engine: JobContext, wait: CiWait, batch: Batch) -> bool:
+    """Withdraw the candidate (`wait.sha`); False when the branch moved on top of it (then no rewrite, and
     the human_commit gate is open)."""
     job, repo = engine.job, engine.services.repository
     parent = repo.resolve(f"{wait.sha}^") or job.base_sha

@@ -7,7 +7,7 @@ and the loop (jobs/engine/engine.py) is one.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,17 +15,28 @@ from typing import Protocol, runtime_checkable
 
 from jobs.adapters.allowlist_cache import cached_default_allowlist
 from jobs.adapters.environments import EnvironmentCache
+from jobs.domain.ci import CiVerdict
 from jobs.domain.errors import ErrorInfo
 from jobs.domain.gates import open_gate
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import gate_prompt
-from jobs.domain.records import Attempt, Event
+from jobs.domain.records import Attempt, CiWait, Event
 from jobs.domain.voice import LOCAL, Voice
 from jobs.editors import editor_for
 from jobs.editors.llm.settings import LlmSettings
 from jobs.engine.attempt import AttemptOutcome, AttemptRunner, sandbox_policy
-from jobs.ports import Checkout, Clock, ConflictError, Forge, JobStore, Publication, Sandbox, Workspace
+from jobs.ports import (
+    Checkout,
+    CiFailure,
+    Clock,
+    ConflictError,
+    Forge,
+    JobStore,
+    Publication,
+    Sandbox,
+    Workspace,
+)
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 5
 
@@ -49,6 +60,19 @@ class BatchHooks(Protocol):
                      outcome: AttemptOutcome) -> bool:
         """`batch`'s attempt failed (recorded, counted, the batch `failed`); before the engine
         retries it or opens the `failure` gate."""
+        ...
+
+    def batch_failed_ci(self, engine: JobContext, batch: Batch, wait: CiWait,
+                        failures: Sequence[CiFailure], error: ErrorInfo) -> bool:
+        """`ci.wait: per_batch`: `batch`'s commit got red required checks and was withdrawn
+        (its attempt `ci_failed`, the batch `failed`); before the engine retries it or opens
+        the `failure` gate."""
+        ...
+
+    def candidate_checked(self, engine: JobContext, batch: Batch, wait: CiWait,
+                          verdict: CiVerdict) -> bool:
+        """CI finished on `wait.sha`, pushed for `batch`: True when it was the feature's
+        candidate (and the feature took the verdict), False for the batch's own commit."""
         ...
 
 

@@ -19,10 +19,11 @@ from jobs.adapters.environments import (
     Environment,
     EnvironmentCache,
     capture_outputs,
-    environment_key,
-    toolchain_identity,
+    digest_inputs,
+    key_inputs,
 )
 from jobs.adapters.evidence import command_evidence
+from jobs.adapters.toolchain import key_changes, setup_programs, toolchain_identity
 from jobs.domain.config import RepoConfig
 from jobs.domain.globs import matches_any
 from jobs.domain.job import Job
@@ -43,7 +44,15 @@ class EnvironmentOutcome:
 def job_environment_key(config: RepoConfig, *, tracked: Sequence[str],
                         read: Callable[[list[str]], Mapping[str, str | None]],
                         place: str = "", ref: str = "", commit: str = "") -> str:
-    """The key of the environment `config.setup` builds. `place` is the worktree's path when
+    """The key of the environment `config.setup` builds (the digest of the inputs below)."""
+    return digest_inputs(job_environment_inputs(config, tracked=tracked, read=read, place=place,
+                                                ref=ref, commit=commit))
+
+
+def job_environment_inputs(config: RepoConfig, *, tracked: Sequence[str],
+                           read: Callable[[list[str]], Mapping[str, str | None]],
+                           place: str = "", ref: str = "", commit: str = "") -> dict[str, object]:
+    """What the key of `config.setup`'s environment is made of. `place` is the worktree's path when
     commands are not isolated (then nothing can be relocated and the path is part of the key).
 
     Nothing built from one branch serves another (`ref`, the job's base branch): an
@@ -58,13 +67,15 @@ def job_environment_key(config: RepoConfig, *, tracked: Sequence[str],
     if not config.cache_key:
         files[":commit"] = commit
     network = "setup" if config.network == "setup" else str(bool(config.network)).lower()
-    return environment_key(setup=config.setup, env=config.env, network=network,
-                           cache_files=files, toolchain=f"{toolchain_identity()};{place}")
+    toolchain = toolchain_identity(setup_programs(config.setup_argvs()))
+    return key_inputs(setup=config.setup, env=config.env, network=network, cache_files=files,
+                      toolchain=f"{toolchain};{place}")
 
 
 def ensure_environment(*, config: RepoConfig, key: str, cache: EnvironmentCache,
                        sandbox: Sandbox, policy: SandboxPolicy, worktree: Path,
-                       untracked: Callable[[], list[str]]) -> EnvironmentOutcome:
+                       untracked: Callable[[], list[str]],
+                       inputs: Mapping[str, object] | None = None) -> EnvironmentOutcome:
     """The environment for `key`: from the cache (another worker may have built it while this
     one waited for the key's lock), or built now by `config.setup` run in `worktree`, a scratch
     worktree of the job's base that the caller removes afterwards (so whatever setup changed in
@@ -84,7 +95,8 @@ def ensure_environment(*, config: RepoConfig, key: str, cache: EnvironmentCache,
                 return EnvironmentOutcome(None, tuple(evidence), item)
         entries = capture_outputs(worktree, untracked(), staging / "tree")
         built = cache.commit(key, staging, entries=entries,
-                             setup_evidence=[item.model_dump() for item in evidence])
+                             setup_evidence=[item.model_dump() for item in evidence],
+                             inputs=inputs)
     return EnvironmentOutcome(built, tuple(evidence))
 
 
@@ -95,18 +107,24 @@ def prepare_job_environment(job: Job, *, repository: Workspace, cache: Environme
     job's own worktree or head, whose files may hold a batch's edit: the key names the base, and
     the next job on that base reuses what is built). The key is computed once, from the
     `cache_key` files at the job's base, and kept, so every later step and worker agrees."""
-    key = job.environment.key if job.environment is not None else job_environment_key(
-        job.config, tracked=repository.tracked_files(job.base_sha),
-        read=lambda paths: repository.read_texts(job.base_sha, paths),
-        ref=job.base_branch, commit=job.base_sha)
+    def inputs() -> dict[str, object]:
+        return job_environment_inputs(
+            job.config, tracked=repository.tracked_files(job.base_sha),
+            read=lambda paths: repository.read_texts(job.base_sha, paths),
+            ref=job.base_branch, commit=job.base_sha)
+
+    key = job.environment.key if job.environment is not None else digest_inputs(inputs())
     found = cache.get(key)
+    because: list[str] = []
     if found is None:
+        made_of = inputs()
+        because = rebuild_reasons(cache.latest_inputs(), made_of, key=key)
         scratch = repository.open_worktree(cache.root / f"scratch-{key}-{os.getpid()}",
                                            job.base_sha)
         try:
             outcome = ensure_environment(config=job.config, key=key, cache=cache,
                                          sandbox=sandbox, policy=policy, worktree=scratch.path,
-                                         untracked=scratch.untracked_entries)
+                                         untracked=scratch.untracked_entries, inputs=made_of)
         finally:
             scratch.remove()
         if outcome.environment is None:
@@ -117,7 +135,19 @@ def prepare_job_environment(job: Job, *, repository: Workspace, cache: Environme
         evidence = []
     if job.environment is None or job.environment.key != key:
         job.environment = EnvironmentRecord(key=key, from_cache=found.from_cache,
-                                            entries=list(found.entries), setup=evidence)
+                                            entries=list(found.entries), setup=evidence,
+                                            rebuilt_because=because)
     elif evidence:  # rebuilt on this worker: keep the newest setup evidence
         job.environment.setup = evidence
     return EnvironmentOutcome(found, tuple(evidence))
+
+
+def rebuild_reasons(previous: Mapping[str, object] | None, now: Mapping[str, object], *,
+                    key: str) -> list[str]:
+    """Why the environment for `key` is built: which input differs from the environment built
+    last in this cache ([] for the first one)."""
+    if previous is None:
+        return []
+    if digest_inputs(previous) == key:
+        return ["the cached environment was evicted (STEPWISE_ENV_CACHE_MB)"]
+    return key_changes(previous, now) or ["an input of the key"]

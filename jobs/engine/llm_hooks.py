@@ -2,19 +2,40 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol
 
 from jobs.adapters.discovery import never_in_scope
 from jobs.domain.globs import matches_any
+from jobs.domain.guard import GuardVerdict
 from jobs.domain.job import Batch, Job
-from jobs.domain.records import Attempt, ModelCall
+from jobs.domain.records import Attempt, CommandEvidence, ModelCall, Target
 from jobs.domain.spec import DoneWhen
 from jobs.editors.base import CandidateReport, EditHooks
 from jobs.editors.llm.accounting import record_usage, transcript_path
 from jobs.editors.llm.feedback import UNCHANGED, command_feedback, guard_feedback, targets_feedback
+from jobs.ports import Checkout, Workspace
 
-if TYPE_CHECKING:
-    from jobs.engine.attempt import AttemptRunner
+
+class AttemptRunner(Protocol):
+    """What the hooks use of the attempt's runner (jobs/engine/attempt.py's `AttemptRunner`,
+    which imports this module: a protocol keeps the two free of a cycle)."""
+
+    @property
+    def repository(self) -> Workspace: ...
+
+    @property
+    def worktree(self) -> Checkout: ...
+
+    @property
+    def notify(self) -> Callable[[str], None]: ...
+
+    def check(self, job: Job, batch: Batch) -> GuardVerdict: ...
+
+    def validate(self, job: Job, tree: str) -> tuple[list[CommandEvidence],
+                                                     CommandEvidence | None, str]: ...
+
+    def remaining(self, job: Job, tree: str, files: list[str]) -> list[Target]: ...
 
 
 def make_hooks(runner: AttemptRunner, job: Job, batch: Batch, attempt: Attempt) -> EditHooks:

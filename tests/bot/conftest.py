@@ -22,7 +22,7 @@ from bot.server.worker import install_handlers, queue
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.adapters.sandbox import make_sandbox
-from jobs.features.bisect import BisectHooks
+from jobs.features.bisect.driver import BisectHooks
 from tests.kit.github import FakeGitHub
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.redis_server import free_port

@@ -39,9 +39,10 @@ def settle(world: World, rounds: int = 12) -> None:
     """Work every queued step, tick the campaigns (a reconciler pass), until nothing moves."""
     for _ in range(rounds):
         world.work()
-        before = world.redis.get(record_store.campaign_key(REPO, 2))
+        before = record_store.fingerprint(world.redis, record_store.campaign_key(REPO, 2))
         tick_all(world.ctx)
-        if world.queued() == 0 and world.redis.get(record_store.campaign_key(REPO, 2)) == before:
+        if world.queued() == 0 and record_store.fingerprint(
+                world.redis, record_store.campaign_key(REPO, 2)) == before:
             return
 
 

@@ -45,6 +45,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "issues.edited": {**COMMON, "kind": Kind.ISSUE_EDITED, "number": 1, "sender": "alice",
                       "author": "alice", "title": TITLE,
                       "body": "```stepwise\nrun: pathlib\npaths: [src/**/*.py, lib/**/*.py]\n```\n"},
+    "issues.reopened": {**COMMON, "kind": Kind.ISSUE_REOPENED, "number": 1, "sender": "alice",
+                        "author": "alice", "title": TITLE, "body": SPEC},
     "issues.labeled": {**COMMON, "kind": Kind.LABELED, "number": 1, "sender": "bob", "author": "alice",
                        "label": "stepwise", "title": TITLE, "body": SPEC, "sender_is_bot": False},
     "ping": {"kind": Kind.IGNORED, "delivery_id": "d-1"},
@@ -52,6 +54,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
                             "merged": False, "head_ref": "stepwise/issue-1"},
     "pull_request.closed.merged": {**COMMON, "kind": Kind.PULL_CLOSED, "number": 2, "sender": "alice",
                                    "merged": True, "head_ref": "stepwise/issue-1"},
+    "pull_request.reopened": {**COMMON, "kind": Kind.PULL_REOPENED, "number": 2, "sender": "alice",
+                              "head_ref": "stepwise/issue-1", "is_pull_request": True},
     "push": {**COMMON, "kind": Kind.PUSH, "sender": "stepwise[bot]", "sender_is_bot": True,
              "ref": "refs/heads/stepwise/issue-1", "after": "6dcb09b5b57875f334f61aebed695e2e4193db5e"},
 }

@@ -59,9 +59,13 @@ class CiPlayer:
     delivered: list[tuple[str, int]] = field(default_factory=list)  # (event, HTTP status)
 
     # -- what the base branch requires --------------------------------------------------------
-    def protect(self, branch: str, contexts: Sequence[str], *, strict: bool = False) -> None:
+    def protect(self, branch: str, contexts: Sequence[str], *, strict: bool = False,
+                app_ids: dict[str, int] | None = None) -> None:
+        """Branch protection requiring `contexts`; `app_ids` pins some to the App they must
+        come from (GitHub's `checks[].app_id`)."""
         with self.gh.lock:
-            self.repo.ci.protection[branch] = RequiredChecks(list(contexts), strict)
+            self.repo.ci.protection[branch] = RequiredChecks(list(contexts), strict,
+                                                             dict(app_ids or {}))
 
     def ruleset(self, branch: str, contexts: Sequence[str], *, strict: bool = False) -> Ruleset:
         with self.gh.lock:

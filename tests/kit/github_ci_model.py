@@ -119,6 +119,7 @@ class RequiredChecks:
 
     contexts: list[str] = field(default_factory=list)
     strict: bool = False
+    app_ids: dict[str, int] = field(default_factory=dict)  # context -> the App it must come from
 
 
 @dataclass

@@ -53,7 +53,7 @@ def required_checks_body(call: Call, branch: str, required: RequiredChecks) -> d
     url = f"{call.render.api}/repos/{call.r.full_name}/branches/{branch}/protection/required_status_checks"
     return {"url": url, "strict": required.strict, "contexts": list(required.contexts),
             "contexts_url": url + "/contexts", "enforcement_level": "non_admins",
-            "checks": [{"context": c, "app_id": None} for c in required.contexts]}
+            "checks": [{"context": c, "app_id": required.app_ids.get(c)} for c in required.contexts]}
 
 
 @route("GET", REPO + r"/branches/(?P<branch>(?!.*/protection/).+)", permissions="contents=read")
@@ -67,7 +67,8 @@ def get_branch(call: Call) -> Reply:
     checks: dict[str, Any] = {
         "enforcement_level": "non_admins" if required else "off",
         "contexts": list(required.contexts) if required else [],
-        "checks": [{"context": c, "app_id": None} for c in (required.contexts if required else [])]}
+        "checks": [{"context": c, "app_id": required.app_ids.get(c)}
+                   for c in (required.contexts if required else [])]}
     if call.token is None or not missing_permission(call.token.permissions, "administration=read"):
         checks["strict"] = required.strict if required else False  # GitHub shows it to admins only
     protection = {"enabled": required is not None, "required_status_checks": checks}

@@ -40,7 +40,7 @@ def issue_text(body: str) -> str:
     return (head + rest.partition(END)[2]).rstrip() if found else body.rstrip()
 
 
-def _reply(ctx: ServerContext, event: Event, text: str) -> None:
+def reply(ctx: ServerContext, event: Event, text: str) -> None:
     forge = ctx.forge(ctx.installation(event.installation_id), event.repo)
     forge.reply(None, event.number, f"campaign:{event.delivery_id}", text)
 
@@ -52,11 +52,11 @@ def start_campaign(ctx: ServerContext, event: Event, config: RepoConfig) -> None
     decision = steering_decision(client, event.repo, login=event.sender,
                                  approvers=config.approvers, action="start a campaign")
     if not decision.allowed:
-        _reply(ctx, event, f"Stepwise did not start the campaign: {decision.reason}.")
+        reply(ctx, event, f"Stepwise did not start the campaign: {decision.reason}.")
         return
     existing = record_store.find(ctx.redis, event.repo, event.number)
     if existing is not None and existing.campaign.status not in record_store.ENDED:
-        _reply(ctx, event, f"This campaign is already `{existing.campaign.status}`; "
+        reply(ctx, event, f"This campaign is already `{existing.campaign.status}`; "
                            f"`{STEER} cancel` ends it.")
         return
     issue = client.issue(owner, name, event.number)
@@ -64,7 +64,7 @@ def start_campaign(ctx: ServerContext, event: Event, config: RepoConfig) -> None
     try:
         parsed = parse_campaign_issue(issue.title, text)
     except BadInputError as exc:
-        _reply(ctx, event, f"Stepwise cannot start the campaign: {exc.message}\n\nFix: {exc.hint}"
+        reply(ctx, event, f"Stepwise cannot start the campaign: {exc.message}\n\nFix: {exc.hint}"
                            f"\n\nThen remove the `{event.label}` label and add it again.")
         return
     now = ctx.clock()
@@ -177,7 +177,7 @@ def campaign_edited(ctx: ServerContext, event: Event) -> bool:
     try:
         parsed = parse_campaign_issue(event.title, text)
     except BadInputError as exc:
-        _reply(ctx, event, f"The campaign keeps its approved spec: {exc.message}\n\nFix: "
+        reply(ctx, event, f"The campaign keeps its approved spec: {exc.message}\n\nFix: "
                            f"{exc.hint}")
         return True
     with held(ctx, doc, "the edit is looked at again in a few seconds") as doc:
@@ -188,7 +188,7 @@ def campaign_edited(ctx: ServerContext, event: Event) -> bool:
         if changed:
             said = apply_spec_change(doc.campaign, parsed.task.spec.digest(), parsed.settings,
                                      ServerCampaignPort(ctx, doc), ctx.clock())
-            _reply(ctx, event, f"{said} (edited by @{event.sender})")
+            reply(ctx, event, f"{said} (edited by @{event.sender})")
         doc.dashboard_digest = ""  # the issue's text changed: write the body again
         write_dashboard(ctx, doc)
         record_store.save(ctx.redis, doc)

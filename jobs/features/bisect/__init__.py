@@ -16,9 +16,6 @@ are regrouped (numbers of started batches never change).
 - rules.py: the bisection as a pure function of the decided results.
 - sizing.py: the `auto` sizing rule and the regrouping of batches not started (pure).
 - driver.py: the engine side (`BisectHooks`, the hooks jobs/local.py and bot/server give the
-  engine): candidate trees, validation, commit, set-aside batches.
+  engine): candidate trees, validation, commit, set-aside batches. Importing the package does
+  not import it, so the pure rules load without the engine.
 """
-
-from jobs.features.bisect.driver import BisectHooks
-
-__all__ = ["BisectHooks"]

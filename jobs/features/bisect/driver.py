@@ -5,23 +5,27 @@ batches about to start are sized here with `batch_size: auto` (sizing.py, resize
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobs.domain.errors import StepwiseError
+from jobs.domain import markdown_safe as md
+from jobs.domain.ci import CiVerdict
+from jobs.domain.errors import ErrorInfo, StepwiseError
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, Gate
 from jobs.domain.notes import render_card
-from jobs.domain.records import Attempt, CommandEvidence
+from jobs.domain.records import Attempt, CiWait, CommandEvidence
 from jobs.domain.spec import DoneWhen, Recipe
 from jobs.domain.split_notes import set_aside_into
 from jobs.domain.split_record import SplitCause, SplitState, SubsetResult, cause_words
 from jobs.engine.attempt import AttemptOutcome, Result, commit_message
 from jobs.engine.batch_run import record
 from jobs.engine.context import JobContext
+from jobs.features.bisect import by_ci
 from jobs.features.bisect.candidates import candidate_tree
 from jobs.features.bisect.resize import resize_before
-from jobs.features.bisect.rules import Decided, extra_run_budget, next_step
-from jobs.ports import Publication
+from jobs.features.bisect.rules import Decided, extra_run_budget, next_step_named_first
+from jobs.ports import CiFailure, Publication
 
 # What a split-off batch's failure at the gate says (with `replace` and `command` the
 # bisection already proved it fails: it is not retried).
@@ -65,11 +69,7 @@ class BisectHooks:
         if batch.split_from is not None:
             if not deterministic or code != "validation_failed":
                 return False  # a model may do better on the file alone: its attempts go on
-            engine.open(Gate.FAILURE, SET_ASIDE_REASON.format(
-                number=batch.number, source=batch.split_from,
-                why=cause_words(batch.split_kind or "culprit", batch.files)),
-                batch=batch.number, report=outcome.error, touched=[batch.number])
-            return True
+            return self._set_aside_failed(engine, batch, outcome.error)
         if not self.enabled or len(batch.files) < 2 or code != "validation_failed" \
                 or outcome.tree is None or batch.split is not None \
                 or any(command.timed_out for command in attempt.commands):
@@ -78,6 +78,49 @@ class BisectHooks:
             return False  # recipe llm: its attempts first
         self._start(engine, batch, outcome.tree, outcome)
         self._bisect(engine, batch)
+        return True
+
+    def batch_failed_ci(self, engine: JobContext, batch: Batch, wait: CiWait,
+                        failures: Sequence[CiFailure], error: ErrorInfo) -> bool:
+        job = engine.job
+        deterministic = job.spec.recipe is not Recipe.LLM
+        if batch.split_from is not None:
+            return deterministic and self._set_aside_failed(engine, batch, error)
+        if not self.enabled or len(batch.files) < 2 or batch.split is not None:
+            return False
+        if not deterministic and batch.consecutive_failures < job.config.max_failed_attempts:
+            return False
+        state = by_ci.ci_split_state(engine, batch, wait, failures)
+        if state is None:
+            return False
+        batch.split = state
+        named = f"; first without {md.codes(state.named)}, which its annotations name" \
+            if state.named else ""
+        engine.event("split", f"batch {batch.number}: splitting after {state.reason}{named}",
+                     batch.number)
+        engine.save(touched=[batch.number])
+        engine.publish(Publication.NOTICE, f"batch {batch.number} failed CI with all its "
+                       f"files: validating parts of its edit to find the files that fail{named}")
+        self._bisect(engine, batch)
+        return True
+
+    def candidate_checked(self, engine: JobContext, batch: Batch, wait: CiWait,
+                          verdict: CiVerdict) -> bool:
+        if not by_ci.is_candidate(batch, wait):
+            return False
+        result = by_ci.candidate_result(engine, batch, wait, verdict)
+        if result is not None:
+            self._keep(engine, batch, result)
+            self._bisect(engine, batch)
+        return True
+
+    def _set_aside_failed(self, engine: JobContext, batch: Batch,
+                          report: ErrorInfo | None) -> bool:
+        """A set-aside batch failed again (deterministic edits): its own `failure` gate."""
+        engine.open(Gate.FAILURE, SET_ASIDE_REASON.format(
+            number=batch.number, source=batch.split_from,
+            why=cause_words(batch.split_kind or "culprit", batch.files)),
+            batch=batch.number, report=report, touched=[batch.number])
         return True
 
     # -- the bisection ----------------------------------------------------------------------
@@ -109,7 +152,7 @@ class BisectHooks:
         files = [path for path in state.files if path not in fixed]
         budget = extra_run_budget(len(state.files))
         while True:
-            step = next_step(files, state.known())
+            step = next_step_named_first(files, state.named, state.known())
             if isinstance(step, Decided):
                 self._finish(engine, batch, step)
                 return
@@ -127,13 +170,20 @@ class BisectHooks:
             if result is None:
                 self._give_up(engine, batch, "a setup command failed")
                 return
-            state.results.append(result)
-            verdict = "passed" if result.passed else f"failed (`{result.failed_command}`)"
-            engine.event("split", f"batch {batch.number}: {len(subset)} of "
-                         f"{len(state.files)} files {verdict}", batch.number)
-            engine.save(touched=[batch.number])
-            engine.publish(Publication.NOTICE, f"batch {batch.number} split: "
-                           f"{len(subset)} of {len(state.files)} files {verdict}")
+            if result.passed and state.by_ci and by_ci.push_candidate(engine, batch, result):
+                return  # CI judges it: candidate_checked goes on from its verdict
+            self._keep(engine, batch, result)
+
+    def _keep(self, engine: JobContext, batch: Batch, result: SubsetResult) -> None:
+        state = batch.split
+        assert state is not None
+        state.results.append(result)
+        verdict = "passed" if result.passed else f"failed (`{result.failed_command}`)"
+        engine.event("split", f"batch {batch.number}: {len(result.files)} of "
+                     f"{len(state.files)} files {verdict}", batch.number)
+        engine.save(touched=[batch.number])
+        engine.publish(Publication.NOTICE, f"batch {batch.number} split: "
+                       f"{len(result.files)} of {len(state.files)} files {verdict}")
 
     def _validate(self, engine: JobContext, state: SplitState,
                   files: list[str]) -> SubsetResult | None:

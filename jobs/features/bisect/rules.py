@@ -4,14 +4,15 @@ validate next, or which files fail (alone, or only together) and which pass.
 Each call starts from the top and looks decided subsets up, so the record of results alone is
 the state: a resumed bisection asks for exactly the subset it would have asked for next.
 Subsets are validated whole (the base plus those files' edits); a subset of a passing subset
-is assumed to pass. A subset's latest result counts. Before files are called an interaction
+is assumed to pass (no run), but the files committed are always a subset validated as such.
+A subset's latest result counts. Before files are called an interaction
 (both halves pass, together they fail) the failing set is validated once more: a flaky check
 that failed once then passes, and nothing is set aside for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 Known = Mapping[frozenset[str], Sequence[bool]]  # each subset's results, oldest first
@@ -51,14 +52,28 @@ def extra_run_budget(size: int) -> int:
     return 4 * size + 4
 
 
-def next_step(files: Sequence[str], known: Known) -> Validate | Decided:
-    """The next subset to validate, or the answer once every needed subset is decided."""
+def next_step(files: Sequence[str], known: Known, *, cut: int = 0) -> Validate | Decided:
+    """The next subset to validate, or the answer once every needed subset is decided. `cut`
+    (when not 0) is where the whole batch is split first, instead of its middle."""
     order = {path: index for index, path in enumerate(files)}
 
     def ordered(subset: set[str] | frozenset[str]) -> tuple[str, ...]:
         return tuple(sorted(subset, key=order.__getitem__))
 
+    passing = [subset for subset, results in known.items() if results[-1]]
+
     def passes(subset: Sequence[str]) -> bool:
+        """Its latest result; a subset of a passing subset passes without a run."""
+        wanted = frozenset(subset)
+        results = known.get(wanted)
+        if results:
+            return results[-1]
+        if any(wanted <= other for other in passing):
+            return True
+        raise _Ask(ordered(wanted))
+
+    def validated(subset: Sequence[str]) -> bool:
+        """Its latest result, never inferred: the files committed are a tree validated."""
         results = known.get(frozenset(subset))
         if not results:
             raise _Ask(ordered(set(subset)))
@@ -74,8 +89,9 @@ def next_step(files: Sequence[str], known: Known) -> Validate | Decided:
     try:
         remaining = list(files)
         causes: list[Cause] = []
-        while remaining and not passes(remaining):
-            cause = _find_cause(remaining, passes, confirmed)
+        while remaining and not validated(remaining):
+            first_cut = cut if len(remaining) == len(files) else 0
+            cause = _find_cause(remaining, passes, confirmed, first_cut)
             if cause is None:
                 continue  # the set passed when validated again: look at it afresh
             causes.append(Cause(ordered(set(cause.files)), cause.kind))
@@ -85,16 +101,32 @@ def next_step(files: Sequence[str], known: Known) -> Validate | Decided:
         return Validate(ask.files)
 
 
+def next_step_named_first(files: Sequence[str], named: Collection[str],
+                          known: Known) -> Validate | Decided:
+    """`next_step`, when the failure named some of the files (a red CI check's annotations):
+    the batch without them is validated first, then the bisection looks among the named files
+    first (the rest, if it passed, is known to pass: no run is spent on its parts)."""
+    first = [path for path in files if path in named]
+    rest = [path for path in files if path not in named]
+    if first and rest and frozenset(rest) not in known:
+        return Validate(tuple(rest))
+    return next_step(first + rest, known, cut=len(first) if rest else 0)
+
+
 def _halves(files: Sequence[str]) -> tuple[list[str], list[str]]:
     middle = len(files) // 2
     return list(files[:middle]), list(files[middle:])
 
 
-def _find_cause(failing: list[str], passes: _Passes, confirmed: _Confirm) -> Cause | None:
+def _find_cause(failing: list[str], passes: _Passes, confirmed: _Confirm,
+                cut: int = 0) -> Cause | None:
     """One cause of a failing set: a file that fails alone, or files that fail only together;
-    None when a set that seemed to fail passed when validated again."""
+    None when a set that seemed to fail passed when validated again. The set is split at `cut`
+    first (when not 0), then halved."""
     while len(failing) > 1:
-        first, second = _halves(failing)
+        first, second = (failing[:cut], failing[cut:]) if 0 < cut < len(failing) \
+            else _halves(failing)
+        cut = 0
         if not passes(first):
             failing = first
         elif not passes(second):

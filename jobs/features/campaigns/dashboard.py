@@ -65,22 +65,20 @@ def _group(heading: str, entries: list[RepoEntry], folded: bool, cap: int) -> st
 def render_dashboard(campaign: Campaign, *, steer: str = "/stepwise campaign",
                      task_center: str = "", limit: int = BODY_LIMIT) -> str:
     """The dashboard Markdown, at most `limit` characters."""
-    entries = campaign.entries()
-    in_scope = [e for e in entries if e.state is not RepoState.LEFT_OUT]
-    files_total = sum(e.files for e in in_scope if e.state is not RepoState.SKIPPED)
-    files_done = sum(e.files_done for e in in_scope)
-    done = sum(1 for e in in_scope if e.state is RepoState.COMPLETED)
+    in_scope = len(campaign.repos) - campaign.count(RepoState.LEFT_OUT)
+    files_total, files_done = campaign.tally["files_planned"], campaign.tally["files_done"]
+    done = campaign.count(RepoState.COMPLETED)
     status = f"**{campaign.status}**" + (f": {plain(campaign.status_reason)}"
                                          if campaign.status_reason else "")
     head = [MARKER.format(id=campaign.id), f"## Campaign: {plain(campaign.title)}", "",
-            f"Status: {status} · {done} of {len(in_scope)} repositories completed · "
+            f"Status: {status} · {done} of {in_scope} repositories completed · "
             f"{campaign.waves_started} wave(s) started", "",
             f"Burndown: {files_done} of {files_total} files done `{_bar(files_done, files_total)}`",
             ""]
     head += _next_moves(campaign, steer)
     if task_center:
         head.append(f"\nEvery repository, with its history: {task_center}")
-    groups = [(heading, [e for e in entries if e.state is state], folded)
+    groups = [(heading, campaign.entries(state), folded)
               for state, heading, folded in GROUPS]
     groups = [g for g in groups if g[1]]
     cap = max((len(g[1]) for g in groups), default=0)

@@ -1,12 +1,19 @@
-"""The campaign's own record: its status and one small entry per repository, so a repository
-event changes one entry (O(1)), whatever the number of repositories."""
+"""The campaign's own record: its status, one small entry per repository, and running counters
+(per state, started, needing a human, files planned and done) kept up to date as entries
+change, so a repository event changes one entry and a few counters (O(1)) and the halt and
+completion rules read counters instead of scanning every entry.
+
+Entries belong to their campaign: a change to an entry's field (`entry.state = ...`) updates
+the counters, the per-state index and the set of entries to write back (`changed_names`), so no
+caller can forget to. `campaign.repos[name] = entry` adds or replaces one the same way."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 
 class CampaignStatus(StrEnum):
@@ -64,6 +71,77 @@ class RepoEntry(BaseModel):
     acknowledged: bool = False     # needs a human, and `resume` was said since: not counted again
     replanning: bool = False       # re-planned after a spec change `resume` approved: its next
                                    # plan gate passes whatever files it holds
+    order: int = -1                # its place in the rollout (-1: not placed yet)
+
+    _owner: Campaign | None = PrivateAttr(default=None)
+    _key: str = PrivateAttr(default="")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        owner = None if name.startswith("_") else self._owner
+        if owner is None:
+            super().__setattr__(name, value)
+            return
+        owner._leave(self._key, self)
+        super().__setattr__(name, value)
+        owner._join(self._key, self)
+
+
+# The running counters: one per state, then those the rules and the dashboard read.
+COUNTERS: tuple[str, ...] = (*(f"state:{state}" for state in RepoState), "started", "troubled",
+                             "files_planned", "files_done")
+
+
+def contribution(entry: RepoEntry) -> dict[str, int]:
+    """What one entry adds to the counters (`troubled`: started, needing a human or failed,
+    and not acknowledged by a `resume`; what the halt rule counts)."""
+    started = entry.wave is not None and entry.state is not RepoState.SKIPPED
+    return {f"state:{entry.state}": 1, "started": int(started),
+            "troubled": int(started and entry.state in TROUBLED_STATES
+                            and not entry.acknowledged),
+            "files_planned": entry.files if entry.state not in (RepoState.LEFT_OUT,
+                                                                RepoState.SKIPPED) else 0,
+            "files_done": entry.files_done if entry.state is not RepoState.LEFT_OUT else 0}
+
+
+def recount(entries: list[RepoEntry]) -> dict[str, int]:
+    """The counters from scratch: what the running counters must always equal."""
+    tally = dict.fromkeys(COUNTERS, 0)
+    for entry in entries:
+        for counter, value in contribution(entry).items():
+            tally[counter] += value
+    return tally
+
+
+class RepoTable(dict[str, RepoEntry]):
+    """The campaign's entries by name, in rollout order; adding or replacing one keeps the
+    counters right (other dict mutators are refused rather than silently bypassing them)."""
+
+    def __init__(self, owner: Campaign) -> None:
+        super().__init__()
+        self.owner = owner
+
+    def attach(self, key: str, entry: RepoEntry, *, counted: bool = True) -> None:
+        if self.get(key) is entry:
+            return
+        if key in self:  # a replaced entry keeps its place in the rollout
+            previous = self[key]
+            self.owner._leave(key, previous)
+            previous._owner = None
+            entry.order = previous.order
+        elif entry.order < 0:
+            entry.order = self.owner.next_order
+        self.owner.next_order = max(self.owner.next_order, entry.order + 1)
+        super().__setitem__(key, entry)
+        entry._owner, entry._key = self.owner, key
+        self.owner._join(key, entry, counted=counted)
+
+    def __setitem__(self, key: str, entry: RepoEntry) -> None:
+        self.attach(key, entry)
+
+    def _refused(self, *_: object, **__: object) -> Any:
+        raise TypeError("a campaign's entries are added one by one (campaign.repos[name] = entry)")
+
+    __delitem__ = pop = popitem = clear = update = setdefault = _refused
 
 
 class Campaign(BaseModel):
@@ -78,13 +156,61 @@ class Campaign(BaseModel):
     status_reason: str = ""
     created_at: datetime
     updated_at: datetime
-    repos: dict[str, RepoEntry] = Field(default_factory=dict)  # insertion order = rollout order
+    repos: dict[str, RepoEntry] = Field(default_factory=dict)  # in rollout order
     waves_started: int = 0
     replan: list[str] = Field(default_factory=list)  # open jobs the next `resume` re-plans
     history: list[str] = Field(default_factory=list, max_length=200)
+    tally: dict[str, int] = Field(default_factory=dict)  # the running counters (COUNTERS)
+    next_order: int = 0
+
+    _index: dict[RepoState, dict[str, None]] = PrivateAttr(default_factory=dict)
+    _changed: set[str] = PrivateAttr(default_factory=set)
+
+    @model_validator(mode="after")
+    def _own_entries(self) -> Campaign:
+        """Take the entries into a RepoTable; a record without (all) counters, as written
+        before they existed, gets them counted once."""
+        given = list(self.repos.values())
+        trusted = set(self.tally) == set(COUNTERS)
+        if not trusted:
+            self.tally = dict.fromkeys(COUNTERS, 0)
+        self._index = {state: {} for state in RepoState}
+        table = RepoTable(self)
+        for entry in sorted(given, key=lambda e: (e.order < 0, e.order)):
+            table.attach(entry.name, entry, counted=not trusted)
+        self.repos = table
+        self._changed = set()
+        return self
+
+    def _leave(self, key: str, entry: RepoEntry) -> None:
+        for counter, value in contribution(entry).items():
+            self.tally[counter] -= value
+        self._index[entry.state].pop(key, None)
+
+    def _join(self, key: str, entry: RepoEntry, *, counted: bool = True) -> None:
+        if counted:
+            for counter, value in contribution(entry).items():
+                self.tally[counter] += value
+        self._index[entry.state][key] = None
+        self._changed.add(key)
+
+    def count(self, *states: RepoState) -> int:
+        return sum(self.tally[f"state:{state}"] for state in states)
 
     def entries(self, *states: RepoState) -> list[RepoEntry]:
-        return [entry for entry in self.repos.values() if not states or entry.state in states]
+        """Every entry, or those in `states` (read from the per-state index, not a scan), in
+        rollout order."""
+        if not states:
+            return list(self.repos.values())
+        found = [self.repos[key] for state in set(states) for key in self._index[state]]
+        return sorted(found, key=lambda entry: entry.order)
+
+    def changed_names(self) -> set[str]:
+        """The entries changed since the record was loaded or last saved."""
+        return set(self._changed)
+
+    def saved(self) -> None:
+        self._changed = set()
 
     def log(self, at: datetime, message: str) -> None:
         """Keep the newest 200 lines of what happened."""

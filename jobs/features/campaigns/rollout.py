@@ -1,5 +1,7 @@
 """Rollout decisions on a campaign record: which repositories start next (canaries first, then
-waves, within the open-PR limit), when the campaign halts, and when it is complete."""
+waves, within the open-PR limit), when the campaign halts, and when it is complete. They read
+the record's running counters and per-state index, never every entry: a repository event costs
+the same at 50 repositories as at 1,000."""
 
 from __future__ import annotations
 
@@ -26,11 +28,12 @@ def next_wave(campaign: Campaign, settings: CampaignSettings) -> list[str]:
     is not running, or when the open-PR limit is reached."""
     if campaign.status is not CampaignStatus.RUNNING:
         return []
-    if campaign.entries(RepoState.WORKING):
+    if campaign.count(RepoState.WORKING):
         return []  # the last wave has not settled: its outcome decides whether to go on
-    room = settings.max_open_prs - len(campaign.entries(*OPEN_STATES))
-    waiting = campaign.entries(RepoState.APPROVED)
-    return [entry.name for entry in waiting[: max(0, min(wave_size(campaign, settings), room))]]
+    room = min(wave_size(campaign, settings), settings.max_open_prs - campaign.count(*OPEN_STATES))
+    if room <= 0 or not campaign.count(RepoState.APPROVED):
+        return []
+    return [entry.name for entry in campaign.entries(RepoState.APPROVED)[:room]]
 
 
 def mark_started(campaign: Campaign, names: list[str]) -> None:
@@ -44,15 +47,16 @@ def mark_started(campaign: Campaign, names: list[str]) -> None:
 def halt_reason(campaign: Campaign, settings: CampaignSettings) -> str | None:
     """Why the campaign must halt: more than `halt_when_failing` of the started repositories
     need a human (those acknowledged by a `resume` are not counted again)."""
-    started = [e for e in campaign.entries() if e.wave is not None
-               and e.state is not RepoState.SKIPPED]
-    troubled = [e for e in started if e.state in TROUBLED_STATES and not e.acknowledged]
-    if not started or len(troubled) / len(started) <= settings.halt_when_failing:
+    started, troubled = campaign.tally["started"], campaign.tally["troubled"]
+    if not started or troubled / started <= settings.halt_when_failing:
         return None
-    names = ", ".join(e.name for e in troubled[:5]) + (" …" if len(troubled) > 5 else "")
-    return (f"{len(troubled)} of {len(started)} started repositories need a human "
-            f"({len(troubled) / len(started):.0%}, more than `halt_when_failing` "
-            f"{settings.halt_when_failing:.0%}): {names}")
+    # Only when it halts: the first few by name, from the index of those needing a human.
+    names = [e.name for e in campaign.entries(*TROUBLED_STATES)
+             if e.wave is not None and not e.acknowledged][:5]
+    return (f"{troubled} of {started} started repositories need a human "
+            f"({troubled / started:.0%}, more than `halt_when_failing` "
+            f"{settings.halt_when_failing:.0%}): {', '.join(names)}"
+            + (" …" if troubled > len(names) else ""))
 
 
 def settle(campaign: Campaign, settings: CampaignSettings, now: datetime) -> None:
@@ -63,7 +67,7 @@ def settle(campaign: Campaign, settings: CampaignSettings, now: datetime) -> Non
             campaign.status, campaign.status_reason = CampaignStatus.HALTED, reason
             campaign.log(now, f"halted: {reason}")
             return
-    if campaign.status is CampaignStatus.RUNNING and all(
-            entry.state in ENDED_STATES for entry in campaign.entries()):
+    if campaign.status is CampaignStatus.RUNNING and \
+            campaign.count(*ENDED_STATES) == len(campaign.repos):
         campaign.status, campaign.status_reason = CampaignStatus.COMPLETED, ""
         campaign.log(now, "completed: every repository's job ended")

@@ -44,6 +44,14 @@ class Recorder:
         self.effects.append(f"campaign:{text}")
         return f"steered: {text}"
 
+    def resume(self, job: Job) -> str:
+        self.effects.append(f"resume:{job.status}")
+        return "resumed"
+
+    def retry_start(self) -> str:
+        self.effects.append("retry-start")
+        return ""
+
     def default_config(self, job: Job) -> RepoConfig:
         self.effects.append("read-config")
         return RepoConfig(batch_size=9, validate=["python -m pytest"])
@@ -63,12 +71,13 @@ def test_every_verb_module_is_registered_once() -> None:
 
 
 def test_who_may_use_each_verb_and_which_answer_a_gate() -> None:
-    # `campaign` authorizes each effect itself, where it happens (bot/server/campaigns/).
+    # `campaign` authorizes each effect itself, where it happens (bot/server/campaigns/);
+    # `retry-start` as a label is authorized, by the start (bot/server/start_job.py).
     assert {s.verb for s in COMMANDS if s.access is Access.ANYONE} == {"status", "help",
-                                                                        "campaign"}
+                                                                        "campaign", "retry-start"}
     assert {s.verb for s in COMMANDS if s.answers_gate} == {"approve", "retry", "skip",
                                                             "reload-config"}
-    assert {s.verb for s in COMMANDS if not s.needs_job} == {"help", "campaign"}
+    assert {s.verb for s in COMMANDS if not s.needs_job} == {"help", "campaign", "retry-start"}
 
 
 def test_campaign_hands_its_words_to_the_campaign() -> None:

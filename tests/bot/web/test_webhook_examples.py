@@ -15,7 +15,8 @@ from tests.kit.npm_fixtures import webhook_examples
 from tests.kit.webhooks import deliver
 
 HANDLED = {("issues", "labeled"), ("issues", "edited"), ("issues", "closed"),
-           ("issue_comment", "created"), ("pull_request", "closed")}
+           ("issues", "reopened"), ("issue_comment", "created"), ("pull_request", "closed"),
+           ("pull_request", "reopened")}
 
 
 def login(user: Any) -> str:
@@ -45,7 +46,8 @@ def expected(event: str, payload: dict[str, Any]) -> dict[str, Any]:
         return {**common, "kind": Kind.IGNORED}
     if event == "pull_request":
         pull = payload["pull_request"]
-        return {**common, "kind": Kind.PULL_CLOSED, "number": pull["number"],
+        kind = Kind.PULL_CLOSED if action == "closed" else Kind.PULL_REOPENED
+        return {**common, "kind": kind, "number": pull["number"],
                 "merged": bool(pull["merged"]), "head_ref": pull["head"]["ref"]}
     issue = payload["issue"]
     if event == "issue_comment":
@@ -59,7 +61,7 @@ def expected(event: str, payload: dict[str, Any]) -> dict[str, Any]:
     if action == "edited":
         changed = "body" in (payload.get("changes") or {})
         return {**fields, "kind": Kind.ISSUE_EDITED if changed else Kind.IGNORED}
-    return {**fields, "kind": Kind.ISSUE_CLOSED}
+    return {**fields, "kind": Kind.ISSUE_CLOSED if action == "closed" else Kind.ISSUE_REOPENED}
 
 
 def expected_ci(event: str, payload: dict[str, Any]) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from jobs.adapters.environments import (
     EnvironmentCache,
     capture_outputs,
     environment_key,
-    toolchain_identity,
 )
+from jobs.adapters.toolchain import toolchain_identity
 
 BASE = {"setup": ["python -m venv .venv"], "env": {"A": "1"}, "network": "setup",
         "cache_files": {"requirements.txt": "blob1"}, "toolchain": "x86_64;python 3.11.7"}
@@ -31,8 +31,8 @@ def test_the_key_changes_with_every_input_and_nothing_else() -> None:
     assert key(env={"B": "2", "A": "1"}) == key(env={"A": "1", "B": "2"})
 
 
-def test_toolchain_identity_names_python() -> None:
-    assert "python 3." in toolchain_identity()
+def test_toolchain_identity_names_the_interpreters() -> None:
+    assert "python3=" in toolchain_identity()
 
 
 def build(cache: EnvironmentCache, name: str, payload: int) -> None:

@@ -16,16 +16,19 @@ from jobs.domain.ci import (
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 HOUR = timedelta(minutes=60)
+OWN_APP_ID, ACTIONS_APP_ID = 4242, 15368
 
 
 def run(name: str, status: str = "completed", conclusion: str | None = "success", *,
-        app: str = "github-actions", run_id: int = 1) -> CheckObservation:
-    return CheckObservation(name, status, conclusion, f"https://ci/{name}/{run_id}", app, run_id)
+        app: str = "github-actions", run_id: int = 1, app_id: int = 0) -> CheckObservation:
+    app_id = app_id or (OWN_APP_ID if app == "stepwise" else ACTIONS_APP_ID)
+    return CheckObservation(name, status, conclusion, f"https://ci/{name}/{run_id}", app, run_id,
+                            app_id)
 
 
 def verdict(observed: list[CheckObservation], requirement: CiRequirement | None = None,
             minutes: float = 1):
-    return ci_verdict(requirement or CiRequirement(own_app_slug="stepwise"), observed,
+    return ci_verdict(requirement or CiRequirement(own_app_id=OWN_APP_ID), observed,
                       waiting_since=T0, now=T0 + timedelta(minutes=minutes), timeout=HOUR)
 
 
@@ -89,9 +92,10 @@ def test_a_repository_without_ci_passes_after_the_grace() -> None:
 
 
 def test_a_repository_shows_ci_by_its_workflows_its_checks_or_its_base() -> None:
-    plain = CiRequirement()
-    seen = [CheckObservation("build", "queued", app_slug="circleci")]
-    own = [CheckObservation("Stepwise / batch 1", "completed", "success", app_slug="stepwise")]
+    plain = CiRequirement(own_app_id=OWN_APP_ID)
+    seen = [CheckObservation("build", "queued", app_slug="circleci", app_id=77)]
+    own = [CheckObservation("Stepwise / batch 1", "completed", "success", app_slug="stepwise",
+                            app_id=OWN_APP_ID)]
     assert not expects_ci(plain, on_commit=(), on_base=(), workflow_files=())
     assert not expects_ci(plain, on_commit=own, on_base=own, workflow_files=["README.md"])
     assert expects_ci(plain, on_commit=(), on_base=(), workflow_files=["ci.yml"])

@@ -91,10 +91,11 @@ def test_design_batch_transitions_are_legal(current: BatchStatus, new: BatchStat
     assert new in BATCH_TRANSITIONS[current]
 
 
-def test_terminal_statuses_have_no_way_out() -> None:
+def test_terminal_statuses_have_no_way_out_but_resume() -> None:
     assert {JobStatus.COMPLETED, JobStatus.CANCELLED, JobStatus.FAILED} == TERMINAL_JOB_STATUSES
-    for status in TERMINAL_JOB_STATUSES:
-        assert JOB_TRANSITIONS[status] == frozenset()
+    assert JOB_TRANSITIONS[JobStatus.COMPLETED] == frozenset()
+    for status in (JobStatus.CANCELLED, JobStatus.FAILED):  # `/stepwise resume`
+        assert JOB_TRANSITIONS[status] == {JobStatus.PLANNING, JobStatus.RUNNING}
     assert BATCH_TRANSITIONS[BatchStatus.SKIPPED] == frozenset()
     assert BATCH_TRANSITIONS[BatchStatus.REVERTED] == frozenset()
     assert {BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED} == (
@@ -122,7 +123,7 @@ def test_illegal_job_transition_raises_and_changes_nothing(current: JobStatus, n
     [
         (JobStatus.COMPLETED, JobStatus.RUNNING),
         (JobStatus.CANCELLED, JobStatus.QUEUED),
-        (JobStatus.FAILED, JobStatus.RUNNING),
+        (JobStatus.FAILED, JobStatus.QUEUED),
         (JobStatus.QUEUED, JobStatus.RUNNING),
         (JobStatus.QUEUED, JobStatus.COMPLETED),
         (JobStatus.AWAITING_HUMAN, JobStatus.COMPLETED),

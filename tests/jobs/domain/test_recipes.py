@@ -1,13 +1,12 @@
-"""The recipe registry (jobs/domain/recipes.py, filled by jobs/editors/__init__.py): a toy
-recipe defined in this one module and registered with one line parses, is checked, shows in
-the plan and carries a real local job to completion; a spec is never read before the recipes
-are registered, and the README's key table names every built-in recipe's keys."""
+"""The recipe registry (jobs/domain/recipes.py, filled by jobs/editors/__init__.py's
+`install_recipes`): a toy recipe defined in this one module and registered with one line
+parses, is checked, shows in the plan and carries a real local job to completion; a spec read
+before any recipe is installed fails naming the fix, and the README's key table names every
+built-in recipe's keys. (Which process installs them: tests/jobs/test_composition.py.)"""
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,20 +108,11 @@ def test_the_readme_key_table_names_every_built_in_recipes_keys() -> None:
         assert f"`{recipe.rules.name}`" in table  # the `recipe` row names it
 
 
-def test_any_import_of_jobs_registers_the_recipes_before_a_spec_is_read() -> None:
-    # A fresh interpreter that imports only the pure spec module, as an entry point might.
-    code = ("from jobs.domain.spec import parse_spec\n"
-            "print(parse_spec('```stepwise\\nrecipe: replace\\npaths: [a]\\nfind: [x]\\n"
-            "replace: y\\n```').recipe)")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          check=False)
-    assert (done.returncode, done.stdout.strip()) == (0, "replace"), done.stderr
-
-
 def test_reading_a_spec_with_no_recipe_registered_fails_loudly_naming_the_fix(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("jobs.domain.recipes.RECIPES", {})
-    with pytest.raises(RecipesNotRegisteredError, match=r"no recipe is registered.*import jobs\.editors"):
+    with pytest.raises(RecipesNotRegisteredError,
+                       match=r"no recipe is registered.*jobs\.editors\.install_recipes\(\)"):
         parse_spec(SPEC)
 
 

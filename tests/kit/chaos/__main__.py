@@ -2,6 +2,8 @@
 
 import sys
 
+from jobs.editors import BUILT_IN, install_recipes
 from tests.kit.chaos.command import main
 
+install_recipes(BUILT_IN)  # this program's composition root: it reads the stored records
 sys.exit(main())

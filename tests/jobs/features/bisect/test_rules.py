@@ -10,7 +10,13 @@ from collections.abc import Callable
 
 import pytest
 
-from jobs.features.bisect.rules import Decided, Validate, extra_run_budget, next_step
+from jobs.features.bisect.rules import (
+    Decided,
+    Validate,
+    extra_run_budget,
+    next_step,
+    next_step_named_first,
+)
 from jobs.features.bisect.sizing import milestones_from, next_size, regroup
 
 Fails = Callable[[frozenset[str]], bool]
@@ -128,3 +134,42 @@ def test_an_interaction_beside_a_culprit_is_reported_apart() -> None:
     found = sorted((sorted(c.files), c.kind) for c in decided.causes)
     assert found == sorted([(sorted(together), "interaction"), ([alone], "culprit")])
     assert set(decided.passing) == set(FILES) - together - {alone}
+
+
+def bisect_named(files: list[str], named: set[str], fails: Fails) -> tuple[Decided, list[set[str]]]:
+    """Drive `next_step_named_first` (a red CI check whose annotations name `named`)."""
+    known: dict[frozenset[str], list[bool]] = {frozenset(files): [False]}
+    asked: list[set[str]] = []
+    while True:
+        step = next_step_named_first(files, named, known)
+        if isinstance(step, Decided):
+            return step, asked
+        asked.append(set(step.files))
+        assert len(asked) <= extra_run_budget(len(files))
+        known.setdefault(frozenset(step.files), []).append(not fails(frozenset(step.files)))
+
+
+def test_a_named_culprit_costs_the_rest_and_itself() -> None:
+    culprit = FILES[5]
+    decided, asked = bisect_named(FILES[:8], {culprit}, lambda s: culprit in s)
+    rest = set(FILES[:8]) - {culprit}
+    assert asked == [rest, {culprit}]  # the batch without it first, then it alone
+    assert [c.files for c in decided.causes] == [(culprit,)]
+    assert set(decided.passing) == rest
+
+
+def test_a_wrongly_named_file_still_finds_the_culprit() -> None:
+    culprit, innocent = FILES[6], FILES[1]
+    decided, asked = bisect_named(FILES[:8], {innocent}, lambda s: culprit in s)
+    assert asked[0] == set(FILES[:8]) - {innocent}
+    assert [c.files for c in decided.causes] == [(culprit,)]
+    assert set(decided.passing) == set(FILES[:8]) - {culprit}
+
+
+def test_two_named_files_of_which_one_fails() -> None:
+    culprit, named = FILES[2], {FILES[2], FILES[7]}
+    decided, asked = bisect_named(FILES[:8], named, lambda s: culprit in s)
+    assert asked[0] == set(FILES[:8]) - named
+    assert all(s <= named or s == set(FILES[:8]) - {culprit} for s in asked[1:]), asked
+    assert [c.files for c in decided.causes] == [(culprit,)]
+    assert set(decided.passing) == set(FILES[:8]) - {culprit}

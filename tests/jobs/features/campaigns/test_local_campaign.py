@@ -156,3 +156,22 @@ def test_the_cli_prints_the_dashboard_and_exits_with_the_campaigns_code(tmp_path
                            "cancle"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "did you mean `cancel`" in done.stderr
+
+
+def test_reading_a_repository_back_reads_its_job_record_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = issue(tmp_path, "canary: 1\n  wave: 10\n  halt_when_failing: 0.2")
+    run_campaign(path, [checkout(tmp_path, "bad", broken=True), checkout(tmp_path, "good")])
+    halted = run_campaign(path, [], command="approve all")
+    assert halted.exit_code == 4 and "Needs a human (1)" in halted.dashboard
+    loads: list[int] = []
+    real_load = FileStore.load
+
+    def counted(store: FileStore, number: int) -> object:
+        loads.append(number)
+        return real_load(store, number)
+    monkeypatch.setattr(FileStore, "load", counted)
+    again = run_campaign(path, [])  # reads the one open repository (`bad`) back
+    assert loads == [1]
+    # What the one read gave: the state, and the reason from the job's status message.
+    assert again.dashboard == halted.dashboard and "`failure`" in again.dashboard

@@ -1,0 +1,214 @@
+"""Retention of ended jobs: a reconciler pass removes from Redis the jobs that ended more than
+STEPWISE_RETAIN_ENDED_DAYS ago (default 90; 0 keeps them forever), with every key that belongs
+to them, in one place (`prune`), and leaves a small marker so that the task center, the API and
+`stepwise status --server` answer "ended and pruned after N days" instead of "no such job".
+
+What one job owns (bot/server/keys.py): its document, batch hash and event list; its entries in
+the job index (`jobs`), the reconciler's sets (`idle:*`), a CI wait set, the running and waiting
+lines of its repository and installation; the issue and pull request keys when they still name
+it; the metrics' and the comment read-back cursors. Deliveries and comments are deduplicated by
+keys that expire by themselves (3 and 30 days). Its commits, comments and pull request stay on
+GitHub. A job that still owes GitHub something, or is held by a worker, waits for a later pass.
+
+A pass looks at the jobs created before the cutoff (none ended later than it was created),
+READ_PER_PASS documents at a time from a cursor, so its cost does not grow with the jobs kept.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import redis
+from redis import Redis
+
+from bot.server.idle_index import index_job, owes
+from bot.server.keys import (
+    JOBS,
+    batches_key,
+    ci_key,
+    comments_read_key,
+    events_key,
+    issue_key,
+    job_key,
+    pruned_issue_key,
+    pruned_key,
+    pull_key,
+    seen_key,
+    slots_key,
+    waiting_key,
+)
+from bot.server.worker import Lease
+from jobs.domain.model import TERMINAL_JOB_STATUSES
+
+log = logging.getLogger(__name__)
+READ_PER_PASS = 200  # job documents a pass reads at most
+EVERY_S = 600  # a reconciler pass prunes at most this often (one round key for all workers)
+ROUND_KEY = "stepwise:retention:round"
+CURSOR_KEY = "stepwise:retention:after"  # the creation time (index score) a pass got to
+MARKER_TTL_S = 365 * 24 * 3600  # how long "ended and pruned" is answered for a pruned job
+HOLDER = "retention"
+TERMINAL = frozenset(status.value for status in TERMINAL_JOB_STATUSES)
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What is left of a pruned job: enough to say what it was and when it went."""
+
+    job_id: str
+    repo: str
+    number: int
+    status: str
+    ended_at: str
+    pruned_at: str
+    days: int
+
+    def message(self) -> str:
+        return (f"Job {self.job_id} ({self.repo}#{self.number}) ended ({self.status}) on "
+                f"{self.ended_at[:10]} and was pruned after {self.days} days "
+                "(STEPWISE_RETAIN_ENDED_DAYS): its record is no longer kept")
+
+
+PRUNED_HINT = ("Its commits, comments and pull request are still on GitHub; label the issue "
+               "again to start a new job")
+
+
+def due(doc: dict[str, Any], cutoff: datetime) -> bool:
+    """Whether a job document is an ended job, owing GitHub nothing, that ended before `cutoff`."""
+    if doc.get("status") not in TERMINAL or owes(doc):
+        return False
+    ended = _time(doc.get("updated_at"))
+    return ended is not None and ended < cutoff
+
+
+def retention_round(connection: Redis, *, retain_days: int, now: datetime,
+                    lease_ttl_s: int = 30) -> list[str]:
+    """`prune_ended`, unless a pass of any worker did within EVERY_S (the reconciler calls this
+    on every pass)."""
+    if retain_days <= 0 or not connection.set(ROUND_KEY, "1", nx=True, ex=EVERY_S):
+        return []
+    return prune_ended(connection, retain_days=retain_days, now=now, lease_ttl_s=lease_ttl_s)
+
+
+def prune_ended(connection: Redis, *, retain_days: int, now: datetime,
+                lease_ttl_s: int = 30) -> list[str]:
+    """One retention pass: remove the jobs that ended `retain_days` or more before `now`;
+    returns their ids. Nothing happens with `retain_days` 0."""
+    if retain_days <= 0:
+        return []
+    cutoff = now - timedelta(days=retain_days)
+    raw = connection.get(CURSOR_KEY)
+    after = float(raw) if raw else float("-inf")
+    found: Any = connection.zrangebyscore(JOBS, f"({after}" if raw else "-inf",
+                                          cutoff.timestamp(), start=0, num=READ_PER_PASS,
+                                          withscores=True)
+    if len(found) < READ_PER_PASS:
+        connection.delete(CURSOR_KEY)  # the next pass starts from the oldest again
+    elif found:
+        connection.set(CURSOR_KEY, repr(found[-1][1]))
+    ids = [_text(member) for member, _score in found]
+    docs: Any = connection.mget([job_key(job_id) for job_id in ids]) if ids else []
+    pruned = []
+    for job_id, raw in zip(ids, docs, strict=True):
+        doc = _document(raw)
+        if doc is not None and not due(doc, cutoff):
+            continue  # read again, under the lease, only when it may go
+        with Lease(connection, job_id, ttl_s=lease_ttl_s, holder=HOLDER) as lease:
+            if lease.held and prune(connection, job_id, cutoff=cutoff, now=now,
+                                    days=retain_days):
+                pruned.append(job_id)
+    if pruned:
+        log.info("pruned ended jobs", extra={"pruned": len(pruned), "retain_days": retain_days})
+    return pruned
+
+
+def prune(connection: Redis, job_id: str, *, cutoff: datetime, now: datetime, days: int) -> bool:
+    """Remove one job and everything that belongs to it in one transaction, if it is still due
+    (it may have changed since it was read); True when it was removed."""
+    key = job_key(job_id)
+    with connection.pipeline(transaction=True) as pipe:
+        try:
+            pipe.watch(key)  # type: ignore[no-untyped-call]
+            doc = _document(pipe.get(key))
+            if doc is None:
+                pipe.unwatch()
+                connection.zrem(JOBS, job_id)  # an index entry without a record
+                return False
+            if not due(doc, cutoff):
+                return False
+            repo, number = str(doc["repo"]), int(doc["number"])
+            server = doc.get("server") or {}
+            pull = (server.get("pull") or {}).get("number")
+            named: dict[str, str | None] = {issue_key(repo, number): pruned_issue_key(repo, number)}
+            if pull is not None:
+                named[pull_key(repo, int(pull))] = None
+            pipe.watch(*named)  # type: ignore[no-untyped-call]
+            still_named = [k for k in named if _text(pipe.get(k)) == job_id]
+            pipe.multi()
+            pipe.delete(key, batches_key(job_id), events_key(job_id), seen_key(job_id),
+                        comments_read_key(job_id))
+            pipe.zrem(JOBS, job_id)
+            index_job(pipe, job_id, None)
+            wait = doc.get("ci_wait")
+            if isinstance(wait, dict) and wait.get("sha"):
+                pipe.srem(ci_key(repo, str(wait["sha"])), job_id)
+            lines = [repo] + ([f"installation:{server['installation_id']}"]
+                              if server.get("installation_id") else [])
+            for line in lines:
+                pipe.zrem(slots_key(line), job_id)
+                pipe.zrem(waiting_key(line), job_id)
+            for name in still_named:
+                pipe.delete(name)
+                marker = named[name]
+                if marker is not None:
+                    pipe.set(marker, job_id, ex=MARKER_TTL_S)
+            pipe.set(pruned_key(job_id), json.dumps({
+                "repo": repo, "number": number, "status": doc.get("status"),
+                "ended_at": str(doc.get("updated_at")), "pruned_at": now.isoformat(),
+                "days": days}), ex=MARKER_TTL_S)
+            pipe.execute()
+        except redis.WatchError:
+            return False  # it changed meanwhile: a later pass looks again
+    log.info("pruned an ended job", extra={"job_id": job_id, "repo": repo, "issue": number})
+    return True
+
+
+def pruned(connection: Redis, job_id: str) -> Pruned | None:
+    """What is left of job `job_id` if retention removed it, else None."""
+    doc = _document(connection.get(pruned_key(job_id)))
+    if doc is None:
+        return None
+    try:
+        return Pruned(job_id=job_id, repo=str(doc["repo"]), number=int(doc["number"]),
+                      status=str(doc["status"]), ended_at=str(doc["ended_at"]),
+                      pruned_at=str(doc["pruned_at"]), days=int(doc["days"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def pruned_for_issue(connection: Redis, repo: str, number: int) -> Pruned | None:
+    """The pruned job that was the latest of `repo#number`, if retention removed it."""
+    job_id = _text(connection.get(pruned_issue_key(repo, number)))
+    return pruned(connection, job_id) if job_id else None
+
+
+def _document(raw: Any) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _time(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value or "")

@@ -1,0 +1,98 @@
+"""Splitting a batch that a red CI check failed (`ci.wait: per_batch`), the CI side of
+driver.py: the split starts from the withdrawn commit's tree, the files the failing checks'
+annotations name are left out of the first candidate (rules.next_step_named_first), and each
+subset that passes local validation is pushed as a candidate commit for CI to judge; its
+verdict is recorded like a local result, the candidate is withdrawn, and the bisection goes on
+(the job holds no worker while CI runs). The passing files are then committed as the batch
+(CI runs once more on that commit, as on any batch), each culprit set aside to its own batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jobs.domain import markdown_safe as md
+from jobs.domain.ci import CiState, CiVerdict
+from jobs.domain.job import Batch
+from jobs.domain.model import BatchStatus
+from jobs.domain.note_parts import short
+from jobs.domain.records import CiWait
+from jobs.domain.split_record import SplitState, SubsetResult
+from jobs.engine import ci_wait
+from jobs.engine.context import JobContext
+from jobs.ports import CiFailure, Publication
+
+CANDIDATE_TRAILER = "Stepwise-Candidate"
+
+
+def named_files(batch: Batch, failures: Sequence[CiFailure]) -> list[str]:
+    """The batch's files that the failing checks' annotations point at, in the batch's order."""
+    named = {a.path for failure in failures for a in failure.annotations}
+    return [path for path in batch.files if path in named]
+
+
+def ci_split_state(engine: JobContext, batch: Batch, wait: CiWait,
+                   failures: Sequence[CiFailure]) -> SplitState | None:
+    """The split of `batch` after its commit `wait.sha` failed CI (withdrawn already); None
+    when that commit's tree is not in the repository."""
+    tree = engine.services.repository.git("rev-parse", "--verify", "--quiet",
+                                          f"{wait.sha}^{{tree}}", check=False).strip()
+    if not tree:
+        return None
+    checks = md.codes(f.check for f in failures) or "a required check"
+    reason = f"{checks} failed in CI with all {len(batch.files)} files"
+    named = named_files(batch, failures)
+    state = SplitState(files=list(batch.files), edited_tree=tree, reason=reason, by_ci=True,
+                       named=named if len(named) < len(batch.files) else [])
+    state.results.append(SubsetResult(files=list(batch.files), passed=False, tree=tree,
+                                      failed_command=f"CI: {checks}"))
+    return state
+
+
+def push_candidate(engine: JobContext, batch: Batch, result: SubsetResult) -> bool:
+    """Push the subset (validated locally) as a candidate commit and wait for CI on it; False
+    when this repository turned out to have no CI (the local result then stands)."""
+    job, repo = engine.job, engine.services.repository
+    state = batch.split
+    assert state is not None
+    message = (f"Stepwise: CI candidate for batch {batch.number} ({len(result.files)} of "
+               f"{len(state.files)} files)\n\nWithdrawn once CI has judged it: it tells which "
+               f"files of the batch fail CI.\n\n{CANDIDATE_TRAILER}: {batch.number}\n")
+    local = engine.runner.worktree.commit_tree(result.tree, job.head_sha, message)
+    sha = repo.advance_branch(job.branch, local, job.head_sha)
+    state.candidate, state.candidate_sha = result, sha
+    if not ci_wait.begin(engine, scope="batch", number=batch.number, sha=sha):
+        repo.withdraw(job.branch, sha, job.head_sha)
+        state.candidate, state.candidate_sha = None, ""
+        return False
+    job.head_sha = sha
+    batch.set_status(BatchStatus.AWAITING_CI)
+    engine.event("split", f"batch {batch.number}: {len(result.files)} of {len(state.files)} "
+                 f"files passed locally; waiting for CI on {short(sha)}", batch.number)
+    engine.save(touched=[batch.number])
+    engine.publish(Publication.NOTICE, f"batch {batch.number} split: {len(result.files)} of "
+                   f"{len(state.files)} files pass locally; CI judges them on `{short(sha)}`")
+    return True
+
+
+def is_candidate(batch: Batch, wait: CiWait) -> bool:
+    state = batch.split
+    return state is not None and state.candidate is not None and state.candidate_sha == wait.sha
+
+
+def candidate_result(engine: JobContext, batch: Batch, wait: CiWait,
+                     verdict: CiVerdict) -> SubsetResult | None:
+    """CI's verdict on the pending candidate as a subset result, the candidate withdrawn
+    (None: the branch moved on top of it, and the human_commit gate is open)."""
+    state = batch.split
+    assert state is not None and state.candidate is not None
+    passed = verdict.state is CiState.PASSED
+    result = state.candidate.model_copy(update={
+        "passed": passed, "failed_command": "" if passed else f"CI: {verdict.progress()}",
+        "commands": state.candidate.commands if passed else []})
+    engine.job.ci_wait = None
+    state.candidate, state.candidate_sha = None, ""
+    batch.set_status(BatchStatus.FAILED)
+    if not ci_wait.take_back(engine, wait, batch):
+        return None
+    return result
