@@ -181,7 +181,9 @@ def baseline_label(job: Job) -> str:
     if not job.baseline:
         return "no validation commands configured"
     verdict = "passes" if job.baseline_ok else "FAILS — batches cannot pass validation until it is fixed"
-    return f"{verdict} ({'; '.join(command_line(c) for c in job.baseline)})"
+    reused = f"; baseline reused from {job.baseline_from} (same tree, commands and " \
+        "environment), not run again" if job.baseline_from else ""
+    return f"{verdict} ({'; '.join(command_line(c) for c in job.baseline)}){reused}"
 
 
 def rate_limit_note(job: Job) -> str:
