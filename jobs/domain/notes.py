@@ -15,6 +15,7 @@ from jobs.domain.git_versions import version_lines
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import (
+    artifact_lines,
     code_label,
     command_line,
     kept_label,
@@ -216,6 +217,7 @@ def gate_prompt(job: Job, *, voice: Voice = LOCAL) -> str:
         shown_by_plan = gate.kind is Gate.PLAN and report.code == "baseline_failed"
         if isinstance(tail, str) and tail and not shown_by_plan:  # the plan prints it once
             paragraphs.append(f"Output tail:\n{md.block(tail.rstrip())}")
+        paragraphs += artifact_lines(report.evidence)
     paragraphs += gate_choices(job, gate).lines(voice)
     return voice.speak("\n\n".join(paragraphs))
 
