@@ -42,8 +42,8 @@ class RedisStore:
         # What this process last read or wrote for each batch of the jobs it touched last, with
         # the record's version then, to write only what changed (a job it forgot, or whose
         # version moved since, has all its batches written at its next save).
-        # The record's own document is remembered too: a save that would write it unchanged
-        # (and no batch, no event) writes nothing, so a step saves once per change.
+        # The record's own document is remembered too, so a step can tell whether its closing
+        # save would write anything new (`unchanged`).
         self._seen: OrderedDict[str, tuple[int, dict[str, str], str]] = OrderedDict()
         self._remembered = max(remembered_jobs, 1)
         self._seen_lock = threading.Lock()  # the reaper's thread loads jobs too
@@ -92,6 +92,17 @@ class RedisStore:
         self._remember(job_id, job.version, batches, _text(raw_doc))
         return job
 
+    def unchanged(self, job: Job) -> bool:
+        """Whether `job` is what this process last read or wrote at its version: a save would
+        write the same document, batches and events again."""
+        seen = self._recalled(job.id, job.version)
+        if len(seen) != len(job.batches) or any(
+                seen.get(str(b.number)) != batch_text(b) for b in job.batches):
+            return False
+        remembered = self._recalled_doc(job.id, job.version)
+        return remembered is not None and json.loads(remembered) == {**document(job),
+                                                                     "version": job.version}
+
     def find(self, repo: str, number: int) -> Job | None:
         job_id = self.redis.get(issue_key(repo, number))
         return self.load_id(_text(job_id)) if job_id else None
@@ -129,9 +140,6 @@ class RedisStore:
             changed = {str(n): batch_text(job.batch(n)) for n in touched}
         doc = document(job)
         text = json.dumps(doc, separators=COMPACT)
-        if not changed and not removed and self._recalled_doc(job.id, job.version) == \
-                json.dumps({**doc, "version": job.version}, separators=COMPACT):
-            return job  # nothing changed since it was read or written: no write, same version
         with self.redis.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(key)  # type: ignore[no-untyped-call]
