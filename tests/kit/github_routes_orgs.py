@@ -19,7 +19,7 @@ def get_team_membership(call: Call) -> Reply:
     return Reply(200, {"url": url, "role": "member", "state": "active"})
 
 
-@route("GET", r"/users/(?P<login>[^/]+)", auth="token")
+@route("GET", r"/users/(?P<login>[^/]+)", auth="token", permissions="")  # public: no permission
 def get_user(call: Call) -> Reply:
     """A user's public profile: its numeric id is what stays when the login is renamed
     (GitHubState.rename_user); a login renamed away and not claimed again is a 404."""
