@@ -17,6 +17,7 @@ from jobs.domain.note_parts import (
     batch_commands,
     cell,
     command_line,
+    failed_attempt_files,
     passed_after_failing,
     reverted_lines,
     short,
@@ -68,6 +69,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
     lines += reverted_lines(job)
     lines += passed_after_failing(job)
+    lines += failed_attempt_files(job)
     if job.left_out:
         lines += ["", "## Left out", "", *[f"- {md.code(item.path)} — {md.message(item.rule)}"
                                            for item in job.left_out]]

@@ -123,6 +123,7 @@ class Job(Record):
     baseline: list[CommandEvidence] = []
     baseline_ok: bool | None = None
     baseline_sha: str | None = None  # the commit the baseline above ran on
+    baseline_from: str = ""  # "issue-<N>/<commit>" when a recorded baseline was reused
     left_out: list[LeftOut] = []
     environment: EnvironmentRecord | None = None  # what `setup` built (None without setup)
     git_version: GitVersion | None = None  # the version from git given to the version tools

@@ -15,6 +15,7 @@ from jobs.domain.git_versions import version_lines
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import (
+    artifact_lines,
     code_label,
     command_line,
     kept_label,
@@ -181,7 +182,9 @@ def baseline_label(job: Job) -> str:
     if not job.baseline:
         return "no validation commands configured"
     verdict = "passes" if job.baseline_ok else "FAILS — batches cannot pass validation until it is fixed"
-    return f"{verdict} ({'; '.join(command_line(c) for c in job.baseline)})"
+    reused = f"; baseline reused from {job.baseline_from} (same tree, commands and " \
+        "environment), not run again" if job.baseline_from else ""
+    return f"{verdict} ({'; '.join(command_line(c) for c in job.baseline)}){reused}"
 
 
 def rate_limit_note(job: Job) -> str:
@@ -211,6 +214,7 @@ def gate_prompt(job: Job, *, voice: Voice = LOCAL) -> str:
         shown_by_plan = gate.kind is Gate.PLAN and report.code == "baseline_failed"
         if isinstance(tail, str) and tail and not shown_by_plan:  # the plan prints it once
             paragraphs.append(f"Output tail:\n{md.block(tail.rstrip())}")
+        paragraphs += artifact_lines(report.evidence)
     paragraphs += gate_choices(job, gate).lines(voice)
     return voice.speak("\n\n".join(paragraphs))
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+
+from jobs.adapters.baselines import BaselineStore, RecordedBaseline
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.job import Job
 from jobs.domain.model import Gate
 from jobs.domain.note_parts import baseline_failure, short
-from jobs.engine.attempt import run_commands
+from jobs.engine.attempt import AttemptRunner, run_commands
 from jobs.engine.context import JobContext
 from jobs.ports import Publication
 
@@ -40,16 +44,46 @@ def baseline_report(job: Job) -> ErrorInfo:
         evidence={"output_tail": tail})
 
 
-def run_baseline(engine: JobContext) -> None:
-    """Validate the job's head as it starts (setup first): the evidence the plan gate shows."""
+def baseline_key(job: Job, runner: AttemptRunner, tree: str) -> str:
+    """What a baseline's result depends on: the tree, the commands and what they run with."""
+    config = job.config
+    document = {
+        "tree": tree, "setup": config.setup_argvs(), "validate": config.validate_argvs(),
+        "env": dict(sorted(runner.policy.env.items())), "allow": sorted(config.allow_commands),
+        "timeout": config.command_timeout, "network": str(config.network),
+        "environment": job.environment.key if job.environment is not None else "",
+        "isolated": runner.sandbox.isolated,
+    }
+    encoded = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(encoded).hexdigest()[:40]
+
+
+def run_baseline(engine: JobContext, *, reuse: bool = True) -> None:
+    """Validate the job's head as it starts (setup first): the evidence the plan gate shows.
+
+    A passing baseline recorded for the same key (`baseline_key`) by this or an earlier job is
+    reused instead of running the suite again (`reuse=False`, after `approve` at a failing
+    baseline, always runs it); a passing run is recorded for the next job."""
     job, runner = engine.job, engine.runner
     engine.worktree.reset(job.head_sha)
     job.baseline_sha = job.head_sha
+    job.baseline_from = ""
     failure = runner.ensure_setup(job)
     evidence = [] if failure is None else [failure]
     if failure is None:
+        store = BaselineStore(engine.services.repository.state_dir / "baselines")
+        key = baseline_key(job, runner, engine.worktree.head_tree())
+        recorded = store.get(key) if reuse and job.config.validate_argvs() else None
+        if recorded is not None:
+            job.baseline, job.baseline_ok = list(recorded.evidence), True
+            job.baseline_from = f"{recorded.job}/{recorded.commit[:7]}"
+            engine.event("plan", f"baseline reused from {job.baseline_from}")
+            return
         evidence, failure = run_commands(runner.sandbox, job.config.validate_argvs(),
                                          cwd=engine.worktree.path, policy=runner.policy)
+        if failure is None and evidence:
+            store.put(key, RecordedBaseline(job=f"issue-{job.number}", commit=job.head_sha,
+                                            evidence=evidence))
     job.baseline = evidence
     job.baseline_ok = failure is None
 
@@ -57,7 +91,7 @@ def run_baseline(engine: JobContext) -> None:
 def recheck_baseline(engine: JobContext) -> None:
     """Run a failed baseline again before the first batch; still failing: back to `plan`."""
     job = engine.job
-    run_baseline(engine)
+    run_baseline(engine, reuse=False)
     if job.baseline_ok is not False:
         engine.event("plan", "the baseline passes now")
         engine.publish(Publication.NOTICE, f"the baseline passes now on "
