@@ -271,6 +271,7 @@ class ServerState(Record):
     plan_key: str = "plan"  # the marker key of the current plan comment
     queue_closed: bool = False  # the queue-position comment says the job has started
     cancelled_by: str = ""  # who ended it and how ("@maria closed the issue"), for the summary
+    parked: str = ""  # why no GitHub call is made for it now (a suspended installation), or ""
 
     def installation(self) -> int:
         """The installation id; a job started through a webhook always has one."""

@@ -109,6 +109,13 @@ class GitHubState:
                 self.installations[installation_id] = inst
             return inst
 
+    def suspend(self, installation_id: int, by: str | None = "octocat") -> None:
+        """An owner suspends (`by`) or unsuspends (None) the installation: GitHub then mints
+        no token for it and refuses its tokens (403 "This installation has been suspended")."""
+        with self.lock:
+            inst = self.installations[installation_id]
+            inst.suspended_at, inst.suspended_by = (self.clock(), by) if by else (None, "")
+
     def add_repo(
         self,
         owner: str,
