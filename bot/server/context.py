@@ -19,6 +19,7 @@ from bot.github.forge import GitHubForge
 from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
 from bot.github.retry import CallRetry
+from bot.observability.github_metrics import GitHubCallMetrics
 from bot.server.connections import worker_redis
 from bot.server.redis_store import RedisStore
 from bot.settings import Settings
@@ -56,7 +57,8 @@ class ServerContext:
             github=GitHubApp(app_id=app_id, private_key=private_key,
                              base_url=settings.github_api_url,
                              api_version=settings.github_api_version,
-                             retry=CallRetry(backoff_s=settings.call_backoff_s)),
+                             retry=CallRetry(backoff_s=settings.call_backoff_s),
+                             observer=GitHubCallMetrics(client)),
             sandbox=sandbox or make_sandbox(require_isolation=not settings.allow_unsandboxed),
         )
 
