@@ -31,6 +31,7 @@ from bot.server.context import ServerContext
 from bot.server.keys import comments_read_key, job_key
 from bot.server.retention import retention_round
 from bot.server.steps import RECONCILER, schedule_advance
+from bot.server.suspensions import is_suspended
 from bot.server.worker import Lease, enqueue, rq_id
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StepwiseError
@@ -153,6 +154,9 @@ def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
         job = ctx.store.load_id(job_id)
         if job is None or job.is_active or job.server.installation_id is None:
             return
+        if is_suspended(ctx.redis, job.server.installation_id):  # no call until unsuspended
+            result.still_owed.append(job_id)
+            return
         forge = ctx.forge(ctx.installation(job.server.installation()), job.repo)
         if job.gate is not None and job.gate.shown_at is None:
             forge.expect(job, Publication.GATE)  # owed, whether or not it was recorded
@@ -187,7 +191,8 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
             return []
         facts = (job.repo, job.number, job.server, job.gate, job.created_at)
     repo, job_number, server, gate, created = facts
-    if (gate is not None and gate.shown_at is None) or server.installation_id is None:
+    if (gate is not None and gate.shown_at is None) or server.installation_id is None or \
+            is_suspended(ctx.redis, server.installation_id):
         return []
     from bot.commands import parse_comment
 
@@ -213,7 +218,8 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
                 continue
             event = Event(kind=Kind.COMMENT, delivery_id=f"{RECONCILED_PREFIX}{comment.id}",
                           repo=repo, installation_id=server.installation(),
-                          number=number, sender=comment.author, body=comment.body,
+                          number=number, sender=comment.author,
+                          sender_id=comment.author_id, body=comment.body,
                           comment_id=comment.id, created_at=comment.created_at,
                           is_pull_request=number != job_number)
             enqueue(ctx.redis, "event", event.model_dump(mode="json"),

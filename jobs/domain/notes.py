@@ -176,8 +176,11 @@ def baseline_label(job: Job) -> str:
 
 
 def rate_limit_note(job: Job) -> str:
-    """The line saying the job waits for GitHub's rate limit (server mode), or ""."""
+    """The line saying the job waits for GitHub (server mode): its rate limit, or a suspended
+    installation (the job is parked); or ""."""
     until = job.server.rate_limited_until
+    if job.server.parked and not job.is_terminal:
+        return f"⏸️ Parked: {job.server.parked}."
     if until is None or job.is_terminal:
         return ""
     return (f"⏳ {RATE_LIMIT_WAIT} {until.astimezone(UTC):%H:%M} UTC; the job goes on by itself "

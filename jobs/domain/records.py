@@ -264,10 +264,14 @@ class ServerState(Record):
     rebuilt: bool = False  # rebuilt from GitHub after its record was lost
     job_check_run: JobCheckRun | None = None
     started_by: str = ""  # who labelled the issue: assigned, mentioned at gates, asked to review
+    # The config's `approvers` logins (lower case) -> the account id each named when the job
+    # started (0: no such account); commands are matched by the sender's id (bot/steering.py).
+    approver_ids: dict[str, int] = {}
     plan_gate: str = ""  # the plan gate the current plan comment asks (a later one: a new comment)
     plan_key: str = "plan"  # the marker key of the current plan comment
     queue_closed: bool = False  # the queue-position comment says the job has started
     cancelled_by: str = ""  # who ended it and how ("@maria closed the issue"), for the summary
+    parked: str = ""  # why no GitHub call is made for it now (a suspended installation), or ""
 
     def installation(self) -> int:
         """The installation id; a job started through a webhook always has one."""

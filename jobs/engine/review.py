@@ -6,7 +6,7 @@ The verdict itself is pure: jobs/domain/verdicts.py.
 from __future__ import annotations
 
 from jobs.adapters.discovery import scope_at, targets_at
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.domain.model import Acceptance, BatchStatus, FailureCause, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.records import CommandEvidence, FinalReview
 from jobs.domain.verdicts import judge_review, review_gate_report
@@ -90,10 +90,11 @@ def finish(engine: JobContext) -> None:
     job = engine.job
     review = run_review(engine)
     job.final_review = review
-    accepted, job.accept_review = job.accept_review, False
+    accepted = job.take(Acceptance.FAILED_REVIEW)
     report = review_gate_report(review, accepted=accepted)
     if report is not None:
-        engine.open(Gate.FAILURE, "the final review did not pass", report=report)
+        engine.open(Gate.FAILURE, "the final review did not pass", report=report,
+                    cause=FailureCause.FINAL_REVIEW)
         return
     job.set_status(JobStatus.COMPLETED)
     engine.event("completed", "final review done")
