@@ -41,6 +41,7 @@ class Event(BaseModel):
     installation_id: int = 0
     number: int = 0
     sender: str = ""
+    sender_id: int = 0  # the sender's account id: what an `approvers` entry is matched by
     sender_is_bot: bool = False
     label: str = ""
     title: str = ""
@@ -81,6 +82,12 @@ def _login(user: Any) -> str:
     return str(user.get("login") or "") if isinstance(user, dict) else ""
 
 
+def _user_id(user: Any) -> int:
+    """A user's account id (it stays when the login is renamed); 0 when absent."""
+    value = user.get("id") if isinstance(user, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _is_bot(user: Any) -> bool:
     login = str(user.get("login", "")) if isinstance(user, dict) else ""
     return (isinstance(user, dict) and user.get("type") == "Bot") or login.endswith("[bot]")
@@ -112,6 +119,7 @@ def normalise(event_name: str, delivery_id: str, payload: Any) -> Event:
             if payload.get("installation") is not None else 0,
             "sender": _login(sender) or (str(pusher.get("name") or "")
                                          if isinstance(pusher, dict) else ""),
+            "sender_id": _user_id(sender),
             "sender_is_bot": _is_bot(sender),
         }
         return _route(event_name, str(action), payload, common)

@@ -72,7 +72,8 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         return
     start_job(ctx, StartRequest(repo=event.repo, number=event.number,
                                 installation_id=event.installation_id, sender=event.sender,
-                                key=start_key(event), label=event.label), config)
+                                sender_id=event.sender_id, key=start_key(event),
+                                label=event.label), config)
 
 
 # -- closes, edits and pushes ---------------------------------------------------------------------
@@ -89,7 +90,9 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
     what = "pull request" if event.kind is Kind.PULL_CLOSED else "issue"
     decision = steering_decision(client, event.repo, login=event.sender,
                                  approvers=job.config.approvers,
-                                 action=f"cancelling the job by closing the {what}")
+                                 action=f"cancelling the job by closing the {what}",
+                                 actor_id=event.sender_id,
+                                 approver_ids=job.server.approver_ids)
     if not decision.allowed:
         ctx.forge(client, event.repo).reply(
             job, event.number, f"closed:{event.delivery_id}",

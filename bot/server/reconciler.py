@@ -218,7 +218,8 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
                 continue
             event = Event(kind=Kind.COMMENT, delivery_id=f"{RECONCILED_PREFIX}{comment.id}",
                           repo=repo, installation_id=server.installation(),
-                          number=number, sender=comment.author, body=comment.body,
+                          number=number, sender=comment.author,
+                          sender_id=comment.author_id, body=comment.body,
                           comment_id=comment.id, created_at=comment.created_at,
                           is_pull_request=number != job_number)
             enqueue(ctx.redis, "event", event.model_dump(mode="json"),
