@@ -24,6 +24,7 @@ class Kind(StrEnum):
     PULL_REOPENED = "pull_reopened"
     PUSH = "push"  # a push to a stepwise/ branch by someone else
     BASE_PUSH = "base_push"  # a push to the default branch: the base of the repository's jobs
+    CONFIG_PUSH = "config_push"  # a push to another branch that changes .github/stepwise.yml
     INSTALLATION = "installation"
     CI = "ci"  # a check run created or completed, a suite or workflow run completed, a status
     IGNORED = "ignored"
@@ -207,8 +208,13 @@ def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[s
             if ref == f"refs/heads/{default}":
                 return Event(kind=Kind.BASE_PUSH, ref=ref, after=str(payload.get("after", "")),
                              config_changed=changed, **common)
-            return Event(kind=Kind.IGNORED, reason="push to another branch",
-                         config_changed=changed, **common)
+            commits = payload.get("commits")
+            branch_changed = ref.startswith("refs/heads/") and not payload.get("deleted") and \
+                isinstance(commits, list) and bool(commits) and _touches(commits, CONFIG_PATH)
+            if branch_changed:  # its `Stepwise config` check run shows on its pull request
+                return Event(kind=Kind.CONFIG_PUSH, ref=ref, after=str(payload.get("after", "")),
+                             **common)
+            return Event(kind=Kind.IGNORED, reason="push to another branch", **common)
         return Event(kind=Kind.PUSH, ref=ref, after=str(payload.get("after", "")), **common)
     if event_name in CI_EVENTS:
         return ci_event(event_name, action, payload, common)

@@ -18,13 +18,27 @@ class Record(BaseModel):
 
 
 class Target(Record):
-    """One place a `find` pattern matched: `path:line`."""
+    """One place a `find` pattern matched: `path:line`, and the line's text when known
+    (`path:line — text`, as leftovers list it)."""
 
     path: str
     line: int
+    text: str = ""
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}"
+        return f"{self.path}:{self.line}" + (f" — {self.text}" if self.text else "")
+
+
+LINE_TEXT_CHARS = 160
+
+
+def line_text(content: str | None, line: int) -> str:
+    """Line `line` (1-based) of `content`, stripped and cut to LINE_TEXT_CHARS ("" if none)."""
+    lines = (content or "").splitlines()
+    if not 1 <= line <= len(lines):
+        return ""
+    text = lines[line - 1].strip()
+    return text if len(text) <= LINE_TEXT_CHARS else text[:LINE_TEXT_CHARS - 1] + "…"
 
 
 class CommandEvidence(Record):
