@@ -15,6 +15,7 @@ from bot.github.forge import GitHubForge
 from bot.github.git_data import SIGNATURES_FIX, SIGNATURES_REQUIRED, requires_signed_commits
 from bot.server.context import ServerContext
 from bot.server.resume import resume_ended
+from bot.server.retention import pruned_for_issue
 from bot.server.steps import schedule_advance
 from bot.server.worker import Lease
 from bot.steering import resolve_approvers, steering_decision
@@ -92,6 +93,8 @@ def start_job(ctx: ServerContext, request: StartRequest, config: RepoConfig) -> 
         if base_sha is None:
             return
         services = ctx.engine_services(repository, forge, repo=request.repo)
+        # A job retention removed ended: its branch is not a lost record to recover.
+        pruned = pruned_for_issue(ctx.redis, request.repo, request.number) is not None
         base = Base(branch=info.default_branch, sha=base_sha, config=config)
         try:
             if config.llm_drafts and not has_spec_block(issue.body):
@@ -100,7 +103,8 @@ def start_job(ctx: ServerContext, request: StartRequest, config: RepoConfig) -> 
                 forge.reply(None, request.number, request.key, draft_comment(draft))
             else:
                 job = create_job(parse_issue(issue.title, issue.body), request.number, services,
-                                 repo_name=request.repo, base=base, recover=existing is None)
+                                 repo_name=request.repo, base=base,
+                                 recover=existing is None and not pruned)
         except BadInputError as exc:
             forge.reply(None, request.number, request.key,
                         CANNOT_START.format(exc.message, exc.hint, label=request.label))
