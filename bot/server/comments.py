@@ -158,7 +158,7 @@ class ServerCommands:
             return CANNOT_START.format(exc.message, exc.hint, label=DEFAULT_TRIGGER_LABEL)
         start_job(self.ctx, StartRequest(
             repo=event.repo, number=event.number, installation_id=event.installation_id,
-            sender=event.sender, key=f"retry-start:{event.comment_id}",
+            sender=event.sender, sender_id=event.sender_id, key=f"retry-start:{event.comment_id}",
             label=config.trigger_label, retry=True), config)
         return ""
 
@@ -200,7 +200,8 @@ def _apply(ctx: ServerContext, event: Event, job: Job | None,
     assert job is not None  # every steering verb needs a job
     decision = steering_decision(ctx.installation(event.installation_id), event.repo,
                                  login=event.sender, approvers=job.config.approvers,
-                                 action=f"`{PREFIX} {command.verb}`")
+                                 action=f"`{PREFIX} {command.verb}`", actor_id=event.sender_id,
+                                 approver_ids=job.server.approver_ids)
     if not decision.allowed:
         return quoted + f"Refused: {decision.reason}. Nothing changed.", False, job
     if spec.answers_gate and job.gate is not None and \

@@ -23,6 +23,7 @@ from jobs.domain.model import (
     JobStatus,
     transition,
 )
+from jobs.domain.plan_history import PlanRecord
 from jobs.domain.record_upgrades import failure_cause, fields_from_extra, without_gate_once_ended
 from jobs.domain.records import (
     Attempt,
@@ -131,6 +132,7 @@ class Job(Record):
     baseline: list[CommandEvidence] = []
     baseline_ok: bool | None = None
     baseline_sha: str | None = None  # the commit the baseline above ran on
+    plans: list[PlanRecord] = []  # each plan, earlier ones with their batches (plan_history)
     baseline_from: str = ""  # "issue-<N>/<commit>" when a recorded baseline was reused
     left_out: list[LeftOut] = []
     environment: EnvironmentRecord | None = None  # what `setup` built (None without setup)
