@@ -47,8 +47,8 @@ class GitHubApp:
         self.observer = observer
         self.auto_retry: bool | CallRetry | ObservedRetry = retry if retry is not None else \
             auto_retry
-        if retry is not None and observer is not None:
-            self.auto_retry = ObservedRetry(retry, observer)
+        if observer is not None and (retry is not None or auto_retry is False):
+            self.auto_retry = ObservedRetry(retry or NO_RETRY, observer)
         self.clock, self.sleep = clock, sleep
         self._auth = (app_id, private_key)
         self._app = self._client(AppAuthStrategy(app_id, private_key), "app")

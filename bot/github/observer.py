@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
-from githubkit.exception import GitHubException
+from githubkit.exception import GitHubException, RequestFailed
 from githubkit.retry import RetryOption
 
 from bot.github.retry import rate_limit_of_answer
@@ -85,7 +85,12 @@ def route_template(path: str) -> str:
     return "/" + "/".join(shape)
 
 
+NO_ANSWER = 0  # the status of a call that got no answer (a timeout, a lost connection)
+
+
 def status_class(status: int) -> str:
+    if status == NO_ANSWER:
+        return "error"
     return f"{status // 100}xx" if 100 <= status < 600 else "other"
 
 
@@ -158,16 +163,25 @@ def event_hooks(observer: CallObserver | None, installation: str) -> dict[str, l
 @dataclass(frozen=True)
 class ObservedRetry:
     """githubkit's `auto_retry` decision (`decide`, e.g. bot.github.retry.CallRetry), telling the
-    observer about each retry it grants."""
+    observer about each retry it grants and each try that got no answer at all (githubkit asks
+    this decision about every failed try; a response hook sees only the answered ones)."""
 
     decide: Callable[[GitHubException, int], RetryOption]
     observer: CallObserver
 
     def __call__(self, exc: GitHubException, count: int) -> RetryOption:
         option = self.decide(exc, count)
-        if option.do_retry:
-            request = getattr(exc, "request", None) or getattr(getattr(exc, "exc", None),
-                                                               "request", None)
-            if request is not None:
-                self.observer.retried(str(request.method), route_template(request.url.path))
+        request = getattr(exc, "request", None) or getattr(getattr(exc, "exc", None),
+                                                           "request", None)
+        if request is None:
+            return option
+        method, route = str(request.method), route_template(request.url.path)
+        try:
+            if not isinstance(exc, RequestFailed):  # no answer (a timeout, a lost connection)
+                self.observer.answered(Answer(installation="", method=method, route=route,
+                                              status=NO_ANSWER, rate_limit=None, limited=None))
+            if option.do_retry:
+                self.observer.retried(method, route)
+        except Exception:  # counting must never fail a call
+            log.warning("a GitHub call was not counted", exc_info=True)
         return option

@@ -20,7 +20,7 @@ import redis
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from bot.github.observer import Answer, status_class
-from bot.observability.metrics import KEY, Spec, record
+from bot.observability.metrics import KEY, Spec, add, record
 
 log = logging.getLogger(__name__)
 CALLS = Spec("stepwise_github_calls_total", "GitHub API calls (each try) by method, route "
@@ -49,21 +49,24 @@ class GitHubCallMetrics:
         self.connection = connection
 
     def answered(self, answer: Answer) -> None:
+        """Count one answer and keep its rate-limit headers, in one round trip."""
         items = [(CALLS, {"method": answer.method, "route": answer.route,
                           "status": status_class(answer.status)}, 1.0)]
         if answer.status == 304:
             items.append((NOT_MODIFIED, {"route": answer.route}, 1.0))
         if answer.limited is not None:
             items.append((RATE_LIMITED, {"kind": answer.limited}, 1.0))
-        record(self.connection, items)
         limit = answer.rate_limit
-        if limit is None:
-            return
         try:
-            self.connection.hset(RATE_LIMIT_KEY, json.dumps([answer.installation, limit.resource]),
-                                 json.dumps([limit.remaining, limit.limit, limit.reset]))
+            pipe = self.connection.pipeline(transaction=False)
+            for spec, labels, value in items:
+                add(pipe, spec, labels, value)
+            if limit is not None:
+                pipe.hset(RATE_LIMIT_KEY, json.dumps([answer.installation, limit.resource]),
+                          json.dumps([limit.remaining, limit.limit, limit.reset]))
+            pipe.execute()
         except redis.RedisError as exc:
-            log.warning("rate limit not recorded", extra={"error": type(exc).__name__})
+            log.warning("GitHub call not counted", extra={"error": type(exc).__name__})
 
     def retried(self, method: str, route: str) -> None:
         record(self.connection, [(RETRIES, {"method": method, "route": route}, 1.0)])

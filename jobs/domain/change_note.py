@@ -24,6 +24,7 @@ from jobs.domain.note_parts import (
     shown_files,
 )
 from jobs.domain.notes import baseline_label
+from jobs.domain.plan_history import history_lines
 from jobs.domain.programs import split_command
 from jobs.domain.split_notes import split_note_lines
 from jobs.domain.tally import outcome, tally
@@ -67,6 +68,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
             f"{cell(batch.summary) or '—'} | "
             f"{short(batch.commit)} | {cell(batch_commands(batch, codemod))} |"
         )
+    lines += history_lines(job.plans)
     lines += split_note_lines(job)
     lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
     lines += reverted_lines(job)

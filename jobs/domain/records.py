@@ -18,13 +18,27 @@ class Record(BaseModel):
 
 
 class Target(Record):
-    """One place a `find` pattern matched: `path:line`."""
+    """One place a `find` pattern matched: `path:line`, and the line's text when known
+    (`path:line — text`, as leftovers list it)."""
 
     path: str
     line: int
+    text: str = ""
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}"
+        return f"{self.path}:{self.line}" + (f" — {self.text}" if self.text else "")
+
+
+LINE_TEXT_CHARS = 160
+
+
+def line_text(content: str | None, line: int) -> str:
+    """Line `line` (1-based) of `content`, stripped and cut to LINE_TEXT_CHARS ("" if none)."""
+    lines = (content or "").splitlines()
+    if not 1 <= line <= len(lines):
+        return ""
+    text = lines[line - 1].strip()
+    return text if len(text) <= LINE_TEXT_CHARS else text[:LINE_TEXT_CHARS - 1] + "…"
 
 
 class CommandEvidence(Record):
@@ -264,6 +278,9 @@ class ServerState(Record):
     rebuilt: bool = False  # rebuilt from GitHub after its record was lost
     job_check_run: JobCheckRun | None = None
     started_by: str = ""  # who labelled the issue: assigned, mentioned at gates, asked to review
+    # The config's `approvers` logins (lower case) -> the account id each named when the job
+    # started (0: no such account); commands are matched by the sender's id (bot/steering.py).
+    approver_ids: dict[str, int] = {}
     plan_gate: str = ""  # the plan gate the current plan comment asks (a later one: a new comment)
     plan_key: str = "plan"  # the marker key of the current plan comment
     queue_closed: bool = False  # the queue-position comment says the job has started

@@ -27,6 +27,9 @@ class EnvironmentLayer(Protocol):
     @property
     def tree(self) -> Path: ...
 
+    @property
+    def caches(self) -> Path: ...  # the writable tool caches kept with it
+
     def program_dirs(self) -> list[str]: ...
 
 

@@ -18,7 +18,7 @@ from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, Gate
 from jobs.domain.notes import files_label
 from jobs.domain.plan import compile_patterns, matching_lines, select_scope
-from jobs.domain.records import Attempt, CommandEvidence, Target
+from jobs.domain.records import Attempt, CommandEvidence, Target, line_text
 from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import DoneWhen, Recipe
 from jobs.editors import EditError, Editor, EditRequest
@@ -184,8 +184,8 @@ class AttemptRunner:
             return []
         patterns = compile_patterns(job.spec.find)
         texts = self.repository.read_texts(tree, files)
-        return [Target(path=path, line=line) for path in files
-                for line in matching_lines(texts.get(path) or "", patterns)]
+        return [Target(path=path, line=line, text=line_text(texts.get(path), line))
+                for path in files for line in matching_lines(texts.get(path) or "", patterns)]
 
     def check(self, job: Job, batch: Batch, *, staged: list[str] | None = None) -> GuardVerdict:
         """Guard the staged diff. An approved `scope` gate widens the batch to the in-scope files

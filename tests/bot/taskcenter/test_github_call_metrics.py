@@ -11,12 +11,22 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import redis
+from prometheus_client import CollectorRegistry, generate_latest
 
+from bot.github.app import GitHubApp
+from bot.github.errors import ForgeError
 from bot.github.observer import route_template
+from bot.github.retry import CallRetry
+from bot.observability.github_metrics import GitHubCallMetrics
 from bot.server import steps
+from bot.taskcenter.records import HeadCache
+from bot.web.metrics_route import RedisCollector
 from tests.bot.conftest import REPO, open_world
 from tests.bot.server.test_reliability import FAST, REPO_READ, approved
-from tests.bot.taskcenter.test_metrics import Samples, scrape, value
+from tests.bot.taskcenter.test_metrics import Samples, parse, scrape, value
+from tests.kit.github_auth import shared_app_key
+from tests.kit.redis_server import free_port
 
 CALLS = "stepwise_github_calls_total"
 
@@ -96,3 +106,21 @@ def test_a_jobs_calls_retries_and_rate_limits_show_in_metrics(tmp_path: Path,
         assert value(samples, "stepwise_github_rate_limit_waits_total", kind="secondary") == 1
         log = [r for r in world.gh.requests if r.status]
         assert sum(counted_calls(samples).values()) == len(log)
+
+
+def test_a_call_that_gets_no_answer_counts_as_an_error_and_its_retry_as_a_retry(
+        redis_url: str) -> None:
+    connection = redis.Redis.from_url(redis_url)
+    connection.flushdb()
+    nobody = f"http://127.0.0.1:{free_port()}"  # nothing listens there: the connection is refused
+    app = GitHubApp(app_id=1, private_key=shared_app_key()[0], base_url=nobody,
+                    retry=CallRetry(backoff_s=(0.01,)), observer=GitHubCallMetrics(connection))
+    with pytest.raises(ForgeError):
+        app.installation_id("octo-org", "widgets")
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(RedisCollector(connection, HeadCache()))
+    samples = parse(generate_latest(registry).decode())
+    route = "/repos/{owner}/{repo}/installation"
+    assert counted_calls(samples) == Counter({("GET", route, "error"): 2})  # the try and its retry
+    assert value(samples, "stepwise_github_retries_total", method="GET", route=route) == 1
+    connection.flushdb()
