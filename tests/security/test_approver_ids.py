@@ -5,9 +5,14 @@ real HTTP, Redis, RQ and the fake GitHub, which renames accounts as GitHub does.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bot.authz import decide
+from bot.server.campaigns import record_store
 from jobs.domain.model import Gate
-from tests.bot.conftest import REPO, World
+from jobs.features.campaigns.record import CampaignStatus
+from tests.bot.conftest import REPO, World, open_world
+from tests.bot.test_app_campaigns import CAMPAIGN, add_service
 from tests.kit.local_e2e import config_text
 
 
@@ -66,3 +71,26 @@ def test_the_decision_is_by_id_once_the_list_is_resolved() -> None:
                   approver_ids={"bo": 0})  # no account held the login when the job started
     assert kept.allowed and not claimed.allowed and not gone.allowed
     assert decide(login="ana", role="", approvers=["ana"], action="approving").allowed  # legacy
+
+
+def test_a_campaign_s_approvers_are_matched_by_account_too(tmp_path: Path, redis_url: str) -> None:
+    with open_world(tmp_path, redis_url) as world:
+        add_service(world, "svc-a")
+        world.gh.push_files(REPO, world.repo.default_branch, {
+            ".github/stepwise.yml": config_text(batches_per_milestone=1, approvers=["ana"])},
+            "config")
+        world.gh.add_issue(REPO, "Move every service to new()", CAMPAIGN, user="ana")
+        world.send("issues.labeled", issue_number=2, label="stepwise-campaign", sender="ana")
+        world.work()
+        doc = record_store.find(world.redis, REPO, 2)
+        assert doc is not None and doc.approver_ids == {"ana": world.gh.user_id("ana")}
+        world.gh.rename_user("ana", "ana-renamed")
+        world.comment("/stepwise campaign cancel", by="ana", on=2)  # a new account on the login
+        world.work()
+        assert record_store.find(world.redis, REPO, 2).campaign.status is not \
+            CampaignStatus.CANCELLED
+        assert any("belonged to another GitHub account" in b for b in world.bodies(2))
+        world.comment("/stepwise campaign cancel", by="ana-renamed", on=2)
+        world.work()
+        assert record_store.find(world.redis, REPO, 2).campaign.status is \
+            CampaignStatus.CANCELLED
