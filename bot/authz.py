@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,16 +24,28 @@ def team_approvers(approvers: Sequence[str]) -> list[str]:
     return [a for a in approvers if a.startswith("@") and "/" in a]
 
 
-def decide(*, login: str, role: str, approvers: Sequence[str], action: str,
-           member_of: Collection[str] = ()) -> Decision:
-    """May `login` (whose repository role is `role`) do `action`?
+def listed_approver(login: str, approvers: Sequence[str], *, actor_id: int = 0,
+                    approver_ids: Mapping[str, int] | None = None) -> bool:
+    """Whether the sender is one of the listed approver accounts: by account id once the list
+    was resolved (`approver_ids`, login -> id when the job started), so a renamed approver
+    still counts and a new account that took a freed login does not; by login before."""
+    if approver_ids:
+        return bool(actor_id) and actor_id in {i for i in approver_ids.values() if i}
+    return login.lower() in {a.lower() for a in approvers if not a.startswith("@")}
 
-    With an `approvers` list only the logins on it and the members of its `@org/team` entries
-    (`member_of`: the teams of the list `login` was found in) may steer; without one, write,
-    maintain and admin may (a custom role counts as the base role it inherits).
+
+def decide(*, login: str, role: str, approvers: Sequence[str], action: str,
+           member_of: Collection[str] = (), actor_id: int = 0,
+           approver_ids: Mapping[str, int] | None = None) -> Decision:
+    """May `login` (account `actor_id`, repository role `role`) do `action`?
+
+    With an `approvers` list only the accounts on it (matched by id once `approver_ids` holds
+    them) and the members of its `@org/team` entries (`member_of`: the teams of the list
+    `login` was found in) may steer; without one, write, maintain and admin may (a custom role
+    counts as the base role it inherits).
     """
     if approvers:
-        if login.lower() in {a.lower() for a in approvers if not a.startswith("@")}:
+        if listed_approver(login, approvers, actor_id=actor_id, approver_ids=approver_ids):
             return Decision(True, f"@{login} is on the approvers list")
         joined = {m.lower() for m in member_of}
         teams = team_approvers(approvers)
@@ -41,6 +53,11 @@ def decide(*, login: str, role: str, approvers: Sequence[str], action: str,
             if team.lower() in joined:
                 return Decision(True, f"@{login} is a member of {team}, on the approvers list")
         required = f" or a member of {', '.join(f'`{t}`' for t in teams)}" if teams else ""
+        if approver_ids and login.lower() in approver_ids:
+            return Decision(False, f"{sentence(action)} is for this repository's `approvers`"
+                            f"{required}; the login @{login} is on the list, but it belonged to "
+                            "another GitHub account when the job started (a renamed or newly "
+                            "registered login)")
         return Decision(False, f"{sentence(action)} is for this repository's `approvers`"
                         f"{required}; @{login} is not on the list")
     if role in STEERING_ROLES:

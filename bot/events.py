@@ -24,6 +24,7 @@ class Kind(StrEnum):
     PULL_REOPENED = "pull_reopened"
     PUSH = "push"  # a push to a stepwise/ branch by someone else
     BASE_PUSH = "base_push"  # a push to the default branch: the base of the repository's jobs
+    CONFIG_PUSH = "config_push"  # a push to another branch that changes .github/stepwise.yml
     INSTALLATION = "installation"
     CI = "ci"  # a check run created or completed, a suite or workflow run completed, a status
     IGNORED = "ignored"
@@ -40,6 +41,7 @@ class Event(BaseModel):
     installation_id: int = 0
     number: int = 0
     sender: str = ""
+    sender_id: int = 0  # the sender's account id: what an `approvers` entry is matched by
     sender_is_bot: bool = False
     label: str = ""
     title: str = ""
@@ -80,6 +82,12 @@ def _login(user: Any) -> str:
     return str(user.get("login") or "") if isinstance(user, dict) else ""
 
 
+def _user_id(user: Any) -> int:
+    """A user's account id (it stays when the login is renamed); 0 when absent."""
+    value = user.get("id") if isinstance(user, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _is_bot(user: Any) -> bool:
     login = str(user.get("login", "")) if isinstance(user, dict) else ""
     return (isinstance(user, dict) and user.get("type") == "Bot") or login.endswith("[bot]")
@@ -111,6 +119,7 @@ def normalise(event_name: str, delivery_id: str, payload: Any) -> Event:
             if payload.get("installation") is not None else 0,
             "sender": _login(sender) or (str(pusher.get("name") or "")
                                          if isinstance(pusher, dict) else ""),
+            "sender_id": _user_id(sender),
             "sender_is_bot": _is_bot(sender),
         }
         return _route(event_name, str(action), payload, common)
@@ -199,8 +208,13 @@ def _route(event_name: str, action: str, payload: dict[str, Any], common: dict[s
             if ref == f"refs/heads/{default}":
                 return Event(kind=Kind.BASE_PUSH, ref=ref, after=str(payload.get("after", "")),
                              config_changed=changed, **common)
-            return Event(kind=Kind.IGNORED, reason="push to another branch",
-                         config_changed=changed, **common)
+            commits = payload.get("commits")
+            branch_changed = ref.startswith("refs/heads/") and not payload.get("deleted") and \
+                isinstance(commits, list) and bool(commits) and _touches(commits, CONFIG_PATH)
+            if branch_changed:  # its `Stepwise config` check run shows on its pull request
+                return Event(kind=Kind.CONFIG_PUSH, ref=ref, after=str(payload.get("after", "")),
+                             **common)
+            return Event(kind=Kind.IGNORED, reason="push to another branch", **common)
         return Event(kind=Kind.PUSH, ref=ref, after=str(payload.get("after", "")), **common)
     if event_name in CI_EVENTS:
         return ci_event(event_name, action, payload, common)

@@ -7,6 +7,7 @@ checked field by field)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -79,6 +80,70 @@ def test_compose_services_have_healthchecks_restarts_and_their_own_settings() ->
     assert f"ENV STEPWISE_WORKDIR={mount}" in dockerfile
     # Only the worker runs bubblewrap; the web app and Redis keep Docker's default profiles.
     assert "security_opt" not in web and "security_opt" not in services["redis"]
+    # The worker's seccomp profile is a file of this repository (compose reads it relative to
+    # itself), never `unconfined`.
+    profiles = [o.split("=", 1)[1] for o in worker["security_opt"] if o.startswith("seccomp=")]
+    assert profiles == ["./deploy/seccomp/stepwise-worker.json"]
+    assert (ROOT / profiles[0]).resolve() == WORKER_PROFILE
+
+
+SECCOMP = ROOT / "deploy" / "seccomp"
+WORKER_PROFILE = SECCOMP / "stepwise-worker.json"
+BUBBLEWRAP_SYSCALLS = {"clone", "clone3", "unshare", "setns", "mount", "umount2", "pivot_root"}
+ACTIONS = {"SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL", "SCMP_ACT_KILL_PROCESS",
+           "SCMP_ACT_KILL_THREAD", "SCMP_ACT_TRAP", "SCMP_ACT_TRACE", "SCMP_ACT_LOG"}
+OPS = {"SCMP_CMP_NE", "SCMP_CMP_LT", "SCMP_CMP_LE", "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT",
+       "SCMP_CMP_MASKED_EQ"}
+
+
+def check_profile_shape(profile: dict[str, Any]) -> None:
+    """The shape of a Docker (and Kubernetes Localhost) seccomp profile, field by field."""
+    assert set(profile) <= {"defaultAction", "defaultErrnoRet", "architectures", "archMap",
+                            "syscalls", "flags", "listenerPath", "listenerMetadata"}
+    assert profile["defaultAction"] in ACTIONS
+    for arch in profile["archMap"]:
+        assert set(arch) == {"architecture", "subArchitectures"}
+        assert arch["architecture"].startswith("SCMP_ARCH_")
+        assert all(sub.startswith("SCMP_ARCH_") for sub in arch["subArchitectures"])
+    for rule in profile["syscalls"]:
+        assert set(rule) <= {"names", "action", "args", "comment", "includes", "excludes",
+                             "errnoRet"}
+        assert rule["names"] and all(isinstance(n, str) and n for n in rule["names"])
+        assert rule["action"] in ACTIONS
+        for arg in rule.get("args") or []:
+            assert set(arg) <= {"index", "value", "valueTwo", "op"} and arg["op"] in OPS
+            assert 0 <= arg["index"] <= 5 and isinstance(arg["value"], int)
+        for condition in (rule.get("includes") or {}, rule.get("excludes") or {}):
+            assert set(condition) <= {"caps", "arches", "minKernel"}
+
+
+def test_the_worker_seccomp_profile_is_dockers_default_plus_only_what_bubblewrap_needs() -> None:
+    default = json.loads((SECCOMP / "docker-default.json").read_text())
+    worker = json.loads(WORKER_PROFILE.read_text())
+    check_profile_shape(default)
+    check_profile_shape(worker)
+    assert {k: v for k, v in worker.items() if k != "syscalls"} == \
+        {k: v for k, v in default.items() if k != "syscalls"}
+    # Exactly one rule names the seven syscalls, and allows them without conditions.
+    (added,) = [r for r in worker["syscalls"] if BUBBLEWRAP_SYSCALLS & set(r["names"])]
+    assert sorted(added["names"]) == sorted(BUBBLEWRAP_SYSCALLS)
+    assert added["action"] == "SCMP_ACT_ALLOW" and "errnoRet" not in added
+    assert not added["args"] and not added["includes"] and not added["excludes"]
+    # Every other rule is the default's, in order, less those seven names.
+    def without(rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        kept = [{**r, "names": [n for n in r["names"] if n not in BUBBLEWRAP_SYSCALLS]}
+                for r in rules]
+        return [r for r in kept if r["names"]]
+    assert [r for r in worker["syscalls"] if r is not added] == without(default["syscalls"])
+    # Nothing else is allowed than the default allows, for a process with any capabilities.
+    allowed = {n for r in worker["syscalls"] if r["action"] == "SCMP_ACT_ALLOW" for n in r["names"]}
+    allowed_before = {n for r in default["syscalls"] if r["action"] == "SCMP_ACT_ALLOW"
+                      for n in r["names"]}
+    assert allowed - allowed_before == {"pivot_root"}  # the others were allowed with conditions
+    # And the file is what scripts/worker_seccomp.py writes from the default.
+    check = subprocess.run([sys.executable, str(ROOT / "scripts" / "worker_seccomp.py"),
+                            "--check"], capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stderr
 
 
 def test_env_example_names_only_settings_that_exist() -> None:
@@ -144,7 +209,8 @@ def test_the_chart_gives_each_role_only_its_secrets_and_the_sandbox_what_it_need
     assert "STEPWISE_WEBHOOK_SECRET" in web_env and "STEPWISE_PRIVATE_KEY_PATH" not in web_env
     assert "STEPWISE_PRIVATE_KEY_PATH" in worker_env and "STEPWISE_WEBHOOK_SECRET" not in worker_env
     assert worker["terminationGracePeriodSeconds"] >= 600
-    assert worker["securityContext"]["seccompProfile"]["type"] == "Unconfined"
+    assert worker["securityContext"]["seccompProfile"] == {
+        "type": "Localhost", "localhostProfile": "stepwise/worker.json"}  # docs/operating.md
     assert web["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault"
     probe = worker["containers"][0]["livenessProbe"]["exec"]["command"]
     assert probe == ["stepwise", "worker", "--check"]

@@ -18,6 +18,7 @@ from githubkit.exception import RequestFailed
 from bot.github.client import DEFAULT_API_VERSION, TOKEN_MARGIN_S, ApiVersion, Installation, response_json
 from bot.github.conditional import ConditionalReads
 from bot.github.errors import ForgeError, classify
+from bot.github.observer import CallObserver, ObservedRetry, event_hooks
 from bot.github.retry import NO_RETRY, CallRetry, retry_after_s
 from bot.github.tls import shared_tls_context
 from jobs.domain.errors import RetryClass
@@ -28,39 +29,49 @@ class GitHubApp:
 
     `retry` (bot.github.retry.CallRetry) retries repeat-safe calls in place with a short capped
     backoff; without it (the default, for tests of single calls) every fault is raised at once.
+    `observer` (bot/github/observer.py) is told about every answer and retry of every client
+    made here (the metrics of GitHub calls and rate limits).
     """
 
     def __init__(self, *, app_id: int, private_key: str, base_url: str,
                  timeout: float = 30.0, auto_retry: bool = False,
                  clock: Callable[[], float] = time.time, retry: CallRetry | None = None,
                  sleep: Callable[[float], None] = time.sleep,
-                 api_version: ApiVersion = DEFAULT_API_VERSION) -> None:
+                 api_version: ApiVersion = DEFAULT_API_VERSION,
+                 observer: CallObserver | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.api_version: ApiVersion = api_version
         self.team_answers: dict[tuple[int, str, str, str], tuple[bool, float]] = {}
         self.timeout = timeout
         self.retry = retry or NO_RETRY
-        self.auto_retry: bool | CallRetry = retry if retry is not None else auto_retry
+        self.observer = observer
+        self.auto_retry: bool | CallRetry | ObservedRetry = retry if retry is not None else \
+            auto_retry
+        if observer is not None and (retry is not None or auto_retry is False):
+            self.auto_retry = ObservedRetry(retry or NO_RETRY, observer)
         self.clock, self.sleep = clock, sleep
-        self._app = GitHub(AppAuthStrategy(app_id, private_key), base_url=self.base_url,
-                           timeout=timeout, auto_retry=self.auto_retry, trust_env=False,
-                           ssl_verify=shared_tls_context(), http_cache=False)
+        self._auth = (app_id, private_key)
+        self._app = self._client(AppAuthStrategy(app_id, private_key), "app")
         self.conditional = ConditionalReads()  # ETags of polled reads (bounded; no hishel cache)
         self._tokens: dict[int, tuple[str, float]] = {}
         self._clients: dict[int, tuple[str, GitHub[TokenAuthStrategy]]] = {}
         self._lock = threading.Lock()
-        self._auth = (app_id, private_key)
         self.app_id = app_id  # tells Stepwise's own check runs from every other App's (by app.id)
         _after_fork.add(self)
+
+    def _client(self, auth: Any, acting_as: str) -> GitHub[Any]:
+        """A githubkit client: `acting_as` is "app" or the installation id it calls as."""
+        return GitHub(auth, base_url=self.base_url, timeout=self.timeout,
+                      auto_retry=self.auto_retry, trust_env=False,
+                      ssl_verify=shared_tls_context(), http_cache=False,
+                      event_hooks=event_hooks(self.observer, acting_as))
 
     def reset_after_fork(self) -> None:
         """In a forked child (an RQ work horse): new locks and clients, since another thread
         of the parent may have held them mid-call at the moment of the fork."""
         self._lock = threading.Lock()
         self._clients = {}
-        self._app = GitHub(AppAuthStrategy(*self._auth), base_url=self.base_url,
-                           timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False,
-                           ssl_verify=shared_tls_context(), http_cache=False)
+        self._app = self._client(AppAuthStrategy(*self._auth), "app")
 
     def token(self, installation_id: int) -> str:
         with self._lock:
@@ -97,9 +108,7 @@ class GitHubApp:
             cached = self._clients.get(installation_id)
             if cached is not None and cached[0] == token:
                 return cached[1]
-            client = GitHub(TokenAuthStrategy(token), base_url=self.base_url,
-                            timeout=self.timeout, auto_retry=self.auto_retry, trust_env=False,
-                            ssl_verify=shared_tls_context(), http_cache=False)
+            client = self._client(TokenAuthStrategy(token), str(installation_id))
             self._clients[installation_id] = (token, client)
             return client
 

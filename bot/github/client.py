@@ -244,6 +244,12 @@ class Installation:
             owner, name, quote(login, safe=""))), missing={})
         return base_role(data)
 
+    def user_id(self, login: str) -> int:
+        """The numeric id of the account that holds `login` now; 0 when none does."""
+        data = self._call(lambda gh: response_json(gh.users.get_by_username(
+            quote(login, safe=""))), missing={})
+        return int(data.get("id") or 0) if isinstance(data, dict) else 0
+
     def is_team_member(self, org: str, team_slug: str, login: str) -> bool:
         """Whether `login` is an active member of @org/team_slug (needs `members: read`);
         answers are cached for TEAM_CACHE_S."""

@@ -12,8 +12,9 @@ which comment a gate's text goes to, and what a comment says once something supe
 from __future__ import annotations
 
 from jobs.domain.job import Job, OpenGate
-from jobs.domain.model import Gate
+from jobs.domain.model import Gate, JobStatus
 from jobs.domain.outbox import gate_key
+from jobs.domain.tally import outcome, tally
 
 QUEUE_DONE = "Stepwise waited here for another job of this repository to finish; it has " \
     "started planning now (the plan follows in its own comment)."
@@ -56,3 +57,28 @@ def retry_line(job: Job, gate: OpenGate) -> str:
 def plan_slot(gate_id: str) -> str:
     """The marker key of the comment of a plan asked after the first one."""
     return f"plan:{gate_id}"
+
+
+def closing_head(job: Job) -> str:
+    """The first paragraph of the summary posted when a job ends: how it ended (and who ended
+    it), what it kept and where the note is, counted as every surface counts (`tally`)."""
+    counted = tally(job)
+    ended = {JobStatus.CANCELLED: "was cancelled", JobStatus.FAILED: "failed"}
+    head = f"Stepwise {ended.get(job.status, outcome(job, counted))}."
+    if job.status is JobStatus.CANCELLED and job.server.cancelled_by:
+        kept = "1 completed batch stays" if counted.committed == 1 else \
+            f"{counted.committed} completed batches stay"
+        head = (f"Stepwise was cancelled: {job.server.cancelled_by}. The {kept} on "
+                f"`{job.branch}`.")
+    pull = job.server.pull
+    if job.status is JobStatus.COMPLETED:
+        head += f" The change note is `{job.note_path}`"
+        head += f" in #{pull.number}, now ready for review." if pull is not None else "."
+    head += f"\n\n{counted.batches_line().capitalize()}; {counted.files_line()}."
+    if counted.leftovers:
+        head += (f" {len(counted.leftovers)} target(s) are left for a human to confirm: they "
+                 "are listed in the change note.")
+    if job.error is not None:
+        head += f"\n\nError `{job.error.code}` ({job.error.retry_class}): " \
+                f"{job.error.message}\n\nHint: {job.error.hint}"
+    return head

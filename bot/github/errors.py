@@ -20,6 +20,8 @@ from bot.github.retry import SECONDARY_MIN_WAIT_S, rate_limit, retry_after_s, tr
 from jobs.domain.errors import RetryClass, StepwiseError
 
 RATE_LIMITED = "github_rate_limited"
+SUSPENDED = "installation_suspended"  # GitHub's 403 "This installation has been suspended"
+SUSPENDED_WORDS = "installation has been suspended"
 REFUSED_STATUSES = frozenset({403, 404, 410, 422})  # what asking again will not change
 HINTS = {
     403: "the App lacks one of the permissions this needs{permissions}; an owner can grant it in "
@@ -73,6 +75,11 @@ def classify(exc: Exception) -> ForgeError:
             return ForgeError(f"GitHub's {kind} rate limit: {message}", code=RATE_LIMITED,
                               retry_class=RetryClass.AUTO_RETRY, evidence=evidence,
                               hint="the job waits for the limit and goes on by itself")
+        if status == 403 and SUSPENDED_WORDS in exc.response.text.lower():  # not refused for good
+            return ForgeError(f"the App's installation is suspended: {message}", code=SUSPENDED,
+                              retry_class=RetryClass.NEEDS_HUMAN, evidence=evidence,
+                              hint="an owner unsuspends the App's installation; the job then goes "
+                                   "on by itself")
         if transient:
             return ForgeError(message, code="github_transient", retry_class=RetryClass.AUTO_RETRY,
                               hint="GitHub may be having trouble; the step will be retried",

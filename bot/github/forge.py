@@ -25,6 +25,7 @@ from bot.github.conversation import (
     PLAN_SUPERSEDED,
     QUEUE_DONE,
     asking_line,
+    closing_head,
     gate_slot,
     plan_slot,
     retry_line,
@@ -36,7 +37,7 @@ from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import RetryClass
 from jobs.domain.github_limits import BODY_CHARS, ISSUE_TITLE_CHARS, cut_chars, fit_chars
 from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.outbox import gate_key
 from jobs.domain.records import PullRequest
@@ -287,22 +288,7 @@ class GitHubForge:
             self.ask_review(job, pull.number)
         if job.status is JobStatus.CANCELLED and job.server.comments.get(job.server.plan_key):
             self.send_plan(job)  # no "to start the job" left standing
-        words = {JobStatus.COMPLETED: "completed", JobStatus.CANCELLED: "was cancelled",
-                 JobStatus.FAILED: "failed"}
-        head = f"Stepwise {words.get(job.status, str(job.status))}."
-        if job.status is JobStatus.CANCELLED and job.server.cancelled_by:
-            kept = sum(1 for b in job.batches if b.commit and b.status is BatchStatus.COMPLETED)
-            kept_words = "1 completed batch stays" if kept == 1 else \
-                f"{kept} completed batches stay"
-            head = (f"Stepwise was cancelled: {job.server.cancelled_by}. The {kept_words} on "
-                    f"`{job.branch}`.")
-        if job.status is JobStatus.COMPLETED:
-            head += f" The change note is `{job.note_path}`"
-            head += f" in #{pull.number}, now ready for review." if pull is not None \
-                else "."
-        if job.error is not None:
-            head += f"\n\nError `{job.error.code}` ({job.error.retry_class}): " \
-                    f"{job.error.message}\n\nHint: {job.error.hint}"
+        head = closing_head(job)
         self.upsert(job, job.number, "summary", f"{head}\n\n{self.card(job, fold_finished=False)}")
 
     def assign_starter(self, job: Job, number: int) -> None:

@@ -22,7 +22,7 @@ from bot.github.ci import RepositoryCi
 from bot.github.client import Installation, response_json
 from bot.github.errors import ForgeError
 from jobs.adapters.git_runner import git_process
-from jobs.adapters.workspace import Repository
+from jobs.adapters.workspace import Repository, WithdrawRefusedError
 from jobs.domain.base_notes import WORKFLOW_PERMISSION
 from jobs.domain.errors import RetryClass, WorkspaceError
 
@@ -196,6 +196,23 @@ class ApiCommits:
         if status and "does not exist" in message.lower():
             status, message = self._refusable(lambda gh: gh.git.create_ref(
                 self.owner, self.name, data={"ref": f"refs/heads/{branch}", "sha": sha}))
+        if status:
+            raise refusal(branch, status, message)
+
+    def withdraw(self, branch: str, candidate: str, to: str) -> None:
+        """Move `branch` back from our own CI-rejected `candidate` to `to` (its parent) through
+        the API: the ref's current sha is compared first, and only then forced (`force: true`),
+        so a branch someone moved on is never rewritten. (GitHub has no compare-and-set for a
+        forced ref update; the window between the read and the update is one request.)"""
+        current = self._api(lambda gh: gh.git.get_ref(self.owner, self.name, f"heads/{branch}"))
+        at = str((current.get("object") or {}).get("sha", "")) if isinstance(current, dict) else ""
+        if at != candidate:
+            raise WithdrawRefusedError(
+                f"`{branch}` is no longer at `{candidate[:7]}` on GitHub (it is at `{at[:7]}`), "
+                "so it is not withdrawn", hint="someone pushed on top of it; Stepwise never "
+                "rewrites their work")
+        status, message = self._refusable(lambda gh: gh.git.update_ref(
+            self.owner, self.name, f"heads/{branch}", data={"sha": to, "force": True}))
         if status:
             raise refusal(branch, status, message)
 

@@ -1,9 +1,9 @@
 """Server-mode git: one cached bare clone per repository; job branches fetched and pushed with a fresh token.
 
 The remote is the truth: reading a branch head fetches it first, and moving a branch pushes it
-(never forced, but to withdraw Stepwise's own CI-rejected tip with a lease on its exact
-sha). Credentials go to git per call as an `http.extraHeader`, never into a URL,
-the git config, a log or an error message.
+or lands it through the Git Data API (never forced, but to withdraw Stepwise's own CI-rejected
+tip while the branch is at its exact sha). Credentials go to git per call as an
+`http.extraHeader`, never into a URL, the git config, a log or an error message.
 """
 
 from __future__ import annotations
@@ -98,9 +98,15 @@ class MirroredRepository(Repository):
         return new
 
     def withdraw(self, branch: str, candidate: str, to: str) -> None:
-        """Withdraw our own CI-rejected `candidate` from the remote branch with a lease on that
-        exact sha: a branch someone pushed on top of is never rewritten."""
+        """Withdraw our own CI-rejected `candidate` from the remote branch, only while the branch
+        is still at that exact sha: a branch someone pushed on top of is never rewritten. With
+        API commits the ref is compared and then forced through the Git Data API (no push, so
+        nothing depends on git's view of workflow files); else a force-with-lease push."""
         ref = f"refs/heads/{branch}"
+        if self.api is not None:
+            self.api.withdraw(branch, candidate, to)
+            self.git("update-ref", ref, to)
+            return
         try:
             self.remote("push", "--quiet", "--no-verify", f"--force-with-lease={ref}:{candidate}",
                         "origin", f"{to}:{ref}")

@@ -34,6 +34,7 @@ class CommentInfo:
     is_bot: bool
     created_at: str
     updated_at: str = ""  # equal to created_at unless the body was edited
+    author_id: int = 0  # the author's account id (stays when the login is renamed)
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,8 @@ def comment_info(data: dict[str, Any]) -> CommentInfo:
     return CommentInfo(id=int(data["id"]), body=data.get("body") or "", author=login,
                        is_bot=user.get("type") == "Bot" or login.endswith("[bot]"),
                        created_at=str(data.get("created_at", "")),
-                       updated_at=str(data.get("updated_at") or data.get("created_at", "")))
+                       updated_at=str(data.get("updated_at") or data.get("created_at", "")),
+                       author_id=int(user.get("id") or 0))
 
 
 def pull_info(data: dict[str, Any]) -> PullInfo:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -66,15 +66,25 @@ def retry_after_s(exc: RequestFailed) -> float:
 
 def rate_limit(exc: BaseException, *, now: float) -> tuple[str, float | None] | None:
     """Whether `exc` is one of GitHub's rate limits: ("primary" | "secondary", the seconds GitHub
-    asked to wait, or None where it did not say), else None. Primary limits say when they reset
-    (`x-ratelimit-remaining: 0`, `x-ratelimit-reset`); secondary ones may send `Retry-After`."""
-    if not isinstance(exc, RequestFailed) or exc.response.status_code not in (403, 429):
+    asked to wait, or None where it did not say), else None (`rate_limit_of_answer`)."""
+    if not isinstance(exc, RequestFailed):
         return None
-    headers, text = exc.response.headers, exc.response.text.lower()
+    return rate_limit_of_answer(exc.response.status_code, exc.response.headers,
+                                exc.response.text, now=now)
+
+
+def rate_limit_of_answer(status: int, headers: Mapping[str, str], text: str, *,
+                         now: float) -> tuple[str, float | None] | None:
+    """Whether an answer is one of GitHub's rate limits, as `rate_limit` says. Primary limits say
+    when they reset (`x-ratelimit-remaining: 0`, `x-ratelimit-reset`); secondary ones may send
+    `Retry-After`."""
+    if status not in (403, 429):
+        return None
+    text = text.lower()
     after = headers.get("retry-after", "")
     if after.isdigit():
         return "secondary", float(after)
-    if "secondary rate limit" in text or exc.response.status_code == 429:
+    if "secondary rate limit" in text or status == 429:
         return "secondary", None
     reset = headers.get("x-ratelimit-reset", "")
     if headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():

@@ -87,7 +87,7 @@ def _field(spec: Spec, labels: dict[str, str], part: str) -> str:
     return json.dumps([str(labels.get(name, "")) for name in spec.labels]) + SEP + part
 
 
-def _add(pipe: Any, spec: Spec, labels: dict[str, str], value: float) -> None:
+def add(pipe: Any, spec: Spec, labels: dict[str, str], value: float) -> None:
     key = KEY + spec.name
     if spec.kind == "counter":
         pipe.hincrbyfloat(key, _field(spec, labels, "v"), value)
@@ -108,7 +108,7 @@ def record(connection: redis.Redis, items: list[tuple[Spec, dict[str, str], floa
     try:
         pipe = connection.pipeline(transaction=False)
         for spec, labels, value in items:
-            _add(pipe, spec, labels, value)
+            add(pipe, spec, labels, value)
         pipe.execute()
     except redis.RedisError as exc:
         log.warning("metrics not recorded", extra={"error": type(exc).__name__})
@@ -241,7 +241,7 @@ def observe(connection: redis.Redis, job: Job) -> None:
         pipe = connection.pipeline(transaction=True)
         pipe.set(key, seen_of(job).model_dump_json(), ex=SEEN_TTL_S)
         for spec, labels, value in items:
-            _add(pipe, spec, labels, value)
+            add(pipe, spec, labels, value)
         pipe.execute()
     except (redis.RedisError, ValueError) as exc:
         log.warning("metrics not recorded", extra={"job_id": job.id,

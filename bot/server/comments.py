@@ -160,7 +160,7 @@ class ServerCommands:
             return CANNOT_START.format(exc.message, exc.hint, label=DEFAULT_TRIGGER_LABEL)
         start_job(self.ctx, StartRequest(
             repo=event.repo, number=event.number, installation_id=event.installation_id,
-            sender=event.sender, key=f"retry-start:{event.comment_id}",
+            sender=event.sender, sender_id=event.sender_id, key=f"retry-start:{event.comment_id}",
             label=config.trigger_label, retry=True), config)
         return ""
 
@@ -190,7 +190,8 @@ def apply_command(ctx: ServerContext, event: Event, job: Job | None,
     assert job is not None  # every steering verb needs a job
     decision = steering_decision(ctx.installation(event.installation_id), event.repo,
                                  login=event.sender, approvers=job.config.approvers,
-                                 action=f"`{PREFIX} {command.verb}`")
+                                 action=f"`{PREFIX} {command.verb}`", actor_id=event.sender_id,
+                                 approver_ids=job.server.approver_ids)
     if not decision.allowed:
         return quoted + f"Refused: {decision.reason}. Nothing changed.", False
     if spec.answers_gate and job.gate is not None and \

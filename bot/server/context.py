@@ -19,7 +19,9 @@ from bot.github.forge import GitHubForge
 from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
 from bot.github.retry import CallRetry
+from bot.observability.github_metrics import GitHubCallMetrics
 from bot.server.connections import worker_redis
+from bot.server.identity import BotIdentity
 from bot.server.redis_store import RedisStore
 from bot.settings import Settings
 from bot.taskcenter.links import web_base
@@ -45,6 +47,8 @@ class ServerContext:
 
     def __post_init__(self) -> None:
         install_recipes(self.recipes)
+        self.identity = BotIdentity(app_slug=self.settings.app_slug,
+                                    api_url=self.settings.github_api_url)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, connection: Redis | None = None,
@@ -56,7 +60,8 @@ class ServerContext:
             github=GitHubApp(app_id=app_id, private_key=private_key,
                              base_url=settings.github_api_url,
                              api_version=settings.github_api_version,
-                             retry=CallRetry(backoff_s=settings.call_backoff_s)),
+                             retry=CallRetry(backoff_s=settings.call_backoff_s),
+                             observer=GitHubCallMetrics(client)),
             sandbox=sandbox or make_sandbox(require_isolation=not settings.allow_unsandboxed),
         )
 
@@ -96,6 +101,7 @@ class ServerContext:
                         repo: str) -> Services:
         """The engine's services for one repository: its mirror, forge and environment cache."""
         envs = self.settings.workdir / "envs" / repo.replace("/", "+")
+        repository.identity = self.identity.env(forge.client)  # the App's bot user
         return Services(repository=repository, store=self.store, sandbox=self.sandbox,
                         forge=forge, clock=self.clock, voice=forge.voice, hidden_paths=self.hidden_paths(),
                         environments=EnvironmentCache(

@@ -14,6 +14,7 @@ from bot.server.campaigns.closing import campaign_closed, campaign_reopened
 from bot.server.campaigns.tasks import campaign_edited, start_campaign
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
+from bot.server.config_check import check_config_push
 from bot.server.context import ServerContext
 from bot.server.installations import end_removed_jobs
 from bot.server.job_lookup import job_for
@@ -71,7 +72,8 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         return
     start_job(ctx, StartRequest(repo=event.repo, number=event.number,
                                 installation_id=event.installation_id, sender=event.sender,
-                                key=start_key(event), label=event.label), config)
+                                sender_id=event.sender_id, key=start_key(event),
+                                label=event.label), config)
 
 
 # -- closes, edits and pushes ---------------------------------------------------------------------
@@ -88,7 +90,9 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
     what = "pull request" if event.kind is Kind.PULL_CLOSED else "issue"
     decision = steering_decision(client, event.repo, login=event.sender,
                                  approvers=job.config.approvers,
-                                 action=f"cancelling the job by closing the {what}")
+                                 action=f"cancelling the job by closing the {what}",
+                                 actor_id=event.sender_id,
+                                 approver_ids=job.server.approver_ids)
     if not decision.allowed:
         ctx.forge(client, event.repo).reply(
             job, event.number, f"closed:{event.delivery_id}",
@@ -144,6 +148,10 @@ def on_issue_edited(ctx: ServerContext, event: Event) -> None:
 
 
 def on_push(ctx: ServerContext, event: Event) -> None:
+    if event.kind is Kind.CONFIG_PUSH or (event.kind is Kind.BASE_PUSH and event.config_changed):
+        check_config_push(ctx, event)
+    if event.kind is Kind.CONFIG_PUSH:
+        return
     branch = event.ref.removeprefix("refs/heads/")
     for job_id in ctx.store.job_ids(limit=500):
         job = ctx.store.load_id(job_id)
@@ -174,6 +182,7 @@ def handle_event(ctx: ServerContext, payload: dict[str, Any]) -> None:
               Kind.ISSUE_EDITED: on_issue_edited, Kind.ISSUE_CLOSED: on_closed,
               Kind.PULL_CLOSED: on_closed, Kind.ISSUE_REOPENED: on_reopened,
               Kind.PULL_REOPENED: on_reopened, Kind.PUSH: on_push, Kind.BASE_PUSH: on_push,
+              Kind.CONFIG_PUSH: on_push,
               Kind.INSTALLATION: end_removed_jobs, Kind.CI: on_ci_event}
     route = routes.get(event.kind)
     if route is not None and event.repo and not event.installation_id:

@@ -1,9 +1,11 @@
 """Which jobs a reconciler pass must look at, kept as Redis sets by every save, so that a pass
 reads the documents of the jobs it works on, not of every job there is.
 
-Three kinds, each a set of job ids (`stepwise:idle:<kind>`): `owing`, a job no worker holds
+Four kinds, each a set of job ids (`stepwise:idle:<kind>`): `owing`, a job no worker holds
 (waiting, ended, or waiting for CI) that owes GitHub something; `gate`, a job waiting at a
-gate, whose comments a pass reads back; `ci`, a job waiting for the repository's CI. The
+gate, whose comments a pass reads back; `ci`, a job waiting for the repository's CI; `active`,
+a job queued or running its steps, whose comments a pass reads back too (a command posted
+while a step ran, whose webhook was lost, is applied after that step, not at the next gate). The
 store updates them in the same transaction as the job's document (`index_job`), so they never
 disagree with a saved record; sets from before this index existed are built once from the
 documents (`members`). A pass that finds a member no longer belongs removes it
@@ -20,8 +22,8 @@ from redis import Redis
 from bot.server.keys import JOBS, idle_key, job_key
 from jobs.domain.model import ACTIVE_JOB_STATUSES, JobStatus
 
-OWING, GATE, CI = "owing", "gate", "ci"
-KINDS = (OWING, GATE, CI)
+OWING, GATE, CI, ACTIVE = "owing", "gate", "ci", "active"
+KINDS = (OWING, GATE, CI, ACTIVE)
 INDEXED_KEY = idle_key("indexed")
 BUILD_CHUNK = 200  # documents per pipelined round trip when the sets are first built
 
@@ -36,11 +38,12 @@ def owes(doc: dict[str, Any]) -> bool:
 
 
 def kinds_of(doc: dict[str, Any]) -> set[str]:
-    """The sets a job document belongs in (none for a running job or an ended one owing nothing)."""
+    """The sets a job document belongs in (`active` only for a queued or running job, none for
+    an ended one owing nothing)."""
     status = doc.get("status", JobStatus.QUEUED)
     waiting_for_ci = status == JobStatus.RUNNING and isinstance(doc.get("ci_wait"), dict)
     if status in ACTIVE_JOB_STATUSES and not waiting_for_ci:
-        return set()
+        return {ACTIVE}
     kinds = {OWING} if owes(doc) else set()
     if status == JobStatus.AWAITING_HUMAN:
         kinds.add(GATE)

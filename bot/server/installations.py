@@ -7,6 +7,7 @@ import logging
 
 from bot.events import Event
 from bot.server.context import ServerContext
+from bot.server.suspensions import SUSPEND, UNSUSPEND, on_suspension
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.job import Job
@@ -32,8 +33,12 @@ def concerned(job: Job, event: Event) -> bool:
 
 
 def end_removed_jobs(ctx: ServerContext, event: Event) -> None:
-    """End every open job the uninstall or removal cuts off; other installation events only
-    get recorded (by the web app)."""
+    """End every open job the uninstall or removal cuts off; park (or resume) the open jobs
+    of a suspended (or unsuspended) installation; other installation events only get
+    recorded (by the web app)."""
+    if event.reason in (SUSPEND, UNSUSPEND):
+        on_suspension(ctx, event)
+        return
     template = ENDING_ACTIONS.get(event.reason)
     if template is None:
         return

@@ -15,8 +15,11 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from redis import Redis
+
 from bot.github.errors import RATE_LIMITED
 from bot.github.retry import SECONDARY_MIN_WAIT_S
+from bot.observability.github_metrics import record_rate_limit_wait
 from jobs.domain.errors import StepwiseError
 from jobs.domain.job import Job
 from jobs.ports import JobStore
@@ -31,6 +34,9 @@ class ServerContext(Protocol):
 
     @property
     def store(self) -> JobStore: ...
+
+    @property
+    def redis(self) -> Redis: ...
 
 log = logging.getLogger(__name__)
 MAX_WAIT_S = 3900.0  # a primary limit resets within the hour; a little margin
@@ -60,6 +66,7 @@ def wait_for_rate_limit(ctx: ServerContext, job: Job, exc: StepwiseError,
     job.server.rate_limit_waits += 1
     job.server.rate_limited_until, job.server.retry_scheduled = until, True
     ctx.store.save(job)
+    record_rate_limit_wait(ctx.redis, str(exc.evidence.get("rate_limit", "")))
     log.warning("waiting for GitHub's rate limit", extra={
         "job_id": job.id, "rate_limit": exc.evidence.get("rate_limit"), "delay_s": wait,
         "until": until.isoformat()})

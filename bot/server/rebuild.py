@@ -8,6 +8,7 @@ import re
 
 from bot.github.client import Installation
 from bot.server.context import ServerContext
+from bot.server.retention import pruned_for_issue
 from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.errors import StepwiseError
 from jobs.domain.job import Job
@@ -21,7 +22,10 @@ GATE_ID = re.compile(rf"^{re.escape(GATE_PREFIX)}[a-z_]+-(\d+)$")  # gate:<kind>
 
 
 def rebuild(ctx: ServerContext, *, repo: str, number: int, installation_id: int) -> Job | None:
-    """The lost job of issue (or PR) `number`, if its branch still carries job commits."""
+    """The lost job of issue (or PR) `number`, if its branch still carries job commits; never
+    one that retention removed (it ended: bot/server/retention.py)."""
+    if pruned_for_issue(ctx.redis, repo, number) is not None:
+        return None
     client = ctx.installation(installation_id)
     owner, name = repo.split("/", 1)
     issue = client.issue(owner, name, number)
@@ -30,6 +34,8 @@ def rebuild(ctx: ServerContext, *, repo: str, number: int, installation_id: int)
         if match is None:
             return None
         number = int(match.group(1))
+        if pruned_for_issue(ctx.redis, repo, number) is not None:
+            return None
         issue = client.issue(owner, name, number)
     info = client.repo(owner, name)
     try:

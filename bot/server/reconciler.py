@@ -1,5 +1,6 @@
 """The reconciler: publishes what jobs still owe GitHub, and reads back the commands of
-waiting jobs whose webhooks never came (GitHub does not redeliver a lost webhook by itself).
+waiting and running jobs whose webhooks never came (GitHub does not redeliver a lost webhook
+by itself).
 
 Every worker's reaper thread queues a pass (the `reconcile` task, run by a worker like a step)
 every STEPWISE_RECONCILE_INTERVAL_S, one per interval (a round lock in Redis). A pass takes the
@@ -31,6 +32,7 @@ from bot.server.context import ServerContext
 from bot.server.keys import comments_read_key, job_key
 from bot.server.retention import retention_round
 from bot.server.steps import RECONCILER, schedule_advance
+from bot.server.suspensions import is_suspended
 from bot.server.worker import Lease, enqueue, rq_id
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StepwiseError
@@ -78,10 +80,10 @@ def read_documents(redis: Redis, job_ids: list[str]) -> dict[str, dict[str, Any]
 
 
 def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -> Pass:
-    """One pass: publish what jobs no worker holds owe, then read the
-    comments of jobs at a shown gate, then of jobs waiting for CI, for commands nobody
-    handled (written at least `comment_grace_s` ago: a webhook still on its way is not a
-    lost one)."""
+    """One pass: publish what jobs no worker holds owe, then read the comments of jobs at a
+    shown gate, then of jobs waiting for CI, then of jobs queued or running their steps, for
+    commands nobody handled (written at least `comment_grace_s` ago: a webhook still on its
+    way is not a lost one)."""
     result = Pass()
     deadline = time.monotonic() + PASS_BUDGET_S
     redis = ctx.redis
@@ -99,29 +101,40 @@ def reconcile(ctx: ServerContext, *, comment_grace_s: float = COMMENT_GRACE_S) -
                         MAX_JOBS_PER_PASS - len(owing), move=False)
     docs = read_documents(redis, chosen)
     result.scanned = len(waiting_ci) + len(owing_docs) + len(docs)
-    for number, job_id in enumerate(idle_index.still_members(redis, idle_index.GATE, chosen, docs)):
-        if number and time.monotonic() > deadline:
+    at_gates = idle_index.still_members(redis, idle_index.GATE, chosen, docs)
+    _read_back(ctx, result, "waiting", at_gates, docs, deadline=deadline, grace_s=comment_grace_s,
+               first_always=True)
+    # Jobs waiting for CI are idle too: a `cancel` posted while no webhook came is read back.
+    ci_jobs = take_turns(redis, "ci-comments", list(waiting_ci), MAX_JOBS_PER_PASS, move=False)
+    _read_back(ctx, result, "ci-comments", ci_jobs, waiting_ci, deadline=deadline,
+               grace_s=comment_grace_s)
+    # Jobs queued or running their steps: a command whose webhook was lost while a step ran is
+    # handled as its webhook would have been, not left until the job next waits at a gate.
+    chosen = take_turns(redis, "active-comments", idle_index.members(redis, idle_index.ACTIVE),
+                        MAX_JOBS_PER_PASS, move=False)
+    active_docs = read_documents(redis, chosen)
+    result.scanned += len(active_docs)
+    active = idle_index.still_members(redis, idle_index.ACTIVE, chosen, active_docs)
+    _read_back(ctx, result, "active-comments", active, active_docs, deadline=deadline,
+               grace_s=comment_grace_s)
+    return result
+
+
+def _read_back(ctx: ServerContext, result: Pass, kind: str, job_ids: list[str],
+               docs: dict[str, dict[str, Any]], *, deadline: float, grace_s: float,
+               first_always: bool = False) -> None:
+    """Queue the unhandled commands of `job_ids` in turn until the pass's `deadline` (the
+    first job even past it with `first_always`); each job read takes its turn of `kind`."""
+    for number, job_id in enumerate(job_ids):
+        if time.monotonic() > deadline and not (first_always and number == 0):
             break  # the rest wait for the next pass, which starts after the last one read
         try:
-            result.commands += unhandled_commands(ctx, job_id, grace_s=comment_grace_s,
+            result.commands += unhandled_commands(ctx, job_id, grace_s=grace_s,
                                                   doc=docs[job_id])
         except StepwiseError as exc:
             log.warning("could not read a job's comments", extra={"job_id": job_id,
                                                                    "code": exc.code})
-        took_turn(redis, "waiting", job_id)
-    # Jobs waiting for CI are idle too: a `cancel` posted while no webhook came is read back.
-    ci_jobs = take_turns(redis, "ci-comments", list(waiting_ci), MAX_JOBS_PER_PASS, move=False)
-    for job_id in ci_jobs:
-        if time.monotonic() > deadline:
-            break
-        try:
-            result.commands += unhandled_commands(ctx, job_id, grace_s=comment_grace_s,
-                                                  doc=waiting_ci[job_id])
-        except StepwiseError as exc:
-            log.warning("could not read a job's comments", extra={"job_id": job_id,
-                                                                   "code": exc.code})
-        took_turn(redis, "ci-comments", job_id)
-    return result
+        took_turn(ctx.redis, kind, job_id)
 
 
 def take_turns(redis: Redis, kind: str, job_ids: list[str], count: int, *,
@@ -153,6 +166,9 @@ def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
         job = ctx.store.load_id(job_id)
         if job is None or job.is_active or job.server.installation_id is None:
             return
+        if is_suspended(ctx.redis, job.server.installation_id):  # no call until unsuspended
+            result.still_owed.append(job_id)
+            return
         forge = ctx.forge(ctx.installation(job.server.installation()), job.repo)
         if job.gate is not None and job.gate.shown_at is None:
             forge.expect(job, Publication.GATE)  # owed, whether or not it was recorded
@@ -173,7 +189,7 @@ def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
 
 def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
                        doc: dict[str, Any] | None = None) -> list[int]:
-    """Queue the command comments on an idle job that no webhook brought (their progress key
+    """Queue the command comments on a job that no webhook brought (their progress key
     is missing); returns their ids. Every comment since the last one this read-back went past
     is covered (a per-job cursor, `comments_read_key`, listed with `since=`), not only those
     since the gate opened: a `cancel` posted while Redis or the worker was away counts too.
@@ -187,7 +203,8 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
             return []
         facts = (job.repo, job.number, job.server, job.gate, job.created_at)
     repo, job_number, server, gate, created = facts
-    if (gate is not None and gate.shown_at is None) or server.installation_id is None:
+    if (gate is not None and gate.shown_at is None) or server.installation_id is None or \
+            is_suspended(ctx.redis, server.installation_id):
         return []
     from bot.commands import parse_comment
 
@@ -213,7 +230,8 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
                 continue
             event = Event(kind=Kind.COMMENT, delivery_id=f"{RECONCILED_PREFIX}{comment.id}",
                           repo=repo, installation_id=server.installation(),
-                          number=number, sender=comment.author, body=comment.body,
+                          number=number, sender=comment.author,
+                          sender_id=comment.author_id, body=comment.body,
                           comment_id=comment.id, created_at=comment.created_at,
                           is_pull_request=number != job_number)
             enqueue(ctx.redis, "event", event.model_dump(mode="json"),

@@ -15,9 +15,10 @@ from bot.github.forge import GitHubForge
 from bot.github.git_data import SIGNATURES_FIX, SIGNATURES_REQUIRED, requires_signed_commits
 from bot.server.context import ServerContext
 from bot.server.resume import resume_ended
+from bot.server.retention import pruned_for_issue
 from bot.server.steps import schedule_advance
 from bot.server.worker import Lease
-from bot.steering import steering_decision
+from bot.steering import resolve_approvers, steering_decision
 from jobs.domain.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
 from jobs.domain.gates import RefusedError
@@ -51,6 +52,7 @@ class StartRequest:
     key: str  # the marker key of the answer (a retried delivery edits it)
     label: str  # the trigger label as written (or the config's, for a command)
     retry: bool = False  # `/stepwise retry-start`: a completed job is not started again
+    sender_id: int = 0  # the sender's account id (webhooks carry it)
 
 
 def start_job(ctx: ServerContext, request: StartRequest, config: RepoConfig) -> None:
@@ -66,15 +68,18 @@ def start_job(ctx: ServerContext, request: StartRequest, config: RepoConfig) -> 
             raise StepwiseError("another worker is starting a job for this issue",
                                 code="start_busy", retry_class=RetryClass.AUTO_RETRY,
                                 hint="the delivery is retried in a few seconds")
+        # `approvers` name accounts: resolved to their ids now, matched by id from now on
+        approver_ids = resolve_approvers(client, config.approvers)
         decision = steering_decision(client, request.repo, login=request.sender,
-                                     approvers=config.approvers, action="starting a job")
+                                     approvers=config.approvers, action="starting a job",
+                                     actor_id=request.sender_id, approver_ids=approver_ids)
         if not decision.allowed:
             forge.reply(None, request.number, request.key,
                         f"Stepwise did not start. {decision.reason}.")
             return
         acknowledge(client, request)  # 👀 within seconds, before the clone
         existing = ctx.store.find(request.repo, request.number)
-        if existing is not None and again(ctx, forge, request, existing, config):
+        if existing is not None and again(ctx, forge, request, existing, config, approver_ids):
             return
         if config.commit_via == "git" and requires_signed_commits(client, request.repo,
                                                                   info.default_branch):
@@ -88,6 +93,8 @@ def start_job(ctx: ServerContext, request: StartRequest, config: RepoConfig) -> 
         if base_sha is None:
             return
         services = ctx.engine_services(repository, forge, repo=request.repo)
+        # A job retention removed ended: its branch is not a lost record to recover.
+        pruned = pruned_for_issue(ctx.redis, request.repo, request.number) is not None
         base = Base(branch=info.default_branch, sha=base_sha, config=config)
         try:
             if config.llm_drafts and not has_spec_block(issue.body):
@@ -96,7 +103,8 @@ def start_job(ctx: ServerContext, request: StartRequest, config: RepoConfig) -> 
                 forge.reply(None, request.number, request.key, draft_comment(draft))
             else:
                 job = create_job(parse_issue(issue.title, issue.body), request.number, services,
-                                 repo_name=request.repo, base=base, recover=existing is None)
+                                 repo_name=request.repo, base=base,
+                                 recover=existing is None and not pruned)
         except BadInputError as exc:
             forge.reply(None, request.number, request.key,
                         CANNOT_START.format(exc.message, exc.hint, label=request.label))
@@ -104,6 +112,7 @@ def start_job(ctx: ServerContext, request: StartRequest, config: RepoConfig) -> 
         author_role = client.permission(owner, name, issue.author)
         job.server.installation_id = request.installation_id
         job.server.started_by = request.sender  # assigned, mentioned at gates, asked to review
+        job.server.approver_ids = approver_ids
         # a drafted spec always is untrusted
         job.untrusted_spec = job.untrusted_spec or author_role not in STEERING_ROLES
         ctx.store.save(job)
@@ -111,7 +120,7 @@ def start_job(ctx: ServerContext, request: StartRequest, config: RepoConfig) -> 
 
 
 def again(ctx: ServerContext, forge: GitHubForge, request: StartRequest,
-          job: Job, config: RepoConfig) -> bool:
+          job: Job, config: RepoConfig, approver_ids: dict[str, int]) -> bool:
     """The issue already has a job: resume it when it was cancelled or failed, plan again with
     `config` when it waits at its plan gate (retry-start), else say why nothing starts; True
     when the answer is given (False: start a new job, after a completed one)."""
@@ -131,6 +140,7 @@ def again(ctx: ServerContext, forge: GitHubForge, request: StartRequest,
                                                        or job.gate.while_planning):
         try:
             message = reload_job_config(job, config)
+            job.server.approver_ids = approver_ids  # the reloaded list's accounts
         except RefusedError as exc:  # the gate was checked just above; say it all the same
             message = exc.message
         forge.reply(job, request.number, request.key, f"Stepwise: {message}.")

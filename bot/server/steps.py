@@ -17,6 +17,7 @@ from bot.observability import metrics
 from bot.server.context import ServerContext
 from bot.server.keys import pull_key
 from bot.server.rate_limits import is_rate_limit, rate_limit_over, wait_for_rate_limit
+from bot.server.suspensions import is_suspended, is_suspension, park, suspend_met
 from bot.server.worker import (
     InstallationSlots,
     Lease,
@@ -59,6 +60,9 @@ def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
         job = ctx.store.load_id(job_id)
         if job is None or job.is_terminal or job.status is JobStatus.AWAITING_HUMAN:
             return
+        if is_suspended(ctx.redis, job.server.installation_id):
+            park(ctx, job)  # no GitHub call until `installation.unsuspend` resumes it
+            return
         slots = repo_slots(ctx, job)
         position = slots.acquire(job.id, still_running=lambda other: running(ctx, other))
         if position:
@@ -87,7 +91,7 @@ def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
         if waiting is not None:  # the installation's next job, whichever its repository
             enqueue(ctx.redis, "advance", {"job_id": waiting}, retry=False,
                     job_id=rq_id("advance", waiting, "shared-slot", job.id, str(job.version)))
-    elif not job.server.retry_scheduled:
+    elif not job.server.retry_scheduled and not job.server.parked:
         schedule_advance(ctx, job)
 
 
@@ -163,6 +167,8 @@ def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
     job = ctx.store.load_id(job_id)
     if job is None:
         raise exc
+    if is_suspension(exc):  # never a failure: parked until the installation is unsuspended
+        return suspend_met(ctx, job)
     if is_rate_limit(exc):  # never a failure gate: the job waits for the limit, holding no worker
         return wait_for_rate_limit(ctx, job, exc, lambda delay_s: schedule_advance(
             ctx, job, delay_s=delay_s))

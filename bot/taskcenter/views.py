@@ -23,6 +23,7 @@ from jobs.domain.job import Batch, Job
 from jobs.domain.model import GATE_EXIT_CODES, Gate, JobStatus
 from jobs.domain.notes import rate_limit_note
 from jobs.domain.redact import redact
+from jobs.domain.tally import outcome, tally
 
 # How often an open job page looks for a new version, by group (seconds; none when finished).
 REFRESH_S: dict[Group, int] = {Group.RUNNING: 5, Group.WAITING: 30, Group.NEEDS_HUMAN: 30}
@@ -64,6 +65,10 @@ class JobSummary(BaseModel):
     group_label: str
     gate: GateView | None = None
     batches: BatchCounts
+    outcome: str = Field(default="", description="the status in words: \"completed with "
+                         "leftovers\" when targets remain for a human")
+    progress: str = Field(default="", description="the batches and files, counted as the card, "
+                          "the change note and the closing summary count them")
     created_at: datetime
     updated_at: datetime
     version: int
@@ -121,7 +126,9 @@ def gate_view(job: Job, links: Links) -> GateView | None:
 def summarise(job: Job, links: Links) -> JobSummary:
     group = group_of(job.status, job.gate.kind if job.gate else None)
     pull_number, pull_url = links.pull(job.server.pull)
+    counted = tally(job)
     return JobSummary(
+        outcome=outcome(job, counted), progress=counted.line(),
         id=job.id, repo=job.repo, number=job.number, title=job.title, status=job.status,
         group=group, group_label=GROUP_LABELS[group], gate=gate_view(job, links),
         batches=batch_counts(job.batches), created_at=job.created_at, updated_at=job.updated_at,

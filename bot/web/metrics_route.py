@@ -20,11 +20,15 @@ from prometheus_client.core import (
 from rq import Queue, Worker
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
-from bot.observability.metrics import KEY, SEP, SPECS, Spec
+from bot.observability import github_metrics
+from bot.observability.metrics import KEY, SEP, Spec
+from bot.observability.metrics import SPECS as metrics_specs
 from bot.observability.process_metrics import PROCESS, REDIS_UP
 from bot.server.worker import queue
 from bot.taskcenter.records import HeadCache, JobHead, all_job_ids
 from jobs.domain.model import JobStatus
+
+SPECS = (*metrics_specs, *github_metrics.SPECS)
 
 
 class RedisCollector:
@@ -45,6 +49,7 @@ class RedisCollector:
             jobs.add_metric([status.value], sum(1 for h in heads if h.status is status))
         yield jobs
         yield from gate_families(heads, time.time())
+        yield from github_metrics.rate_limit_families(self.connection)
         yield from worker_families(self.connection)
         depth = GaugeMetricFamily("stepwise_queue_depth", "RQ tasks on the `stepwise` queue, by "
                                   "state.", labels=["state"])
@@ -145,8 +150,8 @@ router = APIRouter()
             response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
 def metrics(request: Request) -> Response:
     """Prometheus metrics: jobs by status, batch outcomes and durations, validation durations,
-    webhook deliveries and acknowledgement latency, queue depth, GitHub API errors, model
-    tokens. Aggregates only: no job data."""
+    webhook deliveries and acknowledgement latency, queue depth, GitHub API calls, errors and
+    rate limits, model tokens. Aggregates only: no job data."""
     connection: redis.Redis = request.app.state.redis
     cache = getattr(request.app.state, "head_cache", None) or HeadCache()
     registry = CollectorRegistry(auto_describe=False)

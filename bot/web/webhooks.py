@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import redis
@@ -16,6 +17,7 @@ from bot.commands.spec import PREFIX
 from bot.events import Event, Kind, MalformedPayloadError, normalise
 from bot.observability.metrics import counted_delivery
 from bot.server.keys import delivery_key
+from bot.server.suspensions import SUSPEND, UNSUSPEND, is_suspended, mark
 from bot.server.worker import enqueue_new, event_lease, requeue, rq_id, task_abandoned
 from bot.web.noops import forget_trigger_label, noop_reason
 from bot.web.webhook_body import (
@@ -28,7 +30,8 @@ from bot.web.webhook_body import (
 
 RETRY_AFTER_S = 30  # what a 503 asks a client to wait
 DELIVERY_TTL_S = 3 * 24 * 3600  # GitHub lets a delivery be redelivered for three days
-INSTALLATION_TASKS = ("installation.deleted", "installation_repositories.removed")  # end jobs
+INSTALLATION_TASKS = ("installation.deleted", "installation_repositories.removed",  # end jobs
+                      SUSPEND, UNSUSPEND)  # park or resume them
 log = logging.getLogger(__name__)
 router = APIRouter()
 __all__ = ["MAX_PAYLOAD_BYTES", "router"]
@@ -63,6 +66,14 @@ def wants_worker(event: Event, app_slug: str) -> bool:
         return event.check_app != app_slug
     # Only the App's own pushes are its own: another bot's push is someone else's commit.
     return not (event.kind is Kind.PUSH and event.sender.casefold() == f"{app_slug}[bot]")
+
+
+def suspended_installation(connection: redis.Redis, event: Event) -> bool:
+    """Whether the delivery's installation is suspended (Redis down: the enqueue says so)."""
+    try:
+        return is_suspended(connection, event.installation_id)
+    except redis.RedisError:
+        return False
 
 
 def record_installation(connection: redis.Redis, event: Event) -> None:
@@ -133,6 +144,12 @@ async def receive_webhook(
                                               "installation_id": event.installation_id,
                                               "account": event.account})
         record_installation(connection, event)
+        with contextlib.suppress(redis.RedisError):  # the worker marks it too
+            mark(connection, event, at=datetime.now(UTC))
+    elif suspended_installation(connection, event):
+        log.info("delivery ignored: the App's installation is suspended", extra={
+            **extra, "installation_id": event.installation_id})
+        return answer(202, "ignored", reason="installation suspended")
     if event.config_changed:  # the trigger label the no-op filter knows may be stale now
         with contextlib.suppress(redis.RedisError):
             forget_trigger_label(connection, event.repo)

@@ -3,7 +3,11 @@
 An environment is one directory, `<root>/<key>/`:
     tree/          what setup left in the repository tree that git does not track (`.venv`,
                    `node_modules`, generated files), at the same repository-relative paths
-    manifest.json  the key, the entries of tree/, setup's evidence, the size, created and used
+    manifest.json  the key, the entries of tree/, setup's evidence, the size, created and used,
+                   and the key's inputs (so a rebuild can say what changed)
+    caches/        the tools' caches (pip, npm, pytest, ruff, mypy, ...): the one writable part,
+                   bound at sandbox_view.CACHE_MOUNT for every command of every job with this
+                   key; emptied when it outgrows a quarter of the cache limit
 Later commands see it read-only at the same places (the sandbox binds each entry over the
 worktree), so no batch can change what the next job will reuse and nothing of it is ever part
 of a diff. Setup's HOME is a throwaway: what it writes outside the repository tree is not kept.
@@ -31,6 +35,7 @@ from pathlib import Path
 from jobs.adapters import tree_fd
 
 MANIFEST = "manifest.json"
+CACHES = "caches"
 DEFAULT_CACHE_MB = 4096
 CACHE_SIZE_VARIABLE = "STEPWISE_ENV_CACHE_MB"
 # Where programs are looked for first, inside the repository tree (then the image's PATH).
@@ -51,6 +56,12 @@ class Environment:
     @property
     def tree(self) -> Path:
         return self.path / "tree"
+
+    @property
+    def caches(self) -> Path:
+        """The tools' writable caches (pip, npm, pytest, ruff, ...), bound at
+        sandbox_view.CACHE_MOUNT; kept with the environment and evicted with it."""
+        return self.path / CACHES
 
     def program_dirs(self) -> list[str]:
         """Repository-relative directories of programs the environment provides, in order."""
@@ -151,6 +162,17 @@ class EnvironmentCache:
         self.evict(keep=key)
         return Environment(key, final, tuple(entries), size, from_cache=False,
                            setup_evidence=tuple(setup_evidence))
+
+    def ready_caches(self, environment: Environment) -> Path:
+        """The environment's tool cache directory, made if missing, emptied when it holds more
+        than a quarter of the cache limit (a tool cache is only ever a speed-up)."""
+        caches = environment.caches
+        if caches.is_symlink():
+            caches.unlink()
+        if caches.is_dir() and tree_size(caches) > self.limit_bytes // 4:
+            shutil.rmtree(caches, ignore_errors=True)
+        caches.mkdir(exist_ok=True)
+        return caches
 
     def latest_inputs(self) -> dict[str, object] | None:
         """The key inputs of the environment built last (the one a rebuild replaces)."""

@@ -66,4 +66,5 @@ def absent_paths(repo: Workspace, sha: str, paths: Iterable[str]) -> frozenset[s
 def commit_merge(repo: Workspace, *, tree: str, head: str, base: str, message: str) -> str:
     """A merge commit of exactly `tree` with the parents `head` (first) and `base`."""
     return run_git(["commit-tree", tree, "-p", head, "-p", base, "-F", "-"], cwd=repo.root,
-                   git_dir=repo.git_dir, stdin=message, env=BOT_IDENTITY).strip()
+                   git_dir=repo.git_dir, stdin=message,
+                   env=getattr(repo, "identity", BOT_IDENTITY)).strip()

@@ -72,6 +72,8 @@ def build_environment(policy: SandboxPolicy, *, home: Path, root: Path) -> dict[
     with the environment's program directories under `root` first, and the trust store)."""
     path = view.program_path(os.environ.get("PATH") or os.defpath, root)
     env = {"PATH": path, "HOME": str(home), **BASE_ENV}
+    if root == view.REPO_MOUNT:  # bubblewrap: the caches are bound there (view.cache_binds)
+        env |= view.cache_environment(policy.environment)
     env = view.merged_env(env, network=policy.network)
     for key, value in policy.env.items():
         if not key or "=" in key or "\0" in key or "\0" in str(value):
@@ -187,6 +189,7 @@ class BubblewrapSandbox:
         real_cwd = cwd.resolve()
         cmd += ["--bind", str(real_cwd), str(view.REPO_MOUNT)]
         cmd += view.environment_binds(policy.environment)
+        cmd += view.cache_binds(policy.environment)
         for path in dict.fromkeys(p.resolve() for p in writable):
             cmd += ["--bind", str(path), str(path)]
         if egress_socket is not None:

@@ -1,6 +1,7 @@
 """A command's merged output, read from a pipe while it runs and never stored whole.
 
-Only the line count and the last OUTPUT_KEPT_BYTES (jobs/domain/caps.py) are kept, in memory:
+Only the line count, the first OUTPUT_HEAD_BYTES and the last OUTPUT_KEPT_BYTES
+(jobs/domain/caps.py) are kept, in memory:
 a command printing gigabytes costs neither disk nor memory. A process that outlives the
 command and keeps the pipe open (possible without bubblewrap) cannot stall the reader: once the
 command has ended, it takes what is already in the pipe and stops.
@@ -13,7 +14,7 @@ import select
 import threading
 import time
 
-from jobs.domain.caps import OUTPUT_KEPT_BYTES
+from jobs.domain.caps import OUTPUT_HEAD_BYTES, OUTPUT_KEPT_BYTES
 
 CHUNK = 1 << 16
 POLL_S = 0.1
@@ -27,6 +28,7 @@ class OutputSink:
         self._fd = read_fd
         self._keep = keep
         self._kept = bytearray()
+        self.head = bytearray()  # the first OUTPUT_HEAD_BYTES, for the failed attempt's log
         self.total = 0
         self.newlines = 0
         self._last = b""
@@ -51,6 +53,8 @@ class OutputSink:
             return
 
     def _take(self, chunk: bytes) -> None:
+        if len(self.head) < OUTPUT_HEAD_BYTES:
+            self.head += chunk[: OUTPUT_HEAD_BYTES - len(self.head)]
         self.total += len(chunk)
         self.newlines += chunk.count(b"\n")
         self._last = chunk[-1:]
@@ -68,3 +72,16 @@ class OutputSink:
         lines = self.newlines + (1 if self.total and self._last != b"\n" else 0)
         kept = bytes(self._kept[-self._keep:])
         return kept, lines, self.total > len(kept)
+
+    def log(self, kept: bytes) -> str:
+        """The output as far as it was kept: whole when it fit, else its head, a line saying
+        how much was left out, and the kept tail (call after `finish`)."""
+        head = bytes(self.head)
+        if self.total <= len(head) + len(kept):
+            text = head + kept[len(kept) - (self.total - len(head)):] if self.total > len(head) \
+                else head
+            return text.decode("utf-8", errors="replace")
+        skipped = self.total - len(head) - len(kept)
+        return (head.decode("utf-8", errors="replace")
+                + f"\n[… {skipped:,} bytes of output left out …]\n"
+                + kept.decode("utf-8", errors="replace"))

@@ -109,7 +109,7 @@ def execute(
     return CommandResult(
         argv=tuple(argv), exit_code=exit_code, duration_s=duration, output_tail=tail,
         output_lines=lines, timed_out=ended == "timeout", isolated=isolated,
-        cancelled=ended == "stopped",
+        cancelled=ended == "stopped", output_log=sink.log(kept),
     )  # fmt: skip
 
 

@@ -19,6 +19,16 @@ from jobs.adapters.environments import PROGRAM_DIRS
 from jobs.domain.sandboxing import EnvironmentLayer
 
 REPO_MOUNT = Path("/tmp/stepwise/repo")  # noqa: S108 - inside the sandbox's private /tmp
+# The environment's writable tool caches (`<environment>/caches` on the host), shared by every
+# command of every job with the same environment key; the environment itself stays read-only.
+CACHE_MOUNT = Path("/tmp/stepwise/cache")  # noqa: S108 - inside the sandbox's private /tmp
+# Where each tool keeps its cache, under CACHE_MOUNT (pytest's is an option: it has no variable;
+# CACHE_DIR is find-cache-dir's, which ava, xo, babel-loader and nyc use for node_modules/.cache).
+TOOL_CACHES = {
+    "XDG_CACHE_HOME": "xdg", "PIP_CACHE_DIR": "pip", "UV_CACHE_DIR": "uv",
+    "npm_config_cache": "npm", "YARN_CACHE_FOLDER": "yarn", "CACHE_DIR": "node",
+    "RUFF_CACHE_DIR": "ruff", "MYPY_CACHE_DIR": "mypy",
+}
 RUN_DIR = Path("/run/stepwise")
 EGRESS_SOCKET = RUN_DIR / "egress.sock"
 FORWARDER = RUN_DIR / "egress_forward.py"
@@ -75,6 +85,27 @@ def environment_binds(environment: EnvironmentLayer | None) -> list[str]:
             continue
         args += ["--ro-bind", str(source), str(REPO_MOUNT / rel)]
     return args
+
+
+def cache_environment(environment: EnvironmentLayer | None) -> dict[str, str]:
+    """The variables pointing each tool at its writable cache (none without a cache dir)."""
+    if environment is None or not _usable_caches(environment.caches):
+        return {}
+    found = {name: str(CACHE_MOUNT / sub) for name, sub in TOOL_CACHES.items()}
+    found["PYTEST_ADDOPTS"] = f"-o cache_dir={CACHE_MOUNT / 'pytest'}"
+    return found
+
+
+def cache_binds(environment: EnvironmentLayer | None) -> list[str]:
+    """bubblewrap arguments binding the environment's cache directory, writable."""
+    if environment is None or not _usable_caches(environment.caches):
+        return []
+    return ["--bind", str(environment.caches), str(CACHE_MOUNT)]
+
+
+def _usable_caches(path: Path) -> bool:
+    """A real directory Stepwise made (never a link: bubblewrap would follow it on the host)."""
+    return path.is_dir() and not path.is_symlink()
 
 
 def egress_binds(socket_path: Path) -> list[str]:

@@ -80,6 +80,7 @@ class Repository:
         self.git_dir = Path(found[2]).resolve()  # the common directory: objects, refs, config
         self.state_dir = self.git_dir / "stepwise"
         self.known_trees = KnownTrees()  # written by this process's worktrees
+        self.identity = dict(BOT_IDENTITY)  # who authors and commits (the server: its bot user)
 
     def git(self, *args: str, check: bool = True) -> str:
         return run_git(args, cwd=self.root, git_dir=self.checkout_git_dir,

@@ -43,8 +43,17 @@ class ObjectStore(Protocol):
 
 BOT_NAME = "Stepwise"
 BOT_EMAIL = "stepwise-bot@users.noreply.localhost"
-BOT_IDENTITY = {"GIT_AUTHOR_NAME": BOT_NAME, "GIT_AUTHOR_EMAIL": BOT_EMAIL,
-                "GIT_COMMITTER_NAME": BOT_NAME, "GIT_COMMITTER_EMAIL": BOT_EMAIL}
+
+
+def identity_env(name: str, email: str) -> dict[str, str]:
+    """The environment that makes git author and commit as `name <email>`."""
+    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+            "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
+
+
+# Local mode's identity; the server gives a repository the App's bot user
+# (`repository.identity`, bot/server/identity.py).
+BOT_IDENTITY = identity_env(BOT_NAME, BOT_EMAIL)
 
 
 class Worktree:
@@ -280,7 +289,7 @@ class Worktree:
     def commit_tree(self, tree: str, parent: str, message: str) -> str:
         """A commit of exactly `tree` on `parent` (no hooks run, nothing else is included)."""
         commit = self._git("commit-tree", tree, "-p", parent, "-F", "-", stdin=message,
-                           env=BOT_IDENTITY).strip()
+                           env=getattr(self.repository, "identity", BOT_IDENTITY)).strip()
         self.repository.remember_commit(commit, tree)
         if self.index.holds(tree):
             self.index.now_commit(commit)  # the same tree: a reset to it needs no diff

@@ -16,6 +16,10 @@ from jobs.domain.redact import redact
 # Command output: only the line count and this many trailing bytes are ever kept (in memory,
 # nothing spooled to disk), whatever the command prints.
 OUTPUT_KEPT_BYTES = 64 * 1024
+# ... and this many leading bytes, so a failed attempt's log (ARTIFACT_BYTES at most, with the
+# attempted diff beside it) keeps the start of the output as well as its end.
+OUTPUT_HEAD_BYTES = 256 * 1024
+ARTIFACT_BYTES = 1024 * 1024
 # Egress: tunnels recorded per command, and characters per record; the rest are counted.
 EGRESS_RECORDS = 100
 EGRESS_RECORD_CHARS = 300

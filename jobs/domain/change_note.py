@@ -17,25 +17,29 @@ from jobs.domain.note_parts import (
     batch_commands,
     cell,
     command_line,
+    failed_attempt_files,
     passed_after_failing,
     reverted_lines,
     short,
     shown_files,
-    target_key,
 )
 from jobs.domain.notes import baseline_label
+from jobs.domain.plan_history import history_lines
 from jobs.domain.programs import split_command
 from jobs.domain.split_notes import split_note_lines
+from jobs.domain.tally import outcome, tally
 from jobs.domain.voice import LOCAL, Voice
 
 
 def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     """The change note committed under `notes_dir`: what was done, with its evidence."""
     spec = job.spec
+    counted = tally(job)
     lines = [
         f"# Stepwise change note: {md.text(job.title)} (#{job.number})",
         "",
-        f"- Job: `{job.id}`, status `{job.status}`, written {now:%Y-%m-%d %H:%M:%SZ}",
+        f"- Job: `{job.id}`, status `{outcome(job, counted)}`, written {now:%Y-%m-%d %H:%M:%SZ}",
+        f"- Batches: {counted.batches_line()}; {counted.files_line()}",
         f"- Started: {job.created_at:%Y-%m-%d %H:%M:%SZ} on {md.code(job.base_branch)} at "
         f"`{short(job.base_sha)}`; branch {md.code(job.branch)}",
         f"- Recipe {md.code(spec.recipe)}; paths {md.codes(spec.paths)}"
@@ -64,10 +68,12 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
             f"{cell(batch.summary) or '—'} | "
             f"{short(batch.commit)} | {cell(batch_commands(batch, codemod))} |"
         )
+    lines += history_lines(job.plans)
     lines += split_note_lines(job)
     lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
     lines += reverted_lines(job)
     lines += passed_after_failing(job)
+    lines += failed_attempt_files(job)
     if job.left_out:
         lines += ["", "## Left out", "", *[f"- {md.code(item.path)} — {md.message(item.rule)}"
                                            for item in job.left_out]]
@@ -75,11 +81,8 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     lines += model_usage(job)
     lines += ci_notes.note_ci_lines(job)
     lines += _review(job)
-    leftovers = sorted({item for b in job.batches for item in b.leftovers}
-                       | set(job.final_review.leftovers if job.final_review else []),
-                       key=target_key)
     lines += ["", "## Leftovers for a human to confirm", ""]
-    lines += [f"- {md.code(item)}" for item in leftovers] or ["- none"]
+    lines += [f"- {md.code(item)}" for item in counted.leftovers] or ["- none"]
     if job.status is JobStatus.CANCELLED:
         undone = [b.number for b in job.batches if b.status in (BatchStatus.PENDING,
                                                                BatchStatus.FAILED,

@@ -3,7 +3,8 @@ gate table (jobs/domain/model.py) and what the gate is about.
 
 Each verb keeps one meaning. At `failure`, `approve` still retries the batch (DESIGN's table) but
 is not offered as a choice of its own beside `retry`; where it means something else (finish
-despite a failed final review, go on without merging the base) it is the recommended answer. A
+despite a failed final review, go on without merging the base: the failure cause's row in
+jobs/domain/gate_passes.py says so) it is the recommended answer. A
 batch of a deterministic recipe (`replace`, `command`) that failed validation would fail the same
 way again, so the prompt recommends `skip`, a revert or a spec fix, never a retry.
 """
@@ -13,17 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobs.domain.errors import RetryClass
+from jobs.domain.gate_passes import failure_row
 from jobs.domain.job import Job, OpenGate
 from jobs.domain.model import GATES, Gate
 from jobs.domain.spec import Recipe
 from jobs.domain.voice import Voice
 
 DETERMINISTIC_RECIPES = frozenset({Recipe.REPLACE, Recipe.COMMAND})
-# Failure gates whose `approve` has a meaning of its own (the report's code says which).
-APPROVE_MEANS = {
-    "final_review_failed": "finish although the final review did not pass",
-    "base_merge_failed": "go on without merging the base (until it moves again)",
-}
 
 
 @dataclass(frozen=True)
@@ -58,9 +55,9 @@ def gate_choices(job: Job, gate: OpenGate) -> Choices:
     rule = GATES[gate.kind]
     if gate.kind is not Gate.FAILURE:
         return Choices(rule.verb, rule.meaning, rule.other_choices)
-    code = gate.report.code if gate.report is not None else ""
-    if code in APPROVE_MEANS:
-        return Choices("approve", APPROVE_MEANS[code], ("retry", "cancel"))
+    approve_means = failure_row(gate).approve_means  # the cause's own meaning of `approve`
+    if approve_means:
+        return Choices("approve", approve_means, ("retry", "cancel"))
     if repeats_itself(job, gate):
         return Choices(
             "skip <reason>", f"leave batch {gate.batch} out, with the reason", (

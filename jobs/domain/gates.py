@@ -1,5 +1,6 @@
 """Opening gates and applying the human verbs to them, as pure changes to the job record
-(what each gate takes is the gate table in jobs/domain/model.py)."""
+(what each gate takes is the gate table in jobs/domain/model.py; what passing it does, the pass
+table in jobs/domain/gate_passes.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from datetime import datetime
 
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import BadInputError, ErrorInfo
+from jobs.domain.gate_passes import PASSES, pass_gate
 from jobs.domain.job import Batch, Job, OpenGate
-from jobs.domain.model import BATCH_GATES, GATES, BatchStatus, Gate, JobStatus, Verb
+from jobs.domain.model import GATES, BatchStatus, FailureCause, Gate, JobStatus, Verb
 from jobs.domain.records import PendingIssue
 from jobs.domain.voice import cmd
 
@@ -29,13 +31,19 @@ class RefusedError(BadInputError):
 def open_gate(
     job: Job, kind: Gate, *, reason: str, now: datetime, batch: int | None = None,
     milestone: int | None = None, report: ErrorInfo | None = None,
+    cause: FailureCause | None = None,
 ) -> OpenGate:
+    """Open gate `kind` and wait there. A `failure` gate keeps its cause (the row passing it
+    uses): the one given, else a failed batch when it is about one, else a fault."""
+    if kind is Gate.FAILURE and cause is None:
+        cause = FailureCause.BATCH if batch is not None else FailureCause.FAULT
     job.gate_counter += 1
     planning = job.status in (JobStatus.QUEUED, JobStatus.PLANNING) or (
         job.status is JobStatus.INTERRUPTED and job.approved_digest is None)
     gate = OpenGate(id=f"{kind}-{job.gate_counter}", kind=kind, opened_at=now, reason=reason,
                     batch=batch, milestone=milestone, report=report,
-                    while_planning=planning and kind is not Gate.PLAN)
+                    while_planning=planning and kind is not Gate.PLAN,
+                    cause=cause if kind is Gate.FAILURE else None)
     job.set_status(JobStatus.AWAITING_HUMAN)
     job.gate = gate
     return gate
@@ -84,6 +92,8 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
 
 
 def _pass(job: Job, gate: OpenGate, verb: Verb, reason: str) -> str:
+    """The answers every gate shares (`skip` of its batch; a gate that stopped the job before
+    a plan existed plans again), else the gate's row in the pass table."""
     batch = job.batch(gate.batch) if gate.batch is not None else None
     if verb is Verb.SKIP and batch is not None:
         batch.set_status(BatchStatus.SKIPPED)
@@ -91,66 +101,10 @@ def _pass(job: Job, gate: OpenGate, verb: Verb, reason: str) -> str:
         job.set_status(JobStatus.RUNNING)
         return (f"batch {batch.number} skipped: {reason} (its files are left unchanged: "
                 f"{', '.join(batch.files)})")
-    if gate.kind is Gate.SPEC_CHANGED:
-        job.set_status(JobStatus.PLANNING)
-        return "re-planning with the changed spec"
-    if gate.while_planning:
+    if gate.while_planning and PASSES[gate.kind].resumes is JobStatus.RUNNING:
         job.set_status(JobStatus.PLANNING)  # it stopped the job before a plan existed
         return "planning again: no plan was approved yet"
-    job.set_status(JobStatus.RUNNING)
-    if gate.kind is Gate.PLAN:
-        job.approved_digest = job.spec_digest
-        return "plan approved"
-    if gate.kind is Gate.MILESTONE and gate.milestone is not None:
-        job.approved_milestones.append(gate.milestone)
-        return f"milestone {gate.milestone} approved"
-    if gate.kind in BATCH_GATES and batch is not None:
-        if verb is Verb.APPROVE:
-            batch.approved_gates.append(gate.kind)
-            return f"batch {batch.number}: {gate.kind} accepted"
-        return f"batch {batch.number} will be retried"
-    if gate.kind is Gate.FAILURE and batch is not None:
-        batch.consecutive_failures = 0
-        return f"batch {batch.number} will be retried (attempt counter reset)"
-    if gate.kind is Gate.FAILURE and verb is Verb.APPROVE and gate.report is not None \
-            and gate.report.code == "final_review_failed":
-        job.accept_review = True  # what the gate's hint promises: finish anyway
-        return "finishing although the final review did not pass"
-    if gate.kind is Gate.CI_FAILED:
-        return _ci_failed(job, verb)
-    if gate.kind is Gate.HUMAN_COMMIT:
-        job.accept_branch_head = True
-        return "continuing on top of the pushed commits"
-    if gate.kind is Gate.CONFLICT:
-        job.accept_branch_head = True  # the maintainer's merge commit is not someone else's work
-        return "continuing on the branch as the maintainer resolved the conflict"
-    if gate.kind is Gate.FAILURE and verb is Verb.APPROVE and gate.report is not None \
-            and gate.report.code == "base_merge_failed":
-        job.base_declined = str(gate.report.evidence.get("base_sha") or "") or None
-        return "going on without merging the base (until it moves again)"
-    return f"gate {gate.kind} passed"
-
-
-def _ci_failed(job: Job, verb: Verb) -> str:
-    """`approve`: take the CI result as it is (the note names it); `retry`: re-run the failing
-    checks and wait again. (`skip` of a batch went the generic way: the engine withdraws it.)"""
-    wait = job.ci_wait
-    if wait is None:
-        return "gate ci_failed passed"
-    what = f"milestone {wait.number}" if wait.scope == "milestone" else f"batch {wait.number}"
-    if verb is Verb.RETRY:
-        wait.rerun = True
-        return f"re-running the failed checks of {what}, then waiting for CI again"
-    for result in reversed(job.ci_results_of(wait.scope, wait.number)):
-        if result.sha == wait.sha:
-            result.accepted = True
-            break
-    if wait.scope == "batch":
-        batch = job.batch(wait.number)
-        if batch.status is BatchStatus.AWAITING_CI:
-            batch.set_status(BatchStatus.COMPLETED)
-    job.ci_wait = None
-    return f"the CI failure of {what} is accepted as it is (named in the note)"
+    return pass_gate(job, gate, verb, batch)
 
 
 def skip_files(job: Job, batch: Batch, files: Sequence[str], reason: str) -> str:

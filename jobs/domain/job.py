@@ -16,12 +16,15 @@ from jobs.domain.model import (
     ACTIVE_JOB_STATUSES,
     GATE_EXIT_CODES,
     TERMINAL_JOB_STATUSES,
+    Acceptance,
     BatchStatus,
+    FailureCause,
     Gate,
     JobStatus,
     transition,
 )
-from jobs.domain.record_upgrades import fields_from_extra, without_gate_once_ended
+from jobs.domain.plan_history import PlanRecord
+from jobs.domain.record_upgrades import failure_cause, fields_from_extra, without_gate_once_ended
 from jobs.domain.records import (
     Attempt,
     BaseConflict,
@@ -87,6 +90,12 @@ class OpenGate(Record):
     report: ErrorInfo | None = None
     shown_at: datetime | None = None  # when GitHub confirmed the gate's comment (server mode)
     while_planning: bool = False  # it stopped the job before a plan existed: passing it plans
+    cause: FailureCause | None = None  # a `failure` gate's reason, its row in the pass table
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cause_of_older_records(cls, data: Any) -> Any:
+        return failure_cause(data)
 
     @property
     def exit_code(self) -> int:
@@ -123,6 +132,7 @@ class Job(Record):
     baseline: list[CommandEvidence] = []
     baseline_ok: bool | None = None
     baseline_sha: str | None = None  # the commit the baseline above ran on
+    plans: list[PlanRecord] = []  # each plan, earlier ones with their batches (plan_history)
     baseline_from: str = ""  # "issue-<N>/<commit>" when a recorded baseline was reused
     left_out: list[LeftOut] = []
     environment: EnvironmentRecord | None = None  # what `setup` built (None without setup)
@@ -144,9 +154,8 @@ class Job(Record):
     base_conflict: BaseConflict | None = None  # the `conflict` gate's merge, until resolved
     base_declined: str | None = None  # a base commit whose failed merge a human let pass
     base_moved_at: datetime | None = None  # server: a push to the base branch was seen
-    # Set by the gate answers, used once by the next step:
-    accept_review: bool = False  # `approve` at a failed final review: finish anyway
-    accept_branch_head: bool = False  # `approve` at `human_commit`: continue on the pushed head
+    # What a passed gate lets the next step accept once (jobs/domain/gate_passes.py sets it):
+    accepted: list[Acceptance] = []
     pending_issue: PendingIssue | None = None  # the changed issue text, adopted when re-planning
     untrusted_spec: bool = False  # drafted, or written by someone who may not steer: plan gate
     server: ServerState = Field(default_factory=ServerState)  # server mode only
@@ -160,6 +169,18 @@ class Job(Record):
         transition(self, new)
         if self.is_terminal:
             self.gate = None  # an ended job waits at no gate (however it ended)
+
+    def accept(self, what: Acceptance) -> None:
+        """A passed gate lets the next step accept `what` once."""
+        if what not in self.accepted:
+            self.accepted.append(what)
+
+    def take(self, what: Acceptance) -> bool:
+        """Whether a passed gate let the job accept `what`; it is used up by asking."""
+        if what not in self.accepted:
+            return False
+        self.accepted.remove(what)
+        return True
 
     @property
     def milestone_count(self) -> int:

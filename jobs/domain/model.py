@@ -51,6 +51,23 @@ class Gate(StrEnum):
     CONFLICT = "conflict"
 
 
+class FailureCause(StrEnum):
+    """Why a `failure` gate opened: each cause is one row of the pass table (jobs/domain/
+    gate_passes.py), so `approve` there has one meaning per cause."""
+
+    BATCH = "batch"  # a batch failed `max_failed_attempts` times: passing retries it
+    FINAL_REVIEW = "final_review"  # the final review failed: `approve` finishes anyway
+    BASE_MERGE = "base_merge"  # merging the moved base failed: `approve` goes on without it
+    FAULT = "fault"  # a fault outlasted its retries: passing resumes the job
+
+
+class Acceptance(StrEnum):
+    """What a passed gate lets the next step accept once (kept on the job until used)."""
+
+    FAILED_REVIEW = "failed_review"  # `approve` at a failed final review: finish anyway
+    BRANCH_HEAD = "branch_head"  # `approve` at `human_commit` or `conflict`: the pushed head
+
+
 class Verb(StrEnum):
     """The human answers to a gate (revert and instruct are no answers: they work at any time)."""
 

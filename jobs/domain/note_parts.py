@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from jobs.domain import markdown_safe as md
 from jobs.domain.annotations import annotations_from_output
@@ -201,3 +201,22 @@ def codemod_summary(evidence: CommandEvidence, *, changed: Sequence[str], planne
     left = f"{plural(findings, 'finding')} it did not fix (listed as leftovers)" if findings \
         else "findings it did not fix (see its output)"
     return f"{what}; it reported {left}, exit {evidence.exit_code}"
+
+
+def artifact_lines(evidence: Mapping[str, object]) -> list[str]:
+    """Where a failed attempt's whole output and diff are kept, when they were."""
+    log, diff = evidence.get("output_log"), evidence.get("attempt_diff")
+    if not isinstance(log, str) or not isinstance(diff, str):
+        return []
+    return [f"Full output: {md.code(log)}; the attempted diff: {md.code(diff)}"]
+
+
+def failed_attempt_files(job: Job) -> list[str]:
+    """Where each failed validation's whole output and attempted diff are kept (local paths:
+    under `.git/stepwise/` locally, the worker's artifacts in server mode)."""
+    lines = [f"- batch {batch.number}, attempt {attempt.number}: "
+             + ", ".join(md.code(path) for path in attempt.artifacts)
+             for batch in job.batches for attempt in batch.attempts if attempt.artifacts]
+    if not lines:
+        return []
+    return ["", "## Failed attempts' output and diffs", "", *lines]

@@ -15,6 +15,7 @@ from jobs.domain.git_versions import version_lines
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import (
+    artifact_lines,
     code_label,
     command_line,
     kept_label,
@@ -32,6 +33,7 @@ from jobs.domain.split_notes import (
     split_card_lines,
     split_words,
 )
+from jobs.domain.tally import outcome, tally
 from jobs.domain.voice import LOCAL, Voice
 
 FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.REVERTED})
@@ -149,24 +151,11 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
 
 def batch_counts(job: Job) -> str:
     """"batches 4/7 completed" while it works; once every batch is finished the counts agree
-    with what happened: "4 batches changed files, 3 had nothing to change, 1 skipped"."""
-    done = sum(1 for b in job.batches if b.status is BatchStatus.COMPLETED)
-    unchanged = sum(1 for b in job.batches if b.status is BatchStatus.SKIPPED
-                    and b.reason.startswith(NOTHING_TO_CHANGE))
-    skipped = sum(1 for b in job.batches if b.status is BatchStatus.SKIPPED) - unchanged
-    reverted = sum(1 for b in job.batches if b.status is BatchStatus.REVERTED)
-    if (not unchanged and not skipped and not reverted) or \
-            any(b.status not in FINISHED for b in job.batches):
-        return f"batches {done}/{len(job.batches)} completed" + (
-            f" ({unchanged} had nothing to change)" if unchanged else "")
-    parts = [f"{plural(done, 'batch')} changed files"]
-    parts += [f"{unchanged} had nothing to change"] if unchanged else []
-    parts += [f"{skipped} skipped"] if skipped else []
-    parts += [f"{reverted} reverted"] if reverted else []
-    return ", ".join(parts)
+    with what happened: "4 batches changed files, 3 had nothing to change, 1 skipped" (the one
+    count every surface shows: jobs/domain/tally.py)."""
+    return tally(job).batches_line()
 
 
-NOTHING_TO_CHANGE = "nothing to change"
 
 
 def nothing_to_do(job: Job) -> str:
@@ -187,8 +176,11 @@ def baseline_label(job: Job) -> str:
 
 
 def rate_limit_note(job: Job) -> str:
-    """The line saying the job waits for GitHub's rate limit (server mode), or ""."""
+    """The line saying the job waits for GitHub (server mode): its rate limit, or a suspended
+    installation (the job is parked); or ""."""
     until = job.server.rate_limited_until
+    if job.server.parked and not job.is_terminal:
+        return f"⏸️ Parked: {job.server.parked}."
     if until is None or job.is_terminal:
         return ""
     return (f"⏳ {RATE_LIMIT_WAIT} {until.astimezone(UTC):%H:%M} UTC; the job goes on by itself "
@@ -213,6 +205,7 @@ def gate_prompt(job: Job, *, voice: Voice = LOCAL) -> str:
         shown_by_plan = gate.kind is Gate.PLAN and report.code == "baseline_failed"
         if isinstance(tail, str) and tail and not shown_by_plan:  # the plan prints it once
             paragraphs.append(f"Output tail:\n{md.block(tail.rstrip())}")
+        paragraphs += artifact_lines(report.evidence)
     paragraphs += gate_choices(job, gate).lines(voice)
     return voice.speak("\n\n".join(paragraphs))
 
@@ -251,10 +244,13 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
     `fold_finished` is false or the job is completed); larger jobs list only the milestone in
     focus and sum up runs of the others, so the card stays far below GitHub's 65,536 characters.
     """
+    counted = tally(job)
     lines = [
         f"**Stepwise #{job.number}** — {md.text(job.title)}\n",
-        f"Status: `{job.status}` · {batch_counts(job)} · "
+        f"Status: `{outcome(job, counted)}` · {counted.batches_line()} · "
         f"branch {md.code(job.branch)} at `{short(job.head_sha)}`",
+        "",
+        counted.files_line().capitalize(),
     ]
     position = job.server.queue_position
     if position:

@@ -18,13 +18,27 @@ class Record(BaseModel):
 
 
 class Target(Record):
-    """One place a `find` pattern matched: `path:line`."""
+    """One place a `find` pattern matched: `path:line`, and the line's text when known
+    (`path:line — text`, as leftovers list it)."""
 
     path: str
     line: int
+    text: str = ""
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}"
+        return f"{self.path}:{self.line}" + (f" — {self.text}" if self.text else "")
+
+
+LINE_TEXT_CHARS = 160
+
+
+def line_text(content: str | None, line: int) -> str:
+    """Line `line` (1-based) of `content`, stripped and cut to LINE_TEXT_CHARS ("" if none)."""
+    lines = (content or "").splitlines()
+    if not 1 <= line <= len(lines):
+        return ""
+    text = lines[line - 1].strip()
+    return text if len(text) <= LINE_TEXT_CHARS else text[:LINE_TEXT_CHARS - 1] + "…"
 
 
 class CommandEvidence(Record):
@@ -100,6 +114,8 @@ class Attempt(Record):
     error: ErrorInfo | None = None
     llm_calls: list[ModelCall] = []
     transcript: str | None = None  # where the model transcript of this attempt is kept
+    # A failed validation's output.log and attempt.diff (jobs/engine/attempt_artifacts.py)
+    artifacts: list[str] = []
     ci_checks: list[CiCheck] = []  # per_batch: the red checks that withdrew this attempt's commit
 
 
@@ -262,10 +278,14 @@ class ServerState(Record):
     rebuilt: bool = False  # rebuilt from GitHub after its record was lost
     job_check_run: JobCheckRun | None = None
     started_by: str = ""  # who labelled the issue: assigned, mentioned at gates, asked to review
+    # The config's `approvers` logins (lower case) -> the account id each named when the job
+    # started (0: no such account); commands are matched by the sender's id (bot/steering.py).
+    approver_ids: dict[str, int] = {}
     plan_gate: str = ""  # the plan gate the current plan comment asks (a later one: a new comment)
     plan_key: str = "plan"  # the marker key of the current plan comment
     queue_closed: bool = False  # the queue-position comment says the job has started
     cancelled_by: str = ""  # who ended it and how ("@maria closed the issue"), for the summary
+    parked: str = ""  # why no GitHub call is made for it now (a suspended installation), or ""
 
     def installation(self) -> int:
         """The installation id; a job started through a webhook always has one."""

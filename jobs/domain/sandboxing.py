@@ -27,6 +27,9 @@ class EnvironmentLayer(Protocol):
     @property
     def tree(self) -> Path: ...
 
+    @property
+    def caches(self) -> Path: ...  # the writable tool caches kept with it
+
     def program_dirs(self) -> list[str]: ...
 
 
@@ -62,6 +65,9 @@ class CommandResult:
     isolated: bool
     cancelled: bool = False  # ended because `should_stop` said so
     egress: tuple[str, ...] = ()  # each tunnel asked of the egress proxy, and its answer
+    # The output as far as it was kept (head and tail, sandbox_output.py), unredacted: only
+    # for a failed attempt's log (jobs/engine/attempt_artifacts.py), never recorded as is.
+    output_log: str = field(default="", repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -80,7 +86,8 @@ class CommandResult:
         return f"`{shlex.join(self.argv)}` {ended} ({output})"
 
     def evidence(self) -> dict[str, object]:
-        return {**asdict(self), "argv": list(self.argv), "duration_s": round(self.duration_s, 3),
+        fields = {k: v for k, v in asdict(self).items() if k != "output_log"}
+        return {**fields, "argv": list(self.argv), "duration_s": round(self.duration_s, 3),
                 "egress": list(self.egress)}
 
 

@@ -74,9 +74,10 @@ def batch_refusal(batch: Batch) -> RefusedError | None:
 
 
 def reverted_leftovers(batch: Batch, leftovers: Sequence[str]) -> list[str]:
-    """The `path:line` targets a revert brought back: the leftovers in the batch's own files."""
-    files = set(batch.files)
-    return [item for item in leftovers if item.rpartition(":")[0] in files]
+    """The `path:line[ — text]` targets a revert brought back: the leftovers in the batch's
+    own files (the text may hold colons, so the path is matched as a prefix)."""
+    return [item for item in leftovers
+            if any(item.startswith(f"{path}:") for path in batch.files)]
 
 
 def revert_summary(batch: Batch, commit: str) -> str:

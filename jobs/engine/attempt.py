@@ -18,12 +18,13 @@ from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, Gate
 from jobs.domain.notes import files_label
 from jobs.domain.plan import compile_patterns, matching_lines, select_scope
-from jobs.domain.records import Attempt, CommandEvidence, Target
+from jobs.domain.records import Attempt, CommandEvidence, Target, line_text
 from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import DoneWhen, Recipe
 from jobs.editors import EditError, Editor, EditRequest
 from jobs.editors.base import BudgetSpentError, CommandCancelled
 from jobs.editors.llm.feedback import previous_attempt
+from jobs.engine.attempt_artifacts import attempt_dir, log_entry, write_attempt_artifacts
 from jobs.engine.environment import prepare_job_environment
 from jobs.engine.llm_hooks import make_hooks, transcript_link
 from jobs.ports import Checkout, Sandbox, Workspace
@@ -90,14 +91,18 @@ def commit_message(job: Job, batch: Batch, summary: str) -> str:
     )
 
 
-def run_commands(sandbox: Sandbox, argvs: list[list[str]], *, cwd: Path,
-                 policy: SandboxPolicy) -> tuple[list[CommandEvidence], CommandEvidence | None]:
-    """Run each command in order, stopping at the first failure; return evidence and the failure."""
+def run_commands(sandbox: Sandbox, argvs: list[list[str]], *, cwd: Path, policy: SandboxPolicy,
+                 logs: list[str] | None = None,
+                 ) -> tuple[list[CommandEvidence], CommandEvidence | None]:
+    """Run each command in order, stopping at the first failure; return evidence and the failure
+    (`logs` gets each command's output as far as it was kept, for a failed attempt's log)."""
     evidence: list[CommandEvidence] = []
     for argv in argvs:
         result = sandbox.run(argv, cwd=cwd, policy=policy)
         if result.cancelled:
             raise CommandCancelled(result.summary())
+        if logs is not None:
+            logs.append(log_entry(result))
         item = command_evidence(result)
         evidence.append(item)
         if item.exit_code != 0 or item.timed_out:
@@ -124,6 +129,7 @@ class AttemptRunner:
     # Validation results per tree, so a tree an editor already had checked is not run twice.
     validated: dict[str, tuple[list[CommandEvidence], CommandEvidence | None, str]] = \
         field(default_factory=dict)
+    logs: dict[str, str] = field(default_factory=dict)  # each validated tree's output.log
 
     @property
     def cached_environments(self) -> bool:
@@ -164,9 +170,12 @@ class AttemptRunner:
             setup_failure = self.ensure_setup(job)
             if setup_failure is not None:
                 return [], setup_failure, "setup_failed"  # not kept: setup is retried
+            logs: list[str] = []
             evidence, failure = run_commands(self.sandbox, job.config.validate_argvs(),
-                                             cwd=self.worktree.path, policy=self.policy)
+                                             cwd=self.worktree.path, policy=self.policy,
+                                             logs=logs)
             self.validated[tree] = (evidence, failure, "validation_failed")
+            self.logs[tree] = "\n".join(logs)
         return self.validated[tree]
 
     def remaining(self, job: Job, tree: str, files: list[str]) -> list[Target]:
@@ -175,8 +184,8 @@ class AttemptRunner:
             return []
         patterns = compile_patterns(job.spec.find)
         texts = self.repository.read_texts(tree, files)
-        return [Target(path=path, line=line) for path in files
-                for line in matching_lines(texts.get(path) or "", patterns)]
+        return [Target(path=path, line=line, text=line_text(texts.get(path), line))
+                for path in files for line in matching_lines(texts.get(path) or "", patterns)]
 
     def check(self, job: Job, batch: Batch, *, staged: list[str] | None = None) -> GuardVerdict:
         """Guard the staged diff. An approved `scope` gate widens the batch to the in-scope files
@@ -233,6 +242,7 @@ class AttemptRunner:
         feedback = previous_attempt(previous.message, previous.evidence.get("output_tail")) \
             if previous else None
         self.validated.clear()
+        self.logs.clear()
         if self.cached_environments and (setup_failure := self.ensure_setup(job)) is not None:
             return _command_failure("setup_failed", setup_failure, "a setup command failed")
         request = EditRequest(
@@ -280,6 +290,13 @@ class AttemptRunner:
             failed = _command_failure(code, failure, "a setup command failed"
                                       if code == "setup_failed" else "validation failed")
             failed.tree = tree
+            if failed.error is not None and tree in self.logs:
+                kept = write_attempt_artifacts(
+                    attempt_dir(self.repository.state_dir, job.number, batch.number,
+                                attempt.number),
+                    log=self.logs[tree], diff=wt.staged_diff(), root=self.repository.root)
+                failed.error.evidence.update(kept)
+                attempt.artifacts = list(kept.values())
             return failed
         left = [str(target) for target in self.remaining(job, tree, batch.files)]
         if left and job.spec.done_when is DoneWhen.NO_MATCHES:

@@ -24,7 +24,7 @@ from jobs.domain.base_update import (
 )
 from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.domain.guard import check_diff
-from jobs.domain.model import Gate, JobStatus
+from jobs.domain.model import FailureCause, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.records import BaseConflict, BaseMerge, CommandEvidence, ReplayedBatch
 from jobs.domain.spec import DoneWhen
@@ -194,7 +194,7 @@ def _workflows_refused(engine: JobContext, base: str, merge: str, message: str) 
 def _fail(engine: JobContext, decision: BaseDecision, report: ErrorInfo) -> None:
     engine.worktree.reset(engine.job.head_sha)
     engine.open(Gate.FAILURE, f"merging `{engine.job.base_branch}` ({decision.base_sha[:7]}) "
-                "into the branch failed", report=report, touched=())
+                "into the branch failed", report=report, touched=(), cause=FailureCause.BASE_MERGE)
 
 
 def _replay(engine: JobContext, decision: BaseDecision, preview: MergePreview

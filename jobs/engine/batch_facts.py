@@ -5,7 +5,7 @@ from __future__ import annotations
 from jobs.adapters.sandbox_view import REPO_MOUNT
 from jobs.domain.job import Batch, Job
 from jobs.domain.note_parts import codemod_findings, codemod_summary, target_key
-from jobs.domain.records import Attempt
+from jobs.domain.records import Attempt, line_text
 from jobs.domain.spec import Recipe
 from jobs.ports import Workspace
 
@@ -17,6 +17,20 @@ def changed_by(repository: Workspace, commit: str | None) -> list[str]:
     out = repository.git("-c", "core.quotepath=false", "diff-tree", "--no-commit-id",
                          "--name-only", "-r", "-z", commit)
     return sorted(name for name in out.split("\0") if name)
+
+
+def with_line_texts(repository: Workspace, commit: str | None,
+                    findings: list[str]) -> list[str]:
+    """Each `path:line — message` finding with the text of its line in `commit` appended."""
+    parsed = [target_key(item) for item in findings]
+    if commit is None or not findings:
+        return findings
+    texts = repository.read_texts(commit, sorted({path for path, _, _ in parsed}))
+    shown = []
+    for item, (path, line, _) in zip(findings, parsed, strict=True):
+        text = line_text(texts.get(path), line)
+        shown.append(f"{item} (the line: {text})" if text else item)
+    return shown
 
 
 def record_changes(repository: Workspace, job: Job, batch: Batch, attempt: Attempt,
@@ -31,8 +45,8 @@ def record_changes(repository: Workspace, job: Job, batch: Batch, attempt: Attem
         return
     codemod = attempt.commands[0]  # the edit's command comes before validation's
     worktree = repository.state_dir / "worktrees" / f"issue-{job.number}"
-    findings = codemod_findings(codemod.output_tail, batch.files,
-                                roots=(str(REPO_MOUNT), str(worktree)))
+    findings = with_line_texts(repository, batch.commit, codemod_findings(
+        codemod.output_tail, batch.files, roots=(str(REPO_MOUNT), str(worktree))))
     batch.leftovers = sorted({*batch.leftovers, *findings}, key=target_key)
     batch.summary = codemod_summary(codemod, changed=batch.changed_files,
                                     planned=len(batch.files), findings=len(findings))

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from jobs.domain.errors import StepwiseError
 from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, Gate
+from jobs.domain.model import Acceptance, BatchStatus, Gate
 from jobs.domain.reconcile import (
     Adopt,
     BaseMergeFound,
@@ -60,9 +60,9 @@ def sync(engine: JobContext, *, open_gates: bool = True) -> bool:
     """Reconcile the record with the branch; True when the record changed or a gate opened."""
     job = engine.job
     facts = branch_facts(engine.services.repository, job)
-    accept = job.accept_branch_head
+    accept = Acceptance.BRANCH_HEAD in job.accepted
     if facts.head is not None:
-        job.accept_branch_head = False
+        job.take(Acceptance.BRANCH_HEAD)  # used up once the branch was read
     decision = reconcile(job, facts, accept=accept, open_gates=open_gates)
     return apply_decision(engine, decision)
 

@@ -19,7 +19,7 @@ from jobs.domain.ci import CiVerdict
 from jobs.domain.errors import ErrorInfo
 from jobs.domain.gates import open_gate
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import Gate, JobStatus
+from jobs.domain.model import FailureCause, Gate, JobStatus
 from jobs.domain.notes import gate_prompt
 from jobs.domain.records import Attempt, CiWait, Event
 from jobs.domain.voice import LOCAL, Voice
@@ -219,9 +219,9 @@ class JobContext:
 
     def open(self, kind: Gate, reason: str, *, batch: int | None = None,
              milestone: int | None = None, report: ErrorInfo | None = None,
-             touched: Iterable[int] | None = None) -> None:
+             touched: Iterable[int] | None = None, cause: FailureCause | None = None) -> None:
         open_gate(self.job, kind, reason=reason, now=self.now(), batch=batch,
-                  milestone=milestone, report=report)
+                  milestone=milestone, report=report, cause=cause)
         self.event("gate", f"{self.job.gate.id if self.job.gate else kind}: {reason}", batch)
         self.services.forge.expect(self.job, Publication.GATE)  # owed before the job waits
         self.save(touched=touched)

@@ -133,6 +133,7 @@ def prepare_job_environment(job: Job, *, repository: Workspace, cache: Environme
         evidence = list(outcome.evidence)
     else:
         evidence = []
+    cache.ready_caches(found)
     if job.environment is None or job.environment.key != key:
         job.environment = EnvironmentRecord(key=key, from_cache=found.from_cache,
                                             entries=list(found.entries), setup=evidence,

@@ -13,6 +13,7 @@ from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, JobStatus
 from jobs.domain.note_parts import baseline_failure
 from jobs.domain.notes import nothing_to_do, render_plan
 from jobs.domain.plan import build_plan
+from jobs.domain.plan_history import PlannedBatch, PlanRecord, anything_tried
 from jobs.domain.spec import parse_issue
 from jobs.engine.baseline import baseline_report, run_baseline
 from jobs.engine.context import JobContext
@@ -21,16 +22,37 @@ from jobs.engine.llm_start import llm_for
 from jobs.ports import Publication
 
 
-def apply_pending_issue(engine: JobContext) -> None:
+def apply_pending_issue(engine: JobContext) -> bool:
     """Adopt an issue text that changed since the job was planned (see `spec_changed`)."""
     pending, engine.job.pending_issue = engine.job.pending_issue, None
     if pending is None:
-        return
+        return False
     issue = parse_issue(pending.title, pending.body)
     job = engine.job
     job.title, job.spec, job.spec_text = issue.title, issue.spec, issue.spec_text
     job.spec_digest, job.approved_digest = issue.spec.digest(), None
     engine.event("plan", "re-planning with the changed spec")
+    return True
+
+
+def record_plan(engine: JobContext, *, spec_changed: bool) -> None:
+    """Write the earlier plan's batches down before a re-plan replaces them, and start the new
+    plan's entry (jobs/domain/plan_history.py); an earlier plan where nothing was tried is
+    replaced instead."""
+    job = engine.job
+    if not job.plans and job.batches:  # a job recorded before plans were kept
+        job.plans.append(PlanRecord(number=1, planned_at=job.created_at, reason="first plan",
+                                    spec_digest=job.spec_digest))
+    if job.plans:
+        job.plans[-1].batches = [
+            PlannedBatch(number=b.number, files=list(b.files), status=str(b.status),
+                         commit=b.commit, attempts=len(b.attempts)) for b in job.batches]
+        if not anything_tried(job.plans[-1].batches):
+            job.plans.pop()
+    reason = "first plan" if not job.plans else \
+        "the spec changed" if spec_changed else "planned again"
+    job.plans.append(PlanRecord(number=len(job.plans) + 1, planned_at=engine.now(),
+                                reason=reason, spec_digest=job.spec_digest))
 
 def end_with_nothing_to_do(engine: JobContext) -> None:
     """A plan without a batch ends the job at once (completed, nothing run or committed)."""
@@ -44,7 +66,7 @@ def end_with_nothing_to_do(engine: JobContext) -> None:
 
 def plan(engine: JobContext) -> None:
     """Plan the work left: a re-plan keeps finished batches and never redoes their files."""
-    apply_pending_issue(engine)
+    record_plan(engine, spec_changed=apply_pending_issue(engine))
     job, repo = engine.job, engine.services.repository
     head = job.head_sha
     finished = [b for b in job.batches if b.status in FINISHED_BATCH_STATUSES]

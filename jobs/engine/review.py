@@ -6,9 +6,9 @@ The verdict itself is pure: jobs/domain/verdicts.py.
 from __future__ import annotations
 
 from jobs.adapters.discovery import scope_at, targets_at
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.domain.model import Acceptance, BatchStatus, FailureCause, Gate, JobStatus
 from jobs.domain.notes import render_card
-from jobs.domain.records import CommandEvidence, FinalReview
+from jobs.domain.records import CommandEvidence, FinalReview, Target, line_text
 from jobs.domain.verdicts import judge_review, review_gate_report
 from jobs.engine.attempt import run_commands
 from jobs.engine.context import JobContext
@@ -17,12 +17,15 @@ from jobs.ports import Publication
 
 
 def leftovers_at(engine: JobContext, sha: str) -> list[str]:
-    """Every `find` match still in scope at `sha`, as `path:line`."""
+    """Every `find` match still in scope at `sha` (the branch's tree, recomputed), as
+    `path:line — the line's text`."""
     job, repo = engine.job, engine.services.repository
     if not job.spec.find:
         return []
     found = targets_at(repo, sha, scope_at(repo, sha, job.spec, job.config), job.spec.find)
-    return [f"{path}:{line}" for path, lines in found.items() for line in lines]
+    texts = repo.read_texts(sha, list(found)) if found else {}
+    return [str(Target(path=path, line=line, text=line_text(texts.get(path), line)))
+            for path, lines in found.items() for line in lines]
 
 
 def validated_head(engine: JobContext, base_now: str) -> str:
@@ -90,10 +93,11 @@ def finish(engine: JobContext) -> None:
     job = engine.job
     review = run_review(engine)
     job.final_review = review
-    accepted, job.accept_review = job.accept_review, False
+    accepted = job.take(Acceptance.FAILED_REVIEW)
     report = review_gate_report(review, accepted=accepted)
     if report is not None:
-        engine.open(Gate.FAILURE, "the final review did not pass", report=report)
+        engine.open(Gate.FAILURE, "the final review did not pass", report=report,
+                    cause=FailureCause.FINAL_REVIEW)
         return
     job.set_status(JobStatus.COMPLETED)
     engine.event("completed", "final review done")

@@ -73,6 +73,7 @@ class World:
     def send(self, event: str, *, delivery_id: str | None = None, **overrides: Any
              ) -> httpx.Response:
         payload = make_event(event, repo=REPO, **overrides)
+        self._account_ids(payload)
         if "comment" in payload:
             created = self.ctx.clock().replace(microsecond=0)  # the app's clock: a test may shift it
             payload["comment"]["created_at"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -81,6 +82,19 @@ class World:
         with httpx.Client(base_url=self.url, trust_env=False) as client:
             return deliver(client, event.split(".")[0], payload, secret=SECRET,
                            delivery_id=delivery_id)
+
+    def _account_ids(self, payload: Any) -> None:
+        """The fake GitHub's account id on every user of the payload (a renamed account keeps
+        its id, a login claimed again is a new one: GitHubState.rename_user)."""
+        if isinstance(payload, dict):
+            if isinstance(payload.get("login"), str) and isinstance(payload.get("id"), int) \
+                    and payload.get("type") in ("User", "Bot"):
+                payload["id"] = self.gh.user_id(payload["login"])
+            for value in payload.values():
+                self._account_ids(value)
+        elif isinstance(payload, list):
+            for value in payload:
+                self._account_ids(value)
 
     def post(self, event: str, body: bytes, **options: Any) -> httpx.Response:
         with httpx.Client(base_url=self.url, trust_env=False) as client:

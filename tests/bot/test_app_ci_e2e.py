@@ -138,6 +138,9 @@ def test_per_batch_a_red_check_withdraws_the_candidate_and_the_second_attempt_is
     first = job.batch(1).attempts[0]
     assert first.outcome == "ci_failed" and first.error is not None and "tests" in first.error.message
     assert any(e.kind == "withdraw" and candidate[:7] in e.message for e in job.events)
+    forced = [r.json for r in world.gh.requests_to("PATCH", rf"/git/refs/heads/{job.branch}$")
+              if r.json.get("force")]  # through the Git Data API, not a force push
+    assert forced == [{"sha": base, "force": True}]
     # The one rewrite: the branch went back to the candidate's parent (the base), and the
     # second attempt sits on it: the red commit is not under it.
     assert job.batch(1).status is BatchStatus.AWAITING_CI and len(job.batch(1).attempts) == 2

@@ -81,7 +81,10 @@ def test_the_whole_story_through_signed_webhooks(any_world: World) -> None:
     assert "needs a manual import fix" in note and job.batch(3).commit[:7] in note
     assert not world.gh.pull_for(world.repo, job.branch).draft
     assert f"{REPO}#{pull.number}:pr-ready" in world.gh.effects
-    assert any(b.startswith("Stepwise completed.") for b in world.bodies(1))
+    # The skipped batch's targets are still there: the summary says so, as the note does.
+    assert job.final_review is not None and job.final_review.leftovers
+    assert any(b.startswith("Stepwise completed with leftovers.") for b in world.bodies(1))
+    assert "status `completed with leftovers`" in note
     # Every REST call named the API version this GitHub serves; none was refused.
     rest = [r for r in world.gh.requests if r.path != "/graphql"]
     assert rest and {r.headers.get("x-github-api-version") for r in rest} == {"2022-11-28"}

@@ -6,6 +6,7 @@ mergeable pull request whose every commit GitHub shows "Verified"."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,37 @@ from tests.kit.local_e2e import CI_WORKFLOW, config_text, sample_files
 
 WORKFLOW = ".github/workflows/ci.yml"
 BUMPED = CI_WORKFLOW[WORKFLOW].replace("runs-on: ubuntu-latest", "runs-on: ubuntu-24.04")
+
+
+MATRIX = [f"tests ({python}, {system})" for python in ("3.10", "3.11", "3.12", "3.13", "3.14")
+          for system in ("ubuntu", "macos", "windows")][:14]
+
+
+def matrix_log(name: str) -> str:
+    """A long Actions log of non-ASCII lines (each 2-3 UTF-8 bytes a character)."""
+    return "".join(f"{n:04d} ✗ Prüfung fehlgeschlagen in {name}: «{'ü' * 180}» — 断言失败 {'语' * 60}\n"
+                   for n in range(400))
+
+
+def assert_within_githubs_limits(world: World, pull: int, branch: str) -> None:
+    """The gate comment (posted once, to the maintainer, with its command), the PR body and
+    every check-run output are within GitHub's limits, and GitHub refused nothing."""
+    gates = [b for b in world.bodies(pull) if "Waiting at gate `ci_failed`" in b]
+    assert len(gates) == 1, len(gates)
+    [gate] = gates
+    assert "@maria" in gate and "/stepwise retry" in gate and len(gate) <= 65_536
+    assert all(name in gate for name in MATRIX[:1]) and "ü" in gate
+    assert "Too long for GitHub" in gate  # cut to fit (the logs alone are far over the limit)
+    card = world.gh.repos[REPO].pulls[pull].body or ""
+    assert 0 < len(card) <= 65_536
+    ours = [run for run in world.repo.ci.runs.values() if run.app.slug == "stepwise"]
+    for run in world.repo.ci.runs.values():
+        for text in (run.title, run.summary, run.text):
+            assert len((text or "").encode()) <= 65_535, (run.name, len((text or "").encode()))
+    assert any(len((run.text or "").encode()) > 60_000 for run in ours)  # full, yet within
+    assert not [(r.method, r.path) for r in world.gh.requests if r.status == 422
+                and re.search(r"/(comments|pulls|issues|check-runs)\b", r.path)]
+    assert sum(len(world.gh.comments_on(world.repo, n)) for n in (1, pull)) < 30  # no loop
 
 
 def signed_world(tmp_path: Path, redis_url: str, **config: Any) -> Iterator[World]:
@@ -78,16 +110,22 @@ def test_signed_base_workflow_change_and_retry_end_in_a_mergeable_verified_pull_
         world.send("push", ref="refs/heads/main", sender="dependabot[bot]")
         world.work()
 
-        # CI fails; the maintainer types `retry`: Actions re-runs the failed job, green.
-        ci.report(head, "tests", "failure", log="flaky network\n")
+        # CI fails: 14 matrix jobs with long non-ASCII logs and 5 annotations each. Everything
+        # GitHub is shown stays within its limits (the fake answers 422 past them) and the
+        # gate reaches the maintainer, once; `retry`: Actions re-runs the failed jobs, green.
+        for name in MATRIX:
+            ci.report(head, name, "failure", log=matrix_log(name),
+                      annotations=[("calc/alpha/sums.py", n, f"{name}: échec n°{n} ✗")
+                                   for n in range(1, 6)])
         world.work()
         job = world.job()
         assert job.gate is not None and job.gate.kind is Gate.CI_FAILED
         pull = pull_number(world, job)
+        assert_within_githubs_limits(world, pull, job.branch)
         world.comment("/stepwise retry", by="maria", on=pull)
         world.work()
         assert [r.status for r in world.gh.requests_to("POST", r"/rerun-failed-jobs$")] == [201]
-        assert [p.run.name for p in ci.rerun_requested("success")] == ["tests"]
+        assert sorted(p.run.name for p in ci.rerun_requested("success")) == sorted(MATRIX)
         world.work()
 
         # Then to the end: green CI on each head waited on, milestones approved, and the

@@ -62,6 +62,7 @@ def test_a_closed_issue_carries_its_labels() -> None:
     ("refs/heads/main", [".github/stepwise.yml"], True),
     ("refs/heads/main", ["README.md"], False),
     ("refs/heads/feature", [".github/stepwise.yml"], False),
+    ("refs/heads/feature", ["README.md"], False),
 ])
 def test_a_push_to_the_default_branch_says_whether_it_may_change_the_config(
         ref: str, files: list[str], changed: bool) -> None:
@@ -69,7 +70,9 @@ def test_a_push_to_the_default_branch_says_whether_it_may_change_the_config(
     payload["repository"]["default_branch"] = "main"
     payload["commits"] = [{"id": "a" * 40, "added": [], "removed": [], "modified": files}]
     event = normalise("push", "d", payload)
-    base = Kind.BASE_PUSH if ref == "refs/heads/main" else Kind.IGNORED  # the jobs' base moved
+    # the jobs' base moved; another branch changing the config gets its `Stepwise config` run
+    other = Kind.CONFIG_PUSH if ".github/stepwise.yml" in files else Kind.IGNORED
+    base = Kind.BASE_PUSH if ref == "refs/heads/main" else other
     assert event.kind is base and event.config_changed is changed
 
 

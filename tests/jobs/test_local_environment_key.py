@@ -67,3 +67,35 @@ def test_path_noise_reuses_the_environment_and_a_rebuild_says_why(
     assert rebuilt.rebuilt_because == ["`requirements.txt` (a `cache_key` file)"]
     assert "Environment rebuilt because of a change to `requirements.txt` (a `cache_key` " \
         "file)" in third
+
+
+# Counts its runs in the tools' cache (XDG_CACHE_HOME), checks pip's and pytest's point there
+# too, and that the environment setup built stays read-only.
+COUNTING = ("python -c \"import os, pathlib; "
+            "runs = pathlib.Path(os.environ['XDG_CACHE_HOME']) / 'runs'; "
+            "before = int(runs.read_text()) if runs.exists() else 0; "
+            "runs.parent.mkdir(parents=True, exist_ok=True); runs.write_text(str(before + 1)); "
+            "assert os.environ['PIP_CACHE_DIR'].startswith('/tmp/stepwise/cache/'); "
+            "assert 'cache_dir=/tmp/stepwise/cache/pytest' in os.environ['PYTEST_ADDOPTS']; "
+            "ro = 'writable'\ntry: pathlib.Path('built/stamp.txt').write_text('x')\n"
+            "except OSError: ro = 'read-only'\nprint('runs before', before, 'env', ro)\"")
+
+
+def test_tool_caches_are_writable_and_kept_between_commands_and_jobs(tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo", config=config_text(
+        setup=[SETUP], cache_key=["requirements.txt"],
+        validate=[COUNTING, "python -m unittest discover -s tests -q"]))
+    (repo / "requirements.txt").write_text("six==1.16.0\n")
+    commit_all(repo, "requirements")
+    assert_exit(local_session(repo, 1).run(issue(), yes=True), 0)
+    first = load_job(repo, 1)
+    said = [first.baseline[0].output_tail] + [
+        b.attempts[-1].commands[0].output_tail for b in first.batches]
+    assert said == [f"runs before {n} env read-only" for n in range(len(said))]
+
+    # The next job with the same environment key finds the cache as the last one left it.
+    assert_exit(local_session(repo, 2).run(issue(), yes=True), 0)
+    second = load_job(repo, 2)
+    assert second.environment is not None and second.environment.from_cache
+    runs = second.batches[0].attempts[-1].commands[0].output_tail
+    assert runs == f"runs before {len(said)} env read-only"

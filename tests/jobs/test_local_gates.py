@@ -202,3 +202,32 @@ def test_require_plan_approval_false_still_stops_for_a_failing_baseline(tmp_path
     assert job.gate is not None and job.gate.kind is Gate.PLAN
     assert branch_head(repo, job.branch) == job.base_sha
 
+
+
+def test_the_note_keeps_each_plans_batches_across_a_re_plan(
+        failing_job: tuple[Path, Outcome]) -> None:
+    repo, _ = failing_job
+    before = load_job(repo)
+    number = failing_batch(before)
+    committed = [b for b in before.batches if b.commit]
+    assert committed and before.batch(number).status is BatchStatus.FAILED
+
+    # The spec changes at the failure gate: leave the broken module out, plan again.
+    changed = issue(exclude=["calc/legacy.py", BROKEN_MODULE])
+    assert_exit(session(repo).run(changed, yes=False), 3)  # spec_changed
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 3)  # the new plan
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)
+    job = load_job(repo)
+    assert [p.reason for p in job.plans] == ["first plan", "the spec changed"]
+    first = job.plans[0]
+    assert [b.number for b in first.batches] == [b.number for b in before.batches]
+    assert first.batches[number - 1].status == "failed" and first.batches[number - 1].attempts == 1
+    note = show(repo, job.branch, job.note_path)
+    history = note.split("## History", 1)[1].split("\n## ", 1)[0]
+    assert f"- Plan 1 ({before.created_at:%Y-%m-%d}" in history and "first plan" in history
+    for batch in committed:  # what the earlier plan committed is still told
+        assert f"  - batch {batch.number} completed `{(batch.commit or '')[:7]}` " \
+            f"(`{batch.files[0]}`)" in history
+    assert f"  - batch {number} failed after 1 attempt (`{BROKEN_MODULE}`)" in history
+    assert "- Plan 2 (" in history and "the spec changed" in history
+    assert "the current plan (the batches above)" in history

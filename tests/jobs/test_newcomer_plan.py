@@ -237,9 +237,10 @@ def test_revert_validates_the_head_and_the_note_lists_what_came_back_in_line_ord
     assert reverted.revert_commands and reverted.revert_commands[0].exit_code == 0
     assert job.final_review is not None
     assert job.final_review.merged_with_base and job.final_review.commands
-    assert "calc/alpha/many.py:12" in job.final_review.leftovers
+    # Recomputed from the branch's tree, each with the line's text.
+    assert "calc/alpha/many.py:12 — legacy.old_sum(1)" in job.final_review.leftovers
     note = show(repo, job.branch, job.note_path)
     leftovers = note.split("## Leftovers for a human to confirm", 1)[1]
     many = [line for line in leftovers.splitlines() if "many.py" in line]
-    assert many == [f"- `calc/alpha/many.py:{n}`" for n in (8, 9, 10, 11, 12)]
+    assert many == [f"- `calc/alpha/many.py:{n} — legacy.old_sum(1)`" for n in (8, 9, 10, 11, 12)]
     assert "the head after the revert" in note and "passes validation" in note

@@ -184,9 +184,11 @@ def test_command_note_lists_changed_files_reports_findings_and_flaky_attempts(
     assert batch.files == ["calc/alpha/__init__.py", "calc/alpha/area.py",
                            "calc/alpha/perimeter.py"]
     assert batch.changed_files == ["calc/alpha/area.py", "calc/alpha/perimeter.py"]
-    assert batch.leftovers == [
-        "calc/alpha/area.py:3 — OS001 old_sum is gone, but check the docstring",
-        "calc/alpha/perimeter.py:3 — OS001 old_sum is gone, but check the docstring"]
+    assert batch.leftovers == [  # each with the text of its line
+        "calc/alpha/area.py:3 — OS001 old_sum is gone, but check the docstring "
+        "(the line: from calc import legacy)",
+        "calc/alpha/perimeter.py:3 — OS001 old_sum is gone, but check the docstring "
+        "(the line: from calc import legacy)"]
     assert [a.outcome for a in batch.attempts] == ["failed", "committed"]
     note = show(repo, job.branch, job.note_path)
     row = next(line for line in note.splitlines() if line.startswith("| 1 | 1 |"))
@@ -195,7 +197,8 @@ def test_command_note_lists_changed_files_reports_findings_and_flaky_attempts(
         "leftovers), exit 1" in row
     assert "changed what it could and reported findings it left (exit 1" in row
     assert "(exit 1)" not in row
-    assert "- `calc/alpha/area.py:3 — OS001 old_sum is gone, but check the docstring`" in note
+    assert "- `calc/alpha/area.py:3 — OS001 old_sum is gone, but check the docstring (the " \
+        "line: from calc import legacy)`" in note
     flaky = note.split("## Attempts that failed before passing", 1)[1]
     assert "batch 1, attempt 1: `validation_failed`" in flaky
     assert "`python tools/flaky.py` → exit 1" in flaky

@@ -14,6 +14,7 @@ from tests.kit.github_render import Renderer
 from tests.kit.github_state import GitHubState
 
 DOCS = "https://docs.github.com/rest"
+SUSPENDED = "This installation has been suspended"  # GitHub's 403 for a suspended installation
 REPO = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
 
 
@@ -147,6 +148,8 @@ def authenticate(call: Call, auth: str, jwt_check: Callable[[str], str | None]) 
         token = call.state.tokens.get(credentials[1])
     if token is None or token.expires_at <= call.state.clock():
         raise ApiError(401, "Bad credentials")
+    if suspended(call.state, token.installation_id):
+        raise ApiError(403, SUSPENDED)
     call.token = token
     if auth == "repo":
         full_name = f"{call.params['owner']}/{call.params['name']}"
@@ -154,6 +157,11 @@ def authenticate(call: Call, auth: str, jwt_check: Callable[[str], str | None]) 
         if repo is None or not can_access(call.state, token, repo):
             raise ApiError(404, "Not Found")
         call.repo = repo
+
+
+def suspended(state: GitHubState, installation_id: int) -> bool:
+    inst = state.installations.get(installation_id)
+    return inst is not None and inst.suspended_at is not None
 
 
 def can_access(state: GitHubState, token: Token, repo: FakeRepo) -> bool:

@@ -9,7 +9,7 @@ import subprocess
 from typing import TYPE_CHECKING
 
 from tests.kit import github_git
-from tests.kit.github_api import can_access
+from tests.kit.github_api import SUSPENDED, can_access, suspended
 from tests.kit.github_permissions import missing_permission
 
 if TYPE_CHECKING:
@@ -61,6 +61,8 @@ def serve_git(gh: FakeGitHub, method: str, path: str, query: str, headers: dict[
     token = gh.tokens.get(_token_from(headers) or "")
     if token is None or token.expires_at <= gh.clock():
         return 401, CHALLENGE, b"Authentication required\n"
+    if suspended(gh, token.installation_id):
+        return 403, {"Content-Type": "text/plain"}, f"{SUSPENDED}\n".encode()
     if repo is None or not can_access(gh, token, repo):
         return 404, {"Content-Type": "text/plain"}, b"Repository not found.\n"
     pushing = match["rest"] == "git-receive-pack" or "service=git-receive-pack" in query

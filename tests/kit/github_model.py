@@ -141,6 +141,8 @@ class Installation:
     repos: list[str] = field(default_factory=list)
     permissions: dict[str, str] = field(default_factory=lambda: dict(granted_permissions()))
     created_at: datetime = field(default_factory=utc_now)
+    suspended_at: datetime | None = None  # an owner suspended it: no token, no call (403)
+    suspended_by: str = ""
 
 
 @dataclass

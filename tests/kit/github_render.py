@@ -126,8 +126,9 @@ class Renderer:
             "target_type": inst.account_type, "permissions": dict(inst.permissions),
             "events": ["issues", "issue_comment", "pull_request", "push"],
             "created_at": ts(inst.created_at), "updated_at": ts(inst.created_at), "single_file_name": None,
-            "has_multiple_single_files": False, "single_file_paths": [], "suspended_by": None,
-            "suspended_at": None,
+            "has_multiple_single_files": False, "single_file_paths": [],
+            "suspended_by": self.user(inst.suspended_by) if inst.suspended_by else None,
+            "suspended_at": ts(inst.suspended_at) if inst.suspended_at else None,
         }
 
     def label(self, repo: FakeRepo, name: str) -> JSON:

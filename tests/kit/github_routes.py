@@ -9,6 +9,7 @@ from tests.kit.github_api import (
     JWT_ONLY,
     LABEL_MAX_CHARS,
     REPO,
+    SUSPENDED,
     ApiError,
     Call,
     Reply,
@@ -33,6 +34,8 @@ def create_access_token(call: Call) -> Reply:
     inst = call.state.installations.get(int(call.params["iid"]))
     if inst is None:
         raise ApiError(404, "Not Found")
+    if inst.suspended_at is not None:  # GitHub mints no token for a suspended installation
+        raise ApiError(403, SUSPENDED)
     names = call.field("repositories")
     ids = call.field("repository_ids")
     if ids:

@@ -27,6 +27,7 @@ from tests.kit.github_model import (
     Token,
     utc_now,
 )
+from tests.kit.webhooks import login_id
 
 _app_ids = itertools.count(FIRST_APP_ID)
 
@@ -55,6 +56,7 @@ class GitHubState:
         self.effects: list[str] = []
         self.signed_commits: dict[str, datetime] = {}  # commits GitHub signed (Git Data API, merges) -> when
         self.user_ids: dict[str, int] = {}
+        self.freed_logins: set[str] = set()  # renamed away and not claimed again (404)
         self.custom_roles: dict[str, str] = {}  # organisation custom repository role -> base role
         self.teams: dict[tuple[str, str], set[str]] = {}  # (org, team slug) -> member logins
         self._ids = {"repo": 100_000, "issue": 200_000, "comment": 300_000, "reaction": 400_000,
@@ -70,7 +72,21 @@ class GitHubState:
         return self._ids[kind]
 
     def user_id(self, login: str) -> int:
-        return self.user_ids.setdefault(login, 1_000 + len(self.user_ids))
+        """A login's account id, made on first sight (ids are never reused, as on GitHub)."""
+        if login not in self.user_ids:
+            taken, uid = set(self.user_ids.values()), login_id(login)  # as webhook payloads say
+            while uid in taken:  # a login freed by a rename is a new account
+                uid += 1
+            self.user_ids[login] = uid
+            self.freed_logins.discard(login)
+        return self.user_ids[login]
+
+    def rename_user(self, old: str, new: str) -> None:
+        """GitHub's account rename: the account (its id) takes the login `new`; `old` is free
+        for anyone to claim as a new account (with a new id)."""
+        with self.lock:
+            self.user_ids[new] = self.user_ids.pop(old)
+            self.freed_logins.add(old)
 
     def clone_url_for(self, repo: FakeRepo) -> str:
         return str(repo.path)
@@ -92,6 +108,13 @@ class GitHubState:
                 inst = Installation(installation_id, account, account_type)
                 self.installations[installation_id] = inst
             return inst
+
+    def suspend(self, installation_id: int, by: str | None = "octocat") -> None:
+        """An owner suspends (`by`) or unsuspends (None) the installation: GitHub then mints
+        no token for it and refuses its tokens (403 "This installation has been suspended")."""
+        with self.lock:
+            inst = self.installations[installation_id]
+            inst.suspended_at, inst.suspended_by = (self.clock(), by) if by else (None, "")
 
     def add_repo(
         self,

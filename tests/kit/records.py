@@ -8,7 +8,7 @@ from typing import Any
 from jobs.domain.config import load_config
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.job import Batch, Job, OpenGate
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.domain.model import Acceptance, BatchStatus, Gate, JobStatus
 from jobs.domain.records import (
     Attempt,
     CommandEvidence,
@@ -80,7 +80,7 @@ def full_job() -> Job:
         final_review=FinalReview(merged_with_base="f" * 40, commands=[evidence], ok=False,
                                  leftovers=["src/c.py:1"], unfinished_batches=[2]),
         error=error, events=[Event(at=T0, kind="batch", message="batch 1 committed", batch=1)],
-        accept_branch_head=True, pending_issue=PendingIssue(title="New title", body="text"),
+        accepted=[Acceptance.BRANCH_HEAD], pending_issue=PendingIssue(title="New title", body="text"),
         untrusted_spec=True,
         server=ServerState(installation_id=12, comments={"plan": 901, "card": 902},
                            pull=PullRequest(number=40, node_id="PR_x", url="https://x/pull/40"),

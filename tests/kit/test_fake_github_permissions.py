@@ -97,3 +97,25 @@ def test_team_membership_endpoint(gh: FakeGitHub, client: GitHub[Any]) -> None:
     with pytest.raises(RequestFailed) as refused:
         teams.get_membership_for_user_in_org(OWNER, "release", "tina")
     assert refused.value.response.headers["X-Accepted-GitHub-Permissions"] == "members=read"
+
+
+def test_a_suspended_installation_gets_no_token_and_its_tokens_are_refused(
+        gh: FakeGitHub, client: GitHub[Any], app_key: tuple[str, str]) -> None:
+    from githubkit import AppAuthStrategy
+
+    client.rest.repos.get(OWNER, NAME)  # a token minted before the suspension
+    gh.suspend(1, by="octo-owner")
+    app = GitHub(AppAuthStrategy(gh.app_id, app_key[0]), base_url=gh.base_url, auto_retry=False,
+                 trust_env=False)
+    shown = app.rest.apps.get_installation(1).json()
+    assert shown["suspended_by"]["login"] == "octo-owner" and shown["suspended_at"]
+    with pytest.raises(RequestFailed) as no_token:
+        app.rest.apps.create_installation_access_token(1)
+    assert no_token.value.response.status_code == 403
+    assert no_token.value.response.json()["message"] == "This installation has been suspended"
+    with pytest.raises(RequestFailed) as old_token:
+        client.rest.repos.get(OWNER, NAME)
+    assert old_token.value.response.status_code == 403
+    gh.suspend(1, by=None)
+    assert client.rest.repos.get(OWNER, NAME).json()["name"] == NAME
+    assert app.rest.apps.get_installation(1).json()["suspended_at"] is None

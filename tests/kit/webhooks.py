@@ -51,8 +51,13 @@ def event_header(name: str) -> str:
     return name.split(".", 1)[0]
 
 
+def login_id(login: str) -> int:
+    """The account id a login gets in recorded payloads and on the fake GitHub (until renamed)."""
+    return zlib.crc32(login.encode()) % 10_000_000
+
+
 def user(login: str, user_type: str = "User") -> dict[str, Any]:
-    uid = zlib.crc32(login.encode()) % 10_000_000
+    uid = login_id(login)
     url = f"https://api.github.com/users/{login}"
     return {
         "login": login, "id": uid, "node_id": f"U_fake{uid}",

@@ -70,6 +70,12 @@ def test_a_command_flooding_its_output_spools_nothing_to_disk(
     assert result.exit_code == 0
     assert result.output_lines == size // 100 + 1
     assert result.output_tail.endswith("z" * 99 + "\nend")
+    # A failed attempt's log keeps the head and the tail, capped, and says what it left out.
+    log = result.output_log
+    assert len(log) <= caps.OUTPUT_HEAD_BYTES + caps.OUTPUT_KEPT_BYTES + 100
+    assert log.startswith("z" * 99 + "\n") and log.endswith("z" * 99 + "\nend\n")
+    left_out = size + 4 - caps.OUTPUT_HEAD_BYTES - caps.OUTPUT_KEPT_BYTES
+    assert f"[… {left_out:,} bytes of output left out …]" in log
 
 
 def _sparse(path: Path, size: int) -> None:

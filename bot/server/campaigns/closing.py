@@ -38,7 +38,8 @@ def campaign_closed(ctx: ServerContext, event: Event) -> bool:
         return True
     client = ctx.installation(event.installation_id)
     decision = steering_decision(client, event.repo, login=event.sender, approvers=doc.approvers,
-                                 action="cancelling the campaign by closing its issue")
+                                 action="cancelling the campaign by closing its issue",
+                                 actor_id=event.sender_id, approver_ids=doc.approver_ids)
     if not decision.allowed:
         reply(ctx, event, CLOSED_BY_OTHER.format(sender=event.sender or "someone",
                                                  reason=decision.reason))

@@ -177,7 +177,8 @@ class ServerCampaignPort:
         done, else why not (their permission in that repository comes first)."""
         who = self.doc.approved_by
         decision = steering_decision(self.client, job.repo, login=who,
-                                     approvers=job.config.approvers, action=f"`{verb}`")
+                                     approvers=job.config.approvers, action=f"`{verb}`",
+                                     approver_ids=job.server.approver_ids)
         if not decision.allowed:
             return f"@{who} may not steer in {job.repo}: {decision.reason}"
         try:

@@ -42,6 +42,7 @@ class CampaignDoc(BaseModel):
     task_body: str               # each repository's issue body (the ```stepwise block)
     issue_text: str              # the campaign issue's own text, without the dashboard
     approvers: list[str] = []    # the control repository's `approvers`
+    approver_ids: dict[str, int] = {}  # their account ids when it started (bot/steering.py)
     approved_by: str = ""        # who last approved: per-repository effects need their rights
     dashboard_digest: str = ""   # of the dashboard last written: unchanged, nothing is sent
     closed_by: str = ""          # who closed the campaign issue (it cancelled the campaign)

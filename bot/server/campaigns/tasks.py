@@ -18,7 +18,7 @@ from bot.server.campaigns.port import ServerCampaignPort
 from bot.server.campaigns.record_store import CampaignDoc
 from bot.server.context import ServerContext
 from bot.server.worker import job_lock
-from bot.steering import steering_decision
+from bot.steering import resolve_approvers, steering_decision
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
 from jobs.features.campaigns.dashboard import BODY_LIMIT, render_dashboard
@@ -49,8 +49,10 @@ def start_campaign(ctx: ServerContext, event: Event, config: RepoConfig) -> None
     """The campaign label: preview every repository the block selects, wait at the plan gate."""
     client = ctx.installation(event.installation_id)
     owner, name = event.repo.split("/", 1)
+    approver_ids = resolve_approvers(client, config.approvers)  # matched by account id
     decision = steering_decision(client, event.repo, login=event.sender,
-                                 approvers=config.approvers, action="start a campaign")
+                                 approvers=config.approvers, action="start a campaign",
+                                 actor_id=event.sender_id, approver_ids=approver_ids)
     if not decision.allowed:
         reply(ctx, event, f"Stepwise did not start the campaign: {decision.reason}.")
         return
@@ -73,7 +75,8 @@ def start_campaign(ctx: ServerContext, event: Event, config: RepoConfig) -> None
                           spec_digest=parsed.task.spec.digest(), created_at=now, updated_at=now),
         settings=parsed.settings, control=event.repo, number=event.number,
         installation_id=event.installation_id, title=parsed.task.title,
-        task_body=parsed.task.body, issue_text=text, approvers=list(config.approvers))
+        task_body=parsed.task.body, issue_text=text, approvers=list(config.approvers),
+        approver_ids=approver_ids)
     port = ServerCampaignPort(ctx, doc)
     named = {n.lower() for n in parsed.settings.repositories}
     for repo in port.installed().values():
@@ -119,7 +122,8 @@ def steer_campaign(ctx: ServerContext, event: Event, text: str) -> str:
         return NO_CAMPAIGN.format(label="stepwise-campaign")
     client = ctx.installation(event.installation_id)
     decision = steering_decision(client, event.repo, login=event.sender,
-                                 approvers=doc.approvers, action="steer the campaign")
+                                 approvers=doc.approvers, action="steer the campaign",
+                                 actor_id=event.sender_id, approver_ids=doc.approver_ids)
     if not decision.allowed:
         return f"Refused: {decision.reason}. Nothing changed."
     try:

@@ -13,7 +13,7 @@ import redis
 
 from bot.server import idle_index
 from bot.server.keys import idle_key
-from bot.server.reconciler import reconcile
+from bot.server.reconciler import MAX_JOBS_PER_PASS, reconcile
 from bot.server.redis_store import RedisStore
 from jobs.domain.job import Job, OpenGate
 from jobs.domain.model import Gate, JobStatus
@@ -51,8 +51,8 @@ def test_each_save_puts_a_job_in_the_sets_its_status_and_outbox_say(client: redi
     store.save(owed(waiting_ci))
     running = store.save(owed(make_job(number=5, status=JobStatus.RUNNING)))  # a step publishes
     assert sets(client) == {"owing": {unshown.id, ended.id, waiting_ci.id},
-                            "gate": {gate.id, unshown.id}, "ci": {waiting_ci.id}}
-    assert running.id not in set().union(*sets(client).values())
+                            "gate": {gate.id, unshown.id}, "ci": {waiting_ci.id},
+                            "active": {running.id}}  # its comments are read back, no more
 
 
 def test_the_sets_follow_the_job_and_a_delete_empties_them(client: redis.Redis) -> None:
@@ -61,14 +61,14 @@ def test_the_sets_follow_the_job_and_a_delete_empties_them(client: redis.Redis) 
     assert job.id in sets(client)["gate"] and job.id in sets(client)["owing"]
     job.outbox = []
     store.save(job)
-    assert sets(client) == {"owing": set(), "gate": {job.id}, "ci": set()}
+    assert sets(client) == {"owing": set(), "gate": {job.id}, "ci": set(), "active": set()}
     job.gate, job.status = None, JobStatus.RUNNING  # answered: a worker holds it again
     store.save(job)
-    assert sets(client) == {"owing": set(), "gate": set(), "ci": set()}
+    assert sets(client) == {"owing": set(), "gate": set(), "ci": set(), "active": {job.id}}
     job.status = JobStatus.AWAITING_HUMAN
     store.save(owed(job))
     store.delete(job)
-    assert sets(client) == {"owing": set(), "gate": set(), "ci": set()}
+    assert sets(client) == {"owing": set(), "gate": set(), "ci": set(), "active": set()}
 
 
 def test_records_saved_before_the_sets_existed_are_indexed_once(client: redis.Redis) -> None:
@@ -92,7 +92,9 @@ def world(tmp_path: Path, redis_url: str) -> Iterator[World]:
 
 def test_a_pass_reads_only_the_jobs_it_works_on_and_forgets_stale_members(world: World) -> None:
     store = world.ctx.store
-    for number in range(1, 301):  # ended and running jobs owe nothing: the pass never reads them
+    # Ended jobs owe nothing: a pass never reads them; running ones have their comments read
+    # back in turns, MAX_JOBS_PER_PASS a pass.
+    for number in range(1, 301):
         store.save(make_job(number=number, status=JobStatus.COMPLETED if number % 2 else
                             JobStatus.RUNNING))
     waiting = [store.save(at_gate(number, installation=None)) for number in (401, 402, 403)]
@@ -100,7 +102,8 @@ def test_a_pass_reads_only_the_jobs_it_works_on_and_forgets_stale_members(world:
     world.redis.sadd(idle_key("gate"), stale.id)  # e.g. added by a build racing a save
     world.redis.sadd(idle_key("owing"), stale.id)
     result = reconcile(world.ctx, comment_grace_s=0)
-    assert result.scanned == 5  # the three waiting jobs and the stale one (in both sets), not 300 others
+    # the three waiting jobs and the stale one (in both sets), and one turn of running jobs
+    assert result.scanned == 5 + MAX_JOBS_PER_PASS
     assert idle_index.members(world.redis, "gate") == sorted(job.id for job in waiting)
     assert idle_index.members(world.redis, "owing") == []
 

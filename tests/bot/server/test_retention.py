@@ -32,6 +32,7 @@ from bot.server.keys import (
     slots_key,
     waiting_key,
 )
+from bot.server.rebuild import rebuild
 from bot.server.reconciler import reconcile_round
 from bot.server.redis_store import RedisStore
 from bot.server.worker import install_handlers, queue
@@ -45,6 +46,7 @@ from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.records import Event, OutboxEntry, PullRequest
 from tests.kit.github_auth import shared_app_key
 from tests.kit.records import make_batch, make_job
+from tests.kit.redis_server import free_port
 
 REPO = "octo/widgets"
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -151,6 +153,7 @@ def settings(redis_url: str, tmp_path: Path, **overrides: Any) -> Settings:
     private_key, _ = shared_app_key()
     options: dict[str, Any] = {"app_id": 1, "private_key": private_key, "redis_url": redis_url,
                                "webhook_secret": "s3cret", "dashboard_token": TOKEN,
+                               "github_api_url": f"http://127.0.0.1:{free_port()}",
                                "workdir": tmp_path / "work", **overrides}
     return Settings(**options)
 
@@ -186,3 +189,6 @@ def test_the_worker_prunes_and_the_task_center_api_and_status_say_so(
     with pytest.raises(BadInputError) as missing:
         server_status(REPO, 99, url=redis_url)
     assert "no Stepwise job" in missing.value.message
+    # A comment on the issue never rebuilds the pruned job from its branch as if its record had
+    # been lost (nothing listens at the settings' GitHub: a call would raise, not return None).
+    assert rebuild(ctx, repo=REPO, number=1, installation_id=5) is None

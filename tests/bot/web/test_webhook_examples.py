@@ -40,7 +40,12 @@ def expected(event: str, payload: dict[str, Any]) -> dict[str, Any]:
         pusher = login(payload.get("sender")) or payload["pusher"]["name"]
         stepwise = payload["ref"].startswith("refs/heads/stepwise/")
         base = payload["ref"] == f"refs/heads/{payload['repository'].get('default_branch')}"
-        kind = Kind.PUSH if stepwise else Kind.BASE_PUSH if base else Kind.IGNORED
+        commits = payload.get("commits")
+        config = bool(commits) and any(".github/stepwise.yml" in (c.get(k) or [])
+                                       for c in commits for k in ("added", "modified", "removed"))
+        branch = payload["ref"].startswith("refs/heads/") and not payload.get("deleted")
+        other = Kind.CONFIG_PUSH if config and branch else Kind.IGNORED
+        kind = Kind.PUSH if stepwise else Kind.BASE_PUSH if base else other
         return {**common, "kind": kind, "sender": pusher}
     if (event, action) not in HANDLED:
         return {**common, "kind": Kind.IGNORED}

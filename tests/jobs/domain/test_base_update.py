@@ -15,7 +15,7 @@ from jobs.domain.config_errors import InvalidConfigError
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gates import Verb, apply_verb, open_gate
 from jobs.domain.job import Job
-from jobs.domain.model import GATE_EXIT_CODES, BatchStatus, Gate, JobStatus
+from jobs.domain.model import GATE_EXIT_CODES, Acceptance, BatchStatus, FailureCause, Gate, JobStatus
 from jobs.domain.reconcile import Adopt, BaseMergeFound, BranchFacts, SyncKind, reconcile
 from jobs.domain.records import BaseMerge, CommandEvidence, ReplayedBatch
 from jobs.domain.spec import Recipe
@@ -127,14 +127,14 @@ def test_the_conflict_gate_exits_4_and_approve_accepts_the_branch() -> None:
     with pytest.raises(Exception, match="does not apply"):
         apply_verb(job, Verb.RETRY)
     apply_verb(job, Verb.APPROVE)
-    assert job.status is JobStatus.RUNNING and job.accept_branch_head
+    assert job.status is JobStatus.RUNNING and job.accepted == [Acceptance.BRANCH_HEAD]
 
 
 def test_approving_a_failed_merge_declines_that_base() -> None:
     job = job_with()
     open_gate(job, Gate.FAILURE, reason="merge failed", now=T0, report=ErrorInfo(
         code="base_merge_failed", retry_class=RetryClass.NEEDS_HUMAN, message="m", hint="h",
-        evidence={"base_sha": BASE}))
+        evidence={"base_sha": BASE}), cause=FailureCause.BASE_MERGE)
     apply_verb(job, Verb.APPROVE)
     assert job.base_declined == BASE
 

@@ -9,7 +9,7 @@ import pytest
 from jobs.domain.errors import BadInputError, StateError
 from jobs.domain.gates import ACCEPTED, RefusedError, Verb, apply_verb, open_gate
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import BATCH_GATES, BatchStatus, Gate, JobStatus
+from jobs.domain.model import BATCH_GATES, Acceptance, BatchStatus, Gate, JobStatus
 from jobs.domain.voice import LOCAL
 from tests.kit.records import T0, make_batch, make_job
 
@@ -150,7 +150,7 @@ def test_scope_retry_does_not_accept_the_wider_batch() -> None:
 def test_approve_human_commit_accepts_the_branch_head() -> None:
     job = gated_job(Gate.HUMAN_COMMIT)
     apply_verb(job, Verb.APPROVE)
-    assert job.accept_branch_head is True
+    assert job.accepted == [Acceptance.BRANCH_HEAD]
     assert job.status is JobStatus.RUNNING
 
 

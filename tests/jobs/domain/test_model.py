@@ -18,6 +18,7 @@ from jobs.domain.model import (
     GATES,
     JOB_TRANSITIONS,
     TERMINAL_JOB_STATUSES,
+    Acceptance,
     BatchStatus,
     Gate,
     JobStatus,
@@ -270,12 +271,12 @@ def test_job_json_keeps_the_config_alias() -> None:
 
 
 def test_a_record_that_kept_gate_answers_in_extra_reads_them_as_fields() -> None:
-    doc = full_job().model_dump(mode="json", exclude={"accept_review", "accept_branch_head",
-                                                      "pending_issue", "untrusted_spec", "server"})
+    doc = full_job().model_dump(mode="json", exclude={"accepted", "pending_issue",
+                                                      "untrusted_spec", "server"})
     doc["extra"] = {"accept_review": True, "pending_issue": {"title": "t", "body": "b"},
                     "untrusted_spec": True}
     job = Job.model_validate(doc)
-    assert job.accept_review is True and job.accept_branch_head is False
+    assert job.accepted == [Acceptance.FAILED_REVIEW]  # the former one-shot flag, now typed
     assert job.pending_issue == PendingIssue(title="t", body="b") and job.untrusted_spec
     assert job.server == ServerState()
 

@@ -14,7 +14,7 @@ from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.gates import open_gate
 from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.domain.model import BatchStatus, FailureCause, Gate, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.records import CommandEvidence, FinalReview
 from jobs.domain.spec import Recipe
@@ -38,8 +38,8 @@ def report(code: str, retry_class: RetryClass = RetryClass.NEEDS_HUMAN) -> Error
                           f"{cmd('status')} shows where it is")
 
 
-def at_gate(kind: Gate, recipe: Recipe = Recipe.REPLACE, gate_report: ErrorInfo | None = None
-            ) -> Job:
+def at_gate(kind: Gate, recipe: Recipe = Recipe.REPLACE, gate_report: ErrorInfo | None = None,
+            cause: FailureCause | None = None) -> Job:
     batches = [make_batch(1, status=BatchStatus.COMPLETED, files=["a.py"]),
                make_batch(2, files=["b.py"])]
     batches[0].commit = "1" * 40
@@ -48,7 +48,8 @@ def at_gate(kind: Gate, recipe: Recipe = Recipe.REPLACE, gate_report: ErrorInfo 
     if recipe is not Recipe.REPLACE:
         job.spec = job.spec.model_copy(update={"recipe": recipe, "replace": None,
                                                "instructions": "do it"})
-    open_gate(job, kind, reason="why", now=T0, batch=2, report=gate_report or report("x"))
+    open_gate(job, kind, reason="why", now=T0, batch=None if cause else 2,
+              report=gate_report or report("x"), cause=cause)
     return job
 
 
@@ -62,7 +63,7 @@ def every_gate(*, server: bool) -> list[Job]:
     open_gate(baseline, Gate.PLAN, reason="baseline fails", now=T0, report=baseline_report(baseline))
     review = review_gate_report(FinalReview(merged_with_base="b" * 40, commands=[FAILING]),
                                 accepted=False)
-    return [*jobs, baseline, at_gate(Gate.FAILURE, gate_report=review),
+    return [*jobs, baseline, at_gate(Gate.FAILURE, gate_report=review, cause=FailureCause.FINAL_REVIEW),
             at_gate(Gate.FAILURE, Recipe.LLM), at_gate(Gate.FAILURE, gate_report=report(
                 "push_failed", RetryClass.AUTO_RETRY))]
 
@@ -125,7 +126,7 @@ def test_an_llm_failure_recommends_retry_without_offering_approve_beside_it() ->
 def test_a_failed_final_review_recommends_approve_with_its_own_meaning() -> None:
     review = review_gate_report(FinalReview(merged_with_base="b" * 40, commands=[FAILING]),
                                 accepted=False)
-    job = at_gate(Gate.FAILURE, gate_report=review)
+    job = at_gate(Gate.FAILURE, gate_report=review, cause=FailureCause.FINAL_REVIEW)
     prompt = gate_prompt(job, voice=server_voice())
     assert "To finish although the final review did not pass: `/stepwise approve`" in prompt
 
