@@ -96,6 +96,7 @@ def main() -> None:
     parser.add_argument("--light", type=int, default=0,
                         help="from this many repositories up, healthy ones get no validation")
     parser.add_argument("--reconcile", type=int, default=2, help="seconds between ticks")
+    parser.add_argument("--wave", type=int, default=10)
     parser.add_argument("--records", default="50,500,1000")
     options = parser.parse_args()
     logging.getLogger("rq").setLevel(logging.WARNING)
@@ -105,7 +106,7 @@ def main() -> None:
     for size in (int(n) for n in options.repos.split(",") if n):
         for count in (int(n) for n in options.workers.split(",") if n):
             app_run(Run(repos=size, broken=options.broken, workers=count, halt=options.halt,
-                        light=bool(options.light) and size >= options.light,
+                        light=bool(options.light) and size >= options.light, wave=options.wave,
                         reconcile_s=options.reconcile))
 
 

@@ -46,6 +46,8 @@ def _reap(ctx: ServerContext) -> list[str]:
         job = ctx.store.load_id(job_id)
         if job is None or not job.is_active or job.updated_at > stale_before:
             continue
+        if job.server.parked:  # nobody works on it on purpose: its installation is suspended
+            continue
         if ctx.redis.exists(lease_key(job.id)) or any(job.id in task for task in waiting):
             continue
         try:

@@ -16,12 +16,14 @@ from typing import Any
 
 import pytest
 
+from bot.server.reaper import reap
 from bot.taskcenter.links import Links
 from bot.taskcenter.views import summarise
 from jobs.domain.model import Gate, JobStatus
 from jobs.engine.usecases import status
 from tests.bot.conftest import OWNER, World
 from tests.kit.npm_fixtures import webhook_examples
+from tests.kit.waiting import ShiftedClock
 
 
 def recorded(action: str) -> dict[str, Any]:
@@ -69,6 +71,10 @@ def test_a_suspended_installation_parks_its_job_ignores_events_and_resumes_when_
     note = suspended_note(world)
     assert note.startswith("⏸️ Parked: the App's installation on octo-org is suspended")
     assert world.queued() == 0  # nothing scheduled for it: no loop of tries
+    world.ctx.clock = clock = ShiftedClock()
+    clock.advance(world.ctx.settings.lease_ttl_s + 60)
+    assert reap(world.ctx) == []  # parked on purpose: not taken for abandoned
+    assert world.job().status is job.status and len(world.gh.requests) == calls
 
     with caplog.at_level(logging.INFO, logger="bot.web.webhooks"):
         ignored = world.comment("/stepwise status", by="maria")
