@@ -90,13 +90,15 @@ def test_the_label_again_resumes_a_cancelled_job_and_a_completed_one_is_refused(
     pulls = [p for p in world.repo.pulls.values()]
     assert len(pulls) == 1  # no second pull request
 
-    # Carry on to the end: batch 2 fails, is skipped, the job completes.
+    # Carry on to the end: batch 2 is split, its broken file set aside as batch 4 fails at
+    # the end and is skipped, the job completes.
     pull = job.server.pull.number
     world.comment("/stepwise approve", by="maria", on=pull)
     world.work()
-    world.comment("/stepwise skip needs a manual fix", by="maria", on=pull)
-    world.work()
     world.comment("/stepwise approve", by="maria", on=pull)
+    world.work()
+    assert world.job().gate.batch == 4
+    world.comment("/stepwise skip needs a manual fix", by="maria", on=pull)
     world.work()
     assert world.job().status is JobStatus.COMPLETED
     world.comment("/stepwise resume", by="maria", on=pull)
