@@ -29,6 +29,7 @@ from bot.server.context import ServerContext
 from bot.server.job_lookup import job_for
 from bot.server.keys import comment_key
 from bot.server.resume import resume_ended
+from bot.server.retention import PRUNED_HINT, pruned_for_issue
 from bot.server.start_job import CANNOT_START, StartRequest, start_job
 from bot.server.start_job import default_config as start_config
 from bot.server.steps import schedule_advance
@@ -194,6 +195,9 @@ def _apply(ctx: ServerContext, event: Event, job: Job | None,
     if spec is None:  # the parser only returns known verbs
         raise ValueError(f"no command spec for {command.verb!r}")
     if spec.needs_job and job is None:
+        gone = pruned_for_issue(ctx.redis, event.repo, event.number)
+        if gone is not None:  # retention removed it (STEPWISE_RETAIN_ENDED_DAYS)
+            return quoted + f"{gone.message()}. {PRUNED_HINT}.", False, job
         return quoted + "There is no Stepwise job on this issue or pull request.", False, job
     if spec.access is Access.ANYONE:
         return spec.handle(ServerCommands(ctx, event), job, command), False, job
