@@ -13,7 +13,8 @@ import pytest
 import redis
 from redis.client import Pipeline
 
-from bot.server.keys import PREFIX, issue_key, job_key
+from bot.server.idle_index import kinds_of
+from bot.server.keys import PREFIX, idle_key, issue_key, job_key
 from bot.server.redis_store import RedisStore
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StateError
@@ -400,8 +401,11 @@ def test_keys_live_under_the_stepwise_prefix(store: RedisStore, client: redis.Re
     job = github_job(batches=[make_batch(1)])
     store.save(job)
     keys = sorted(k.decode() if isinstance(k, bytes) else k for k in client.keys("*"))
+    indexes = [idle_key(kind) for kind in kinds_of(json.loads(client.get(job_key(job.id))))]
+    assert indexes  # an active job is in the reconciler's `active` index
+    assert all(key.startswith(PREFIX) for key in keys)
     assert keys == sorted([job_key(job.id), f"{job_key(job.id)}:batches", issue_key(REPO, 7),
-                           f"{PREFIX}jobs"])
+                           f"{PREFIX}jobs", *indexes])
 
 
 def test_a_record_written_with_extra_reads_its_keys_typed_and_saves_without_it(

@@ -77,7 +77,11 @@ def test_batch_committed_but_not_recorded_is_adopted_not_redone(
 def test_lost_progress_file_is_rebuilt_from_the_branch_without_redoing_batches(
     tmp_path: Path,
 ) -> None:
-    repo = build_sample(tmp_path / "repo", config=config_text(batches_per_milestone=1))
+    # per_milestone: the note is committed at milestone 1, so the rebuilt job must keep its path
+    # (under the default at_end a lost record's note is not on the branch yet, and a new one is
+    # named when the job ends)
+    repo = build_sample(tmp_path / "repo", config=config_text(batches_per_milestone=1,
+                                                              notes="per_milestone"))
     first = session(repo).run(issue(), yes=False)
     assert_exit(first, 3)
     _, at_milestone = session(repo).verb(Verb.APPROVE)
