@@ -66,8 +66,8 @@ def record_part(sizes: list[int], url: str) -> None:
         loaded = record_store.load(connection, doc.key)
         load_ms = (time.perf_counter() - started) * 1000
         assert loaded is not None
-        entries, rounds, written, best = loaded.campaign.entries(RepoState.WAITING), 100, 0, []
-        for repeat in range(5):  # the fastest of 5 rounds: the machine is shared
+        entries, rounds, written, best = loaded.campaign.entries(RepoState.WAITING), 50, 0, []
+        for repeat in range(10):  # the fastest of 10 rounds: the machine is shared
             started = time.perf_counter()
             for index in range(rounds):  # one repository event: an entry, the rules, a save
                 record_view(entries[(repeat * rounds + index) % len(entries)], JobView(
@@ -80,7 +80,7 @@ def record_part(sizes: list[int], url: str) -> None:
         base = base or event_us
         assert len(body) <= BODY_LIMIT
         print(f"{size:>6} {record_kb / 1024:>10.1f} {len(body):>16} {render_ms:>10.1f} "
-              f"{event_us:>9.0f} {event_us / base:>12.2f} {written / (5 * rounds):>12.0f} "
+              f"{event_us:>9.0f} {event_us / base:>12.2f} {written / (10 * rounds):>12.0f} "
               f"{load_ms:>8.1f}")
         connection.delete(doc.key)
     connection.close()
@@ -96,6 +96,7 @@ def main() -> None:
     parser.add_argument("--light", type=int, default=0,
                         help="from this many repositories up, healthy ones get no validation")
     parser.add_argument("--reconcile", type=int, default=2, help="seconds between ticks")
+    parser.add_argument("--wave", type=int, default=10)
     parser.add_argument("--records", default="50,500,1000")
     options = parser.parse_args()
     logging.getLogger("rq").setLevel(logging.WARNING)
@@ -105,7 +106,7 @@ def main() -> None:
     for size in (int(n) for n in options.repos.split(",") if n):
         for count in (int(n) for n in options.workers.split(",") if n):
             app_run(Run(repos=size, broken=options.broken, workers=count, halt=options.halt,
-                        light=bool(options.light) and size >= options.light,
+                        light=bool(options.light) and size >= options.light, wave=options.wave,
                         reconcile_s=options.reconcile))
 
 

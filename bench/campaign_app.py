@@ -5,8 +5,8 @@ loopback fake GitHub, a real redis-server, and N `stepwise worker` processes (re
 bubblewrap, the reconciler ticking the campaign every `--reconcile` seconds). The label's
 preview and the `/stepwise campaign` commands run the worker's own handlers in this process;
 every repository's job and every campaign tick runs in the workers. `--light` gives the healthy
-repositories no validation command (a lighter job: clone, edit, commit, pull request), for the
-500-repository run. Printed: the preview (wall time, GitHub calls a repository), the rollout
+repositories a trivial validation command (`python -c pass`: a lighter job, no test suite),
+for the 500-repository run. Printed: the preview (wall time, GitHub calls a repository), the rollout
 until every healthy repository's pull request is ready (wall time, GitHub calls a repository),
 dashboard edits against the repositories' job saves, and whether the halt fired during the
 canary wave.
@@ -43,7 +43,9 @@ from tests.kit.github import FakeGitHub
 from tests.kit.redis_server import running_redis
 
 OWNER = "bench-org"
-LIGHT_CONFIG = "ci:\n  wait: off\n"  # no validation command: the job edits, commits, opens a PR
+# A trivial validation command: the job still validates (baseline and batch), edits, commits
+# and opens its pull request, but runs no test suite.
+LIGHT_CONFIG = 'validate: ["python -c pass"]\nallow_commands: [python]\nci:\n  wait: off\n'
 STEPWISE = Path(sys.executable).parent / "stepwise"
 ISSUE = """Move every service to new().
 

@@ -29,6 +29,7 @@ from bot.server.context import ServerContext
 from bot.server.job_lookup import job_for
 from bot.server.keys import comment_key
 from bot.server.resume import resume_ended
+from bot.server.retention import PRUNED_HINT, pruned_for_issue
 from bot.server.start_job import CANNOT_START, StartRequest, start_job
 from bot.server.start_job import default_config as start_config
 from bot.server.steps import schedule_advance
@@ -96,14 +97,12 @@ def handle_comment(ctx: ServerContext, event: Event, commands: list[Any]) -> Non
     answers: list[str] = json.loads(progress.get("answers", "[]"))
     accepted = bool(int(progress.get("accepted", 0)))
     for index, command in enumerate(commands[applied:], start=applied):
-        text, changed = apply_command(ctx, event, job, command)
+        text, changed, job = apply_command(ctx, event, job, command)  # the record it left
         answers.append(text)
         accepted = accepted or changed
         ctx.redis.hset(key, mapping={"applied": index + 1, "answers": json.dumps(answers),
                                      "accepted": int(accepted)})
         ctx.redis.expire(key, COMMENT_TTL_S)
-        if job is not None:
-            job = ctx.store.load_id(job.id) or job
     if accepted:
         try:
             client.react(owner, name, event.comment_id, "+1")
@@ -172,48 +171,67 @@ class ServerCommands:
 
 
 def apply_command(ctx: ServerContext, event: Event, job: Job | None,
-                  command: Command | UnknownCommand | InvalidCommand) -> tuple[str, bool]:
-    """(reply text, whether something changed) for one command of a comment."""
+                  command: Command | UnknownCommand | InvalidCommand
+                  ) -> tuple[str, bool, Job | None]:
+    """(reply text, whether something changed, the job's record as the command left it) for one
+    command of a comment: the record the handler saved, so the next command of the comment
+    needs no load; read again only after a handler failed (its copy may hold unsaved changes)."""
+    text, changed, used = _apply(ctx, event, job, command)
+    if used is None and job is not None:
+        return text, changed, ctx.store.load_id(job.id) or job
+    return text, changed, used
+
+
+def _apply(ctx: ServerContext, event: Event, job: Job | None,
+           command: Command | UnknownCommand | InvalidCommand) -> tuple[str, bool, Job | None]:
+    """apply_command's answer; its job is None when a handler failed on it."""
     quoted = f"> {command.raw.strip()}\n\n"
     if isinstance(command, UnknownCommand):
         hint = f" Did you mean `{command.suggestion}`?" if command.suggestion else ""
-        return quoted + f"Unknown command `{command.word}`.{hint}\n\n" + help_table(), False
+        return quoted + f"Unknown command `{command.word}`.{hint}\n\n" + help_table(), False, job
     if isinstance(command, InvalidCommand):
-        return quoted + command.problem, False
+        return quoted + command.problem, False, job
     spec = spec_for(command.verb)
     if spec is None:  # the parser only returns known verbs
         raise ValueError(f"no command spec for {command.verb!r}")
     if spec.needs_job and job is None:
-        return quoted + "There is no Stepwise job on this issue or pull request.", False
+        gone = pruned_for_issue(ctx.redis, event.repo, event.number)
+        if gone is not None:  # retention removed it (STEPWISE_RETAIN_ENDED_DAYS)
+            return quoted + f"{gone.message()}. {PRUNED_HINT}.", False, job
+        return quoted + "There is no Stepwise job on this issue or pull request.", False, job
     if spec.access is Access.ANYONE:
-        return spec.handle(ServerCommands(ctx, event), job, command), False
+        return spec.handle(ServerCommands(ctx, event), job, command), False, job
     assert job is not None  # every steering verb needs a job
     decision = steering_decision(ctx.installation(event.installation_id), event.repo,
                                  login=event.sender, approvers=job.config.approvers,
                                  action=f"`{PREFIX} {command.verb}`", actor_id=event.sender_id,
                                  approver_ids=job.server.approver_ids)
     if not decision.allowed:
-        return quoted + f"Refused: {decision.reason}. Nothing changed.", False
+        return quoted + f"Refused: {decision.reason}. Nothing changed.", False, job
     if spec.answers_gate and job.gate is not None and \
             opened_after(job.gate.opened_at, event.created_at):
         return quoted + (f"Refused: this comment predates gate `{job.gate.id}`, which opened "
-                         "later; answer the gate that is open now."), False
+                         "later; answer the gate that is open now."), False, job
     try:
-        message = handle_with_retries(ctx, event, job, command, spec.handle)
+        message, job = handle_with_retries(ctx, event, job, command, spec.handle)
     except (RefusedError, StepwiseError) as exc:
         said = server_voice().speak
+        # A refusal changed nothing (a conflict meanwhile is met again, and read, by the next
+        # command); any other error may leave the copy changed but unsaved: read it again.
         return quoted + f"Refused: {said(exc.message)}" + (
-            f" ({said(exc.hint)})" if exc.hint else ""), False
-    return (quoted + message) if message else "", True
+            f" ({said(exc.hint)})" if exc.hint else ""), False, \
+            job if isinstance(exc, RefusedError) else None
+    return (quoted + message) if message else "", True, job
 
 
 def handle_with_retries(ctx: ServerContext, event: Event, job: Job, command: Command,
-                        handle: Callable[[ServerCommands, Job | None, Command], str]) -> str:
+                        handle: Callable[[ServerCommands, Job | None, Command], str]
+                        ) -> tuple[str, Job]:
     """Run a verb's handler; when the record changed meanwhile (the reconciler saved it), run
-    it again on the record as it is now."""
+    it again on the record as it is now. The answer and the record the handler left."""
     for attempt in range(STEER_TRIES):
         try:
-            return handle(ServerCommands(ctx, event), job, command)
+            return handle(ServerCommands(ctx, event), job, command), job
         except ConflictError:
             if attempt == STEER_TRIES - 1:
                 raise

@@ -7,6 +7,7 @@ import logging
 
 from bot.events import Event
 from bot.server.context import ServerContext
+from bot.server.steps import schedule_advance
 from bot.server.suspensions import SUSPEND, UNSUSPEND, on_suspension
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import ErrorInfo, RetryClass
@@ -37,7 +38,7 @@ def end_removed_jobs(ctx: ServerContext, event: Event) -> None:
     of a suspended (or unsuspended) installation; other installation events only get
     recorded (by the web app)."""
     if event.reason in (SUSPEND, UNSUSPEND):
-        on_suspension(ctx, event)
+        on_suspension(ctx, event, schedule_advance=schedule_advance)
         return
     template = ENDING_ACTIONS.get(event.reason)
     if template is None:

@@ -42,13 +42,15 @@ class RedisStore:
         # What this process last read or wrote for each batch of the jobs it touched last, with
         # the record's version then, to write only what changed (a job it forgot, or whose
         # version moved since, has all its batches written at its next save).
-        self._seen: OrderedDict[str, tuple[int, dict[str, str]]] = OrderedDict()
+        # The record's own document is remembered too, so a step can tell whether its closing
+        # save would write anything new (`unchanged`).
+        self._seen: OrderedDict[str, tuple[int, dict[str, str], str]] = OrderedDict()
         self._remembered = max(remembered_jobs, 1)
         self._seen_lock = threading.Lock()  # the reaper's thread loads jobs too
 
-    def _remember(self, job_id: str, version: int, batches: dict[str, str]) -> None:
+    def _remember(self, job_id: str, version: int, batches: dict[str, str], doc: str) -> None:
         with self._seen_lock:
-            self._seen[job_id] = (version, batches)
+            self._seen[job_id] = (version, batches, doc)
             self._seen.move_to_end(job_id)
             while len(self._seen) > self._remembered:
                 self._seen.popitem(last=False)
@@ -59,6 +61,12 @@ class RedisStore:
         with self._seen_lock:
             remembered = self._seen.get(job_id)
         return remembered[1] if remembered is not None and remembered[0] == version else {}
+
+    def _recalled_doc(self, job_id: str, version: int) -> str | None:
+        """The job's document as this process last read or wrote it at `version`."""
+        with self._seen_lock:
+            remembered = self._seen.get(job_id)
+        return remembered[2] if remembered is not None and remembered[0] == version else None
 
     # -- reads ----------------------------------------------------------------------------------
     def load_id(self, job_id: str) -> Job | None:
@@ -81,8 +89,19 @@ class RedisStore:
                 hint="restore Redis from its append-only file, or delete the record to "
                 "rebuild the job from GitHub",
             ) from exc
-        self._remember(job_id, job.version, batches)
+        self._remember(job_id, job.version, batches, _text(raw_doc))
         return job
+
+    def unchanged(self, job: Job) -> bool:
+        """Whether `job` is what this process last read or wrote at its version: a save would
+        write the same document, batches and events again."""
+        seen = self._recalled(job.id, job.version)
+        if len(seen) != len(job.batches) or any(
+                seen.get(str(b.number)) != batch_text(b) for b in job.batches):
+            return False
+        remembered = self._recalled_doc(job.id, job.version)
+        return remembered is not None and json.loads(remembered) == {**document(job),
+                                                                     "version": job.version}
 
     def find(self, repo: str, number: int) -> Job | None:
         job_id = self.redis.get(issue_key(repo, number))
@@ -120,6 +139,7 @@ class RedisStore:
             removed = []
             changed = {str(n): batch_text(job.batch(n)) for n in touched}
         doc = document(job)
+        text = json.dumps(doc, separators=COMPACT)
         with self.redis.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(key)  # type: ignore[no-untyped-call]
@@ -136,7 +156,7 @@ class RedisStore:
                                      hint="rebuild the job from GitHub")
                 logged = int(stored.get("event_count", 0))
                 pipe.multi()
-                pipe.set(key, json.dumps(doc, separators=COMPACT))
+                pipe.set(key, text)
                 if changed:
                     pipe.hset(batches_key(job.id), mapping=dict(changed.items()))
                 if removed:
@@ -158,7 +178,7 @@ class RedisStore:
         seen.update(changed)  # in place: a step's bookkeeping must not grow with the job
         for gone in removed:
             seen.pop(gone, None)
-        self._remember(job.id, job.version + 1, seen)
+        self._remember(job.id, job.version + 1, seen, text)
         if checking_writes():
             stored_job = self.load_id(job.id)
             expected = job.model_copy(update={"version": job.version + 1})

@@ -144,6 +144,7 @@ def schedule_slot_poll(ctx: ServerContext, job: Job) -> None:
 
 
 def step(ctx: ServerContext, job: Job) -> Job:
+    started = job.version
     services, forge = ctx.services_for(job)
     if job.outbox:  # what earlier steps could not publish (the card, the plan)
         forge.deliver_all(job)
@@ -155,7 +156,11 @@ def step(ctx: ServerContext, job: Job) -> Job:
     job.server.queue_position = None
     if job.status is not JobStatus.INTERRUPTED:
         job.server.interruptions = 0
-    ctx.store.save(job)  # what the forge remembered (comment ids, the pull request)
+    # What the forge remembered (comment ids, the pull request): saved unless the step saved
+    # already and nothing changed since. A step always leaves a new version, whose number names
+    # the next step's task (a task is not queued under the id of the one running now).
+    if job.version == started or not ctx.store.unchanged(job):
+        ctx.store.save(job)
     if job.server.pull is not None:
         ctx.redis.set(pull_key(job.repo, job.server.pull.number), job.id)
     return job

@@ -13,6 +13,7 @@ installation are acknowledged and ignored with a log line (bot/web/webhooks.py).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -86,11 +87,11 @@ def suspend_met(ctx: ServerContext, job: Job) -> Job:
     return park(ctx, job)
 
 
-def on_suspension(ctx: ServerContext, event: Event) -> None:
+def on_suspension(ctx: ServerContext, event: Event, *,
+                  schedule_advance: Callable[[ServerContext, Job], None]) -> None:
     """`installation.suspend`: park every open job of the installation; `.unsuspend`: resume
-    every job parked for it (its next step is queued; one at a gate keeps waiting there)."""
-    from bot.server.steps import schedule_advance
-
+    every job parked for it (its next step is queued with `schedule_advance`, bot/server/
+    steps.py's, passed in since the steps import this module; one at a gate keeps waiting)."""
     mark(ctx.redis, event, at=ctx.clock())
     for job_id in ctx.store.job_ids(limit=MAX_SCANNED_JOBS):
         for _attempt in range(3):  # a worker saving the same job meanwhile: read it again

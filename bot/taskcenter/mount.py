@@ -9,7 +9,7 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from bot.settings import Settings
-from bot.taskcenter import api, campaign_pages, pages
+from bot.taskcenter import api, artifacts, campaign_pages, pages
 from bot.taskcenter.auth import LoginRequired, TaskCenterOff, login_url
 from bot.taskcenter.login_guard import LoginLimiter, check_token_strength
 from bot.taskcenter.records import HeadCache
@@ -27,6 +27,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     app.state.login_limiter = LoginLimiter()
     app.include_router(pages.router)
     app.include_router(campaign_pages.router)
+    app.include_router(artifacts.router)
     app.include_router(api.router)
     app.mount("/static/taskcenter", StaticFiles(directory=STATIC), name="taskcenter-static")
 

@@ -31,6 +31,7 @@ from bot.taskcenter.auth import (
     viewer_of,
 )
 from bot.taskcenter.login_guard import LoginLimiter
+from bot.taskcenter.markdown import render_markdown, render_markdown_inline
 from bot.taskcenter.records import GROUP_LABELS, Filters, Group, StatusFilter, list_heads, load_jobs
 from bot.taskcenter.views import (
     ago,
@@ -48,7 +49,8 @@ from jobs.domain.redact import redact
 HERE = Path(__file__).parent
 ENV = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,
                   undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-ENV.filters.update(redact=redact, short=short, seconds=seconds_label,
+ENV.filters.update(redact=redact, short=short, seconds=seconds_label, markdown=render_markdown,
+                   markdown_inline=render_markdown_inline,
                    utc=lambda d: d.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
                    iso=lambda d: d.astimezone(UTC).isoformat())
 ENV.globals.update(duration=duration, ago=ago, group_labels=GROUP_LABELS,

@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from enum import StrEnum
 from pathlib import Path
 
 from jobs.adapters.discovery import never_in_scope
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.evidence import command_evidence
 from jobs.domain.config import RepoConfig
-from jobs.domain.errors import ErrorInfo, PlatformWait, RetryClass, StepwiseError
+from jobs.domain.errors import PlatformWait, RetryClass, StepwiseError
 from jobs.domain.guard import GuardPolicy, GuardVerdict, Rule, check_diff
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, Gate
@@ -25,31 +24,14 @@ from jobs.editors import EditError, Editor, EditRequest
 from jobs.editors.base import BudgetSpentError, CommandCancelled
 from jobs.editors.llm.feedback import previous_attempt
 from jobs.engine.attempt_artifacts import attempt_dir, log_entry, write_attempt_artifacts
+from jobs.engine.attempt_outcome import AttemptOutcome as AttemptOutcome  # re-exported
+from jobs.engine.attempt_outcome import Result as Result  # re-exported
+from jobs.engine.attempt_outcome import command_failed_outcome, failed_outcome
 from jobs.engine.environment import prepare_job_environment
 from jobs.engine.llm_hooks import make_hooks, transcript_link
 from jobs.ports import Checkout, Sandbox, Workspace
 
 NOTHING_TO_CHANGE = "nothing to change"
-
-
-class Result(StrEnum):
-    COMMITTED = "committed"
-    SKIPPED = "skipped"
-    FAILED = "failed"
-    GATED = "gated"
-
-
-@dataclass
-class AttemptOutcome:
-    result: Result
-    commit: str | None = None
-    reason: str = ""
-    gate: Gate | None = None
-    error: ErrorInfo | None = None
-    leftovers: list[str] = field(default_factory=list)
-    touched: list[int] = field(default_factory=list)  # other batches this attempt changed
-    changed: list[str] | None = None  # the paths the commit changed, when the attempt knows
-    tree: str | None = None  # the edited tree that failed validation (what a split bisects)
 
 
 def guard_policy(config: RepoConfig, approved: list[Gate]) -> GuardPolicy:
@@ -230,7 +212,7 @@ class AttemptRunner:
         except PlatformWait:
             raise  # not the attempt's fault: the worker waits for GitHub or parks the job
         except StepwiseError as exc:
-            outcome = _failure(exc.code, exc.retry_class, exc.message, exc.hint, exc.evidence)
+            outcome = failed_outcome(exc.code, exc.retry_class, exc.message, exc.hint, exc.evidence)
         outcome.touched = sorted(self.widened)
         return outcome
 
@@ -246,7 +228,7 @@ class AttemptRunner:
         self.validated.clear()
         self.logs.clear()
         if self.cached_environments and (setup_failure := self.ensure_setup(job)) is not None:
-            return _command_failure("setup_failed", setup_failure, "a setup command failed")
+            return command_failed_outcome("setup_failed", setup_failure, "a setup command failed")
         request = EditRequest(
             worktree=wt.path, files=tuple(batch.files), spec=job.spec, goal=job.title,
             targets=tuple(before),
@@ -258,7 +240,7 @@ class AttemptRunner:
         except BudgetSpentError as exc:
             return AttemptOutcome(Result.GATED, gate=Gate.BUDGET, reason=exc.message)
         except EditError as exc:
-            return _failure(exc.code, exc.retry_class, exc.message, exc.hint, exc.evidence)
+            return failed_outcome(exc.code, exc.retry_class, exc.message, exc.hint, exc.evidence)
         finally:
             transcript_link(self, job, batch, attempt)
         attempt.edit_summary = edit.summary
@@ -271,14 +253,14 @@ class AttemptRunner:
         if not staged:
             if job.spec.recipe is Recipe.COMMAND and not before:
                 return AttemptOutcome(Result.SKIPPED, reason=NOTHING_TO_CHANGE)
-            return _failure("edit_changed_nothing", RetryClass.NEEDS_HUMAN,
+            return failed_outcome("edit_changed_nothing", RetryClass.NEEDS_HUMAN,
                             f"the edit changed nothing while {len(before)} targets remain",
                             "check that `replace` or `run` really changes the matched text",
                             {"remaining": [str(t) for t in before[:20]]})
         verdict = self.check(job, batch, staged=staged)
         attempt.lines_added, attempt.lines_removed = verdict.lines_added, verdict.lines_removed
         if verdict.violations and verdict.gate is None:
-            return _failure("guard_refused", RetryClass.NEEDS_HUMAN,
+            return failed_outcome("guard_refused", RetryClass.NEEDS_HUMAN,
                             "the edit was refused by the diff guard:\n" + verdict.describe(),
                             "narrow the spec, or change the config flag named above",
                             {"violations": [f"{v.path}: {v.rule}" for v in verdict.violations]})
@@ -289,7 +271,7 @@ class AttemptRunner:
         evidence, failure, code = self.validate(job, tree)  # at most once per tree
         attempt.commands.extend(evidence)
         if failure is not None:
-            failed = _command_failure(code, failure, "a setup command failed"
+            failed = command_failed_outcome(code, failure, "a setup command failed"
                                       if code == "setup_failed" else "validation failed")
             failed.tree = tree
             if failed.error is not None and tree in self.logs:
@@ -302,7 +284,7 @@ class AttemptRunner:
             return failed
         left = [str(target) for target in self.remaining(job, tree, batch.files)]
         if left and job.spec.done_when is DoneWhen.NO_MATCHES:
-            return _failure("targets_remain", RetryClass.NEEDS_HUMAN,
+            return failed_outcome("targets_remain", RetryClass.NEEDS_HUMAN,
                             f"{len(left)} targets still match after the edit: "
                             + ", ".join(left[:10]),
                             "widen `replace`/`run` so it handles these, or skip the batch",
@@ -315,21 +297,3 @@ class AttemptRunner:
         batch.file_summaries = dict(edit.file_summaries)
         return AttemptOutcome(Result.COMMITTED, commit=commit, leftovers=left,
                               changed=sorted(staged))
-
-
-def _failure(code: str, retry_class: RetryClass, message: str, hint: str,
-             evidence: dict[str, object] | None = None) -> AttemptOutcome:
-    info = ErrorInfo(code=code, retry_class=retry_class, message=message, hint=hint,
-                     evidence=dict(evidence or {}))
-    return AttemptOutcome(Result.FAILED, error=info, reason=message)
-
-
-def _command_failure(code: str, failed: CommandEvidence, what: str) -> AttemptOutcome:
-    timed = " (timed out)" if failed.timed_out else ""
-    return _failure(
-        code, RetryClass.NEEDS_HUMAN,
-        f"{what}: `{failed.display}` exited {failed.exit_code}{timed}",
-        "read the output tail; fix the code or the spec, then retry or skip the batch",
-        {"command": failed.display, "exit_code": failed.exit_code,
-         "output_tail": failed.output_tail, "output_lines": failed.output_lines},
-    )

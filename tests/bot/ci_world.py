@@ -27,7 +27,11 @@ def ci_world(request: pytest.FixtureRequest, tmp_path: Path, redis_url: str) -> 
     marker = request.node.get_closest_marker("ci_config")
     ci: dict[str, Any] = dict(marker.args[0]) if marker else {"wait": "per_milestone"}
     files = {**sample_files(config=config_text(ci=ci)), **CI_WORKFLOW}
-    with open_world(tmp_path, redis_url, files=files, ci_poll_s=30) as opened:
+    # Splitting stays off: these stories are about CI's verdict on a whole batch's commit (a
+    # red candidate withdrawn, then retried whole as one- and llm-batches still are); a batch
+    # split by CI has its own stories (tests/bot/test_app_bisect_ci.py).
+    with open_world(tmp_path, redis_url, files=files, ci_poll_s=30,
+                    split_batches=False) as opened:
         yield opened
 
 

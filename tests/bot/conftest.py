@@ -126,13 +126,14 @@ class World:
 
 @contextmanager
 def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] | None = None,
-               github: dict[str, Any] | None = None, split_batches: bool = False,
+               github: dict[str, Any] | None = None, split_batches: bool = True,
                **settings: Any) -> Iterator[World]:
     """A fake GitHub holding the sample repository and issue #1, the app served over HTTP,
     a worker context on a flushed real Redis. `github` holds FakeGitHub options
     (enterprise=True: GHES's layout and only its REST API version). The sample's batch 2
-    fails (the failure gate, retry and skip these tests steer); `split_batches` has it split
-    as in production instead (tests/bot/test_app_bisect.py)."""
+    fails: it is split as in production (its good file committed, the broken one set aside as
+    batch 4 at the end, where the failure gate, retry and skip are steered);
+    `split_batches=False` keeps the unsplit failure gate at batch 2 for a story about that."""
     connection = redis.Redis.from_url(redis_url)
     connection.flushdb()
     # git over smart HTTP with the installation token, as a worker reaches GitHub (not by path)

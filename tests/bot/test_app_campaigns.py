@@ -150,3 +150,34 @@ def test_a_spec_edit_after_approval_pauses_and_resume_replans(tmp_path: Path,
         assert "return old (x) * 2" in world.gh.read_file(svc_a, "app/user.py",
                                                           ref="stepwise/issue-1")
         assert "replace: old (" in (svc_a.issues[1].body or "")  # the tracking issue too
+
+
+def test_a_plan_gate_that_opens_again_waits_for_a_human_instead_of_looping(
+        tmp_path: Path, redis_url: str) -> None:
+    """The campaign passes a repository's plan gate once: when the job opens it again (its
+    baseline validation fails), the repository needs a human; it is never approved in a loop."""
+    with open_world(tmp_path, redis_url) as world:
+        files = service_files()
+        files["tests/test_user.py"] = str(files["tests/test_user.py"]).replace(
+            "double(2), 4", "double(2), 5")  # fails before any change: the baseline fails
+        world.gh.add_repo(OWNER, "svc-a", files, config=CONFIG)
+        world.gh.set_permission(f"{OWNER}/svc-a", "maria", "maintain")
+        world.gh.add_issue(REPO, "Move every service to new()",
+                           CAMPAIGN.replace("halt_when_failing: 0.4", "halt_when_failing: 1"),
+                           user="maria")
+        world.send("issues.labeled", issue_number=2, label="stepwise-campaign", sender="maria")
+        world.work()
+        world.comment("/stepwise campaign approve all", by="maria", on=2)
+        settle(world)
+        settle(world)  # more ticks: none may pass the gate again
+        doc = record_store.find(world.redis, REPO, 2)
+        assert doc is not None
+        entry = doc.campaign.repos[f"{OWNER}/svc-a"]
+        assert entry.state is RepoState.NEEDS_HUMAN, dashboard(world)
+        assert "opened again after the campaign passed it" in entry.reason
+        assert "baseline validation fails" in entry.reason
+        job = world.ctx.store.find(f"{OWNER}/svc-a", 1)
+        assert job is not None and job.gate is not None and job.gate.kind == "plan"
+        assert "Needs a human (1)" in dashboard(world)
+        again = [e for e in job.events if "the plan was approved, but the baseline" in e.message]
+        assert len(again) == 1, again  # approved once, not once per tick

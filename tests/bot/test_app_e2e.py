@@ -12,6 +12,7 @@ import pytest
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit.github_permissions import granted_permissions, named_permissions
+from tests.kit.local_e2e import BROKEN_MODULE
 
 
 @pytest.fixture(params=[{}, {"enterprise": True}], ids=["github.com", "ghes"])
@@ -52,25 +53,30 @@ def test_the_whole_story_through_signed_webhooks(any_world: World) -> None:
     assert world.job().version == version and world.job().gate.kind is Gate.MILESTONE
     assert any("Refused" in b and "@rita" in b for b in world.bodies(pull.number))
 
-    # Approve again: batch 2 breaks the tests twice and pauses with a failure report.
+    # Approve again: batch 2 breaks the tests; it is split: its good file is committed as
+    # batch 2, the broken one is set aside as batch 4 (at the end), and milestone 2 reports.
     world.comment("/stepwise approve", by="maria", on=pull.number)
     world.work()
     job = world.job()
-    assert job.gate.kind is Gate.FAILURE and job.batch(2).commit is None
+    assert job.gate.kind is Gate.MILESTONE and job.batch(2).status is BatchStatus.COMPLETED
+    assert job.batch(4).files == [BROKEN_MODULE] and job.batch(4).split_from == 2
+
+    # Approve: batch 3 is committed, then batch 4, alone, pauses with a failure report.
+    world.comment("/stepwise approve", by="maria", on=pull.number)
+    world.work()
+    job = world.job()
+    assert job.gate.kind is Gate.FAILURE and job.gate.batch == 4 and job.batch(4).commit is None
     report = [b for b in world.bodies(pull.number) if "Waiting at gate `failure`" in b]
     assert report and "validation_failed" in report[0] and "/stepwise skip <reason>" in report[0]
 
-    # Skip it with a reason; approve the next milestone; the job completes.
+    # Skip it with a reason: the job completes.
     world.comment("/stepwise skip needs a manual import fix", by="maria", on=pull.number)
     world.work()
-    assert world.job().batch(2).status is BatchStatus.SKIPPED
-    world.comment("/stepwise approve", by="maria", on=pull.number)
-    world.work()
     job = world.job()
+    assert job.batch(4).status is BatchStatus.SKIPPED
     assert job.status is JobStatus.COMPLETED, job.status
     log = world.gh.git_log(world.repo, job.branch)
-    assert sum("batch 1/3" in s for s in log) == 1 and sum("batch 3/3" in s for s in log) == 1
-    assert not any("batch 2/3" in s for s in log)
+    assert [sum(f"batch {n}/" in s for s in log) for n in (1, 2, 3, 4)] == [1, 1, 1, 0]
     note = world.gh.read_file(world.repo, job.note_path, ref=job.branch)
     assert "needs a manual import fix" in note and job.batch(3).commit[:7] in note
     assert not world.gh.pull_for(world.repo, job.branch).draft

@@ -10,6 +10,7 @@ import pytest
 
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, World
+from tests.kit.local_e2e import config_text
 
 
 def app_comments(world: World, number: int) -> list[str]:
@@ -89,13 +90,15 @@ def test_the_label_again_resumes_a_cancelled_job_and_a_completed_one_is_refused(
     pulls = [p for p in world.repo.pulls.values()]
     assert len(pulls) == 1  # no second pull request
 
-    # Carry on to the end: batch 2 fails, is skipped, the job completes.
+    # Carry on to the end: batch 2 is split, its broken file set aside as batch 4 fails at
+    # the end and is skipped, the job completes.
     pull = job.server.pull.number
     world.comment("/stepwise approve", by="maria", on=pull)
     world.work()
-    world.comment("/stepwise skip needs a manual fix", by="maria", on=pull)
-    world.work()
     world.comment("/stepwise approve", by="maria", on=pull)
+    world.work()
+    assert world.job().gate.batch == 4
+    world.comment("/stepwise skip needs a manual fix", by="maria", on=pull)
     world.work()
     assert world.job().status is JobStatus.COMPLETED
     world.comment("/stepwise resume", by="maria", on=pull)
@@ -125,3 +128,19 @@ def test_retry_start_starts_again_with_the_issues_new_text(world: World) -> None
     job = world.job(number)
     assert job.gate.kind is Gate.PLAN and job.server.started_by == "maria"
     assert any(f"Plan for #{number}" in b for b in app_comments(world, number))
+
+
+def test_retry_start_at_the_plan_gate_plans_again_with_the_current_config(world: World) -> None:
+    world.send("issues.labeled", issue_number=1, sender="maria")
+    world.work()
+    job = world.job()
+    assert job.gate.kind is Gate.PLAN and job.config.batch_size != 1
+    first_gate = job.gate.id
+    world.gh.push_files(REPO, "main", {".github/stepwise.yml": config_text(batch_size=1)},
+                        "smaller batches")
+    world.comment("/stepwise retry-start", by="maria")
+    world.work()
+    job = world.job()
+    assert job.config.batch_size == 1 and job.gate.kind is Gate.PLAN
+    assert job.gate.id != first_gate and job.branch == "stepwise/issue-1"
+    assert any("config reloaded" in b for b in app_comments(world, 1))

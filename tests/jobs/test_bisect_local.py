@@ -16,6 +16,7 @@ from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.local import LocalSession
 from jobs.ports import Publication
+from tests.kit import f401_repos
 from tests.kit.bisect_repos import NUMBER, CountingSandbox, Killed, build, module_path, rename_issue
 from tests.kit.local_e2e import Recorder
 
@@ -173,3 +174,26 @@ def test_batch_size_auto_grows_while_batches_pass_and_shrinks_after_a_split(
     assert job.gate is not None and job.gate.batch == 5
     assert "batch size auto" in sink.texts(Publication.PLAN)[-1]
     assert "Batch sizes chosen (auto): 2, 4, 2, 4" in sink.texts(Publication.PROGRESS)[-1]
+
+
+def test_the_dateutil_shaped_job_sets_aside_only_the_re_export(tmp_path: Path) -> None:
+    """bench/bisect.py's stand-in for dateutil's pyupgrade + F401 job: removing the one
+    re-export breaks exactly tests/test_imports.py; the split commits the other four files of
+    its batch and sets aside only that file, whose evidence names that test module."""
+    repo = f401_repos.build(tmp_path / "repo")
+    session = LocalSession(repo, f401_repos.NUMBER, sink=Recorder(),
+                           sandbox=CountingSandbox())  # type: ignore[arg-type]
+    outcome = session.run(f401_repos.f401_issue(), yes=True)
+    job = session.store.load(f401_repos.NUMBER)
+    assert job is not None and outcome.exit_code == 4
+    split = next(b for b in job.batches if b.split is not None)
+    assert split.split is not None and len(split.split.files) == 5
+    assert split.status is BatchStatus.COMPLETED and len(split.files) == 4
+    [alone] = [b for b in job.batches if b.split_from is not None]
+    assert alone.files == [f401_repos.CULPRIT] and job.gate is not None
+    assert job.gate.batch == alone.number and job.gate.report is not None
+    evidence = str(job.gate.report.evidence)
+    assert "test_imports" in evidence and "test_tz" not in evidence
+    planned = [b for b in job.batches if b.split_from is None]
+    assert all(b.status is BatchStatus.COMPLETED for b in planned)
+    assert sum(len(b.files) for b in planned) == len(f401_repos.MODULES) - 1

@@ -116,8 +116,8 @@ def test_local_mode_installs_the_built_in_recipes(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("nothing_registered")
 def test_the_server_wiring_installs_the_built_in_recipes() -> None:
-    ServerContext(settings=None, redis=None, store=None, github=None,  # type: ignore[arg-type]
-                  sandbox=None)
+    ServerContext(settings=Settings(webhook_secret="s", app_slug="stepwise"), redis=None,
+                  store=None, github=None, sandbox=None)  # type: ignore[arg-type]
     assert _installed() == (BUILT_IN_NAMES, BUILT_IN_NAMES)
 
 

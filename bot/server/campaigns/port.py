@@ -133,12 +133,17 @@ class ServerCampaignPort:
         if job is None:
             return JobView(state=entry.state, job=entry.job, reason=entry.reason, link=entry.link)
         if job.gate is not None and job.gate.kind is Gate.PLAN and not job.gate.while_planning:
+            if entry.plan_passed and not entry.replanning:  # never approved twice in a loop
+                return self._view(job, "its plan gate opened again after the campaign passed "
+                                       "it: " + job.gate.reason.strip().split("\n")[0][:160],
+                                  needs_human=True)
             planned = [file for batch in job.batches for file in batch.files]
             if entry.replanning or plan_digest(planned) == entry.preview_digest:
                 entry.replanning = False
                 refused = self._steer(job, Verb.APPROVE)
                 if refused:
                     return self._view(job, refused)
+                entry.plan_passed = True
                 job = self._job(entry) or job
             else:
                 return self._view(job, "its plan differs from the approved preview: approve it "
@@ -193,14 +198,14 @@ class ServerCampaignPort:
             schedule_advance(self.ctx, job)
         return ""
 
-    def _view(self, job: Job, reason: str = "") -> JobView:
+    def _view(self, job: Job, reason: str = "", *, needs_human: bool = False) -> JobView:
         done = [b for b in job.batches if b.status is BatchStatus.COMPLETED]
         pull = job.server.pull
         where = f"{job.repo}#{pull.number if pull is not None else job.number}"
         link = f"{self.web}/{job.repo}/" + (f"pull/{pull.number}" if pull is not None
                                            else f"issues/{job.number}")
         gate = str(job.gate.kind) if job.gate is not None else ""
-        state = job_state(job)
+        state = RepoState.NEEDS_HUMAN if needs_human else job_state(job)
         answer = f"/stepwise status on {where}" if state is RepoState.NEEDS_HUMAN else (
             f"/stepwise approve on {where}" if state is RepoState.WAITING else "")
         return JobView(state=state, job=f"{job.repo}#{job.number}", gate=gate, answer=answer,

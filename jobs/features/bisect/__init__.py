@@ -5,9 +5,12 @@ the first failure, `llm` after its attempts), halves of its edit are validated a
 trees (the base plus those files' edits), recursively, until the failing files are found.
 The passing files are committed as the batch (trailer `Stepwise-Split: <files set aside>`);
 each culprit becomes a batch of its own, numbered after the last batch, that goes to the
-`failure` gate alone; files that fail only together are set aside together as an
-interaction. Every validated subset is kept in the record (`Batch.split`), so a crash resumes
-the bisection without validating a decided subset again.
+`failure` gate alone; files that fail only together (two or more) are narrowed to just those
+files and set aside together as an interaction. Every validated subset is kept in the record
+(`Batch.split`), so a crash resumes the bisection without validating a decided subset again.
+With `ci.wait: per_batch`, a red required check on a multi-file batch's commit splits it the
+same way: first without the files the failing checks' annotations name, each candidate
+validated locally and then by CI (by_ci.py).
 
 `batch_size: auto` starts at 2, doubles after each passing batch and halves after a failure,
 up to `batch_size_max`: before each planned batch starts, the planned batches not started yet
@@ -15,6 +18,7 @@ are regrouped (numbers of started batches never change).
 
 - rules.py: the bisection as a pure function of the decided results.
 - sizing.py: the `auto` sizing rule and the regrouping of batches not started (pure).
+- by_ci.py: a split a red CI check started: candidate commits pushed for CI, withdrawn.
 - driver.py: the engine side (`BisectHooks`, the hooks jobs/local.py and bot/server give the
   engine): candidate trees, validation, commit, set-aside batches. Importing the package does
   not import it, so the pure rules load without the engine.

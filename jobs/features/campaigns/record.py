@@ -71,6 +71,8 @@ class RepoEntry(BaseModel):
     acknowledged: bool = False     # needs a human, and `resume` was said since: not counted again
     replanning: bool = False       # re-planned after a spec change `resume` approved: its next
                                    # plan gate passes whatever files it holds
+    plan_passed: bool = False      # the campaign passed its job's plan gate: a plan gate that
+                                   # opens again (e.g. the baseline fails) waits for a human
     order: int = -1                # its place in the rollout (-1: not placed yet)
 
     _owner: Campaign | None = PrivateAttr(default=None)

@@ -19,6 +19,7 @@ from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StateError
 from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus, JobStatus
+from jobs.domain.records import Event
 from tests.kit.records import T0, full_job, make_batch, make_job
 
 REPO = "octo/widgets"
@@ -73,6 +74,25 @@ def test_each_save_bumps_the_version(store: RedisStore) -> None:
         assert returned.version == job.version == expected
         loaded = store.load_id(job.id)
         assert loaded is not None and loaded.version == expected
+
+
+def test_unchanged_tells_whether_a_save_would_write_anything_new(store: RedisStore) -> None:
+    job = github_job(batches=[make_batch(1)])
+    store.save(job)
+    assert store.unchanged(job)  # as written
+    loaded = store.load_id(job.id)
+    assert loaded is not None and store.unchanged(loaded)  # as read
+    loaded.title = "another title"
+    assert not store.unchanged(loaded)
+    store.save(loaded)
+    assert store.unchanged(loaded)
+    loaded.batch(1).summary = "changed"
+    assert not store.unchanged(loaded)  # a batch counts
+    store.save(loaded)
+    assert store.unchanged(loaded)
+    loaded.events.append(Event(at=T0, kind="note", message="one more"))
+    assert not store.unchanged(loaded)  # so does a new event
+    assert not RedisStore(store.redis).unchanged(loaded)  # another process knows nothing of it
 
 
 def test_missing_job_loads_as_none(store: RedisStore) -> None:

@@ -44,6 +44,7 @@ from jobs.domain.errors import BadInputError
 from jobs.domain.job import Job, OpenGate
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.records import Event, OutboxEntry, PullRequest
+from tests.bot.conftest import open_world
 from tests.kit.github_auth import shared_app_key
 from tests.kit.records import make_batch, make_job
 from tests.kit.redis_server import free_port
@@ -192,3 +193,20 @@ def test_the_worker_prunes_and_the_task_center_api_and_status_say_so(
     # A comment on the issue never rebuilds the pruned job from its branch as if its record had
     # been lost (nothing listens at the settings' GitHub: a call would raise, not return None).
     assert rebuild(ctx, repo=REPO, number=1, installation_id=5) is None
+
+
+def test_a_command_on_the_issue_of_a_pruned_job_says_it_was_pruned(
+        tmp_path: Path, redis_url: str) -> None:
+    with open_world(tmp_path, redis_url) as world:
+        job = ended_job(1, JobStatus.COMPLETED, ended_days=100, created_days=101)
+        job.repo = world.repo.full_name
+        world.ctx.store.save(job)
+        assert retention.prune_ended(world.redis, retain_days=90, now=NOW) == [job.id]
+        world.comment("/stepwise status", by="maria")
+        world.work()
+        replies = [b for b in world.bodies(1) if "> /stepwise status" in b]
+        assert len(replies) == 1, world.bodies(1)
+        reply = replies[0]
+        assert f"Job {job.id} ({job.repo}#1) ended (completed)" in reply
+        assert "pruned after 90 days" in reply and "no Stepwise job" not in reply
+        assert world.ctx.store.find(job.repo, 1) is None  # not rebuilt from GitHub either

@@ -65,6 +65,9 @@ def test_a_jobs_calls_retries_and_rate_limits_show_in_metrics(tmp_path: Path,
         approved(world)  # labelled, plan approved, the first batch's step queued
         world.gh.fail("GET", REPO_READ, 502, times=1)  # retried in place, then answered
         world.work()
+        client = world.ctx.installation(world.job().server.installation())
+        owner, name = REPO.split("/")
+        assert client.comments(owner, name, 1) == client.comments(owner, name, 1)  # 2nd: a 304
         log = [r for r in world.gh.requests if r.status]
         samples = scrape(world.url)
         expected = Counter((r.method, route_template(r.path), f"{r.status // 100}xx") for r in log)
@@ -74,9 +77,12 @@ def test_a_jobs_calls_retries_and_rate_limits_show_in_metrics(tmp_path: Path,
         assert expected[("GET", "/repos/{owner}/{repo}", "5xx")] == 1
         assert value(samples, "stepwise_github_retries_total", method="GET",
                      route="/repos/{owner}/{repo}") == 1
+        comments = "/repos/{owner}/{repo}/issues/{number}/comments"
         not_modified = sum(1 for r in log if r.status == 304)
-        assert sum(n for (name, _), n in samples.items()
-                   if name == "stepwise_github_conditional_hits_total") == not_modified
+        assert expected[("GET", comments, "3xx")] >= 1  # the second listing, at least
+        assert sum(n for (metric, _), n in samples.items()
+                   if metric == "stepwise_github_conditional_hits_total") == not_modified
+        assert value(samples, "stepwise_github_conditional_hits_total", route=comments) >= 1
         installation = str(world.job().server.installation_id)
         assert value(samples, "stepwise_github_rate_limit_remaining", installation=installation,
                      resource="core") == 4999

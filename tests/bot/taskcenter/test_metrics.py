@@ -59,13 +59,14 @@ def test_metrics_after_an_end_to_end_job(tmp_path: Path, redis_url: str) -> None
         opened = world.job().server.pull
         assert opened is not None
         pull = opened.number
-        world.comment("/stepwise approve", by="maria", on=pull)  # batch 2 fails twice
+        # batch 2 fails and is split: its broken file set aside as batch 4, at the end
+        world.comment("/stepwise approve", by="maria", on=pull)
         world.work()
-        assert world.job().gate.kind == "failure"
+        world.comment("/stepwise approve", by="maria", on=pull)  # batch 3, then batch 4 fails
+        world.work()
+        assert world.job().gate.kind == "failure" and world.job().gate.batch == 4
         world.comment("/stepwise skip needs a manual import fix", by="maria", on=pull)
-        world.work()
-        world.comment("/stepwise approve", by="maria", on=pull)  # batch 3, final review
-        world.work()
+        world.work()  # the final review
         job = world.job()
         assert job.status is JobStatus.COMPLETED
         # A forged delivery and a redelivery are counted too, by outcome.
@@ -81,15 +82,19 @@ def test_metrics_after_an_end_to_end_job(tmp_path: Path, redis_url: str) -> None
             s, "stepwise_webhook_deliveries_total", event="unverified",
             outcome="invalid_signature") == 1)
         batches = "stepwise_batches_total"
-        assert value(samples, batches, outcome="completed") == 2
-        assert value(samples, batches, outcome="failed") == 2  # two failed attempts of batch 2
+        # completed: batches 1, 3 and 2 (its good file, after the split); failed: batch 2's
+        # attempt with both files and batch 4's alone; skipped: batch 4
+        assert value(samples, batches, outcome="completed") == 3
+        assert value(samples, batches, outcome="failed") == 2
         assert value(samples, batches, outcome="skipped") == 1
         assert value(samples, batches, outcome="reverted") == 0
         durations = "stepwise_batch_duration_seconds_count"
-        assert value(samples, durations, outcome="committed") == 2
+        assert value(samples, durations, outcome="committed") == 3
         assert value(samples, durations, outcome="failed") == 2
         checks = "stepwise_validation_duration_seconds_count"
-        assert value(samples, checks, phase="batch") == 4
+        # batches 1, 2 (whole), 3 and 4, and the subset of batch 2 committed (its evidence);
+        # the split's failing subset is no attempt's, so it is not counted here
+        assert value(samples, checks, phase="batch") == 5
         assert value(samples, checks, phase="baseline") == 1
         # The head's tree is the last one validated and the base did not move: the final review
         # does not run the tests a second time (issue 27).

@@ -1,0 +1,48 @@
+"""What one attempt came to (`AttemptOutcome`), and the failures an attempt reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from jobs.domain.errors import ErrorInfo, RetryClass
+from jobs.domain.model import Gate
+from jobs.domain.records import CommandEvidence
+
+
+class Result(StrEnum):
+    COMMITTED = "committed"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+    GATED = "gated"
+
+
+@dataclass
+class AttemptOutcome:
+    result: Result
+    commit: str | None = None
+    reason: str = ""
+    gate: Gate | None = None
+    error: ErrorInfo | None = None
+    leftovers: list[str] = field(default_factory=list)
+    touched: list[int] = field(default_factory=list)  # other batches this attempt changed
+    changed: list[str] | None = None  # the paths the commit changed, when the attempt knows
+    tree: str | None = None  # the edited tree that failed validation (what a split bisects)
+
+
+def failed_outcome(code: str, retry_class: RetryClass, message: str, hint: str,
+             evidence: dict[str, object] | None = None) -> AttemptOutcome:
+    info = ErrorInfo(code=code, retry_class=retry_class, message=message, hint=hint,
+                     evidence=dict(evidence or {}))
+    return AttemptOutcome(Result.FAILED, error=info, reason=message)
+
+
+def command_failed_outcome(code: str, failed: CommandEvidence, what: str) -> AttemptOutcome:
+    timed = " (timed out)" if failed.timed_out else ""
+    return failed_outcome(
+        code, RetryClass.NEEDS_HUMAN,
+        f"{what}: `{failed.display}` exited {failed.exit_code}{timed}",
+        "read the output tail; fix the code or the spec, then retry or skip the batch",
+        {"command": failed.display, "exit_code": failed.exit_code,
+         "output_tail": failed.output_tail, "output_lines": failed.output_lines},
+    )
