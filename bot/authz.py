@@ -41,17 +41,19 @@ def decide(*, login: str, role: str, approvers: Sequence[str], action: str,
 
     With an `approvers` list only the accounts on it (matched by id once `approver_ids` holds
     them) and the members of its `@org/team` entries (`member_of`: the teams of the list
-    `login` was found in) may steer; without one, write, maintain and admin may (a custom role
-    counts as the base role it inherits).
+    `login` was found in) may steer, and they too need write, maintain or admin (an approver
+    whose access was lowered steers no more); without a list, write, maintain and admin may (a
+    custom role counts as the base role it inherits).
     """
     if approvers:
         if listed_approver(login, approvers, actor_id=actor_id, approver_ids=approver_ids):
-            return Decision(True, f"@{login} is on the approvers list")
+            return with_write(login, role, action, f"@{login} is on the approvers list")
         joined = {m.lower() for m in member_of}
         teams = team_approvers(approvers)
         for team in teams:
             if team.lower() in joined:
-                return Decision(True, f"@{login} is a member of {team}, on the approvers list")
+                return with_write(login, role, action,
+                                  f"@{login} is a member of {team}, on the approvers list")
         required = f" or a member of {', '.join(f'`{t}`' for t in teams)}" if teams else ""
         if approver_ids and login.lower() in approver_ids:
             return Decision(False, f"{sentence(action)} is for this repository's `approvers`"
@@ -64,6 +66,14 @@ def decide(*, login: str, role: str, approvers: Sequence[str], action: str,
         return Decision(True, f"@{login} has {role} permission")
     return Decision(False, f"{sentence(action)} needs write, maintain or admin permission; "
                     f"@{login} has {role or 'no'} permission")
+
+
+def with_write(login: str, role: str, action: str, listed: str) -> Decision:
+    """An approver's decision: on the list, and still holding a steering role."""
+    if role in STEERING_ROLES:
+        return Decision(True, f"{listed} with {role} permission")
+    return Decision(False, f"{sentence(action)} needs write, maintain or admin permission, for "
+                    f"`approvers` too; {listed} but has {role or 'no'} permission")
 
 
 def sentence(action: str) -> str:

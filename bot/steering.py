@@ -1,6 +1,7 @@
-"""The facts a steering decision needs, read from GitHub: the sender's repository role, or
-membership of the `@org/team` entries of the approvers list (the App's `members: read`), and
-the account ids the approvers list names (`resolve_approvers`, when a job starts)."""
+"""The facts a steering decision needs, read from GitHub: the sender's repository role (asked
+of approvers too: they need write), membership of the `@org/team` entries of the approvers
+list (the App's `members: read`), and the account ids the approvers list names
+(`resolve_approvers`, when a job starts)."""
 
 from __future__ import annotations
 
@@ -37,9 +38,10 @@ def steering_decision(client: Installation, repo: str, *, login: str, approvers:
         actor_id = client.user_id(login)  # a delivery without the sender's id
     judge = functools.partial(decide, login=login, approvers=approvers, action=action,
                               actor_id=actor_id, approver_ids=approver_ids)
-    if not login or listed_approver(login, approvers, actor_id=actor_id,
-                                    approver_ids=approver_ids):
+    if not login:
         return judge(role="")
+    if listed_approver(login, approvers, actor_id=actor_id, approver_ids=approver_ids):
+        return judge(role=client.permission(owner, name, login))
     member_of: list[str] = []
     unreadable = False
     for team in team_approvers(approvers):
@@ -52,7 +54,8 @@ def steering_decision(client: Installation, repo: str, *, login: str, approvers:
             unreadable = True
             log.warning("could not read a team's membership", extra={"team": team,
                                                                      "error": exc.message})
-    decision = judge(role="", member_of=member_of)
+    role = client.permission(owner, name, login) if member_of else ""
+    decision = judge(role=role, member_of=member_of)
     if unreadable and not decision.allowed:
         return Decision(False, decision.reason + TEAM_UNREADABLE)
     return decision

@@ -82,11 +82,19 @@ class GitHubState:
         return self.user_ids[login]
 
     def rename_user(self, old: str, new: str) -> None:
-        """GitHub's account rename: the account (its id) takes the login `new`; `old` is free
-        for anyone to claim as a new account (with a new id)."""
+        """GitHub's account rename: the account (its id, its repository roles and team
+        memberships) takes the login `new`; `old` is free for anyone to claim as a new account
+        (with a new id and no access)."""
         with self.lock:
             self.user_ids[new] = self.user_ids.pop(old)
             self.freed_logins.add(old)
+            for repo in self.repos.values():
+                if old in repo.collaborators:
+                    repo.collaborators[new] = repo.collaborators.pop(old)
+            for members in self.teams.values():
+                if old.lower() in members:
+                    members.discard(old.lower())
+                    members.add(new.lower())
 
     def clone_url_for(self, repo: FakeRepo) -> str:
         return str(repo.path)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bot.authz import decide
 from bot.server.campaigns import record_store
 from jobs.domain.model import Gate
@@ -17,6 +19,7 @@ from tests.kit.local_e2e import config_text
 
 
 def _start_with_approver(world: World, login: str) -> None:
+    world.gh.set_permission(REPO, login, "write")  # approvers need write too
     world.gh.push_files(REPO, world.repo.default_branch, {
         ".github/stepwise.yml": config_text(batches_per_milestone=1, approvers=[login])},
         "config")
@@ -63,14 +66,23 @@ def test_closing_by_a_new_account_on_the_freed_login_cancels_nothing(world: Worl
 
 def test_the_decision_is_by_id_once_the_list_is_resolved() -> None:
     ids = {"ana": 7}
-    kept = decide(login="ana-renamed", role="", approvers=["ana"], action="approving",
+    kept = decide(login="ana-renamed", role="write", approvers=["ana"], action="approving",
                   actor_id=7, approver_ids=ids)
-    claimed = decide(login="ana", role="", approvers=["ana"], action="approving",
+    claimed = decide(login="ana", role="write", approvers=["ana"], action="approving",
                      actor_id=8, approver_ids=ids)
-    gone = decide(login="bo", role="", approvers=["bo"], action="approving", actor_id=9,
+    gone = decide(login="bo", role="write", approvers=["bo"], action="approving", actor_id=9,
                   approver_ids={"bo": 0})  # no account held the login when the job started
     assert kept.allowed and not claimed.allowed and not gone.allowed
-    assert decide(login="ana", role="", approvers=["ana"], action="approving").allowed  # legacy
+    assert decide(login="ana", role="admin", approvers=["ana"], action="approving").allowed  # legacy
+
+
+@pytest.mark.parametrize("role", ["read", "triage", "", "none"])
+def test_an_approver_whose_access_was_lowered_steers_no_more(role: str) -> None:
+    decision = decide(login="ana", role=role, approvers=["ana"], action="approving", actor_id=7,
+                      approver_ids={"ana": 7})
+    assert not decision.allowed
+    assert "needs write, maintain or admin permission, for `approvers` too" in decision.reason
+    assert "@ana is on the approvers list" in decision.reason
 
 
 def test_a_campaign_s_approvers_are_matched_by_account_too(tmp_path: Path, redis_url: str) -> None:
@@ -79,6 +91,7 @@ def test_a_campaign_s_approvers_are_matched_by_account_too(tmp_path: Path, redis
         world.gh.push_files(REPO, world.repo.default_branch, {
             ".github/stepwise.yml": config_text(batches_per_milestone=1, approvers=["ana"])},
             "config")
+        world.gh.set_permission(REPO, "ana", "write")
         world.gh.add_issue(REPO, "Move every service to new()", CAMPAIGN, user="ana")
         world.send("issues.labeled", issue_number=2, label="stepwise-campaign", sender="ana")
         world.work()

@@ -208,12 +208,18 @@ def test_a_custom_role_based_on_write_may_start_and_steer(world: World) -> None:
 def test_team_approvers_are_resolved_and_a_refusal_names_the_team(world: World) -> None:
     use_config(world, approvers=["@octo-org/release"])
     world.gh.add_team("octo-org", "release", ["tina"])
-    world.gh.set_permission(REPO, "tina", "read")  # the list, not the role, decides
+    world.gh.set_permission(REPO, "tina", "read")  # on the list, but approvers need write too
+    world.send("issues.labeled", issue_number=1, sender="tina")
+    world.work()
+    assert world.ctx.store.find(REPO, 1) is None
+    assert any("for `approvers` too" in b and "@tina is a member of @octo-org/release" in b
+               and "has read permission" in b for b in world.bodies(1))
+    world.gh.set_permission(REPO, "tina", "write")
     world.send("issues.labeled", issue_number=1, sender="maria")
     world.work()
     assert world.ctx.store.find(REPO, 1) is None
-    refusal = [b for b in world.bodies(1) if "did not start" in b]
-    assert len(refusal) == 1 and "`@octo-org/release`" in refusal[0] and "@maria" in refusal[0]
+    refusal = [b for b in world.bodies(1) if "did not start" in b and "@maria" in b]
+    assert len(refusal) == 1 and "`@octo-org/release`" in refusal[0]
     world.send("issues.labeled", issue_number=1, sender="tina")
     world.work()
     assert world.job().gate.kind is Gate.PLAN
