@@ -76,6 +76,15 @@ class BatchHooks(Protocol):
         ...
 
 
+class SafePointHook(Protocol):
+    """One entry of the loop's safe-point list (jobs/engine/engine.py `SAFE_POINT`, then the
+    features' `Services.safe_point`), run in order before a running job's next piece of work:
+    an Outcome stops the loop with it, True means the hook took the step (the loop goes on with
+    the next one), False or None lets the next hook run."""
+
+    def __call__(self, engine: JobContext, /) -> Outcome | bool | None: ...
+
+
 @dataclass
 class Services:
     """The ports the engine works through (jobs/ports.py); each mode wires its adapters."""
@@ -91,6 +100,8 @@ class Services:
     environments: EnvironmentCache | None = None  # job environments built by `setup`
     network_deny_hosts: tuple[str, ...] = ()  # Stepwise's own services (Redis, the web app)
     batch_hooks: BatchHooks | None = None  # features' part of a batch step (jobs/features)
+    # Features' hooks at the safe point, after the engine's own (one entry per feature).
+    safe_point: tuple[SafePointHook, ...] = ()
 
 
 @runtime_checkable

@@ -27,6 +27,7 @@ from jobs.engine.context import (
     CancelSignal,
     JobContext,
     Outcome,
+    SafePointHook,
     Services,
     outcome_of,
 )
@@ -141,16 +142,32 @@ def _planning(engine: Engine) -> None:
     plan(engine)
 
 
+def _cancel(engine: JobContext) -> None:
+    engine.check_cancel()  # raises CancelSignal when the stored record asks for it
+
+
+def _ci_verdict(engine: JobContext) -> Outcome | bool:
+    """While waiting for CI, its verdict is the step."""
+    if engine.job.ci_wait is None:
+        return False
+    return ci_wait.check(engine) or True
+
+
+# What happens at the safe point, in order, before a running job's next piece of work (see
+# SafePointHook): a cancel asked for, CI's verdict, the branch read again, the moved base merged
+# (or a gate). The features' hooks (Services.safe_point) run after these.
+SAFE_POINT: tuple[SafePointHook, ...] = (_cancel, _ci_verdict, branch_sync.sync,
+                                         base_merge.update_from_base)
+
+
 def _running(engine: Engine) -> Outcome | None:
-    """The next piece of work: CI's verdict while waiting for it, sync with the branch, a
-    batch, a milestone end or the end."""
-    engine.check_cancel()
-    if engine.job.ci_wait is not None:
-        return ci_wait.check(engine)
-    if branch_sync.sync(engine):
-        return None
-    if base_merge.update_from_base(engine):  # the base moved: merge it first (or a gate)
-        return None
+    """The safe point's hooks, then the next piece of work: a batch, a milestone end or the end."""
+    for hook in SAFE_POINT + engine.services.safe_point:
+        taken = hook(engine)
+        if isinstance(taken, Outcome):
+            return taken
+        if taken:
+            return None
     job = engine.job
     pending = [b for b in job.batches if b.status in (BatchStatus.PENDING,
                BatchStatus.IN_PROGRESS, BatchStatus.FAILED)]
