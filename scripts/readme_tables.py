@@ -17,7 +17,9 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 def tables() -> dict[str, Callable[[], str]]:
     from bot.commands import help_table
     from jobs.domain.key_docs import config_table, spec_table
+    from jobs.editors import install_recipes
 
+    install_recipes()  # the spec table lists each recipe's keys: this script is a composition root
     return {"spec-keys": spec_table, "config-keys": config_table, "commands": help_table}
 
 

@@ -147,7 +147,8 @@ class RepoConfig(BaseModel):
     """Globs no batch may ever touch (files in `paths` that match are left out at plan time); the
     change notes are never in scope either."""
     approvers: list[str] = []
-    """Who may answer gates besides users with write access (server mode): logins or `@org/team`."""
+    """Who may answer gates (server mode): only these logins and `@org/team` members, who need
+    write access too; empty: everyone with write."""
     notes_dir: str = "docs/agent-changes"
     """Where the change notes are committed."""
     notes: NotesCadence = "at_end"
