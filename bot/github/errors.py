@@ -17,7 +17,7 @@ from typing import Any
 from githubkit.exception import RequestError, RequestFailed
 
 from bot.github.retry import SECONDARY_MIN_WAIT_S, rate_limit, retry_after_s, transient_status
-from jobs.domain.errors import RetryClass, StepwiseError
+from jobs.domain.errors import PlatformWait, RetryClass, StepwiseError
 
 RATE_LIMITED = "github_rate_limited"
 SUSPENDED = "installation_suspended"  # GitHub's 403 "This installation has been suspended"
@@ -36,6 +36,10 @@ class ForgeError(StepwiseError):
     """A GitHub call failed; the retry class says whether to back off or stop."""
 
     code = "github_error"
+
+
+class ForgeWait(ForgeError, PlatformWait):
+    """GitHub asks the job to wait: a rate limit, or a suspended installation."""
 
 
 def validation_errors(body: Any) -> list[dict[str, str]]:
@@ -72,11 +76,11 @@ def classify(exc: Exception) -> ForgeError:
             kind, asked = limited
             evidence.update(rate_limit=kind, retry_after=asked if asked is not None else
                             SECONDARY_MIN_WAIT_S, asked=asked is not None)
-            return ForgeError(f"GitHub's {kind} rate limit: {message}", code=RATE_LIMITED,
+            return ForgeWait(f"GitHub's {kind} rate limit: {message}", code=RATE_LIMITED,
                               retry_class=RetryClass.AUTO_RETRY, evidence=evidence,
                               hint="the job waits for the limit and goes on by itself")
         if status == 403 and SUSPENDED_WORDS in exc.response.text.lower():  # not refused for good
-            return ForgeError(f"the App's installation is suspended: {message}", code=SUSPENDED,
+            return ForgeWait(f"the App's installation is suspended: {message}", code=SUSPENDED,
                               retry_class=RetryClass.NEEDS_HUMAN, evidence=evidence,
                               hint="an owner unsuspends the App's installation; the job then goes "
                                    "on by itself")

@@ -20,7 +20,7 @@ from githubkit.exception import RequestFailed
 
 from bot.github.ci import RepositoryCi
 from bot.github.client import Installation, response_json
-from bot.github.errors import ForgeError
+from bot.github.errors import SUSPENDED_WORDS, ForgeError
 from jobs.adapters.git_runner import git_process
 from jobs.adapters.workspace import Repository, WithdrawRefusedError
 from jobs.domain.base_notes import WORKFLOW_PERMISSION
@@ -225,7 +225,8 @@ class ApiCommits:
             try:
                 action(gh)
             except RequestFailed as exc:
-                if exc.response.status_code not in (403, 409, 422):
+                if exc.response.status_code not in (403, 409, 422) or \
+                        SUSPENDED_WORDS in exc.response.text.lower():  # parks the job, below
                     raise
                 try:
                     message = str(exc.response.json().get("message", ""))

@@ -65,6 +65,13 @@ class StepwiseError(Exception):
         return f"{self.message} ({self.hint})" if self.hint else self.message
 
 
+class PlatformWait(StepwiseError):
+    """The platform asks the job to wait (a rate limit, a suspended installation): no fault of
+    the step's work, so no attempt counts it as failed; the worker waits or parks the job."""
+
+    retry_class = RetryClass.AUTO_RETRY
+
+
 class BadInputError(StepwiseError):
     """Input a human must fix (spec, config, arguments); the CLI exits 2."""
 

@@ -11,7 +11,7 @@ from jobs.adapters.discovery import never_in_scope
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.evidence import command_evidence
 from jobs.domain.config import RepoConfig
-from jobs.domain.errors import RetryClass, StepwiseError
+from jobs.domain.errors import PlatformWait, RetryClass, StepwiseError
 from jobs.domain.guard import GuardPolicy, GuardVerdict, Rule, check_diff
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, Gate
@@ -209,6 +209,8 @@ class AttemptRunner:
         self.widened = set()
         try:
             outcome = self._run(job, batch, attempt)
+        except PlatformWait:
+            raise  # not the attempt's fault: the worker waits for GitHub or parks the job
         except StepwiseError as exc:
             outcome = failed_outcome(exc.code, exc.retry_class, exc.message, exc.hint, exc.evidence)
         outcome.touched = sorted(self.widened)

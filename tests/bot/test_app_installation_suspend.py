@@ -110,3 +110,26 @@ def test_a_missed_suspend_webhook_parks_the_job_at_github_s_403_and_never_fails_
     world.work()
     job = world.job()
     assert job.server.parked == "" and job.gate is not None
+
+
+def test_a_suspension_met_while_landing_a_batch_is_no_failed_attempt(world: World) -> None:
+    """The 403 comes in the middle of the step (creating the batch's commit through the Git
+    Data API): the attempt is not counted as failed, the job is parked, and after unsuspend
+    the batch lands as if nothing happened."""
+    running(world)
+    world.gh.fail("POST", r"/git/trees$", 403, times=1, body={
+        "message": "This installation has been suspended",
+        "documentation_url": "https://docs.github.com/rest"})
+    world.gh.suspend(1)
+    world.gh.suspend(1, by=None)  # only that one answer says so: the job must believe it
+    world.work()
+    job = world.job()
+    assert "is suspended" in job.server.parked and job.gate is None and job.error is None
+    assert [r.status for r in world.gh.requests_to("POST", r"/git/trees$")] == [403]
+    attempts = [a for b in job.batches for a in b.attempts]
+    assert not [a for a in attempts if a.outcome == "failed"], attempts
+    world.post("installation", json.dumps(recorded("unsuspend")).encode())
+    world.work()
+    job = world.job()
+    assert job.server.parked == "" and job.batch(1).commit, job.batch(1)
+    assert [a.outcome for a in job.batch(1).attempts][-1] == "committed"
