@@ -13,9 +13,10 @@ FROM node:${NODE_VERSION}-bookworm-slim AS node
 FROM python:${PYTHON_VERSION}-slim-bookworm
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
+# libseccomp2: the sandbox's seccomp filter (jobs/adapters/sandbox_seccomp.py) is built with it
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git bubblewrap ca-certificates \
+    && apt-get install -y --no-install-recommends git bubblewrap libseccomp2 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 
 COPY --from=node /usr/local/bin/node /usr/local/bin/node

@@ -10,6 +10,7 @@ from datetime import datetime
 from jobs.domain import ci_notes
 from jobs.domain import markdown_safe as md
 from jobs.domain.base_notes import base_merge_note
+from jobs.domain.human_commits import commits_by_people_lines
 from jobs.domain.job import Batch, Job
 from jobs.domain.llm_report import model_usage
 from jobs.domain.model import BatchStatus, JobStatus
@@ -72,6 +73,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     lines += split_note_lines(job)
     lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
     lines += reverted_lines(job)
+    lines += commits_by_people_lines(job.human_commits)
     lines += passed_after_failing(job)
     lines += failed_attempt_files(job)
     if job.left_out:

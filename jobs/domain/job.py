@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import ErrorInfo, StateError
 from jobs.domain.git_versions import GitVersion
+from jobs.domain.human_commits import HumanCommit
 from jobs.domain.model import (
     ACTIVE_JOB_STATUSES,
     GATE_EXIT_CODES,
@@ -154,6 +155,7 @@ class Job(Record):
     base_conflict: BaseConflict | None = None  # the `conflict` gate's merge, until resolved
     base_declined: str | None = None  # a base commit whose failed merge a human let pass
     base_moved_at: datetime | None = None  # server: a push to the base branch was seen
+    human_commits: list[HumanCommit] = []  # people's commits taken in (jobs/domain/human_commits)
     # What a passed gate lets the next step accept once (jobs/domain/gate_passes.py sets it):
     accepted: list[Acceptance] = []
     pending_issue: PendingIssue | None = None  # the changed issue text, adopted when re-planning

@@ -22,13 +22,20 @@ def set_aside_into(job: Job, batch: Batch) -> list[Batch]:
     return [other for other in job.batches if other.split_from == batch.number]
 
 
+def set_aside_words(job: Job, batch: Batch) -> str:
+    """Why a set-aside batch was set aside, judged as its split was (validation or CI)."""
+    source = next((b for b in job.batches if b.number == batch.split_from), None)
+    by_ci = bool(source and source.split and source.split.by_ci)
+    return cause_words(batch.split_kind or "culprit", batch.files, by_ci=by_ci)
+
+
 def split_words(job: Job, batch: Batch) -> str:
     """The card's words after a batch line: why it was split and where its files went, or
     which split it came from."""
     state = batch.split
     if state is not None and state.finished and not state.gave_up:
         moved = "; ".join(
-            f"{cause_words(other.split_kind or 'culprit', other.files)}: set aside as batch "
+            f"{set_aside_words(job, other)}: set aside as batch "
             f"{other.number}" for other in set_aside_into(job, batch))
         return (f" — split after {state.reason} ({len(state.results)} subsets validated): "
                 f"{moved or 'nothing set aside'}")
@@ -36,7 +43,7 @@ def split_words(job: Job, batch: Batch) -> str:
         return f" — splitting after {state.reason} ({len(state.results)} subsets validated)"
     if batch.split_from is not None:
         return (f" — set aside from batch {batch.split_from}: "
-                f"{cause_words(batch.split_kind or 'culprit', batch.files)}")
+                f"{set_aside_words(job, batch)}")
     return ""
 
 
@@ -80,6 +87,6 @@ def split_note_lines(job: Job) -> list[str]:
                      f"({state.reason}); {len(state.results)} subsets validated; committed "
                      f"{len(batch.files)} files")
         lines += [f"  - batch {other.number}: "
-                  f"{cause_words(other.split_kind or 'culprit', other.files)} — {other.status}"
+                  f"{set_aside_words(job, other)} — {other.status}"
                   for other in set_aside_into(job, batch)]
     return lines

@@ -67,11 +67,13 @@ class SplitState(Record):
         return next((r for r in reversed(self.results) if frozenset(r.files) == wanted), None)
 
 
-def cause_words(kind: str, files: list[str]) -> str:
-    """How the card and the note name one set-aside group of files."""
+def cause_words(kind: str, files: list[str], *, by_ci: bool = False) -> str:
+    """How the card, the gate and the note name one set-aside group of files (`by_ci`: a red
+    CI check split the batch, so CI is what these files fail, not the local validation)."""
     named = ", ".join(f"`{path}`" for path in files)
+    judge = "CI" if by_ci else "validation"
     if kind == "interaction":
-        return f"{named} pass alone and fail together (an interaction)"
+        return f"{named} pass alone and fail {judge} together (an interaction)"
     if kind == "targets_remain":
         return f"{named}: `find` matches remain after the edit"
-    return f"{named} fails validation alone"
+    return f"{named} fails {judge} alone"

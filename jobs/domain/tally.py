@@ -1,9 +1,9 @@
 """The one count of a job's batches and files, read from the record (which follows the branch):
-committed, unchanged, skipped, reverted, unfinished, the batches split off, and the leftovers
-for a human. The change note, the progress card, the closing summary and the task center all
-count through `tally`, so they always show the same figures; `outcome` says "completed with
-leftovers" when targets remain (a reverted batch brought them back, or the final review found
-them)."""
+committed, unchanged, skipped, reverted, unfinished, the batches split off, the leftovers for a
+human, and the commits people pushed that were accepted. The change note, the progress card,
+the closing summary and the task center all count through `tally`, so they always show the
+same figures; `outcome` says "completed with leftovers" when targets remain (a reverted batch
+brought them back, or the final review found them)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ class Tally:
     files_skipped: int = 0  # files of skipped batches (nothing to change included)
     files_reverted: int = 0
     leftovers: tuple[str, ...] = ()  # `path:line` targets left for a human, sorted
+    by_people: int = 0  # commits people pushed to the branch that were accepted
 
     @property
     def finished(self) -> bool:
@@ -50,12 +51,16 @@ class Tally:
         return ", ".join(parts)
 
     def files_line(self) -> str:
-        """"files: 9 committed, 2 skipped, 1 reverted; 3 leftovers" (zeros left out)."""
+        """"files: 9 committed, 2 skipped, 1 reverted; 2 commits by people; 3 leftovers for a
+        human" (zeros left out)."""
         parts = [f"{self.files_committed} committed"]
         parts += [f"{self.files_skipped} skipped"] if self.files_skipped else []
         parts += [f"{self.files_reverted} reverted"] if self.files_reverted else []
+        people = self.by_people
+        tail = (f"; {people} commit{'' if people == 1 else 's'} by "
+                f"{'a person' if people == 1 else 'people'}") if people else ""
         left = len(self.leftovers)
-        tail = f"; {left} leftover{'' if left == 1 else 's'} for a human" if left else ""
+        tail += f"; {left} leftover{'' if left == 1 else 's'} for a human" if left else ""
         return "files: " + ", ".join(parts) + tail
 
     def line(self) -> str:
@@ -83,7 +88,7 @@ def tally(job: Job) -> Tally:
         unfinished=sum(n for s, n in counts.items() if s not in FINISHED_BATCH_STATUSES),
         split_off=split_off, files_committed=files[BatchStatus.COMPLETED],
         files_skipped=files[BatchStatus.SKIPPED], files_reverted=files[BatchStatus.REVERTED],
-        leftovers=tuple(leftovers))
+        leftovers=tuple(leftovers), by_people=len(job.human_commits))
 
 
 def outcome(job: Job, counted: Tally | None = None) -> str:

@@ -25,6 +25,7 @@ from jobs.domain.reconcile import (
 from jobs.domain.records import BaseMerge
 from jobs.engine import ci_wait
 from jobs.engine.context import JobContext
+from jobs.engine.human_commits import record_human_commits
 from jobs.ports import Commit, Workspace
 
 
@@ -64,6 +65,7 @@ def sync(engine: JobContext, *, open_gates: bool = True) -> bool:
     if facts.head is not None:
         job.take(Acceptance.BRANCH_HEAD)  # used up once the branch was read
     decision = reconcile(job, facts, accept=accept, open_gates=open_gates)
+    record_human_commits(engine, facts, decision)  # saved with the decision
     return apply_decision(engine, decision)
 
 

@@ -89,6 +89,7 @@ def assert_split_and_culprit_alone(world: World, ci: PlantedCi) -> None:
     culprit = job.batch(job.gate.batch or 0)
     assert culprit.files == [planted] and culprit.split_from == 1
     assert "set aside from batch 1" in job.gate.reason and "not retried" in job.gate.reason
+    assert "fails CI alone" in job.gate.reason  # CI judged it: not "fails validation alone"
     assert job.gate.report is not None and job.gate.report.code == "ci_failed"
     first, second = job.batch(1), job.batch(2)
     assert first.status is BatchStatus.COMPLETED and planted not in first.files

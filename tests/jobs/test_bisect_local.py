@@ -90,7 +90,7 @@ def test_an_interaction_of_two_files_is_set_aside_together(tmp_path: Path) -> No
     assert first.status is BatchStatus.COMPLETED
     assert first.files == [module_path(i) for i in (0, 2, 3, 5)]
     assert job.gate is not None and job.gate.batch == 2
-    assert "pass alone and fail together" in job.gate.reason
+    assert "pass alone and fail validation together" in job.gate.reason
 
 
 def test_an_interaction_of_three_files_is_set_aside_with_all_three(tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_an_interaction_of_three_files_is_set_aside_with_all_three(tmp_path: Pat
     assert first.files == [module_path(i) for i in (1, 2, 4, 5, 7)]
     assert job.gate is not None and job.gate.batch == 2
     assert all(f"`{path}`" in job.gate.reason for path in three)
-    assert "pass alone and fail together" in job.gate.reason
+    assert "pass alone and fail validation together" in job.gate.reason
     state = first.split
     assert state is not None
     # rules.py `_fewest`: 2·m·log2(k/m) + 2·m for m = 3 of k = 8, plus the confirmation and

@@ -16,7 +16,7 @@ from jobs.domain.model import BatchStatus, Gate
 from jobs.domain.notes import render_card
 from jobs.domain.records import Attempt, CiWait, CommandEvidence
 from jobs.domain.spec import DoneWhen, Recipe
-from jobs.domain.split_notes import set_aside_into
+from jobs.domain.split_notes import set_aside_into, set_aside_words
 from jobs.domain.split_record import SplitCause, SplitState, SubsetResult, cause_words
 from jobs.engine.attempt import AttemptOutcome, Result, commit_message
 from jobs.engine.batch_run import record
@@ -119,7 +119,7 @@ class BisectHooks:
         """A set-aside batch failed again (deterministic edits): its own `failure` gate."""
         engine.open(Gate.FAILURE, SET_ASIDE_REASON.format(
             number=batch.number, source=batch.split_from,
-            why=cause_words(batch.split_kind or "culprit", batch.files)),
+            why=set_aside_words(engine.job, batch)),
             batch=batch.number, report=report, touched=[batch.number])
         return True
 
@@ -253,7 +253,8 @@ class BisectHooks:
                           commands=edit_commands(job, failed) + list(validated.commands))
         batch.attempts.append(attempt)
         message = commit_message(job, batch, summary + f"\n\nSplit: {state.reason}; set aside "
-                                 + "; ".join(cause_words(c.kind, c.files) for c in state.causes))
+                                 + "; ".join(cause_words(c.kind, c.files, by_ci=state.by_ci)
+                                            for c in state.causes))
         message += f"Stepwise-Split: {', '.join(state.set_aside)}\n"
         changed = runner.worktree.staged_paths()
         commit = runner.worktree.commit_tree(tree, job.head_sha, message)

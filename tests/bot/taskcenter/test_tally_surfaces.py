@@ -1,7 +1,8 @@
-"""One count on every surface: jobs with reverts, skips (by a person and for nothing to change)
-and split batches show the same batch and file figures, the same leftovers and the same
-"completed with leftovers" in the change note, the progress card, the closing summary and the
-task center's page (served by the app over a real Redis)."""
+"""One count on every surface: jobs with reverts, skips (by a person and for nothing to change),
+split batches and commits people pushed (accepted at the human_commit gate) show the same batch
+and file figures, the same leftovers and the same "completed with leftovers" in the change
+note, the progress card, the closing summary and the task center's page (served by the app over
+a real Redis)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from fastapi.testclient import TestClient
 from bot.github.conversation import closing_head
 from bot.server.redis_store import RedisStore
 from jobs.domain.change_note import render_note
+from jobs.domain.human_commits import HumanCommit
 from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.notes import render_card
@@ -59,7 +61,14 @@ JOBS = {
                       review_leftovers=("src/b3_0.py:1",)),
     "cancelled": job_with([(S.COMPLETED, 2), (S.REVERTED, 1), (S.PENDING, 2), (S.FAILED, 1)],
                           status=JobStatus.CANCELLED, number=44),
+    "people": job_with([(S.COMPLETED, 2), (S.REVERTED, 1), (S.COMPLETED, 1)],
+                       status=JobStatus.COMPLETED, number=45),
 }
+JOBS["people"].human_commits = [
+    HumanCommit(sha="d" * 40, author="Ada Lovelace", login="ada", subject="docs: clarify usage",
+                files=["README.md"], accepted_at=START),
+    HumanCommit(sha="e" * 40, author="Grace Hopper", subject="fix: a typo the batch left",
+                files=["src/b1_0.py", "src/b1_1.py"], accepted_at=START)]
 
 
 def plain(html: str) -> str:
@@ -83,6 +92,10 @@ def test_every_surface_counts_the_same(name: str, logged_in: TestClient,
         assert files in surface or files.capitalize() in surface, (files, surface)
     for item in counted.leftovers:  # the note lists them; the others count them
         assert f"- `{item}`" in note
+    for commit in job.human_commits:  # the note and the job page list them; all count them
+        assert f"`{commit.sha[:7]}` {commit.subject}" in note.split("## Commits by people")[1]
+        assert f"{commit.sha[:7]} {commit.subject} — by {commit.by}" in page
+    assert ("## Commits by people" in note) is bool(job.human_commits)
     with_leftovers = job.status is JobStatus.COMPLETED and bool(counted.leftovers)
     for surface in (note, card, summary, page):
         assert ("completed with leftovers" in surface) is with_leftovers, surface
@@ -99,5 +112,9 @@ def test_the_figures_follow_the_record() -> None:
     assert skips.files_line() == "files: 5 committed, 3 skipped"
     split = tally(JOBS["split"])
     assert split.split_off == 1 and split.leftovers == ("src/b3_0.py:1",)
+    people = tally(JOBS["people"])
+    assert (people.by_people, people.committed, people.reverted) == (2, 2, 1)
+    assert people.files_line() == "files: 3 committed, 1 reverted; 2 commits by people"
+    assert tally(JOBS["reverted"]).by_people == 0
     cancelled = tally(JOBS["cancelled"])
     assert cancelled.unfinished == 2 and cancelled.batches_line() == "batches 1/4 completed"

@@ -1,0 +1,51 @@
+"""A person's commit accepted at the `human_commit` gate stays in the record, end to end on a
+real repository in local mode: push a commit to the job branch at a gate, approve it, finish;
+the committed change note lists it under "Commits by people" with its sha, subject, author and
+files, and the note's count matches `tally`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jobs.domain.gates import Verb
+from jobs.domain.model import Gate, JobStatus
+from jobs.domain.tally import tally
+from tests.jobs.engine.recovery_kit import at_first_milestone, human_clone
+from tests.kit.local_e2e import assert_exit, load_job, session, show
+from tests.kit.repos import git
+
+AUTHOR = "Ada Lovelace <12345+ada-l@users.noreply.github.com>"
+
+
+def test_an_accepted_human_commit_is_listed_in_the_note(tmp_path: Path) -> None:
+    repo = at_first_milestone(tmp_path)
+    job = load_job(repo)
+    clone = human_clone(repo, tmp_path, job.branch)
+    (clone / "README.md").write_text("# calc\n\nEdited by a human.\n")
+    (clone / "NOTES.txt").write_text("a new file\n")
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", f"--author={AUTHOR}", "-m", "docs: a human edit")
+    human_sha = git(clone, "rev-parse", "HEAD")
+    git(clone, "push", "-q", "origin", f"HEAD:{job.branch}")
+
+    outcome = session(repo).verb(Verb.APPROVE)[1]  # the milestone gate: the push is found
+    assert_exit(outcome, 4)
+    job = load_job(repo)
+    assert job.gate is not None and job.gate.kind is Gate.HUMAN_COMMIT
+    assert job.human_commits == []  # not accepted yet: nothing is recorded
+
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)  # accept it, and finish
+    job = load_job(repo)
+    assert job.status is JobStatus.COMPLETED
+    [recorded] = job.human_commits
+    assert (recorded.sha, recorded.subject) == (human_sha, "docs: a human edit")
+    assert (recorded.author, recorded.login) == ("Ada Lovelace", "ada-l")
+    assert recorded.files == ["NOTES.txt", "README.md"]
+    assert tally(job).by_people == 1
+    assert any(e.kind == "human_commit" and human_sha[:7] in e.message for e in job.events)
+
+    note = show(repo, job.branch, job.note_path)
+    section = note.split("## Commits by people", 1)[1].split("\n## ", 1)[0]
+    assert f"`{human_sha[:7]}` docs: a human edit" in section
+    assert "Ada Lovelace" in section and "`NOTES.txt`, `README.md`" in section
+    assert "1 commit by a person" in note  # the count on the note's batches line
