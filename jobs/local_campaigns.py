@@ -144,8 +144,8 @@ class LocalCampaignPort:
             return JobView(state=RepoState.FAILED, job=entry.job, reason=exc.message)
         return self._view(entry)
 
-    def read(self, entry: RepoEntry) -> JobView:
-        return self._view(entry)
+    def read(self, entry: RepoEntry, *, passes_gates: bool) -> JobView:
+        return self._view(entry)  # a local job's plan gate is passed only when it starts
 
     def act(self, entry: RepoEntry, action: JobAction) -> JobView:
         verbs = {JobAction.APPROVE: Verb.APPROVE, JobAction.RETRY: Verb.RETRY,

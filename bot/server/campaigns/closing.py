@@ -48,7 +48,7 @@ def campaign_closed(ctx: ServerContext, event: Event) -> bool:
         if doc.campaign.status in record_store.ENDED:
             return True
         now = ctx.clock()
-        steered = apply(doc.campaign, CampaignCommand(CampaignVerb.CANCEL), now)
+        steered = apply(doc.campaign, CampaignCommand(CampaignVerb.CANCEL), now, by=event.sender)
         who = f"@{event.sender}" if event.sender else "someone"
         doc.campaign.status_reason = f"{who} closed the campaign issue"
         doc.closed_by, doc.approved_by = event.sender, event.sender  # cancels in their name

@@ -128,32 +128,35 @@ class ServerCampaignPort:
         repo, number = entry.job.rsplit("#", 1)
         return self.ctx.store.find(repo, int(number))
 
-    def read(self, entry: RepoEntry) -> JobView:
+    def read(self, entry: RepoEntry, *, passes_gates: bool) -> JobView:
+        """The job as it is now; its plan gate passed when `passes_gates` (the campaign runs)
+        and its plan is the approved preview's, in the name of who approved the campaign."""
         job = self._job(entry)
         if job is None:
             return JobView(state=entry.state, job=entry.job, reason=entry.reason, link=entry.link)
-        if job.gate is not None and job.gate.kind is Gate.PLAN and not job.gate.while_planning:
-            if entry.plan_passed and not entry.replanning:  # never approved twice in a loop
-                return self._view(job, "its plan gate opened again after the campaign passed "
-                                       "it: " + job.gate.reason.strip().split("\n")[0][:160],
-                                  needs_human=True)
-            planned = [file for batch in job.batches for file in batch.files]
-            if entry.replanning or plan_digest(planned) == entry.preview_digest:
-                entry.replanning = False
-                refused = self._steer(job, Verb.APPROVE)
-                if refused:
-                    return self._view(job, refused)
-                entry.plan_passed = True
-                job = self._job(entry) or job
-            else:
-                return self._view(job, "its plan differs from the approved preview: approve it "
-                                       "in its pull request or issue")
-        return self._view(job)
+        if job.gate is None or job.gate.kind is not Gate.PLAN or job.gate.while_planning:
+            return self._view(job)
+        if entry.plan_passed and not entry.replanning:  # never approved twice in a loop
+            return self._view(job, "its plan gate opened again after the campaign passed "
+                                   "it: " + job.gate.reason.strip().split("\n")[0][:160],
+                              needs_human=True)
+        if not passes_gates:
+            return self._view(job)  # paused, halted or ended: nothing is approved in its name
+        planned = [file for batch in job.batches for file in batch.files]
+        if not entry.replanning and plan_digest(planned) != entry.preview_digest:
+            return self._view(job, "its plan differs from the approved preview: approve it "
+                                   "in its pull request or issue")
+        entry.replanning = False
+        refused = self._steer(job, Verb.APPROVE)
+        if refused:
+            return self._view(job, refused)
+        entry.plan_passed = True
+        return self._view(self._job(entry) or job)
 
     def act(self, entry: RepoEntry, action: JobAction) -> JobView:
         job = self._job(entry)
         if job is None:
-            return self.read(entry)
+            return self.read(entry, passes_gates=False)
         if action is JobAction.REPLAN:
             return self._replan(entry, job)
         refused = self._steer(job, _VERBS[action])

@@ -133,7 +133,7 @@ def steer_campaign(ctx: ServerContext, event: Event, text: str) -> str:
     with held(ctx, doc, "the command is applied again in a few seconds") as doc:
         now = ctx.clock()
         try:
-            steered = apply(doc.campaign, command, now)
+            steered = apply(doc.campaign, command, now, by=event.sender)
         except BadInputError as exc:
             return f"{exc.message}. {exc.hint}"
         if steered.actions or command.verb == "approve":

@@ -63,7 +63,9 @@ class CampaignPort(Protocol):
     def facts(self, name: str) -> RepoFacts: ...
     def preview(self, name: str) -> Preview: ...  # raises LeftOut
     def start(self, entry: RepoEntry) -> JobView: ...
-    def read(self, entry: RepoEntry) -> JobView: ...
+    # `passes_gates`: the campaign is running, so a job's plan gate that matches the approved
+    # preview may be passed in its name; otherwise the job is only read back.
+    def read(self, entry: RepoEntry, *, passes_gates: bool) -> JobView: ...
     def act(self, entry: RepoEntry, action: JobAction) -> JobView: ...
 
 
@@ -79,6 +81,13 @@ def job_state(job: Job) -> RepoState:
     if job.status is JobStatus.INTERRUPTED or (job.gate is not None and job.gate.exit_code == 4):
         return RepoState.NEEDS_HUMAN
     return RepoState.WAITING if job.gate is not None else RepoState.WORKING
+
+
+def passes_gates(campaign: Campaign) -> bool:
+    """A campaign answers its repositories' gates only while it runs: not in its plan, paused,
+    halted, cancelled or completed (a cancel refused in one repository leaves that job open,
+    and reading it back must not approve its plan)."""
+    return campaign.status is CampaignStatus.RUNNING
 
 
 def record_view(entry: RepoEntry, view: JobView) -> None:
@@ -108,8 +117,9 @@ def advance(campaign: Campaign, settings: CampaignSettings, port: CampaignPort,
             now: datetime) -> None:
     """Read every open repository back, then start waves while the rules allow (a mode whose
     jobs run to their next gate at once, like local mode, may start several waves here)."""
+    passing = passes_gates(campaign)
     for entry in campaign.entries(*OPEN_STATES):
-        record_view(entry, port.read(entry))
+        record_view(entry, port.read(entry, passes_gates=passing))
     settle(campaign, settings, now)
     while names := next_wave(campaign, settings):
         mark_started(campaign, names)
@@ -139,7 +149,8 @@ def carry_out(campaign: Campaign, settings: CampaignSettings, steered: Steered,
         view = port.act(entry, action)
         if entry.state is not RepoState.SKIPPED:
             record_view(entry, view)
-        said.append(f"{name}: {action} → {view.state}")
+        said.append(f"{name}: {action} → {view.state}" + (f" ({view.reason})" if view.reason
+                                                           else ""))
     campaign.log(now, f"carried out {len(steered.actions)} action(s)")
     return said
 

@@ -125,8 +125,11 @@ def _approve(campaign: Campaign, target: str, now: datetime) -> Steered:
     return Steered("; ".join(parts) + ".", actions)
 
 
-def apply(campaign: Campaign, command: CampaignCommand, now: datetime) -> Steered:
-    """Change the record as `command` says; the returned actions are for the repositories' jobs."""
+def apply(campaign: Campaign, command: CampaignCommand, now: datetime, *,
+          by: str = "") -> Steered:
+    """Change the record as `command` says; the returned actions are for the repositories' jobs.
+    `by`: the login of who said it (the App's), named in the record's reason and history."""
+    who = f"by @{by}" if by else "by a command"
     verb, ended = command.verb, campaign.status in (CampaignStatus.CANCELLED,
                                                     CampaignStatus.COMPLETED)
     if ended and verb is not CampaignVerb.APPROVE:
@@ -151,8 +154,8 @@ def apply(campaign: Campaign, command: CampaignCommand, now: datetime) -> Steere
     if verb is CampaignVerb.PAUSE:
         if campaign.status is not CampaignStatus.RUNNING:
             return Steered(f"The campaign is {campaign.status}, not running; nothing to pause.")
-        campaign.status, campaign.status_reason = CampaignStatus.PAUSED, "paused by a command"
-        campaign.log(now, "paused")
+        campaign.status, campaign.status_reason = CampaignStatus.PAUSED, f"paused {who}"
+        campaign.log(now, f"paused {who}")
         return Steered("Paused: no repository starts until `resume`; jobs already started "
                        "go on to their next gate.")
     if verb is CampaignVerb.RESUME:
@@ -161,8 +164,8 @@ def apply(campaign: Campaign, command: CampaignCommand, now: datetime) -> Steere
         opened = [e for e in campaign.entries(*OPEN_STATES)]
         for entry in campaign.entries(RepoState.PREVIEWED, RepoState.APPROVED):
             entry.state = RepoState.CANCELLED
-        campaign.status, campaign.status_reason = CampaignStatus.CANCELLED, "cancelled by a command"
-        campaign.log(now, "cancelled")
+        campaign.status, campaign.status_reason = CampaignStatus.CANCELLED, f"cancelled {who}"
+        campaign.log(now, f"cancelled {who}")
         return Steered(f"Cancelled; {len(opened)} running job(s) are cancelled too.",
                        tuple((e.name, JobAction.CANCEL) for e in opened))
     if any(e.name.lower() == command.target.lower() for e in campaign.entries()):
