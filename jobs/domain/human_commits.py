@@ -19,6 +19,7 @@ _NOREPLY = re.compile(r"^(?:\d+\+)?(?P<login>[A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))"
 
 
 SHOWN_FILES = 20  # the note names this many files of one commit, then counts the rest
+KEPT_FILES = 200  # the record keeps this many (a commit of thousands keeps the record small)
 
 
 class HumanCommit(Record):
@@ -30,6 +31,7 @@ class HumanCommit(Record):
     login: str = ""
     subject: str = ""
     files: list[str] = Field(default_factory=list)
+    more_files: int = 0  # files it touched beyond `files` (not kept, see KEPT_FILES)
     accepted_at: datetime | None = None
 
     @property
@@ -54,8 +56,9 @@ def commits_by_people_lines(commits: list[HumanCommit]) -> list[str]:
     for commit in commits:
         shown = commit.files[:SHOWN_FILES]
         files = md.codes(shown) if shown else "none"
-        if len(commit.files) > len(shown):
-            files += f" and {len(commit.files) - len(shown)} more"
+        more = len(commit.files) - len(shown) + commit.more_files
+        if more:
+            files += f" and {more} more"
         lines.append(f"- `{commit.sha[:7]}` {md.text(commit.subject or '(no subject)')} "
                      f"— by {md.text(commit.by)}; files: {files}")
     return lines

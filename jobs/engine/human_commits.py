@@ -5,7 +5,7 @@ holds the record and how the change note lists it)."""
 
 from __future__ import annotations
 
-from jobs.domain.human_commits import HumanCommit, login_from_email
+from jobs.domain.human_commits import KEPT_FILES, HumanCommit, login_from_email
 from jobs.domain.reconcile import BranchDecision, BranchFacts, SyncKind, describe
 from jobs.engine.context import JobContext
 from jobs.ports import Workspace
@@ -40,4 +40,4 @@ def read_commit(repo: Workspace, sha: str) -> HumanCommit:
                repo.git("diff-tree", "-r", "--no-commit-id", "--name-only", "-z", "--root", sha))
     files = sorted({path for path in changed.split("\x00") if path})
     return HumanCommit(sha=sha, author=name, login=login_from_email(email), subject=subject,
-                       files=files)
+                       files=files[:KEPT_FILES], more_files=max(0, len(files) - KEPT_FILES))

@@ -68,6 +68,9 @@ def test_a_human_push_to_the_job_branch_pauses_the_job(world: World) -> None:
     assert job.gate is None or job.gate.kind is not Gate.HUMAN_COMMIT
     log = world.gh.git_log(world.repo, job.branch)
     assert "human tweak" in log  # never dropped, never force-pushed over
+    [accepted] = job.human_commits  # kept on the record, counted on the pull request's card
+    assert (accepted.subject, accepted.files) == ("human tweak", ["NOTES.md"])
+    assert any("1 commit by a person" in b for b in world.bodies(pull.number))
 
 
 def test_labelling_again_after_completion_starts_a_new_job_on_a_new_branch(

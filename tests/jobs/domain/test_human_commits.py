@@ -33,6 +33,8 @@ def test_the_note_section_keeps_a_hostile_subject_literal() -> None:
     assert title == "## Commits by people" and line.startswith("- `bbbbbbb` ")
     assert "<b>" not in line and "@org/team" not in line  # escaped, mentions neutralised
     assert "and 5 more" in line and "by Mallory" in line
+    kept = HumanCommit(sha="b" * 40, files=["a"], more_files=300)  # the rest counted, not kept
+    assert commits_by_people_lines([kept])[-1].endswith("files: `a` and 300 more")
     assert commits_by_people_lines([]) == []
     assert HumanCommit(sha="c" * 40).by == "unknown"
     assert HumanCommit(sha="c" * 40, login="ada").by == "@ada"

@@ -1,18 +1,21 @@
 """A person's commit accepted at the `human_commit` gate stays in the record, end to end on a
 real repository in local mode: push a commit to the job branch at a gate, approve it, finish;
 the committed change note lists it under "Commits by people" with its sha, subject, author and
-files, and the note's count matches `tally`."""
+files, and the note's count matches `tally`; what is read of a large commit and a merge."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from jobs.adapters.workspace import Repository
 from jobs.domain.gates import Verb
+from jobs.domain.human_commits import KEPT_FILES
 from jobs.domain.model import Gate, JobStatus
 from jobs.domain.tally import tally
+from jobs.engine.human_commits import read_commit
 from tests.jobs.engine.recovery_kit import at_first_milestone, human_clone
 from tests.kit.local_e2e import assert_exit, load_job, session, show
-from tests.kit.repos import git
+from tests.kit.repos import commit_all, git, make_repo, write_files
 
 AUTHOR = "Ada Lovelace <12345+ada-l@users.noreply.github.com>"
 
@@ -49,3 +52,20 @@ def test_an_accepted_human_commit_is_listed_in_the_note(tmp_path: Path) -> None:
     assert f"`{human_sha[:7]}` docs: a human edit" in section
     assert "Ada Lovelace" in section and "`NOTES.txt`, `README.md`" in section
     assert "1 commit by a person" in note  # the count on the note's batches line
+
+
+def test_a_large_commit_keeps_a_bounded_list_and_a_merge_counts_against_its_first_parent(
+        tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    write_files(repo, {f"gen/f{i:03}.txt": f"{i}\n" for i in range(KEPT_FILES + 5)})
+    big = commit_all(repo, "chore: generate files")
+    read = read_commit(Repository(repo), big)
+    assert read.files == sorted(read.files) and len(read.files) == KEPT_FILES
+    assert read.more_files == 5 and read.subject == "chore: generate files"
+    git(repo, "checkout", "-q", "-b", "side", "HEAD~1")
+    write_files(repo, {"side.txt": "side\n"})
+    commit_all(repo, "side work")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-edit", "side")
+    merge = read_commit(Repository(repo), git(repo, "rev-parse", "HEAD"))
+    assert merge.files == ["side.txt"]  # what the merge brought onto the branch
