@@ -177,6 +177,8 @@ def test_an_llm_batch_conflict_opens_the_conflict_gate_until_a_human_merges(
     job = load_job(repo)
     assert job.status is JobStatus.COMPLETED
     assert [(m.base_sha, m.commit, m.by) for m in job.base_merges] == [(base, human, "human")]
+    # The maintainer's resolution is a person's commit on the branch: listed and counted too.
+    assert [(c.sha, c.files) for c in job.human_commits] == [(human, [AREA])]
     assert job.base_conflict is None
     assert all(g.kind is not Gate.HUMAN_COMMIT for g in [job.gate] if g)
     assert not any(e.message.startswith("human_commit") for e in job.events)
