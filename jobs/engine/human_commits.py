@@ -6,10 +6,10 @@ git (jobs/domain/human_commits.py holds the record and how the change note lists
 from __future__ import annotations
 
 from jobs.domain.human_commits import KEPT_FILES, HumanCommit, login_from_email
-from jobs.domain.reconcile import BranchDecision, BranchFacts, SyncKind, describe
 from jobs.domain.job import Job
+from jobs.domain.reconcile import BranchCommit, BranchDecision, BranchFacts, SyncKind, describe
 from jobs.engine.context import JobContext
-from jobs.ports import Commit, Workspace
+from jobs.ports import Workspace
 
 
 def record_human_commits(engine: JobContext, facts: BranchFacts,
@@ -30,7 +30,7 @@ def record_human_commits(engine: JobContext, facts: BranchFacts,
 
 
 def people_commits(repo: Workspace, job: Job, facts: BranchFacts,
-                   decision: BranchDecision) -> list[Commit]:
+                   decision: BranchDecision) -> list[BranchCommit]:
     """The commits by people `decision` takes in, oldest first."""
     if decision.kind is SyncKind.ADVANCE and decision.foreign:
         foreign = set(decision.foreign)
@@ -40,7 +40,7 @@ def people_commits(repo: Workspace, job: Job, facts: BranchFacts,
     return []
 
 
-def rewritten_by_people(repo: Workspace, job: Job, head: str) -> list[Commit]:
+def rewritten_by_people(repo: Workspace, job: Job, head: str) -> list[BranchCommit]:
     """On a rewritten branch: the commits since it forked from the recorded head that are not
     this job's (a rebase keeps our trailers) nor the base's."""
     fork = repo.git("merge-base", job.head_sha, head, check=False).strip()
