@@ -69,3 +69,23 @@ def test_a_large_commit_keeps_a_bounded_list_and_a_merge_counts_against_its_firs
     git(repo, "merge", "-q", "--no-edit", "side")
     merge = read_commit(Repository(repo), git(repo, "rev-parse", "HEAD"))
     assert merge.files == ["side.txt"]  # what the merge brought onto the branch
+
+
+def test_a_person_s_commit_in_an_accepted_rewrite_is_listed(tmp_path: Path) -> None:
+    repo = at_first_milestone(tmp_path)
+    job = load_job(repo)
+    first = job.batch(1).commit
+    assert first is not None
+    clone = human_clone(repo, tmp_path, job.branch)
+    git(clone, "reset", "-q", "--hard", first)  # drop batch 2 and the note, add a commit
+    (clone / "README.md").write_text("# calc\n\nRewritten by a human.\n")
+    git(clone, "commit", "-q", f"--author={AUTHOR}", "-am", "docs: after a rewrite")
+    human_sha = git(clone, "rev-parse", "HEAD")
+    git(clone, "push", "-q", "--force", "origin", f"HEAD:{job.branch}")
+
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 4)  # the rewrite: human_commit gate
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)
+    job = load_job(repo)
+    assert [(c.sha, c.subject, c.files) for c in job.human_commits] == [
+        (human_sha, "docs: after a rewrite", ["README.md"])]  # batch 1 (ours) is not listed
+    assert f"`{human_sha[:7]}` docs: after a rewrite" in show(repo, job.branch, job.note_path)
