@@ -55,6 +55,9 @@ def test_a_cancelled_campaign_never_passes_a_plan_gate_its_cancel_could_not_clos
         assert doc.campaign.status_reason == "cancelled by @bob"
         assert any(line.endswith("cancelled by @bob") for line in doc.campaign.history)
         assert "Status: **cancelled**: cancelled by @\u200bbob" in dashboard(world)
+        assert doc.campaign.repos[SVC_A].state is RepoState.WAITING  # still open: it says why
+        assert "may not steer in octo-org/svc-a" in doc.campaign.repos[SVC_A].reason
+        assert "@\u200bbob may not steer in octo-org/svc-a" in dashboard(world)
         assert_plan_gate_open(world)
 
         # maria (who may approve in svc-a) says `approve all`; the reconciler ticks: the

@@ -140,7 +140,8 @@ def steer_campaign(ctx: ServerContext, event: Event, text: str) -> str:
             doc.approved_by = event.sender  # per-repository effects happen in their name
         port = ServerCampaignPort(ctx, doc)
         said = carry_out(doc.campaign, doc.settings, steered, port, now)
-        advance(doc.campaign, doc.settings, port, now)
+        if doc.campaign.status not in record_store.ENDED:  # an ended one keeps what it said
+            advance(doc.campaign, doc.settings, port, now)
         write_dashboard(ctx, doc)
         record_store.save(ctx.redis, doc)
     return "\n".join([steered.message, *(f"- {line}" for line in said)])
