@@ -11,6 +11,12 @@ import pytest
 
 # Every save in the tests proves that the batches it did not name are unchanged in the store.
 os.environ.setdefault("STEPWISE_STORE_CHECK", "1")
+# pytest-xdist's workers (execnet) export COLUMNS=80 and LINES=24: rich would freeze them into
+# the CLI's module-level consoles at import, so a test's own COLUMNS would never apply. Every
+# worker runs as a process without a terminal does.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 from jobs.editors import BUILT_IN, install_recipes
 from tests.kit.repos import make_repo

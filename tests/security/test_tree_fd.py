@@ -29,6 +29,7 @@ class Layer:
     key: str
     entries: tuple[str, ...]
     tree: Path
+    caches: Path = Path("/nonexistent/stepwise-caches")  # no tool caches: none are bound
 
     def program_dirs(self) -> list[str]:
         return []
