@@ -1,5 +1,5 @@
 # The README's commands, and the benchmarks.
-.PHONY: demo test test-fast bench bench-llm chaos fuzz readme lock
+.PHONY: demo test test-fast test-pure bench bench-llm chaos fuzz readme lock
 
 demo:
 	./scripts/demo
@@ -10,6 +10,13 @@ test:
 # Local work: everything but the slow runs and the browser test (CI runs `./scripts/test`: all).
 test-fast:
 	./scripts/test -m "not slow and not browser"
+
+# The pure rooms alone (jobs/domain and the features' rules: no git, Redis or sandbox), in seconds.
+PURE_TESTS = tests/jobs/domain tests/jobs/features/bisect/test_rules.py \
+	tests/jobs/features/campaigns/test_rules.py tests/jobs/features/campaigns/test_gate_rules.py \
+	tests/jobs/features/campaigns/test_record_counters.py
+test-pure:
+	STEPWISE_EXTRAS='[dev]' bash -c 'source scripts/_venv.sh && "$$VENV/bin/python" -m pytest -q $(PURE_TESTS)'
 
 bench:
 	./scripts/bench
