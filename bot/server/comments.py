@@ -28,6 +28,7 @@ from bot.server.campaigns.tasks import steer_campaign
 from bot.server.context import ServerContext
 from bot.server.job_lookup import job_for
 from bot.server.keys import comment_key
+from bot.server.redis_values import as_text
 from bot.server.resume import resume_ended
 from bot.server.retention import PRUNED_HINT, pruned_for_issue
 from bot.server.start_job import CANNOT_START, StartRequest, start_job
@@ -75,13 +76,10 @@ def on_comment(ctx: ServerContext, event: Event) -> None:
             handle_comment(ctx, event, commands)
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
 
 def handle_comment(ctx: ServerContext, event: Event, commands: list[Any]) -> None:
     key = comment_key(event.comment_id)
-    progress = {_text(k): _text(v) for k, v in ctx.redis.hgetall(key).items()}
+    progress = {as_text(k): as_text(v) for k, v in ctx.redis.hgetall(key).items()}
     if progress.get("done"):
         return  # already handled (a redelivery, or the reconciler)
     client = ctx.installation(event.installation_id)

@@ -14,12 +14,12 @@ documents (`members`). A pass that finds a member no longer belongs removes it
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from redis import Redis
 
 from bot.server.keys import JOBS, idle_key, job_key
+from bot.server.redis_values import as_document, as_text
 from jobs.domain.model import ACTIVE_JOB_STATUSES, JobStatus
 
 OWING, GATE, CI, ACTIVE = "owing", "gate", "ci", "active"
@@ -68,7 +68,7 @@ def members(redis: Redis, kind: str) -> list[str]:
     if not redis.exists(INDEXED_KEY):
         build(redis)
     found: Any = redis.smembers(idle_key(kind))
-    return sorted(_text(item) for item in found if isinstance(item, bytes | str))
+    return sorted(as_text(item) for item in found if isinstance(item, bytes | str))
 
 
 def still_members(redis: Redis, kind: str, job_ids: list[str],
@@ -89,13 +89,13 @@ def build(redis: Redis) -> int:
     (`still_members`)."""
     redis.set(INDEXED_KEY, "1")
     ranked: Any = redis.zrange(JOBS, 0, -1)
-    ids = [_text(item) for item in ranked if isinstance(item, bytes | str)]
+    ids = [as_text(item) for item in ranked if isinstance(item, bytes | str)]
     for start in range(0, len(ids), BUILD_CHUNK):
         chunk = ids[start:start + BUILD_CHUNK]
         raws: Any = redis.mget([job_key(job_id) for job_id in chunk])
         pipe = redis.pipeline(transaction=False)
         for job_id, raw in zip(chunk, raws, strict=True):
-            doc = _document(raw)
+            doc = as_document(raw)
             if doc is not None:
                 for kind in kinds_of(doc):
                     pipe.sadd(idle_key(kind), job_id)
@@ -103,13 +103,3 @@ def build(redis: Redis) -> int:
     return len(ids)
 
 
-def _document(raw: Any) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(raw) if raw else None
-    except ValueError:
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

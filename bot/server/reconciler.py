@@ -15,7 +15,6 @@ passes.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from bot.server import ci_poll, idle_index
 from bot.server.campaigns.tasks import tick_all
 from bot.server.context import ServerContext
 from bot.server.keys import comments_read_key, job_key
+from bot.server.redis_values import as_document
 from bot.server.retention import retention_round
 from bot.server.steps import RECONCILER, schedule_advance
 from bot.server.suspensions import is_suspended
@@ -70,11 +70,7 @@ def read_documents(redis: Redis, job_ids: list[str]) -> dict[str, dict[str, Any]
         for job_id in chunk:
             pipe.get(job_key(job_id))
         for job_id, raw in zip(chunk, pipe.execute(), strict=True):
-            try:
-                doc = json.loads(raw) if raw else None
-            except ValueError:
-                continue
-            if isinstance(doc, dict):
+            if (doc := as_document(raw)) is not None:
                 found[job_id] = doc
     return found
 

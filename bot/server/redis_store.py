@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from bot.server.idle_index import index_job
 from bot.server.keys import JOBS, batches_key, ci_key, events_key, issue_key, job_key
+from bot.server.redis_values import as_text
 from jobs.adapters.codec import assemble, batch_text, document, event_line
 from jobs.adapters.store import ConflictError, checking_writes
 from jobs.domain.errors import StateError
@@ -77,7 +78,7 @@ class RedisStore:
         raw_doc, raw_batches, raw_events = pipe.execute()
         if raw_doc is None:
             return None
-        batches = {_text(k): _text(v) for k, v in raw_batches.items()}
+        batches = {as_text(k): as_text(v) for k, v in raw_batches.items()}
         try:
             doc: dict[str, Any] = json.loads(raw_doc)
             count = int(doc.get("batch_count", len(batches)))
@@ -89,7 +90,7 @@ class RedisStore:
                 hint="restore Redis from its append-only file, or delete the record to "
                 "rebuild the job from GitHub",
             ) from exc
-        self._remember(job_id, job.version, batches, _text(raw_doc))
+        self._remember(job_id, job.version, batches, as_text(raw_doc))
         return job
 
     def unchanged(self, job: Job) -> bool:
@@ -105,7 +106,7 @@ class RedisStore:
 
     def find(self, repo: str, number: int) -> Job | None:
         job_id = self.redis.get(issue_key(repo, number))
-        return self.load_id(_text(job_id)) if job_id else None
+        return self.load_id(as_text(job_id)) if job_id else None
 
     def reload(self, job: Job) -> Job | None:
         return self.load_id(job.id)
@@ -120,7 +121,7 @@ class RedisStore:
         end = offset + limit - 1
         items = (self.redis.zrevrange(JOBS, offset, end) if newest_first
                  else self.redis.zrange(JOBS, offset, end))
-        return [_text(item) for item in items if isinstance(item, bytes | str)]
+        return [as_text(item) for item in items if isinstance(item, bytes | str)]
 
     # -- writes ---------------------------------------------------------------------------------
     def save(self, job: Job, *, touched: Collection[int] | None = None) -> Job:
@@ -243,6 +244,3 @@ def log_job_events(job: Job, events: list[Any]) -> None:
                 "job_event": event.kind, "status": str(job.status),
                 "gate_id": job.gate.id if job.gate is not None else None})
 
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

@@ -41,6 +41,7 @@ from bot.server.keys import (
     slots_key,
     waiting_key,
 )
+from bot.server.redis_values import as_document, as_text
 from bot.server.worker import Lease
 from jobs.domain.model import TERMINAL_JOB_STATUSES
 
@@ -109,11 +110,11 @@ def prune_ended(connection: Redis, *, retain_days: int, now: datetime,
         connection.delete(CURSOR_KEY)  # the next pass starts from the oldest again
     elif found:
         connection.set(CURSOR_KEY, repr(found[-1][1]))
-    ids = [_text(member) for member, _score in found]
+    ids = [as_text(member) for member, _score in found]
     docs: Any = connection.mget([job_key(job_id) for job_id in ids]) if ids else []
     pruned = []
     for job_id, raw in zip(ids, docs, strict=True):
-        doc = _document(raw)
+        doc = as_document(raw)
         if doc is not None and not due(doc, cutoff):
             continue  # read again, under the lease, only when it may go
         with Lease(connection, job_id, ttl_s=lease_ttl_s, holder=HOLDER) as lease:
@@ -132,7 +133,7 @@ def prune(connection: Redis, job_id: str, *, cutoff: datetime, now: datetime, da
     with connection.pipeline(transaction=True) as pipe:
         try:
             pipe.watch(key)  # type: ignore[no-untyped-call]
-            doc = _document(pipe.get(key))
+            doc = as_document(pipe.get(key))
             if doc is None:
                 pipe.unwatch()
                 connection.zrem(JOBS, job_id)  # an index entry without a record
@@ -146,7 +147,7 @@ def prune(connection: Redis, job_id: str, *, cutoff: datetime, now: datetime, da
             if pull is not None:
                 named[pull_key(repo, int(pull))] = None
             pipe.watch(*named)  # type: ignore[no-untyped-call]
-            still_named = [k for k in named if _text(pipe.get(k)) == job_id]
+            still_named = [k for k in named if as_text(pipe.get(k)) == job_id]
             pipe.multi()
             pipe.delete(key, batches_key(job_id), events_key(job_id), seen_key(job_id),
                         comments_read_key(job_id))
@@ -178,7 +179,7 @@ def prune(connection: Redis, job_id: str, *, cutoff: datetime, now: datetime, da
 
 def pruned(connection: Redis, job_id: str) -> Pruned | None:
     """What is left of job `job_id` if retention removed it, else None."""
-    doc = _document(connection.get(pruned_key(job_id)))
+    doc = as_document(connection.get(pruned_key(job_id)))
     if doc is None:
         return None
     try:
@@ -191,16 +192,9 @@ def pruned(connection: Redis, job_id: str) -> Pruned | None:
 
 def pruned_for_issue(connection: Redis, repo: str, number: int) -> Pruned | None:
     """The pruned job that was the latest of `repo#number`, if retention removed it."""
-    job_id = _text(connection.get(pruned_issue_key(repo, number)))
+    job_id = as_text(connection.get(pruned_issue_key(repo, number)))
     return pruned(connection, job_id) if job_id else None
 
-
-def _document(raw: Any) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(raw) if raw else None
-    except ValueError:
-        return None
-    return doc if isinstance(doc, dict) else None
 
 
 def _time(value: Any) -> datetime | None:
@@ -209,6 +203,3 @@ def _time(value: Any) -> datetime | None:
     except ValueError:
         return None
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value or "")

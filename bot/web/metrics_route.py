@@ -24,6 +24,7 @@ from bot.observability import github_metrics
 from bot.observability.metrics import KEY, SEP, Spec
 from bot.observability.metrics import SPECS as metrics_specs
 from bot.observability.process_metrics import PROCESS, REDIS_UP
+from bot.server.redis_values import as_text
 from bot.server.worker import queue
 from bot.taskcenter.records import HeadCache, JobHead, all_job_ids
 from jobs.domain.model import JobStatus
@@ -70,7 +71,7 @@ class RedisCollector:
         for spec in SPECS:
             pipe.hgetall(KEY + spec.name)
         results = pipe.execute()
-        return {spec.name: {_text(k): _text(v) for k, v in raw.items()}
+        return {spec.name: {as_text(k): as_text(v) for k, v in raw.items()}
                 for spec, raw in zip(SPECS, results, strict=True)}
 
     @staticmethod
@@ -138,9 +139,6 @@ def oldest_queued_age_s(q: Queue, now: float) -> float:
 def _bound(value: float) -> str:
     return str(float(value))
 
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 router = APIRouter()

@@ -21,6 +21,7 @@ from redis import Redis
 from redis.typing import EncodableT, FieldT
 
 from bot.server.keys import ALL_CAMPAIGNS, CAMPAIGNS, campaign_key
+from bot.server.redis_values import as_text
 from jobs.features.campaigns.record import COUNTERS, Campaign, CampaignStatus
 from jobs.features.campaigns.settings import CampaignSettings
 
@@ -59,16 +60,13 @@ class CampaignDoc(BaseModel):
                                              "campaign": {"repos", "tally"}})
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
 
 def load(redis: Redis, key: str) -> CampaignDoc | None:
-    kind = _text(redis.type(key))
+    kind = as_text(redis.type(key))
     if kind == "string":  # the older format: the whole record as one JSON document
         raw = redis.get(key)
         return None if raw is None else CampaignDoc.model_validate_json(raw)
-    fields = {_text(k): v for k, v in redis.hgetall(key).items()}
+    fields = {as_text(k): v for k, v in redis.hgetall(key).items()}
     if HEADER not in fields:
         return None
     header = json.loads(fields[HEADER])
@@ -76,9 +74,9 @@ def load(redis: Redis, key: str) -> CampaignDoc | None:
              if name.startswith(COUNT)}
     entries = [json.loads(value) for name, value in fields.items() if name.startswith(REPO)]
     header["campaign"] |= {"repos": {entry["name"]: entry for entry in entries}, "tally": tally}
-    header[DIGEST] = _text(fields.get(DIGEST, b""))
+    header[DIGEST] = as_text(fields.get(DIGEST, b""))
     doc = CampaignDoc.model_validate(header)
-    doc._stored = {HEADER: _text(fields[HEADER]), DIGEST: doc.dashboard_digest,
+    doc._stored = {HEADER: as_text(fields[HEADER]), DIGEST: doc.dashboard_digest,
                    COUNT: dict(tally)}
     return doc
 
@@ -135,4 +133,4 @@ def newest_keys(redis: Redis, limit: int) -> list[str]:
 
 
 def active_keys(redis: Redis) -> list[str]:
-    return sorted(_text(k) for k in redis.smembers(CAMPAIGNS))
+    return sorted(as_text(k) for k in redis.smembers(CAMPAIGNS))
