@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -99,28 +98,6 @@ def local_flow() -> str:
         return trace.report("local run --yes")
 
 
-@contextmanager
-def served(app: Any) -> Iterator[str]:
-    import uvicorn
-
-    from tests.kit.redis_server import free_port
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
 ISSUE_BODY = """Move every caller of `old_sum()` to `new_sum()`.
 
 ```stepwise
@@ -144,6 +121,7 @@ def approve_flow() -> str:
     from bot.settings import Settings
     from bot.web.app import create_app
     from jobs.adapters.sandbox import make_sandbox
+    from tests.kit.chaos.cluster import served
     from tests.kit.github import FakeGitHub
     from tests.kit.local_e2e import config_text, sample_files
     from tests.kit.redis_server import running_redis
