@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 
+from bot.github.app import GitHubApp
+from bot.github.client import Installation
 from bot.github.errors import ForgeError
+from jobs.domain.job import Job
 from tests.kit.github import FakeGitHub
 
 OWNER, NAME = "octo", "widgets"
@@ -51,3 +54,18 @@ def forge_error(call: Callable[[], object]) -> ForgeError:
     with pytest.raises(ForgeError) as caught:
         call()
     return caught.value
+
+
+def failure_gate_job(gh: FakeGitHub) -> tuple[Installation, Job]:
+    """octo/widgets on `gh` with an issue by maria, the installation's client, and a job waiting
+    at its `failure` gate on that issue, with no pull request yet."""
+    from tests.bot.taskcenter.conftest import build
+
+    gh.add_repo(OWNER, NAME, {"a.py": "x = 1\n"})
+    number = gh.add_issue(REPO, "t", "b", user="maria")
+    client = GitHubApp(app_id=gh.app_id, private_key=gh.private_key_pem,
+                       base_url=gh.base_url).client(1)
+    job = build("failure_gate", 0)
+    job.repo, job.number, job.head_sha = REPO, number, job.base_sha
+    job.server.pull = None
+    return client, job

@@ -10,7 +10,7 @@ from bot.github.forge import GitHubForge, marker
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.github_limits import BODY_CHARS
 from jobs.ports import Publication
-from tests.bot.taskcenter.conftest import build
+from tests.bot.github.client_kit import failure_gate_job
 from tests.kit.github import FakeGitHub
 
 
@@ -22,13 +22,7 @@ def matrix_tails(jobs: int = 14, lines: int = 100) -> str:
 
 def test_a_ci_failed_gate_with_14_long_matrix_logs_is_posted_within_the_limit(tmp_path: Path) -> None:
     with FakeGitHub(root=tmp_path / "gh") as gh:
-        gh.add_repo("octo", "widgets", {"a.py": "x = 1\n"})
-        number = gh.add_issue("octo/widgets", "t", "b", user="maria")
-        client = GitHubApp(app_id=gh.app_id, private_key=gh.private_key_pem,
-                           base_url=gh.base_url).client(1)
-        job = build("failure_gate", 0)
-        job.repo, job.number, job.head_sha = "octo/widgets", number, job.base_sha
-        job.server.pull = None
+        client, job = failure_gate_job(gh)
         assert job.gate is not None
         job.gate.report = ErrorInfo(code="ci_failed", retry_class=RetryClass.NEEDS_HUMAN,
                                     message="CI failed on milestone 1's head", hint="retry or revert",
@@ -36,7 +30,7 @@ def test_a_ci_failed_gate_with_14_long_matrix_logs_is_posted_within_the_limit(tm
         forge = GitHubForge(client, job.repo, task_center_url="https://stepwise.example.org")
         forge.publish(job, Publication.GATE, "")
         forge.publish(job, Publication.GATE, "")  # published again: edited, never a second comment
-        (comment,) = gh.comments_on("octo/widgets", number)
+        (comment,) = gh.comments_on("octo/widgets", job.number)
         assert len(comment.body) <= BODY_CHARS
         assert "`/stepwise skip <reason>`" in comment.body and "`/stepwise cancel`" in comment.body
         assert "Too long for GitHub" in comment.body

@@ -9,23 +9,17 @@ from bot.github.forge import GitHubForge
 from jobs.domain.gates import Verb, apply_verb, open_gate
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.ports import Publication
-from tests.bot.taskcenter.conftest import build
+from tests.bot.github.client_kit import failure_gate_job
 from tests.kit.github import FakeGitHub
 from tests.kit.records import T0, make_batch, make_job
 
 
 def test_gate_comments_and_the_card_link_to_the_task_center(tmp_path: Path) -> None:
     with FakeGitHub(root=tmp_path / "gh") as gh:
-        gh.add_repo("octo", "widgets", {"a.py": "x = 1\n"})
-        number = gh.add_issue("octo/widgets", "t", "b", user="maria")
-        client = GitHubApp(app_id=gh.app_id, private_key=gh.private_key_pem,
-                           base_url=gh.base_url).client(1)
-        job = build("failure_gate", 0)
-        job.repo, job.number, job.head_sha = "octo/widgets", number, job.base_sha
-        job.server.pull = None
+        client, job = failure_gate_job(gh)
         linked = GitHubForge(client, job.repo, task_center_url="https://stepwise.example.org/")
         linked.publish(job, Publication.GATE, "")
-        (comment,) = gh.comments_on("octo/widgets", number)
+        (comment,) = gh.comments_on("octo/widgets", job.number)
         url = f"https://stepwise.example.org/jobs/{job.id}"
         assert f"[Details in the task center]({url}#batch-2)" in comment.body
         assert "/stepwise skip <reason>" in comment.body  # a replace batch: a retry fails alike

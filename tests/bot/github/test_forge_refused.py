@@ -12,8 +12,7 @@ from jobs.domain import outbox
 from jobs.domain.errors import RetryClass
 from jobs.domain.notes import render_card
 from jobs.ports import Publication
-from tests.bot.github.client_kit import forge_error
-from tests.bot.taskcenter.conftest import build
+from tests.bot.github.client_kit import failure_gate_job, forge_error
 from tests.kit.github import FakeGitHub
 
 INVALID = {"message": "Validation Failed", "documentation_url": "https://docs.github.com/rest",
@@ -23,13 +22,7 @@ INVALID = {"message": "Validation Failed", "documentation_url": "https://docs.gi
 
 def test_a_gate_comment_github_refuses_is_tried_once_per_state_not_forever(tmp_path: Path) -> None:
     with FakeGitHub(root=tmp_path / "gh") as gh:
-        gh.add_repo("octo", "widgets", {"a.py": "x = 1\n"})
-        number = gh.add_issue("octo/widgets", "t", "b", user="maria")
-        client = GitHubApp(app_id=gh.app_id, private_key=gh.private_key_pem,
-                           base_url=gh.base_url).client(1)
-        job = build("failure_gate", 0)
-        job.repo, job.number, job.head_sha = "octo/widgets", number, job.base_sha
-        job.server.pull = None
+        client, job = failure_gate_job(gh)
         assert job.gate is not None
         gh.fail("POST", r"/issues/\d+/comments$", 422, times=100, body=INVALID)
         forge = GitHubForge(client, job.repo)
@@ -50,7 +43,7 @@ def test_a_gate_comment_github_refuses_is_tried_once_per_state_not_forever(tmp_p
         gh.failures.clear()
         forge.publish(job, Publication.GATE, "")
         assert outbox.entry(job, key) is None and job.gate.shown_at is not None
-        assert len(gh.comments_on("octo/widgets", number)) == 1
+        assert len(gh.comments_on("octo/widgets", job.number)) == 1
 
 
 def test_pull_request_422s_are_classified_by_githubs_error_fields(tmp_path: Path) -> None:
