@@ -34,6 +34,7 @@ ROOT = Path.cwd().resolve()
 OURS = (str(ROOT / "jobs") + "/", str(ROOT / "bot") + "/")
 STORES = ("jobs/adapters/store.py", "bot/server/redis_store.py")
 SPEC_CHECK = ("jobs/domain/spec.py", "_registered_recipe")
+LIST_FILES = "--files" in sys.argv
 
 
 @dataclass
@@ -65,9 +66,12 @@ class Trace:
         statuses = self.count(STORES, "stored_status")
         saves = self.count(STORES, "save")  # save_unsynced goes through it
         specs = self.calls[SPEC_CHECK]
+        listing = ""
+        if LIST_FILES:
+            listing = "\n" + "\n".join(f"  {f}" for f in sorted(self.files))
         return (f"{label}: {len(self.files)} files, {self.cross_calls} cross-file calls, "
                 f"{loads} record loads, {statuses} status reads, {saves} saves, "
-                f"{specs} spec validations")
+                f"{specs} spec validations{listing}")
 
 
 @contextmanager
@@ -174,6 +178,7 @@ def approve_flow() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--flow", choices=("approve", "local", "both"), default="both")
+    parser.add_argument("--files", action="store_true", help="list the files each flow crossed")
     args = parser.parse_args()
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
