@@ -10,6 +10,7 @@ import pytest
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
+from jobs.composition import FEATURES
 from jobs.domain.errors import RetryClass, StepwiseError
 from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus, Gate, JobStatus
@@ -32,7 +33,8 @@ def context(tmp_path: Path) -> tuple[JobContext, Path, InMemoryForge]:
     job.base_sha = job.head_sha = head
     job = store.save(job)
     services = Services(repository=repository, store=store,
-                        sandbox=make_sandbox(require_isolation=False), forge=forge)
+                        sandbox=make_sandbox(require_isolation=False), forge=forge,
+                        features=FEATURES)
     return JobContext(services, job), repo, forge
 
 

@@ -10,6 +10,7 @@ import pytest
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
+from jobs.composition import FEATURES
 from jobs.domain.model import Gate, JobStatus
 from jobs.engine.context import Services
 from jobs.engine.engine import STEPS, Engine
@@ -23,7 +24,8 @@ def services(tmp_path: Path) -> tuple[Services, InMemoryForge]:
     repository = Repository(make_repo(tmp_path / "repo", {"a.py": "x = 1\n"}))
     forge = InMemoryForge()
     return Services(repository=repository, store=FileStore(repository.state_dir),
-                    sandbox=make_sandbox(require_isolation=False), forge=forge), forge
+                    sandbox=make_sandbox(require_isolation=False), forge=forge,
+                    features=FEATURES), forge
 
 
 def test_every_job_status_has_a_step_handler() -> None:
