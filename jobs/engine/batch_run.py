@@ -89,7 +89,7 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
         record_changes(engine.services.repository, job, batch, attempt, outcome.changed)
         batch.consecutive_failures = 0
         batch.set_status(ci_wait.status_after_push(engine, batch, batch.commit or job.head_sha))
-        for feature in engine.services.features:
+        for feature in engine.features():
             if feature.after_push is not None:
                 feature.after_push(engine, batch)
         engine.event("batch", f"batch {batch.number} committed", batch.number)

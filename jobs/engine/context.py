@@ -7,7 +7,7 @@ and the loop (jobs/engine/engine.py) is one.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -114,6 +114,9 @@ class Feature:
     feature: it only runs these."""
 
     name: str
+    # Whether the feature has anything to do for this job (its config block on, its part of the
+    # record there): a job that does not use it runs none of its hooks, nor crosses its files.
+    active: Callable[[Job], bool] = lambda _job: True
     safe_point: SafePointHook | None = None
     after_push: AfterPushHook | None = None
     before_milestone_end: MilestoneEndHook | None = None
@@ -204,12 +207,16 @@ class JobContext:
     def event(self, kind: str, message: str, batch: int | None = None) -> None:
         self.job.events.append(Event(at=self.now(), kind=kind, message=message, batch=batch))
 
+    def features(self) -> Iterator[Feature]:
+        """The features active for this job, in the tuple's order."""
+        return (f for f in self.services.features if f.active(self.job))
+
     def batch_hooks(self) -> Iterator[BatchHooks]:
         """The features' batch hooks, in order (the first that takes a step ends the search)."""
-        return (f.batch for f in self.services.features if f.batch is not None)
+        return (f.batch for f in self.features() if f.batch is not None)
 
     def run_hooks(self, point: Literal["after_revert", "at_end"]) -> None:
-        for feature in self.services.features:
+        for feature in self.features():
             if (hook := getattr(feature, point)) is not None:
                 hook(self)
 

@@ -156,7 +156,7 @@ SAFE_POINT: tuple[SafePointHook, ...] = (_cancel,)
 
 def _running(engine: Engine) -> Outcome | None:
     """The safe point's hooks, then the next piece of work: a batch, a milestone end or the end."""
-    features = engine.services.features
+    features = engine.features()
     for hook in SAFE_POINT + tuple(f.safe_point for f in features if f.safe_point is not None):
         taken = hook(engine)
         if isinstance(taken, Outcome):
@@ -192,7 +192,7 @@ def _running(engine: Engine) -> Outcome | None:
 def _before_milestone_end(engine: Engine, milestone: int) -> Outcome | None:
     """The features' `before_milestone_end` hooks (CI's wait for the milestone's head, ...):
     the first that holds the milestone stops the loop."""
-    for feature in engine.services.features:
+    for feature in engine.features():
         if feature.before_milestone_end is not None and \
                 (held := feature.before_milestone_end(engine, milestone)) is not None:
             return held
