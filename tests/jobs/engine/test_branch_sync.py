@@ -21,6 +21,9 @@ from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_batch, make_job
 from tests.kit.repos import commit_all, git, make_repo, write_files
 
+# The loop's features but split batches: these tests pin a failed batch's own path.
+WITHOUT_BISECT = tuple(f for f in FEATURES if f.name != "bisect")
+
 
 def context(tmp_path: Path) -> tuple[JobContext, Path, InMemoryForge]:
     repo = make_repo(tmp_path / "repo", {"a.py": "print(1)\n"})
@@ -34,7 +37,7 @@ def context(tmp_path: Path) -> tuple[JobContext, Path, InMemoryForge]:
     job = store.save(job)
     services = Services(repository=repository, store=store,
                         sandbox=make_sandbox(require_isolation=False), forge=forge,
-                        features=FEATURES)
+                        features=WITHOUT_BISECT)
     return JobContext(services, job), repo, forge
 
 

@@ -19,6 +19,9 @@ from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_job
 from tests.kit.repos import commit_all, git, make_repo, write_files
 
+# The loop's features but split batches: these tests pin a failed batch's own path.
+WITHOUT_BISECT = tuple(f for f in FEATURES if f.name != "bisect")
+
 FILES: dict[str, str | bytes] = {"a.py": "x = 1\n", "pkg/b.py": "y = 2\n",
                                  "requirements.txt": "six\n"}
 
@@ -26,7 +29,7 @@ FILES: dict[str, str | bytes] = {"a.py": "x = 1\n", "pkg/b.py": "y = 2\n",
 def services(repository: Repository) -> Services:
     return Services(repository=repository, store=FileStore(repository.state_dir),
                     sandbox=make_sandbox(require_isolation=False), forge=InMemoryForge(),
-                    features=FEATURES)
+                    features=WITHOUT_BISECT)
 
 
 def job_at(repository: Repository, status: JobStatus = JobStatus.RUNNING) -> Job:
