@@ -1,6 +1,7 @@
-"""What every mode builds the engine with: the features, one line each, in the order their hooks
-run, and `install`, which the composition roots (jobs/local.py, bot/server/context.py, the CLI)
-call before a record or a spec is read. Nothing is registered by importing a module.
+"""What every mode builds the engine with: the recipes and the features, one line each (the
+features in the order their hooks run), and `install`, which the composition roots
+(jobs/local.py, bot/server/context.py, the CLI) call before a record or a spec is read. Nothing
+is registered by importing a module.
 
 A new feature is a folder under jobs/features/ with a `wiring.py` giving its `Feature`, plus
 one line below.
@@ -11,10 +12,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from jobs.domain.feature_parts import install_parts
-from jobs.editors import BUILT_IN, RecipeDefinition, install_recipes
+from jobs.editors import RecipeDefinition, command, install_recipes, replace
+from jobs.editors.llm import recipe as llm
 from jobs.engine import base_merge, branch_sync, ci_wait
 from jobs.engine.context import Feature
 from jobs.features.bisect.wiring import FEATURE as BISECT
+from jobs.features.environments.wiring import FEATURE as ENVIRONMENTS
+from jobs.features.llm.wiring import FEATURE as LLM
+
+BUILT_IN: tuple[RecipeDefinition, ...] = (  # the recipes, one line each (jobs/editors/)
+    replace.RECIPE,
+    command.RECIPE,
+    llm.RECIPE,
+)
 
 FEATURES: tuple[Feature, ...] = (
     Feature("ci", safe_point=ci_wait.at_safe_point,  # CI as a verifier: wait for its verdict
@@ -22,6 +32,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature("branch", safe_point=branch_sync.sync),  # the branch read again: people's commits
     Feature("base_moves", safe_point=base_merge.update_from_base),  # the moved base merged in
     BISECT,  # split a failed batch to find its culprit; `batch_size: auto`
+    LLM,  # recipe llm's ties to the loop: endpoint, editor's extras, `budget` gate, model usage
+    ENVIRONMENTS,  # `setup` builds the job's environment, cached
 )
 
 

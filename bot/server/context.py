@@ -27,9 +27,9 @@ from bot.settings import Settings
 from bot.taskcenter.links import web_base
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
-from jobs.composition import FEATURES, install
+from jobs.composition import BUILT_IN, FEATURES, install
 from jobs.domain.job import Job
-from jobs.editors import BUILT_IN, RecipeDefinition
+from jobs.editors import RecipeDefinition
 from jobs.engine.engine import Feature, Services
 
 

@@ -13,7 +13,6 @@ from jobs.domain.base_notes import base_merge_note
 from jobs.domain.feature_parts import NoteSlot, note_sections
 from jobs.domain.human_commits import commits_by_people_lines
 from jobs.domain.job import Batch, Job
-from jobs.domain.llm_report import model_usage
 from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.note_parts import (
     batch_commands,
@@ -82,7 +81,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
         lines += ["", "## Left out", "", *[f"- {md.code(item.path)} — {md.message(item.rule)}"
                                            for item in job.left_out]]
     lines += base_merge_note(job)
-    lines += model_usage(job)
+    lines += note_sections(NoteSlot.AFTER_LEFT_OUT, job)  # llm: the model usage
     lines += ci_notes.note_ci_lines(job)
     lines += note_sections(NoteSlot.EVIDENCE, job)
     lines += _review(job)

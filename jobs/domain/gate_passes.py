@@ -145,7 +145,6 @@ PASSES: dict[str, PassRow] = {
     Gate.FAILURE: PassRow(_failure),
     Gate.HUMAN_COMMIT: PassRow(_human_commit),
     Gate.INTERRUPTED: PassRow(passed),
-    Gate.BUDGET: PassRow(passed),  # the grant is counted where the budget is (settle_budget_gate)
     Gate.CI_FAILED: PassRow(_ci_failed),
     Gate.CONFLICT: PassRow(_conflict),
 }

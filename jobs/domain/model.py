@@ -48,7 +48,6 @@ class Gate(StrEnum):
     FAILURE = "failure"
     HUMAN_COMMIT = "human_commit"
     INTERRUPTED = "interrupted"
-    BUDGET = "budget"
     CI_FAILED = "ci_failed"
     CONFLICT = "conflict"
 
@@ -163,9 +162,6 @@ GATES: dict[str, GateRule] = {
                                 ("cancel",), 4),
     Gate.INTERRUPTED: GateRule("the job was interrupted three times in a row", _A,
                                "resume the job", frozenset({_A}), ("cancel",), 4),
-    Gate.BUDGET: GateRule("the job spent its language-model token budget", _A,
-                          "grant one more budget", frozenset({_A, _S}), ("skip <reason>", "cancel"),
-                          4),
     Gate.CI_FAILED: GateRule("a required check of the repository's CI failed or timed out", _A,
                              "accept the red CI result as it is (the note names it)",
                              frozenset({_A, _R, _S}),

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from jobs.composition import FEATURES
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.gate_passes import FAILURE_PASSES, PASSES
@@ -32,7 +33,8 @@ def failed(cause: FailureCause, *, code: str = "something_else") -> Job:
 
 
 def test_every_gate_kind_has_one_row_and_every_failure_cause_one_sub_row() -> None:
-    assert set(PASSES) == set(GATES) == set(Gate)
+    features = {row.kind for f in FEATURES if f.parts is not None for row in f.parts.gates}
+    assert set(PASSES) == set(GATES) == set(Gate) | features
     assert set(FAILURE_PASSES) == set(FailureCause)
 
 
