@@ -11,6 +11,7 @@ import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.exception import RequestFailed
@@ -22,6 +23,17 @@ from bot.github.observer import CallObserver, ObservedRetry, event_hooks
 from bot.github.retry import NO_RETRY, CallRetry, retry_after_s
 from bot.github.tls import shared_tls_context
 from jobs.domain.errors import RetryClass
+
+
+def web_base(api_url: str) -> str:
+    """GitHub's web address from its API address (github.com, or GitHub Enterprise's host)."""
+    parts = urlsplit(api_url)
+    host = parts.netloc
+    if host == "api.github.com":
+        return "https://github.com"
+    path = parts.path.rstrip("/")
+    path = path.removesuffix("/api/v3")
+    return f"{parts.scheme}://{host}{path}"
 
 
 class GitHubApp:

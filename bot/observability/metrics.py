@@ -21,15 +21,14 @@ import redis
 from pydantic import BaseModel
 from starlette.background import BackgroundTask
 
+from bot import log_context
 from bot.github.errors import ForgeError
-from bot.observability import jsonlog
 from bot.observability.process_metrics import QUEUE_UNAVAILABLE
-from bot.server.keys import METRICS, seen_key
+from bot.plumbing.keys import metric_key, seen_key
 from jobs.domain.job import Job
 from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus
 from jobs.domain.records import CiResult, CommandEvidence
 
-KEY = METRICS
 SEP = "\x1f"  # between the JSON of the label values and the field's part (never inside JSON)
 log = logging.getLogger(__name__)
 
@@ -88,7 +87,7 @@ def _field(spec: Spec, labels: dict[str, str], part: str) -> str:
 
 
 def add(pipe: Any, spec: Spec, labels: dict[str, str], value: float) -> None:
-    key = KEY + spec.name
+    key = metric_key(spec.name)
     if spec.kind == "counter":
         pipe.hincrbyfloat(key, _field(spec, labels, "v"), value)
         return
@@ -257,7 +256,7 @@ def counted_delivery(endpoint: Callable[..., Awaitable[Any]]) -> Callable[..., A
         started = time.perf_counter()
         delivery = str(kwargs.get("x_github_delivery") or "")[:100] or None
         event = str(kwargs.get("x_github_event") or "")
-        with jsonlog.bind(delivery_id=delivery, event=event[:40] or None, trigger="webhook"):
+        with log_context.bind(delivery_id=delivery, event=event[:40] or None, trigger="webhook"):
             response = await endpoint(*args, **kwargs)
         seconds = time.perf_counter() - started
         request = kwargs.get("request")

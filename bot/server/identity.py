@@ -9,9 +9,9 @@ import logging
 import threading
 from urllib.parse import urlsplit
 
+from bot.github.app import web_base
 from bot.github.client import Installation
 from bot.github.errors import ForgeError
-from bot.taskcenter.links import web_base
 from jobs.adapters.worktree import identity_env
 
 log = logging.getLogger(__name__)
