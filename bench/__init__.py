@@ -4,6 +4,6 @@ Every benchmark runs as `python -m bench.<name>`, so this package is their one c
 it installs the built-in recipes, as jobs/local.py, the server wiring and the CLI each do
 (importing `jobs` registers none)."""
 
-from jobs.editors import BUILT_IN, install_recipes
+from jobs.composition import install
 
-install_recipes(BUILT_IN)
+install()

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import machine_facts
+from jobs.composition import with_feature
 from jobs.domain.gates import Verb
 from jobs.domain.model import BatchStatus
 from jobs.domain.spec import IssueTask
-from jobs.features.bisect.driver import BisectHooks
+from jobs.features.bisect.wiring import bisect_feature
 from jobs.local import LocalSession
 from tests.kit import f401_repos
 from tests.kit.bisect_repos import NUMBER, CountingSandbox, build, rename_issue
@@ -75,7 +76,8 @@ def run_task(name: str, repo: Path, number: int, task: IssueTask, good: int, *,
              split: bool) -> Figures:
     sandbox = CountingSandbox()
     session = LocalSession(repo, number, sink=Recorder(), sandbox=sandbox)  # type: ignore[arg-type]
-    session.services.batch_hooks = BisectHooks(enabled=split)
+    session.services.features = with_feature(session.services.features,
+                                             bisect_feature(enabled=split))
     started = time.perf_counter()
     outcome = session.run(task, yes=True)
     interventions, before_first_gate = 0, None

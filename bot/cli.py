@@ -18,10 +18,10 @@ from bot.cli_config import check_config
 from bot.cli_demo import demo
 from bot.cli_output import console, finish, guarded, show, verbatim
 from bot.cli_server import serve, worker
+from jobs.composition import install
 from jobs.domain.errors import BadInputError
 from jobs.domain.gates import Verb, split_skip_words
 from jobs.domain.model import BatchStatus, JobStatus
-from jobs.editors import BUILT_IN, install_recipes
 from jobs.editors.llm.settings import LlmSettings, load_llm_settings
 from jobs.local import LocalSession, local_jobs
 from jobs.local_interrupt import EXIT_INTERRUPTED_BY_USER, interruption_message
@@ -302,7 +302,7 @@ def _root(version: Annotated[bool, typer.Option(
         "--version", help="Print the version and exit.", callback=_version,
         is_eager=True)] = False) -> None:
     """Stepwise: long maintenance jobs in small, validated, reversible steps."""
-    install_recipes(BUILT_IN)  # the CLI's composition root: every command may read a spec
+    install()  # the CLI's composition root: every command may read a spec or a record
 
 
 def main() -> None:

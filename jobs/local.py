@@ -1,7 +1,7 @@
 """Local mode: the engine on a git checkout, with the JSON file store and no GitHub or Redis.
 
-Its composition root: `LocalSession` installs the recipes (`RECIPES`) and wires the features'
-hooks (`BisectHooks`) explicitly; nothing is registered by importing a module."""
+Its composition root: `LocalSession` installs the recipes and the features (jobs/composition.py)
+and gives the features to the engine explicitly; nothing is registered by importing a module."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from jobs.adapters.local_forge import LocalForge
 from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.adapters.store import BusyError, FileStore
 from jobs.adapters.workspace import Repository
+from jobs.composition import FEATURES, install
 from jobs.domain.errors import BadInputError, WorkspaceError
 from jobs.domain.gates import Verb, note_spec_change
 from jobs.domain.job import Job
@@ -24,21 +25,18 @@ from jobs.domain.notes import render_card
 from jobs.domain.records import Event
 from jobs.domain.spec import InvalidSpecError, IssueTask, parse_issue_file
 from jobs.domain.voice import local_voice
-from jobs.editors import BUILT_IN, RecipeDefinition, install_recipes
 from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
 from jobs.editors.llm.settings import LlmSettings
 from jobs.engine import usecases
 from jobs.engine.base_merge import moved_base_notice
-from jobs.engine.context import Outcome, Services, outcome_of
+from jobs.engine.context import Feature, Outcome, Services, outcome_of
 from jobs.engine.engine import Engine
 from jobs.engine.llm_start import draft_job, llm_enabled, llm_for
 from jobs.engine.revert import revert_batch
 from jobs.engine.start import create_job
-from jobs.features.bisect.driver import BisectHooks
 from jobs.ports import Publication
 
 Sink = Callable[[Publication, str], None]
-RECIPES: tuple[RecipeDefinition, ...] = BUILT_IN  # the recipes local mode runs
 NO_BLOCK_HINT = ("\nor set STEPWISE_LLM_BASE_URL and STEPWISE_LLM_MODEL (or --llm-base-url and "
                  "--llm-model) to have the model draft one for you to review")
 UNCOMMITTED = ("your checkout has {count} uncommitted change(s); they are not part of the job, "
@@ -108,8 +106,9 @@ class LocalSession:
     def __init__(self, repo: Path, number: int, *, sink: Sink,
                  sandbox: Sandbox | None = None,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-                 llm: LlmSettings | None = None) -> None:
-        install_recipes(RECIPES)
+                 llm: LlmSettings | None = None,
+                 features: tuple[Feature, ...] = FEATURES) -> None:
+        install(features)
         if number < 0:
             raise BadInputError("--number must be 0 or a positive issue number",
                                 hint="e.g. --number 42")
@@ -128,7 +127,7 @@ class LocalSession:
             sandbox=sandbox or make_sandbox(require_isolation=False),
             forge=LocalForge(sink), clock=clock, voice=self.voice, llm=llm,
             environments=local_environments(repository.state_dir),
-            batch_hooks=BisectHooks(),
+            features=features,
         )
 
     def load(self) -> Job:

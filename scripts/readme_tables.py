@@ -16,10 +16,10 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def tables() -> dict[str, Callable[[], str]]:
     from bot.commands import help_table
+    from jobs.composition import install
     from jobs.domain.key_docs import config_table, spec_table
-    from jobs.editors import install_recipes
 
-    install_recipes()  # the spec table lists each recipe's keys: this script is a composition root
+    install()  # the spec table lists each recipe's keys: this script is a composition root
     return {"spec-keys": spec_table, "config-keys": config_table, "commands": help_table}
 
 

@@ -18,12 +18,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("COLUMNS", None)
     os.environ.pop("LINES", None)
 
-from jobs.editors import BUILT_IN, install_recipes
+from jobs.composition import install
 from tests.kit.repos import make_repo
 
 # The test kit's composition root: the built-in recipes, installed explicitly (importing `jobs`
 # registers nothing), as local mode, the server wiring and the CLI each do.
-install_recipes(BUILT_IN)
+install()
 
 RepoFactory = Callable[..., Path]
 

@@ -26,10 +26,10 @@ from bot.server.identity import BotIdentity
 from bot.settings import Settings
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
+from jobs.composition import FEATURES, install
 from jobs.domain.job import Job
-from jobs.editors import BUILT_IN, RecipeDefinition, install_recipes
-from jobs.engine.engine import Services
-from jobs.features.bisect.driver import BisectHooks
+from jobs.editors import BUILT_IN, RecipeDefinition
+from jobs.engine.engine import Feature, Services
 
 
 @dataclass
@@ -40,12 +40,11 @@ class ServerContext:
     github: GitHubApp
     sandbox: Sandbox
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
-    # What features add to a batch's step: split batches and `batch_size: auto`.
-    batch_hooks: BisectHooks = field(default_factory=BisectHooks)
+    features: tuple[Feature, ...] = FEATURES  # the features the workers run, in hook order
     recipes: tuple[RecipeDefinition, ...] = BUILT_IN  # the recipes the workers run
 
     def __post_init__(self) -> None:
-        install_recipes(self.recipes)
+        install(self.features, self.recipes)
         self.identity = BotIdentity(app_slug=self.settings.app_slug,
                                     api_url=self.settings.github_api_url)
 
@@ -105,7 +104,7 @@ class ServerContext:
                         forge=forge, clock=self.clock, voice=forge.voice, hidden_paths=self.hidden_paths(),
                         environments=EnvironmentCache(
                             envs, limit_bytes=self.settings.env_cache_mb * 2**20),
-                        network_deny_hosts=self.own_hosts(), batch_hooks=self.batch_hooks)
+                        network_deny_hosts=self.own_hosts(), features=self.features)
 
     def own_hosts(self) -> tuple[str, ...]:
         """Stepwise's own services, refused by the egress proxy even at public addresses."""

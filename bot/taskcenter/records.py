@@ -24,10 +24,9 @@ from bot.plumbing.redis_store import RedisStore
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import (
     FINISHED_BATCH_STATUSES,
-    GATE_EXIT_CODES,
+    GATES,
     TERMINAL_JOB_STATUSES,
     BatchStatus,
-    Gate,
     JobStatus,
 )
 from jobs.domain.record_upgrades import without_gate_once_ended
@@ -80,11 +79,8 @@ def group_of(status: JobStatus, gate_kind: str | None) -> Group:
     """Running: a worker has it or will; waiting: a decision gate (exit 3); needs a human:
     a gate that needs someone to fix or look (exit 4)."""
     if status is JobStatus.AWAITING_HUMAN:
-        try:
-            return Group.WAITING if GATE_EXIT_CODES[Gate(gate_kind or "")] == 3 \
-                else Group.NEEDS_HUMAN
-        except ValueError:
-            return Group.NEEDS_HUMAN
+        rule = GATES.get(gate_kind or "")
+        return Group.WAITING if rule is not None and rule.exit_code == 3 else Group.NEEDS_HUMAN
     return {JobStatus.FAILED: Group.FAILED, JobStatus.COMPLETED: Group.COMPLETED,
             JobStatus.CANCELLED: Group.CANCELLED}.get(status, Group.RUNNING)
 

@@ -20,7 +20,7 @@ from jobs.domain import outbox
 from jobs.domain.errors import ErrorInfo
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import GATE_EXIT_CODES, Gate, JobStatus
+from jobs.domain.model import GATES, GateKind, JobStatus
 from jobs.domain.notes import rate_limit_note
 from jobs.domain.redact import redact
 from jobs.domain.tally import outcome, tally
@@ -33,7 +33,7 @@ class GateView(BaseModel):
     """The open gate and the exact comment that answers it."""
 
     id: str
-    kind: Gate
+    kind: GateKind
     reason: str
     opened_at: datetime
     batch: int | None = None
@@ -114,7 +114,7 @@ def gate_view(job: Job, links: Links) -> GateView | None:
         published=outbox.gate_waiting(job) is None, publication=redact(outbox.waiting_note(job)),
         id=gate.id, kind=gate.kind, reason=redact(gate.reason), opened_at=gate.opened_at,
         batch=gate.batch, milestone=gate.milestone,
-        needs="decision" if GATE_EXIT_CODES[gate.kind] == 3 else "human",
+        needs="decision" if GATES[gate.kind].exit_code == 3 else "human",
         comment=voice.typed(choices.usage), meaning=choices.meaning,
         other_comments=[voice.typed(other) for other in choices.others],
         where=where, where_url=where_url,

@@ -14,11 +14,11 @@ from bot.taskcenter.auth import PageViewer
 from bot.taskcenter.mount import install as install_task_center
 from bot.web import metrics_route, webhooks
 from bot.web.webhook_body import MAX_BUFFERED_BYTES, BodyBudget
-from jobs.editors import BUILT_IN, install_recipes
+from jobs.composition import install
 
 
 def create_app(settings: Settings | None = None, connection: redis.Redis | None = None) -> FastAPI:
-    install_recipes(BUILT_IN)  # the task center reads stored specs
+    install()  # the task center reads stored specs and records
     settings = settings or load_settings("web")
     app = FastAPI(title="Stepwise", version="0.1.0", docs_url=None, redoc_url=None,
                   description="Long maintenance jobs in small, validated, reversible steps.")

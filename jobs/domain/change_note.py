@@ -10,6 +10,7 @@ from datetime import datetime
 from jobs.domain import ci_notes
 from jobs.domain import markdown_safe as md
 from jobs.domain.base_notes import base_merge_note
+from jobs.domain.feature_parts import NoteSlot, note_sections
 from jobs.domain.human_commits import commits_by_people_lines
 from jobs.domain.job import Batch, Job
 from jobs.domain.llm_report import model_usage
@@ -71,6 +72,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
         )
     lines += history_lines(job.plans)
     lines += split_note_lines(job)
+    lines += note_sections(NoteSlot.AFTER_BATCHES, job)
     lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
     lines += reverted_lines(job)
     lines += commits_by_people_lines(job.human_commits)
@@ -82,6 +84,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     lines += base_merge_note(job)
     lines += model_usage(job)
     lines += ci_notes.note_ci_lines(job)
+    lines += note_sections(NoteSlot.EVIDENCE, job)
     lines += _review(job)
     lines += ["", "## Leftovers for a human to confirm", ""]
     lines += [f"- {md.code(item)}" for item in counted.leftovers] or ["- none"]

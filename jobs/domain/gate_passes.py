@@ -134,7 +134,8 @@ def _conflict(job: Job, _gate: OpenGate, _verb: Verb, _batch: Batch | None) -> s
     return "continuing on the branch as the maintainer resolved the conflict"
 
 
-PASSES: dict[Gate, PassRow] = {
+# Keyed like the gate table (jobs/domain/model.py GATES): a feature's rows are added with it.
+PASSES: dict[str, PassRow] = {
     Gate.PLAN: PassRow(_plan),
     Gate.MILESTONE: PassRow(_milestone),
     Gate.SPEC_CHANGED: PassRow(_spec_changed, resumes=JobStatus.PLANNING),

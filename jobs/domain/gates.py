@@ -15,12 +15,8 @@ from jobs.domain.model import GATES, BatchStatus, FailureCause, Gate, JobStatus,
 from jobs.domain.records import PendingIssue
 from jobs.domain.voice import cmd
 
-__all__ = ["ACCEPTED", "RefusedError", "Verb", "apply_verb", "note_spec_change", "open_gate",
+__all__ = ["RefusedError", "Verb", "apply_verb", "note_spec_change", "open_gate",
            "reload_config", "skip_files", "split_skip_words"]
-
-# Which verbs each gate accepts besides cancel: a view of the gate table.
-ACCEPTED: dict[Gate, frozenset[Verb]] = {gate: rule.verbs for gate, rule in GATES.items()}
-
 
 class RefusedError(BadInputError):
     """A verb that does not apply now; nothing changed."""
@@ -29,7 +25,7 @@ class RefusedError(BadInputError):
 
 
 def open_gate(
-    job: Job, kind: Gate, *, reason: str, now: datetime, batch: int | None = None,
+    job: Job, kind: str, *, reason: str, now: datetime, batch: int | None = None,
     milestone: int | None = None, report: ErrorInfo | None = None,
     cause: FailureCause | None = None,
 ) -> OpenGate:
@@ -69,8 +65,8 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
             hint="read the latest progress card and answer the gate that is open",
             code="stale_gate",
         )
-    if verb not in ACCEPTED[gate.kind]:
-        allowed = ", ".join(sorted(ACCEPTED[gate.kind] | {Verb.CANCEL}))
+    if verb not in GATES[gate.kind].verbs:
+        allowed = ", ".join(sorted(GATES[gate.kind].verbs | {Verb.CANCEL}))
         raise RefusedError(
             f"`{verb}` does not apply to the `{gate.kind}` gate",
             hint=f"this gate accepts: {allowed}",

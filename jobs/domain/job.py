@@ -15,12 +15,12 @@ from jobs.domain.git_versions import GitVersion
 from jobs.domain.human_commits import HumanCommit
 from jobs.domain.model import (
     ACTIVE_JOB_STATUSES,
-    GATE_EXIT_CODES,
+    GATES,
     TERMINAL_JOB_STATUSES,
     Acceptance,
     BatchStatus,
     FailureCause,
-    Gate,
+    GateKind,
     JobStatus,
     transition,
 )
@@ -55,7 +55,7 @@ class Batch(Record):
     status: BatchStatus = BatchStatus.PENDING
     attempts: list[Attempt] = []
     consecutive_failures: int = 0
-    approved_gates: list[Gate] = []
+    approved_gates: list[GateKind] = []
     commit: str | None = None
     adopted: bool = False
     summary: str = ""
@@ -83,7 +83,7 @@ class Batch(Record):
 
 class OpenGate(Record):
     id: str
-    kind: Gate
+    kind: GateKind
     opened_at: datetime
     reason: str
     batch: int | None = None
@@ -100,7 +100,7 @@ class OpenGate(Record):
 
     @property
     def exit_code(self) -> int:
-        return GATE_EXIT_CODES[self.kind]
+        return GATES[self.kind].exit_code
 
 
 class Job(Record):
@@ -161,6 +161,8 @@ class Job(Record):
     pending_issue: PendingIssue | None = None  # the changed issue text, adopted when re-planning
     untrusted_spec: bool = False  # drafted, or written by someone who may not steer: plan gate
     server: ServerState = Field(default_factory=ServerState)  # server mode only
+    # A feature's own part of the record, under its name (the feature reads it with its model).
+    parts: dict[str, dict[str, Any]] = {}
 
     @model_validator(mode="before")
     @classmethod

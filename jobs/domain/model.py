@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol, overload
+from typing import Annotated, Protocol, overload
+
+from pydantic import BeforeValidator
 
 from jobs.domain.errors import StateError
 
@@ -133,7 +135,9 @@ class GateRule:
 
 
 _A, _R, _S = Verb.APPROVE, Verb.RETRY, Verb.SKIP
-GATES: dict[Gate, GateRule] = {
+# Keyed by kind: a `Gate` for the built-in rows, the kind's name for a feature's row
+# (jobs/domain/feature_parts.py `install_parts` adds them at the composition root).
+GATES: dict[str, GateRule] = {
     Gate.PLAN: GateRule("the plan is ready and needs approval (config, untrusted or drafted spec)",
                         _A, "start the job", frozenset({_A}), ("cancel",), 3),
     Gate.MILESTONE: GateRule("a milestone's batches are all done", _A,
@@ -171,9 +175,19 @@ GATES: dict[Gate, GateRule] = {
                             frozenset({_A}), ("cancel",), 4),
 }
 
-# Views of the gate table.
-GATE_EXIT_CODES: dict[Gate, int] = {gate: rule.exit_code for gate, rule in GATES.items()}
-BATCH_GATES = frozenset(gate for gate, rule in GATES.items() if rule.lets_batch_through)
+
+
+def known_gate(value: object) -> object:
+    """A stored or given gate kind: a built-in one as its `Gate`, an installed feature's by its
+    name; anything else is refused, naming the kinds there are."""
+    if isinstance(value, str) and value in GATES:
+        return Gate(value) if value in Gate.__members__.values() else value
+    raise ValueError(f"unknown gate kind {value!r}: one of {', '.join(GATES)} (a feature's gate "
+                     "is known once the feature is installed where the process starts)")
+
+
+# A gate's kind in a record: `Gate` for the built-in ones, a feature's own name for its gates.
+GateKind = Annotated[Gate | str, BeforeValidator(known_gate)]
 
 
 def check_job_transition(current: JobStatus, new: JobStatus) -> None:

@@ -14,7 +14,7 @@ from jobs.domain.config import RepoConfig
 from jobs.domain.errors import PlatformWait, RetryClass, StepwiseError
 from jobs.domain.guard import GuardPolicy, GuardVerdict, Rule, check_diff
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import BatchStatus, Gate
+from jobs.domain.model import BatchStatus, Gate, GateKind
 from jobs.domain.notes import files_label
 from jobs.domain.plan import compile_patterns, matching_lines, select_scope
 from jobs.domain.records import Attempt, CommandEvidence, Target, line_text
@@ -34,7 +34,7 @@ from jobs.ports import Checkout, Sandbox, Workspace
 NOTHING_TO_CHANGE = "nothing to change"
 
 
-def guard_policy(config: RepoConfig, approved: list[Gate]) -> GuardPolicy:
+def guard_policy(config: RepoConfig, approved: list[GateKind]) -> GuardPolicy:
     allow_deletions = config.allow_deletions
     if Gate.DELETION in approved:
         allow_deletions = True

@@ -89,6 +89,9 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
         record_changes(engine.services.repository, job, batch, attempt, outcome.changed)
         batch.consecutive_failures = 0
         batch.set_status(ci_wait.status_after_push(engine, batch, batch.commit or job.head_sha))
+        for feature in engine.features():
+            if feature.after_push is not None:
+                feature.after_push(engine, batch)
         engine.event("batch", f"batch {batch.number} committed", batch.number)
         engine.save(touched=touched)
         engine.publish(Publication.PROGRESS, render_card(job))
@@ -112,8 +115,8 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
         batch.set_status(BatchStatus.FAILED)
         engine.event("attempt", f"batch {batch.number} attempt {attempt.number} failed: "
                    f"{outcome.error.code if outcome.error else 'unknown'}", batch.number)
-        hooks = engine.services.batch_hooks
-        if hooks is not None and hooks.batch_failed(engine, batch, attempt, outcome):
+        if any(hooks.batch_failed(engine, batch, attempt, outcome)
+               for hooks in engine.batch_hooks()):
             return  # a multi-file batch failed validation: a feature splits it (jobs/features)
         code = outcome.error.code if outcome.error else ""
         deterministic = DETERMINISTIC_FOR_LLM if job.spec.recipe is Recipe.LLM \

@@ -155,6 +155,13 @@ def after_revert(engine: JobContext) -> None:
 
 # -- a step while waiting ----------------------------------------------------------------------
 
+def at_safe_point(engine: JobContext) -> Outcome | bool:
+    """While waiting for CI, its verdict is the step."""
+    if engine.job.ci_wait is None:
+        return False
+    return check(engine) or True
+
+
 def check(engine: JobContext) -> Outcome | None:
     """One look at CI for the job's wait. An outcome: stop this step (still waiting, or a gate
     opened); None: the wait is over and the loop goes on."""
@@ -192,9 +199,9 @@ def check(engine: JobContext) -> Outcome | None:
     if verdict.state is CiState.PENDING:
         _note_progress(engine, wait, verdict)
         return waiting(engine)
-    hooks = engine.services.batch_hooks
-    if wait.scope == "batch" and hooks is not None and \
-            hooks.candidate_checked(engine, job.batch(wait.number), wait, verdict):
+    if wait.scope == "batch" and any(
+            hooks.candidate_checked(engine, job.batch(wait.number), wait, verdict)
+            for hooks in engine.batch_hooks()):
         return after_feature(engine)  # a split's candidate (jobs/features/bisect)
     _record(engine, wait, verdict)
     if verdict.state is CiState.PASSED:
@@ -275,8 +282,8 @@ def _withdraw_failed(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> Ou
         return outcome(engine)
     engine.event("attempt", f"batch {batch.number} attempt {attempt.number if attempt else '?'} "
                  f"withdrawn: {verdict.progress()}", batch.number)
-    hooks = engine.services.batch_hooks
-    if hooks is not None and hooks.batch_failed_ci(engine, batch, wait, failures, error):
+    if any(hooks.batch_failed_ci(engine, batch, wait, failures, error)
+           for hooks in engine.batch_hooks()):
         return after_feature(engine)  # a multi-file batch is split (jobs/features/bisect)
     if batch.consecutive_failures >= job.config.max_failed_attempts:
         failures_n = batch.consecutive_failures

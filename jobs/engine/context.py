@@ -7,19 +7,20 @@ and the loop (jobs/engine/engine.py) is one.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from jobs.adapters.allowlist_cache import cached_default_allowlist
 from jobs.adapters.environments import EnvironmentCache
 from jobs.domain.ci import CiVerdict
 from jobs.domain.errors import ErrorInfo
+from jobs.domain.feature_parts import FeatureParts
 from jobs.domain.gates import open_gate
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import FailureCause, Gate, JobStatus
+from jobs.domain.model import FailureCause, JobStatus
 from jobs.domain.notes import gate_prompt
 from jobs.domain.records import Attempt, CiWait, Event
 from jobs.domain.voice import LOCAL, Voice
@@ -77,12 +78,52 @@ class BatchHooks(Protocol):
 
 
 class SafePointHook(Protocol):
-    """One entry of the loop's safe-point list (jobs/engine/engine.py `SAFE_POINT`, then the
-    features' `Services.safe_point`), run in order before a running job's next piece of work:
-    an Outcome stops the loop with it, True means the hook took the step (the loop goes on with
-    the next one), False or None lets the next hook run."""
+    """One entry of the loop's safe-point list (jobs/engine/engine.py `SAFE_POINT`, then each
+    feature's `safe_point`), run in order before a running job's next piece of work: an Outcome
+    stops the loop with it, True means the hook took the step (the loop goes on with the next
+    one), False or None lets the next hook run."""
 
     def __call__(self, engine: JobContext, /) -> Outcome | bool | None: ...
+
+
+class AfterPushHook(Protocol):
+    """A batch's commit is on the branch and recorded (its status set, not yet saved)."""
+
+    def __call__(self, engine: JobContext, batch: Batch, /) -> None: ...
+
+
+class MilestoneEndHook(Protocol):
+    """A milestone's batches are done, before its gate (or the final review for the last one):
+    an Outcome holds the milestone there (the loop stops with it), None lets it end."""
+
+    def __call__(self, engine: JobContext, milestone: int, /) -> Outcome | None: ...
+
+
+class JobHook(Protocol):
+    """`after_revert`: a batch was reverted and recorded; `at_end`: the job has just ended
+    (completed, failed or cancelled; saved, its summary not yet published)."""
+
+    def __call__(self, engine: JobContext, /) -> None: ...
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One feature's part of the loop: its hooks at the loop's named points, each optional and
+    run in the order of the features' tuple (jobs/composition.py). Its pure parts (gate rows,
+    note sections) are `parts`, installed by the composition root. The engine never imports a
+    feature: it only runs these."""
+
+    name: str
+    # Whether the feature has anything to do for this job (its config block on, its part of the
+    # record there): a job that does not use it runs none of its hooks, nor crosses its files.
+    active: Callable[[Job], bool] = lambda _job: True
+    safe_point: SafePointHook | None = None
+    after_push: AfterPushHook | None = None
+    before_milestone_end: MilestoneEndHook | None = None
+    after_revert: JobHook | None = None
+    at_end: JobHook | None = None
+    batch: BatchHooks | None = None  # its part of a batch's step (bisect: split a failed batch)
+    parts: FeatureParts | None = None
 
 
 @dataclass
@@ -99,9 +140,7 @@ class Services:
     llm: LlmSettings | None = None  # recipe `llm`; None: read STEPWISE_LLM_* when needed
     environments: EnvironmentCache | None = None  # job environments built by `setup`
     network_deny_hosts: tuple[str, ...] = ()  # Stepwise's own services (Redis, the web app)
-    batch_hooks: BatchHooks | None = None  # features' part of a batch step (jobs/features)
-    # Features' hooks at the safe point, after the engine's own (one entry per feature).
-    safe_point: tuple[SafePointHook, ...] = ()
+    features: tuple[Feature, ...] = ()  # in order: their hooks run in it (jobs/composition.py)
 
 
 @runtime_checkable
@@ -168,6 +207,19 @@ class JobContext:
     def event(self, kind: str, message: str, batch: int | None = None) -> None:
         self.job.events.append(Event(at=self.now(), kind=kind, message=message, batch=batch))
 
+    def features(self) -> Iterator[Feature]:
+        """The features active for this job, in the tuple's order."""
+        return (f for f in self.services.features if f.active(self.job))
+
+    def batch_hooks(self) -> Iterator[BatchHooks]:
+        """The features' batch hooks, in order (the first that takes a step ends the search)."""
+        return (f.batch for f in self.features() if f.batch is not None)
+
+    def run_hooks(self, point: Literal["after_revert", "at_end"]) -> None:
+        for feature in self.features():
+            if (hook := getattr(feature, point)) is not None:
+                hook(self)
+
     def publish(self, kind: Publication, text: str) -> None:
         self.services.forge.publish(self.job, kind, text)
 
@@ -228,7 +280,7 @@ class JobContext:
     def keeps_worktree(self) -> bool:
         return not self.job.is_terminal and self.job.status is not JobStatus.AWAITING_HUMAN
 
-    def open(self, kind: Gate, reason: str, *, batch: int | None = None,
+    def open(self, kind: str, reason: str, *, batch: int | None = None,
              milestone: int | None = None, report: ErrorInfo | None = None,
              touched: Iterable[int] | None = None, cause: FailureCause | None = None) -> None:
         open_gate(self.job, kind, reason=reason, now=self.now(), batch=batch,

@@ -18,6 +18,7 @@ def fail(engine: JobContext, error: ErrorInfo) -> Outcome:
         engine.job.set_status(JobStatus.FAILED)
     engine.event("failed", error.message)
     engine.save(touched=())
+    engine.run_hooks("at_end")
     engine.publish(Publication.SUMMARY, render_card(engine.job))
     return outcome_of(engine.job, voice=engine.services.voice)
 
@@ -41,6 +42,7 @@ def finish_cancel(engine: JobContext) -> Outcome:
                 attempt.outcome, attempt.finished_at = "cancelled", engine.now()
     engine.event("cancelled", "job cancelled")
     engine.save()
+    engine.run_hooks("at_end")
     if any(b.commit for b in engine.job.batches) and engine.services.repository.branch_head(
         engine.job.branch
     ):

@@ -17,7 +17,7 @@ from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.note_parts import baseline_failure
 from jobs.editors.base import CommandCancelled
-from jobs.engine import base_merge, branch_sync, ci_checks, ci_wait, endings, review
+from jobs.engine import ci_checks, endings, review
 from jobs.engine.baseline import recheck_baseline
 from jobs.engine.batch_run import milestone_gate, milestone_note, run_batch
 from jobs.engine.context import (
@@ -25,6 +25,7 @@ from jobs.engine.context import (
     EXIT_COMPLETED,
     EXIT_FAILED,
     CancelSignal,
+    Feature,
     JobContext,
     Outcome,
     SafePointHook,
@@ -35,7 +36,7 @@ from jobs.engine.planning import plan
 from jobs.engine.start import Base, create_job, local_base, resume_message
 from jobs.ports import Publication
 
-__all__ = ["EXIT_CANCELLED", "EXIT_COMPLETED", "EXIT_FAILED", "Base", "Engine", "Outcome",
+__all__ = ["EXIT_CANCELLED", "EXIT_COMPLETED", "EXIT_FAILED", "Base", "Engine", "Feature", "Outcome",
            "Services", "create_job", "local_base", "outcome_of"]
 
 # What one step does for each status: None to go on, an outcome to stop the loop with.
@@ -146,23 +147,17 @@ def _cancel(engine: JobContext) -> None:
     engine.check_cancel()  # raises CancelSignal when the stored record asks for it
 
 
-def _ci_verdict(engine: JobContext) -> Outcome | bool:
-    """While waiting for CI, its verdict is the step."""
-    if engine.job.ci_wait is None:
-        return False
-    return ci_wait.check(engine) or True
-
-
 # What happens at the safe point, in order, before a running job's next piece of work (see
-# SafePointHook): a cancel asked for, CI's verdict, the branch read again, the moved base merged
-# (or a gate). The features' hooks (Services.safe_point) run after these.
-SAFE_POINT: tuple[SafePointHook, ...] = (_cancel, _ci_verdict, branch_sync.sync,
-                                         base_merge.update_from_base)
+# SafePointHook): a cancel asked for; then the features' `safe_point` hooks in the order of the
+# features' tuple (jobs/composition.py: CI's verdict, the branch read again, the moved base
+# merged, ...).
+SAFE_POINT: tuple[SafePointHook, ...] = (_cancel,)
 
 
 def _running(engine: Engine) -> Outcome | None:
     """The safe point's hooks, then the next piece of work: a batch, a milestone end or the end."""
-    for hook in SAFE_POINT + engine.services.safe_point:
+    features = engine.features()
+    for hook in SAFE_POINT + tuple(f.safe_point for f in features if f.safe_point is not None):
         taken = hook(engine)
         if isinstance(taken, Outcome):
             return taken
@@ -173,7 +168,7 @@ def _running(engine: Engine) -> Outcome | None:
                BatchStatus.IN_PROGRESS, BatchStatus.FAILED)]
     if not pending:
         milestone_note(engine, job.milestone_count)
-        if (waits := ci_wait.before_milestone_end(engine, job.milestone_count)) is not None:
+        if (waits := _before_milestone_end(engine, job.milestone_count)) is not None:
             return waits
         review.finish(engine)
         return None
@@ -184,14 +179,23 @@ def _running(engine: Engine) -> Outcome | None:
     previous = batch.milestone - 1
     if previous >= 1 and previous not in job.approved_milestones:
         milestone_note(engine, previous)
-        if (waits := ci_wait.before_milestone_end(engine, previous)) is not None:
+        if (waits := _before_milestone_end(engine, previous)) is not None:
             return waits
         milestone_gate(engine, previous)
         return None
-    hooks = engine.services.batch_hooks
-    if hooks is not None and hooks.before_batch(engine, batch):
+    if any(hooks.before_batch(engine, batch) for hooks in engine.batch_hooks()):
         return None  # a feature took the step (a split to resume, sizes to choose)
     run_batch(engine, batch)
+    return None
+
+
+def _before_milestone_end(engine: Engine, milestone: int) -> Outcome | None:
+    """The features' `before_milestone_end` hooks (CI's wait for the milestone's head, ...):
+    the first that holds the milestone stops the loop."""
+    for feature in engine.features():
+        if feature.before_milestone_end is not None and \
+                (held := feature.before_milestone_end(engine, milestone)) is not None:
+            return held
     return None
 
 

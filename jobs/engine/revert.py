@@ -18,7 +18,7 @@ from jobs.domain.verdicts import (
     revert_summary,
     reverted_leftovers,
 )
-from jobs.engine import branch_sync, ci_wait, review
+from jobs.engine import branch_sync, review
 from jobs.engine.attempt import run_commands
 from jobs.engine.context import JobContext
 from jobs.engine.note_commit import commit_note
@@ -69,7 +69,7 @@ def revert_batch(engine: JobContext, number: int) -> str:
     # committed that note, so the revert rewrites it (else it would say what is no longer true).
     if job.config.notes == "per_milestone" or job.is_terminal:
         commit_note(engine, f"revert of batch {number}")
-    ci_wait.after_revert(engine)  # at ci_failed: wait for CI on the new head again
+    engine.run_hooks("after_revert")  # CI: at ci_failed, wait for CI on the new head again
     return revert_summary(batch, commit)
 
 

@@ -102,5 +102,6 @@ def finish(engine: JobContext) -> None:
     job.set_status(JobStatus.COMPLETED)
     engine.event("completed", "final review done")
     engine.save()
+    engine.run_hooks("at_end")
     commit_note(engine, "final")
     engine.publish(Publication.SUMMARY, render_card(job, fold_finished=False))

@@ -23,7 +23,8 @@ from bot.server.worker import install_handlers
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.adapters.sandbox import make_sandbox
-from jobs.features.bisect.driver import BisectHooks
+from jobs.composition import with_feature
+from jobs.features.bisect.wiring import bisect_feature
 from tests.kit.github import FakeGitHub
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.redis_server import free_port
@@ -152,7 +153,7 @@ def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] 
         config = Settings(**options)
         ctx = ServerContext.from_settings(config, connection=connection,
                                           sandbox=make_sandbox(require_isolation=True))
-        ctx.batch_hooks = BisectHooks(enabled=split_batches)
+        ctx.features = with_feature(ctx.features, bisect_feature(enabled=split_batches))
         install_handlers(handlers(ctx))
         with served(create_app(config, connection)) as url:
             yield World(gh, url, connection, ctx)

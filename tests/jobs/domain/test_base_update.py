@@ -15,7 +15,7 @@ from jobs.domain.config_errors import InvalidConfigError
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gates import Verb, apply_verb, open_gate
 from jobs.domain.job import Job
-from jobs.domain.model import GATE_EXIT_CODES, Acceptance, BatchStatus, FailureCause, Gate, JobStatus
+from jobs.domain.model import GATES, Acceptance, BatchStatus, FailureCause, Gate, JobStatus
 from jobs.domain.reconcile import Adopt, BaseMergeFound, BranchFacts, SyncKind, reconcile
 from jobs.domain.records import BaseMerge, CommandEvidence, ReplayedBatch
 from jobs.domain.spec import Recipe
@@ -122,7 +122,7 @@ def test_the_note_and_card_list_each_merge() -> None:
 
 def test_the_conflict_gate_exits_4_and_approve_accepts_the_branch() -> None:
     job = job_with()
-    assert GATE_EXIT_CODES[Gate.CONFLICT] == 4
+    assert GATES[Gate.CONFLICT].exit_code == 4
     open_gate(job, Gate.CONFLICT, reason="conflict", now=T0)
     with pytest.raises(Exception, match="does not apply"):
         apply_verb(job, Verb.RETRY)

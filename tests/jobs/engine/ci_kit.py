@@ -13,6 +13,7 @@ from bot.commands.registry import voice as server_voice
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
+from jobs.composition import FEATURES
 from jobs.domain.job import Job
 from jobs.domain.spec import IssueTask
 from jobs.editors.llm.settings import LlmSettings
@@ -22,6 +23,9 @@ from jobs.engine.start import create_job
 from tests.kit.forge import InMemoryForge
 from tests.kit.local_e2e import CI_WORKFLOW, NUMBER, config_text, issue, sample_files
 from tests.kit.repos import git, make_repo
+
+# The loop's features but split batches: these tests pin a failed batch's own path.
+WITHOUT_BISECT = tuple(f for f in FEATURES if f.name != "bisect")
 
 
 @dataclass
@@ -82,7 +86,8 @@ def rig(tmp_path: Path, *, ci: dict[str, Any] | None = None, has_ci: bool = True
     clock = Clock()
     services = Services(repository=repository, store=FileStore(repository.state_dir),
                         sandbox=make_sandbox(require_isolation=False), forge=forge, clock=clock,
-                        llm=llm, voice=server_voice())  # the CI rig plays server mode
+                        llm=llm, voice=server_voice(),  # the CI rig plays server mode
+                        features=WITHOUT_BISECT)
     job = create_job(task or issue(), NUMBER, services)
     if server:
         job.server.installation_id = 1  # what a server job carries; the plan's CI line reads it

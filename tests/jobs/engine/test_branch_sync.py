@@ -10,6 +10,7 @@ import pytest
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
+from jobs.composition import FEATURES
 from jobs.domain.errors import RetryClass, StepwiseError
 from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus, Gate, JobStatus
@@ -19,6 +20,9 @@ from jobs.ports import Publication
 from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_batch, make_job
 from tests.kit.repos import commit_all, git, make_repo, write_files
+
+# The loop's features but split batches: these tests pin a failed batch's own path.
+WITHOUT_BISECT = tuple(f for f in FEATURES if f.name != "bisect")
 
 
 def context(tmp_path: Path) -> tuple[JobContext, Path, InMemoryForge]:
@@ -32,7 +36,8 @@ def context(tmp_path: Path) -> tuple[JobContext, Path, InMemoryForge]:
     job.base_sha = job.head_sha = head
     job = store.save(job)
     services = Services(repository=repository, store=store,
-                        sandbox=make_sandbox(require_isolation=False), forge=forge)
+                        sandbox=make_sandbox(require_isolation=False), forge=forge,
+                        features=WITHOUT_BISECT)
     return JobContext(services, job), repo, forge
 
 

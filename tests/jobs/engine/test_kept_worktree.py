@@ -11,6 +11,7 @@ from jobs.adapters.allowlist_cache import allowlist_path, cached_default_allowli
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
+from jobs.composition import FEATURES
 from jobs.domain.job import Job
 from jobs.domain.model import JobStatus
 from jobs.engine.context import JobContext, Services
@@ -18,13 +19,17 @@ from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_job
 from tests.kit.repos import commit_all, git, make_repo, write_files
 
+# The loop's features but split batches: these tests pin a failed batch's own path.
+WITHOUT_BISECT = tuple(f for f in FEATURES if f.name != "bisect")
+
 FILES: dict[str, str | bytes] = {"a.py": "x = 1\n", "pkg/b.py": "y = 2\n",
                                  "requirements.txt": "six\n"}
 
 
 def services(repository: Repository) -> Services:
     return Services(repository=repository, store=FileStore(repository.state_dir),
-                    sandbox=make_sandbox(require_isolation=False), forge=InMemoryForge())
+                    sandbox=make_sandbox(require_isolation=False), forge=InMemoryForge(),
+                    features=WITHOUT_BISECT)
 
 
 def job_at(repository: Repository, status: JobStatus = JobStatus.RUNNING) -> Job:

@@ -10,6 +10,7 @@ import pytest
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
+from jobs.composition import FEATURES
 from jobs.domain.model import Gate, JobStatus
 from jobs.engine.context import Services
 from jobs.engine.engine import STEPS, Engine
@@ -18,12 +19,16 @@ from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_job
 from tests.kit.repos import make_repo
 
+# The loop's features but split batches: these tests pin a failed batch's own path.
+WITHOUT_BISECT = tuple(f for f in FEATURES if f.name != "bisect")
+
 
 def services(tmp_path: Path) -> tuple[Services, InMemoryForge]:
     repository = Repository(make_repo(tmp_path / "repo", {"a.py": "x = 1\n"}))
     forge = InMemoryForge()
     return Services(repository=repository, store=FileStore(repository.state_dir),
-                    sandbox=make_sandbox(require_isolation=False), forge=forge), forge
+                    sandbox=make_sandbox(require_isolation=False), forge=forge,
+                    features=WITHOUT_BISECT), forge
 
 
 def test_every_job_status_has_a_step_handler() -> None:

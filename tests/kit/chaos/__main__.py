@@ -2,8 +2,8 @@
 
 import sys
 
-from jobs.editors import BUILT_IN, install_recipes
+from jobs.composition import install
 from tests.kit.chaos.command import main
 
-install_recipes(BUILT_IN)  # this program's composition root: it reads the stored records
+install()  # this program's composition root: it reads the stored records
 sys.exit(main())

@@ -1,0 +1,39 @@
+"""What every mode builds the engine with: the features, one line each, in the order their hooks
+run, and `install`, which the composition roots (jobs/local.py, bot/server/context.py, the CLI)
+call before a record or a spec is read. Nothing is registered by importing a module.
+
+A new feature is a folder under jobs/features/ with a `wiring.py` giving its `Feature`, plus
+one line below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from jobs.domain.feature_parts import install_parts
+from jobs.editors import BUILT_IN, RecipeDefinition, install_recipes
+from jobs.engine import base_merge, branch_sync, ci_wait
+from jobs.engine.context import Feature
+from jobs.features.bisect.wiring import FEATURE as BISECT
+
+FEATURES: tuple[Feature, ...] = (
+    Feature("ci", safe_point=ci_wait.at_safe_point,  # CI as a verifier: wait for its verdict
+            before_milestone_end=ci_wait.before_milestone_end, after_revert=ci_wait.after_revert),
+    Feature("branch", safe_point=branch_sync.sync),  # the branch read again: people's commits
+    Feature("base_moves", safe_point=base_merge.update_from_base),  # the moved base merged in
+    BISECT,  # split a failed batch to find its culprit; `batch_size: auto`
+)
+
+
+def install(features: Iterable[Feature] = FEATURES,
+            recipes: Iterable[RecipeDefinition] = BUILT_IN) -> None:
+    """Install the recipes and the features' pure parts (gate rows, note sections)."""
+    install_recipes(recipes)
+    install_parts(f.parts for f in features if f.parts is not None)
+
+
+def with_feature(features: tuple[Feature, ...], feature: Feature) -> tuple[Feature, ...]:
+    """`features` with `feature` in place of the one of the same name (appended if none)."""
+    if any(f.name == feature.name for f in features):
+        return tuple(feature if f.name == feature.name else f for f in features)
+    return (*features, feature)

@@ -1,0 +1,97 @@
+"""What a feature adds to the pure rooms: its gate rows and its sections of the change note.
+
+A feature's folder (jobs/features/<name>/) builds one `FeatureParts`; the composition roots
+(jobs/local.py, bot/server/context.py, the CLI) install them with `install_parts` before a
+record is read, as they install the recipes, so a record that names a feature's gate reads back.
+A new gate is one `GateRow`; a new note section is one `NoteSection`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+
+from jobs.domain.gate_passes import PASSES, PassRow
+from jobs.domain.job import Job
+from jobs.domain.model import GATES, GateRule
+
+
+class NoteSlot(StrEnum):
+    """Where in the change note a feature's section goes."""
+
+    AFTER_BATCHES = "after_batches"  # right after the batches table and the plan history
+    EVIDENCE = "evidence"  # after the batches' evidence, before the final review
+
+
+@dataclass(frozen=True)
+class GateRow:
+    """One gate of a feature: its kind (a name no other gate has), when it opens and what it
+    takes (the gate table's rule) and what passing it does (the pass table's row)."""
+
+    kind: str
+    rule: GateRule
+    passing: PassRow
+
+
+@dataclass(frozen=True)
+class NoteSection:
+    """A section of the change note: its lines for a job (none: the section is left out)."""
+
+    slot: NoteSlot
+    lines: Callable[[Job], list[str]]
+
+
+@dataclass(frozen=True)
+class FeatureParts:
+    """A feature's pure parts: its gate rows and its note sections."""
+
+    name: str
+    gates: tuple[GateRow, ...] = ()
+    note_sections: tuple[NoteSection, ...] = ()
+
+
+_installed: dict[str, FeatureParts] = {}
+
+
+def install_parts(parts: Iterable[FeatureParts]) -> None:
+    """Add the features' gates to the gate and pass tables and their note sections to the change
+    note. Installing the same parts again changes nothing; a gate kind that another gate has is
+    refused (ValueError naming both)."""
+    for part in parts:
+        if _installed.get(part.name) == part:
+            continue
+        if part.name in _installed:
+            raise ValueError(f"feature {part.name!r} is installed already with other parts")
+        for row in part.gates:
+            if row.kind in GATES:
+                raise ValueError(f"feature {part.name!r}: gate kind {row.kind!r} is taken by "
+                                 "another gate; give the feature's gate a name of its own")
+        for row in part.gates:
+            GATES[row.kind], PASSES[row.kind] = row.rule, row.passing
+        _installed[part.name] = part
+
+
+def uninstall_parts(name: str) -> None:
+    """Take an installed feature's parts out again (tests that install a feature of their own)."""
+    part = _installed.pop(name, None)
+    for row in part.gates if part is not None else ():
+        GATES.pop(row.kind, None)
+        PASSES.pop(row.kind, None)
+
+
+@contextmanager
+def installed(parts: FeatureParts) -> Iterator[FeatureParts]:
+    """`parts` installed for the length of the block."""
+    install_parts([parts])
+    try:
+        yield parts
+    finally:
+        uninstall_parts(parts.name)
+
+
+def note_sections(slot: NoteSlot, job: Job) -> list[str]:
+    """The installed features' sections for `slot`, in the order the features were installed."""
+    return [line for part in _installed.values() for section in part.note_sections
+            if section.slot is slot for line in section.lines(job)]
