@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import redis
@@ -41,6 +41,10 @@ class Spec:
     labels: tuple[str, ...] = ()
     buckets: tuple[float, ...] = ()
     initial: tuple[tuple[str, ...], ...] = ()  # series shown at 0 before anything happened
+    key: str = field(init=False)  # its Redis hash, named once
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", metric_key(self.name))
 
 
 BATCHES = Spec("stepwise_batches_total", "Batch outcomes from the job record: completed, "
@@ -87,7 +91,7 @@ def _field(spec: Spec, labels: dict[str, str], part: str) -> str:
 
 
 def add(pipe: Any, spec: Spec, labels: dict[str, str], value: float) -> None:
-    key = metric_key(spec.name)
+    key = spec.key
     if spec.kind == "counter":
         pipe.hincrbyfloat(key, _field(spec, labels, "v"), value)
         return

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from redis import Redis
 
-from bot.github.app import GitHubApp, web_base
+from bot.github.app import BotIdentity, GitHubApp, web_base
 from bot.github.client import Installation, preload_api_modules
 from bot.github.forge import GitHubForge
 from bot.github.git_data import ApiCommits
@@ -22,7 +22,6 @@ from bot.github.retry import CallRetry
 from bot.observability.github_metrics import GitHubCallMetrics
 from bot.plumbing.connections import worker_redis
 from bot.plumbing.redis_store import RedisStore
-from bot.server.identity import BotIdentity
 from bot.settings import Settings
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox

@@ -24,7 +24,6 @@ from bot.observability import github_metrics
 from bot.observability.metrics import SEP, Spec
 from bot.observability.metrics import SPECS as metrics_specs
 from bot.observability.process_metrics import PROCESS, REDIS_UP
-from bot.plumbing.keys import metric_key
 from bot.plumbing.queue import queue
 from bot.plumbing.redis_values import as_text
 from bot.taskcenter.records import HeadCache, JobHead, all_job_ids
@@ -70,7 +69,7 @@ class RedisCollector:
     def _stored(self) -> dict[str, dict[str, str]]:
         pipe = self.connection.pipeline(transaction=False)
         for spec in SPECS:
-            pipe.hgetall(metric_key(spec.name))
+            pipe.hgetall(spec.key)
         results = pipe.execute()
         return {spec.name: {as_text(k): as_text(v) for k, v in raw.items()}
                 for spec, raw in zip(SPECS, results, strict=True)}
