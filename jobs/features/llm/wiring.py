@@ -10,8 +10,9 @@ from jobs.domain.errors import ErrorInfo
 from jobs.domain.feature_parts import FeatureParts
 from jobs.domain.job import Batch, Job
 from jobs.domain.records import Attempt, CiWait
+from jobs.domain.spec import Recipe, TaskSpec
 from jobs.engine.attempt import AttemptOutcome
-from jobs.engine.context import Feature, JobContext
+from jobs.engine.context import Feature, JobContext, Services
 from jobs.features.llm import edit_hooks, start
 from jobs.features.llm.budget import BUDGET_GATE, settle_budget_gate
 from jobs.features.llm.note import MODEL_USAGE
@@ -39,13 +40,24 @@ class BudgetHooks:
         return False
 
 
+def uses_llm(spec: TaskSpec) -> bool:
+    """Whether a job of `spec` calls the model: recipe `llm`, or a command's `llm` fallback."""
+    return spec.recipe is Recipe.LLM or spec.fallback == "llm"
+
+
 def active(job: Job) -> bool:
     """A job whose recipe is `llm`, or a command with the `llm` fallback."""
-    return start.uses_llm(job.spec)
+    return uses_llm(job.spec)
+
+
+def start_check(services: Services, spec: TaskSpec) -> None:
+    """Refuse (exit 2, naming what is missing) an llm job without a model endpoint."""
+    if uses_llm(spec):
+        start.llm_settings(services)
 
 
 FEATURE = Feature(
     name="llm", active=active, batch=BudgetHooks(), planned=start.planned,
-    start_check=start.start_check, edit=edit_hooks.edit,
+    start_check=start_check, edit=edit_hooks.edit,
     parts=FeatureParts("llm", gates=(BUDGET_GATE,), note_sections=(MODEL_USAGE,)),
 )
