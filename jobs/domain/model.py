@@ -50,7 +50,6 @@ class Gate(StrEnum):
     INTERRUPTED = "interrupted"
     BUDGET = "budget"
     CI_FAILED = "ci_failed"
-    CONFLICT = "conflict"
 
 
 class FailureCause(StrEnum):
@@ -170,9 +169,6 @@ GATES: dict[str, GateRule] = {
                              "accept the red CI result as it is (the note names it)",
                              frozenset({_A, _R, _S}),
                              ("retry", "skip <reason>", "revert <batch>", "cancel"), 4),
-    Gate.CONFLICT: GateRule("the base moved and the merge conflicts where no recipe can replay",
-                            _A, "continue on the branch as a maintainer resolved it",
-                            frozenset({_A}), ("cancel",), 4),
 }
 
 

@@ -14,7 +14,7 @@ from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.gates import open_gate
 from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, FailureCause, Gate, JobStatus
+from jobs.domain.model import GATES, BatchStatus, FailureCause, Gate, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.records import CommandEvidence, FinalReview
 from jobs.domain.spec import Recipe
@@ -38,7 +38,7 @@ def report(code: str, retry_class: RetryClass = RetryClass.NEEDS_HUMAN) -> Error
                           f"{cmd('status')} shows where it is")
 
 
-def at_gate(kind: Gate, recipe: Recipe = Recipe.REPLACE, gate_report: ErrorInfo | None = None,
+def at_gate(kind: str, recipe: Recipe = Recipe.REPLACE, gate_report: ErrorInfo | None = None,
             cause: FailureCause | None = None) -> Job:
     batches = [make_batch(1, status=BatchStatus.COMPLETED, files=["a.py"]),
                make_batch(2, files=["b.py"])]
@@ -56,7 +56,7 @@ def at_gate(kind: Gate, recipe: Recipe = Recipe.REPLACE, gate_report: ErrorInfo 
 def every_gate(*, server: bool) -> list[Job]:
     """Each gate, plus the reports with hints of their own (a baseline report's hint is the
     mode's: a server job has an installation)."""
-    jobs = [at_gate(kind) for kind in Gate]
+    jobs = [at_gate(kind) for kind in GATES]  # the built-in gates and the features'
     baseline = make_job(status=JobStatus.PLANNING)
     baseline.server.installation_id = 1 if server else None
     baseline.baseline, baseline.baseline_ok = [FAILING], False
