@@ -22,9 +22,9 @@ A merge is recorded before its push and found again by its trailers
 - Gates: `conflict` (its own, parts.py: `approve` continues on the branch as the maintainer
   merged it); the `failure` gate's `base_merge` cause row stays in the pass table
   (jobs/domain/gate_passes.py), whose failure causes are a closed enum of the record.
-- Hooks: `safe_point` (merge.py `update_from_base`), run only for a job `follows_a_base`
-  (wiring.py). Local mode says a waiting job's base moved before showing its gate
-  (merge.py `moved_base_notice`, called by jobs/local.py).
+- Hooks: `safe_point` (merge.py `update_from_base`), run only for a job that
+  `follows_a_base` (merge.py, the `active` guard of wiring.py). Local mode says a waiting job's
+  base moved before showing its gate (merge.py `moved_base_notice`, called by jobs/local.py).
 - Note: the "Base merges" section (slot `after_left_out`: after the files left out, before the
   model usage). Card: its lines stay in jobs/domain/base_notes.py, called by the card itself.
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from jobs.adapters.merging import MergePreview, absent_paths, commit_merge, preview_merge
 from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.domain.guard import check_diff
+from jobs.domain.job import Job
 from jobs.domain.model import FailureCause, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.records import BaseConflict, BaseMerge, CommandEvidence, ReplayedBatch
@@ -36,6 +37,17 @@ from jobs.features.base_moves.texts import (
 from jobs.ports import Publication
 
 MERGE_FAILED = "base_merge_failed"
+
+
+def follows_a_base(job: Job) -> bool:
+    """Whether the safe-point hook can have anything to do for `job`: it started from a branch
+    of its own base (not a detached HEAD, not its own branch) and either merges the moved base
+    (`update_from_base` is not `never`) or has a merge or a conflict of the base on record to
+    keep in step with its branch (a merge that never landed, a conflict a maintainer resolved)."""
+    if job.base_branch in ("HEAD", job.branch):
+        return False
+    return (job.config.update_from_base != "never" or bool(job.base_merges)
+            or job.base_conflict is not None)
 
 
 def update_from_base(engine: JobContext) -> bool:

@@ -15,8 +15,9 @@ from jobs.domain.gates import Verb, apply_verb, open_gate
 from jobs.domain.job import Job
 from jobs.domain.model import GATES, Acceptance, Gate, JobStatus
 from jobs.domain.records import BaseConflict, BaseMerge, CiResult, LeftOut
+from jobs.features.base_moves.merge import follows_a_base
 from jobs.features.base_moves.parts import CONFLICT, PARTS
-from jobs.features.base_moves.wiring import FEATURE, follows_a_base
+from jobs.features.base_moves.wiring import FEATURE
 from tests.kit.records import make_batch, make_job
 
 T0 = datetime(2024, 5, 17, tzinfo=UTC)
