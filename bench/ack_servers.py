@@ -17,7 +17,8 @@ import redis
 
 from bench._common import STEPWISE, Served, cpu_seconds, free_port, server_process, stepwise_env
 from bench.ack_load import SECRET, Run, run_load
-from bot.server.worker import queue, rq_id
+from bot.plumbing.keys import event_task_id
+from bot.plumbing.queue import queue
 from tests.kit.github_auth import shared_app_key
 
 WARMUP = (200, 1.0)  # requests, seconds
@@ -74,7 +75,7 @@ def check_nothing_lost(connection: redis.Redis, accepted: list[str], abandoned: 
     missing_keys = sum(1 for found in present if not found)
     q = queue(connection)
     queued_ids = set(q.get_job_ids())
-    missing_jobs = sum(1 for delivery in accepted if rq_id("event", delivery) not in queued_ids)
+    missing_jobs = sum(1 for delivery in accepted if event_task_id(delivery) not in queued_ids)
     depth = q.count
     fine = (missing_keys == 0 and missing_jobs == 0
             and len(accepted) <= depth <= len(accepted) + abandoned)

@@ -25,7 +25,7 @@ import redis
 
 from bench._common import machine_facts
 from bench.campaign_app import Run, app_run
-from bot.server.campaigns import record_store
+from bot.plumbing import campaign_store
 from jobs.features.campaigns.dashboard import BODY_LIMIT, render_dashboard
 from jobs.features.campaigns.port import JobView, record_view
 from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, RepoState
@@ -54,16 +54,16 @@ def record_part(sizes: list[int], url: str) -> None:
             campaign.repos[name] = RepoEntry(name=name, state=states[index % 4], files=12,
                                              targets=30, wave=index // 10, batches_total=3,
                                              gate="milestone", answer=f"/stepwise approve on {name}#1")
-        doc = record_store.CampaignDoc(
+        doc = campaign_store.CampaignDoc(
             campaign=campaign, settings=settings, control=f"{OWNER}/control", number=size,
             installation_id=1, title="Move to new()", task_body="body", issue_text="text")
-        record_store.save(connection, doc)
+        campaign_store.save(connection, doc)
         record_kb = connection.memory_usage(doc.key) or 0
         started = time.perf_counter()
         body = render_dashboard(campaign)
         render_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        loaded = record_store.load(connection, doc.key)
+        loaded = campaign_store.load(connection, doc.key)
         load_ms = (time.perf_counter() - started) * 1000
         assert loaded is not None
         entries, rounds, written, best = loaded.campaign.entries(RepoState.WAITING), 50, 0, []
@@ -74,7 +74,7 @@ def record_part(sizes: list[int], url: str) -> None:
                     state=RepoState.WAITING, batches_done=1 + index % 2, batches_total=3))
                 settle(loaded.campaign, settings, NOW)
                 next_wave(loaded.campaign, settings)
-                written += record_store.save(connection, loaded)
+                written += campaign_store.save(connection, loaded)
             best.append(time.perf_counter() - started)
         event_us = min(best) / rounds * 1e6
         base = base or event_us

@@ -30,10 +30,10 @@ import redis
 from rq import Worker
 
 from bot.events import Event, Kind
-from bot.server.campaigns import record_store
+from bot.plumbing import campaign_store
+from bot.plumbing.queue import queue
 from bot.server.campaigns.tasks import start_campaign, steer_campaign
 from bot.server.context import ServerContext
-from bot.server.worker import queue
 from bot.settings import Settings
 from jobs.adapters.sandbox import make_sandbox
 from jobs.domain.config import RepoConfig
@@ -158,7 +158,7 @@ def app_run(run: Run) -> None:
             halted_in_canary, resumed = False, 0
             while time.perf_counter() - started < run.timeout_s:
                 time.sleep(0.5)
-                doc = record_store.find(connection, control.full_name, number)
+                doc = campaign_store.find(connection, control.full_name, number)
                 assert doc is not None
                 if doc.campaign.status is CampaignStatus.HALTED:
                     halted_in_canary = halted_in_canary or doc.campaign.waves_started == 1

@@ -42,7 +42,7 @@ import yaml
 from bench._common import STEPWISE, machine_facts, stepwise_env, stop
 from bench.cpu_account import Cpu, Meter, ceiling
 from bench.scale_out import MAINTAINER, SECRET, TERMINAL, cpu_busy, sample_repo
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.domain.model import JobStatus

@@ -32,7 +32,7 @@ from typing import Any
 
 ROOT = Path.cwd().resolve()
 OURS = (str(ROOT / "jobs") + "/", str(ROOT / "bot") + "/")
-STORES = ("jobs/adapters/store.py", "bot/server/redis_store.py")
+STORES = ("jobs/adapters/store.py", "bot/plumbing/redis_store.py")
 SPEC_CHECK = ("jobs/domain/spec.py", "_registered_recipe")
 LIST_FILES = "--files" in sys.argv
 
@@ -119,9 +119,10 @@ def approve_flow() -> str:
     import redis
     from rq import SimpleWorker
 
+    from bot.plumbing.queue import queue
     from bot.server.context import ServerContext
     from bot.server.handlers import handlers
-    from bot.server.worker import install_handlers, queue
+    from bot.server.worker import install_handlers
     from bot.settings import Settings
     from bot.web.app import create_app
     from jobs.adapters.sandbox import make_sandbox

@@ -32,7 +32,7 @@ BODY_LIMIT = 65_536
 def store_ratios(batches: int, repeats: int) -> dict[str, tuple[float, float]]:
     import redis
 
-    from bot.server.redis_store import RedisStore
+    from bot.plumbing.redis_store import RedisStore
     from jobs.adapters.store import FileStore
     from tests.kit.redis_server import running_redis
 

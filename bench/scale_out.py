@@ -35,8 +35,8 @@ import yaml
 from rq.registry import FailedJobRegistry, FinishedJobRegistry
 
 from bench._common import STEPWISE, machine_facts, stepwise_env, stop
-from bot.server.redis_store import RedisStore
-from bot.server.worker import queue
+from bot.plumbing.queue import queue
+from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.domain.model import BatchStatus, JobStatus

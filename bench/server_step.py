@@ -33,7 +33,7 @@ import yaml
 from bench._common import STEPWISE, machine_facts, stepwise_env, stop
 from bench.big_repo import grow_branch
 from bench.scale_out import MAINTAINER, OWNER, SECRET, TERMINAL, cpu_busy, sample_repo
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.domain.job import Job

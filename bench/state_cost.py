@@ -92,7 +92,7 @@ def file_store_figures(repeats: int) -> dict[int, float]:
 def redis_store_figures(repeats: int) -> dict[int, float]:
     import redis
 
-    from bot.server.redis_store import RedisStore
+    from bot.plumbing.redis_store import RedisStore
     from tests.kit.redis_server import running_redis
 
     figures = {}

@@ -41,8 +41,8 @@ import redis
 from bench._common import ROOT, machine_facts, stepwise_env
 from bench.ack_load import SECRET as ACK_SECRET
 from bench.ack_servers import measure, targets, warm_up
+from bot.plumbing.keys import batches_key, events_key, job_key
 from bot.server.context import ServerContext
-from bot.server.keys import batches_key, events_key, job_key
 from bot.server.reconciler import MAX_JOBS_PER_PASS, reconcile
 from bot.settings import Settings
 from tests.kit.redis_server import running_redis
@@ -217,7 +217,7 @@ def report(jobs: int, times: list[float], trips: list[int], passes: int, covered
           f"{max(times):.2f} s over {len(times)} passes (target < {TARGET_PASS_S:g} s): "
           f"{'met' if max(times) < TARGET_PASS_S else 'MISSED'}")
     print(f"Redis round trips per pass: median {statistics.median(trips):.0f}, max {max(trips)} "
-          f"(bounded: the three sets of bot/server/idle_index.py, the documents of at most "
+          f"(bounded: the three sets of bot/plumbing/idle_index.py, the documents of at most "
           f"{MAX_JOBS_PER_PASS} jobs a pass, and a few for each of them)")
     print(f"every waiting job's comments read after {passes} passes: {covered}/{jobs} "
           f"({'all' if covered >= jobs else 'NOT all'})")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import redis
 
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from jobs.domain.job import Job, OpenGate
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.records import Attempt, CommandEvidence, Event

@@ -24,7 +24,7 @@ def serve(
         import redis
         import uvicorn
 
-        from bot.server.connections import warn_unless_noeviction, web_redis
+        from bot.plumbing.connections import warn_unless_noeviction, web_redis
         from bot.settings import load_settings
         from bot.web.app import create_app
 
@@ -56,8 +56,8 @@ def worker(
         return
 
     def action() -> None:
-        from bot.observability.jsonlog import with_log_context
-        from bot.server.connections import dequeue_redis, warn_unless_noeviction, worker_redis
+        from bot.log_context import with_log_context
+        from bot.plumbing.connections import dequeue_redis, warn_unless_noeviction, worker_redis
         from bot.server.context import ServerContext
         from bot.server.handlers import handlers
         from bot.server.reaper import reap, run_reaper
@@ -93,7 +93,7 @@ def worker(
 
 def probe_worker() -> None:
     """`stepwise worker --check`: one line, exit 0 (healthy) or 1 (bot/server/worker_health.py)."""
-    from bot.server.connections import worker_redis
+    from bot.plumbing.connections import worker_redis
     from bot.server.worker_health import check_worker
     from bot.settings import load_settings
 

@@ -37,7 +37,7 @@ class Settings(BaseSettings):
     webhook_secret_previous: SecretStr | None = Field(default=None, min_length=1)
     redis_url: str = "redis://127.0.0.1:6379/0"
     # Each Redis call of the web app and of a worker's own code gives up after this long; a
-    # worker's blocking wait for work gets dequeue_timeout_s plus a margin (bot.server.connections).
+    # worker's blocking wait for work gets dequeue_timeout_s plus a margin (bot.plumbing.connections).
     redis_socket_timeout_s: float = Field(default=5.0, gt=0, le=300)
     redis_connect_timeout_s: float = Field(default=5.0, gt=0, le=300)
     # How long one blocking wait of an idle worker lasts before it re-registers (RQ's 405 s).

@@ -1,9 +1,10 @@
 """The GitHub App itself: its JWT-authenticated client, the installation tokens it mints (cached
 until shortly before they expire) and one githubkit client per token, made anew in a forked
-RQ work horse."""
+RQ work horse; GitHub's web address; and who the App's commits are by (`BotIdentity`)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -11,6 +12,7 @@ import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.exception import RequestFailed
@@ -21,7 +23,21 @@ from bot.github.errors import ForgeError, classify
 from bot.github.observer import CallObserver, ObservedRetry, event_hooks
 from bot.github.retry import NO_RETRY, CallRetry, retry_after_s
 from bot.github.tls import shared_tls_context
+from jobs.adapters.worktree import identity_env
 from jobs.domain.errors import RetryClass
+
+log = logging.getLogger(__name__)
+
+
+def web_base(api_url: str) -> str:
+    """GitHub's web address from its API address (github.com, or GitHub Enterprise's host)."""
+    parts = urlsplit(api_url)
+    host = parts.netloc
+    if host == "api.github.com":
+        return "https://github.com"
+    path = parts.path.rstrip("/")
+    path = path.removesuffix("/api/v3")
+    return f"{parts.scheme}://{host}{path}"
 
 
 class GitHubApp:
@@ -140,3 +156,45 @@ os.register_at_fork(after_in_child=_reset_apps_after_fork)
 
 def _utc_timestamp(text: str) -> float:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+
+
+# -- who the App's commits are by --------------------------------------------------------------------
+# Its bot user, `<slug>[bot] <<id>+<slug>[bot]@users.noreply.<host>>`, as GitHub shows the App's
+# own web edits (the host is github.com, or the GitHub Enterprise Server's web host). The bot
+# user's id is read once from `GET /users/<slug>[bot]` and kept for the life of the process.
+def noreply_host(api_url: str) -> str:
+    """github.com, or a GitHub Enterprise Server's web host (its API is `https://HOST/api/v3`)."""
+    if not urlsplit(api_url).path.rstrip("/").endswith("/api/v3"):
+        return "github.com"
+    return urlsplit(web_base(api_url)).hostname or "github.com"
+
+
+class BotIdentity:
+    """The App's commit identity, its bot user's id asked for once."""
+
+    def __init__(self, *, app_slug: str, api_url: str) -> None:
+        self.login = f"{app_slug}[bot]"
+        self.host = noreply_host(api_url)
+        self._env: dict[str, str] | None = None
+        self._lock = threading.Lock()
+
+    def email(self, user_id: int) -> str:
+        """The bot user's noreply address (without an id when GitHub did not give one)."""
+        local = f"{user_id}+{self.login}" if user_id else self.login
+        return f"{local}@users.noreply.{self.host}"
+
+    def env(self, client: Installation) -> dict[str, str]:
+        """The git environment of the App's identity; the id is read once, then kept (a failed
+        read is tried again on the next commit, meanwhile the address carries no id)."""
+        with self._lock:
+            if self._env is not None:
+                return dict(self._env)
+            try:
+                user_id = client.user_id(self.login)
+            except ForgeError as exc:
+                log.warning("could not read the bot user's id", extra={"code": exc.code})
+                return identity_env(self.login, self.email(0))
+            env = identity_env(self.login, self.email(user_id))
+            if user_id:
+                self._env = env
+            return dict(env)

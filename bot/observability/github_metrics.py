@@ -20,7 +20,8 @@ import redis
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from bot.github.observer import Answer, status_class
-from bot.observability.metrics import KEY, Spec, add, record
+from bot.observability.metrics import Spec, add, record
+from bot.plumbing.keys import metric_key
 
 log = logging.getLogger(__name__)
 CALLS = Spec("stepwise_github_calls_total", "GitHub API calls (each try) by method, route "
@@ -38,7 +39,7 @@ RATE_LIMIT_WAITS = Spec("stepwise_github_rate_limit_waits_total", "Times a job s
                         "for a GitHub rate limit, by kind (primary or secondary).", "counter",
                         ("kind",), initial=(("primary",), ("secondary",)))
 SPECS = (CALLS, NOT_MODIFIED, RETRIES, RATE_LIMITED, RATE_LIMIT_WAITS)
-RATE_LIMIT_KEY = f"{KEY}github_rate_limit"  # a hash: [installation, resource] -> latest headers
+RATE_LIMIT_KEY = metric_key("github_rate_limit")  # a hash: [installation, resource] -> latest headers
 STALE_AFTER_S = 3600  # an entry whose reset passed this long ago is no longer shown
 
 

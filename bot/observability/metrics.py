@@ -14,22 +14,21 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import redis
 from pydantic import BaseModel
 from starlette.background import BackgroundTask
 
+from bot import log_context
 from bot.github.errors import ForgeError
-from bot.observability import jsonlog
 from bot.observability.process_metrics import QUEUE_UNAVAILABLE
-from bot.server.keys import METRICS, seen_key
+from bot.plumbing.keys import metric_key, seen_key
 from jobs.domain.job import Job
 from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus
 from jobs.domain.records import CiResult, CommandEvidence
 
-KEY = METRICS
 SEP = "\x1f"  # between the JSON of the label values and the field's part (never inside JSON)
 log = logging.getLogger(__name__)
 
@@ -42,6 +41,10 @@ class Spec:
     labels: tuple[str, ...] = ()
     buckets: tuple[float, ...] = ()
     initial: tuple[tuple[str, ...], ...] = ()  # series shown at 0 before anything happened
+    key: str = field(init=False)  # its Redis hash, named once
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", metric_key(self.name))
 
 
 BATCHES = Spec("stepwise_batches_total", "Batch outcomes from the job record: completed, "
@@ -88,7 +91,7 @@ def _field(spec: Spec, labels: dict[str, str], part: str) -> str:
 
 
 def add(pipe: Any, spec: Spec, labels: dict[str, str], value: float) -> None:
-    key = KEY + spec.name
+    key = spec.key
     if spec.kind == "counter":
         pipe.hincrbyfloat(key, _field(spec, labels, "v"), value)
         return
@@ -257,7 +260,7 @@ def counted_delivery(endpoint: Callable[..., Awaitable[Any]]) -> Callable[..., A
         started = time.perf_counter()
         delivery = str(kwargs.get("x_github_delivery") or "")[:100] or None
         event = str(kwargs.get("x_github_event") or "")
-        with jsonlog.bind(delivery_id=delivery, event=event[:40] or None, trigger="webhook"):
+        with log_context.bind(delivery_id=delivery, event=event[:40] or None, trigger="webhook"):
             response = await endpoint(*args, **kwargs)
         seconds = time.perf_counter() - started
         request = kwargs.get("request")

@@ -1,6 +1,6 @@
 """Waking jobs that wait for the repository's CI: a CI webhook (a check run created or completed,
 a check suite or workflow run completed, a commit status) names a sha; the jobs waiting on it
-are found in the index `ci:<repo>@<sha>` (kept by bot/server/redis_store.py's save) and their
+are found in the index `ci:<repo>@<sha>` (kept by bot/plumbing/redis_store.py's save) and their
 next step is queued. That step reads the checks; the webhook is only a wake-up call, so a missed
 one costs nothing but time (the reconciler polls, bot/server/ci_poll.py).
 
@@ -15,10 +15,11 @@ from __future__ import annotations
 import logging
 
 from bot.events import Event
+from bot.plumbing.keys import ci_key
+from bot.plumbing.leases import lease_holder
+from bot.plumbing.queue import enqueue_step
 from bot.server.context import ServerContext
-from bot.server.keys import ci_key
-from bot.server.steps import schedule_advance
-from bot.server.worker import enqueue, lease_holder, rq_id
+from bot.server.steps import queue_next_step
 
 log = logging.getLogger(__name__)
 AFTER_STEP_S = 5  # how long after a webhook that came mid-step the woken step runs
@@ -49,10 +50,9 @@ def on_ci_event(ctx: ServerContext, event: Event) -> list[str]:
         if lease_holder(ctx.redis, job_id) is not None:
             # A step is running (the one that began this wait, still publishing): a wake now
             # would find the lease taken and be dropped, so it comes once the step is done.
-            enqueue(ctx.redis, "advance", {"job_id": job_id}, delay_s=AFTER_STEP_S, retry=False,
-                    job_id=rq_id("advance", job_id, "ci-after-step", str(job.version)))
+            enqueue_step(ctx.redis, job_id, "ci-after-step", str(job.version), delay_s=AFTER_STEP_S)
         else:
-            schedule_advance(ctx, job)
+            queue_next_step(ctx, job)
         woken.append(job_id)
     if woken:
         log.info("CI reported on a commit jobs wait on", extra={

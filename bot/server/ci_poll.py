@@ -11,8 +11,8 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.plumbing.queue import enqueue_step
 from bot.server.context import ServerContext
-from bot.server.worker import enqueue, rq_id
 from jobs.domain.model import JobStatus
 
 log = logging.getLogger(__name__)
@@ -47,8 +47,7 @@ def poll_ci_waits(ctx: ServerContext, docs: dict[str, dict[str, Any]]) -> list[s
         if len(queued) >= MAX_POLLS_PER_PASS:
             break
         if due(doc, now, every):
-            enqueue(ctx.redis, "advance", {"job_id": job_id}, retry=False,
-                    job_id=rq_id("advance", job_id, str(doc.get("version", 0))))
+            enqueue_step(ctx.redis, job_id, str(doc.get("version", 0)))
             queued.append(job_id)
     if queued:
         log.info("reading the CI of waiting jobs", extra={"jobs": queued})

@@ -24,19 +24,20 @@ from bot.commands import (
 from bot.commands.registry import voice as server_voice
 from bot.events import Event
 from bot.github.errors import ForgeError
+from bot.plumbing.keys import cancelled_task_id, comment_key, comment_lock
+from bot.plumbing.leases import job_lock
+from bot.plumbing.pruned import PRUNED_HINT, pruned_for_issue
+from bot.plumbing.queue import enqueue
+from bot.plumbing.redis_values import as_text
+from bot.plumbing.trigger_labels import DEFAULT_TRIGGER_LABEL
 from bot.server.campaigns.tasks import steer_campaign
 from bot.server.context import ServerContext
 from bot.server.job_lookup import job_for
-from bot.server.keys import comment_key
-from bot.server.redis_values import as_text
 from bot.server.resume import resume_ended
-from bot.server.retention import PRUNED_HINT, pruned_for_issue
 from bot.server.start_job import CANNOT_START, StartRequest, start_job
 from bot.server.start_job import default_config as start_config
-from bot.server.steps import schedule_advance
-from bot.server.worker import enqueue, job_lock, rq_id
+from bot.server.steps import queue_next_step
 from bot.steering import steering_decision
-from bot.web.noops import DEFAULT_TRIGGER_LABEL
 from jobs.domain.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.domain.errors import BadInputError, StepwiseError
 from jobs.domain.gates import RefusedError
@@ -71,7 +72,7 @@ def on_comment(ctx: ServerContext, event: Event) -> None:
     commands = parse_comment(event.body, app_slug=ctx.settings.app_slug)
     if not commands:
         return
-    with job_lock(ctx.redis, f"comment:{event.comment_id}") as acquired:
+    with job_lock(ctx.redis, comment_lock(event.comment_id)) as acquired:
         if acquired:
             handle_comment(ctx, event, commands)
 
@@ -131,9 +132,9 @@ class ServerCommands:
     def advance(self, job: Job) -> None:
         if job.status is JobStatus.CANCELLED:
             enqueue(self.ctx.redis, "cancelled", {"job_id": job.id},
-                    job_id=rq_id("cancelled", job.id))
+                    job_id=cancelled_task_id(job.id))
         else:
-            schedule_advance(self.ctx, job)
+            queue_next_step(self.ctx, job)
 
     def campaign(self, text: str) -> str:
         return steer_campaign(self.ctx, self.event, text)

@@ -13,18 +13,16 @@ from urllib.parse import urlsplit
 
 from redis import Redis
 
-from bot.github.app import GitHubApp
+from bot.github.app import BotIdentity, GitHubApp, web_base
 from bot.github.client import Installation, preload_api_modules
 from bot.github.forge import GitHubForge
 from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
 from bot.github.retry import CallRetry
 from bot.observability.github_metrics import GitHubCallMetrics
-from bot.server.connections import worker_redis
-from bot.server.identity import BotIdentity
-from bot.server.redis_store import RedisStore
+from bot.plumbing.connections import worker_redis
+from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
-from bot.taskcenter.links import web_base
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.composition import FEATURES, install

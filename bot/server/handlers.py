@@ -9,6 +9,10 @@ from typing import Any
 
 from bot.authz import STEERING_ROLES
 from bot.events import Event, Kind
+from bot.plumbing.keys import cancelled_task_id, event_lease
+from bot.plumbing.leases import Lease
+from bot.plumbing.queue import enqueue, last_try
+from bot.plumbing.trigger_labels import is_trigger, remember_trigger_label
 from bot.server import reconciler, steps
 from bot.server.campaigns.closing import campaign_closed, campaign_reopened
 from bot.server.campaigns.tasks import campaign_edited, start_campaign
@@ -20,10 +24,9 @@ from bot.server.installations import end_removed_jobs
 from bot.server.job_lookup import job_for
 from bot.server.resume import offer_resume
 from bot.server.start_job import CANNOT_START, StartRequest, default_config, start_job
-from bot.server.steps import ACTIVE, schedule_advance
-from bot.server.worker import Handler, Lease, enqueue, event_lease, last_try, rq_id
+from bot.server.steps import ACTIVE, queue_next_step
+from bot.server.worker import Handler
 from bot.steering import steering_decision
-from bot.web.noops import is_trigger, remember_trigger_label
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import BadInputError, StepwiseError
 from jobs.domain.gates import Verb, apply_verb, note_spec_change
@@ -105,9 +108,9 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
         f"the {what} was closed"
     ctx.store.save(job)
     if job.status is JobStatus.CANCELLED:
-        enqueue(ctx.redis, "cancelled", {"job_id": job.id}, job_id=rq_id("cancelled", job.id))
+        enqueue(ctx.redis, "cancelled", {"job_id": job.id}, job_id=cancelled_task_id(job.id))
     else:
-        schedule_advance(ctx, job)
+        queue_next_step(ctx, job)
 
 
 def on_reopened(ctx: ServerContext, event: Event) -> None:
@@ -144,7 +147,7 @@ def on_issue_edited(ctx: ServerContext, event: Event) -> None:
     if job.gate is not None:  # spec_changed: ask on the PR (or the issue) and show it on the card
         forge.publish(job, Publication.GATE, "")
         ctx.store.save(job)
-    schedule_advance(ctx, job)
+    queue_next_step(ctx, job)
 
 
 def on_push(ctx: ServerContext, event: Event) -> None:
@@ -160,7 +163,7 @@ def on_push(ctx: ServerContext, event: Event) -> None:
         if event.kind is Kind.BASE_PUSH and job.base_branch == branch:
             base_moved(ctx, job)
         elif event.kind is Kind.PUSH and job.branch == branch and job.status in ACTIVE:
-            schedule_advance(ctx, job)
+            queue_next_step(ctx, job)
 
 
 def base_moved(ctx: ServerContext, job: Job) -> None:
@@ -169,7 +172,7 @@ def base_moved(ctx: ServerContext, job: Job) -> None:
     if job.is_terminal:
         return
     if job.is_active:
-        schedule_advance(ctx, job)  # no save: its worker may hold the record right now
+        queue_next_step(ctx, job)  # no save: its worker may hold the record right now
         return
     job.base_moved_at = ctx.clock()
     with contextlib.suppress(ConflictError):  # changed meanwhile: its next step reads the base
@@ -223,7 +226,7 @@ def handlers(ctx: ServerContext) -> dict[str, Handler]:
     """The task table a worker installs (see bot.server.worker.install_handlers)."""
     return {
         "event": lambda payload: handle_event_leased(ctx, payload),
-        "advance": lambda payload: steps.advance(ctx, payload),
+        steps.STEP_TASK: lambda payload: steps.step_task(ctx, payload),
         "revert": lambda payload: steps.revert(ctx, payload),
         "cancelled": lambda payload: steps.cancelled(ctx, payload),
         "reconcile": lambda payload: reconciler.run_pass(ctx),

@@ -6,9 +6,10 @@ from __future__ import annotations
 import logging
 
 from bot.events import Event
+from bot.plumbing.suspension_marks import SUSPEND, UNSUSPEND
 from bot.server.context import ServerContext
-from bot.server.steps import schedule_advance
-from bot.server.suspensions import SUSPEND, UNSUSPEND, on_suspension
+from bot.server.steps import queue_next_step
+from bot.server.suspensions import on_suspension
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.job import Job
@@ -38,7 +39,7 @@ def end_removed_jobs(ctx: ServerContext, event: Event) -> None:
     of a suspended (or unsuspended) installation; other installation events only get
     recorded (by the web app)."""
     if event.reason in (SUSPEND, UNSUSPEND):
-        on_suspension(ctx, event, schedule_advance=schedule_advance)
+        on_suspension(ctx, event, queue_next_step=queue_next_step)
         return
     template = ENDING_ACTIONS.get(event.reason)
     if template is None:

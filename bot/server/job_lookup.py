@@ -4,11 +4,11 @@ from GitHub when its record was lost (bot/server/rebuild.py)."""
 from __future__ import annotations
 
 from bot.events import Event
+from bot.plumbing.keys import pull_key, rebuild_lock
+from bot.plumbing.leases import job_lock
 from bot.server.context import ServerContext
-from bot.server.keys import pull_key
 from bot.server.rebuild import rebuild
-from bot.server.steps import schedule_advance
-from bot.server.worker import job_lock
+from bot.server.steps import queue_next_step
 from jobs.domain.job import Job
 
 
@@ -21,10 +21,10 @@ def job_for(ctx: ServerContext, event: Event) -> Job | None:
         if isinstance(job_id, bytes):
             job = ctx.store.load_id(job_id.decode())
     if job is None:
-        with job_lock(ctx.redis, f"rebuild:{event.repo}#{event.number}") as acquired:
+        with job_lock(ctx.redis, rebuild_lock(event.repo, event.number)) as acquired:
             if acquired:
                 job = rebuild(ctx, repo=event.repo, number=event.number,
                               installation_id=event.installation_id)
         if job is not None:
-            schedule_advance(ctx, job)  # it re-plans, adopts its commits and stops at its gate
+            queue_next_step(ctx, job)  # it re-plans, adopts its commits and stops at its gate
     return job

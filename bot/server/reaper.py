@@ -10,18 +10,11 @@ import threading
 import time
 from datetime import timedelta
 
-from bot.observability.jsonlog import traced
+from bot.log_context import traced
+from bot.plumbing.keys import event_lease, lease_key
+from bot.plumbing.queue import pending_task_ids, requeue, requeue_overdue, started_task_ids, task_abandoned
 from bot.server.context import ServerContext
-from bot.server.keys import lease_key
-from bot.server.steps import schedule_advance, tell
-from bot.server.worker import (
-    event_lease,
-    pending_task_ids,
-    requeue,
-    requeue_overdue,
-    started_task_ids,
-    task_abandoned,
-)
+from bot.server.steps import queue_next_step, tell
 from jobs.adapters.store import ConflictError
 from jobs.domain.gates import open_gate
 from jobs.domain.job import Job
@@ -102,7 +95,7 @@ def interrupt(ctx: ServerContext, job: Job) -> None:
     if job.status is not JobStatus.INTERRUPTED and JobStatus.INTERRUPTED not in JOB_TRANSITIONS[job.status]:
         # A pending cancel stays as it is: its next step cancels (resuming would forget it).
         ctx.store.save(job)
-        schedule_advance(ctx, job)
+        queue_next_step(ctx, job)
         return
     if job.status is not JobStatus.INTERRUPTED:
         job.set_status(JobStatus.INTERRUPTED)
@@ -113,4 +106,4 @@ def interrupt(ctx: ServerContext, job: Job) -> None:
         tell(ctx, job)
         return
     ctx.store.save(job)
-    schedule_advance(ctx, job)
+    queue_next_step(ctx, job)

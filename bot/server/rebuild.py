@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from bot.github.client import Installation
+from bot.plumbing.pruned import pruned_for_issue
 from bot.server.context import ServerContext
-from bot.server.retention import pruned_for_issue
 from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.errors import StepwiseError
 from jobs.domain.job import Job

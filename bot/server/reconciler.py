@@ -4,7 +4,7 @@ by itself).
 
 Every worker's reaper thread queues a pass (the `reconcile` task, run by a worker like a step)
 every STEPWISE_RECONCILE_INTERVAL_S, one per interval (a round lock in Redis). A pass takes the
-jobs it may work on from the sets every save keeps (bot/server/idle_index.py: jobs no worker
+jobs it may work on from the sets every save keeps (bot/plumbing/idle_index.py: jobs no worker
 holds that owe GitHub something, wait at a gate, or wait for CI) and reads the documents of
 those it works on only, so its cost does not grow with the jobs there are. Each job is handled
 under its lease, so a pass never races a step; the cost of a pass is bounded by
@@ -24,16 +24,26 @@ from typing import Any
 from redis import Redis
 
 from bot.events import Event, Kind
-from bot.observability.jsonlog import RECONCILED_PREFIX, traced
-from bot.server import ci_poll, idle_index
+from bot.log_context import RECONCILED_PREFIX, traced
+from bot.plumbing import idle_index
+from bot.plumbing.keys import (
+    RECONCILE_ROUND,
+    comment_key,
+    comments_read_key,
+    event_task_id,
+    job_key,
+    reconcile_cursor_key,
+    reconcile_task_id,
+)
+from bot.plumbing.leases import Lease
+from bot.plumbing.queue import enqueue
+from bot.plumbing.redis_values import as_document
+from bot.plumbing.suspension_marks import is_suspended
+from bot.server import ci_poll
 from bot.server.campaigns.tasks import tick_all
 from bot.server.context import ServerContext
-from bot.server.keys import comments_read_key, job_key
-from bot.server.redis_values import as_document
 from bot.server.retention import retention_round
-from bot.server.steps import RECONCILER, schedule_advance
-from bot.server.suspensions import is_suspended
-from bot.server.worker import Lease, enqueue, rq_id
+from bot.server.steps import RECONCILER, queue_next_step
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StepwiseError
 from jobs.domain.job import OpenGate
@@ -45,9 +55,6 @@ READ_CHUNK = 200  # job documents per pipelined round trip
 MAX_JOBS_PER_PASS = 50  # jobs published to (or whose comments are read) per pass
 PASS_BUDGET_S = 1.5  # comments are read back until a pass has run this long; the next goes on
 COMMENT_GRACE_S = 30.0  # a command comment younger than this may still have its webhook coming
-ROUND_KEY = "stepwise:reconcile:round"
-CURSOR_KEY = "stepwise:reconcile:after:{}"  # the last job id a pass took, per kind of work
-COMMENT_KEY = "stepwise:comment:{}"  # bot/server/comments.py keeps each comment's progress there
 CURSOR_TTL_S = 90 * 24 * 3600
 
 
@@ -140,7 +147,7 @@ def take_turns(redis: Redis, kind: str, job_ids: list[str], count: int, *,
     `move`, the caller says which it took (`took_turn`)."""
     if count <= 0 or not job_ids:
         return []
-    key = CURSOR_KEY.format(kind)
+    key = reconcile_cursor_key(kind)
     raw = redis.get(key)
     after = raw.decode() if isinstance(raw, bytes) else str(raw or "")
     ordered = sorted(job_ids)
@@ -152,7 +159,7 @@ def take_turns(redis: Redis, kind: str, job_ids: list[str], count: int, *,
 
 
 def took_turn(redis: Redis, kind: str, job_id: str) -> None:
-    redis.set(CURSOR_KEY.format(kind), job_id)
+    redis.set(reconcile_cursor_key(kind), job_id)
 
 
 def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
@@ -180,7 +187,7 @@ def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
         (result.still_owed if left else result.published).append(job_id)
     latest = ctx.store.load_id(job_id)
     if latest is not None and latest.is_active:
-        schedule_advance(ctx, latest)  # a command came while the lease was ours: go on
+        queue_next_step(ctx, latest)  # a command came while the lease was ours: go on
 
 
 def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
@@ -217,7 +224,7 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
             if (now - written).total_seconds() < grace_s:
                 continue  # its webhook may still come; the cursor stays before it
             passed = max(passed, written)
-            if ctx.redis.exists(COMMENT_KEY.format(comment.id)) or \
+            if ctx.redis.exists(comment_key(comment.id)) or \
                     not parse_comment(comment.body, app_slug=ctx.settings.app_slug):
                 continue
             if comment.updated_at != comment.created_at:
@@ -231,7 +238,7 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
                           comment_id=comment.id, created_at=comment.created_at,
                           is_pull_request=number != job_number)
             enqueue(ctx.redis, "event", event.model_dump(mode="json"),
-                    job_id=rq_id("event", event.delivery_id))
+                    job_id=event_task_id(event.delivery_id))
             queued.append(comment.id)
     ctx.redis.set(comments_read_key(job_id), passed.isoformat(), ex=CURSOR_TTL_S)
     if queued:
@@ -293,8 +300,8 @@ def reconcile_round(ctx: ServerContext) -> bool:
     The pass runs in a work horse like every step, never in the reaper's thread: GitHub calls
     there would hold the client's locks while RQ forks horses from that process."""
     interval = ctx.settings.reconcile_interval_s
-    if not ctx.redis.set(ROUND_KEY, "1", nx=True, ex=interval):
+    if not ctx.redis.set(RECONCILE_ROUND, "1", nx=True, ex=interval):
         return False
     with traced(None, "reconciler"):
-        enqueue(ctx.redis, "reconcile", {}, retry=False, job_id=rq_id("reconcile", "round"))
+        enqueue(ctx.redis, "reconcile", {}, retry=False, job_id=reconcile_task_id())
     return True

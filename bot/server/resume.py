@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.events import Event
 from bot.server.context import ServerContext
-from bot.server.steps import schedule_advance
+from bot.server.steps import queue_next_step
 from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus
@@ -37,7 +37,7 @@ def resume_ended(ctx: ServerContext, job: Job, *, installation_id: int) -> str:
         forge.best_effort(job, "reopen the pull request",
                           lambda: client.reopen_pull(owner, name, pull.number))
     ctx.store.save(job)
-    schedule_advance(ctx, job)
+    queue_next_step(ctx, job)
     return message
 
 

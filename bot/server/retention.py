@@ -3,7 +3,7 @@ STEPWISE_RETAIN_ENDED_DAYS ago (default 90; 0 keeps them forever), with every ke
 to them, in one place (`prune`), and leaves a small marker so that the task center, the API and
 `stepwise status --server` answer "ended and pruned after N days" instead of "no such job".
 
-What one job owns (bot/server/keys.py): its document, batch hash and event list; its entries in
+What one job owns (bot/plumbing/keys.py): its document, batch hash and event list; its entries in
 the job index (`jobs`), the reconciler's sets (`idle:*`), a CI wait set, the running and waiting
 lines of its repository and installation; the issue and pull request keys when they still name
 it; the metrics' and the comment read-back cursors. Deliveries and comments are deduplicated by
@@ -18,20 +18,22 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 import redis
 from redis import Redis
 
-from bot.server.idle_index import index_job, owes
-from bot.server.keys import (
+from bot.plumbing.idle_index import index_job, owes
+from bot.plumbing.keys import (
     JOBS,
+    RETENTION_CURSOR,
+    RETENTION_ROUND,
     batches_key,
     ci_key,
     comments_read_key,
     events_key,
+    installation_line,
     issue_key,
     job_key,
     pruned_issue_key,
@@ -41,40 +43,16 @@ from bot.server.keys import (
     slots_key,
     waiting_key,
 )
-from bot.server.redis_values import as_document, as_text
-from bot.server.worker import Lease
+from bot.plumbing.leases import Lease
+from bot.plumbing.pruned import MARKER_TTL_S
+from bot.plumbing.redis_values import as_document, as_text
 from jobs.domain.model import TERMINAL_JOB_STATUSES
 
 log = logging.getLogger(__name__)
 READ_PER_PASS = 200  # job documents a pass reads at most
 EVERY_S = 600  # a reconciler pass prunes at most this often (one round key for all workers)
-ROUND_KEY = "stepwise:retention:round"
-CURSOR_KEY = "stepwise:retention:after"  # the creation time (index score) a pass got to
-MARKER_TTL_S = 365 * 24 * 3600  # how long "ended and pruned" is answered for a pruned job
 HOLDER = "retention"
 TERMINAL = frozenset(status.value for status in TERMINAL_JOB_STATUSES)
-
-
-@dataclass(frozen=True)
-class Pruned:
-    """What is left of a pruned job: enough to say what it was and when it went."""
-
-    job_id: str
-    repo: str
-    number: int
-    status: str
-    ended_at: str
-    pruned_at: str
-    days: int
-
-    def message(self) -> str:
-        return (f"Job {self.job_id} ({self.repo}#{self.number}) ended ({self.status}) on "
-                f"{self.ended_at[:10]} and was pruned after {self.days} days "
-                "(STEPWISE_RETAIN_ENDED_DAYS): its record is no longer kept")
-
-
-PRUNED_HINT = ("Its commits, comments and pull request are still on GitHub; label the issue "
-               "again to start a new job")
 
 
 def due(doc: dict[str, Any], cutoff: datetime) -> bool:
@@ -89,7 +67,7 @@ def retention_round(connection: Redis, *, retain_days: int, now: datetime,
                     lease_ttl_s: int = 30) -> list[str]:
     """`prune_ended`, unless a pass of any worker did within EVERY_S (the reconciler calls this
     on every pass)."""
-    if retain_days <= 0 or not connection.set(ROUND_KEY, "1", nx=True, ex=EVERY_S):
+    if retain_days <= 0 or not connection.set(RETENTION_ROUND, "1", nx=True, ex=EVERY_S):
         return []
     return prune_ended(connection, retain_days=retain_days, now=now, lease_ttl_s=lease_ttl_s)
 
@@ -101,15 +79,15 @@ def prune_ended(connection: Redis, *, retain_days: int, now: datetime,
     if retain_days <= 0:
         return []
     cutoff = now - timedelta(days=retain_days)
-    raw = connection.get(CURSOR_KEY)
+    raw = connection.get(RETENTION_CURSOR)
     after = float(raw) if raw else float("-inf")
     found: Any = connection.zrangebyscore(JOBS, f"({after}" if raw else "-inf",
                                           cutoff.timestamp(), start=0, num=READ_PER_PASS,
                                           withscores=True)
     if len(found) < READ_PER_PASS:
-        connection.delete(CURSOR_KEY)  # the next pass starts from the oldest again
+        connection.delete(RETENTION_CURSOR)  # the next pass starts from the oldest again
     elif found:
-        connection.set(CURSOR_KEY, repr(found[-1][1]))
+        connection.set(RETENTION_CURSOR, repr(found[-1][1]))
     ids = [as_text(member) for member, _score in found]
     docs: Any = connection.mget([job_key(job_id) for job_id in ids]) if ids else []
     pruned = []
@@ -156,7 +134,7 @@ def prune(connection: Redis, job_id: str, *, cutoff: datetime, now: datetime, da
             wait = doc.get("ci_wait")
             if isinstance(wait, dict) and wait.get("sha"):
                 pipe.srem(ci_key(repo, str(wait["sha"])), job_id)
-            lines = [repo] + ([f"installation:{server['installation_id']}"]
+            lines = [repo] + ([installation_line(server["installation_id"])]
                               if server.get("installation_id") else [])
             for line in lines:
                 pipe.zrem(slots_key(line), job_id)
@@ -175,26 +153,6 @@ def prune(connection: Redis, job_id: str, *, cutoff: datetime, now: datetime, da
             return False  # it changed meanwhile: a later pass looks again
     log.info("pruned an ended job", extra={"job_id": job_id, "repo": repo, "issue": number})
     return True
-
-
-def pruned(connection: Redis, job_id: str) -> Pruned | None:
-    """What is left of job `job_id` if retention removed it, else None."""
-    doc = as_document(connection.get(pruned_key(job_id)))
-    if doc is None:
-        return None
-    try:
-        return Pruned(job_id=job_id, repo=str(doc["repo"]), number=int(doc["number"]),
-                      status=str(doc["status"]), ended_at=str(doc["ended_at"]),
-                      pruned_at=str(doc["pruned_at"]), days=int(doc["days"]))
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def pruned_for_issue(connection: Redis, repo: str, number: int) -> Pruned | None:
-    """The pruned job that was the latest of `repo#number`, if retention removed it."""
-    job_id = as_text(connection.get(pruned_issue_key(repo, number)))
-    return pruned(connection, job_id) if job_id else None
-
 
 
 def _time(value: Any) -> datetime | None:

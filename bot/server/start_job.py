@@ -13,11 +13,12 @@ from bot.github.client import Installation
 from bot.github.errors import ForgeError
 from bot.github.forge import GitHubForge
 from bot.github.git_data import SIGNATURES_FIX, SIGNATURES_REQUIRED, requires_signed_commits
+from bot.plumbing.keys import start_lease
+from bot.plumbing.leases import Lease
+from bot.plumbing.pruned import pruned_for_issue
 from bot.server.context import ServerContext
 from bot.server.resume import resume_ended
-from bot.server.retention import pruned_for_issue
-from bot.server.steps import schedule_advance
-from bot.server.worker import Lease
+from bot.server.steps import queue_next_step
 from bot.steering import resolve_approvers, steering_decision
 from jobs.domain.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
@@ -62,7 +63,7 @@ def start_job(ctx: ServerContext, request: StartRequest, config: RepoConfig) -> 
     owner, name = request.repo.split("/", 1)
     info = client.repo(owner, name)
     forge = ctx.forge(client, request.repo, squash_only=info.squash_only)
-    with Lease(ctx.redis, f"start-{request.repo}#{request.number}",
+    with Lease(ctx.redis, start_lease(request.repo, request.number),
                ttl_s=ctx.settings.lease_ttl_s) as lease:
         if not lease.held:  # another worker is starting it, or died doing so: try again later
             raise StepwiseError("another worker is starting a job for this issue",
@@ -116,7 +117,7 @@ def start_job(ctx: ServerContext, request: StartRequest, config: RepoConfig) -> 
         # a drafted spec always is untrusted
         job.untrusted_spec = job.untrusted_spec or author_role not in STEERING_ROLES
         ctx.store.save(job)
-    schedule_advance(ctx, job)
+    queue_next_step(ctx, job)
 
 
 def again(ctx: ServerContext, forge: GitHubForge, request: StartRequest,
@@ -145,7 +146,7 @@ def again(ctx: ServerContext, forge: GitHubForge, request: StartRequest,
             message = exc.message
         forge.reply(job, request.number, request.key, f"Stepwise: {message}.")
         ctx.store.save(job)
-        schedule_advance(ctx, job)
+        queue_next_step(ctx, job)
     else:
         pull = job.server.pull
         where = f" in #{pull.number}" if pull is not None else ""

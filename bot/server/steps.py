@@ -14,19 +14,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from bot.observability import metrics
+from bot.plumbing.keys import pull_key
+from bot.plumbing.leases import InstallationSlots, Lease, RepoSlots, lease_holder
+from bot.plumbing.queue import STEP_TASK, current_task_id, enqueue, enqueue_step
+from bot.plumbing.suspension_marks import is_suspended
 from bot.server.context import ServerContext
-from bot.server.keys import pull_key
 from bot.server.rate_limits import is_rate_limit, rate_limit_over, wait_for_rate_limit
-from bot.server.suspensions import is_suspended, is_suspension, park, suspend_met
-from bot.server.worker import (
-    InstallationSlots,
-    Lease,
-    RepoSlots,
-    current_task_id,
-    enqueue,
-    lease_holder,
-    rq_id,
-)
+from bot.server.suspensions import is_suspension, park, suspend_met
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import RetryClass, StepwiseError
 from jobs.domain.gates import RefusedError, open_gate
@@ -43,19 +37,19 @@ MAX_RETRY_AFTER_S = 900
 RECONCILER = "reconciler"  # the lease holder name of the reconciler's passes
 
 
-def schedule_advance(ctx: ServerContext, job: Job, *, delay_s: float = 0) -> None:
-    enqueue(ctx.redis, "advance", {"job_id": job.id}, delay_s=delay_s, retry=False,
-            job_id=rq_id("advance", job.id, str(job.version)))
+def queue_next_step(ctx: ServerContext, job: Job, *, delay_s: float = 0) -> None:
+    """Queue the job's next step, under its version's task id (queued once however often)."""
+    enqueue_step(ctx.redis, job.id, str(job.version), delay_s=delay_s)
 
 
-def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
-    """One step of one job; the next step is queued when this one ends."""
+def step_task(ctx: ServerContext, payload: dict[str, Any]) -> None:
+    """The step task (wire name STEP_TASK, `advance`): one step of one job under its lease; the
+    next step is queued when this one ends."""
     job_id = str(payload["job_id"])
     with Lease(ctx.redis, job_id, ttl_s=ctx.settings.lease_ttl_s) as lease:
         if not lease.held:
             if lease_holder(ctx.redis, job_id) == RECONCILER:  # it publishes, then lets go
-                enqueue(ctx.redis, "advance", payload, delay_s=1, retry=False,
-                        job_id=rq_id("advance", job_id, "after-reconciler"))
+                enqueue_step(ctx.redis, job_id, "after-reconciler", delay_s=1)
             return  # another worker is advancing it and will queue what follows
         job = ctx.store.load_id(job_id)
         if job is None or job.is_terminal or job.status is JobStatus.AWAITING_HUMAN:
@@ -84,15 +78,13 @@ def advance(ctx: ServerContext, payload: dict[str, Any]) -> None:
     if not job.is_active:  # at a gate, waiting for CI or finished: the repository's next job runs
         waiting = slots.release(job.id)
         if waiting is not None:
-            enqueue(ctx.redis, "advance", {"job_id": waiting}, retry=False,
-                    job_id=rq_id("advance", waiting, "slot", job.id, str(job.version)))
+            enqueue_step(ctx.redis, waiting, "slot", job.id, str(job.version))
         shared = installation_slots(ctx, job)
         waiting = shared.release(job.id) if shared is not None else None
         if waiting is not None:  # the installation's next job, whichever its repository
-            enqueue(ctx.redis, "advance", {"job_id": waiting}, retry=False,
-                    job_id=rq_id("advance", waiting, "shared-slot", job.id, str(job.version)))
+            enqueue_step(ctx.redis, waiting, "shared-slot", job.id, str(job.version))
     elif not job.server.retry_scheduled and not job.server.parked:
-        schedule_advance(ctx, job)
+        queue_next_step(ctx, job)
 
 
 SLOT_POLL_S = 10
@@ -139,8 +131,7 @@ def schedule_slot_poll(ctx: ServerContext, job: Job) -> None:
     the reaper took it for abandoned (issue 19's full-size fair share run)."""
     running_now = current_task_id() or ""
     name = "slot-poll-b" if running_now.endswith("slot-poll-a") else "slot-poll-a"
-    enqueue(ctx.redis, "advance", {"job_id": job.id}, delay_s=SLOT_POLL_S, retry=False,
-            job_id=rq_id("advance", job.id, name))
+    enqueue_step(ctx.redis, job.id, name, delay_s=SLOT_POLL_S)
 
 
 def step(ctx: ServerContext, job: Job) -> Job:
@@ -175,7 +166,7 @@ def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
     if is_suspension(exc):  # never a failure: parked until the installation is unsuspended
         return suspend_met(ctx, job)
     if is_rate_limit(exc):  # never a failure gate: the job waits for the limit, holding no worker
-        return wait_for_rate_limit(ctx, job, exc, lambda delay_s: schedule_advance(
+        return wait_for_rate_limit(ctx, job, exc, lambda delay_s: queue_next_step(
             ctx, job, delay_s=delay_s))
     tries = job.server.transient_failures + 1
     backoff = ctx.settings.backoff_s
@@ -186,7 +177,7 @@ def setback(ctx: ServerContext, job_id: str, exc: StepwiseError) -> Job:
         ctx.store.save(job)
         log.warning("transient fault; retrying", extra={"job_id": job.id, "code": exc.code,
                                                         "delay_s": wait})
-        schedule_advance(ctx, job, delay_s=wait)
+        queue_next_step(ctx, job, delay_s=wait)
         return job
     job.server.retry_scheduled = False
     report = exc.info()
@@ -262,4 +253,4 @@ def revert(ctx: ServerContext, payload: dict[str, Any]) -> None:
                     message)
 
 
-__all__ = ["Publication", "advance", "cancelled", "revert", "schedule_advance"]
+__all__ = ["STEP_TASK", "Publication", "cancelled", "queue_next_step", "revert", "step_task"]

@@ -3,7 +3,7 @@ GitHub then refuses every token mint and call for it (403 "This installation has
 suspended") until it is unsuspended. No job of it fails for that.
 
 `installation.suspend` (or a 403 saying so, when that webhook was missed) marks the
-installation suspended in Redis (`installation:<id>:suspended`) and parks its open jobs: no
+installation suspended in Redis (bot/plumbing/suspension_marks.py) and parks its open jobs: no
 step, reconciler pass or publication makes a GitHub call for them, and the record says why
 (`ServerState.parked`, shown in the task center and `status`). New deliveries for the
 installation are acknowledged and ignored with a log line (bot/web/webhooks.py).
@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 import redis as redis_lib
 
 from bot.events import Event
 from bot.github.errors import SUSPENDED
-from bot.server.keys import PREFIX
+from bot.plumbing.suspension_marks import SUSPEND, is_suspended, mark, mark_met, suspended_by
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StepwiseError
 from jobs.domain.job import Job
@@ -31,28 +30,10 @@ if TYPE_CHECKING:
     from bot.server.context import ServerContext
 
 log = logging.getLogger(__name__)
-SUSPEND, UNSUSPEND = "installation.suspend", "installation.unsuspend"
 PARKED = ("the App's installation{on} is suspended{since}: Stepwise makes no GitHub call for this "
           "job until an owner unsuspends it (GitHub: Settings → Applications → Configure), then "
           "it goes on by itself")
 MAX_SCANNED_JOBS = 10_000
-
-
-def suspended_key(installation_id: int) -> str:
-    return f"{PREFIX}installation:{installation_id}:suspended"
-
-
-def is_suspended(connection: redis_lib.Redis, installation_id: int | None) -> bool:
-    return bool(installation_id) and bool(connection.exists(suspended_key(int(installation_id or 0))))
-
-
-def mark(connection: redis_lib.Redis, event: Event, *, at: datetime) -> None:
-    """Record a suspend or unsuspend as soon as it arrives (the web app does, so the next
-    delivery is already ignored)."""
-    if event.reason == SUSPEND:
-        connection.set(suspended_key(event.installation_id), f"{event.account}|{at.isoformat()}")
-    elif event.reason == UNSUSPEND:
-        connection.delete(suspended_key(event.installation_id))
 
 
 def is_suspension(exc: StepwiseError) -> bool:
@@ -60,9 +41,7 @@ def is_suspension(exc: StepwiseError) -> bool:
 
 
 def why(connection: redis_lib.Redis, installation_id: int) -> str:
-    raw = connection.get(suspended_key(installation_id))
-    text = raw.decode() if isinstance(raw, bytes) else str(raw or "")
-    account, _, since = text.partition("|")
+    account, since = suspended_by(connection, installation_id)
     when = f" since {since[11:16]} UTC" if len(since) >= 16 else ""
     return PARKED.format(on=f" on {account}" if account else "", since=when)
 
@@ -83,14 +62,14 @@ def park(ctx: ServerContext, job: Job) -> Job:
 def suspend_met(ctx: ServerContext, job: Job) -> Job:
     """A call answered "suspended" although no webhook said so: mark it, then park."""
     if not is_suspended(ctx.redis, job.server.installation_id):
-        ctx.redis.set(suspended_key(job.server.installation_id or 0), f"|{ctx.clock().isoformat()}")
+        mark_met(ctx.redis, job.server.installation_id or 0, at=ctx.clock())
     return park(ctx, job)
 
 
 def on_suspension(ctx: ServerContext, event: Event, *,
-                  schedule_advance: Callable[[ServerContext, Job], None]) -> None:
+                  queue_next_step: Callable[[ServerContext, Job], None]) -> None:
     """`installation.suspend`: park every open job of the installation; `.unsuspend`: resume
-    every job parked for it (its next step is queued with `schedule_advance`, bot/server/
+    every job parked for it (its next step is queued with `queue_next_step`, bot/server/
     steps.py's, passed in since the steps import this module; one at a gate keeps waiting)."""
     mark(ctx.redis, event, at=ctx.clock())
     for job_id in ctx.store.job_ids(limit=MAX_SCANNED_JOBS):
@@ -108,7 +87,7 @@ def on_suspension(ctx: ServerContext, event: Event, *,
                     ctx.store.save(job)
                     log.info("job resumed: the installation was unsuspended",
                              extra={"job_id": job.id})
-                    schedule_advance(ctx, job)
+                    queue_next_step(ctx, job)
             except ConflictError:
                 continue
             break

@@ -1,36 +1,25 @@
-"""RQ plumbing: the `stepwise` queue, task dispatch, job locks and the worker loop.
+"""The worker side of RQ: the task handlers a worker installs, the one function RQ runs
+(`perform`, stored by dotted path with every queued task: bot.plumbing.queue.PERFORM), and the
+worker loop that outlives Redis outages.
 
 The engine package never imports `bot/`: the entry point that starts a worker installs the
-task handlers (`install_handlers`), and the web app enqueues tasks by name.
+task handlers (`install_handlers`); the web app queues tasks by name (bot/plumbing/queue.py).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import signal
 import threading
-import time
-import uuid
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import redis
-from rq import Queue, Retry, Worker, get_current_job
-from rq.exceptions import NoSuchJobError
-from rq.job import Job as RQJob
-from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
+from rq import Worker
 from rq.worker import BaseWorker
 
-from bot.observability.jsonlog import split_trace, trace_payload, traced
-from bot.server.keys import lease_key, lock_key, slots_key, waiting_key
-
-QUEUE_NAME = "stepwise"
-BACKOFF_S = (5, 15, 45)
-STEP_TIMEOUT_S = 3600  # an RQ job is one step; commands inside have their own timeouts
-LOCK_TTL_S = 900
+from bot.log_context import split_trace, traced
+from bot.plumbing.queue import queue
 
 Handler = Callable[[dict[str, Any]], None]
 _handlers: dict[str, Handler] = {}
@@ -55,246 +44,6 @@ def perform(task: str, payload: dict[str, Any]) -> None:
         return
     with traced(trace["delivery_id"], trace["trigger"]):
         handler(payload)
-
-
-def rq_id(*parts: str) -> str:
-    """An RQ job id from free text (RQ allows letters, digits, `_` and `-`)."""
-    return re.sub(r"[^A-Za-z0-9_-]+", "-", "-".join(parts)).strip("-")[:200]
-
-
-def queue(connection: redis.Redis) -> Queue:
-    return Queue(QUEUE_NAME, connection=connection)
-
-
-def enqueue(connection: redis.Redis, task: str, payload: dict[str, Any], *,
-            job_id: str | None = None, delay_s: float = 0, retry: bool = True) -> RQJob | None:
-    """Queue `task`; with `job_id`, nothing is queued while a job of that id waits or runs. The
-    payload carries the trace bound here (the chain's delivery id and trigger)."""
-    q = queue(connection)
-    payload = trace_payload(payload)
-    if job_id is not None:
-        existing = q.fetch_job(job_id)
-        if existing is not None and existing.get_status(refresh=True) in (
-                "queued", "started", "scheduled", "deferred"):
-            return None
-    options: dict[str, Any] = {
-        "job_id": job_id or rq_id(task, uuid.uuid4().hex),
-        "job_timeout": STEP_TIMEOUT_S,
-        "result_ttl": 600,
-        "failure_ttl": 7 * 24 * 3600,
-        "retry": Retry(max=len(BACKOFF_S), interval=list(BACKOFF_S)) if retry else None,
-    }
-    if delay_s > 0:
-        return q.enqueue_in(timedelta(seconds=delay_s), perform, task, payload, **options)
-    return q.enqueue(perform, task, payload, **options)
-
-
-def current_task_id() -> str | None:
-    """The id of the RQ task running now (None outside RQ)."""
-    task = get_current_job()
-    return task.id if task is not None else None
-
-
-def last_try() -> bool:
-    """Whether the running RQ task is not retried if it fails now (True outside RQ)."""
-    task = get_current_job()
-    return task is None or not task.retries_left
-
-
-LEASE_TTL_S = 30  # a worker that stops renewing (killed, frozen) loses its lease this fast
-_RENEW = ("if redis.call('get', KEYS[1]) == ARGV[1] then "
-          "return redis.call('expire', KEYS[1], ARGV[2]) else return 0 end")
-_RELEASE = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
-            "else return 0 end")
-
-
-def lease_holder(connection: redis.Redis, job_id: str) -> str | None:
-    """What holds the job's lease (`step`, `reconciler`, ...), or None when it is free."""
-    token = connection.get(lease_key(job_id))
-    if token is None:
-        return None
-    text = token.decode() if isinstance(token, bytes) else str(token)
-    return text.partition(":")[0]
-
-
-def event_lease(delivery_id: str) -> str:
-    """The lease name of the task handling one webhook delivery."""
-    return f"event-{delivery_id}"
-
-
-class Lease:
-    """A worker's claim on one job, renewed by a heartbeat thread while the work runs.
-
-    When the worker dies the heartbeat stops and the lease expires after LEASE_TTL_S; the
-    reaper then finds the job unleased and re-enqueues it.
-    """
-
-    def __init__(self, connection: redis.Redis, job_id: str, *, ttl_s: int = LEASE_TTL_S,
-                 holder: str = "step") -> None:
-        self.connection = connection
-        self.key = lease_key(job_id)
-        self.ttl_s = ttl_s
-        self.token = f"{holder}:{uuid.uuid4().hex}"  # who holds it, for `lease_holder`
-        self.held = False
-        self._stop = threading.Event()
-        self._beat: threading.Thread | None = None
-
-    def __enter__(self) -> Lease:
-        self.held = bool(self.connection.set(self.key, self.token, nx=True, ex=self.ttl_s))
-        if self.held:
-            self._beat = threading.Thread(target=self._heartbeat, daemon=True,
-                                          name=f"lease-{self.key}")
-            self._beat.start()
-        return self
-
-    def _heartbeat(self) -> None:
-        while not self._stop.wait(self.ttl_s / 3):
-            try:
-                if not self.connection.eval(_RENEW, 1, self.key, self.token, self.ttl_s):
-                    log.warning("lost the lease", extra={"lease": self.key})
-                    return
-            except redis.RedisError:
-                log.warning("could not renew the lease", extra={"lease": self.key})
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._beat is not None:
-            self._beat.join(timeout=5)
-        if self.held:
-            try:
-                self.connection.eval(_RELEASE, 1, self.key, self.token)
-            except redis.RedisError:
-                log.warning("could not release the lease; it expires by itself",
-                            extra={"lease": self.key})
-
-
-class RepoSlots:
-    """At most `limit` jobs of one repository run at once; the others wait in arrival order."""
-
-    def __init__(self, connection: redis.Redis, repo: str, limit: int) -> None:
-        self.connection = connection
-        self.holders = slots_key(repo)
-        self.waiting = waiting_key(repo)
-        self.limit = limit
-
-    def acquire(self, job_id: str, *, still_running: Callable[[str], bool]) -> int:
-        """0 when `job_id` may run now, else its position (1 = next) among the waiting jobs."""
-        for holder in self.connection.zrange(self.holders, 0, -1):
-            name = holder.decode() if isinstance(holder, bytes) else str(holder)
-            if name != job_id and not still_running(name):
-                self.connection.zrem(self.holders, name)  # it stopped at a gate or ended
-        if self.connection.zscore(self.holders, job_id) is not None:
-            return 0
-        now = time.time()
-        self.connection.zadd(self.waiting, {job_id: now}, nx=True)
-        rank = self.connection.zrank(self.waiting, job_id)
-        position = int(rank if isinstance(rank, int) else 0)
-        free = self.limit - int(self.connection.zcard(self.holders) or 0)
-        if position < free:
-            with self.connection.pipeline(transaction=True) as pipe:
-                pipe.zadd(self.holders, {job_id: now})
-                pipe.zrem(self.waiting, job_id)
-                pipe.execute()
-            return 0
-        return position - max(free, 0) + 1
-
-    def release(self, job_id: str) -> str | None:
-        """Give the slot up; returns the job that waits first, to wake it at once."""
-        self.connection.zrem(self.holders, job_id)
-        self.connection.zrem(self.waiting, job_id)
-        first = self.connection.zrange(self.waiting, 0, 0)
-        return (first[0].decode() if isinstance(first[0], bytes) else str(first[0])) \
-            if first else None
-
-
-class InstallationSlots(RepoSlots):
-    """At most `limit` jobs of one installation run at once, whatever their repositories; the
-    others wait in arrival order (`STEPWISE_MAX_RUNNING_PER_INSTALLATION`)."""
-
-    def __init__(self, connection: redis.Redis, installation_id: int, limit: int) -> None:
-        super().__init__(connection, f"installation:{installation_id}", limit)
-
-
-TAKEOVER_GRACE_S = 3.0  # a task takes its lease within this long of RQ starting it
-
-
-def task_abandoned(connection: redis.Redis, job_id: str, *, lease: str,
-                   older_than_s: float = TAKEOVER_GRACE_S) -> bool:
-    """Whether the RQ task `job_id` will never finish by itself: it failed or was stopped, or it
-    shows as started while nobody holds its lease (its worker died)."""
-    try:
-        task = RQJob.fetch(job_id, connection=connection)
-    except NoSuchJobError:
-        return False  # finished long ago (results expire), or never queued
-    status = task.get_status(refresh=False)
-    if status in ("failed", "stopped", "canceled"):
-        return True
-    if status != "started" or connection.exists(lease_key(lease)):
-        return False
-    started = task.started_at.replace(tzinfo=UTC) if task.started_at else None
-    return started is None or (datetime.now(UTC) - started).total_seconds() > older_than_s
-
-
-def requeue(connection: redis.Redis, job_id: str) -> None:
-    """Queue an abandoned task again, under the same id."""
-    q = queue(connection)
-    task = RQJob.fetch(job_id, connection=connection)
-    StartedJobRegistry(queue=q).remove_executions(task)  # RQ 3 keeps one entry per execution
-    FailedJobRegistry(queue=q).remove(task)
-    q.enqueue_job(task)
-
-
-OVERDUE_S = 3.0  # RQ's scheduler runs every second; later than this, its holder is gone
-
-
-def requeue_overdue(connection: redis.Redis) -> list[str]:
-    """Queue delayed tasks (backoffs, retries) that RQ's scheduler left waiting past their
-    time: the worker holding the scheduler lock may have died, and its lock lingers."""
-    q = queue(connection)
-    registry = ScheduledJobRegistry(queue=q)  # type: ignore[no-untyped-call]
-    due = registry.get_jobs_to_schedule(int(time.time() - OVERDUE_S))
-    moved = []
-    for job_id in due:
-        job_id = job_id.decode() if isinstance(job_id, bytes) else str(job_id)
-        if registry.remove(job_id):  # whoever removes it first queues it
-            q.enqueue_job(RQJob.fetch(job_id, connection=connection))
-            moved.append(job_id)
-    return moved
-
-
-def started_task_ids(connection: redis.Redis) -> list[str]:
-    return list(StartedJobRegistry(queue=queue(connection)).get_job_ids())
-
-
-def pending_task_ids(connection: redis.Redis) -> set[str]:
-    """Ids of RQ jobs that wait to run (queued or scheduled), not those already started."""
-    q = queue(connection)
-    ids = set(q.get_job_ids())
-    ids.update(ScheduledJobRegistry(queue=q).get_job_ids())  # type: ignore[no-untyped-call]
-    return ids
-
-
-def enqueue_new(pipe: redis.client.Pipeline, connection: redis.Redis, task: str,
-                payload: dict[str, Any], *, job_id: str) -> None:
-    """Add `task` to a pipeline the caller executes, for an id known to be new (no look-up)."""
-    queue(connection).enqueue_call(
-        perform, args=(task, trace_payload(payload)), job_id=job_id, timeout=STEP_TIMEOUT_S, result_ttl=600,
-        failure_ttl=7 * 24 * 3600, retry=Retry(max=len(BACKOFF_S), interval=list(BACKOFF_S)),
-        pipeline=pipe)
-
-
-@contextmanager
-def job_lock(connection: redis.Redis, key: str, *, ttl_s: int = LOCK_TTL_S) -> Iterator[bool]:
-    """Hold `key` while advancing a job; yields False (and holds nothing) when another has it."""
-    token = uuid.uuid4().hex
-    name = lock_key(key)
-    acquired = bool(connection.set(name, token, nx=True, ex=ttl_s))
-    try:
-        yield acquired
-    finally:
-        if acquired:
-            # Release only our own lock (compare-and-delete).
-            connection.eval(_RELEASE, 1, name, token)
 
 
 RECONNECT_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0)  # then every 15 s until Redis answers

@@ -13,7 +13,7 @@ import socket
 import redis
 from rq import Worker
 
-from bot.server.worker import queue
+from bot.plumbing.queue import queue
 
 
 def check_worker(connection: redis.Redis, *, hostname: str | None = None) -> tuple[bool, str]:

@@ -6,8 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, HTTPException, Query, Response
 
-from bot.server.keys import job_key
-from bot.server.retention import PRUNED_HINT, pruned
+from bot.plumbing.keys import job_key
+from bot.plumbing.pruned import PRUNED_HINT, pruned
 from bot.taskcenter.auth import ApiViewer, CacheDep, LinksDep, StoreDep
 from bot.taskcenter.records import Filters, StatusFilter, list_heads, load_jobs, parse_head
 from bot.taskcenter.views import JobDetail, JobPage, detail, summarise

@@ -12,9 +12,10 @@ from urllib.parse import quote
 from fastapi import Depends, HTTPException, Request, Response
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from bot.server.redis_store import RedisStore
+from bot.github.app import web_base
+from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
-from bot.taskcenter.links import Links, web_base
+from bot.taskcenter.links import Links
 from bot.taskcenter.records import HeadCache
 
 COOKIE = "stepwise_session"

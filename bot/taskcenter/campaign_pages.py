@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
-from bot.server.campaigns import record_store
+from bot.plumbing import campaign_store
 from bot.taskcenter.auth import PageViewer, StoreDep
 from bot.taskcenter.pages import render
 from jobs.features.campaigns.dashboard import GROUPS
@@ -17,15 +17,15 @@ MAX_LISTED = 500
 
 @router.get("/campaigns")
 def campaigns_page(_: PageViewer, store: StoreDep) -> HTMLResponse:
-    docs = [doc for key in record_store.newest_keys(store.redis, MAX_LISTED)
-            if (doc := record_store.load(store.redis, key)) is not None]
+    docs = [doc for key in campaign_store.newest_keys(store.redis, MAX_LISTED)
+            if (doc := campaign_store.load(store.redis, key)) is not None]
     return render("campaigns.html", docs=docs)
 
 
 @router.get("/campaigns/{owner}/{name}/{number}")
 def campaign_page(owner: str, name: str, number: int, _: PageViewer,
                   store: StoreDep) -> HTMLResponse:
-    doc = record_store.find(store.redis, f"{owner}/{name}", number)
+    doc = campaign_store.find(store.redis, f"{owner}/{name}", number)
     if doc is None:
         return render("problem.html", 404, title="No such campaign",
                       message=f"There is no campaign on {owner}/{name}#{number}.",

@@ -12,17 +12,6 @@ _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
-def web_base(api_url: str) -> str:
-    """GitHub's web address from its API address (github.com, or GitHub Enterprise's host)."""
-    parts = urlsplit(api_url)
-    host = parts.netloc
-    if host == "api.github.com":
-        return "https://github.com"
-    path = parts.path.rstrip("/")
-    path = path.removesuffix("/api/v3")
-    return f"{parts.scheme}://{host}{path}"
-
-
 def safe_url(url: object) -> str | None:
     """Only http(s) links reach a page (a record is untrusted input)."""
     if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):

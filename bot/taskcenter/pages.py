@@ -14,7 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from bot.server.retention import PRUNED_HINT, pruned
+from bot.plumbing.pruned import PRUNED_HINT, pruned
 from bot.taskcenter.auth import (
     COOKIE,
     SESSION_MAX_AGE_S,

@@ -19,8 +19,8 @@ from typing import Any
 import redis
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from bot.server.keys import JOBS, job_key
-from bot.server.redis_store import RedisStore
+from bot.plumbing.keys import JOBS, job_key
+from bot.plumbing.redis_store import RedisStore
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import (
     FINISHED_BATCH_STATUSES,

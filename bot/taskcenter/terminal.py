@@ -13,8 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.commands.registry import voice as server_voice
-from bot.server.redis_store import RedisStore
-from bot.server.retention import PRUNED_HINT, pruned_for_issue
+from bot.plumbing.pruned import PRUNED_HINT, pruned_for_issue
+from bot.plumbing.redis_store import RedisStore
 from bot.taskcenter.links import Links
 from bot.taskcenter.records import Filters, HeadCache, StatusFilter, list_heads, load_jobs
 from bot.taskcenter.views import ago, summarise

@@ -8,7 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from bot.server.connections import web_redis
+from bot.plumbing.connections import web_redis
 from bot.settings import Settings, load_settings
 from bot.taskcenter.auth import PageViewer
 from bot.taskcenter.mount import install as install_task_center

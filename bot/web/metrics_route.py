@@ -21,11 +21,11 @@ from rq import Queue, Worker
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from bot.observability import github_metrics
-from bot.observability.metrics import KEY, SEP, Spec
+from bot.observability.metrics import SEP, Spec
 from bot.observability.metrics import SPECS as metrics_specs
 from bot.observability.process_metrics import PROCESS, REDIS_UP
-from bot.server.redis_values import as_text
-from bot.server.worker import queue
+from bot.plumbing.queue import queue
+from bot.plumbing.redis_values import as_text
 from bot.taskcenter.records import HeadCache, JobHead, all_job_ids
 from jobs.domain.model import JobStatus
 
@@ -69,7 +69,7 @@ class RedisCollector:
     def _stored(self) -> dict[str, dict[str, str]]:
         pipe = self.connection.pipeline(transaction=False)
         for spec in SPECS:
-            pipe.hgetall(KEY + spec.name)
+            pipe.hgetall(spec.key)
         results = pipe.execute()
         return {spec.name: {as_text(k): as_text(v) for k, v in raw.items()}
                 for spec, raw in zip(SPECS, results, strict=True)}

@@ -2,7 +2,8 @@
 concern a job, answered 202 without queueing a worker task that would make API calls.
 
 The repository's trigger label lives in `.github/stepwise.yml`, which only a worker reads; the
-worker remembers it here for an hour, and a push that may change the config forgets it.
+worker remembers it for an hour (bot/plumbing/trigger_labels.py), and a push that may change the
+config forgets it.
 """
 
 from __future__ import annotations
@@ -12,55 +13,25 @@ import re
 import redis
 
 from bot.events import Event, Kind
-from bot.server.keys import campaign_key, ci_key, issue_key
+from bot.plumbing.keys import campaign_key, ci_key, issue_key, pull_key
+from bot.plumbing.trigger_labels import (
+    DEFAULT_CAMPAIGN_LABEL,
+    DEFAULT_TRIGGER_LABEL,
+    is_trigger,
+    known_campaign_label,
+    known_trigger_label,
+)
 
-DEFAULT_TRIGGER_LABEL = "stepwise"
-DEFAULT_CAMPAIGN_LABEL = "stepwise-campaign"
-TRIGGER_LABEL_TTL_S = 3600
 BRANCH_PREFIX = "stepwise/"
 JOB_BRANCH = re.compile(r"^stepwise/issue-(\d+)(?:-\d+)?$")
-
-
-def trigger_label_key(repo: str) -> str:
-    return f"stepwise:trigger-label:{repo}"
-
-
-def pull_key(repo: str, number: int) -> str:
-    """Where a worker records which job opened pull request `number` (see bot.server.steps)."""
-    return f"stepwise:pull:{repo}#{number}"
-
-
-def campaign_label_key(repo: str) -> str:
-    return f"stepwise:campaign-label:{repo}"
-
-
-def remember_trigger_label(connection: redis.Redis, repo: str, label: str,
-                           campaign_label: str = DEFAULT_CAMPAIGN_LABEL) -> None:
-    connection.set(trigger_label_key(repo), label.casefold(), ex=TRIGGER_LABEL_TTL_S)
-    connection.set(campaign_label_key(repo), campaign_label.casefold(), ex=TRIGGER_LABEL_TTL_S)
-
-
-def known_trigger_label(connection: redis.Redis, repo: str) -> str | None:
-    value = connection.get(trigger_label_key(repo))
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def forget_trigger_label(connection: redis.Redis, repo: str) -> None:
-    connection.delete(trigger_label_key(repo), campaign_label_key(repo))
-
-
-def is_trigger(label: str, known: str | None) -> bool:
-    """Labels are case-insensitive on GitHub."""
-    return label.casefold() == (known or DEFAULT_TRIGGER_LABEL).casefold()
 
 
 def noop_reason(event: Event, connection: redis.Redis) -> str:
     """Why this delivery cannot concern a job, or '' when a worker must look at it."""
     if event.kind is Kind.LABELED:
         known = known_trigger_label(connection, event.repo)
-        campaign = connection.get(campaign_label_key(event.repo))
         labels = {DEFAULT_TRIGGER_LABEL, DEFAULT_CAMPAIGN_LABEL,
-                  campaign.decode() if isinstance(campaign, bytes) else campaign or ""}
+                  known_campaign_label(connection, event.repo)}
         if event.label.casefold() in labels or known is None:
             return ""  # maybe the trigger or the campaign label (or a broken config to report)
         return "" if is_trigger(event.label, known) else f"label {event.label!r} is not the trigger"

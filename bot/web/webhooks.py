@@ -16,10 +16,11 @@ from githubkit.webhooks import verify
 from bot.commands.spec import PREFIX
 from bot.events import Event, Kind, MalformedPayloadError, normalise
 from bot.observability.metrics import counted_delivery
-from bot.server.keys import delivery_key
-from bot.server.suspensions import SUSPEND, UNSUSPEND, is_suspended, mark
-from bot.server.worker import enqueue_new, event_lease, requeue, rq_id, task_abandoned
-from bot.web.noops import forget_trigger_label, noop_reason
+from bot.plumbing.keys import INSTALLATIONS_LOG, delivery_key, event_lease, event_task_id, installation_key
+from bot.plumbing.queue import enqueue_new, requeue, task_abandoned
+from bot.plumbing.suspension_marks import SUSPEND, UNSUSPEND, is_suspended, mark
+from bot.plumbing.trigger_labels import forget_trigger_label
+from bot.web.noops import noop_reason
 from bot.web.webhook_body import (
     MAX_PAYLOAD_BYTES,
     BodyBudget,
@@ -80,13 +81,13 @@ def record_installation(connection: redis.Redis, event: Event) -> None:
     """What the App knows of an installation: its account and the last action with its time
     (GitHub sends installation events to every App; nothing else is needed to keep them)."""
     try:
-        key = f"stepwise:installation:{event.installation_id}"
+        key = installation_key(event.installation_id)
         connection.hset(key, mapping={"account": event.account, "action": event.reason,
                                       "repos": ",".join(event.repos)[:10_000],
                                       "delivery": event.delivery_id})
-        connection.rpush("stepwise:installations:log",
+        connection.rpush(INSTALLATIONS_LOG,
                          f"{event.installation_id} {event.account} {event.reason}")
-        connection.ltrim("stepwise:installations:log", -1000, -1)
+        connection.ltrim(INSTALLATIONS_LOG, -1000, -1)
     except redis.RedisError:
         log.warning("could not record an installation event", extra={"action": event.reason})
 
@@ -182,7 +183,7 @@ def queue_unavailable() -> JSONResponse:
 def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any]) -> JSONResponse:
     """Dedupe the delivery by its id and queue its task (a Redis error propagates)."""
     key = delivery_key(event.delivery_id)
-    task_id = rq_id("event", event.delivery_id)
+    task_id = event_task_id(event.delivery_id)
     if not connection.set(key, "1", nx=True, ex=DELIVERY_TTL_S):
         # A redelivery of a delivery whose worker died (or whose task failed) is taken again.
         if task_abandoned(connection, task_id, lease=event_lease(event.delivery_id)):

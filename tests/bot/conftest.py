@@ -16,9 +16,10 @@ import uvicorn
 from fastapi import FastAPI
 from rq import SimpleWorker
 
+from bot.plumbing.queue import queue
 from bot.server.context import ServerContext
 from bot.server.handlers import handlers
-from bot.server.worker import install_handlers, queue
+from bot.server.worker import install_handlers
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.adapters.sandbox import make_sandbox

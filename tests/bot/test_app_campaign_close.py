@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from bot.server.campaigns import record_store
+from bot.plumbing import campaign_store
 from bot.server.campaigns.tasks import tick_all
 from jobs.features.campaigns.record import CampaignStatus, RepoState
 from tests.bot.conftest import OWNER, REPO, SECRET, World, open_world
@@ -37,7 +37,7 @@ def test_closing_the_campaign_issue_cancels_it_and_reopening_restarts_nothing(
         world.work()
         world.comment("/stepwise campaign approve all", by="maria", on=2)
         world.work()  # the canary's job runs to its plan gate; no tick has passed it yet
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None and doc.campaign.repos[f"{OWNER}/svc-a"].state is \
             RepoState.WORKING
         canary = world.ctx.store.find(f"{OWNER}/svc-a", 1)
@@ -48,12 +48,12 @@ def test_closing_the_campaign_issue_cancels_it_and_reopening_restarts_nothing(
         world.work()
         assert any("@rita closed this issue, but the campaign goes on" in b
                    for b in world.bodies(2))
-        assert record_store.find(world.redis, REPO, 2).campaign.status is CampaignStatus.RUNNING
+        assert campaign_store.find(world.redis, REPO, 2).campaign.status is CampaignStatus.RUNNING
 
         # A maintainer closes it: cancelled, in their name, the canary's job too.
         world.send("issues.closed", issue_number=2, sender="maria")
         world.work()
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None and doc.campaign.status is CampaignStatus.CANCELLED
         assert doc.closed_by == "maria"
         states = {name: entry.state for name, entry in doc.campaign.repos.items()}
@@ -73,7 +73,7 @@ def test_closing_the_campaign_issue_cancels_it_and_reopening_restarts_nothing(
         assert any("reopening the issue does not restart it" in b and
                    "remove the `stepwise-campaign` label and add it again" in b
                    for b in world.bodies(2))
-        assert record_store.find(world.redis, REPO, 2).campaign.status is \
+        assert campaign_store.find(world.redis, REPO, 2).campaign.status is \
             CampaignStatus.CANCELLED
         for name in ("svc-b", "svc-c"):  # never started: no tracking issue, no job
             assert not world.gh.repos[f"{OWNER}/{name}"].issues

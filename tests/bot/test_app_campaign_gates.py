@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.server.campaigns import record_store
+from bot.plumbing import campaign_store
 from bot.server.campaigns.tasks import tick_all
 from jobs.domain.model import Gate
 from jobs.features.campaigns.record import CampaignStatus, RepoState
@@ -50,7 +50,7 @@ def test_a_cancelled_campaign_never_passes_a_plan_gate_its_cancel_could_not_clos
         world.comment("/stepwise campaign cancel", by="bob", on=2)
         world.work()
         assert any("@bob may not steer in octo-org/svc-a" in b for b in world.bodies(2)), world.bodies(2)
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None and doc.campaign.status is CampaignStatus.CANCELLED
         assert doc.campaign.status_reason == "cancelled by @bob"
         assert any(line.endswith("cancelled by @bob") for line in doc.campaign.history)
@@ -69,7 +69,7 @@ def test_a_cancelled_campaign_never_passes_a_plan_gate_its_cancel_could_not_clos
             tick_all(world.ctx)
             world.work()
         assert_plan_gate_open(world)
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None and doc.campaign.status is CampaignStatus.CANCELLED
         assert not doc.campaign.repos[SVC_A].plan_passed
         assert doc.campaign.repos[f"{OWNER}/svc-b"].state is RepoState.CANCELLED
@@ -85,7 +85,7 @@ def test_a_paused_campaign_passes_no_plan_gate_until_resume(tmp_path: Path,
         settle(world)  # reconciler passes while paused
         tick_all(world.ctx)
         world.work()
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None and doc.campaign.status is CampaignStatus.PAUSED
         assert doc.campaign.status_reason == "paused by @maria"
         assert any(line.endswith("paused by @maria") for line in doc.campaign.history)
@@ -97,7 +97,7 @@ def test_a_paused_campaign_passes_no_plan_gate_until_resume(tmp_path: Path,
 
         world.comment("/stepwise campaign resume", by="maria", on=2)
         settle(world)
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None and doc.campaign.status is CampaignStatus.COMPLETED, \
             dashboard(world)
         assert doc.campaign.repos[SVC_A].plan_passed

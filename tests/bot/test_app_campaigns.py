@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.server.campaigns import record_store
+from bot.plumbing import campaign_store
 from bot.server.campaigns.tasks import END, START, issue_text, tick_all
 from jobs.features.campaigns.record import CampaignStatus, RepoState
 from tests.bot.conftest import OWNER, REPO, World, open_world
@@ -39,10 +39,10 @@ def settle(world: World, rounds: int = 12) -> None:
     """Work every queued step, tick the campaigns (a reconciler pass), until nothing moves."""
     for _ in range(rounds):
         world.work()
-        before = record_store.fingerprint(world.redis, record_store.campaign_key(REPO, 2))
+        before = campaign_store.fingerprint(world.redis, campaign_store.campaign_key(REPO, 2))
         tick_all(world.ctx)
-        if world.queued() == 0 and record_store.fingerprint(
-                world.redis, record_store.campaign_key(REPO, 2)) == before:
+        if world.queued() == 0 and campaign_store.fingerprint(
+                world.redis, campaign_store.campaign_key(REPO, 2)) == before:
             return
 
 
@@ -74,12 +74,12 @@ def test_a_campaign_runs_through_the_app(tmp_path: Path, redis_url: str) -> None
         world.comment("/stepwise campaign approve all", by="rita", on=2)
         world.work()
         assert any("Refused" in b for b in world.bodies(2))
-        assert record_store.find(world.redis, REPO, 2).campaign.status is CampaignStatus.PLAN
+        assert campaign_store.find(world.redis, REPO, 2).campaign.status is CampaignStatus.PLAN
 
         # Approve: the two canaries start; svc-b's tests break, so the campaign halts.
         world.comment("/stepwise campaign approve all", by="maria", on=2)
         settle(world)
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None
         states = {name: entry.state for name, entry in doc.campaign.repos.items()}
         assert states["octo-org/svc-a"] is RepoState.COMPLETED, dashboard(world)
@@ -101,14 +101,14 @@ def test_a_campaign_runs_through_the_app(tmp_path: Path, redis_url: str) -> None
         world.comment("/stepwise campaign skip octo-org/svc-b its fix lands upstream", by="maria",
                       on=2)
         settle(world)
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None and doc.campaign.status is CampaignStatus.COMPLETED, \
             dashboard(world)
         for name in ("svc-c", "svc-d"):
             assert doc.campaign.repos[f"{OWNER}/{name}"].state is RepoState.COMPLETED
         assert world.ctx.store.find(f"{OWNER}/svc-b", 1).status.value == "cancelled"
         assert "Status: **completed**" in dashboard(world)
-        assert record_store.active_keys(world.redis) == []  # the reconciler stops ticking it
+        assert campaign_store.active_keys(world.redis) == []  # the reconciler stops ticking it
 
 
 def test_a_spec_edit_after_approval_pauses_and_resume_replans(tmp_path: Path,
@@ -122,7 +122,7 @@ def test_a_spec_edit_after_approval_pauses_and_resume_replans(tmp_path: Path,
         world.work()
         world.comment("/stepwise campaign approve all", by="maria", on=2)
         settle(world)
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None and doc.campaign.repos["octo-org/svc-a"].state \
             is RepoState.NEEDS_HUMAN
         # The App's own dashboard edit is not a spec change.
@@ -130,7 +130,7 @@ def test_a_spec_edit_after_approval_pauses_and_resume_replans(tmp_path: Path,
         world.send("issues.edited", issue_number=2, issue_body=edited, sender="stepwise[bot]",
                    sender_type="Bot")
         world.work()
-        assert record_store.find(world.redis, REPO, 2).campaign.status is CampaignStatus.RUNNING
+        assert campaign_store.find(world.redis, REPO, 2).campaign.status is CampaignStatus.RUNNING
         # The fix: `old(x)` becomes `old (x)`, which svc-a (no `new`) passes too.
         fixed = issue_text(edited).replace("replace: 'new'", "replace: 'old ('").replace(
             "\\bold\\b", "\\bold\\(")
@@ -138,12 +138,12 @@ def test_a_spec_edit_after_approval_pauses_and_resume_replans(tmp_path: Path,
         world.send("issues.edited", issue_number=2, issue_body=fixed,
                    issue_title="Move every service to new()", sender="maria")
         world.work()
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None and doc.campaign.status is CampaignStatus.PAUSED
         assert any("paused until `resume`" in b for b in world.bodies(2))
         world.comment("/stepwise campaign resume", by="maria", on=2)
         settle(world)
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None and doc.campaign.status is CampaignStatus.COMPLETED, \
             dashboard(world)
         svc_a = world.gh.repos[f"{OWNER}/svc-a"]
@@ -170,7 +170,7 @@ def test_a_plan_gate_that_opens_again_waits_for_a_human_instead_of_looping(
         world.comment("/stepwise campaign approve all", by="maria", on=2)
         settle(world)
         settle(world)  # more ticks: none may pass the gate again
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None
         entry = doc.campaign.repos[f"{OWNER}/svc-a"]
         assert entry.state is RepoState.NEEDS_HUMAN, dashboard(world)

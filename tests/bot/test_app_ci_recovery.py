@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.plumbing.keys import lease_key
+from bot.plumbing.queue import queue
 from bot.server import reaper
-from bot.server.keys import lease_key
 from bot.server.reconciler import reconcile
-from bot.server.worker import queue
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.features.ci.parts import CI_FAILED
 from tests.bot.ci_world import approved, ci_world, player, pull_number, waited_sha

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rq.job import Job
 
-from bot.server.worker import rq_id
+from bot.plumbing.keys import event_task_id
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import REPO, World
 
@@ -45,7 +45,7 @@ def test_cancel_on_a_queued_job_cancels_it_at_once(world: World) -> None:
     assert world.job().status is JobStatus.QUEUED
     world.comment("/stepwise cancel", by="maria", delivery_id="cancel-delivery")
     # A second worker takes the comment while the job's first step still waits in the queue.
-    Job.fetch(rq_id("event", "cancel-delivery"), connection=world.redis).perform()
+    Job.fetch(event_task_id("cancel-delivery"), connection=world.redis).perform()
     assert world.job().status is JobStatus.CANCELLED
     world.work()
     job = world.job()
@@ -61,7 +61,7 @@ def test_cancel_on_a_running_job_stops_at_the_next_safe_point(world: World) -> N
     job = world.job()
     assert job.status is JobStatus.RUNNING and job.batch(1).status is BatchStatus.COMPLETED
     world.comment("/stepwise cancel", by="maria", delivery_id="cancel-running")
-    Job.fetch(rq_id("event", "cancel-running"), connection=world.redis).perform()
+    Job.fetch(event_task_id("cancel-running"), connection=world.redis).perform()
     assert world.job().status is JobStatus.CANCEL_REQUESTED  # the next step will stop
     world.work()
     job = world.job()

@@ -161,7 +161,7 @@ def test_a_delivery_without_installation_is_resolved_by_the_worker(world: World)
 def test_an_ended_job_shows_no_stale_gate_anywhere(tmp_path: Path, redis_url: str) -> None:
     """Uninstalled while waiting at a gate: the record, the task center's list and API and
     `status --server`'s card show a failed job, not "Waiting at gate"."""
-    from bot.server.redis_store import RedisStore
+    from bot.plumbing.redis_store import RedisStore
     from bot.taskcenter.records import HeadCache
     from bot.taskcenter.terminal import server_status
     from tests.bot.taskcenter.conftest import TOKEN

@@ -25,7 +25,7 @@ from rq.job import Job as RQJob
 from rq.registry import ScheduledJobRegistry
 
 from bot.github.app import GitHubApp
-from bot.server.worker import queue
+from bot.plumbing.queue import queue
 from jobs.domain.errors import RetryClass
 from jobs.domain.model import Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world

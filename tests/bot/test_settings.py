@@ -101,7 +101,7 @@ def test_a_previous_webhook_secret_is_accepted_after_the_current_one(
 
 
 def test_redis_timeouts_and_the_dequeue_timeout_are_settings(clean_env: pytest.MonkeyPatch) -> None:
-    from bot.server.connections import dequeue_redis, web_redis
+    from bot.plumbing.connections import dequeue_redis, web_redis
 
     clean_env.setenv("STEPWISE_WEBHOOK_SECRET", "s")
     clean_env.setenv("STEPWISE_REDIS_SOCKET_TIMEOUT_S", "2.5")

@@ -50,8 +50,8 @@ import importlib, json, pkgutil, sys
 before = set(sys.modules)
 names = list({modules})
 for package in {packages}:
-    names += [package] + [package + "." + info.name for info in
-              pkgutil.iter_modules(importlib.import_module(package).__path__)]
+    names += [package] + [info.name for info in pkgutil.walk_packages(
+        importlib.import_module(package).__path__, package + ".")]
 for name in names:
     importlib.import_module(name)
 print(json.dumps({{"names": names, "new": sorted(set(sys.modules) - before)}}))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.authz import decide
-from bot.server.campaigns import record_store
+from bot.plumbing import campaign_store
 from jobs.domain.model import Gate
 from jobs.features.campaigns.record import CampaignStatus
 from tests.bot.conftest import REPO, World, open_world
@@ -95,15 +95,15 @@ def test_a_campaign_s_approvers_are_matched_by_account_too(tmp_path: Path, redis
         world.gh.add_issue(REPO, "Move every service to new()", CAMPAIGN, user="ana")
         world.send("issues.labeled", issue_number=2, label="stepwise-campaign", sender="ana")
         world.work()
-        doc = record_store.find(world.redis, REPO, 2)
+        doc = campaign_store.find(world.redis, REPO, 2)
         assert doc is not None and doc.approver_ids == {"ana": world.gh.user_id("ana")}
         world.gh.rename_user("ana", "ana-renamed")
         world.comment("/stepwise campaign cancel", by="ana", on=2)  # a new account on the login
         world.work()
-        assert record_store.find(world.redis, REPO, 2).campaign.status is not \
+        assert campaign_store.find(world.redis, REPO, 2).campaign.status is not \
             CampaignStatus.CANCELLED
         assert any("belonged to another GitHub account" in b for b in world.bodies(2))
         world.comment("/stepwise campaign cancel", by="ana-renamed", on=2)
         world.work()
-        assert record_store.find(world.redis, REPO, 2).campaign.status is \
+        assert campaign_store.find(world.redis, REPO, 2).campaign.status is \
             CampaignStatus.CANCELLED

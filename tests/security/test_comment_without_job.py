@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rq.registry import FailedJobRegistry
 
-from bot.server.worker import queue
+from bot.plumbing.queue import queue
 from tests.bot.conftest import ISSUE_BODY, REPO, World
 
 

@@ -6,7 +6,7 @@ restarts nothing: a reply says how to run the campaign again."""
 from __future__ import annotations
 
 from bot.events import Event
-from bot.server.campaigns import record_store
+from bot.plumbing import campaign_store
 from bot.server.campaigns.port import ServerCampaignPort
 from bot.server.campaigns.tasks import STEER, held, reply, write_dashboard
 from bot.server.context import ServerContext
@@ -31,10 +31,10 @@ LABEL = "stepwise-campaign"
 
 def campaign_closed(ctx: ServerContext, event: Event) -> bool:
     """`issues.closed` on a campaign issue (True when it is one)."""
-    doc = record_store.find(ctx.redis, event.repo, event.number)
+    doc = campaign_store.find(ctx.redis, event.repo, event.number)
     if doc is None:
         return False
-    if doc.campaign.status in record_store.ENDED:
+    if doc.campaign.status in campaign_store.ENDED:
         return True
     client = ctx.installation(event.installation_id)
     decision = steering_decision(client, event.repo, login=event.sender, approvers=doc.approvers,
@@ -45,7 +45,7 @@ def campaign_closed(ctx: ServerContext, event: Event) -> bool:
                                                  reason=decision.reason))
         return True
     with held(ctx, doc, "the close is looked at again in a few seconds") as doc:
-        if doc.campaign.status in record_store.ENDED:
+        if doc.campaign.status in campaign_store.ENDED:
             return True
         now = ctx.clock()
         steered = apply(doc.campaign, CampaignCommand(CampaignVerb.CANCEL), now, by=event.sender)
@@ -55,7 +55,7 @@ def campaign_closed(ctx: ServerContext, event: Event) -> bool:
         port = ServerCampaignPort(ctx, doc)
         said = carry_out(doc.campaign, doc.settings, steered, port, now)
         write_dashboard(ctx, doc)
-        record_store.save(ctx.redis, doc)
+        campaign_store.save(ctx.redis, doc)
     reply(ctx, event, CLOSED.format(sender=event.sender or "someone", label=LABEL,
                                     said="\n".join([steered.message,
                                                     *(f"- {line}" for line in said)])))
@@ -65,10 +65,10 @@ def campaign_closed(ctx: ServerContext, event: Event) -> bool:
 def campaign_reopened(ctx: ServerContext, event: Event) -> bool:
     """`issues.reopened` on a campaign issue (True when it is one): say that nothing restarts,
     and how to."""
-    doc = record_store.find(ctx.redis, event.repo, event.number)
+    doc = campaign_store.find(ctx.redis, event.repo, event.number)
     if doc is None:
         return False
-    if doc.campaign.status not in record_store.ENDED:
+    if doc.campaign.status not in campaign_store.ENDED:
         return True
     why = f" ({doc.campaign.status_reason})" if doc.campaign.status is \
         CampaignStatus.CANCELLED and doc.campaign.status_reason else ""

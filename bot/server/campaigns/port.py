@@ -11,10 +11,11 @@ from bot.github.campaign_calls import (
     installation_repositories,
     update_issue_body,
 )
-from bot.server.campaigns.record_store import CampaignDoc
+from bot.plumbing.campaign_store import CampaignDoc
+from bot.plumbing.keys import cancelled_task_id
+from bot.plumbing.queue import enqueue
 from bot.server.context import ServerContext
-from bot.server.steps import schedule_advance
-from bot.server.worker import enqueue, rq_id
+from bot.server.steps import queue_next_step
 from bot.steering import steering_decision
 from jobs.domain.config import CONFIG_PATH, load_config
 from jobs.domain.config_errors import InvalidConfigError
@@ -116,7 +117,7 @@ class ServerCampaignPort:
                 job.server.installation_id = self.doc.installation_id
                 job.untrusted_spec = True  # written by the App: only an approval passes `plan`
                 self.ctx.store.save(job)
-                schedule_advance(self.ctx, job)
+                queue_next_step(self.ctx, job)
         except StepwiseError as exc:
             return JobView(state=RepoState.FAILED, job=entry.job, reason=exc.message)
         return JobView(state=RepoState.WORKING, job=entry.job,
@@ -176,7 +177,7 @@ class ServerCampaignPort:
                 return self._view(job, refused)
         else:
             self.ctx.store.save(job)
-            schedule_advance(self.ctx, job)
+            queue_next_step(self.ctx, job)
         update_issue_body(self.client, owner, name, job.number, body)
         return self._view(self._job(entry) or job)
 
@@ -196,9 +197,9 @@ class ServerCampaignPort:
         self.ctx.store.save(job)
         if job.status is JobStatus.CANCELLED:
             enqueue(self.ctx.redis, "cancelled", {"job_id": job.id},
-                    job_id=rq_id("cancelled", job.id))
+                    job_id=cancelled_task_id(job.id))
         else:
-            schedule_advance(self.ctx, job)
+            queue_next_step(self.ctx, job)
         return ""
 
     def _view(self, job: Job, reason: str = "", *, needs_human: bool = False) -> JobView:

@@ -13,16 +13,17 @@ from contextlib import contextmanager
 
 from bot.events import Event
 from bot.github.campaign_calls import update_issue_body
-from bot.server.campaigns import record_store
+from bot.plumbing import campaign_store
+from bot.plumbing.campaign_store import CampaignDoc
+from bot.plumbing.leases import job_lock
 from bot.server.campaigns.port import ServerCampaignPort
-from bot.server.campaigns.record_store import CampaignDoc
 from bot.server.context import ServerContext
-from bot.server.worker import job_lock
 from bot.steering import resolve_approvers, steering_decision
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
 from jobs.features.campaigns.dashboard import BODY_LIMIT, render_dashboard
-from jobs.features.campaigns.port import advance, apply_spec_change, carry_out, preview_entry
+from jobs.features.campaigns.port import advance as advance_campaign
+from jobs.features.campaigns.port import apply_spec_change, carry_out, preview_entry
 from jobs.features.campaigns.record import Campaign
 from jobs.features.campaigns.settings import parse_campaign_issue
 from jobs.features.campaigns.steering import apply, parse_command
@@ -56,8 +57,8 @@ def start_campaign(ctx: ServerContext, event: Event, config: RepoConfig) -> None
     if not decision.allowed:
         reply(ctx, event, f"Stepwise did not start the campaign: {decision.reason}.")
         return
-    existing = record_store.find(ctx.redis, event.repo, event.number)
-    if existing is not None and existing.campaign.status not in record_store.ENDED:
+    existing = campaign_store.find(ctx.redis, event.repo, event.number)
+    if existing is not None and existing.campaign.status not in campaign_store.ENDED:
         reply(ctx, event, f"This campaign is already `{existing.campaign.status}`; "
                            f"`{STEER} cancel` ends it.")
         return
@@ -86,7 +87,7 @@ def start_campaign(ctx: ServerContext, event: Event, config: RepoConfig) -> None
         doc.campaign.repos[entry.name] = entry
     doc.campaign.log(now, f"previewed by @{event.sender}")
     write_dashboard(ctx, doc)
-    record_store.save(ctx.redis, doc)
+    campaign_store.save(ctx.redis, doc)
 
 
 def write_dashboard(ctx: ServerContext, doc: CampaignDoc) -> None:
@@ -112,12 +113,12 @@ def held(ctx: ServerContext, doc: CampaignDoc, retried: str) -> Iterator[Campaig
         if not acquired:
             raise StepwiseError("the campaign is being updated", code="campaign_busy",
                                 retry_class=RetryClass.AUTO_RETRY, hint=retried)
-        yield record_store.find(ctx.redis, doc.control, doc.number) or doc
+        yield campaign_store.find(ctx.redis, doc.control, doc.number) or doc
 
 
 def steer_campaign(ctx: ServerContext, event: Event, text: str) -> str:
     """`/stepwise campaign <verb> ...`: the reply."""
-    doc = record_store.find(ctx.redis, event.repo, event.number)
+    doc = campaign_store.find(ctx.redis, event.repo, event.number)
     if doc is None:
         return NO_CAMPAIGN.format(label="stepwise-campaign")
     client = ctx.installation(event.installation_id)
@@ -140,10 +141,10 @@ def steer_campaign(ctx: ServerContext, event: Event, text: str) -> str:
             doc.approved_by = event.sender  # per-repository effects happen in their name
         port = ServerCampaignPort(ctx, doc)
         said = carry_out(doc.campaign, doc.settings, steered, port, now)
-        if doc.campaign.status not in record_store.ENDED:  # an ended one keeps what it said
-            advance(doc.campaign, doc.settings, port, now)
+        if doc.campaign.status not in campaign_store.ENDED:  # an ended one keeps what it said
+            advance_campaign(doc.campaign, doc.settings, port, now)
         write_dashboard(ctx, doc)
-        record_store.save(ctx.redis, doc)
+        campaign_store.save(ctx.redis, doc)
     return "\n".join([steered.message, *(f"- {line}" for line in said)])
 
 
@@ -152,17 +153,17 @@ def tick(ctx: ServerContext, key: str) -> None:
     with job_lock(ctx.redis, key) as acquired:
         if not acquired:
             return  # a command holds it; the next pass looks again
-        doc = record_store.load(ctx.redis, key)
-        if doc is None or doc.campaign.status in record_store.ENDED:
-            ctx.redis.srem(record_store.CAMPAIGNS, key)
+        doc = campaign_store.load(ctx.redis, key)
+        if doc is None or doc.campaign.status in campaign_store.ENDED:
+            ctx.redis.srem(campaign_store.CAMPAIGNS, key)
             return
-        advance(doc.campaign, doc.settings, ServerCampaignPort(ctx, doc), ctx.clock())
+        advance_campaign(doc.campaign, doc.settings, ServerCampaignPort(ctx, doc), ctx.clock())
         write_dashboard(ctx, doc)
-        record_store.save(ctx.redis, doc)
+        campaign_store.save(ctx.redis, doc)
 
 
 def tick_all(ctx: ServerContext) -> None:
-    for key in record_store.active_keys(ctx.redis):
+    for key in campaign_store.active_keys(ctx.redis):
         try:
             tick(ctx, key)
         except StepwiseError as exc:  # one campaign's trouble must not stop the others
@@ -173,7 +174,7 @@ def campaign_edited(ctx: ServerContext, event: Event) -> bool:
     """`issues.edited` on a campaign issue (True when it is one). The App's own dashboard edits
     change nothing; a new spec redoes the preview before approval, and afterwards pauses the
     campaign until `resume` applies it to the repositories not done."""
-    doc = record_store.find(ctx.redis, event.repo, event.number)
+    doc = campaign_store.find(ctx.redis, event.repo, event.number)
     if doc is None:
         return False
     if event.sender_is_bot:
@@ -196,5 +197,5 @@ def campaign_edited(ctx: ServerContext, event: Event) -> bool:
             reply(ctx, event, f"{said} (edited by @{event.sender})")
         doc.dashboard_digest = ""  # the issue's text changed: write the body again
         write_dashboard(ctx, doc)
-        record_store.save(ctx.redis, doc)
+        campaign_store.save(ctx.redis, doc)
     return True

@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 import redis
 
-from bot.observability.jsonlog import JsonFormatter, split_trace, trace_payload, traced
+from bot.log_context import split_trace, trace_payload, traced
+from bot.observability.jsonlog import JsonFormatter
+from bot.plumbing.queue import enqueue, queue
 from bot.server.handlers import handlers
 from bot.server.reconciler import reconcile_round
-from bot.server.worker import enqueue, install_handlers, queue
+from bot.server.worker import install_handlers
 from tests.bot.conftest import open_world
 from tests.kit.waiting import ShiftedClock
 

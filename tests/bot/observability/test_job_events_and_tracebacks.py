@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from bot.observability.jsonlog import use_json_lines, with_log_context
+from bot.log_context import with_log_context
+from bot.observability.jsonlog import use_json_lines
 from bot.server.handlers import handlers
 from bot.server.worker import install_handlers
 from tests.bot.conftest import open_world

@@ -10,14 +10,8 @@ from typing import Any
 
 import pytest
 
-from bot.observability.jsonlog import (
-    CONTEXT_FIELDS,
-    JsonFormatter,
-    bind,
-    json_uvicorn_config,
-    use_json_lines,
-    with_log_context,
-)
+from bot.log_context import CONTEXT_FIELDS, bind, with_log_context
+from bot.observability.jsonlog import JsonFormatter, json_uvicorn_config, use_json_lines
 from bot.observability.logs import uvicorn_log_config
 from jobs.domain.redact import REDACTED, RedactingFilter
 

@@ -12,10 +12,11 @@ import pytest
 from rq.registry import ScheduledJobRegistry
 
 from bot.events import Event, Kind
+from bot.plumbing.keys import ci_key
+from bot.plumbing.leases import Lease
+from bot.plumbing.queue import queue
 from bot.server.ci_events import on_ci_event
-from bot.server.keys import ci_key
 from bot.server.reconciler import reconcile
-from bot.server.worker import Lease, queue
 from jobs.domain.job import Job
 from jobs.domain.model import JobStatus
 from jobs.domain.records import CiWait

@@ -263,19 +263,20 @@ def test_a_step_that_finds_the_reconciler_on_its_job_comes_back_after_it(
     never queues the next step, so the step queues itself again instead of giving up."""
     from rq.registry import ScheduledJobRegistry
 
+    from bot.plumbing.leases import Lease
+    from bot.plumbing.queue import queue
     from bot.server import steps
-    from bot.server.worker import Lease, queue
 
     world = fast_world
     world.send("issues.labeled", issue_number=1, sender="maria")
     world.work()
     job = world.job()
     with Lease(world.redis, job.id, ttl_s=5, holder=steps.RECONCILER):
-        steps.advance(world.ctx, {"job_id": job.id})
+        steps.step_task(world.ctx, {"job_id": job.id})
     scheduled = ScheduledJobRegistry(queue=queue(world.redis)).get_job_ids()
     assert any(task.endswith("after-reconciler") for task in scheduled), scheduled
     with Lease(world.redis, job.id, ttl_s=5):  # a step's lease: that step queues what follows
-        steps.advance(world.ctx, {"job_id": job.id})
+        steps.step_task(world.ctx, {"job_id": job.id})
     assert ScheduledJobRegistry(queue=queue(world.redis)).get_job_ids() == scheduled
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from rq.registry import ScheduledJobRegistry
 
+from bot.plumbing.queue import queue
 from bot.server import steps
-from bot.server.worker import queue
 from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.engine import usecases
@@ -51,9 +51,9 @@ def test_a_secondary_limit_without_retry_after_waits_a_minute_then_longer(
         assert len(world.gh.requests_to("GET", REPO_READ)) == reads + 1  # not retried in place
         assert 50 < waits_for(world) <= 61 and 50 < scheduled_delay(world) <= 61
         world.gh.fail_secondary_rate_limit("GET", REPO_READ, retry_after=None)
-        steps.advance(world.ctx, {"job_id": world.job().id})  # what the scheduler runs then
+        steps.step_task(world.ctx, {"job_id": world.job().id})  # what the scheduler runs then
         assert 110 < waits_for(world) <= 121 and 110 < scheduled_delay(world) <= 121  # growing
-        steps.advance(world.ctx, {"job_id": world.job().id})
+        steps.step_task(world.ctx, {"job_id": world.job().id})
         world.work()
         job = world.job()
         assert job.gate is not None and job.gate.kind is Gate.MILESTONE
@@ -69,10 +69,10 @@ def test_a_secondary_limit_with_retry_after_and_a_primary_limit_wait_as_github_s
         world.work()
         assert 290 < waits_for(world) <= 301 and 290 < scheduled_delay(world) <= 301
         world.gh.fail_primary_rate_limit("GET", REPO_READ, reset_in=1800)
-        steps.advance(world.ctx, {"job_id": world.job().id})
+        steps.step_task(world.ctx, {"job_id": world.job().id})
         assert 1785 < waits_for(world) <= 1803 and 1785 < scheduled_delay(world) <= 1803
         assert world.job().server.transient_failures == 0  # a limit is not a fault to count
-        steps.advance(world.ctx, {"job_id": world.job().id})
+        steps.step_task(world.ctx, {"job_id": world.job().id})
         world.work()
         job = world.job()
         assert job.gate is not None and job.gate.kind is Gate.MILESTONE

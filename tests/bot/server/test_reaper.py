@@ -4,8 +4,8 @@ job queued again ends `cancelled`."""
 
 from __future__ import annotations
 
+from bot.plumbing.queue import queue
 from bot.server import reaper
-from bot.server.worker import queue
 from jobs.domain.model import JobStatus
 from tests.bot.conftest import World
 from tests.kit.waiting import ShiftedClock

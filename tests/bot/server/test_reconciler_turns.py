@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import redis
 
-from bot.server.idle_index import owes
+from bot.plumbing.idle_index import owes
 from bot.server.reconciler import take_turns
 from jobs.adapters.codec import document
 from jobs.domain.job import OpenGate

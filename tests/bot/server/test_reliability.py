@@ -1,4 +1,5 @@
-"""Reliability: leases and the reaper, a worker killed mid-step, transient and permanent faults."""
+"""Reliability: the reaper, a worker killed mid-step, transient and permanent faults (leases
+themselves: tests/bot/plumbing/test_leases.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-import redis
 from rq.registry import ScheduledJobRegistry
 
+from bot.plumbing.keys import lease_key
+from bot.plumbing.leases import Lease
+from bot.plumbing.queue import queue
 from bot.server import reaper, steps
-from bot.server.keys import lease_key
-from bot.server.worker import Lease, queue
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, SECRET, World, open_world
 from tests.kit.local_e2e import config_text, sample_files
@@ -30,33 +31,6 @@ def approved(world: World) -> None:
     world.work()
     world.comment("/stepwise approve", by="maria")
     world.work(max_jobs=1)
-
-
-# -- leases --------------------------------------------------------------------------------------
-
-def test_a_lease_is_renewed_while_held_and_excludes_others(redis_url: str) -> None:
-    connection = redis.Redis.from_url(redis_url)
-    with Lease(connection, "job-a", ttl_s=1) as first:
-        assert first.held
-        time.sleep(2.2)  # longer than the TTL: only the heartbeat keeps it
-        assert connection.exists(lease_key("job-a"))
-        with Lease(connection, "job-a", ttl_s=1) as second:
-            assert not second.held
-    assert not connection.exists(lease_key("job-a"))
-
-
-def test_a_dead_holders_lease_expires(redis_url: str) -> None:
-    code = ("import redis, sys, time; from bot.server.worker import Lease\n"
-            "lease = Lease(redis.Redis.from_url(sys.argv[1]), 'job-b', ttl_s=1).__enter__()\n"
-            "print('held', flush=True); time.sleep(60)\n")
-    holder = subprocess.Popen([sys.executable, "-c", code, redis_url], stdout=subprocess.PIPE)
-    assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
-    connection = redis.Redis.from_url(redis_url)
-    assert connection.exists(lease_key("job-b"))
-    holder.send_signal(signal.SIGKILL)
-    holder.wait()
-    wait_until(lambda: not connection.exists(lease_key("job-b")), timeout=5,
-               what="the dead holder's lease to expire")
 
 
 # -- the reaper ----------------------------------------------------------------------------------
@@ -157,7 +131,7 @@ def test_a_transient_fault_outlasting_the_call_retries_backs_off_then_the_job_go
         delay = registry.get_scheduled_time(scheduled[0]).timestamp() - time.time()
         assert 3 < delay <= 5.5  # the first step backoff is 5 s
         registry.remove(scheduled[0])
-        steps.advance(world.ctx, {"job_id": job.id})  # what the scheduler runs 5 s later
+        steps.step_task(world.ctx, {"job_id": job.id})  # what the scheduler runs 5 s later
         world.work()
         job = world.job()
         assert job.gate.kind is Gate.MILESTONE and job.server.transient_failures == 0
@@ -174,7 +148,7 @@ def test_a_fault_that_persists_stops_at_the_failure_gate(tmp_path: Path, redis_u
         for _ in range(3):  # the three backed-off retries fail too
             for scheduled in registry.get_job_ids():
                 registry.remove(scheduled)
-            steps.advance(world.ctx, {"job_id": job_id})
+            steps.step_task(world.ctx, {"job_id": job_id})
         job = world.job()
         assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.FAILURE
         assert job.gate.report.code == "github_transient"

@@ -14,11 +14,10 @@ import redis
 from fastapi.testclient import TestClient
 from rq import SimpleWorker
 
-from bot.server import retention
-from bot.server.context import ServerContext
-from bot.server.handlers import handlers
-from bot.server.keys import (
+from bot.plumbing import pruned as pruned_marks
+from bot.plumbing.keys import (
     JOBS,
+    RETENTION_ROUND,
     batches_key,
     comments_read_key,
     events_key,
@@ -32,10 +31,14 @@ from bot.server.keys import (
     slots_key,
     waiting_key,
 )
+from bot.plumbing.queue import queue
+from bot.plumbing.redis_store import RedisStore
+from bot.server import retention
+from bot.server.context import ServerContext
+from bot.server.handlers import handlers
 from bot.server.rebuild import rebuild
 from bot.server.reconciler import reconcile_round
-from bot.server.redis_store import RedisStore
-from bot.server.worker import install_handlers, queue
+from bot.server.worker import install_handlers
 from bot.settings import Settings
 from bot.taskcenter.terminal import server_status
 from bot.web.app import create_app
@@ -128,7 +131,7 @@ def test_a_pass_removes_the_jobs_ended_longer_ago_with_every_key_of_theirs_and_n
     assert client.smembers(idle_key("gate")) == {jobs["waiting"].id.encode()}
     assert client.smembers(idle_key("owing")) == {jobs["owing"].id.encode()}
     assert 364 * 86400 < client.ttl(pruned_key(old.id)) <= 365 * 86400
-    gone = retention.pruned(client, old.id)
+    gone = pruned_marks.pruned(client, old.id)
     assert gone is not None and gone.message() == (
         f"Job {old.id} ({REPO}#1) ended (completed) on {old.updated_at:%Y-%m-%d} and was pruned "
         "after 90 days (STEPWISE_RETAIN_ENDED_DAYS): its record is no longer kept")
@@ -146,7 +149,7 @@ def test_zero_keeps_ended_jobs_forever_and_passes_prune_once_per_interval(
     assert sorted(first) == sorted([jobs["old"].id, jobs["just_over"].id, jobs["replaced"].id])
     later = NOW + timedelta(days=61)  # the failed job ended 91 days before then
     assert retention.retention_round(client, retain_days=90, now=later) == []  # same interval
-    client.delete(retention.ROUND_KEY)  # as if EVERY_S had passed
+    client.delete(RETENTION_ROUND)  # as if EVERY_S had passed
     assert retention.retention_round(client, retain_days=90, now=later) == [jobs["recent"].id]
 
 

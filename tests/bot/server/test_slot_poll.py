@@ -10,8 +10,8 @@ from pathlib import Path
 from rq.job import Job as RQJob
 from rq.registry import ScheduledJobRegistry
 
+from bot.plumbing.queue import queue
 from bot.server import reaper
-from bot.server.worker import queue
 from jobs.domain.model import JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, World, open_world
 from tests.kit.local_e2e import config_text, sample_files

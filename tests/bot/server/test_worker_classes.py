@@ -14,7 +14,7 @@ import pytest
 import redis
 from rq.worker import SimpleWorker, Worker
 
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from bot.server.worker_classes import worker_class
 from jobs.domain.errors import BadInputError
 from jobs.domain.model import JobStatus

@@ -1,4 +1,4 @@
-"""A worker's Redis connections (bot/server/connections.py) and its loop (bot.server.worker.
+"""A worker's Redis connections (bot/plumbing/connections.py) and its loop (bot.server.worker.
 run_worker): an idle worker waits for work without a single Redis error and starts a step
 queued afterwards at once; it rides out a Redis outage without exiting and resumes.
 
@@ -19,7 +19,7 @@ import redis
 from rq import Worker
 from rq.job import Job as RQJob
 
-from bot.server.worker import enqueue, queue
+from bot.plumbing.queue import enqueue, queue
 from tests.kit.chaos.redis_proc import RedisServer
 from tests.kit.github import FakeGitHub
 from tests.kit.github_auth import generate_app_key

@@ -10,7 +10,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.domain.errors import ErrorInfo, RetryClass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from jobs.domain.job import Job
 from tests.bot.taskcenter.conftest import GROUPS, JOBS, TOKEN
 

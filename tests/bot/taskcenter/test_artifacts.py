@@ -11,7 +11,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from bot.taskcenter.artifacts import artifact_path
 from bot.web.app import create_app
 from jobs.domain.job import Job

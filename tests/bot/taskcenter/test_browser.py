@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from bot.taskcenter import views
 from bot.web.app import create_app
 from jobs.domain.job import Job

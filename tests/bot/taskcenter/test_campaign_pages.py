@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import redis
 from fastapi.testclient import TestClient
 
-from bot.server.campaigns import record_store
-from bot.server.campaigns.record_store import CampaignDoc
+from bot.plumbing import campaign_store
+from bot.plumbing.campaign_store import CampaignDoc
 from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, RepoState
 from jobs.features.campaigns.settings import CampaignSettings
 
@@ -28,7 +28,7 @@ def seed_campaign(connection: redis.Redis, repos: int = 120) -> None:
         name="acme/bad", state=RepoState.NEEDS_HUMAN, wave=0, gate="failure",
         reason="<script>alert(1)</script> broke", answer="/stepwise status on acme/bad#1")
     campaign.log(NOW, "halted")
-    record_store.save(connection, CampaignDoc(
+    campaign_store.save(connection, CampaignDoc(
         campaign=campaign, settings=CampaignSettings(), control="acme/control", number=7,
         installation_id=1, title="Move to new()", task_body="", issue_text=""))
 

@@ -7,7 +7,7 @@ import redis
 from fastapi.testclient import TestClient
 
 from bot.observability import metrics
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus
 from jobs.domain.records import CiCheck, CiResult, CiWait

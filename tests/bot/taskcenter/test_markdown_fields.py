@@ -11,7 +11,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from bot.taskcenter.markdown import render_markdown, safe_link
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.job import OpenGate

@@ -194,7 +194,7 @@ def test_gates_workers_and_the_oldest_queued_task_are_measured_at_scrape_time(
         client: TestClient, connection: redis.Redis, seeded: dict[str, Job]) -> None:
     from rq.worker import SimpleWorker
 
-    from bot.server.worker import enqueue, queue
+    from bot.plumbing.queue import enqueue, queue
 
     waiting = [j for j in seeded.values() if j.status is JobStatus.AWAITING_HUMAN and j.gate]
     assert waiting

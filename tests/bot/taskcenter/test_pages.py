@@ -118,7 +118,7 @@ def test_an_unknown_job_is_404(logged_in: TestClient) -> None:
 
 
 def test_the_list_pages_through_many_jobs(logged_in: TestClient, seeded: dict[str, Job]) -> None:
-    from bot.server.redis_store import RedisStore
+    from bot.plumbing.redis_store import RedisStore
     from tests.bot.taskcenter.conftest import build
 
     store = RedisStore(logged_in.app.state.redis)  # type: ignore[attr-defined]
@@ -135,7 +135,7 @@ def test_the_list_pages_through_many_jobs(logged_in: TestClient, seeded: dict[st
 
 
 def test_only_http_links_reach_a_page(logged_in: TestClient, seeded: dict[str, Job]) -> None:
-    from bot.server.redis_store import RedisStore
+    from bot.plumbing.redis_store import RedisStore
 
     store = RedisStore(logged_in.app.state.redis)  # type: ignore[attr-defined]
     job = store.load_id(seeded["milestone_gate"].id)
@@ -150,7 +150,8 @@ def test_only_http_links_reach_a_page(logged_in: TestClient, seeded: dict[str, J
 
 
 def test_github_enterprise_links() -> None:
-    from bot.taskcenter.links import Links, web_base
+    from bot.github.app import web_base
+    from bot.taskcenter.links import Links
 
     assert web_base("https://api.github.com") == "https://github.com"
     assert web_base("https://ghe.example.com/api/v3") == "https://ghe.example.com"

@@ -14,7 +14,7 @@ import redis
 from fastapi.testclient import TestClient
 
 from bot.github.conversation import closing_head
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from jobs.domain.change_note import render_note
 from jobs.domain.human_commits import HumanCommit
 from jobs.domain.job import Job

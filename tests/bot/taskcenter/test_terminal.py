@@ -11,7 +11,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from jobs.domain.job import Job
 from tests.bot.taskcenter.conftest import GROUPS, JOBS
 

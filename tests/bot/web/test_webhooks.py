@@ -100,7 +100,7 @@ def test_health_is_503_when_redis_is_down() -> None:
 
 
 def test_a_delivery_while_redis_is_down_is_503_queue_unavailable_with_retry_after() -> None:
-    # The web app's own client (bot/server/connections.py) on a port nobody listens on.
+    # The web app's own client (bot/plumbing/connections.py) on a port nobody listens on.
     settings = Settings(webhook_secret=SECRET,  # the web app needs no App key
                         redis_url=f"redis://127.0.0.1:{free_port()}/0", redis_connect_timeout_s=0.2)
     body = labeled_body()
@@ -248,10 +248,3 @@ def test_installation_events_are_recorded(world: World) -> None:
     payload["action"] = "deleted"
     assert world.post("installation", json.dumps(payload).encode()).json()["status"] == "queued"
     assert world.redis.hget("stepwise:installation:1", "action") == b"installation.deleted"
-
-
-def test_the_web_app_and_the_workers_agree_on_the_pull_request_key() -> None:
-    from bot.server import steps
-    from bot.web import noops
-
-    assert noops.pull_key("o/r", 12) == steps.pull_key("o/r", 12)

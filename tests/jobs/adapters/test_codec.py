@@ -8,8 +8,8 @@ from pathlib import Path
 
 import redis
 
-from bot.server.keys import job_key
-from bot.server.redis_store import RedisStore
+from bot.plumbing.keys import job_key
+from bot.plumbing.redis_store import RedisStore
 from jobs.adapters.codec import BOOKKEEPING, assemble, batch_text, document, event_line
 from jobs.adapters.store import FileStore
 from tests.kit.records import full_job

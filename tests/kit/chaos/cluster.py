@@ -20,9 +20,9 @@ import uvicorn
 from rq import Worker
 from rq.registry import ScheduledJobRegistry
 
-from bot.server.keys import lease_key
-from bot.server.redis_store import RedisStore
-from bot.server.worker import queue
+from bot.plumbing.keys import lease_key
+from bot.plumbing.queue import queue
+from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.domain.job import Job

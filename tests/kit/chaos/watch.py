@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import redis
 
-from bot.server.redis_store import RedisStore
+from bot.plumbing.redis_store import RedisStore
 from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus, JobStatus
 from tests.kit.chaos.cluster import Cluster

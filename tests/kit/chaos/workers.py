@@ -10,7 +10,7 @@ from pathlib import Path
 import redis
 from rq import Worker
 
-from bot.server.worker import queue
+from bot.plumbing.queue import queue
 from tests.kit.chaos.killing import kill_tree
 from tests.kit.chaos.settings import STEPWISE, WORKERS
 

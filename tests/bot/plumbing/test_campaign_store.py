@@ -12,8 +12,8 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.server.campaigns import record_store
-from bot.server.campaigns.record_store import CampaignDoc
+from bot.plumbing import campaign_store
+from bot.plumbing.campaign_store import CampaignDoc
 from jobs.features.campaigns.port import JobView, record_view
 from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, RepoState, recount
 from jobs.features.campaigns.settings import CampaignSettings
@@ -34,7 +34,7 @@ def make_doc(size: int, number: int = 7) -> CampaignDoc:
 
 
 def reloaded(connection: redis.Redis, doc: CampaignDoc) -> CampaignDoc:
-    found = record_store.load(connection, doc.key)
+    found = campaign_store.load(connection, doc.key)
     assert found is not None
     return found
 
@@ -52,17 +52,17 @@ def test_stored_counters_equal_a_full_recount_after_random_events(
         redis_url: str, steps: list[tuple[int, JobView, bool, bool]]) -> None:
     connection = redis.Redis.from_url(redis_url)
     doc = make_doc(12, number=int(uuid.uuid4().int % 10**6))
-    record_store.save(connection, doc)
+    campaign_store.save(connection, doc)
     for index, view, start, save_now in steps:
         entry = doc.campaign.entries()[index]
         if start and entry.wave is None:
             entry.wave = 0
         record_view(entry, view)
         if save_now:
-            record_store.save(connection, doc)
+            campaign_store.save(connection, doc)
             doc = reloaded(connection, doc)  # go on from what Redis holds, like the next tick
             assert doc.campaign.tally == recount(doc.campaign.entries())
-    record_store.save(connection, doc)
+    campaign_store.save(connection, doc)
     again = reloaded(connection, doc)
     assert again.campaign.tally == recount(again.campaign.entries()) == doc.campaign.tally
     assert [e.model_dump() for e in again.campaign.entries()] == \
@@ -75,13 +75,13 @@ def test_a_repository_event_writes_one_field_and_the_counters(redis_url: str) ->
     written = {}
     for size in (50, 1000):
         doc = make_doc(size, number=size)
-        record_store.save(connection, doc)
+        campaign_store.save(connection, doc)
         doc = reloaded(connection, doc)
         before = {k: v for k, v in connection.hgetall(doc.key).items()}
         entry = doc.campaign.entries()[size // 2]
         entry.wave = 0
         record_view(entry, JobView(state=RepoState.WAITING, gate="plan", batches_total=2))
-        written[size] = record_store.save(connection, doc)
+        written[size] = campaign_store.save(connection, doc)
         after = connection.hgetall(doc.key)
         changed = {k.decode() for k in after if before.get(k) != after[k]}
         assert changed == {f"repo:{entry.name}", "count:state:approved", "count:state:waiting",
@@ -107,7 +107,7 @@ def test_a_record_in_the_older_format_is_migrated_on_load(redis_url: str) -> Non
     loaded = reloaded(connection, doc)
     assert loaded.campaign.tally == recount(loaded.campaign.entries())
     assert loaded.campaign.tally["troubled"] == 1 and loaded.campaign.count(RepoState.APPROVED) == 4
-    record_store.save(connection, loaded)
+    campaign_store.save(connection, loaded)
     assert connection.type(doc.key) == b"hash"
     again = reloaded(connection, doc)
     assert list(again.campaign.repos) == list(doc.campaign.repos)  # the rollout order is kept

@@ -9,10 +9,10 @@ import json
 import pytest
 import redis
 
-from bot.server.idle_index import owes
-from bot.server.keys import batches_key, events_key, job_key
+from bot.plumbing.idle_index import owes
+from bot.plumbing.keys import batches_key, events_key, job_key
+from bot.plumbing.redis_store import RedisStore
 from bot.server.reconciler import _idle_facts, read_documents
-from bot.server.redis_store import RedisStore
 from bot.taskcenter.records import parse_head
 from jobs.adapters.codec import WHOLE_FIELDS, batch_text, document
 from jobs.domain.job import Job

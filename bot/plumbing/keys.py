@@ -22,15 +22,34 @@
                         its header (JSON), one field per repository and its running counters
   campaigns             a set: the campaign keys a reconciler pass ticks (not ended)
   campaigns:all         a sorted set: every campaign key by creation time (the task center)
+  installation:<id>     what the App knows of an installation (account, last action, when);
+                        installations:log the last actions; installation:<id>:suspended the
+                        mark of a suspended installation (who, since when)
+  trigger-label:<repo>  the trigger label a worker last read from the config (an hour);
+                        campaign-label:<repo> the campaign label
+  reconcile:round       one reconciler pass per interval, whichever worker; reconcile:after:<kind>
+                        the last job id a pass took, per kind of work
+  retention:round       one retention pass per interval; retention:after the creation time a
+                        pass got to
+
+Lease and lock names (inside `lease:` and `lock:`), the running lines of an installation, and
+RQ's task ids (RQ keeps a task under `rq:job:<id>`) are spelled here too: see the functions
+below. This module is the only place a key is spelled (tests/bot/plumbing/test_keys.py).
 """
 
 from __future__ import annotations
+
+import re
 
 PREFIX = "stepwise:"
 JOBS = f"{PREFIX}jobs"
 METRICS = f"{PREFIX}metrics:"
 CAMPAIGNS = f"{PREFIX}campaigns"
 ALL_CAMPAIGNS = f"{PREFIX}campaigns:all"
+INSTALLATIONS_LOG = f"{PREFIX}installations:log"
+RECONCILE_ROUND = f"{PREFIX}reconcile:round"
+RETENTION_ROUND = f"{PREFIX}retention:round"
+RETENTION_CURSOR = f"{PREFIX}retention:after"
 
 
 def job_key(job_id: str) -> str:
@@ -103,3 +122,78 @@ def seen_key(job_id: str) -> str:
 
 def comments_read_key(job_id: str) -> str:
     return f"{PREFIX}comments-read:{job_id}"
+
+
+def suspended_key(installation_id: int) -> str:
+    return f"{PREFIX}installation:{installation_id}:suspended"
+
+
+def trigger_label_key(repo: str) -> str:
+    return f"{PREFIX}trigger-label:{repo}"
+
+
+def campaign_label_key(repo: str) -> str:
+    return f"{PREFIX}campaign-label:{repo}"
+
+
+def installation_key(installation_id: int) -> str:
+    return f"{PREFIX}installation:{installation_id}"
+
+
+def reconcile_cursor_key(kind: str) -> str:
+    return f"{PREFIX}reconcile:after:{kind}"
+
+
+def metric_key(name: str) -> str:
+    return f"{METRICS}{name}"
+
+
+# -- names inside `lease:`, `lock:`, `slots:` and `waiting:` -------------------------------------
+def event_lease(delivery_id: str) -> str:
+    """The lease name of the task handling one webhook delivery."""
+    return f"event-{delivery_id}"
+
+
+def start_lease(repo: str, number: int) -> str:
+    """The lease name of a worker starting a job on issue `repo#number`."""
+    return f"start-{repo}#{number}"
+
+
+def rebuild_lock(repo: str, number: int) -> str:
+    """The lock name of a worker rebuilding the lost record of issue `repo#number`."""
+    return f"rebuild:{repo}#{number}"
+
+
+def comment_lock(comment_id: int | str) -> str:
+    """The lock name of a worker handling one comment."""
+    return f"comment:{comment_id}"
+
+
+def installation_line(installation_id: int | str) -> str:
+    """The name of an installation's running and waiting lines (beside each repository's)."""
+    return f"installation:{installation_id}"
+
+
+# -- RQ task ids (RQ allows letters, digits, `_` and `-`) -----------------------------------------
+def rq_id(*parts: str) -> str:
+    """An RQ task id from free text."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", "-".join(parts)).strip("-")[:200]
+
+
+def step_task_id(job_id: str, *why: str) -> str:
+    """The id of a queued step of job `job_id` (`why`: its version, or what woke it). The
+    `advance-` prefix is the step task's wire name: tasks queued by older versions carry it, and
+    a step is not queued twice under one id."""
+    return rq_id("advance", job_id, *why)
+
+
+def event_task_id(delivery_id: str) -> str:
+    return rq_id("event", delivery_id)
+
+
+def cancelled_task_id(job_id: str) -> str:
+    return rq_id("cancelled", job_id)
+
+
+def reconcile_task_id() -> str:
+    return rq_id("reconcile", "round")

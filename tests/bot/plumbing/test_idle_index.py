@@ -1,4 +1,4 @@
-"""The sets the reconciler works from (bot/server/idle_index.py), kept by every save of the real
+"""The sets the reconciler works from (bot/plumbing/idle_index.py), kept by every save of the real
 Redis store: which jobs are in them, how they follow a job's status, the build for records saved
 before the sets existed, and a pass that reads only the jobs it works on (real redis-server)."""
 
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.server import idle_index
-from bot.server.keys import idle_key
+from bot.plumbing import idle_index
+from bot.plumbing.keys import idle_key
+from bot.plumbing.redis_store import RedisStore
 from bot.server.reconciler import MAX_JOBS_PER_PASS, reconcile
-from bot.server.redis_store import RedisStore
 from jobs.domain.job import Job, OpenGate
 from jobs.domain.model import Gate, JobStatus
 from jobs.domain.records import CiWait, OutboxEntry

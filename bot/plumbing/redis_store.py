@@ -1,4 +1,4 @@
-"""The Redis job store: the job document and each batch under their own keys (bot/server/keys.py),
+"""The Redis job store: the job document and each batch under their own keys (bot/plumbing/keys.py),
 compare-and-set saves; a save writes only the batches that changed.
 
 Records are written lean (jobs/adapters/codec.py: no default-valued fields outside the ones raw
@@ -17,9 +17,9 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
-from bot.server.idle_index import index_job
-from bot.server.keys import JOBS, batches_key, ci_key, events_key, issue_key, job_key
-from bot.server.redis_values import as_text
+from bot.plumbing.idle_index import index_job
+from bot.plumbing.keys import JOBS, batches_key, ci_key, events_key, issue_key, job_key
+from bot.plumbing.redis_values import as_text
 from jobs.adapters.codec import assemble, batch_text, document, event_line
 from jobs.adapters.store import ConflictError, checking_writes
 from jobs.domain.errors import StateError
@@ -236,7 +236,7 @@ def _repo_of(job: Job) -> str:
 
 def log_job_events(job: Job, events: list[Any]) -> None:
     """One log line per saved gate, commit or ending, with the job's ids (the task's delivery
-    id is bound by the worker: bot.observability.jsonlog.with_log_context)."""
+    id is bound by the worker: bot.log_context.with_log_context)."""
     for event in events:
         if event.kind in LOGGED_EVENTS:
             log.info("job %s: %s", event.kind, event.message, extra={

@@ -13,9 +13,9 @@ import pytest
 import redis
 from redis.client import Pipeline
 
-from bot.server.idle_index import kinds_of
-from bot.server.keys import PREFIX, idle_key, issue_key, job_key
-from bot.server.redis_store import RedisStore
+from bot.plumbing.idle_index import kinds_of
+from bot.plumbing.keys import PREFIX, idle_key, issue_key, job_key
+from bot.plumbing.redis_store import RedisStore
 from jobs.adapters.store import ConflictError
 from jobs.domain.errors import StateError
 from jobs.domain.job import Job

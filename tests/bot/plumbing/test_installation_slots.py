@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import redis
 
-from bot.server.worker import InstallationSlots, RepoSlots
+from bot.plumbing.leases import InstallationSlots, RepoSlots
 from bot.settings import Settings
 
 
