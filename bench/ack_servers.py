@@ -17,7 +17,7 @@ import redis
 
 from bench._common import STEPWISE, Served, cpu_seconds, free_port, server_process, stepwise_env
 from bench.ack_load import SECRET, Run, run_load
-from bot.plumbing.keys import event_task_id
+from bot.plumbing.keys import delivery_key, event_task_id
 from bot.plumbing.queue import queue
 from tests.kit.github_auth import shared_app_key
 
@@ -70,7 +70,7 @@ def check_nothing_lost(connection: redis.Redis, accepted: list[str], abandoned: 
     than those plus the requests the client gave up on (which the server may have enqueued)."""
     with connection.pipeline(transaction=False) as pipe:
         for delivery in accepted:
-            pipe.exists(f"stepwise:delivery:{delivery}")
+            pipe.exists(delivery_key(delivery))
         present = pipe.execute()
     missing_keys = sum(1 for found in present if not found)
     q = queue(connection)

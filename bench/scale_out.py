@@ -35,6 +35,7 @@ import yaml
 from rq.registry import FailedJobRegistry, FinishedJobRegistry
 
 from bench._common import STEPWISE, machine_facts, stepwise_env, stop
+from bot.observability.metrics import VALIDATION_SECONDS
 from bot.plumbing.queue import queue
 from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
@@ -185,8 +186,7 @@ def run_phase(gh: FakeGitHub, connection: redis.Redis, url: str, env: dict[str, 
 def validation_seconds(connection: redis.Redis) -> tuple[float, int]:
     """Total time the validation commands ran and how many runs, from the workers' metrics."""
     total, runs = 0.0, 0
-    for name, value in connection.hgetall(
-            "stepwise:metrics:stepwise_validation_duration_seconds").items():
+    for name, value in connection.hgetall(VALIDATION_SECONDS.key).items():
         field_name = name.decode(errors="replace") if isinstance(name, bytes) else str(name)
         if field_name.endswith("\x1fsum"):
             total += float(value)

@@ -1,1 +1,21 @@
-"""GitHub: the githubkit client, the forge port on GitHub, the mirror of cached clones."""
+"""GitHub: the App and every call Stepwise makes to GitHub.
+
+- `app.py`: the App: its JWT client, installation tokens, the bot user's commit identity.
+- `client.py`: an installation's REST and GraphQL calls, with `records.py` (the records it
+  answers with) and `errors.py` (`ForgeError`, a failure classified).
+- `retry.py`: call-level retries and rate limits; `conditional.py`: ETag reads, a bounded store;
+  `observer.py`: every call's answer and retry seen at the githubkit client (route templates,
+  rate-limit headers); `tls.py`: one TLS context for every client.
+- `forge.py`: the forge port (jobs/ports.py) on GitHub, with `conversation.py` (who a gate
+  mentions, which comment it edits, what a superseded comment says).
+- `mirror.py`: cached clones, push and fetch; `git_data.py`: commits GitHub signs (the Git Data
+  API).
+- `ci.py`: the repository's CI: checks, statuses, required checks, annotations, job logs,
+  re-runs, Stepwise's own check runs; `check_run_publish.py`: a check run with all its
+  annotations, 50 a request.
+- `campaign_calls.py`: the installation's repositories, tracking issues created once, the
+  campaign issue's body.
+
+Contract: the only folder that talks to GitHub's API (through githubkit); what it answers with
+are plain records, never githubkit models.
+"""

@@ -4,6 +4,6 @@ the reconciler's idle index, the campaign records, RQ's `stepwise` queue and how
 queued or found abandoned (queue.py), leases and per-repository slots (leases.py), and the
 small marks both sides read: suspended installations, pruned jobs, trigger labels.
 
-Contract: this room imports only bot.events, bot.github.errors-free values, jobs' records and
-codecs, and Redis/RQ; never bot.server, bot.web, bot.taskcenter or bot.observability (the
-`bot` layers contract in pyproject.toml)."""
+Contract (the `bot` layers in pyproject.toml): of bot, this room imports only what lies below
+it (bot.settings, bot.events, bot.log_context, bot.github); never the web app, the workers, the
+task center or observability, which all stand on it."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from jobs.domain import ci_notes
 from jobs.domain import markdown_safe as md
 from jobs.domain.feature_parts import NoteSlot, note_sections
 from jobs.domain.human_commits import commits_by_people_lines
@@ -82,7 +81,6 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
                                            for item in job.left_out]]
     lines += note_sections(NoteSlot.AFTER_LEFT_OUT, job)  # base_moves: the base's merges
     lines += model_usage(job)
-    lines += ci_notes.note_ci_lines(job)
     lines += note_sections(NoteSlot.EVIDENCE, job)
     lines += _review(job)
     lines += ["", "## Leftovers for a human to confirm", ""]

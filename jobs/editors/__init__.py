@@ -1,10 +1,12 @@
 """Editors change a batch's files in the worktree; they never stage, commit or validate.
 
-The recipe registry: one module per recipe (its spec rules and its editor factory, a
-`RecipeDefinition` named RECIPE) and one line in `BUILT_IN`. Importing registers nothing: each
-composition root (jobs/local.py, the server wiring, the CLI, the test kit) calls
-`install_recipes(BUILT_IN)` before it reads a spec, as bedevere's `__main__` builds its router.
-`register_recipe` adds another one before a job runs.
+The recipe registry (this module): one module per recipe (`replace.py`, `command.py`, and the
+`llm/` package; each holds its spec rules and its editor factory, a `RecipeDefinition` named
+RECIPE) and one line in `BUILT_IN`; `base.py` is the editor interface and what a recipe module
+defines. Importing registers nothing: each composition root (jobs/composition.py `install`,
+called by local mode, the server wiring, the CLI, the test kit and bench) installs them before
+it reads a spec, as bedevere's `__main__` builds its router. `register_recipe` adds another one
+before a job runs.
 """
 
 from __future__ import annotations

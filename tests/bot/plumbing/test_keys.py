@@ -1,7 +1,7 @@
 """Every Redis key is spelled in one place, bot/plumbing/keys.py: the keys themselves, the lease
-and lock names inside them, and RQ's task ids. A key literal anywhere else in bot/ fails here,
-and the spellings that Redis holds across versions (a queued task's id, a record's key) stay
-exactly what older workers wrote."""
+and lock names inside them, and RQ's task ids. A key literal anywhere else in bot/ or bench/
+fails here, and the spellings that Redis holds across versions (a queued task's id, a record's
+key) stay exactly what older workers wrote."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from pathlib import Path
 
 from bot.plumbing import keys
 
-BOT = Path(__file__).resolve().parents[3] / "bot"
+ROOT = Path(__file__).resolve().parents[3]
+BOT = ROOT / "bot"
+SCANNED = (BOT, ROOT / "bench")  # the benchmarks read the same keys
 KEYS_MODULE = BOT / "plumbing" / "keys.py"
 KEY_LITERAL = re.compile(r"^stepwise:\S")  # `stepwise: <title>` is a pull request's title
 BUILDING_BLOCKS = {"PREFIX", "METRICS", "rq_id"}  # what builds a key: only keys.py composes them
@@ -53,7 +55,7 @@ def key_spellings(source: str, path: Path) -> list[str]:
 
 
 def test_no_redis_key_is_spelled_outside_the_keys_module() -> None:
-    found = [hit for path in sorted(BOT.rglob("*.py")) if path != KEYS_MODULE
+    found = [hit for root in SCANNED for path in sorted(root.rglob("*.py")) if path != KEYS_MODULE
              for hit in key_spellings(path.read_text(), path)]
     assert found == [], "spell these in bot/plumbing/keys.py and call its functions:\n" + \
         "\n".join(found)

@@ -21,6 +21,7 @@ from jobs.domain.spec import Recipe
 from jobs.domain.verdicts import review_gate_report
 from jobs.domain.voice import TOKEN_VERBS, Voice, cmd, local_voice
 from jobs.engine.baseline import baseline_report
+from jobs.features.ci.parts import CI_FAILED
 from tests.kit.records import T0, make_batch, make_job
 
 LOCAL = local_voice("--repo /src/app --number 7")
@@ -132,7 +133,7 @@ def test_a_failed_final_review_recommends_approve_with_its_own_meaning() -> None
 
 
 def test_ci_failed_says_approve_accepts_the_red_ci() -> None:
-    prompt = gate_prompt(at_gate(Gate.CI_FAILED), voice=server_voice())
+    prompt = gate_prompt(at_gate(CI_FAILED), voice=server_voice())
     assert "To accept the red CI result as it is (the note names it): `/stepwise approve`" in prompt
 
 
