@@ -55,6 +55,7 @@ class CardSection:
     status: Callable[[Job], list[str]] | None = None  # the card, under the status and the gate
     batch: Callable[[Job, Batch], str] | None = None  # words at the end of a batch's card line
     milestone: Callable[[Job, int], list[str]] | None = None  # under a milestone's batches
+    closing: Callable[[Job], list[str]] | None = None  # the card's last lines, after the batches
 
 
 @dataclass(frozen=True)
@@ -135,3 +136,8 @@ def card_milestone_lines(job: Job, milestone: int) -> list[str]:
     """The installed features' lines under `milestone`'s batches in the card."""
     return [line for s in _card_sections() if s.milestone is not None
             for line in s.milestone(job, milestone)]
+
+
+def card_closing_lines(job: Job) -> list[str]:
+    """The installed features' lines at the end of the card, after the batches."""
+    return [line for s in _card_sections() if s.closing is not None for line in s.closing(job)]

@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from datetime import UTC
 
 from jobs.domain import markdown_safe as md
-from jobs.domain.base_notes import base_merge_card
 from jobs.domain.feature_parts import (
     card_batch_words,
+    card_closing_lines,
     card_milestone_lines,
     card_status_lines,
     plan_lines,
@@ -309,7 +309,7 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
     flush()
     lines += split_card_lines(job)
     lines += auto_size_line(job)
-    lines += base_merge_card(job)
+    lines += card_closing_lines(job)  # the features' (base_moves: the base's merges)
     return voice.speak("\n".join(lines))
 
 

@@ -26,12 +26,13 @@ A merge is recorded before its push and found again by its trailers
   `follows_a_base` (merge.py, the `active` guard of wiring.py). Local mode says a waiting job's
   base moved before showing its gate (merge.py `moved_base_notice`, called by jobs/local.py).
 - Note: the "Base merges" section (slot `after_left_out`: after the files left out, before the
-  model usage). Card: its lines stay in jobs/domain/base_notes.py, called by the card itself.
+  model usage). Card: its closing lines (the merges so far, a move not looked at yet).
 
 Modules:
 - rules.py: `decide_base_update`, pure: nothing, a merge, a replay or the `conflict` gate.
-- texts.py: the merge commit's message, the note's section, the gates' reasons (pure).
-- parts.py: the `conflict` gate's row and the note section (`PARTS`).
+- texts.py: the merge commit's message, the note's section, the card's lines, the gates'
+  reasons (pure).
+- parts.py: the `conflict` gate's row, the note and card sections (`PARTS`).
 - merge.py: the engine side: the facts from git, the merge, the replay, the gates.
 - wiring.py: `FEATURE`, the line of jobs/composition.py, with its `active` guard.
 """

@@ -1,14 +1,14 @@
 """The base_moves feature's pure parts: the `conflict` gate (when it opens, what it takes, what
-passing it does) and the change note's "Base merges" section, installed by the composition
-roots with the other features' parts (jobs/composition.py `install`)."""
+passing it does), the change note's "Base merges" section and the card's closing lines,
+installed by the composition roots with the other features' parts (jobs/composition.py)."""
 
 from __future__ import annotations
 
-from jobs.domain.feature_parts import FeatureParts, GateRow, NoteSection, NoteSlot
+from jobs.domain.feature_parts import CardSection, FeatureParts, GateRow, NoteSection, NoteSlot
 from jobs.domain.gate_passes import PassRow
 from jobs.domain.job import Batch, Job, OpenGate
 from jobs.domain.model import Acceptance, GateRule, Verb
-from jobs.features.base_moves.texts import base_merge_note
+from jobs.features.base_moves.texts import base_merge_card, base_merge_note
 
 CONFLICT = "conflict"  # the gate's kind, as records store it
 
@@ -29,4 +29,5 @@ PARTS = FeatureParts(
     name="base_moves",
     gates=(CONFLICT_GATE,),
     note_sections=(NoteSection(NoteSlot.AFTER_LEFT_OUT, base_merge_note),),
+    card_sections=(CardSection(closing=base_merge_card),),
 )

@@ -1,15 +1,15 @@
 """Pure renderers of the base branch's merges: the merge commit's message, the change note's
-"Base merges" section, the `conflict` gate's reasons and local mode's notice of a moved base.
-(The card's lines are jobs/domain/base_notes.py's while the card takes no feature's lines.)"""
+"Base merges" section, the progress card's lines, the `conflict` gate's reasons and local
+mode's notice of a moved base."""
 
 from __future__ import annotations
 
 import re
 
 from jobs.domain import markdown_safe as md
-from jobs.domain.base_notes import merge_summary
 from jobs.domain.job import Job
-from jobs.domain.note_parts import command_line
+from jobs.domain.note_parts import command_line, short
+from jobs.domain.records import BaseMerge
 from jobs.features.base_moves.rules import BaseDecision, resolve_commands
 
 
@@ -19,6 +19,21 @@ def merge_message(job: Job, base_sha: str, decision: BaseDecision) -> str:
     return (f"stepwise(#{job.number}): merge {job.base_branch} ({base_sha[:7]})\n\n"
             + (f"{body}\n\n" if body else "")
             + f"Stepwise-Job: {job.id}\nStepwise-Base-Merge: {base_sha}\n")
+
+
+def merge_summary(merge: BaseMerge) -> str:
+    """One line: which base commit, the merge commit, who resolved it and what was replayed."""
+    text = f"base `{short(merge.base_sha)}` merged in `{short(merge.commit)}`"
+    if merge.by == "human":
+        text += " (conflict resolved by a maintainer)"
+    if merge.replayed:
+        text += "; replayed " + "; ".join(f"batch {r.batch} ({r.reason})" for r in merge.replayed)
+    if merge.found:
+        text += " (found on the branch after an interrupted worker)"
+    if merge.commands:
+        failed = [c for c in merge.commands if c.exit_code != 0 or c.timed_out]
+        text += "; validation " + ("failed" if failed else "passed")
+    return text
 
 
 def base_merge_note(job: Job) -> list[str]:
@@ -32,6 +47,19 @@ def base_merge_note(job: Job) -> list[str]:
         lines += [f"  - replay of batch {r.batch}: {command_line(c)}"
                   for r in merge.replayed for c in r.commands]
         lines += [f"  - {command_line(c)}" for c in merge.commands]
+    return lines
+
+
+def base_merge_card(job: Job) -> list[str]:
+    """The progress card's lines about the base: its merges, and a move not looked at yet."""
+    lines = []
+    if job.base_merges:
+        lines += ["", f"Base `{job.base_branch}` merged {len(job.base_merges)} time(s); last: "
+                  + merge_summary(job.base_merges[-1])]
+    if job.base_moved_at is not None and job.gate is not None:
+        lines += ["", f"`{job.base_branch}` moved at {job.base_moved_at:%Y-%m-%d %H:%M}Z; it is "
+                  f"looked at when the job goes on (update_from_base: "
+                  f"{job.config.update_from_base})."]
     return lines
 
 

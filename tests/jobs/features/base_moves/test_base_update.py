@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from jobs.domain.base_notes import base_merge_card
 from jobs.domain.config import load_config
 from jobs.domain.config_errors import InvalidConfigError
 from jobs.domain.errors import ErrorInfo, RetryClass
@@ -20,7 +19,7 @@ from jobs.domain.records import BaseMerge, CommandEvidence, ReplayedBatch
 from jobs.domain.spec import Recipe
 from jobs.features.base_moves.parts import CONFLICT
 from jobs.features.base_moves.rules import BaseAction, BaseFacts, Replay, decide_base_update
-from jobs.features.base_moves.texts import base_merge_note, conflict_reason, merge_message
+from jobs.features.base_moves.texts import base_merge_card, base_merge_note, conflict_reason, merge_message
 from tests.kit.records import make_batch, make_job
 
 BASE, MERGE, NEW = "d" * 40, "e" * 40, "c" * 40

@@ -14,6 +14,7 @@ from jobs.domain.config import load_config
 from jobs.domain.gates import Verb, apply_verb, open_gate
 from jobs.domain.job import Job
 from jobs.domain.model import GATES, Acceptance, Gate, JobStatus
+from jobs.domain.notes import render_card
 from jobs.domain.records import BaseConflict, BaseMerge, CiResult, LeftOut
 from jobs.features.base_moves.merge import follows_a_base
 from jobs.features.base_moves.parts import CONFLICT, PARTS
@@ -78,3 +79,15 @@ def test_the_base_merges_section_stays_between_the_left_out_files_and_the_ci() -
     note = render_note(job, now=T0)
     assert (note.index("## Left out") < note.index("## Base merges")
             < note.index("## The repository's CI") < note.index("## Leftovers for a human"))
+
+
+def test_the_card_closes_with_the_base_s_merges_and_a_move_not_looked_at_yet() -> None:
+    job = job_on()
+    assert "Base `main`" not in render_card(job)
+    job.base_merges = [BaseMerge(base_sha=BASE, commit="e" * 40, at=T0)]
+    open_gate(job, Gate.MILESTONE, reason="done", now=T0, milestone=1)
+    job.base_moved_at = T0
+    card = render_card(job)
+    assert card.endswith("`main` moved at 2024-05-17 00:00Z; it is looked at when the job goes "
+                         "on (update_from_base: conflicted).")
+    assert "\n\nBase `main` merged 1 time(s); last: base `ddddddd` merged in `eeeeeee`\n" in card
