@@ -12,16 +12,17 @@ from collections.abc import Iterable
 
 from jobs.domain.feature_parts import install_parts
 from jobs.editors import BUILT_IN, RecipeDefinition, install_recipes
-from jobs.engine import base_merge, branch_sync, ci_wait
+from jobs.engine import base_merge, branch_sync
 from jobs.engine.context import Feature
-from jobs.features.bisect.wiring import FEATURE as BISECT
+from jobs.features.bisect.wiring import bisect_feature
+from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
+from jobs.features.ci.wiring import FEATURE as CI
 
 FEATURES: tuple[Feature, ...] = (
-    Feature("ci", safe_point=ci_wait.at_safe_point,  # CI as a verifier: wait for its verdict
-            before_milestone_end=ci_wait.before_milestone_end, after_revert=ci_wait.after_revert),
+    CI,  # CI as a verifier: wait for its verdict (`ci.wait`), the `ci_failed` gate
     Feature("branch", safe_point=branch_sync.sync),  # the branch read again: people's commits
     Feature("base_moves", safe_point=base_merge.update_from_base),  # the moved base merged in
-    BISECT,  # split a failed batch to find its culprit; `batch_size: auto`
+    bisect_feature(ci=CI_CANDIDATES),  # split a failed batch to find its culprit; `batch_size: auto`
 )
 
 

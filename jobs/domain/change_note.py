@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from jobs.domain import ci_notes
 from jobs.domain import markdown_safe as md
 from jobs.domain.base_notes import base_merge_note
 from jobs.domain.feature_parts import NoteSlot, note_sections
@@ -83,7 +82,6 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
                                            for item in job.left_out]]
     lines += base_merge_note(job)
     lines += model_usage(job)
-    lines += ci_notes.note_ci_lines(job)
     lines += note_sections(NoteSlot.EVIDENCE, job)
     lines += _review(job)
     lines += ["", "## Leftovers for a human to confirm", ""]

@@ -49,7 +49,6 @@ class Gate(StrEnum):
     HUMAN_COMMIT = "human_commit"
     INTERRUPTED = "interrupted"
     BUDGET = "budget"
-    CI_FAILED = "ci_failed"
     CONFLICT = "conflict"
 
 
@@ -166,10 +165,6 @@ GATES: dict[str, GateRule] = {
     Gate.BUDGET: GateRule("the job spent its language-model token budget", _A,
                           "grant one more budget", frozenset({_A, _S}), ("skip <reason>", "cancel"),
                           4),
-    Gate.CI_FAILED: GateRule("a required check of the repository's CI failed or timed out", _A,
-                             "accept the red CI result as it is (the note names it)",
-                             frozenset({_A, _R, _S}),
-                             ("retry", "skip <reason>", "revert <batch>", "cancel"), 4),
     Gate.CONFLICT: GateRule("the base moved and the merge conflicts where no recipe can replay",
                             _A, "continue on the branch as a maintainer resolved it",
                             frozenset({_A}), ("cancel",), 4),

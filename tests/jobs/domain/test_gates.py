@@ -11,6 +11,7 @@ from jobs.domain.gates import RefusedError, Verb, apply_verb, open_gate
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import GATES, Acceptance, BatchStatus, Gate, JobStatus
 from jobs.domain.voice import LOCAL
+from jobs.features.ci.parts import CI_FAILED
 from tests.kit.records import T0, make_batch, make_job
 
 # DESIGN.md "Gates, commands and exit codes": the verbs each gate takes (revert is its own command).
@@ -25,10 +26,10 @@ DESIGN_VERBS: dict[Gate, set[Verb]] = {
     Gate.HUMAN_COMMIT: {Verb.APPROVE, Verb.CANCEL},
     Gate.INTERRUPTED: {Verb.APPROVE, Verb.CANCEL},
     Gate.BUDGET: {Verb.APPROVE, Verb.SKIP, Verb.CANCEL},
-    Gate.CI_FAILED: {Verb.APPROVE, Verb.RETRY, Verb.SKIP, Verb.CANCEL},
+    CI_FAILED: {Verb.APPROVE, Verb.RETRY, Verb.SKIP, Verb.CANCEL},
 }
 BATCHED_GATES = {Gate.LARGE_CHANGE, Gate.DELETION, Gate.SCOPE, Gate.FAILURE, Gate.BUDGET,
-                 Gate.CI_FAILED}  # ci_failed: about one batch with `ci.wait: per_batch`
+                 CI_FAILED}  # ci_failed: about one batch with `ci.wait: per_batch`
 
 
 def gated_job(kind: Gate, *, batch_status: BatchStatus | None = None,
@@ -168,7 +169,7 @@ def test_approve_resumes(kind: Gate) -> None:
 # --- skip ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", sorted(k for k in Gate if Verb.SKIP in GATES[k].verbs))
+@pytest.mark.parametrize("kind", sorted(k for k in GATES if Verb.SKIP in GATES[k].verbs))
 def test_skip_marks_the_batch_skipped_with_its_reason(kind: Gate) -> None:
     job = gated_job(kind)
     message = apply_verb(job, Verb.SKIP, reason="  generated code  ")
@@ -283,7 +284,7 @@ def test_matching_gate_id_is_accepted() -> None:
 
 
 NOT_ACCEPTED = sorted(
-    (kind, verb) for kind in Gate for verb in (Verb.APPROVE, Verb.RETRY, Verb.SKIP)
+    (kind, verb) for kind in GATES for verb in (Verb.APPROVE, Verb.RETRY, Verb.SKIP)
     if verb not in GATES[kind].verbs
 )
 
