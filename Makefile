@@ -14,7 +14,8 @@ test-fast:
 # The pure rooms alone (jobs/domain and the features' rules: no git, Redis or sandbox), in seconds.
 PURE_TESTS = tests/jobs/domain tests/jobs/features/bisect/test_rules.py \
 	tests/jobs/features/campaigns/test_rules.py tests/jobs/features/campaigns/test_gate_rules.py \
-	tests/jobs/features/campaigns/test_record_counters.py
+	tests/jobs/features/campaigns/test_record_counters.py tests/jobs/features/ci/test_ci.py \
+	tests/jobs/features/ci/test_ci_gate.py tests/jobs/features/ci/test_ci_config.py
 test-pure:
 	STEPWISE_EXTRAS='[dev]' bash -c 'source scripts/_venv.sh && "$$VENV/bin/python" -m pytest -q $(PURE_TESTS)'
 

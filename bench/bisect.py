@@ -33,6 +33,7 @@ from jobs.domain.gates import Verb
 from jobs.domain.model import BatchStatus
 from jobs.domain.spec import IssueTask
 from jobs.features.bisect.wiring import bisect_feature
+from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
 from jobs.local import LocalSession
 from tests.kit import f401_repos
 from tests.kit.bisect_repos import NUMBER, CountingSandbox, build, rename_issue
@@ -77,7 +78,7 @@ def run_task(name: str, repo: Path, number: int, task: IssueTask, good: int, *,
     sandbox = CountingSandbox()
     session = LocalSession(repo, number, sink=Recorder(), sandbox=sandbox)  # type: ignore[arg-type]
     session.services.features = with_feature(session.services.features,
-                                             bisect_feature(enabled=split))
+                                             bisect_feature(ci=CI_CANDIDATES, enabled=split))
     started = time.perf_counter()
     outcome = session.run(task, yes=True)
     interventions, before_first_gate = 0, None

@@ -14,9 +14,12 @@ from collections.abc import Iterable
 from jobs.domain.feature_parts import install_parts
 from jobs.editors import RecipeDefinition, command, install_recipes, replace
 from jobs.editors.llm import recipe as llm
-from jobs.engine import base_merge, branch_sync, ci_wait
+from jobs.engine import branch_sync
 from jobs.engine.context import Feature
-from jobs.features.bisect.wiring import FEATURE as BISECT
+from jobs.features.base_moves.wiring import FEATURE as BASE_MOVES
+from jobs.features.bisect.wiring import bisect_feature
+from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
+from jobs.features.ci.wiring import FEATURE as CI
 from jobs.features.environments.wiring import FEATURE as ENVIRONMENTS
 from jobs.features.llm.wiring import FEATURE as LLM
 
@@ -27,11 +30,10 @@ BUILT_IN: tuple[RecipeDefinition, ...] = (  # the recipes, one line each (jobs/e
 )
 
 FEATURES: tuple[Feature, ...] = (
-    Feature("ci", safe_point=ci_wait.at_safe_point,  # CI as a verifier: wait for its verdict
-            before_milestone_end=ci_wait.before_milestone_end, after_revert=ci_wait.after_revert),
+    CI,  # CI as a verifier: wait for its verdict (`ci.wait`), the `ci_failed` gate
     Feature("branch", safe_point=branch_sync.sync),  # the branch read again: people's commits
-    Feature("base_moves", safe_point=base_merge.update_from_base),  # the moved base merged in
-    BISECT,  # split a failed batch to find its culprit; `batch_size: auto`
+    BASE_MOVES,  # the moved base merged in (the `conflict` gate, the note's base merges)
+    bisect_feature(ci=CI_CANDIDATES),  # split a failed batch to find its culprit; `batch_size: auto`
     LLM,  # recipe llm's ties to the loop: endpoint, editor's extras, `budget` gate, model usage
     ENVIRONMENTS,  # `setup` builds the job's environment, cached
 )

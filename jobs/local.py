@@ -28,11 +28,11 @@ from jobs.domain.voice import local_voice
 from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
 from jobs.editors.llm_settings import LlmSettings
 from jobs.engine import usecases
-from jobs.engine.base_merge import moved_base_notice
 from jobs.engine.context import Feature, Outcome, Services, outcome_of
 from jobs.engine.engine import Engine
 from jobs.engine.revert import revert_batch
 from jobs.engine.start import create_job, start_checks
+from jobs.features.base_moves.merge import moved_base_notice
 from jobs.features.llm.draft import draft_job
 from jobs.features.llm.start import llm_enabled
 from jobs.ports import Publication

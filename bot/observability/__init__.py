@@ -1,8 +1,8 @@
 """What the web app and the workers tell the operator: `metrics.py` (the Prometheus metrics, read
 from Redis), `github_metrics.py` (GitHub calls, retries, 304s and rate limits per installation),
 `process_metrics.py` (what the web process counts itself: Redis being down), `jsonlog.py` (one
-JSON object per log line, with the delivery's trace) and `logs.py` (the logging set-up, with the
-redaction filter on every handler).
+JSON object per log line, with the fields and the delivery's trace bound by bot/log_context.py)
+and `logs.py` (the logging set-up, with the redaction filter on every handler).
 
 Contract: nothing here changes a job; tokens never reach a log line.
 """

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from jobs.domain import ci_notes
 from jobs.domain import markdown_safe as md
-from jobs.domain.base_notes import base_merge_note
 from jobs.domain.feature_parts import NoteSlot, note_sections
 from jobs.domain.human_commits import commits_by_people_lines
 from jobs.domain.job import Batch, Job
@@ -80,9 +78,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     if job.left_out:
         lines += ["", "## Left out", "", *[f"- {md.code(item.path)} — {md.message(item.rule)}"
                                            for item in job.left_out]]
-    lines += base_merge_note(job)
-    lines += note_sections(NoteSlot.AFTER_LEFT_OUT, job)  # llm: the model usage
-    lines += ci_notes.note_ci_lines(job)
+    lines += note_sections(NoteSlot.AFTER_LEFT_OUT, job)  # base merges (base_moves), model usage (llm)
     lines += note_sections(NoteSlot.EVIDENCE, job)
     lines += _review(job)
     lines += ["", "## Leftovers for a human to confirm", ""]

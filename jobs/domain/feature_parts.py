@@ -1,9 +1,11 @@
-"""What a feature adds to the pure rooms: its gate rows and its sections of the change note.
+"""What a feature adds to the pure rooms: its gate rows, its sections of the change note and its
+lines in the plan and the progress card.
 
 A feature's folder (jobs/features/<name>/) builds one `FeatureParts`; the composition roots
 (jobs/local.py, bot/server/context.py, the CLI) install them with `install_parts` before a
 record is read, as they install the recipes, so a record that names a feature's gate reads back.
-A new gate is one `GateRow`; a new note section is one `NoteSection`.
+A new gate is one `GateRow`; a new note section is one `NoteSection`; lines in the plan or the
+card are one `CardSection`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from jobs.domain.gate_passes import PASSES, PassRow
-from jobs.domain.job import Job
+from jobs.domain.job import Batch, Job
 from jobs.domain.model import GATES, GateRule
 
 
@@ -22,7 +24,7 @@ class NoteSlot(StrEnum):
     """Where in the change note a feature's section goes."""
 
     AFTER_BATCHES = "after_batches"  # right after the batches table and the plan history
-    AFTER_LEFT_OUT = "after_left_out"  # after the files left out, before the model usage
+    AFTER_LEFT_OUT = "after_left_out"  # after the files left out (base merges, model usage)
     EVIDENCE = "evidence"  # after the batches' evidence, before the final review
 
 
@@ -45,12 +47,25 @@ class NoteSection:
 
 
 @dataclass(frozen=True)
+class CardSection:
+    """A feature's lines in the plan and the progress card (jobs/domain/notes.py), each optional:
+    a place it has nothing to say gets nothing."""
+
+    plan: Callable[[Job], list[str]] | None = None  # the plan's list, after the branch line
+    status: Callable[[Job], list[str]] | None = None  # the card, under the status and the gate
+    batch: Callable[[Job, Batch], str] | None = None  # words at the end of a batch's card line
+    milestone: Callable[[Job, int], list[str]] | None = None  # under a milestone's batches
+    closing: Callable[[Job], list[str]] | None = None  # the card's last lines, after the batches
+
+
+@dataclass(frozen=True)
 class FeatureParts:
-    """A feature's pure parts: its gate rows and its note sections."""
+    """A feature's pure parts: its gate rows, its note sections and its card sections."""
 
     name: str
     gates: tuple[GateRow, ...] = ()
     note_sections: tuple[NoteSection, ...] = ()
+    card_sections: tuple[CardSection, ...] = ()
 
 
 _installed: dict[str, FeatureParts] = {}
@@ -96,3 +111,33 @@ def note_sections(slot: NoteSlot, job: Job) -> list[str]:
     """The installed features' sections for `slot`, in the order the features were installed."""
     return [line for part in _installed.values() for section in part.note_sections
             if section.slot is slot for line in section.lines(job)]
+
+
+def _card_sections() -> list[CardSection]:
+    return [section for part in _installed.values() for section in part.card_sections]
+
+
+def plan_lines(job: Job) -> list[str]:
+    """The installed features' lines in the plan, in the order the features were installed."""
+    return [line for s in _card_sections() if s.plan is not None for line in s.plan(job)]
+
+
+def card_status_lines(job: Job) -> list[str]:
+    """The installed features' lines under the card's status (and its open gate)."""
+    return [line for s in _card_sections() if s.status is not None for line in s.status(job)]
+
+
+def card_batch_words(job: Job, batch: Batch) -> str:
+    """The installed features' words at the end of `batch`'s line in the card."""
+    return "".join(s.batch(job, batch) for s in _card_sections() if s.batch is not None)
+
+
+def card_milestone_lines(job: Job, milestone: int) -> list[str]:
+    """The installed features' lines under `milestone`'s batches in the card."""
+    return [line for s in _card_sections() if s.milestone is not None
+            for line in s.milestone(job, milestone)]
+
+
+def card_closing_lines(job: Job) -> list[str]:
+    """The installed features' lines at the end of the card, after the batches."""
+    return [line for s in _card_sections() if s.closing is not None for line in s.closing(job)]

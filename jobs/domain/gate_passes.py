@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jobs.domain.job import Batch, Job, OpenGate
-from jobs.domain.model import Acceptance, BatchStatus, FailureCause, Gate, JobStatus, Verb
+from jobs.domain.model import Acceptance, FailureCause, Gate, JobStatus, Verb
 
 # A row's action: the job (already `running` again, unless the row plans), the gate, the
 # answer and the gate's batch (None when the gate is not about one); what happened, in words.
@@ -102,36 +102,9 @@ def failure_row(gate: OpenGate) -> PassRow:
     return FAILURE_PASSES[gate.cause or FailureCause.FAULT]
 
 
-def _ci_failed(job: Job, _gate: OpenGate, verb: Verb, _batch: Batch | None) -> str:
-    """`approve`: take the CI result as it is (the note names it); `retry`: re-run the failing
-    checks and wait again. (`skip` of a batch went the shared way: the engine withdraws it.)"""
-    wait = job.ci_wait
-    if wait is None:
-        return "gate ci_failed passed"
-    what = f"milestone {wait.number}" if wait.scope == "milestone" else f"batch {wait.number}"
-    if verb is Verb.RETRY:
-        wait.rerun = True
-        return f"re-running the failed checks of {what}, then waiting for CI again"
-    for result in reversed(job.ci_results_of(wait.scope, wait.number)):
-        if result.sha == wait.sha:
-            result.accepted = True
-            break
-    if wait.scope == "batch":
-        ci_batch = job.batch(wait.number)
-        if ci_batch.status is BatchStatus.AWAITING_CI:
-            ci_batch.set_status(BatchStatus.COMPLETED)
-    job.ci_wait = None
-    return f"the CI failure of {what} is accepted as it is (named in the note)"
-
-
 def _human_commit(job: Job, _gate: OpenGate, _verb: Verb, _batch: Batch | None) -> str:
     job.accept(Acceptance.BRANCH_HEAD)
     return "continuing on top of the pushed commits"
-
-
-def _conflict(job: Job, _gate: OpenGate, _verb: Verb, _batch: Batch | None) -> str:
-    job.accept(Acceptance.BRANCH_HEAD)  # the maintainer's merge commit is not someone else's work
-    return "continuing on the branch as the maintainer resolved the conflict"
 
 
 # Keyed like the gate table (jobs/domain/model.py GATES): a feature's rows are added with it.
@@ -145,8 +118,6 @@ PASSES: dict[str, PassRow] = {
     Gate.FAILURE: PassRow(_failure),
     Gate.HUMAN_COMMIT: PassRow(_human_commit),
     Gate.INTERRUPTED: PassRow(passed),
-    Gate.CI_FAILED: PassRow(_ci_failed),
-    Gate.CONFLICT: PassRow(_conflict),
 }
 
 

@@ -48,8 +48,6 @@ class Gate(StrEnum):
     FAILURE = "failure"
     HUMAN_COMMIT = "human_commit"
     INTERRUPTED = "interrupted"
-    CI_FAILED = "ci_failed"
-    CONFLICT = "conflict"
 
 
 class FailureCause(StrEnum):
@@ -162,13 +160,6 @@ GATES: dict[str, GateRule] = {
                                 ("cancel",), 4),
     Gate.INTERRUPTED: GateRule("the job was interrupted three times in a row", _A,
                                "resume the job", frozenset({_A}), ("cancel",), 4),
-    Gate.CI_FAILED: GateRule("a required check of the repository's CI failed or timed out", _A,
-                             "accept the red CI result as it is (the note names it)",
-                             frozenset({_A, _R, _S}),
-                             ("retry", "skip <reason>", "revert <batch>", "cancel"), 4),
-    Gate.CONFLICT: GateRule("the base moved and the merge conflicts where no recipe can replay",
-                            _A, "continue on the branch as a maintainer resolved it",
-                            frozenset({_A}), ("cancel",), 4),
 }
 
 

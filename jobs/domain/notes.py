@@ -7,9 +7,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC
 
-from jobs.domain import ci_notes
 from jobs.domain import markdown_safe as md
-from jobs.domain.base_notes import base_merge_card
+from jobs.domain.feature_parts import (
+    card_batch_words,
+    card_closing_lines,
+    card_milestone_lines,
+    card_status_lines,
+    plan_lines,
+)
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.git_versions import version_lines
 from jobs.domain.job import Batch, Job
@@ -117,7 +122,7 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
         *version_lines(job.git_version, base=job.base_sha),
         f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
         f"- Branch: {md.code(job.branch)}",
-        *ci_notes.plan_ci_lines(job),
+        *plan_lines(job),  # the features' lines (CI: what the job waits for)
     ]
     failing = [c for c in job.baseline if c.exit_code != 0 or c.timed_out]
     if job.baseline_ok is False and failing:
@@ -270,7 +275,7 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
     if job.error is not None:
         lines += ["", f"Error `{job.error.code}` ({job.error.retry_class}): "
                       f"{md.message(voice.speak(job.error.message))}"]
-    lines += ci_notes.card_ci_lines(job)
+    lines += card_status_lines(job)  # the features' (CI: while the job waits for it)
     small = len(job.batches) <= CARD_DETAIL_LIMIT
     focus = focus_milestone(job)
     folded: list[int] = []
@@ -298,13 +303,13 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
         lines.append(f"\nMilestone {milestone} ({counts} completed)\n")
         if show:
             lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b, link)}"
-                         f"{split_words(job, b)}{ci_notes.batch_ci_words(job, b)}"
+                         f"{split_words(job, b)}{card_batch_words(job, b)}"
                          for b in batches)
-        lines += ci_notes.milestone_ci_lines(job, milestone)
+        lines += card_milestone_lines(job, milestone)
     flush()
     lines += split_card_lines(job)
     lines += auto_size_line(job)
-    lines += base_merge_card(job)
+    lines += card_closing_lines(job)  # the features' (base_moves: the base's merges)
     return voice.speak("\n".join(lines))
 
 

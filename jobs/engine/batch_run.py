@@ -11,7 +11,7 @@ from jobs.domain.model import BatchStatus, Gate
 from jobs.domain.notes import files_label, render_card
 from jobs.domain.records import Attempt
 from jobs.domain.spec import Recipe
-from jobs.engine import ci_checks, ci_wait
+from jobs.engine import ci_checks
 from jobs.engine.attempt import AttemptOutcome, Result
 from jobs.engine.batch_facts import record_changes
 from jobs.engine.context import JobContext
@@ -86,10 +86,12 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
         batch.commit, batch.leftovers = outcome.commit, outcome.leftovers
         record_changes(engine.services.repository, job, batch, attempt, outcome.changed)
         batch.consecutive_failures = 0
-        batch.set_status(ci_wait.status_after_push(engine, batch, batch.commit or job.head_sha))
+        before = batch.status
         for feature in engine.features():
             if feature.after_push is not None:
                 feature.after_push(engine, batch)
+        if batch.status is before:  # no feature held it (CI per_batch: `awaiting_ci`)
+            batch.set_status(BatchStatus.COMPLETED)
         engine.event("batch", f"batch {batch.number} committed", batch.number)
         engine.save(touched=touched)
         engine.publish(Publication.PROGRESS, render_card(job))

@@ -23,7 +23,6 @@ from jobs.domain.reconcile import (
     reconcile,
 )
 from jobs.domain.records import BaseMerge
-from jobs.engine import ci_wait
 from jobs.engine.context import JobContext
 from jobs.engine.human_commits import record_human_commits
 from jobs.ports import Commit, Workspace
@@ -86,7 +85,9 @@ def apply_decision(engine: JobContext, decision: BranchDecision) -> bool:
             continue
         batch = job.batch(meaning.batch)
         if isinstance(meaning, Adopt):
-            adopted = ci_wait.adopted_status(engine, batch, meaning.sha)  # per_batch: a candidate
+            adopted = next((held for f in engine.features() if f.adopt is not None and
+                            (held := f.adopt(engine, batch, meaning.sha)) is not None),
+                           BatchStatus.COMPLETED)  # CI per_batch: a candidate awaiting CI
             if batch.status is not adopted:
                 batch.set_status(adopted)
             batch.commit, batch.adopted, batch.consecutive_failures = meaning.sha, True, 0

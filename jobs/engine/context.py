@@ -19,7 +19,7 @@ from jobs.domain.errors import ErrorInfo
 from jobs.domain.feature_parts import FeatureParts
 from jobs.domain.gates import open_gate
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import FailureCause, JobStatus
+from jobs.domain.model import BatchStatus, FailureCause, JobStatus
 from jobs.domain.notes import gate_prompt
 from jobs.domain.records import Attempt, CiWait, CommandEvidence, Event
 from jobs.domain.sandboxing import EnvironmentLayer, SandboxPolicy
@@ -95,9 +95,17 @@ class SafePointHook(Protocol):
 
 
 class AfterPushHook(Protocol):
-    """A batch's commit is on the branch and recorded (its status set, not yet saved)."""
+    """A batch's commit is on the branch and recorded, not yet saved: a hook may hold the batch
+    (CI per_batch: `awaiting_ci`); one that no hook held the engine then completes."""
 
     def __call__(self, engine: JobContext, batch: Batch, /) -> None: ...
+
+
+class AdoptHook(Protocol):
+    """A batch's commit found on the branch (its worker died between push and record): the
+    status it takes instead of `completed` (CI per_batch: `awaiting_ci`), or None."""
+
+    def __call__(self, engine: JobContext, batch: Batch, sha: str, /) -> BatchStatus | None: ...
 
 
 class MilestoneEndHook(Protocol):
@@ -153,6 +161,7 @@ class Feature:
     active: Callable[[Job], bool] = lambda _job: True
     safe_point: SafePointHook | None = None
     after_push: AfterPushHook | None = None
+    adopt: AdoptHook | None = None  # a batch commit found on the branch (branch_sync)
     before_milestone_end: MilestoneEndHook | None = None
     after_revert: JobHook | None = None
     at_end: JobHook | None = None

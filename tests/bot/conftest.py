@@ -25,6 +25,7 @@ from bot.web.app import create_app
 from jobs.adapters.sandbox import make_sandbox
 from jobs.composition import with_feature
 from jobs.features.bisect.wiring import bisect_feature
+from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
 from tests.kit.github import FakeGitHub
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.redis_server import free_port
@@ -153,7 +154,8 @@ def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] 
         config = Settings(**options)
         ctx = ServerContext.from_settings(config, connection=connection,
                                           sandbox=make_sandbox(require_isolation=True))
-        ctx.features = with_feature(ctx.features, bisect_feature(enabled=split_batches))
+        ctx.features = with_feature(ctx.features,
+                                    bisect_feature(ci=CI_CANDIDATES, enabled=split_batches))
         install_handlers(handlers(ctx))
         with served(create_app(config, connection)) as url:
             yield World(gh, url, connection, ctx)

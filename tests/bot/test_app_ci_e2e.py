@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.features.ci.parts import CI_FAILED
 from tests.bot.ci_world import (
     FAILING_LOG,
     approved,
@@ -87,7 +88,7 @@ def test_a_red_milestone_names_the_batch_then_revert_makes_it_green(ci_world: Wo
                     log=FAILING_LOG)
     world.work()
     job = world.job()
-    assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.CI_FAILED
+    assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind == CI_FAILED
     guilty = next(b.number for b in job.batches if BROKEN_MODULE in b.files)
     pull = pull_number(world, job)
     gate = [b for b in world.bodies(pull) if "Waiting at gate `ci_failed`" in b]

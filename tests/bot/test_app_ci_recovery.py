@@ -18,6 +18,7 @@ from bot.plumbing.queue import queue
 from bot.server import reaper
 from bot.server.reconciler import reconcile
 from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.features.ci.parts import CI_FAILED
 from tests.bot.ci_world import approved, ci_world, player, pull_number, waited_sha
 from tests.bot.conftest import SECRET, World
 from tests.kit.local_e2e import STEPWISE
@@ -61,7 +62,7 @@ def test_a_check_that_never_finishes_opens_the_ci_gate_at_the_timeout(ci_world: 
     reconcile(world.ctx)
     world.work()
     job = world.job()
-    assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.CI_FAILED
+    assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind == CI_FAILED
     assert "timed out" in job.gate.reason and "tests" in job.gate.reason
 
 
@@ -153,7 +154,7 @@ def test_retry_at_the_ci_gate_re_runs_the_failed_checks_and_a_green_re_run_goes_
     ci.report(sha, "tests", "failure", log="flaky\n")
     world.work()
     job = world.job()
-    assert job.gate is not None and job.gate.kind is Gate.CI_FAILED
+    assert job.gate is not None and job.gate.kind == CI_FAILED
     world.comment("/stepwise retry", by="maria", on=pull_number(world, job))
     world.work()
     job = world.job()

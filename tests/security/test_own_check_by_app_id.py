@@ -14,10 +14,12 @@ import pytest
 from bot.github.app import GitHubApp
 from bot.github.client import Installation
 from bot.github.forge import GitHubForge
-from jobs.domain.ci import CiState, CiVerdict, ci_verdict
+from jobs.domain.ci import CiState, CiVerdict
 from jobs.domain.job import Job
-from jobs.domain.model import Gate, JobStatus
-from jobs.engine.ci_wait import requirement
+from jobs.domain.model import JobStatus
+from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.rules import ci_verdict
+from jobs.features.ci.verdict import requirement
 from tests.bot.ci_world import approved, ci_world, player, waited_sha
 from tests.bot.conftest import World
 from tests.kit.github import FakeGitHub
@@ -108,5 +110,5 @@ def test_through_the_app_an_impostor_s_red_stepwise_check_opens_ci_failed(
     world.work()
     job = world.job()
     assert job.status is JobStatus.AWAITING_HUMAN and job.gate is not None
-    assert job.gate.kind is Gate.CI_FAILED, job.gate.kind
+    assert job.gate.kind == CI_FAILED, job.gate.kind
     assert "Stepwise" in (job.gate.reason or "")

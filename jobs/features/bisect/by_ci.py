@@ -10,6 +10,7 @@ verdict is recorded like a local result, the candidate is withdrawn, and the bis
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, Protocol
 
 from jobs.domain import markdown_safe as md
 from jobs.domain.ci import CiState, CiVerdict
@@ -18,11 +19,25 @@ from jobs.domain.model import BatchStatus
 from jobs.domain.note_parts import short
 from jobs.domain.records import CiWait
 from jobs.domain.split_record import SplitState, SubsetResult
-from jobs.engine import ci_wait
 from jobs.engine.context import JobContext
 from jobs.ports import CiFailure, Publication
 
 CANDIDATE_TRAILER = "Stepwise-Candidate"
+
+
+class CiCandidates(Protocol):
+    """What a split asks of CI, given by the CI feature (jobs/features/ci/wiring.py
+    `CANDIDATES`; jobs/composition.py wires it in, so neither feature imports the other)."""
+
+    def begin(self, engine: JobContext, *, scope: Literal["milestone", "batch"], number: int,
+              sha: str) -> bool:
+        """Wait for CI on `sha`; False when this repository has no CI."""
+        ...
+
+    def take_back(self, engine: JobContext, wait: CiWait, batch: Batch) -> bool:
+        """Withdraw the judged commit `wait.sha`; False when the branch moved on top of it
+        (the human_commit gate is then open)."""
+        ...
 
 
 def named_files(batch: Batch, failures: Sequence[CiFailure]) -> list[str]:
@@ -49,7 +64,8 @@ def ci_split_state(engine: JobContext, batch: Batch, wait: CiWait,
     return state
 
 
-def push_candidate(engine: JobContext, batch: Batch, result: SubsetResult) -> bool:
+def push_candidate(ci: CiCandidates, engine: JobContext, batch: Batch,
+                   result: SubsetResult) -> bool:
     """Push the subset (validated locally) as a candidate commit and wait for CI on it; False
     when this repository turned out to have no CI (the local result then stands)."""
     job, repo = engine.job, engine.services.repository
@@ -61,7 +77,7 @@ def push_candidate(engine: JobContext, batch: Batch, result: SubsetResult) -> bo
     local = engine.runner.worktree.commit_tree(result.tree, job.head_sha, message)
     sha = repo.advance_branch(job.branch, local, job.head_sha)
     state.candidate, state.candidate_sha = result, sha
-    if not ci_wait.begin(engine, scope="batch", number=batch.number, sha=sha):
+    if not ci.begin(engine, scope="batch", number=batch.number, sha=sha):
         repo.withdraw(job.branch, sha, job.head_sha)
         state.candidate, state.candidate_sha = None, ""
         return False
@@ -80,7 +96,7 @@ def is_candidate(batch: Batch, wait: CiWait) -> bool:
     return state is not None and state.candidate is not None and state.candidate_sha == wait.sha
 
 
-def candidate_result(engine: JobContext, batch: Batch, wait: CiWait,
+def candidate_result(ci: CiCandidates, engine: JobContext, batch: Batch, wait: CiWait,
                      verdict: CiVerdict) -> SubsetResult | None:
     """CI's verdict on the pending candidate as a subset result, the candidate withdrawn
     (None: the branch moved on top of it, and the human_commit gate is open)."""
@@ -93,6 +109,6 @@ def candidate_result(engine: JobContext, batch: Batch, wait: CiWait,
     engine.job.ci_wait = None
     state.candidate, state.candidate_sha = None, ""
     batch.set_status(BatchStatus.FAILED)
-    if not ci_wait.take_back(engine, wait, batch):
+    if not ci.take_back(engine, wait, batch):
         return None
     return result

@@ -51,6 +51,7 @@ class BisectHooks:
     gate): the benchmark's baseline."""
 
     enabled: bool = True
+    ci: by_ci.CiCandidates | None = None  # the CI feature's, for a split a red check started
 
     # -- the engine's hooks -----------------------------------------------------------------
     def before_batch(self, engine: JobContext, batch: Batch) -> bool:
@@ -106,9 +107,9 @@ class BisectHooks:
 
     def candidate_checked(self, engine: JobContext, batch: Batch, wait: CiWait,
                           verdict: CiVerdict) -> bool:
-        if not by_ci.is_candidate(batch, wait):
+        if self.ci is None or not by_ci.is_candidate(batch, wait):
             return False
-        result = by_ci.candidate_result(engine, batch, wait, verdict)
+        result = by_ci.candidate_result(self.ci, engine, batch, wait, verdict)
         if result is not None:
             self._keep(engine, batch, result)
             self._bisect(engine, batch)
@@ -170,7 +171,8 @@ class BisectHooks:
             if result is None:
                 self._give_up(engine, batch, "a setup command failed")
                 return
-            if result.passed and state.by_ci and by_ci.push_candidate(engine, batch, result):
+            if result.passed and state.by_ci and self.ci is not None and \
+                    by_ci.push_candidate(self.ci, engine, batch, result):
                 return  # CI judges it: candidate_checked goes on from its verdict
             self._keep(engine, batch, result)
 

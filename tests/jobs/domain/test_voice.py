@@ -14,13 +14,14 @@ from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.gates import open_gate
 from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, FailureCause, Gate, JobStatus
+from jobs.domain.model import GATES, BatchStatus, FailureCause, Gate, JobStatus
 from jobs.domain.notes import gate_prompt, render_card, render_plan
 from jobs.domain.records import CommandEvidence, FinalReview
 from jobs.domain.spec import Recipe
 from jobs.domain.verdicts import review_gate_report
 from jobs.domain.voice import TOKEN_VERBS, Voice, cmd, local_voice
 from jobs.engine.baseline import baseline_report
+from jobs.features.ci.parts import CI_FAILED
 from tests.kit.records import T0, make_batch, make_job
 
 LOCAL = local_voice("--repo /src/app --number 7")
@@ -38,7 +39,7 @@ def report(code: str, retry_class: RetryClass = RetryClass.NEEDS_HUMAN) -> Error
                           f"{cmd('status')} shows where it is")
 
 
-def at_gate(kind: Gate, recipe: Recipe = Recipe.REPLACE, gate_report: ErrorInfo | None = None,
+def at_gate(kind: str, recipe: Recipe = Recipe.REPLACE, gate_report: ErrorInfo | None = None,
             cause: FailureCause | None = None) -> Job:
     batches = [make_batch(1, status=BatchStatus.COMPLETED, files=["a.py"]),
                make_batch(2, files=["b.py"])]
@@ -56,7 +57,7 @@ def at_gate(kind: Gate, recipe: Recipe = Recipe.REPLACE, gate_report: ErrorInfo 
 def every_gate(*, server: bool) -> list[Job]:
     """Each gate, plus the reports with hints of their own (a baseline report's hint is the
     mode's: a server job has an installation)."""
-    jobs = [at_gate(kind) for kind in Gate]
+    jobs = [at_gate(kind) for kind in GATES]  # the built-in gates and the features'
     baseline = make_job(status=JobStatus.PLANNING)
     baseline.server.installation_id = 1 if server else None
     baseline.baseline, baseline.baseline_ok = [FAILING], False
@@ -132,7 +133,7 @@ def test_a_failed_final_review_recommends_approve_with_its_own_meaning() -> None
 
 
 def test_ci_failed_says_approve_accepts_the_red_ci() -> None:
-    prompt = gate_prompt(at_gate(Gate.CI_FAILED), voice=server_voice())
+    prompt = gate_prompt(at_gate(CI_FAILED), voice=server_voice())
     assert "To accept the red CI result as it is (the note names it): `/stepwise approve`" in prompt
 
 

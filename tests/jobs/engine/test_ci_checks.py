@@ -10,7 +10,7 @@ from jobs.domain.gates import Verb, apply_verb
 from jobs.domain.model import JobStatus
 from jobs.domain.records import Attempt, CommandEvidence
 from jobs.engine import ci_checks
-from tests.jobs.engine.ci_kit import rig
+from tests.jobs.features.ci.ci_kit import rig
 
 MYPY_OUT = 'calc/alpha/area.py:3: error: Name "new_sum" is not defined  [name-defined]\n' \
     "/tmp/stepwise/repo/calc/alpha/perimeter.py:4: error: Too many arguments  [call-arg]\n" \

@@ -9,7 +9,7 @@ from bot.demo.scripted_llm import ScriptedServer
 from jobs.domain.annotations import Annotation
 from jobs.domain.model import BatchStatus
 from jobs.ports import CiFailure
-from tests.jobs.engine.ci_kit import rig
+from tests.jobs.features.ci.ci_kit import rig
 from tests.kit.llm import ALPHA, good_reply, llm_issue, settings
 
 

@@ -1,4 +1,4 @@
-"""`retry` at `ci_failed` when the forge cannot re-run a failed check (jobs/engine/ci_rerun.py):
+"""`retry` at `ci_failed` when the forge cannot re-run a failed check (jobs/features/ci/rerun.py):
 the gate opens again at once, saying what to press instead, and the job never waits for a
 re-run nobody started; once the check runs again (started by hand), `retry` waits for it."""
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 from jobs.domain.gates import Verb, apply_verb
 from jobs.domain.model import Gate, JobStatus
-from tests.jobs.engine.test_ci_milestone import red_tests, waiting_at_milestone_1
+from jobs.features.ci.parts import CI_FAILED
+from tests.jobs.features.ci.test_ci_milestone import red_tests, waiting_at_milestone_1
 
 
 def test_a_check_the_forge_cannot_re_run_keeps_the_gate_open_with_what_to_press(
@@ -18,7 +19,7 @@ def test_a_check_the_forge_cannot_re_run_keeps_the_gate_open_with_what_to_press(
     red_tests(ci_rig, sha)
     ci_rig.advance()
     job = ci_rig.job
-    assert job.gate is not None and job.gate.kind is Gate.CI_FAILED
+    assert job.gate is not None and job.gate.kind == CI_FAILED
     ci_rig.forge.rerun_refused = {"tests"}
     apply_verb(job, Verb.RETRY)
     ci_rig.services.store.save(job)
@@ -26,7 +27,7 @@ def test_a_check_the_forge_cannot_re_run_keeps_the_gate_open_with_what_to_press(
     job = ci_rig.job
     assert ci_rig.forge.reruns == [(sha, ("tests",))]
     assert job.status is JobStatus.AWAITING_HUMAN and not job.waiting_for_ci
-    assert job.gate is not None and job.gate.kind is Gate.CI_FAILED
+    assert job.gate is not None and job.gate.kind == CI_FAILED
     assert "could not re-run every failed check of milestone 1" in job.gate.reason
     assert "- re-run `tests` by hand" in job.gate.reason
     assert job.gate.report is not None and "tests" in job.gate.report.message

@@ -1,5 +1,5 @@
 """The `ci_failed` gate's answers (jobs/domain/gates.py), as pure changes to the record, and
-the CI renderers (jobs/domain/ci_notes.py) the card, the gate and the note show."""
+the CI renderers (jobs/features/ci/notes.py) the card, the gate and the note show."""
 
 from __future__ import annotations
 
@@ -8,14 +8,16 @@ from datetime import timedelta
 import pytest
 
 from jobs.domain.annotations import Annotation
-from jobs.domain.ci import CheckObservation, CiRequirement, ci_verdict
-from jobs.domain.ci_notes import batches_named, failure_report, plan_ci_lines
+from jobs.domain.ci import CheckObservation
 from jobs.domain.config import load_config
 from jobs.domain.gates import RefusedError, Verb, apply_verb, open_gate
 from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.notes import gate_prompt, render_card
 from jobs.domain.records import CiResult, CiWait
+from jobs.features.ci.notes import batches_named, failure_report, plan_ci_lines
+from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.rules import CiRequirement, ci_verdict
 from jobs.ports import CiFailure
 from tests.kit.records import T0, make_batch, make_job
 
@@ -35,7 +37,7 @@ def at_ci_failed(scope: str = "milestone") -> Job:
         job.batch(number).ci_results = [result]
     else:
         job.ci_results = [result]
-    open_gate(job, Gate.CI_FAILED, reason="CI failed: `tests`", now=T0,
+    open_gate(job, CI_FAILED, reason="CI failed: `tests`", now=T0,
               milestone=number if scope == "milestone" else None,
               batch=number if scope == "batch" else None)
     return job

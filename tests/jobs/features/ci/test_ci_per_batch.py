@@ -11,8 +11,9 @@ from jobs.domain.annotations import Annotation
 from jobs.domain.gates import Verb, apply_verb
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.notes import render_card
+from jobs.features.ci.parts import CI_FAILED
 from jobs.ports import CiFailure, Publication
-from tests.jobs.engine.ci_kit import CiRig, rig
+from tests.jobs.features.ci.ci_kit import CiRig, rig
 from tests.kit.repos import git
 
 TOTAL = "calc/beta/total.py"
@@ -166,7 +167,7 @@ def test_a_batch_whose_checks_time_out_can_be_skipped_and_is_withdrawn(tmp_path:
     ci_rig.clock.pass_minutes(61)
     outcome = ci_rig.advance()
     job = ci_rig.job
-    assert job.gate is not None and job.gate.kind is Gate.CI_FAILED and outcome.exit_code == 4
+    assert job.gate is not None and job.gate.kind == CI_FAILED and outcome.exit_code == 4
     assert job.gate.batch == 1 and job.batch(1).status is BatchStatus.AWAITING_CI
     assert ci_rig.head() == candidate  # a timeout withdraws nothing by itself
 

@@ -15,8 +15,9 @@ from jobs.domain.gates import RefusedError, Verb, apply_verb
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.engine.revert import revert_batch
+from jobs.features.ci.parts import CI_FAILED
 from jobs.ports import CiFailure, Publication
-from tests.jobs.engine.ci_kit import CiRig, rig
+from tests.jobs.features.ci.ci_kit import CiRig, rig
 
 TESTS_URL = "https://ci.example/runs/1"
 AREA = "calc/alpha/area.py"  # batch 1's file
@@ -145,7 +146,7 @@ def test_red_milestone_names_the_batch_then_revert_waits_again_and_green_passes(
     red_tests(ci_rig, sha)
     outcome = ci_rig.advance(max_steps=1)
     job = ci_rig.job
-    assert job.gate is not None and job.gate.kind is Gate.CI_FAILED and outcome.exit_code == 4
+    assert job.gate is not None and job.gate.kind == CI_FAILED and outcome.exit_code == 4
     assert job.gate.milestone == 1 and job.gate.report is not None
     assert job.gate.report.evidence["batches"] == [1]
     prompt = outcome.message
@@ -215,7 +216,7 @@ def test_a_check_that_never_finishes_opens_ci_failed_after_the_timeout(tmp_path:
     ci_rig.clock.pass_minutes(2)
     outcome = ci_rig.advance()
     job = ci_rig.job
-    assert job.gate is not None and job.gate.kind is Gate.CI_FAILED and outcome.exit_code == 4
+    assert job.gate is not None and job.gate.kind == CI_FAILED and outcome.exit_code == 4
     assert "CI timed out waiting for `tests`" in job.gate.reason
     assert job.gate.report is not None and job.gate.report.code == "ci_timed_out"
     assert "after 30 min" in job.gate.report.message
@@ -227,7 +228,7 @@ def test_a_required_check_that_never_appears_times_out_too(tmp_path: Path) -> No
     ci_rig.clock.pass_minutes(6)
     ci_rig.advance()
     job = ci_rig.job
-    assert job.gate is not None and job.gate.kind is Gate.CI_FAILED
+    assert job.gate is not None and job.gate.kind == CI_FAILED
     assert job.gate.report is not None and "`tests` (never reported)" in job.gate.report.message
 
 
