@@ -25,6 +25,7 @@ from jobs.domain.model import ACTIVE_JOB_STATUSES, JobStatus
 OWING, GATE, CI, ACTIVE = "owing", "gate", "ci", "active"
 KINDS = (OWING, GATE, CI, ACTIVE)
 INDEXED_KEY = idle_key("indexed")
+SET_KEYS = {kind: idle_key(kind) for kind in KINDS}  # named once: every save writes them
 BUILD_CHUNK = 200  # documents per pipelined round trip when the sets are first built
 
 
@@ -58,16 +59,16 @@ def index_job(pipe: Any, job_id: str, doc: dict[str, Any] | None) -> None:
     kinds = kinds_of(doc) if doc is not None else set()
     for kind in KINDS:
         if kind in kinds:
-            pipe.sadd(idle_key(kind), job_id)
+            pipe.sadd(SET_KEYS[kind], job_id)
         else:
-            pipe.srem(idle_key(kind), job_id)
+            pipe.srem(SET_KEYS[kind], job_id)
 
 
 def members(redis: Redis, kind: str) -> list[str]:
     """The job ids in one set, sorted; the sets are built first if they never were."""
     if not redis.exists(INDEXED_KEY):
         build(redis)
-    found: Any = redis.smembers(idle_key(kind))
+    found: Any = redis.smembers(SET_KEYS[kind])
     return sorted(as_text(item) for item in found if isinstance(item, bytes | str))
 
 
@@ -78,7 +79,7 @@ def still_members(redis: Redis, kind: str, job_ids: list[str],
     kept = [job_id for job_id in job_ids if kind in kinds_of(docs.get(job_id, {}))]
     stale = [job_id for job_id in job_ids if job_id not in kept]
     if stale:
-        redis.srem(idle_key(kind), *stale)
+        redis.srem(SET_KEYS[kind], *stale)
     return kept
 
 
@@ -98,7 +99,7 @@ def build(redis: Redis) -> int:
             doc = as_document(raw)
             if doc is not None:
                 for kind in kinds_of(doc):
-                    pipe.sadd(idle_key(kind), job_id)
+                    pipe.sadd(SET_KEYS[kind], job_id)
         pipe.execute()
     return len(ids)
 
