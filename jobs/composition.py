@@ -12,8 +12,9 @@ from collections.abc import Iterable
 
 from jobs.domain.feature_parts import install_parts
 from jobs.editors import BUILT_IN, RecipeDefinition, install_recipes
-from jobs.engine import base_merge, branch_sync
+from jobs.engine import branch_sync
 from jobs.engine.context import Feature
+from jobs.features.base_moves.wiring import FEATURE as BASE_MOVES
 from jobs.features.bisect.wiring import bisect_feature
 from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
 from jobs.features.ci.wiring import FEATURE as CI
@@ -21,7 +22,7 @@ from jobs.features.ci.wiring import FEATURE as CI
 FEATURES: tuple[Feature, ...] = (
     CI,  # CI as a verifier: wait for its verdict (`ci.wait`), the `ci_failed` gate
     Feature("branch", safe_point=branch_sync.sync),  # the branch read again: people's commits
-    Feature("base_moves", safe_point=base_merge.update_from_base),  # the moved base merged in
+    BASE_MOVES,  # the moved base merged in (the `conflict` gate, the note's base merges)
     bisect_feature(ci=CI_CANDIDATES),  # split a failed batch to find its culprit; `batch_size: auto`
 )
 

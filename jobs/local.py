@@ -28,12 +28,12 @@ from jobs.domain.voice import local_voice
 from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
 from jobs.editors.llm.settings import LlmSettings
 from jobs.engine import usecases
-from jobs.engine.base_merge import moved_base_notice
 from jobs.engine.context import Feature, Outcome, Services, outcome_of
 from jobs.engine.engine import Engine
 from jobs.engine.llm_start import draft_job, llm_enabled, llm_for
 from jobs.engine.revert import revert_batch
 from jobs.engine.start import create_job
+from jobs.features.base_moves.merge import moved_base_notice
 from jobs.ports import Publication
 
 Sink = Callable[[Publication, str], None]

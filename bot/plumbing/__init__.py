@@ -1,9 +1,19 @@
-"""Redis plumbing, below both the web app and the workers: every Redis key (keys.py, the one
-place a key is spelled), the clients per role (connections.py), the job store over Redis and
-the reconciler's idle index, the campaign records, RQ's `stepwise` queue and how a task is
-queued or found abandoned (queue.py), leases and per-repository slots (leases.py), and the
-small marks both sides read: suspended installations, pruned jobs, trigger labels.
+"""Redis, below both the web app and the workers:
 
-Contract (the `bot` layers in pyproject.toml): of bot, this room imports only what lies below
-it (bot.settings, bot.events, bot.log_context, bot.github); never the web app, the workers, the
-task center or observability, which all stand on it."""
+- `keys.py`: every Redis key, lease name and RQ task id, spelled there only
+  (`tests/bot/plumbing/test_keys.py` refuses a key literal elsewhere).
+- `connections.py`: Redis clients per role, with explicit timeouts.
+- `queue.py`: RQ's `stepwise` queue: queueing a task by name, finding an abandoned one,
+  queueing it again; `leases.py`: leases with their heartbeat, short locks, repository and
+  installation slots.
+- `redis_store.py`: the job records (a step reads its record once and leaves out a closing save
+  that would write nothing new), with `idle_index.py` (the jobs a reconciler pass looks at,
+  kept by every save); `campaign_store.py`: a campaign's record (a hash of a header, one field
+  per repository, the running counters); `redis_values.py`: strings and stored documents read
+  back from Redis.
+- `suspension_marks.py` (a suspended installation's mark), `pruned.py` (what is left of a job
+  retention removed), `trigger_labels.py` (the labels a worker last read from the config, for
+  the web app).
+
+Contract: no GitHub call and no job logic here, only how things are kept in Redis.
+"""

@@ -1,3 +1,25 @@
-"""Server mode's workers: the task table and the loop RQ runs, the steps they take, the events
-and comments they handle, the reconciler and reaper, rebuilt records. Their Redis plumbing (keys,
-the store, the queue, leases) is bot/plumbing/, shared with the web app."""
+"""The workers (RQ tasks) and the wiring that builds the engine with its features for a job:
+
+- `worker.py`: the task table, the function RQ runs, the loop that rides out Redis outages;
+  `worker_classes.py` (which RQ worker class runs the steps), `worker_health.py` (`stepwise
+  worker --check`).
+- `context.py`: the server's composition root: the engine's services for a job (its mirror,
+  forge, environment cache) with the features of jobs/composition.py.
+- `handlers.py`: the event tasks (labels, closes, reopenings, edits, pushes); `start_job.py` (a
+  job started from the label or `/stepwise retry-start`), `comments.py` (comment commands,
+  applied once each), `job_lookup.py` (the job an event is about, rebuilt when lost, with
+  `rebuild.py`), `resume.py` (an ended job carried on, and the offer to when its issue or pull
+  request is reopened), `config_check.py` (the `Stepwise config` check run on a push changing
+  the config).
+- `steps.py`: the step task (one step of a job under its lease), revert, cancel;
+  `rate_limits.py` (waiting for GitHub's rate limits without a worker).
+- `reaper.py` (unleased jobs queued again), `reconciler.py` (publishes what GitHub has not
+  confirmed), `retention.py` (ended jobs leave Redis after `STEPWISE_RETAIN_ENDED_DAYS`),
+  `installations.py` (uninstalls end their jobs), `suspensions.py` (a suspended installation
+  parks its jobs; unsuspended, they resume), `ci_events.py` (CI webhooks wake the jobs waiting
+  on that commit), `ci_poll.py` (the reconciler reads the CI of waits whose webhook may be lost).
+- `campaigns/`: campaigns in server mode.
+
+Contract: a task takes its job's lease before it changes the record, reads the record once and
+saves it once per durable change; the web app never imports this folder.
+"""

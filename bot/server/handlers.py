@@ -168,7 +168,7 @@ def on_push(ctx: ServerContext, event: Event) -> None:
 
 def base_moved(ctx: ServerContext, job: Job) -> None:
     """The job's base branch moved: an active job looks at it in its next step (queued now);
-    a job at a gate is marked and looks when it resumes (jobs/engine/base_merge.py)."""
+    a job at a gate is marked and looks when it resumes (jobs/features/base_moves/merge.py)."""
     if job.is_terminal:
         return
     if job.is_active:

@@ -1,1 +1,7 @@
-"""The web app: the FastAPI factory, the webhook route and the metrics route."""
+"""The web app: `app.py` (the FastAPI factory), `webhooks.py` (verify the signature, parse, dedupe,
+enqueue), `webhook_body.py` (the capped body read), `noops.py` (events that cannot concern a
+job, answered without a task), `metrics_route.py` (`GET /metrics`).
+
+Contract: it answers GitHub within its timeout and does no job's work: a verified delivery
+becomes a task in Redis (bot/plumbing/queue.py); it never imports the workers (bot/server/).
+"""

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import datetime
 
 from jobs.domain import markdown_safe as md
-from jobs.domain.base_notes import base_merge_note
 from jobs.domain.feature_parts import NoteSlot, note_sections
 from jobs.domain.human_commits import commits_by_people_lines
 from jobs.domain.job import Batch, Job
@@ -80,7 +79,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     if job.left_out:
         lines += ["", "## Left out", "", *[f"- {md.code(item.path)} — {md.message(item.rule)}"
                                            for item in job.left_out]]
-    lines += base_merge_note(job)
+    lines += note_sections(NoteSlot.AFTER_LEFT_OUT, job)  # base_moves: the base's merges
     lines += model_usage(job)
     lines += note_sections(NoteSlot.EVIDENCE, job)
     lines += _review(job)

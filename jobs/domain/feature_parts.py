@@ -24,6 +24,7 @@ class NoteSlot(StrEnum):
     """Where in the change note a feature's section goes."""
 
     AFTER_BATCHES = "after_batches"  # right after the batches table and the plan history
+    AFTER_LEFT_OUT = "after_left_out"  # after the files left out, before the model usage
     EVIDENCE = "evidence"  # after the batches' evidence, before the final review
 
 
@@ -54,6 +55,7 @@ class CardSection:
     status: Callable[[Job], list[str]] | None = None  # the card, under the status and the gate
     batch: Callable[[Job, Batch], str] | None = None  # words at the end of a batch's card line
     milestone: Callable[[Job, int], list[str]] | None = None  # under a milestone's batches
+    closing: Callable[[Job], list[str]] | None = None  # the card's last lines, after the batches
 
 
 @dataclass(frozen=True)

@@ -107,11 +107,6 @@ def _human_commit(job: Job, _gate: OpenGate, _verb: Verb, _batch: Batch | None) 
     return "continuing on top of the pushed commits"
 
 
-def _conflict(job: Job, _gate: OpenGate, _verb: Verb, _batch: Batch | None) -> str:
-    job.accept(Acceptance.BRANCH_HEAD)  # the maintainer's merge commit is not someone else's work
-    return "continuing on the branch as the maintainer resolved the conflict"
-
-
 # Keyed like the gate table (jobs/domain/model.py GATES): a feature's rows are added with it.
 PASSES: dict[str, PassRow] = {
     Gate.PLAN: PassRow(_plan),
@@ -124,7 +119,6 @@ PASSES: dict[str, PassRow] = {
     Gate.HUMAN_COMMIT: PassRow(_human_commit),
     Gate.INTERRUPTED: PassRow(passed),
     Gate.BUDGET: PassRow(passed),  # the grant is counted where the budget is (settle_budget_gate)
-    Gate.CONFLICT: PassRow(_conflict),
 }
 
 

@@ -49,7 +49,6 @@ class Gate(StrEnum):
     HUMAN_COMMIT = "human_commit"
     INTERRUPTED = "interrupted"
     BUDGET = "budget"
-    CONFLICT = "conflict"
 
 
 class FailureCause(StrEnum):
@@ -165,9 +164,6 @@ GATES: dict[str, GateRule] = {
     Gate.BUDGET: GateRule("the job spent its language-model token budget", _A,
                           "grant one more budget", frozenset({_A, _S}), ("skip <reason>", "cancel"),
                           4),
-    Gate.CONFLICT: GateRule("the base moved and the merge conflicts where no recipe can replay",
-                            _A, "continue on the branch as a maintainer resolved it",
-                            frozenset({_A}), ("cancel",), 4),
 }
 
 

@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from datetime import UTC
 
 from jobs.domain import markdown_safe as md
-from jobs.domain.base_notes import base_merge_card
 from jobs.domain.feature_parts import INSTALLED, CardSection
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.git_versions import version_lines
@@ -105,6 +104,10 @@ def card_batch_words(job: Job, batch: Batch) -> str:
 def card_milestone_lines(job: Job, milestone: int) -> list[str]:
     return [line for s in card_sections() if s.milestone is not None
             for line in s.milestone(job, milestone)]
+
+
+def card_closing_lines(job: Job) -> list[str]:
+    return [line for s in card_sections() if s.closing is not None for line in s.closing(job)]
 
 
 def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
@@ -326,7 +329,7 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
     flush()
     lines += split_card_lines(job)
     lines += auto_size_line(job)
-    lines += base_merge_card(job)
+    lines += card_closing_lines(job)  # the features' (base_moves: the base's merges)
     return voice.speak("\n".join(lines))
 
 

@@ -36,7 +36,7 @@ class RecipeRules(Generic[SpecT]):
     its own (kept in the spec as they were written, validated by this model). `check` raises
     `jobs.domain.yaml_input.InputProblem` for a spec the recipe cannot carry out.
     `replayable`: the recipe edits the same way every time, so when the base branch moves it
-    can be run again on the base's version of a conflicting file (jobs/domain/base_update.py)."""
+    can be run again on the base's version of a conflicting file (jobs/features/base_moves/rules.py)."""
 
     name: str
     check: Callable[[SpecT], None]

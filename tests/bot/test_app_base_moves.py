@@ -11,6 +11,7 @@ import pytest
 from bot.demo.scripted_llm import ScriptedServer
 from jobs.domain.gates import Verb, apply_verb
 from jobs.domain.model import Gate, JobStatus
+from jobs.features.base_moves.parts import CONFLICT
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit import github_git
 from tests.kit.llm import API_KEY, INSTRUCTIONS, MODEL, good_reply
@@ -162,7 +163,7 @@ def test_an_llm_batch_conflict_waits_at_the_conflict_gate_for_a_maintainers_merg
             world.comment("/stepwise approve", by="maria", on=pull.number)
             world.work()
             job = world.job(number)
-            assert job.gate.kind is Gate.CONFLICT and AREA in job.gate.reason
+            assert job.gate.kind == CONFLICT and AREA in job.gate.reason
             assert "git merge origin/main" in job.gate.reason
             assert any("Waiting at gate `conflict`" in b for b in world.bodies(pull.number))
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from jobs.domain.model import Gate, JobStatus
+from jobs.features.base_moves.parts import CONFLICT
 from jobs.features.ci.parts import CI_FAILED
 from tests.bot.ci_world import pull_number, waited_sha
 from tests.bot.conftest import REPO, SECRET, World, open_world
@@ -138,7 +139,7 @@ def test_signed_base_workflow_change_and_retry_end_in_a_mergeable_verified_pull_
                 break
             if job.gate is None:
                 ci.report(waited_sha(job), "tests", "success")
-            elif job.gate.kind is Gate.CONFLICT:
+            elif job.gate.kind == CONFLICT:
                 conflicts += 1
                 reason = job.gate.reason
                 assert workflows == "none" and f"`{WORKFLOW}`" in reason

@@ -15,6 +15,7 @@ from jobs.domain.gate_passes import FAILURE_PASSES, PASSES
 from jobs.domain.gates import apply_verb, open_gate
 from jobs.domain.job import Job, OpenGate
 from jobs.domain.model import GATES, Acceptance, BatchStatus, FailureCause, Gate, JobStatus, Verb
+from jobs.features.base_moves.parts import CONFLICT
 from jobs.features.ci.parts import CI_FAILED
 from tests.kit.records import T0, make_batch, make_job
 
@@ -33,7 +34,7 @@ def failed(cause: FailureCause, *, code: str = "something_else") -> Job:
 
 
 def test_every_gate_kind_has_one_row_and_every_failure_cause_one_sub_row() -> None:
-    assert set(PASSES) == set(GATES) == {*Gate, CI_FAILED}  # the built-in gates and CI's
+    assert set(PASSES) == set(GATES) == {*Gate, CI_FAILED, CONFLICT}  # the built-in gates and the features'
     assert set(FAILURE_PASSES) == set(FailureCause)
 
 

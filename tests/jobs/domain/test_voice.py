@@ -39,7 +39,7 @@ def report(code: str, retry_class: RetryClass = RetryClass.NEEDS_HUMAN) -> Error
                           f"{cmd('status')} shows where it is")
 
 
-def at_gate(kind: Gate, recipe: Recipe = Recipe.REPLACE, gate_report: ErrorInfo | None = None,
+def at_gate(kind: str, recipe: Recipe = Recipe.REPLACE, gate_report: ErrorInfo | None = None,
             cause: FailureCause | None = None) -> Job:
     batches = [make_batch(1, status=BatchStatus.COMPLETED, files=["a.py"]),
                make_batch(2, files=["b.py"])]
@@ -57,7 +57,7 @@ def at_gate(kind: Gate, recipe: Recipe = Recipe.REPLACE, gate_report: ErrorInfo 
 def every_gate(*, server: bool) -> list[Job]:
     """Each gate, plus the reports with hints of their own (a baseline report's hint is the
     mode's: a server job has an installation)."""
-    jobs = [at_gate(kind) for kind in GATES]
+    jobs = [at_gate(kind) for kind in GATES]  # the built-in gates and the features'
     baseline = make_job(status=JobStatus.PLANNING)
     baseline.server.installation_id = 1 if server else None
     baseline.baseline, baseline.baseline_ok = [FAILING], False

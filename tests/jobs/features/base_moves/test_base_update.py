@@ -8,8 +8,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from jobs.domain.base_notes import base_merge_card, base_merge_note, conflict_reason, merge_message
-from jobs.domain.base_update import BaseAction, BaseFacts, Replay, decide_base_update
 from jobs.domain.config import load_config
 from jobs.domain.config_errors import InvalidConfigError
 from jobs.domain.errors import ErrorInfo, RetryClass
@@ -19,6 +17,9 @@ from jobs.domain.model import GATES, Acceptance, BatchStatus, FailureCause, Gate
 from jobs.domain.reconcile import Adopt, BaseMergeFound, BranchFacts, SyncKind, reconcile
 from jobs.domain.records import BaseMerge, CommandEvidence, ReplayedBatch
 from jobs.domain.spec import Recipe
+from jobs.features.base_moves.parts import CONFLICT
+from jobs.features.base_moves.rules import BaseAction, BaseFacts, Replay, decide_base_update
+from jobs.features.base_moves.texts import base_merge_card, base_merge_note, conflict_reason, merge_message
 from tests.kit.records import make_batch, make_job
 
 BASE, MERGE, NEW = "d" * 40, "e" * 40, "c" * 40
@@ -122,8 +123,8 @@ def test_the_note_and_card_list_each_merge() -> None:
 
 def test_the_conflict_gate_exits_4_and_approve_accepts_the_branch() -> None:
     job = job_with()
-    assert GATES[Gate.CONFLICT].exit_code == 4
-    open_gate(job, Gate.CONFLICT, reason="conflict", now=T0)
+    assert GATES[CONFLICT].exit_code == 4
+    open_gate(job, CONFLICT, reason="conflict", now=T0)
     with pytest.raises(Exception, match="does not apply"):
         apply_verb(job, Verb.RETRY)
     apply_verb(job, Verb.APPROVE)

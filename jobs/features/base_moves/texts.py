@@ -1,15 +1,16 @@
 """Pure renderers of the base branch's merges: the merge commit's message, the change note's
-section, the progress card's lines and the `conflict` gate's reason."""
+"Base merges" section, the progress card's lines, the `conflict` gate's reasons and local
+mode's notice of a moved base."""
 
 from __future__ import annotations
 
 import re
 
 from jobs.domain import markdown_safe as md
-from jobs.domain.base_update import BaseDecision, resolve_commands
 from jobs.domain.job import Job
 from jobs.domain.note_parts import command_line, short
 from jobs.domain.records import BaseMerge
+from jobs.features.base_moves.rules import BaseDecision, resolve_commands
 
 
 def merge_message(job: Job, base_sha: str, decision: BaseDecision) -> str:

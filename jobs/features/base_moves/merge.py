@@ -1,4 +1,5 @@
-"""When the base branch moved: gather the facts at a safe point, apply `decide_base_update`.
+"""The engine side of base_moves: when the base branch moved, gather the facts at a safe point
+(`update_from_base`, the feature's safe-point hook) and apply `decide_base_update`.
 
 Nothing, a merge commit validated like a batch, a merge whose conflicting files are first
 replayed by their batch's recipe (on the base's version, through the editor, the guard and the
@@ -9,21 +10,9 @@ again by its trailers, so a worker that dies during a merge never leaves a secon
 from __future__ import annotations
 
 from jobs.adapters.merging import MergePreview, absent_paths, commit_merge, preview_merge
-from jobs.domain.base_notes import (
-    WORKFLOW_PERMISSION,
-    conflict_reason,
-    merge_message,
-    moved_notice,
-    workflow_refused_reason,
-)
-from jobs.domain.base_update import (
-    BaseAction,
-    BaseDecision,
-    BaseFacts,
-    decide_base_update,
-)
 from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.domain.guard import check_diff
+from jobs.domain.job import Job
 from jobs.domain.model import FailureCause, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.records import BaseConflict, BaseMerge, CommandEvidence, ReplayedBatch
@@ -31,9 +20,34 @@ from jobs.domain.spec import DoneWhen
 from jobs.editors import EditError, EditRequest
 from jobs.engine.attempt import guard_policy
 from jobs.engine.context import JobContext
+from jobs.features.base_moves.parts import CONFLICT
+from jobs.features.base_moves.rules import (
+    BaseAction,
+    BaseDecision,
+    BaseFacts,
+    decide_base_update,
+)
+from jobs.features.base_moves.texts import (
+    WORKFLOW_PERMISSION,
+    conflict_reason,
+    merge_message,
+    moved_notice,
+    workflow_refused_reason,
+)
 from jobs.ports import Publication
 
 MERGE_FAILED = "base_merge_failed"
+
+
+def follows_a_base(job: Job) -> bool:
+    """Whether the safe-point hook can have anything to do for `job`: it started from a branch
+    of its own base (not a detached HEAD, not its own branch) and either merges the moved base
+    (`update_from_base` is not `never`) or has a merge or a conflict of the base on record to
+    keep in step with its branch (a merge that never landed, a conflict a maintainer resolved)."""
+    if job.base_branch in ("HEAD", job.branch):
+        return False
+    return (job.config.update_from_base != "never" or bool(job.base_merges)
+            or job.base_conflict is not None)
 
 
 def update_from_base(engine: JobContext) -> bool:
@@ -67,7 +81,7 @@ def update_from_base(engine: JobContext) -> bool:
         again = job.base_conflict is not None and job.base_conflict.base_sha == base
         job.base_conflict = BaseConflict(base_sha=base, files=list(preview.conflicts))
         reason = conflict_reason(job, decision, local=not repo.bare)
-        engine.open(Gate.CONFLICT, ("approved, but the branch does not hold the merge yet: "
+        engine.open(CONFLICT, ("approved, but the branch does not hold the merge yet: "
                                     if again else "") + reason, touched=())
         return True
     _merge(engine, decision, preview)
@@ -188,7 +202,7 @@ def _workflows_refused(engine: JobContext, base: str, merge: str, message: str) 
     files = [path for path in out.split("\0") if path]
     engine.worktree.reset(job.head_sha)
     job.base_conflict = BaseConflict(base_sha=base, files=files)
-    engine.open(Gate.CONFLICT, workflow_refused_reason(job, base, files, message), touched=())
+    engine.open(CONFLICT, workflow_refused_reason(job, base, files, message), touched=())
 
 
 def _fail(engine: JobContext, decision: BaseDecision, report: ErrorInfo) -> None:

@@ -18,7 +18,8 @@ from bot.demo.scripted_llm import ScriptedServer
 from jobs.adapters.workspace import Repository
 from jobs.domain.gates import Verb
 from jobs.domain.model import BatchStatus, Gate, JobStatus
-from tests.jobs.base_moves_kit import AREA, at_milestone, move_base
+from jobs.features.base_moves.parts import CONFLICT
+from tests.jobs.features.base_moves.kit import AREA, at_milestone, move_base
 from tests.kit.llm import good_reply, llm_issue, llm_session
 from tests.kit.local_e2e import (
     Recorder,
@@ -151,7 +152,7 @@ def test_an_llm_batch_conflict_opens_the_conflict_gate_until_a_human_merges(
     outcome = local.verb(Verb.APPROVE)[1]
     assert_exit(outcome, 4)
     job = load_job(repo)
-    assert job.gate is not None and job.gate.kind is Gate.CONFLICT
+    assert job.gate is not None and job.gate.kind == CONFLICT
     assert AREA in job.gate.reason and "`llm` batch" in job.gate.reason
     assert "git merge main" in job.gate.reason
     assert job.base_conflict is not None and job.base_conflict.files == [AREA]
@@ -160,7 +161,7 @@ def test_an_llm_batch_conflict_opens_the_conflict_gate_until_a_human_merges(
     # Approved before anyone merged: the gate opens again and says why.
     assert_exit(local.verb(Verb.APPROVE)[1], 4)
     job = load_job(repo)
-    assert job.gate is not None and job.gate.kind is Gate.CONFLICT
+    assert job.gate is not None and job.gate.kind == CONFLICT
     assert "does not hold the merge yet" in job.gate.reason
 
     # A maintainer merges on the branch and resolves the conflict, then approves.

@@ -17,7 +17,7 @@ from jobs.domain.gates import Verb
 from jobs.domain.job import Job
 from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.ports import CiReport, Publication
-from tests.jobs.base_moves_kit import at_milestone, job_branch_commits, merge_commits, move_base
+from tests.jobs.features.base_moves.kit import at_milestone, job_branch_commits, merge_commits, move_base
 from tests.kit.forge import InMemoryForge
 from tests.kit.local_e2e import (
     NUMBER,

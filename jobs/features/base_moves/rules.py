@@ -5,7 +5,7 @@ branch already contains it, which files a merge would conflict in) and the repos
 `update_from_base` policy, and answers: nothing, a merge, a merge that replays the recipe of
 some completed batches on the base's version of their conflicting files, or the `conflict`
 gate naming the files no recipe can replay. The engine gathers the facts and carries the
-decision out (jobs/engine/base_merge.py); nothing here runs git.
+decision out (jobs/features/base_moves/merge.py); nothing here runs git.
 """
 
 from __future__ import annotations

@@ -1,0 +1,33 @@
+"""The base_moves feature's pure parts: the `conflict` gate (when it opens, what it takes, what
+passing it does), the change note's "Base merges" section and the card's closing lines,
+installed by the composition roots with the other features' parts (jobs/composition.py)."""
+
+from __future__ import annotations
+
+from jobs.domain.feature_parts import CardSection, FeatureParts, GateRow, NoteSection, NoteSlot
+from jobs.domain.gate_passes import PassRow
+from jobs.domain.job import Batch, Job, OpenGate
+from jobs.domain.model import Acceptance, GateRule, Verb
+from jobs.features.base_moves.texts import base_merge_card, base_merge_note
+
+CONFLICT = "conflict"  # the gate's kind, as records store it
+
+
+def _conflict(job: Job, _gate: OpenGate, _verb: Verb, _batch: Batch | None) -> str:
+    job.accept(Acceptance.BRANCH_HEAD)  # the maintainer's merge commit is not someone else's work
+    return "continuing on the branch as the maintainer resolved the conflict"
+
+
+CONFLICT_GATE = GateRow(
+    CONFLICT,
+    GateRule("the base moved and the merge conflicts where no recipe can replay", Verb.APPROVE,
+             "continue on the branch as a maintainer resolved it", frozenset({Verb.APPROVE}),
+             ("cancel",), 4),
+    PassRow(_conflict))
+
+PARTS = FeatureParts(
+    name="base_moves",
+    gates=(CONFLICT_GATE,),
+    note_sections=(NoteSection(NoteSlot.AFTER_LEFT_OUT, base_merge_note),),
+    card_sections=(CardSection(closing=base_merge_card),),
+)
