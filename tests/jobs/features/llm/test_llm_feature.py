@@ -4,16 +4,19 @@ usage" section, a pure part every change note asks, empty without a model call).
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
+from jobs.domain.change_note import render_note
 from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
+from jobs.domain.model import BatchStatus, JobStatus
+from jobs.domain.records import Attempt, BaseMerge, CiResult, ModelCall
 from jobs.domain.spec import parse_issue_file
 from jobs.features.llm.wiring import FEATURE
 from tests.kit.crossed import called_under, run_crossing
 from tests.kit.llm import INSTRUCTIONS
 from tests.kit.local_e2e import build_sample, issue, issue_markdown, load_job, session
-from tests.kit.records import make_job
+from tests.kit.records import T0, make_batch, make_job
 
 
 def test_a_replace_job_crosses_nothing_of_the_llm_feature_but_its_guard(tmp_path: Path) -> None:
@@ -38,3 +41,22 @@ def test_an_llm_job_and_a_command_with_the_llm_fallback_are_the_feature_s() -> N
     assert FEATURE.active(job_of(**command, fallback="llm", instructions=INSTRUCTIONS))
     assert not FEATURE.active(job_of(**command))
     assert not FEATURE.active(job_of())  # replace
+
+
+def test_the_model_usage_sits_after_the_base_merges_and_before_the_ci_section() -> None:
+    batch = make_batch(1, status=BatchStatus.COMPLETED, files=["a.py"], commit="1" * 40)
+    attempt = Attempt(number=1, started_at=T0, transcript="artifacts/issue-7/t.md", llm_calls=[
+        ModelCall(model="m", round=1, files=["a.py"], tokens_in=1200, tokens_out=300)])
+    batch.attempts = [attempt]
+    job = make_job(batches=[batch], status=JobStatus.COMPLETED)
+    job.llm.calls, job.llm.tokens_in, job.llm.tokens_out, job.llm.budget_grants = 1, 1200, 300, 1
+    job.base_merges = [BaseMerge(base_sha="2" * 40, commit="3" * 40, at=T0)]
+    job.ci_results = [CiResult(scope="milestone", number=1, sha="1" * 40, state="passed", at=T0)]
+    note = render_note(job, now=T0 + timedelta(minutes=1))
+    usage = note.index("## Model usage")
+    assert note.index("## Base merges") < usage < note.index("## The repository's CI")
+    assert ("- 1 model call: 1,200 tokens in, 300 out; the token budget was granted 1 more "
+            "time(s)") in note
+    assert "- batch 1: 1 model call, 1,500 tokens; transcripts `artifacts/issue-7/t.md`" in note
+    job.llm.calls = 0
+    assert "## Model usage" not in render_note(job, now=T0)
