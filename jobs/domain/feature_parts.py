@@ -79,7 +79,9 @@ class FeatureParts:
     card_sections: tuple[CardSection, ...] = ()
 
 
-_installed: dict[str, FeatureParts] = {}
+# The installed features' parts by name, in the order they were installed (the card reads their
+# card sections itself: jobs/domain/notes.py).
+INSTALLED: dict[str, FeatureParts] = {}
 
 
 def install_parts(parts: Iterable[FeatureParts]) -> None:
@@ -87,9 +89,9 @@ def install_parts(parts: Iterable[FeatureParts]) -> None:
     sub-rows, their note and card sections to the change note and the card. Installing the same
     parts again changes nothing; a gate kind or a cause another has is refused (ValueError)."""
     for part in parts:
-        if _installed.get(part.name) == part:
+        if INSTALLED.get(part.name) == part:
             continue
-        if part.name in _installed:
+        if part.name in INSTALLED:
             raise ValueError(f"feature {part.name!r} is installed already with other parts")
         for row in part.gates:
             if row.kind in GATES:
@@ -104,12 +106,12 @@ def install_parts(parts: Iterable[FeatureParts]) -> None:
         for cause in part.failure_causes:
             FAILURE_CAUSES.add(cause.cause)
             FAILURE_PASSES[cause.cause] = cause.passing
-        _installed[part.name] = part
+        INSTALLED[part.name] = part
 
 
 def uninstall_parts(name: str) -> None:
     """Take an installed feature's parts out again (tests that install a feature of their own)."""
-    part = _installed.pop(name, None)
+    part = INSTALLED.pop(name, None)
     for row in part.gates if part is not None else ():
         GATES.pop(row.kind, None)
         PASSES.pop(row.kind, None)
@@ -130,35 +132,5 @@ def installed(parts: FeatureParts) -> Iterator[FeatureParts]:
 
 def note_sections(slot: NoteSlot, job: Job) -> list[str]:
     """The installed features' sections for `slot`, in the order the features were installed."""
-    return [line for part in _installed.values() for section in part.note_sections
+    return [line for part in INSTALLED.values() for section in part.note_sections
             if section.slot is slot for line in section.lines(job)]
-
-
-def _card_sections() -> list[CardSection]:
-    return [section for part in _installed.values() for section in part.card_sections]
-
-
-def plan_lines(job: Job) -> list[str]:
-    """The installed features' lines in the plan, in the order the features were installed."""
-    return [line for s in _card_sections() if s.plan is not None for line in s.plan(job)]
-
-
-def card_status_lines(job: Job) -> list[str]:
-    """The installed features' lines under the card's status (and its open gate)."""
-    return [line for s in _card_sections() if s.status is not None for line in s.status(job)]
-
-
-def card_batch_words(job: Job, batch: Batch) -> str:
-    """The installed features' words at the end of `batch`'s line in the card."""
-    return "".join(s.batch(job, batch) for s in _card_sections() if s.batch is not None)
-
-
-def card_milestone_lines(job: Job, milestone: int) -> list[str]:
-    """The installed features' lines under `milestone`'s batches in the card."""
-    return [line for s in _card_sections() if s.milestone is not None
-            for line in s.milestone(job, milestone)]
-
-
-def card_closing_lines(job: Job) -> list[str]:
-    """The installed features' lines at the end of the card, after the batches."""
-    return [line for s in _card_sections() if s.closing is not None for line in s.closing(job)]

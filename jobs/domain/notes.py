@@ -8,13 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC
 
 from jobs.domain import markdown_safe as md
-from jobs.domain.feature_parts import (
-    card_batch_words,
-    card_closing_lines,
-    card_milestone_lines,
-    card_status_lines,
-    plan_lines,
-)
+from jobs.domain.feature_parts import INSTALLED, CardSection
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.git_versions import version_lines
 from jobs.domain.job import Batch, Job
@@ -88,6 +82,32 @@ def config_source_lines(job: Job) -> list[str]:
         return []
     return [f"- Config: `.github/stepwise.yml` from the {job.config_source} (it differs from "
             f"the one committed at `{short(job.base_sha)}`)"]
+
+
+def card_sections() -> list[CardSection]:
+    """The installed features' lines in the plan and the card, in the order of installing."""
+    return [section for part in INSTALLED.values() for section in part.card_sections]
+
+
+def plan_lines(job: Job) -> list[str]:
+    return [line for s in card_sections() if s.plan is not None for line in s.plan(job)]
+
+
+def card_status_lines(job: Job) -> list[str]:
+    return [line for s in card_sections() if s.status is not None for line in s.status(job)]
+
+
+def card_batch_words(job: Job, batch: Batch) -> str:
+    return "".join(s.batch(job, batch) for s in card_sections() if s.batch is not None)
+
+
+def card_milestone_lines(job: Job, milestone: int) -> list[str]:
+    return [line for s in card_sections() if s.milestone is not None
+            for line in s.milestone(job, milestone)]
+
+
+def card_closing_lines(job: Job) -> list[str]:
+    return [line for s in card_sections() if s.closing is not None for line in s.closing(job)]
 
 
 def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:

@@ -19,7 +19,7 @@ from jobs.domain.job import Job
 from jobs.domain.model import JobStatus
 from jobs.features.ci.parts import CI_FAILED
 from jobs.features.ci.rules import ci_verdict
-from jobs.features.ci.verdict import requirement
+from jobs.features.ci.wait import requirement
 from tests.bot.ci_world import approved, ci_world, player, waited_sha
 from tests.bot.conftest import World
 from tests.kit.github import FakeGitHub

@@ -27,8 +27,8 @@ Modules:
 - rules.py: which checks a commit needs, the verdict, whether a repository has CI (pure).
 - notes.py: what people see of CI: plan, card, the `ci_failed` report, the note (pure).
 - parts.py: the gate row and the note and card sections (pure).
-- wait.py: starting a wait, and the hooks; verdict.py: what the verdict does (keep waiting,
-  go on, open `ci_failed`, withdraw a red per_batch candidate); rerun.py: `retry` at
-  `ci_failed`.
+- wait.py: starting a wait, the hooks and what the verdict does (keep waiting, go on, open
+  `ci_failed`); withdraw.py: a red per_batch commit (or one skipped at `ci_failed`) taken back
+  off the branch; rerun.py: `retry` at `ci_failed`.
 - wiring.py: `FEATURE` (the features' tuple's entry) and `CANDIDATES`.
 """

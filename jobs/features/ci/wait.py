@@ -1,27 +1,32 @@
-"""Waiting for the repository's CI (server mode): starting a wait on a pushed commit and the
-hooks the loop calls at its named points (jobs/features/ci/wiring.py).
+"""Waiting for the repository's CI (server mode): starting a wait on a pushed commit, the hooks
+the loop calls at its named points (jobs/features/ci/wiring.py) and what the verdict does.
 
 A job that waits for CI stays `running` with `job.ci_wait` set and holds no worker: each later
 step (queued by a CI webhook on `ci_wait.sha`, or by the reconciler) is the safe-point hook,
-which reads the forge's report and lets its verdict decide (verdict.py). Local mode has no CI
-(`forge.ci_report` is None): nothing here waits there.
+which reads the forge's report, computes the verdict (rules.py) and either keeps waiting, goes
+on, opens `ci_failed`, or (`ci.wait: per_batch`) withdraws the red candidate as a failed
+attempt (withdraw.py). Local mode has no CI (`forge.ci_report` is None): nothing here waits
+there, and `active` keeps a local job out of the hooks.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Literal
 
-from jobs.domain.ci import CiState
+from jobs.domain.ci import CiState, CiVerdict
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.note_parts import short
-from jobs.domain.records import CiWait
-from jobs.engine.context import JobContext, Outcome
-from jobs.features.ci.notes import scope_words
+from jobs.domain.notes import render_card
+from jobs.domain.records import CiResult, CiWait
+from jobs.engine.context import JobContext, Outcome, outcome_of
+from jobs.features.ci.notes import checks_of, failure_report, scope_words
 from jobs.features.ci.parts import CI_FAILED
-from jobs.features.ci.rules import WORKFLOWS_DIR, expects_ci
-from jobs.features.ci.verdict import check, requirement
-from jobs.ports import CiReport
+from jobs.features.ci.rerun import rerun_failed
+from jobs.features.ci.rules import WORKFLOWS_DIR, CiRequirement, ci_verdict, expects_ci
+from jobs.features.ci.withdraw import Held, withdraw_failed, withdraw_skipped
+from jobs.ports import CiReport, Publication
 
 Scope = Literal["milestone", "batch"]
 
@@ -67,6 +72,13 @@ def _has_ci(engine: JobContext, report: CiReport, sha: str) -> bool:
 
 
 # -- the hooks ---------------------------------------------------------------------------------
+
+def active(job: Job) -> bool:
+    """A job waiting for CI, or one that will (server mode, `ci.wait` not `off`); a local job
+    or one with `ci.wait: off` runs none of the hooks."""
+    return job.ci_wait is not None or (job.config.ci.waits and
+                                       job.server.installation_id is not None)
+
 
 def before_milestone_end(engine: JobContext, milestone: int) -> Outcome | None:
     """per_milestone: before the milestone gate (or the final review of the last milestone),
@@ -130,3 +142,133 @@ def at_safe_point(engine: JobContext) -> Outcome | bool:
     if engine.job.ci_wait is None:
         return False
     return check(engine) or True
+
+
+# -- a look at CI: its verdict and what it does ------------------------------------------------
+
+def requirement(job: Job, report: CiReport) -> CiRequirement:
+    """`ci.checks`, else the base branch's required checks, else what is seen but our own."""
+    return CiRequirement(configured=tuple(job.config.ci.checks), protected=report.protected,
+                         own_app_id=report.own_app_id)
+
+
+def verdict_of(engine: JobContext, wait: CiWait, report: CiReport) -> CiVerdict:
+    """The verdict now; the runs a `retry` re-requested no longer count (their re-runs do)."""
+    observed = [o for o in report.observed if not o.run_id or
+                f"{o.name}#{o.run_id}" not in wait.rerun_of]
+    return ci_verdict(requirement(engine.job, report), observed,
+                      waiting_since=wait.since, now=engine.now(),
+                      timeout=timedelta(minutes=engine.job.config.ci.timeout))
+
+
+def waiting(engine: JobContext) -> Outcome:
+    wait = engine.job.ci_wait
+    progress = wait.progress if wait is not None and wait.progress else "waiting for CI"
+    return Outcome(engine.job.status, 0, progress)
+
+
+def check(engine: JobContext) -> Outcome | None:
+    """One look at CI for the job's wait. An outcome: stop this step (still waiting, or a gate
+    opened); None: the wait is over and the loop goes on."""
+    job = engine.job
+    wait = job.ci_wait
+    assert wait is not None
+    forge = engine.services.forge
+    if wait.scope == "batch":
+        batch = next((b for b in job.batches if b.number == wait.number), None)
+        if batch is not None and batch.status is BatchStatus.SKIPPED:
+            return _after_withdrawal(engine, withdraw_skipped(engine, wait))  # `skip` at ci_failed
+        if batch is None or batch.status is not BatchStatus.AWAITING_CI:  # re-planned away
+            job.ci_wait = None
+            engine.save()
+            return None
+    report = forge.ci_report(job, wait.sha)
+    if report is None:  # the forge has no CI any more (a server job resumed locally)
+        job.ci_wait = None
+        if wait.scope == "batch":
+            job.batch(wait.number).set_status(BatchStatus.COMPLETED)
+        engine.save()
+        return None
+    verdict = verdict_of(engine, wait, report)
+    refused = None
+    if wait.rerun:  # `retry` at ci_failed
+        refused = rerun_failed(engine, wait, verdict, scope_words(wait.scope, wait.number))
+        verdict = verdict_of(engine, wait, report)
+    if refused is not None:  # the gate stays open: nothing would re-run them
+        failures = forge.ci_failures(job, wait.sha, verdict.failing)
+        engine.open(CI_FAILED, refused,
+                    batch=wait.number if wait.scope == "batch" else None,
+                    milestone=wait.number if wait.scope == "milestone" else None,
+                    report=failure_report(job, wait, verdict, failures))
+        return outcome(engine)
+    if verdict.state is CiState.PENDING:
+        _note_progress(engine, wait, verdict)
+        return waiting(engine)
+    if wait.scope == "batch" and any(
+            hooks.candidate_checked(engine, job.batch(wait.number), wait, verdict)
+            for hooks in engine.batch_hooks()):
+        return after_feature(engine)  # a split's candidate (jobs/features/bisect)
+    _record(engine, wait, verdict)
+    if verdict.state is CiState.PASSED:
+        _passed(engine, wait)
+        return None
+    if wait.scope == "batch" and verdict.state is CiState.FAILED:
+        return _after_withdrawal(engine, withdraw_failed(engine, wait, verdict))
+    failures = forge.ci_failures(job, wait.sha, verdict.failing)
+    engine.open(CI_FAILED, f"{verdict.progress()} ({scope_words(wait.scope, wait.number)})",
+                batch=wait.number if wait.scope == "batch" else None,
+                milestone=wait.number if wait.scope == "milestone" else None,
+                report=failure_report(job, wait, verdict, failures))
+    return outcome(engine)
+
+
+def outcome(engine: JobContext) -> Outcome:
+    return outcome_of(engine.job, voice=engine.services.voice)
+
+
+def after_feature(engine: JobContext) -> Outcome | None:
+    """A feature took CI's verdict over: wait again, stop at the gate it opened, or go on."""
+    job = engine.job
+    if job.ci_wait is not None:
+        return waiting(engine)
+    return outcome(engine) if job.gate is not None else None
+
+
+def _after_withdrawal(engine: JobContext, held: Held) -> Outcome | None:
+    if held == "feature":
+        return after_feature(engine)
+    return outcome(engine) if held == "gate" else None
+
+
+def _note_progress(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> None:
+    progress = verdict.progress()
+    changed = progress != wait.progress or checks_of(verdict) != wait.checks
+    wait.progress, wait.checks, wait.checked_at = progress, checks_of(verdict), engine.now()
+    engine.save(touched=())
+    if changed:
+        engine.publish(Publication.PROGRESS, render_card(engine.job))
+
+
+def _record(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> None:
+    job = engine.job
+    kept = job.batch(wait.number).ci_results if wait.scope == "batch" else job.ci_results
+    kept.append(CiResult(
+        scope=wait.scope, number=wait.number, sha=wait.sha, state=str(verdict.state),
+        at=engine.now(), checks=checks_of(verdict), required_from=str(verdict.required_from)))
+    wait.progress, wait.checks, wait.checked_at = verdict.progress(), checks_of(verdict), \
+        engine.now()
+    engine.event("ci", f"{scope_words(wait.scope, wait.number)}: {verdict.progress()}",
+                 wait.number if wait.scope == "batch" else None)
+
+
+def _passed(engine: JobContext, wait: CiWait) -> None:
+    job = engine.job
+    job.ci_wait = None
+    touched: list[int] = []
+    if wait.scope == "batch":
+        batch = job.batch(wait.number)
+        if batch.status is BatchStatus.AWAITING_CI:
+            batch.set_status(BatchStatus.COMPLETED)
+        touched = [batch.number]
+    engine.save(touched=touched)
+    engine.publish(Publication.PROGRESS, render_card(job))

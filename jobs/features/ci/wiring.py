@@ -3,21 +3,12 @@
 
 from __future__ import annotations
 
-from jobs.domain.job import Job
 from jobs.engine.context import Feature
-from jobs.features.ci import verdict, wait
+from jobs.features.ci import wait, withdraw
 from jobs.features.ci.parts import PARTS
 
-
-def active(job: Job) -> bool:
-    """A job waiting for CI, or one that will (server mode, `ci.wait` not `off`); a local job
-    or one with `ci.wait: off` runs none of the hooks."""
-    return job.ci_wait is not None or (job.config.ci.waits and
-                                       job.server.installation_id is not None)
-
-
 FEATURE = Feature(
-    "ci", active=active,
+    "ci", active=wait.active,  # a job that waits for CI, or will (server mode, `ci.wait` on)
     safe_point=wait.at_safe_point,  # while it waits, CI's verdict is the step
     after_push=wait.after_push,  # per_batch: the pushed batch waits for its checks
     adopt=wait.adopted,  # per_batch: an adopted batch commit waits for its checks too
@@ -31,7 +22,7 @@ class Candidates:
     a candidate commit, take a judged candidate back off the branch."""
 
     begin = staticmethod(wait.begin)
-    take_back = staticmethod(verdict.take_back)
+    take_back = staticmethod(withdraw.take_back)
 
 
 CANDIDATES = Candidates()
