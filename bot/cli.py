@@ -22,7 +22,7 @@ from jobs.composition import install
 from jobs.domain.errors import BadInputError
 from jobs.domain.gates import Verb, split_skip_words
 from jobs.domain.model import BatchStatus, JobStatus
-from jobs.editors.llm.settings import LlmSettings, load_llm_settings
+from jobs.editors.llm_settings import LlmSettings, load_llm_settings
 from jobs.local import LocalSession, local_jobs
 from jobs.local_interrupt import EXIT_INTERRUPTED_BY_USER, interruption_message
 from jobs.local_numbers import number_for_command, number_for_run
@@ -268,7 +268,7 @@ def llm_report(repo: RepoOption, number: NumberOption = None) -> None:
     """A job's model work as statistics: rounds and tokens per committed file, tool calls and
     their failures by tool and by error kind, and each edit's reason."""
     def action() -> None:
-        from jobs.domain.llm_statistics import llm_statistics
+        from jobs.features.llm.statistics import llm_statistics
 
         chosen = session(repo, number, command="llm-report")
         job = chosen.store.load(chosen.number)

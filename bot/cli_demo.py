@@ -13,7 +13,7 @@ from rich.markdown import Markdown
 from bot.cli_output import console, finish, guarded, show
 from bot.demo.demo import prepare_demo
 from jobs.adapters.workspace import Repository
-from jobs.editors.llm.settings import LlmSettings
+from jobs.editors.llm_settings import LlmSettings
 from jobs.engine.engine import Outcome
 from jobs.local import LocalSession, read_issue
 

@@ -1,6 +1,7 @@
-"""What every mode builds the engine with: the features, one line each, in the order their hooks
-run, and `install`, which the composition roots (jobs/local.py, bot/server/context.py, the CLI)
-call before a record or a spec is read. Nothing is registered by importing a module.
+"""What every mode builds the engine with: the recipes and the features, one line each (the
+features in the order their hooks run), and `install`, which the composition roots
+(jobs/local.py, bot/server/context.py, the CLI) call before a record or a spec is read. Nothing
+is registered by importing a module.
 
 A new feature is a folder under jobs/features/ with a `wiring.py` giving its `Feature`, plus
 one line below.
@@ -11,19 +12,30 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from jobs.domain.feature_parts import install_parts
-from jobs.editors import BUILT_IN, RecipeDefinition, install_recipes
+from jobs.editors import RecipeDefinition, command, install_recipes, replace
+from jobs.editors.llm import recipe as llm
 from jobs.engine import branch_sync
 from jobs.engine.context import Feature
 from jobs.features.base_moves.wiring import FEATURE as BASE_MOVES
 from jobs.features.bisect.wiring import bisect_feature
 from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
 from jobs.features.ci.wiring import FEATURE as CI
+from jobs.features.environments.wiring import FEATURE as ENVIRONMENTS
+from jobs.features.llm.wiring import FEATURE as LLM
+
+BUILT_IN: tuple[RecipeDefinition, ...] = (  # the recipes, one line each (jobs/editors/)
+    replace.RECIPE,
+    command.RECIPE,
+    llm.RECIPE,
+)
 
 FEATURES: tuple[Feature, ...] = (
     CI,  # CI as a verifier: wait for its verdict (`ci.wait`), the `ci_failed` gate
     Feature("branch", safe_point=branch_sync.sync),  # the branch read again: people's commits
     BASE_MOVES,  # the moved base merged in (the `conflict` gate, the note's base merges)
     bisect_feature(ci=CI_CANDIDATES),  # split a failed batch to find its culprit; `batch_size: auto`
+    LLM,  # recipe llm's ties to the loop: endpoint, editor's extras, `budget` gate, model usage
+    ENVIRONMENTS,  # `setup` builds the job's environment, cached
 )
 
 

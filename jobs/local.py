@@ -26,14 +26,15 @@ from jobs.domain.records import Event
 from jobs.domain.spec import InvalidSpecError, IssueTask, parse_issue_file
 from jobs.domain.voice import local_voice
 from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
-from jobs.editors.llm.settings import LlmSettings
+from jobs.editors.llm_settings import LlmSettings
 from jobs.engine import usecases
 from jobs.engine.context import Feature, Outcome, Services, outcome_of
 from jobs.engine.engine import Engine
-from jobs.engine.llm_start import draft_job, llm_enabled, llm_for
 from jobs.engine.revert import revert_batch
-from jobs.engine.start import create_job
+from jobs.engine.start import create_job, start_checks
 from jobs.features.base_moves.merge import moved_base_notice
+from jobs.features.llm.draft import draft_job
+from jobs.features.llm.start import llm_enabled
 from jobs.ports import Publication
 
 Sink = Callable[[Publication, str], None]
@@ -160,7 +161,7 @@ class LocalSession:
             elif issue.spec.digest() != job.spec_digest:
                 plan_scope(self.services.repository, job.head_sha, issue.spec, job.config)
                 job = self._spec_changed(job, issue)
-            llm_for(self.services, job.spec)  # an llm job without an endpoint: exit 2, nothing run
+            start_checks(self.services, job.spec)  # an llm job without an endpoint: exit 2
             engine = Engine(self.services, job, auto_approve=yes)
             if (moved := moved_base_notice(engine)) is not None:  # said before a gate is shown
                 self.services.forge.publish(job, Publication.NOTICE, moved)
@@ -192,7 +193,7 @@ class LocalSession:
                     draft, approve=self.voice.command("approve")))
             elif job.is_terminal:
                 return outcome_of(job, voice=self.voice)
-            llm_for(self.services, job.spec)
+            start_checks(self.services, job.spec)
             # A drafted spec is shown to a person first: --yes applies only once it is approved.
             return Engine(self.services, job,
                           auto_approve=yes and job.approved_digest is not None).advance()
@@ -255,7 +256,7 @@ class LocalSession:
         with self.store.lock(self.number):
             job = self.load()
             if verb is not Verb.CANCEL:
-                llm_for(self.services, job.spec)
+                start_checks(self.services, job.spec)
             if verb in (Verb.APPROVE, Verb.RETRY) and job.status in RESUMABLE:
                 # Nobody else holds the lock: the job's process is gone. Resume it.
                 return "resuming the interrupted job", Engine(self.services, job).advance()

@@ -4,6 +4,7 @@ CI (local mode's side: adapters/local_forge.py; server mode's: bot/github/forge.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -16,7 +17,7 @@ from jobs.domain.ci import CheckObservation
 from jobs.domain.errors import StateError
 from jobs.domain.job import Job
 from jobs.domain.model import JobStatus
-from jobs.domain.sandboxing import CommandResult, SandboxPolicy
+from jobs.domain.sandboxing import CommandResult, EnvironmentLayer, SandboxPolicy
 
 
 class Publication(StrEnum):
@@ -141,6 +142,36 @@ class Sandbox(Protocol):
         self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy,
         writable: Sequence[Path] = (),
     ) -> CommandResult: ...  # fmt: skip
+
+
+class BuiltEnvironment(EnvironmentLayer, Protocol):
+    """An environment `setup` built, as the cache gives it back (jobs/adapters/environments.py's
+    `Environment`): its layer, and whether this job reused it."""
+
+    @property
+    def from_cache(self) -> bool: ...
+
+
+class EnvironmentStore(Protocol):
+    """Where job environments are kept under their key (jobs/adapters/environments.py's
+    `EnvironmentCache`): what the environments feature builds in and takes from."""
+
+    @property
+    def root(self) -> Path: ...
+
+    def get(self, key: str) -> BuiltEnvironment | None: ...
+
+    def building(self, key: str) -> AbstractContextManager[Path]:
+        """The key's build lock, held while the block runs, and a fresh build directory."""
+        ...
+
+    def commit(self, key: str, staging: Path, *, entries: Sequence[str],
+               setup_evidence: Sequence[dict[str, object]],
+               inputs: Mapping[str, object] | None = None) -> BuiltEnvironment: ...
+
+    def ready_caches(self, environment: EnvironmentLayer) -> Path: ...
+
+    def latest_inputs(self) -> dict[str, object] | None: ...
 
 
 class Commit(Protocol):

@@ -8,8 +8,8 @@ from inspect import getsourcefile
 from pathlib import Path
 
 from bot.commands import COMMANDS
+from jobs.composition import BUILT_IN
 from jobs.domain.model import BATCH_TRANSITIONS, JOB_TRANSITIONS
-from jobs.editors import BUILT_IN
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 EDGE = re.compile(r"^\s*(\w+) --> (\w+)")
@@ -60,7 +60,8 @@ def layout_section() -> str:
 
 
 def layout_blocks() -> dict[str, str]:
-    """The Layout section's bullets by the folder they open with (`domain/`, `jobs/`, ...)."""
+    """The Layout section's bullets by the path of the folder they open with, within the
+    bullets around them (`jobs/domain`, `jobs/features/llm`, `bot/server/campaigns`, ...)."""
     blocks: dict[str, str] = {}
     stack: list[tuple[int, str]] = []  # (indent, folder) of the bullets enclosing this line
     for line in layout_section().splitlines():
@@ -70,9 +71,10 @@ def layout_blocks() -> dict[str, str]:
             while stack and stack[-1][0] >= indent:
                 stack.pop()
             if bullet.group(2):
-                stack.append((indent, bullet.group(2).rstrip("/").rsplit("/", 1)[-1]))
+                stack.append((indent, bullet.group(2).rstrip("/")))
         if stack:
-            blocks[stack[-1][1]] = blocks.get(stack[-1][1], "") + line + "\n"
+            key = "/".join(folder for _, folder in stack)
+            blocks[key] = blocks.get(key, "") + line + "\n"
     return blocks
 
 
@@ -92,13 +94,13 @@ def test_readme_layout_names_every_module_in_its_folder() -> None:
                 continue
             if rel.parts[:2] == ("jobs", "editors") and path.name in recipes:
                 continue
-            folders = [part for part in rel.parts[:-1] if part in blocks]
-            text = blocks[folders[-1]] if folders else ""
+            folders = ["/".join(rel.parts[:n]) for n in range(1, len(rel.parts))]
+            text = next((blocks[f] for f in reversed(folders) if f in blocks), "")
             if f"`{path.name}`" not in text:
                 unnamed.append(str(rel))
     assert unnamed == []
-    assert "one module per verb" in blocks["commands"]
-    assert "one module per recipe" in blocks["editors"]
+    assert "one module per verb" in blocks["bot/commands"]
+    assert "one module per recipe" in blocks["jobs/editors"]
 
 
 def test_readme_layout_names_only_modules_that_exist() -> None:

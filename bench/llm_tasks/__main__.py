@@ -22,7 +22,7 @@ from bench.llm_tasks.tasks import TASKS, Task
 from bot.demo.scripted_llm import ScriptedServer
 from jobs.domain.model import JobStatus
 from jobs.domain.spec import parse_issue_file
-from jobs.editors.llm.settings import LlmSettings, load_llm_settings
+from jobs.editors.llm_settings import LlmSettings, load_llm_settings
 from jobs.local import LocalSession
 from tests.kit.local_e2e import config_text, issue_markdown
 from tests.kit.repos import git, make_repo

@@ -25,9 +25,9 @@ from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
-from jobs.composition import FEATURES, install
+from jobs.composition import BUILT_IN, FEATURES, install
 from jobs.domain.job import Job
-from jobs.editors import BUILT_IN, RecipeDefinition
+from jobs.editors import RecipeDefinition
 from jobs.engine.engine import Feature, Services
 
 

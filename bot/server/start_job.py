@@ -30,7 +30,7 @@ from jobs.domain.resume import resumable
 from jobs.domain.spec import parse_issue
 from jobs.editors.llm.draft import draft_comment, has_spec_block
 from jobs.engine.engine import Base, create_job
-from jobs.engine.llm_start import draft_job
+from jobs.features.llm.draft import draft_job
 
 log = logging.getLogger(__name__)
 

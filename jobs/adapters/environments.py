@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobs.adapters import tree_fd
+from jobs.domain.sandboxing import EnvironmentLayer
 
 MANIFEST = "manifest.json"
 CACHES = "caches"
@@ -163,7 +164,7 @@ class EnvironmentCache:
         return Environment(key, final, tuple(entries), size, from_cache=False,
                            setup_evidence=tuple(setup_evidence))
 
-    def ready_caches(self, environment: Environment) -> Path:
+    def ready_caches(self, environment: EnvironmentLayer) -> Path:
         """The environment's tool cache directory, made if missing, emptied when it holds more
         than a quarter of the cache limit (a tool cache is only ever a speed-up)."""
         caches = environment.caches

@@ -11,7 +11,6 @@ from jobs.domain import markdown_safe as md
 from jobs.domain.feature_parts import NoteSlot, note_sections
 from jobs.domain.human_commits import commits_by_people_lines
 from jobs.domain.job import Batch, Job
-from jobs.domain.llm_report import model_usage
 from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.note_parts import (
     batch_commands,
@@ -79,8 +78,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     if job.left_out:
         lines += ["", "## Left out", "", *[f"- {md.code(item.path)} — {md.message(item.rule)}"
                                            for item in job.left_out]]
-    lines += note_sections(NoteSlot.AFTER_LEFT_OUT, job)  # base_moves: the base's merges
-    lines += model_usage(job)
+    lines += note_sections(NoteSlot.AFTER_LEFT_OUT, job)  # base merges (base_moves), model usage (llm)
     lines += note_sections(NoteSlot.EVIDENCE, job)
     lines += _review(job)
     lines += ["", "## Leftovers for a human to confirm", ""]

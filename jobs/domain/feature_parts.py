@@ -24,7 +24,7 @@ class NoteSlot(StrEnum):
     """Where in the change note a feature's section goes."""
 
     AFTER_BATCHES = "after_batches"  # right after the batches table and the plan history
-    AFTER_LEFT_OUT = "after_left_out"  # after the files left out, before the model usage
+    AFTER_LEFT_OUT = "after_left_out"  # after the files left out (base merges, model usage)
     EVIDENCE = "evidence"  # after the batches' evidence, before the final review
 
 

@@ -110,7 +110,6 @@ PASSES: dict[str, PassRow] = {
     Gate.FAILURE: PassRow(_failure),
     Gate.HUMAN_COMMIT: PassRow(_human_commit),
     Gate.INTERRUPTED: PassRow(passed),
-    Gate.BUDGET: PassRow(passed),  # the grant is counted where the budget is (settle_budget_gate)
 }
 
 

@@ -48,7 +48,6 @@ class Gate(StrEnum):
     FAILURE = "failure"
     HUMAN_COMMIT = "human_commit"
     INTERRUPTED = "interrupted"
-    BUDGET = "budget"
 
 
 class FailureCause(StrEnum):
@@ -161,9 +160,6 @@ GATES: dict[str, GateRule] = {
                                 ("cancel",), 4),
     Gate.INTERRUPTED: GateRule("the job was interrupted three times in a row", _A,
                                "resume the job", frozenset({_A}), ("cancel",), 4),
-    Gate.BUDGET: GateRule("the job spent its language-model token budget", _A,
-                          "grant one more budget", frozenset({_A, _S}), ("skip <reason>", "cancel"),
-                          4),
 }
 
 

@@ -2,11 +2,12 @@
 
 The recipe registry (this module): one module per recipe (`replace.py`, `command.py`, and the
 `llm/` package; each holds its spec rules and its editor factory, a `RecipeDefinition` named
-RECIPE) and one line in `BUILT_IN`; `base.py` is the editor interface and what a recipe module
-defines. Importing registers nothing: each composition root (jobs/composition.py `install`,
-called by local mode, the server wiring, the CLI, the test kit and bench) installs them before
-it reads a spec, as bedevere's `__main__` builds its router. `register_recipe` adds another one
-before a job runs.
+RECIPE) and one line in `BUILT_IN` (jobs/composition.py); `base.py` is the editor interface and
+what a recipe module defines, `llm_settings.py` the model endpoint's settings that the editor
+factory's signature names. Importing registers nothing, nor loads a recipe: each composition
+root (jobs/composition.py `install`, called by local mode, the server wiring, the CLI, the test
+kit and bench) installs them before it reads a spec, as bedevere's `__main__` builds its router.
+`register_recipe` adds another one before a job runs.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from collections.abc import Iterable
 from jobs.domain.recipes import register, unregister
 from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import TaskSpec
-from jobs.editors import command, replace
 from jobs.editors.base import (
     EditError,
     EditHooks,
@@ -26,19 +26,12 @@ from jobs.editors.base import (
     EditResult,
     RecipeDefinition,
 )
-from jobs.editors.llm import recipe as llm
-from jobs.editors.llm.settings import LlmSettings
+from jobs.editors.llm_settings import LlmSettings
 from jobs.ports import Sandbox
 
-__all__ = ["BUILT_IN", "EDITORS", "EditError", "EditHooks", "EditRequest", "EditResult", "Editor",
+__all__ = ["EDITORS", "EditError", "EditHooks", "EditRequest", "EditResult", "Editor",
            "EditorFactory", "RecipeDefinition", "editor_for", "install_recipes", "register_recipe",
            "unregister_recipe"]
-
-BUILT_IN: tuple[RecipeDefinition, ...] = (  # one line per recipe
-    replace.RECIPE,
-    command.RECIPE,
-    llm.RECIPE,
-)
 
 EDITORS: dict[str, EditorFactory] = {}
 
@@ -52,7 +45,7 @@ def register_recipe(recipe: RecipeDefinition) -> None:
     EDITORS[name] = recipe.editor
 
 
-def install_recipes(recipes: Iterable[RecipeDefinition] = BUILT_IN) -> None:
+def install_recipes(recipes: Iterable[RecipeDefinition]) -> None:
     """Register each of `recipes` not registered yet: what a composition root calls once before
     it reads a spec (calling it again, from another root in the same process, changes nothing).
     A different recipe under a registered name is refused by `register_recipe`."""

@@ -14,7 +14,7 @@ from jobs.domain.recipes import RecipeRules
 from jobs.domain.records import CommandEvidence, ModelCall, Target
 from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import TaskSpec
-from jobs.editors.llm.settings import LlmSettings
+from jobs.editors.llm_settings import LlmSettings
 from jobs.ports import Sandbox
 
 

@@ -18,7 +18,7 @@ from jobs.editors.base import (
     EditResult,
     RecipeDefinition,
 )
-from jobs.editors.llm.settings import LlmSettings
+from jobs.editors.llm_settings import LlmSettings
 from jobs.ports import Sandbox
 
 EXAMPLES = {"run": 'run: "ruff check --fix {files}"', "fallback": "fallback: llm"}

@@ -11,7 +11,7 @@ from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import TaskSpec
 from jobs.domain.yaml_input import InputProblem
 from jobs.editors.base import EditError, Editor, EditRequest, EditResult, RecipeDefinition
-from jobs.editors.llm.settings import LlmSettings
+from jobs.editors.llm_settings import LlmSettings
 from jobs.ports import Sandbox
 
 EXAMPLES = {"replace": "replace: 'log.info('"}

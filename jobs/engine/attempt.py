@@ -8,7 +8,6 @@ from datetime import datetime
 from pathlib import Path
 
 from jobs.adapters.discovery import never_in_scope
-from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.evidence import command_evidence
 from jobs.domain.config import RepoConfig
 from jobs.domain.errors import PlatformWait, RetryClass, StepwiseError
@@ -18,20 +17,25 @@ from jobs.domain.model import BatchStatus, Gate, GateKind
 from jobs.domain.notes import files_label
 from jobs.domain.plan import compile_patterns, matching_lines, select_scope
 from jobs.domain.records import Attempt, CommandEvidence, Target, line_text
-from jobs.domain.sandboxing import SandboxPolicy
+from jobs.domain.sandboxing import EnvironmentLayer, SandboxPolicy
 from jobs.domain.spec import DoneWhen, Recipe
-from jobs.editors import EditError, Editor, EditRequest
-from jobs.editors.base import BudgetSpentError, CommandCancelled
-from jobs.editors.llm.feedback import previous_attempt
+from jobs.editors import EditError, Editor, EditRequest, EditResult
+from jobs.editors.base import CommandCancelled
 from jobs.engine.attempt_artifacts import attempt_dir, log_entry, write_attempt_artifacts
 from jobs.engine.attempt_outcome import AttemptOutcome as AttemptOutcome  # re-exported
+from jobs.engine.attempt_outcome import EditGated, command_failed_outcome, failed_outcome
 from jobs.engine.attempt_outcome import Result as Result  # re-exported
-from jobs.engine.attempt_outcome import command_failed_outcome, failed_outcome
-from jobs.engine.environment import prepare_job_environment
-from jobs.engine.llm_hooks import make_hooks, transcript_link
 from jobs.ports import Checkout, Sandbox, Workspace
 
 NOTHING_TO_CHANGE = "nothing to change"
+
+# The editor's `apply` as the features' `edit` hooks wrap it (jobs/engine/context.py): given
+# the batch, the attempt and the request, it returns what the editor returns.
+EditCall = Callable[[Batch, Attempt, EditRequest], EditResult]
+# The job's environment as the environments feature gives it (jobs/features/environments): the
+# layer laid read-only over every later command, or the setup command that failed.
+EnvironmentCall = Callable[[Job, SandboxPolicy],
+                           tuple[EnvironmentLayer | None, CommandEvidence | None]]
 
 
 def guard_policy(config: RepoConfig, approved: list[GateKind]) -> GuardPolicy:
@@ -103,9 +107,11 @@ class AttemptRunner:
     editor: Editor
     clock: Callable[[], datetime]
     setup_at: int | None = None  # the worktree's reset count when `setup` last succeeded
-    # Where job environments are cached; None (or no bubblewrap): `setup` runs in the worktree
-    # again after each reset, since nothing can be laid over it read-only.
-    environments: EnvironmentCache | None = None
+    # The cached environment (the environments feature's hook, when the job has `setup` and a
+    # cache is wired); None (or no bubblewrap): `setup` runs in the worktree again after each
+    # reset, since nothing can be laid over it read-only.
+    environment: EnvironmentCall | None = None
+    edit: EditCall | None = None  # the editor's apply within the features' `edit` hooks
     widened: set[int] = field(default_factory=set)  # batches that gave files to a wider one
     notify: Callable[[str], None] = lambda _text: None  # progress notices (the llm editor's rounds)
     # Validation results per tree, so a tree an editor already had checked is not run twice.
@@ -115,27 +121,26 @@ class AttemptRunner:
 
     @property
     def cached_environments(self) -> bool:
-        return self.environments is not None and self.sandbox.isolated
+        return self.environment is not None and self.sandbox.isolated
 
     def ensure_setup(self, job: Job) -> CommandEvidence | None:
         """Make the job's environment available; return the failing setup command, if any.
 
-        With the cache, the environment is found or built once (jobs/engine/environment.py) and laid
-        over every later command read-only. Without it, `setup` runs in the worktree unless it
-        ran since the files were last reset (a reset removes everything not in the tree)."""
+        With the cache, the environment is found or built once (the environments feature,
+        jobs/features/environments) and laid over every later command read-only. Without it,
+        `setup` runs in the worktree unless it ran since the files were last reset (a reset
+        removes everything not in the tree)."""
         config = job.config
         if not config.setup:
             return None
         if self.cached_environments:
             if self.policy.environment is not None:
                 return None
-            assert self.environments is not None
-            outcome = prepare_job_environment(job, repository=self.repository,
-                                              cache=self.environments, sandbox=self.sandbox,
-                                              policy=self.policy)
-            if outcome.failure is not None:
-                return outcome.failure
-            self.policy = replace(self.policy, environment=outcome.environment)
+            assert self.environment is not None
+            layer, failure = self.environment(job, self.policy)
+            if failure is not None:
+                return failure
+            self.policy = replace(self.policy, environment=layer)
             return None
         if self.setup_at == self.worktree.resets:
             return None
@@ -222,9 +227,6 @@ class AttemptRunner:
         before = self.remaining(job, job.head_sha, batch.files)
         if job.spec.find and not before:
             return AttemptOutcome(Result.SKIPPED, reason=NOTHING_TO_CHANGE)
-        previous = batch.attempts[-2].error if len(batch.attempts) > 1 else None
-        feedback = previous_attempt(previous.message, previous.evidence.get("output_tail")) \
-            if previous else None
         self.validated.clear()
         self.logs.clear()
         if self.cached_environments and (setup_failure := self.ensure_setup(job)) is not None:
@@ -232,17 +234,15 @@ class AttemptRunner:
         request = EditRequest(
             worktree=wt.path, files=tuple(batch.files), spec=job.spec, goal=job.title,
             targets=tuple(before),
-            instructions=tuple(job.instructions), feedback=feedback,
-            hooks=make_hooks(self, job, batch, attempt), policy=self.policy,
+            instructions=tuple(job.instructions), policy=self.policy,
         )
         try:
-            edit = self.editor.apply(request)
-        except BudgetSpentError as exc:
-            return AttemptOutcome(Result.GATED, gate=Gate.BUDGET, reason=exc.message)
+            edit = self.edit(batch, attempt, request) if self.edit is not None \
+                else self.editor.apply(request)
+        except EditGated as exc:
+            return AttemptOutcome(Result.GATED, gate=exc.gate, reason=exc.reason)
         except EditError as exc:
             return failed_outcome(exc.code, exc.retry_class, exc.message, exc.hint, exc.evidence)
-        finally:
-            transcript_link(self, job, batch, attempt)
         attempt.edit_summary = edit.summary
         attempt.commands.extend(edit.commands)
         if self.only_its_files_written(job, edit.commands):

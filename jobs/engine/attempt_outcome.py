@@ -1,4 +1,5 @@
-"""What one attempt came to (`AttemptOutcome`), and the failures an attempt reports."""
+"""What one attempt came to (`AttemptOutcome`), the failures an attempt reports, and the stop of
+an edit at a feature's gate (`EditGated`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.model import Gate
 from jobs.domain.records import CommandEvidence
 
 
@@ -22,12 +22,21 @@ class AttemptOutcome:
     result: Result
     commit: str | None = None
     reason: str = ""
-    gate: Gate | None = None
+    gate: str | None = None  # a kind of the gate table (jobs/domain/model.py GATES)
     error: ErrorInfo | None = None
     leftovers: list[str] = field(default_factory=list)
     touched: list[int] = field(default_factory=list)  # other batches this attempt changed
     changed: list[str] | None = None  # the paths the commit changed, when the attempt knows
     tree: str | None = None  # the edited tree that failed validation (what a split bisects)
+
+
+class EditGated(Exception):
+    """A feature's `edit` hook stopped the attempt at its gate (llm: the `budget` gate, the token
+    budget spent): the batch waits there; not a failure."""
+
+    def __init__(self, gate: str, reason: str) -> None:
+        super().__init__(reason)
+        self.gate, self.reason = gate, reason
 
 
 def failed_outcome(code: str, retry_class: RetryClass, message: str, hint: str,

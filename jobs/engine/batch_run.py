@@ -11,7 +11,6 @@ from jobs.domain.model import BatchStatus, Gate
 from jobs.domain.notes import files_label, render_card
 from jobs.domain.records import Attempt
 from jobs.domain.spec import Recipe
-from jobs.editors.llm.accounting import settle_budget_gate
 from jobs.engine import ci_checks
 from jobs.engine.attempt import AttemptOutcome, Result
 from jobs.engine.batch_facts import record_changes
@@ -61,7 +60,6 @@ def milestone_gate(engine: JobContext, milestone: int) -> None:
 
 def run_batch(engine: JobContext, batch: Batch) -> None:
     job = engine.job
-    settle_budget_gate(job)  # an approved `budget` gate grants one more budget
     if batch.status is not BatchStatus.IN_PROGRESS:
         batch.set_status(BatchStatus.IN_PROGRESS)
     stale = batch.last_attempt
@@ -105,8 +103,6 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
         engine.save(touched=touched)
     elif outcome.result is Result.GATED and outcome.gate is not None:
         batch.set_status(BatchStatus.PENDING)
-        if outcome.gate is Gate.BUDGET:
-            job.llm.budget_gate_batch = batch.number
         limit = f" (the limit: max_batch_lines is {job.config.max_batch_lines} in " \
             ".github/stepwise.yml)" if outcome.gate is Gate.LARGE_CHANGE else ""
         engine.open(outcome.gate, f"batch {batch.number}: {outcome.reason}{limit}",

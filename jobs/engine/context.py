@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 from jobs.adapters.allowlist_cache import cached_default_allowlist
-from jobs.adapters.environments import EnvironmentCache
 from jobs.domain.ci import CiVerdict
 from jobs.domain.errors import ErrorInfo
 from jobs.domain.feature_parts import FeatureParts
@@ -22,16 +21,25 @@ from jobs.domain.gates import open_gate
 from jobs.domain.job import Batch, Job
 from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.notes import gate_prompt
-from jobs.domain.records import Attempt, CiWait, Event
+from jobs.domain.records import Attempt, CiWait, CommandEvidence, Event
+from jobs.domain.sandboxing import EnvironmentLayer, SandboxPolicy
+from jobs.domain.spec import TaskSpec
 from jobs.domain.voice import LOCAL, Voice
-from jobs.editors import editor_for
-from jobs.editors.llm.settings import LlmSettings
-from jobs.engine.attempt import AttemptOutcome, AttemptRunner, sandbox_policy
+from jobs.editors import EditRequest, EditResult, editor_for
+from jobs.editors.llm_settings import LlmSettings
+from jobs.engine.attempt import (
+    AttemptOutcome,
+    AttemptRunner,
+    EditCall,
+    EnvironmentCall,
+    sandbox_policy,
+)
 from jobs.ports import (
     Checkout,
     CiFailure,
     Clock,
     ConflictError,
+    EnvironmentStore,
     Forge,
     JobStore,
     Publication,
@@ -108,10 +116,36 @@ class MilestoneEndHook(Protocol):
 
 
 class JobHook(Protocol):
-    """`after_revert`: a batch was reverted and recorded; `at_end`: the job has just ended
+    """`planned`: the batches are planned, before the baseline runs and the plan is shown;
+    `after_revert`: a batch was reverted and recorded; `at_end`: the job has just ended
     (completed, failed or cancelled; saved, its summary not yet published)."""
 
     def __call__(self, engine: JobContext, /) -> None: ...
+
+
+class StartCheck(Protocol):
+    """Before a job is created for `spec`: raise BadInputError (exit 2) naming what is missing
+    when the feature cannot run it (llm: no model endpoint)."""
+
+    def __call__(self, services: Services, spec: TaskSpec, /) -> None: ...
+
+
+class EditHook(Protocol):
+    """Around an attempt's edit: call `apply` with the request (with what the feature lends the
+    editor: llm's check in place, budget and transcript) and return its result; raise EditGated
+    (jobs/engine/attempt_outcome.py) to stop the attempt at the feature's gate."""
+
+    def __call__(self, engine: JobContext, batch: Batch, attempt: Attempt, request: EditRequest,
+                 apply: Callable[[EditRequest], EditResult], /) -> EditResult: ...
+
+
+class EnvironmentHook(Protocol):
+    """The job's environment, found or built (environments: by `setup`, in the cache): the layer
+    laid read-only over every later command, or the setup command that failed; `policy` is the
+    commands' sandbox policy."""
+
+    def __call__(self, engine: JobContext, policy: SandboxPolicy, /,
+                 ) -> tuple[EnvironmentLayer | None, CommandEvidence | None]: ...
 
 
 @dataclass(frozen=True)
@@ -132,6 +166,10 @@ class Feature:
     after_revert: JobHook | None = None
     at_end: JobHook | None = None
     batch: BatchHooks | None = None  # its part of a batch's step (bisect: split a failed batch)
+    planned: JobHook | None = None  # the plan is made, before it is shown (llm: the edit format)
+    start_check: StartCheck | None = None  # refuse a spec it cannot run (llm: no endpoint)
+    edit: EditHook | None = None  # around an attempt's edit (llm: the editor's extras)
+    environment: EnvironmentHook | None = None  # the job's environment (environments: `setup`)
     parts: FeatureParts | None = None
 
 
@@ -147,7 +185,7 @@ class Services:
     voice: Voice = LOCAL  # how prompts and hints write commands (server: `/stepwise <verb>`)
     hidden_paths: tuple[Path, ...] = ()  # invisible to sandboxed commands (server: workdir, key)
     llm: LlmSettings | None = None  # recipe `llm`; None: read STEPWISE_LLM_* when needed
-    environments: EnvironmentCache | None = None  # job environments built by `setup`
+    environments: EnvironmentStore | None = None  # job environments built by `setup`
     network_deny_hosts: tuple[str, ...] = ()  # Stepwise's own services (Redis, the web app)
     features: tuple[Feature, ...] = ()  # in order: their hooks run in it (jobs/composition.py)
 
@@ -224,7 +262,7 @@ class JobContext:
         """The features' batch hooks, in order (the first that takes a step ends the search)."""
         return (f.batch for f in self.features() if f.batch is not None)
 
-    def run_hooks(self, point: Literal["after_revert", "at_end"]) -> None:
+    def run_hooks(self, point: Literal["planned", "after_revert", "at_end"]) -> None:
         for feature in self.features():
             if (hook := getattr(feature, point)) is not None:
                 hook(self)
@@ -259,10 +297,35 @@ class JobContext:
             editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy,
                                 llm=self.services.llm)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
-                                         self.services.clock,
-                                         environments=self.services.environments)
+                                         self.services.clock, environment=self.environment_hook(),
+                                         edit=self.edit_hook(editor.apply))
             self._runner.notify = lambda text: self.publish(Publication.NOTICE, text)
         return self._runner
+
+    def environment_hook(self) -> EnvironmentCall | None:
+        """The active feature that gives the job its environment, when a cache is wired."""
+        hook = next((f.environment for f in self.features() if f.environment is not None), None)
+        if hook is None or self.services.environments is None:
+            return None
+        return lambda _job, policy: hook(self, policy)
+
+    def edit_hook(self, apply: Callable[[EditRequest], EditResult]) -> EditCall | None:
+        """The editor's `apply` within the active features' `edit` hooks (the first feature's
+        outermost); None when no active feature has one."""
+        hooks = [f.edit for f in self.features() if f.edit is not None]
+        if not hooks:
+            return None
+
+        def call(batch: Batch, attempt: Attempt, request: EditRequest) -> EditResult:
+            def around(hook: EditHook, inner: Callable[[EditRequest], EditResult],
+                       ) -> Callable[[EditRequest], EditResult]:
+                return lambda given: hook(self, batch, attempt, given, inner)
+
+            wrapped = apply
+            for hook in reversed(hooks):
+                wrapped = around(hook, wrapped)
+            return wrapped(request)
+        return call
 
     @property
     def worktree(self) -> Checkout:

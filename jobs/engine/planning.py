@@ -3,11 +3,8 @@ continue or wait at the plan gate."""
 
 from __future__ import annotations
 
-import contextlib
-
 from jobs.adapters.discovery import contents_for_patterns, plan_scope
 from jobs.domain.batch_sizes import planned_batch_size
-from jobs.domain.errors import BadInputError
 from jobs.domain.job import Batch
 from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, JobStatus
 from jobs.domain.note_parts import baseline_failure
@@ -18,7 +15,6 @@ from jobs.domain.spec import parse_issue
 from jobs.engine.baseline import baseline_report, run_baseline
 from jobs.engine.context import JobContext
 from jobs.engine.git_version import base_git_version
-from jobs.engine.llm_start import llm_for
 from jobs.ports import Publication
 
 
@@ -96,10 +92,7 @@ def plan(engine: JobContext) -> None:
         return
     if job.git_version is None:  # before the first command: the runner's policy carries it
         job.git_version = base_git_version(repo, job.base_sha)
-    with contextlib.suppress(BadInputError):  # no endpoint: the first model attempt says so
-        settings = llm_for(engine.services, job.spec)  # recipe llm, or a command's fallback
-        if settings is not None:
-            job.llm.edit_format = settings.for_repository(job.config.llm).edit_format
+    engine.run_hooks("planned")  # llm: the edit format the plan names
     run_baseline(engine)
     engine.event("plan", f"{len(planned.batches)} batches planned"
                + (f", {len(finished)} finished batches kept" if finished else ""))

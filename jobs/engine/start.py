@@ -12,8 +12,7 @@ from jobs.domain.errors import BadInputError
 from jobs.domain.job import Job
 from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus
 from jobs.domain.programs import refusal_reason, split_command
-from jobs.domain.spec import IssueTask, Recipe
-from jobs.editors.llm.settings import load_llm_settings
+from jobs.domain.spec import IssueTask, TaskSpec
 from jobs.engine.context import Services
 from jobs.engine.recover import find_orphan
 from jobs.ports import Workspace
@@ -103,13 +102,20 @@ def check_runnable(issue: IssueTask, config: RepoConfig) -> None:
                                 code="invalid_spec")
 
 
+def start_checks(services: Services, spec: TaskSpec) -> None:
+    """Each feature's check that it can run `spec`: BadInputError (exit 2) naming what is
+    missing (llm: no model endpoint)."""
+    for feature in services.features:
+        if feature.start_check is not None:
+            feature.start_check(services, spec)
+
+
 def create_job(issue: IssueTask, number: int, services: Services, *,
                base: Base | None = None, repo_name: str | None = None,
                recover: bool = True) -> Job:
     """A new job record for `issue`, on a new branch at `base` (default: the checkout's HEAD)."""
     repo = services.repository
-    if issue.spec.recipe is Recipe.LLM or issue.spec.fallback == "llm":
-        (services.llm or load_llm_settings()).require()  # exit 2 naming what is missing
+    start_checks(services, issue.spec)
     base = base or local_base(repo)
     base_sha, config = base.sha, base.config
     check_runnable(issue, config)

@@ -22,8 +22,9 @@ from bot.cli import app as cli_app
 from bot.server.context import ServerContext
 from bot.settings import Settings
 from bot.web.app import create_app
+from jobs.composition import BUILT_IN
 from jobs.domain import recipes
-from jobs.editors import BUILT_IN, EDITORS
+from jobs.editors import EDITORS
 from tests.kit.local_e2e import build_sample, session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +33,8 @@ ROOT = Path(__file__).resolve().parents[2]
 IO_LIBRARIES = ("subprocess", "redis", "rq", "openai", "githubkit", "httpx")
 # The pure rooms: every module under these packages, and these modules.
 PURE_PACKAGES = ("jobs.domain", "jobs.features.campaigns")
-PURE_MODULES = ("jobs.ports", "jobs.features.bisect.rules", "jobs.features.bisect.sizing")
+PURE_MODULES = ("jobs.ports", "jobs.features.bisect.rules", "jobs.features.bisect.sizing",
+                "jobs.features.llm.budget", "jobs.features.llm.note", "jobs.features.llm.statistics")
 RUNS_PROGRAMS = re.compile(r"^\s*(?:import|from)\s+(?:subprocess|os\.spawn)\b", re.MULTILINE)
 BUILT_IN_NAMES = sorted(recipe.rules.name for recipe in BUILT_IN)
 
@@ -73,7 +75,7 @@ def test_the_pure_rooms_load_no_io_library_and_no_module_that_runs_programs() ->
     assert io == []
     ours = [name for name in loaded["new"] if name.split(".")[0] in ("jobs", "bot")]
     impure = [name for name in ours if not name.startswith(PURE_PACKAGES + PURE_MODULES)
-              and name not in ("jobs", "jobs.features", "jobs.features.bisect")]
+              and name not in ("jobs", "jobs.features", "jobs.features.bisect", "jobs.features.llm")]
     assert impure == []
     running = [name for name in ours if RUNS_PROGRAMS.search(_source(name))]
     assert running == []

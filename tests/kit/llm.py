@@ -11,7 +11,7 @@ from pydantic import SecretStr
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.domain.spec import IssueTask, parse_issue_file
-from jobs.editors.llm.settings import LlmSettings
+from jobs.editors.llm_settings import LlmSettings
 from jobs.local import LocalSession
 from tests.kit.local_e2e import NUMBER, Recorder, issue_markdown
 from tests.kit.repos import git

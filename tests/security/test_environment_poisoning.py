@@ -13,7 +13,7 @@ import pytest
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import PlainSandbox, SandboxPolicy
 from jobs.domain.config import load_config
-from jobs.engine.environment import ensure_environment, job_environment_key
+from jobs.features.environments.build import ensure_environment, job_environment_key
 
 CONFIG = """
 setup: ["python3 make_env.py"]

@@ -1,4 +1,5 @@
-"""Accounting for model calls: the token budget, the `budget` gate's grants, and transcripts."""
+"""Accounting for model calls: the token budget, and transcripts (the `budget` gate itself and
+its grants: jobs/features/llm/budget.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus
 from jobs.domain.records import ModelCall
 from jobs.domain.redact import redact
 from jobs.editors.llm.client import ChatReply, Message
@@ -25,17 +25,6 @@ def budget_reason(used: int, token_budget: int, grants: int) -> str:
     return (f"the job has spent {used:,} tokens of its {allowance(token_budget, grants):,}-token "
             f"budget (STEPWISE_LLM_TOKEN_BUDGET={token_budget:,}"
             + (f", granted {grants} more time(s)" if grants else "") + ")")
-
-
-def settle_budget_gate(job: Job) -> None:
-    """After a `budget` gate was answered: an approval (the batch not skipped) grants a budget."""
-    number = job.llm.budget_gate_batch
-    if number is None or job.gate is not None:
-        return
-    skipped = any(b.number == number and b.status is BatchStatus.SKIPPED for b in job.batches)
-    if not skipped:
-        job.llm.budget_grants += 1
-    job.llm.budget_gate_batch = None
 
 
 def record_usage(job: Job, call: ModelCall) -> None:

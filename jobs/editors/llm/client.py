@@ -11,7 +11,7 @@ import openai
 
 from jobs.domain.errors import RetryClass, StepwiseError
 from jobs.domain.redact import redact
-from jobs.editors.llm.settings import LlmSettings
+from jobs.editors.llm_settings import LlmSettings
 
 Message = dict[str, str]
 

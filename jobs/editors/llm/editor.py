@@ -10,8 +10,8 @@ from jobs.adapters.safe_paths import read_regular
 from jobs.editors.base import EditError, EditHooks, EditRequest, EditResult
 from jobs.editors.llm.client import ChatClient, ModelError, OpenAIChat
 from jobs.editors.llm.rounds import Rounds
-from jobs.editors.llm.settings import LlmSettings
 from jobs.editors.llm.tools.loop import ToolAttempt, ToolClient, ToolsIgnoredError
+from jobs.editors.llm_settings import LlmSettings
 
 REFUSED_TOOLS = "llm_request_refused"  # what a server without function calling answers (400)
 

@@ -11,7 +11,7 @@ from jobs.adapters.safe_paths import read_regular, write_regular
 from jobs.editors.base import CandidateReport, Editor, EditRequest, EditResult
 from jobs.editors.llm.editor import LlmEditor
 from jobs.editors.llm.feedback import TAIL_LINES
-from jobs.editors.llm.settings import LlmSettings, load_llm_settings
+from jobs.editors.llm_settings import LlmSettings, load_llm_settings
 
 BY_CODEMOD = "changed by the codemod (`run`)"
 LEFT_AS_IS = ("setup_failed", "gate")  # the runner reports these as for any codemod

@@ -8,7 +8,7 @@ from jobs.domain.sandboxing import SandboxPolicy
 from jobs.domain.spec import TaskSpec
 from jobs.domain.yaml_input import InputProblem
 from jobs.editors.base import Editor, RecipeDefinition
-from jobs.editors.llm.settings import LlmSettings, load_llm_settings
+from jobs.editors.llm_settings import LlmSettings, load_llm_settings
 from jobs.ports import Sandbox
 
 EXAMPLES = {"instructions": 'instructions: "Replace print() with the module logger."'}

@@ -30,7 +30,7 @@ from jobs.editors.llm.answer import Answer, diff_paths, parse_problem, read_answ
 from jobs.editors.llm.apply import apply, check_applies
 from jobs.editors.llm.client import ChatClient, Message, ModelError
 from jobs.editors.llm.context import ANSWER_FORMAT, ContextTooLargeError, build_prompt
-from jobs.editors.llm.settings import LlmSettings
+from jobs.editors.llm_settings import LlmSettings
 
 TRUNCATED = "truncated"
 NO_SUMMARY = "changed by the model (it gave no summary for this file)"

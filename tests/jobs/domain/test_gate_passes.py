@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from jobs.composition import FEATURES
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gate_choices import gate_choices
 from jobs.domain.gate_passes import FAILURE_PASSES, PASSES
@@ -24,8 +25,7 @@ from jobs.domain.model import (
     JobStatus,
     Verb,
 )
-from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT
-from jobs.features.ci.parts import CI_FAILED
+from jobs.features.base_moves.parts import BASE_MERGE
 from tests.kit.records import T0, make_batch, make_job
 
 BASE = "d" * 40
@@ -43,7 +43,8 @@ def failed(cause: str, *, code: str = "something_else") -> Job:
 
 
 def test_every_gate_kind_has_one_row_and_every_failure_cause_one_sub_row() -> None:
-    assert set(PASSES) == set(GATES) == {*Gate, CI_FAILED, CONFLICT}  # the built-in gates and the features'
+    features = {row.kind for f in FEATURES if f.parts is not None for row in f.parts.gates}
+    assert set(PASSES) == set(GATES) == set(Gate) | features
     assert set(FAILURE_PASSES) == FAILURE_CAUSES == {*FailureCause, BASE_MERGE}  # and base_moves'
 
 

@@ -12,10 +12,11 @@ from jobs.domain.job import Batch, Job
 from jobs.domain.model import GATES, Acceptance, BatchStatus, Gate, JobStatus
 from jobs.domain.voice import LOCAL
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.llm.budget import BUDGET
 from tests.kit.records import T0, make_batch, make_job
 
 # DESIGN.md "Gates, commands and exit codes": the verbs each gate takes (revert is its own command).
-DESIGN_VERBS: dict[Gate, set[Verb]] = {
+DESIGN_VERBS: dict[str, set[Verb]] = {
     Gate.PLAN: {Verb.APPROVE, Verb.CANCEL},
     Gate.MILESTONE: {Verb.APPROVE, Verb.CANCEL},
     Gate.SPEC_CHANGED: {Verb.APPROVE, Verb.CANCEL},
@@ -25,10 +26,10 @@ DESIGN_VERBS: dict[Gate, set[Verb]] = {
     Gate.FAILURE: {Verb.APPROVE, Verb.RETRY, Verb.SKIP, Verb.CANCEL},
     Gate.HUMAN_COMMIT: {Verb.APPROVE, Verb.CANCEL},
     Gate.INTERRUPTED: {Verb.APPROVE, Verb.CANCEL},
-    Gate.BUDGET: {Verb.APPROVE, Verb.SKIP, Verb.CANCEL},
+    BUDGET: {Verb.APPROVE, Verb.SKIP, Verb.CANCEL},
     CI_FAILED: {Verb.APPROVE, Verb.RETRY, Verb.SKIP, Verb.CANCEL},
 }
-BATCHED_GATES = {Gate.LARGE_CHANGE, Gate.DELETION, Gate.SCOPE, Gate.FAILURE, Gate.BUDGET,
+BATCHED_GATES = {Gate.LARGE_CHANGE, Gate.DELETION, Gate.SCOPE, Gate.FAILURE, BUDGET,
                  CI_FAILED}  # ci_failed: about one batch with `ci.wait: per_batch`
 
 
@@ -158,8 +159,8 @@ def test_approve_human_commit_accepts_the_branch_head() -> None:
     assert job.status is JobStatus.RUNNING
 
 
-@pytest.mark.parametrize("kind", [Gate.INTERRUPTED, Gate.BUDGET])
-def test_approve_resumes(kind: Gate) -> None:
+@pytest.mark.parametrize("kind", [Gate.INTERRUPTED, BUDGET])
+def test_approve_resumes(kind: str) -> None:
     job = gated_job(kind)
     apply_verb(job, Verb.APPROVE)
     assert job.status is JobStatus.RUNNING
@@ -170,7 +171,7 @@ def test_approve_resumes(kind: Gate) -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(k for k in GATES if Verb.SKIP in GATES[k].verbs))
-def test_skip_marks_the_batch_skipped_with_its_reason(kind: Gate) -> None:
+def test_skip_marks_the_batch_skipped_with_its_reason(kind: str) -> None:
     job = gated_job(kind)
     message = apply_verb(job, Verb.SKIP, reason="  generated code  ")
     assert job.batch(2).status is BatchStatus.SKIPPED
@@ -193,7 +194,7 @@ def test_skip_needs_a_reason(reason: str) -> None:
 
 def test_skip_without_a_batch_is_refused() -> None:
     job = make_job(status=JobStatus.RUNNING, batches=[make_batch(1)])
-    open_gate(job, Gate.BUDGET, reason="budget spent", now=T0)
+    open_gate(job, BUDGET, reason="budget spent", now=T0)
     before = snapshot(job)
     with pytest.raises(RefusedError):
         apply_verb(job, Verb.SKIP, reason="too expensive")

@@ -26,6 +26,7 @@ from jobs.domain.model import (
 from jobs.domain.records import Attempt, CommandEvidence, PendingIssue, PullRequest, ServerState, Target
 from jobs.domain.voice import LOCAL
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.llm.budget import BUDGET
 from tests.kit.records import T0, full_job, make_batch, make_job
 
 # --- transition tables ---------------------------------------------------------------------
@@ -181,7 +182,7 @@ def test_named_illegal_batch_transitions(current: BatchStatus, new: BatchStatus)
     [
         (Gate.PLAN, 3), (Gate.MILESTONE, 3), (Gate.SPEC_CHANGED, 3), (Gate.LARGE_CHANGE, 3),
         (Gate.DELETION, 3), (Gate.SCOPE, 3), (Gate.FAILURE, 4), (Gate.HUMAN_COMMIT, 4),
-        (Gate.INTERRUPTED, 4), (Gate.BUDGET, 4), (CI_FAILED, 4),
+        (Gate.INTERRUPTED, 4), (BUDGET, 4), (CI_FAILED, 4),
     ],
 )
 def test_gate_exit_codes_match_design(gate: Gate, code: int) -> None:

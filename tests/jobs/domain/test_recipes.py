@@ -14,12 +14,12 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from jobs.adapters.safe_paths import read_regular, write_regular
+from jobs.composition import BUILT_IN
 from jobs.domain.model import JobStatus
 from jobs.domain.recipes import RECIPES, RecipeRules, RecipesNotRegisteredError, register
 from jobs.domain.spec import InvalidSpecError, Recipe, TaskSpec, parse_spec
 from jobs.domain.yaml_input import InputProblem
 from jobs.editors import (
-    BUILT_IN,
     EDITORS,
     Editor,
     EditRequest,
@@ -82,7 +82,7 @@ UPPER = RecipeDefinition(
 
 @pytest.fixture
 def upper() -> Iterator[None]:
-    register_recipe(UPPER)  # the one line a new recipe adds (to BUILT_IN, in jobs/editors/)
+    register_recipe(UPPER)  # the one line a new recipe adds (to BUILT_IN, in jobs/composition.py)
     yield
     unregister_recipe("upper")
 

@@ -12,7 +12,6 @@ from jobs.domain.redact import redact
 from jobs.editors.base import BudgetSpentError, EditError, EditHooks, EditRequest, EditResult
 from jobs.editors.llm.accounting import BUDGET_HINT, Transcript, allowance, budget_reason
 from jobs.editors.llm.client import ModelError, ToolCall, ToolReply
-from jobs.editors.llm.settings import LlmSettings
 from jobs.editors.llm.tools import compaction
 from jobs.editors.llm.tools.editing import edit_file, write_file
 from jobs.editors.llm.tools.net import NetTripped, SafetyNet
@@ -21,6 +20,7 @@ from jobs.editors.llm.tools.prompt import first_messages, remaining_targets, res
 from jobs.editors.llm.tools.reading import list_files, read_file, search
 from jobs.editors.llm.tools.schemas import READ_TOOLS, TOOLS, parse_arguments
 from jobs.editors.llm.tools.scope import HARD, Scope, ToolFailure
+from jobs.editors.llm_settings import LlmSettings
 
 NO_CALL = ("error: your answer called no tool. Work only through the tools: read with "
            "read_file/search/outline, change files with edit_file/write_file, and call finish "

@@ -10,8 +10,8 @@ import pytest
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.editors.llm.accounting import allowance, settle_budget_gate
+from jobs.domain.model import BatchStatus, JobStatus
+from jobs.features.llm.budget import BUDGET
 from tests.kit.llm import (
     API_KEY,
     answer,
@@ -21,7 +21,6 @@ from tests.kit.llm import (
     llm_session,
 )
 from tests.kit.local_e2e import Recorder, assert_exit, build_sample, load_job, state_path
-from tests.kit.records import make_batch, make_job
 from tests.kit.repos import git
 
 
@@ -34,7 +33,7 @@ def test_the_budget_running_out_opens_the_budget_gate_and_approve_grants_one_mor
     outcome = session.run(llm_issue(), yes=True)
     assert_exit(outcome, 4)
     job = load_job(repo)
-    assert job.gate is not None and job.gate.kind is Gate.BUDGET and job.gate.batch == 1
+    assert job.gate is not None and job.gate.kind == BUDGET and job.gate.batch == 1
     assert "spent 700 tokens of its 600-token budget" in job.gate.reason
     assert "grant one more budget" in outcome.message
     assert job.batch(1).status is BatchStatus.PENDING
@@ -60,21 +59,8 @@ def test_skipping_at_the_budget_gate_grants_nothing(tmp_path: Path,
     assert_exit(outcome, 4)  # the next batch finds the budget still spent
     job = load_job(repo)
     assert job.batch(1).status is BatchStatus.SKIPPED
-    assert job.gate is not None and job.gate.kind is Gate.BUDGET and job.gate.batch == 2
+    assert job.gate is not None and job.gate.kind == BUDGET and job.gate.batch == 2
     assert job.llm.budget_grants == 0 and len(server.requests) == 1
-
-
-def test_settle_grants_a_budget_only_for_an_approved_gate() -> None:
-    assert allowance(1000, 0) == 1000 and allowance(1000, 2) == 3000
-    job = make_job(batches=[make_batch(1), make_batch(2, status=BatchStatus.SKIPPED)])
-    job.llm.budget_gate_batch = 1
-    settle_budget_gate(job)
-    assert (job.llm.budget_grants, job.llm.budget_gate_batch) == (1, None)
-    settle_budget_gate(job)  # settled once only
-    assert job.llm.budget_grants == 1
-    job.llm.budget_gate_batch = 2  # skipped at the gate: no grant
-    settle_budget_gate(job)
-    assert (job.llm.budget_grants, job.llm.budget_gate_batch) == (1, None)
 
 
 def test_the_api_key_is_in_no_log_artifact_record_note_or_output(

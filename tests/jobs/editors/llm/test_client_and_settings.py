@@ -17,7 +17,7 @@ from jobs.editors.base import EditError, EditRequest
 from jobs.editors.llm.accounting import Transcript, prune
 from jobs.editors.llm.client import ModelError, OpenAIChat
 from jobs.editors.llm.editor import LlmEditor
-from jobs.editors.llm.settings import LlmSettings, load_llm_settings
+from jobs.editors.llm_settings import LlmSettings, load_llm_settings
 from tests.kit.llm import API_KEY, llm_issue, settings
 
 

@@ -13,7 +13,7 @@ from jobs.domain.gates import Verb
 from jobs.domain.model import Gate, JobStatus
 from jobs.domain.spec import Recipe
 from jobs.editors.llm.draft import check_draft, draft_comment, draft_spec, has_spec_block
-from jobs.editors.llm.settings import ENV_PREFIX
+from jobs.editors.llm_settings import ENV_PREFIX
 from jobs.local import LocalSession
 from jobs.ports import Publication
 from tests.kit.llm import ALPHA, good_reply, llm_session, settings

@@ -8,7 +8,7 @@ from pathlib import Path
 from bot.demo.llm_demo import DemoModel, demo_settings, write_issue
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.domain.model import BatchStatus, Gate
-from jobs.editors.llm.settings import ENV_PREFIX, LlmSettings
+from jobs.editors.llm_settings import ENV_PREFIX, LlmSettings
 from jobs.local import LocalSession, read_issue
 from tests.kit.llm import answer, good_reply, head_text, llm_issue, llm_session, unified
 from tests.kit.local_e2e import (

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.demo.scripted_llm import Reply, ScriptedServer, call
-from jobs.domain.llm_statistics import llm_statistics
 from jobs.domain.model import BatchStatus
+from jobs.features.llm.statistics import llm_statistics
 from tests.kit.llm import ALPHA, API_KEY, fixed, head_text, llm_issue, llm_session
 from tests.kit.local_e2e import (
     Recorder,

@@ -16,7 +16,7 @@ from jobs.adapters.workspace import Repository
 from jobs.composition import FEATURES
 from jobs.domain.job import Job
 from jobs.domain.spec import IssueTask
-from jobs.editors.llm.settings import LlmSettings
+from jobs.editors.llm_settings import LlmSettings
 from jobs.engine.context import Outcome, Services
 from jobs.engine.engine import Engine
 from jobs.engine.start import create_job

@@ -18,7 +18,7 @@ from jobs.adapters.sandbox import (
     bubblewrap_available,
 )
 from jobs.domain.config import load_config
-from jobs.engine.environment import ensure_environment, job_environment_key
+from jobs.features.environments.build import ensure_environment, job_environment_key
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap_available(), reason="needs bubblewrap")
 

@@ -1,7 +1,9 @@
-"""Pure renderers for the model's part of a job: usage and transcripts in the change note."""
+"""The change note's "Model usage" section (pure): the model's calls and tokens, per batch with
+where its transcripts are kept."""
 
 from __future__ import annotations
 
+from jobs.domain.feature_parts import NoteSection, NoteSlot
 from jobs.domain.job import Job
 
 
@@ -28,3 +30,6 @@ def model_usage(job: Job) -> list[str]:
         lines.append(f"- batch {batch.number}: {_calls(len(calls))}, {tokens:,} tokens"
                      + (f"; transcripts {', '.join(f'`{t}`' for t in kept)}" if kept else ""))
     return lines
+
+
+MODEL_USAGE = NoteSection(NoteSlot.AFTER_LEFT_OUT, model_usage)

@@ -15,13 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jobs.adapters.environments import (
-    Environment,
-    EnvironmentCache,
-    capture_outputs,
-    digest_inputs,
-    key_inputs,
-)
+from jobs.adapters.environments import capture_outputs, digest_inputs, key_inputs
 from jobs.adapters.evidence import command_evidence
 from jobs.adapters.toolchain import key_changes, setup_programs, toolchain_identity
 from jobs.domain.config import RepoConfig
@@ -29,14 +23,14 @@ from jobs.domain.globs import matches_any
 from jobs.domain.job import Job
 from jobs.domain.records import CommandEvidence, EnvironmentRecord
 from jobs.domain.sandboxing import SandboxPolicy
-from jobs.ports import Sandbox, Workspace
+from jobs.ports import BuiltEnvironment, EnvironmentStore, Sandbox, Workspace
 
 
 @dataclass(frozen=True)
 class EnvironmentOutcome:
     """The environment (None without `setup`), setup's evidence when it ran, its failure."""
 
-    environment: Environment | None
+    environment: BuiltEnvironment | None
     evidence: tuple[CommandEvidence, ...] = ()
     failure: CommandEvidence | None = None
 
@@ -72,7 +66,7 @@ def job_environment_inputs(config: RepoConfig, *, tracked: Sequence[str],
                       toolchain=f"{toolchain};{place}")
 
 
-def ensure_environment(*, config: RepoConfig, key: str, cache: EnvironmentCache,
+def ensure_environment(*, config: RepoConfig, key: str, cache: EnvironmentStore,
                        sandbox: Sandbox, policy: SandboxPolicy, worktree: Path,
                        untracked: Callable[[], list[str]],
                        inputs: Mapping[str, object] | None = None) -> EnvironmentOutcome:
@@ -100,7 +94,7 @@ def ensure_environment(*, config: RepoConfig, key: str, cache: EnvironmentCache,
     return EnvironmentOutcome(built, tuple(evidence))
 
 
-def prepare_job_environment(job: Job, *, repository: Workspace, cache: EnvironmentCache,
+def prepare_job_environment(job: Job, *, repository: Workspace, cache: EnvironmentStore,
                             sandbox: Sandbox, policy: SandboxPolicy) -> EnvironmentOutcome:
     """The job's environment, recorded on `job`: from the cache under the key recorded at the
     job's first step, or built now by `setup` in a scratch worktree at the job's base (never the

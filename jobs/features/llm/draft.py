@@ -1,27 +1,15 @@
-"""Starting llm jobs: the endpoint check before anything runs, and jobs whose spec a model drafted."""
+"""Jobs whose spec the model drafted from the issue's text (an issue without a spec block, when a
+model endpoint is configured)."""
 
 from __future__ import annotations
 
 from jobs.domain.job import Job
-from jobs.domain.spec import Recipe, TaskSpec
 from jobs.editors.llm.accounting import ARTIFACTS, Transcript, record_usage
 from jobs.editors.llm.client import OpenAIChat
 from jobs.editors.llm.draft import Draft, draft_spec
-from jobs.editors.llm.settings import LlmSettings, load_llm_settings
+from jobs.editors.llm_settings import load_llm_settings
 from jobs.engine.context import Services
 from jobs.engine.start import Base, create_job, local_base
-
-
-def llm_for(services: Services, spec: TaskSpec) -> LlmSettings | None:
-    """The settings an llm job runs with; BadInputError (exit 2) naming what is missing."""
-    if spec.recipe is not Recipe.LLM and spec.fallback != "llm":
-        return None
-    return (services.llm or load_llm_settings()).require()
-
-
-def llm_enabled(services: Services) -> bool:
-    """Whether a model endpoint is configured (so an issue without a block can be drafted)."""
-    return (services.llm or load_llm_settings()).configured
 
 
 def draft_job(title: str, body: str, number: int, services: Services, *, base: Base | None = None,

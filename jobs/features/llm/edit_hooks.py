@@ -1,41 +1,55 @@
-"""The hooks an attempt lends the llm editor: check a candidate in place, restore, count calls."""
+"""What an attempt lends the llm editor (the feature's `edit` hook): check a candidate in place,
+restore, count calls, the previous attempt's failure as feedback; the `budget` gate when the
+token budget is spent; where the attempt's transcript is."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from dataclasses import replace
 
 from jobs.adapters.discovery import never_in_scope
 from jobs.domain.globs import matches_any
-from jobs.domain.guard import GuardVerdict
 from jobs.domain.job import Batch, Job
-from jobs.domain.records import Attempt, CommandEvidence, ModelCall, Target
+from jobs.domain.records import Attempt, ModelCall
 from jobs.domain.spec import DoneWhen
-from jobs.editors.base import CandidateReport, EditHooks
+from jobs.editors.base import (
+    BudgetSpentError,
+    CandidateReport,
+    EditHooks,
+    EditRequest,
+    EditResult,
+)
 from jobs.editors.llm.accounting import record_usage, transcript_path
-from jobs.editors.llm.feedback import UNCHANGED, command_feedback, guard_feedback, targets_feedback
-from jobs.ports import Checkout, Workspace
+from jobs.editors.llm.feedback import (
+    UNCHANGED,
+    command_feedback,
+    guard_feedback,
+    previous_attempt,
+    targets_feedback,
+)
+from jobs.engine.attempt import AttemptRunner
+from jobs.engine.attempt_outcome import EditGated
+from jobs.engine.context import JobContext
+from jobs.features.llm.budget import BUDGET
 
 
-class AttemptRunner(Protocol):
-    """What the hooks use of the attempt's runner (jobs/engine/attempt.py's `AttemptRunner`,
-    which imports this module: a protocol keeps the two free of a cycle)."""
-
-    @property
-    def repository(self) -> Workspace: ...
-
-    @property
-    def worktree(self) -> Checkout: ...
-
-    @property
-    def notify(self) -> Callable[[str], None]: ...
-
-    def check(self, job: Job, batch: Batch) -> GuardVerdict: ...
-
-    def validate(self, job: Job, tree: str) -> tuple[list[CommandEvidence],
-                                                     CommandEvidence | None, str]: ...
-
-    def remaining(self, job: Job, tree: str, files: list[str]) -> list[Target]: ...
+def edit(engine: JobContext, batch: Batch, attempt: Attempt, request: EditRequest,
+         apply: Callable[[EditRequest], EditResult]) -> EditResult:
+    """The attempt's edit with the editor's extras: the hooks bound to this attempt and why the
+    previous attempt failed; a spent budget stops the batch at the `budget` gate; the
+    transcript's place is recorded however the edit ended."""
+    runner, job = engine.runner, engine.job
+    previous = batch.attempts[-2].error if len(batch.attempts) > 1 else None
+    feedback = previous_attempt(previous.message, previous.evidence.get("output_tail")) \
+        if previous else None
+    try:
+        return apply(replace(request, feedback=feedback,
+                             hooks=make_hooks(runner, job, batch, attempt)))
+    except BudgetSpentError as exc:
+        job.llm.budget_gate_batch = batch.number  # settled when the batch runs again
+        raise EditGated(BUDGET, exc.message) from exc
+    finally:
+        transcript_link(runner, job, batch, attempt)
 
 
 def make_hooks(runner: AttemptRunner, job: Job, batch: Batch, attempt: Attempt) -> EditHooks:

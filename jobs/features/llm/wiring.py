@@ -1,0 +1,63 @@
+"""The llm recipe's ties to the loop as a feature: its entry in the features' tuple
+(jobs/composition.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jobs.domain.ci import CiVerdict
+from jobs.domain.errors import ErrorInfo
+from jobs.domain.feature_parts import FeatureParts
+from jobs.domain.job import Batch, Job
+from jobs.domain.records import Attempt, CiWait
+from jobs.domain.spec import Recipe, TaskSpec
+from jobs.engine.attempt import AttemptOutcome
+from jobs.engine.context import Feature, JobContext, Services
+from jobs.features.llm import edit_hooks, start
+from jobs.features.llm.budget import BUDGET_GATE, settle_budget_gate
+from jobs.features.llm.note import MODEL_USAGE
+from jobs.ports import CiFailure
+
+
+class BudgetHooks:
+    """The `budget` gate's part of a batch's step: an approval grants one more budget before
+    the batch runs again. It never takes a step over."""
+
+    def before_batch(self, engine: JobContext, batch: Batch) -> bool:
+        settle_budget_gate(engine.job)
+        return False
+
+    def batch_failed(self, engine: JobContext, batch: Batch, attempt: Attempt,
+                     outcome: AttemptOutcome) -> bool:
+        return False
+
+    def batch_failed_ci(self, engine: JobContext, batch: Batch, wait: CiWait,
+                        failures: Sequence[CiFailure], error: ErrorInfo) -> bool:
+        return False
+
+    def candidate_checked(self, engine: JobContext, batch: Batch, wait: CiWait,
+                          verdict: CiVerdict) -> bool:
+        return False
+
+
+def uses_llm(spec: TaskSpec) -> bool:
+    """Whether a job of `spec` calls the model: recipe `llm`, or a command's `llm` fallback."""
+    return spec.recipe is Recipe.LLM or spec.fallback == "llm"
+
+
+def active(job: Job) -> bool:
+    """A job whose recipe is `llm`, or a command with the `llm` fallback."""
+    return uses_llm(job.spec)
+
+
+def start_check(services: Services, spec: TaskSpec) -> None:
+    """Refuse (exit 2, naming what is missing) an llm job without a model endpoint."""
+    if uses_llm(spec):
+        start.llm_settings(services)
+
+
+FEATURE = Feature(
+    name="llm", active=active, batch=BudgetHooks(), planned=start.planned,
+    start_check=start_check, edit=edit_hooks.edit,
+    parts=FeatureParts("llm", gates=(BUDGET_GATE,), note_sections=(MODEL_USAGE,)),
+)

@@ -1,0 +1,32 @@
+"""The environments feature's guard: a job whose config has no `setup` runs none of its hooks
+and crosses none of its files but the guard; a job with `setup` is the feature's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jobs.domain.model import JobStatus
+from jobs.features.environments.wiring import FEATURE
+from tests.kit.crossed import called_under, run_crossing
+from tests.kit.local_e2e import build_sample, config_text, issue, load_job, session
+
+
+def test_a_job_without_setup_crosses_nothing_of_the_feature_but_its_guard(tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo")
+    outcome, seen = run_crossing(lambda: session(repo).run(issue(), yes=True))
+    assert outcome.status is JobStatus.COMPLETED
+    assert called_under(seen, "jobs/features/environments/") == {
+        ("jobs/features/environments/wiring.py", "active")}
+    # Local mode wires the cache (the object is made); the job never asks it for anything.
+    assert called_under(seen, "jobs/adapters/environments.py") == {
+        ("jobs/adapters/environments.py", "__init__"),
+        ("jobs/adapters/environments.py", "cache_limit_bytes")}
+    assert not FEATURE.active(load_job(repo))
+
+
+def test_a_job_with_setup_is_the_feature_s(tmp_path: Path) -> None:
+    config = config_text(setup=["python -c pass"])
+    repo = build_sample(tmp_path / "repo", config=config)
+    outcome = session(repo).run(issue(), yes=True)
+    job = load_job(repo)
+    assert outcome.status is JobStatus.COMPLETED and FEATURE.active(job)
