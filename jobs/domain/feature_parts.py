@@ -1,11 +1,11 @@
-"""What a feature adds to the pure rooms: its gate rows, its sections of the change note and its
-lines in the plan and the progress card.
+"""What a feature adds to the pure rooms: its gate rows, its causes of the `failure` gate, its
+sections of the change note and its lines in the plan and the progress card.
 
 A feature's folder (jobs/features/<name>/) builds one `FeatureParts`; the composition roots
 (jobs/local.py, bot/server/context.py, the CLI) install them with `install_parts` before a
-record is read, as they install the recipes, so a record that names a feature's gate reads back.
-A new gate is one `GateRow`; a new note section is one `NoteSection`; lines in the plan or the
-card are one `CardSection`.
+record is read, as they install the recipes, so a record that names a feature's gate (or cause)
+reads back. A new gate is one `GateRow`; a new cause of `failure` one `FailureRow`; a new note
+section one `NoteSection`; lines in the plan or the card are one `CardSection`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 
-from jobs.domain.gate_passes import PASSES, PassRow
+from jobs.domain.gate_passes import FAILURE_PASSES, PASSES, PassRow
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import GATES, GateRule
+from jobs.domain.model import FAILURE_CAUSES, GATES, GateRule
 
 
 class NoteSlot(StrEnum):
@@ -35,6 +35,16 @@ class GateRow:
 
     kind: str
     rule: GateRule
+    passing: PassRow
+
+
+@dataclass(frozen=True)
+class FailureRow:
+    """A cause of its own a feature opens the `failure` gate for (a name no other cause has) and
+    what passing the gate does then (its sub-row of the pass table: `approve_means` when
+    `approve` is more than a retry)."""
+
+    cause: str
     passing: PassRow
 
 
@@ -64,6 +74,7 @@ class FeatureParts:
 
     name: str
     gates: tuple[GateRow, ...] = ()
+    failure_causes: tuple[FailureRow, ...] = ()
     note_sections: tuple[NoteSection, ...] = ()
     card_sections: tuple[CardSection, ...] = ()
 
@@ -74,9 +85,9 @@ INSTALLED: dict[str, FeatureParts] = {}
 
 
 def install_parts(parts: Iterable[FeatureParts]) -> None:
-    """Add the features' gates to the gate and pass tables and their note sections to the change
-    note. Installing the same parts again changes nothing; a gate kind that another gate has is
-    refused (ValueError naming both)."""
+    """Add the features' gates to the gate and pass tables, their causes of `failure` to its
+    sub-rows, their note and card sections to the change note and the card. Installing the same
+    parts again changes nothing; a gate kind or a cause another has is refused (ValueError)."""
     for part in parts:
         if INSTALLED.get(part.name) == part:
             continue
@@ -86,8 +97,15 @@ def install_parts(parts: Iterable[FeatureParts]) -> None:
             if row.kind in GATES:
                 raise ValueError(f"feature {part.name!r}: gate kind {row.kind!r} is taken by "
                                  "another gate; give the feature's gate a name of its own")
+        for cause in part.failure_causes:
+            if cause.cause in FAILURE_CAUSES:
+                raise ValueError(f"feature {part.name!r}: failure cause {cause.cause!r} is taken "
+                                 "by another; give the feature's cause a name of its own")
         for row in part.gates:
             GATES[row.kind], PASSES[row.kind] = row.rule, row.passing
+        for cause in part.failure_causes:
+            FAILURE_CAUSES.add(cause.cause)
+            FAILURE_PASSES[cause.cause] = cause.passing
         INSTALLED[part.name] = part
 
 
@@ -97,6 +115,9 @@ def uninstall_parts(name: str) -> None:
     for row in part.gates if part is not None else ():
         GATES.pop(row.kind, None)
         PASSES.pop(row.kind, None)
+    for cause in part.failure_causes if part is not None else ():
+        FAILURE_CAUSES.discard(cause.cause)
+        FAILURE_PASSES.pop(cause.cause, None)
 
 
 @contextmanager

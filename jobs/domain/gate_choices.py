@@ -4,7 +4,7 @@ gate table (jobs/domain/model.py) and what the gate is about.
 Each verb keeps one meaning. At `failure`, `approve` still retries the batch (DESIGN's table) but
 is not offered as a choice of its own beside `retry`; where it means something else (finish
 despite a failed final review, go on without merging the base: the failure cause's row in
-jobs/domain/gate_passes.py says so) it is the recommended answer. A
+jobs/domain/gate_passes.py, or a feature's, says so) it is the recommended answer. A
 batch of a deterministic recipe (`replace`, `command`) that failed validation would fail the same
 way again, so the prompt recommends `skip`, a revert or a spec fix, never a retry.
 """

@@ -76,19 +76,11 @@ def _failed_review(job: Job, gate: OpenGate, verb: Verb, batch: Batch | None) ->
     return "finishing although the final review did not pass"
 
 
-def _failed_base_merge(job: Job, gate: OpenGate, verb: Verb, batch: Batch | None) -> str:
-    if verb is not Verb.APPROVE or gate.report is None:
-        return passed(job, gate, verb, batch)  # `retry`: the merge is tried again
-    job.base_declined = str(gate.report.evidence.get("base_sha") or "") or None
-    return "going on without merging the base (until it moves again)"
-
-
-FAILURE_PASSES: dict[FailureCause, PassRow] = {
+# Keyed by cause: a feature's rows are added with its causes (jobs/domain/feature_parts.py).
+FAILURE_PASSES: dict[str, PassRow] = {
     FailureCause.BATCH: PassRow(_failed_batch),
     FailureCause.FINAL_REVIEW: PassRow(
         _failed_review, approve_means="finish although the final review did not pass"),
-    FailureCause.BASE_MERGE: PassRow(
-        _failed_base_merge, approve_means="go on without merging the base (until it moves again)"),
     FailureCause.FAULT: PassRow(passed),
 }
 

@@ -27,7 +27,7 @@ class RefusedError(BadInputError):
 def open_gate(
     job: Job, kind: str, *, reason: str, now: datetime, batch: int | None = None,
     milestone: int | None = None, report: ErrorInfo | None = None,
-    cause: FailureCause | None = None,
+    cause: str | None = None,
 ) -> OpenGate:
     """Open gate `kind` and wait there. A `failure` gate keeps its cause (the row passing it
     uses): the one given, else a failed batch when it is about one, else a fault."""

@@ -19,7 +19,7 @@ from jobs.domain.model import (
     TERMINAL_JOB_STATUSES,
     Acceptance,
     BatchStatus,
-    FailureCause,
+    FailureCauseKind,
     GateKind,
     JobStatus,
     transition,
@@ -91,7 +91,7 @@ class OpenGate(Record):
     report: ErrorInfo | None = None
     shown_at: datetime | None = None  # when GitHub confirmed the gate's comment (server mode)
     while_planning: bool = False  # it stopped the job before a plan existed: passing it plans
-    cause: FailureCause | None = None  # a `failure` gate's reason, its row in the pass table
+    cause: FailureCauseKind | None = None  # a `failure` gate's reason, its row in the pass table
 
     @model_validator(mode="before")
     @classmethod

@@ -52,11 +52,11 @@ class Gate(StrEnum):
 
 class FailureCause(StrEnum):
     """Why a `failure` gate opened: each cause is one row of the pass table (jobs/domain/
-    gate_passes.py), so `approve` there has one meaning per cause."""
+    gate_passes.py), so `approve` there has one meaning per cause. A feature adds causes of its
+    own (jobs/domain/feature_parts.py `FailureRow`; base_moves: `base_merge`)."""
 
     BATCH = "batch"  # a batch failed `max_failed_attempts` times: passing retries it
     FINAL_REVIEW = "final_review"  # the final review failed: `approve` finishes anyway
-    BASE_MERGE = "base_merge"  # merging the moved base failed: `approve` goes on without it
     FAULT = "fault"  # a fault outlasted its retries: passing resumes the job
 
 
@@ -175,6 +175,24 @@ def known_gate(value: object) -> object:
 
 # A gate's kind in a record: `Gate` for the built-in ones, a feature's own name for its gates.
 GateKind = Annotated[Gate | str, BeforeValidator(known_gate)]
+
+# The `failure` gate's causes: the built-in ones and the installed features' (their rows are in
+# jobs/domain/gate_passes.py FAILURE_PASSES; `install_parts` adds both).
+FAILURE_CAUSES: set[str] = set(FailureCause)
+
+
+def known_cause(value: object) -> object:
+    """A stored or given cause of a `failure` gate: a built-in one as its `FailureCause`, an
+    installed feature's by its name; anything else is refused, naming the causes there are."""
+    if isinstance(value, str) and value in FAILURE_CAUSES:
+        return FailureCause(value) if value in FailureCause.__members__.values() else value
+    raise ValueError(f"unknown failure cause {value!r}: one of {', '.join(sorted(FAILURE_CAUSES))}"
+                     " (a feature's cause is known once the feature is installed where the "
+                     "process starts)")
+
+
+# A `failure` gate's cause in a record: `FailureCause` for the built-in ones, a feature's name.
+FailureCauseKind = Annotated[FailureCause | str, BeforeValidator(known_cause)]
 
 
 def check_job_transition(current: JobStatus, new: JobStatus) -> None:

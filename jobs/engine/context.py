@@ -19,7 +19,7 @@ from jobs.domain.errors import ErrorInfo
 from jobs.domain.feature_parts import FeatureParts
 from jobs.domain.gates import open_gate
 from jobs.domain.job import Batch, Job
-from jobs.domain.model import BatchStatus, FailureCause, JobStatus
+from jobs.domain.model import BatchStatus, JobStatus
 from jobs.domain.notes import gate_prompt
 from jobs.domain.records import Attempt, CiWait, CommandEvidence, Event
 from jobs.domain.sandboxing import EnvironmentLayer, SandboxPolicy
@@ -354,7 +354,7 @@ class JobContext:
 
     def open(self, kind: str, reason: str, *, batch: int | None = None,
              milestone: int | None = None, report: ErrorInfo | None = None,
-             touched: Iterable[int] | None = None, cause: FailureCause | None = None) -> None:
+             touched: Iterable[int] | None = None, cause: str | None = None) -> None:
         open_gate(self.job, kind, reason=reason, now=self.now(), batch=batch,
                   milestone=milestone, report=report, cause=cause)
         self.event("gate", f"{self.job.gate.id if self.job.gate else kind}: {reason}", batch)

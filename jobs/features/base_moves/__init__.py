@@ -20,8 +20,8 @@ A merge is recorded before its push and found again by its trailers
   `base_moved_at`, `base_declined`; they stay typed in jobs/domain (job.py, records.py) because
   the kernel's record types them and stored records load them.
 - Gates: `conflict` (its own, parts.py: `approve` continues on the branch as the maintainer
-  merged it); the `failure` gate's `base_merge` cause row stays in the pass table
-  (jobs/domain/gate_passes.py), whose failure causes are a closed enum of the record.
+  merged it) and the `failure` gate's cause `base_merge` (its sub-row, parts.py: `approve`
+  goes on without that base until it moves again, `job.base_declined`).
 - Hooks: `safe_point` (merge.py `update_from_base`), run only for a job that
   `follows_a_base` (merge.py, the `active` guard of wiring.py). Local mode says a waiting job's
   base moved before showing its gate (merge.py `moved_base_notice`, called by jobs/local.py).

@@ -13,14 +13,14 @@ from jobs.adapters.merging import MergePreview, absent_paths, commit_merge, prev
 from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.domain.guard import check_diff
 from jobs.domain.job import Job
-from jobs.domain.model import FailureCause, Gate, JobStatus
+from jobs.domain.model import Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.records import BaseConflict, BaseMerge, CommandEvidence, ReplayedBatch
 from jobs.domain.spec import DoneWhen
 from jobs.editors import EditError, EditRequest
 from jobs.engine.attempt import guard_policy
 from jobs.engine.context import JobContext
-from jobs.features.base_moves.parts import CONFLICT
+from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT
 from jobs.features.base_moves.rules import (
     BaseAction,
     BaseDecision,
@@ -208,7 +208,7 @@ def _workflows_refused(engine: JobContext, base: str, merge: str, message: str) 
 def _fail(engine: JobContext, decision: BaseDecision, report: ErrorInfo) -> None:
     engine.worktree.reset(engine.job.head_sha)
     engine.open(Gate.FAILURE, f"merging `{engine.job.base_branch}` ({decision.base_sha[:7]}) "
-                "into the branch failed", report=report, touched=(), cause=FailureCause.BASE_MERGE)
+                "into the branch failed", report=report, touched=(), cause=BASE_MERGE)
 
 
 def _replay(engine: JobContext, decision: BaseDecision, preview: MergePreview

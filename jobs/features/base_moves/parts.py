@@ -1,21 +1,37 @@
 """The base_moves feature's pure parts: the `conflict` gate (when it opens, what it takes, what
-passing it does), the change note's "Base merges" section and the card's closing lines,
-installed by the composition roots with the other features' parts (jobs/composition.py)."""
+passing it does), the `failure` gate's `base_merge` cause, the change note's "Base merges"
+section and the card's closing lines, installed by the composition roots with the other
+features' parts (jobs/composition.py)."""
 
 from __future__ import annotations
 
-from jobs.domain.feature_parts import CardSection, FeatureParts, GateRow, NoteSection, NoteSlot
-from jobs.domain.gate_passes import PassRow
+from jobs.domain.feature_parts import (
+    CardSection,
+    FailureRow,
+    FeatureParts,
+    GateRow,
+    NoteSection,
+    NoteSlot,
+)
+from jobs.domain.gate_passes import PassRow, passed
 from jobs.domain.job import Batch, Job, OpenGate
 from jobs.domain.model import Acceptance, GateRule, Verb
 from jobs.features.base_moves.texts import base_merge_card, base_merge_note
 
 CONFLICT = "conflict"  # the gate's kind, as records store it
+BASE_MERGE = "base_merge"  # the `failure` gate's cause when merging the moved base failed
 
 
 def _conflict(job: Job, _gate: OpenGate, _verb: Verb, _batch: Batch | None) -> str:
     job.accept(Acceptance.BRANCH_HEAD)  # the maintainer's merge commit is not someone else's work
     return "continuing on the branch as the maintainer resolved the conflict"
+
+
+def _failed_base_merge(job: Job, gate: OpenGate, verb: Verb, batch: Batch | None) -> str:
+    if verb is not Verb.APPROVE or gate.report is None:
+        return passed(job, gate, verb, batch)  # `retry`: the merge is tried again
+    job.base_declined = str(gate.report.evidence.get("base_sha") or "") or None
+    return "going on without merging the base (until it moves again)"
 
 
 CONFLICT_GATE = GateRow(
@@ -28,6 +44,9 @@ CONFLICT_GATE = GateRow(
 PARTS = FeatureParts(
     name="base_moves",
     gates=(CONFLICT_GATE,),
+    # merging it failed validation or its replay failed: `approve` goes on without that base
+    failure_causes=(FailureRow(BASE_MERGE, PassRow(
+        _failed_base_merge, approve_means="go on without merging the base (until it moves again)")),),
     note_sections=(NoteSection(NoteSlot.AFTER_LEFT_OUT, base_merge_note),),
     card_sections=(CardSection(closing=base_merge_card),),
 )

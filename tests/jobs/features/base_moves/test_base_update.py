@@ -13,11 +13,11 @@ from jobs.domain.config_errors import InvalidConfigError
 from jobs.domain.errors import ErrorInfo, RetryClass
 from jobs.domain.gates import Verb, apply_verb, open_gate
 from jobs.domain.job import Job
-from jobs.domain.model import GATES, Acceptance, BatchStatus, FailureCause, Gate, JobStatus
+from jobs.domain.model import GATES, Acceptance, BatchStatus, Gate, JobStatus
 from jobs.domain.reconcile import Adopt, BaseMergeFound, BranchFacts, SyncKind, reconcile
 from jobs.domain.records import BaseMerge, CommandEvidence, ReplayedBatch
 from jobs.domain.spec import Recipe
-from jobs.features.base_moves.parts import CONFLICT
+from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT
 from jobs.features.base_moves.rules import BaseAction, BaseFacts, Replay, decide_base_update
 from jobs.features.base_moves.texts import base_merge_card, base_merge_note, conflict_reason, merge_message
 from tests.kit.records import make_batch, make_job
@@ -135,7 +135,7 @@ def test_approving_a_failed_merge_declines_that_base() -> None:
     job = job_with()
     open_gate(job, Gate.FAILURE, reason="merge failed", now=T0, report=ErrorInfo(
         code="base_merge_failed", retry_class=RetryClass.NEEDS_HUMAN, message="m", hint="h",
-        evidence={"base_sha": BASE}), cause=FailureCause.BASE_MERGE)
+        evidence={"base_sha": BASE}), cause=BASE_MERGE)
     apply_verb(job, Verb.APPROVE)
     assert job.base_declined == BASE
 

@@ -7,17 +7,21 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from pydantic import ValidationError
 
 from jobs.composition import FEATURES
 from jobs.domain.change_note import render_note
 from jobs.domain.config import load_config
+from jobs.domain.errors import ErrorInfo, RetryClass
+from jobs.domain.feature_parts import FailureRow, FeatureParts, install_parts
+from jobs.domain.gate_choices import gate_choices
 from jobs.domain.gates import Verb, apply_verb, open_gate
-from jobs.domain.job import Job
+from jobs.domain.job import Job, OpenGate
 from jobs.domain.model import GATES, Acceptance, Gate, JobStatus
 from jobs.domain.notes import render_card
 from jobs.domain.records import BaseConflict, BaseMerge, CiResult, LeftOut
 from jobs.features.base_moves.merge import follows_a_base
-from jobs.features.base_moves.parts import CONFLICT, PARTS
+from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT, PARTS
 from jobs.features.base_moves.wiring import FEATURE
 from tests.kit.records import make_batch, make_job
 
@@ -91,3 +95,30 @@ def test_the_card_closes_with_the_base_s_merges_and_a_move_not_looked_at_yet() -
     assert card.endswith("`main` moved at 2024-05-17 00:00Z; it is looked at when the job goes "
                          "on (update_from_base: conflicted).")
     assert "\n\nBase `main` merged 1 time(s); last: base `ddddddd` merged in `eeeeeee`\n" in card
+
+
+def test_a_failed_merge_is_the_feature_s_cause_of_failure_and_reads_back_by_its_name() -> None:
+    job = job_on()
+    report = ErrorInfo(code="base_merge_failed", retry_class=RetryClass.NEEDS_HUMAN, message="m",
+                       hint="h", evidence={"base_sha": BASE})
+    open_gate(job, Gate.FAILURE, reason="merging failed", now=T0, report=report, cause=BASE_MERGE)
+    stored = Job.model_validate(job.model_dump(mode="json"))
+    assert stored.gate is not None and stored.gate.cause == "base_merge"
+    assert gate_choices(stored, stored.gate).usage == "approve"  # its row's meaning of approve
+    assert apply_verb(stored, Verb.APPROVE) == ("going on without merging the base (until it "
+                                               "moves again)")
+    assert stored.base_declined == BASE
+
+
+def test_a_cause_no_one_installed_is_refused_naming_the_ones_there_are() -> None:
+    refused = r"unknown failure cause 'base_merged': one of base_merge, batch,"
+    with pytest.raises(ValidationError, match=refused):
+        OpenGate.model_validate({"id": "failure-1", "kind": "failure", "opened_at": T0,
+                                 "reason": "r", "cause": "base_merged"})
+
+
+def test_a_feature_cannot_take_a_cause_another_has() -> None:
+    row = FailureRow(BASE_MERGE, PARTS.failure_causes[0].passing)
+    taken = FeatureParts(name="copycat", failure_causes=(row,))
+    with pytest.raises(ValueError, match="failure cause 'base_merge' is taken"):
+        install_parts([taken])
