@@ -2,9 +2,9 @@
 until a gate or the end.
 
 The steps live beside it: start (a new job), planning, batch_run (an attempt and its record),
-review (the final review), base_merge (the moved base merged in), revert, endings (failed,
-cancelled); each applies decisions that jobs/domain computes. `Engine` is the `JobContext` the
-loop runs in.
+review (the final review), revert, endings (failed, cancelled); each applies decisions that
+jobs/domain computes. The features' hooks (the moved base merged in, CI's verdict, ...) run at
+the loop's named points. `Engine` is the `JobContext` the loop runs in.
 """
 
 from __future__ import annotations
