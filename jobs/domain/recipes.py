@@ -18,8 +18,8 @@ SpecT = TypeVar("SpecT")
 
 NOT_REGISTERED = (
     "no recipe is registered, so no task spec can be read: importing registers none. Fix: call "
-    "`jobs.editors.install_recipes()` where the process starts (its composition root: "
-    "jobs/local.py, bot/server/context.py, bot/web/app.py, bot/cli.py and tests/conftest.py do)."
+    "`jobs.composition.install()` where the process starts (its composition root, as "
+    "jobs/local.py, bot/server/context.py, bot/web/app.py, the CLI and tests/conftest.py do)."
 )
 
 

@@ -112,7 +112,7 @@ def test_reading_a_spec_with_no_recipe_registered_fails_loudly_naming_the_fix(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("jobs.domain.recipes.RECIPES", {})
     with pytest.raises(RecipesNotRegisteredError,
-                       match=r"no recipe is registered.*jobs\.editors\.install_recipes\(\)"):
+                       match=r"no recipe is registered.*`jobs\.composition\.install\(\)`"):
         parse_spec(SPEC)
 
 
