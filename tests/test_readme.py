@@ -3,6 +3,7 @@ jobs/domain/model.py, the generated command and key tables, the layout and the m
 
 from __future__ import annotations
 
+import ast
 import re
 from inspect import getsourcefile
 from pathlib import Path
@@ -58,56 +59,51 @@ def layout_section() -> str:
     return text[start:text.index("\n## ", start + 1)]
 
 
-
-def layout_blocks() -> dict[str, str]:
-    """The Layout section's bullets by the path of the folder they open with, within the
-    bullets around them (`jobs/domain`, `jobs/features/llm`, `bot/server/campaigns`, ...)."""
-    blocks: dict[str, str] = {}
-    stack: list[tuple[int, str]] = []  # (indent, folder) of the bullets enclosing this line
-    for line in layout_section().splitlines():
-        bullet = re.match(r"(\s*)- (?:`([\w/]+/)`)?", line)
-        if bullet:
-            indent = len(bullet.group(1))
-            while stack and stack[-1][0] >= indent:
-                stack.pop()
-            if bullet.group(2):
-                stack.append((indent, bullet.group(2).rstrip("/")))
-        if stack:
-            key = "/".join(folder for _, folder in stack)
-            blocks[key] = blocks.get(key, "") + line + "\n"
-    return blocks
-
-
-def test_readme_layout_names_every_module_in_its_folder() -> None:
-    """Every module of jobs/ and bot/ is named in the bullet of its folder (or of the nearest
-    folder above it that has a bullet); the verbs are "one module per verb", the recipes "one
-    module per recipe" (a new one needs no README line)."""
+def packages() -> list[Path]:
+    """Every folder of jobs/ and bot/ that is a package (the demo's sample repository is data)."""
     root = README.parent
-    blocks = layout_blocks()
+    return sorted(init.parent.relative_to(root) for top in ("jobs", "bot")
+                  for init in (root / top).rglob("__init__.py") if "sample" not in init.parts)
+
+
+def contract_of(package: Path) -> str:
+    """A folder's contract: its `__init__.py` docstring."""
+    tree = ast.parse((README.parent / package / "__init__.py").read_text(encoding="utf-8"))
+    return ast.get_docstring(tree) or ""
+
+
+def test_readme_layout_is_a_map_of_every_folder() -> None:
+    """The Layout names every package of jobs/ and bot/ by its path (`jobs/engine/`), and only
+    folders that exist."""
+    layout = layout_section()
+    missing = [f"{package}/" for package in packages() if f"`{package}/`" not in layout]
+    assert missing == []
+    named = set(re.findall(r"`((?:jobs|bot)/[\w/]*/)`", layout))
+    assert sorted(f for f in named if not (README.parent / f).is_dir()) == []
+
+
+def test_every_folder_opens_with_a_contract_naming_its_modules() -> None:
+    """Each package's docstring says what lives there and names each of its modules (`name.py`);
+    the verbs are "one module per verb", the recipes "one module per recipe" (a new one needs
+    no new line)."""
     verbs = {spec.verb.replace("-", "_") + ".py" for spec in COMMANDS}
     recipes = {Path(getsourcefile(recipe.editor) or "").name for recipe in BUILT_IN}
     unnamed = []
-    for top in ("jobs", "bot"):
-        for path in sorted((root / top).rglob("*.py")):
-            rel = path.relative_to(root)
-            if "sample" in rel.parts or path.name == "__init__.py" or path.name in verbs:
+    for package in packages():
+        contract = contract_of(package)
+        assert len(contract) > 40, f"{package}/__init__.py has no contract docstring"
+        for module in sorted((README.parent / package).glob("*.py")):
+            if module.name == "__init__.py":
                 continue
-            if rel.parts[:2] == ("jobs", "editors") and path.name in recipes:
+            if package.parts == ("bot", "commands") and module.name in verbs:
                 continue
-            folders = ["/".join(rel.parts[:n]) for n in range(1, len(rel.parts))]
-            text = next((blocks[f] for f in reversed(folders) if f in blocks), "")
-            if f"`{path.name}`" not in text:
-                unnamed.append(str(rel))
+            if package.parts == ("jobs", "editors") and module.name in recipes:
+                continue
+            if f"{module.name}" not in contract:
+                unnamed.append(f"{package}/{module.name}")
     assert unnamed == []
-    assert "one module per verb" in blocks["bot/commands"]
-    assert "one module per recipe" in blocks["jobs/editors"]
-
-
-def test_readme_layout_names_only_modules_that_exist() -> None:
-    root = README.parent
-    named = set(re.findall(r"`([\w/]+\.py)`", layout_section()))
-    existing = {p.name for p in root.rglob("*.py") if ".venv" not in p.parts}
-    assert sorted(n for n in named if n.rsplit("/", 1)[-1] not in existing) == []
+    assert "one module per verb" in contract_of(Path("bot/commands"))
+    assert "one module per recipe" in contract_of(Path("jobs/editors"))
 
 
 def generated_block(name: str) -> str:
