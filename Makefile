@@ -11,8 +11,9 @@ test:
 test-fast:
 	./scripts/test -m "not slow and not browser"
 
-# The pure rooms alone (jobs/domain and the features' rules: no git, Redis or sandbox), in seconds.
-PURE_TESTS = tests/jobs/domain tests/jobs/features/bisect/test_rules.py \
+# The pure rooms alone (jobs/basics, inputs, kernel, decisions, notes and the features' rules: no git, Redis or sandbox), in seconds.
+PURE_TESTS = tests/jobs/basics tests/jobs/inputs tests/jobs/kernel \
+	tests/jobs/decisions tests/jobs/notes tests/jobs/features/bisect/test_rules.py \
 	tests/jobs/features/campaigns/test_rules.py tests/jobs/features/campaigns/test_gate_rules.py \
 	tests/jobs/features/campaigns/test_record_counters.py tests/jobs/features/ci/test_ci.py \
 	tests/jobs/features/ci/test_ci_gate.py tests/jobs/features/ci/test_ci_config.py

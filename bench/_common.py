@@ -126,7 +126,7 @@ def bare_app() -> object:
 
 
 def serve_bare(host: str, port: int) -> None:
-    """The same uvicorn.run call `stepwise serve` makes (bot/cli.py), with the bare app."""
+    """The same uvicorn.run call `stepwise serve` makes (bot/cli/main.py), with the bare app."""
     import uvicorn
 
     from bot.observability.logs import setup_logging, uvicorn_log_config

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 os.environ["STEPWISE_STORE_CHECK"] = "0"
 
 from jobs.adapters.sandbox import PlainSandbox, Sandbox, make_sandbox  # noqa: E402
-from jobs.domain.spec import parse_issue_file  # noqa: E402
+from jobs.inputs.spec import parse_issue_file  # noqa: E402
 from jobs.local import LocalSession  # noqa: E402
 
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid",

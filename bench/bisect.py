@@ -29,11 +29,11 @@ from typing import Any
 
 from bench._common import machine_facts
 from jobs.composition import with_feature
-from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus
-from jobs.domain.spec import IssueTask
 from jobs.features.bisect.wiring import bisect_feature
 from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
+from jobs.inputs.spec import IssueTask
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import BatchStatus
 from jobs.local import LocalSession
 from tests.kit import f401_repos
 from tests.kit.bisect_repos import NUMBER, CountingSandbox, build, rename_issue

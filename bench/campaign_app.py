@@ -36,8 +36,8 @@ from bot.server.campaigns.tasks import start_campaign, steer_campaign
 from bot.server.context import ServerContext
 from bot.settings import Settings
 from jobs.adapters.sandbox import make_sandbox
-from jobs.domain.config import RepoConfig
 from jobs.features.campaigns.record import CampaignStatus, RepoState
+from jobs.inputs.config import RepoConfig
 from tests.kit.campaign_repos import CONFIG, service_files
 from tests.kit.github import FakeGitHub
 from tests.kit.redis_server import running_redis

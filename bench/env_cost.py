@@ -33,8 +33,8 @@ os.environ["STEPWISE_STORE_CHECK"] = "0"
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
 from jobs.adapters.sandbox import bubblewrap_available  # noqa: E402
-from jobs.domain.job import Job  # noqa: E402
-from jobs.domain.spec import parse_issue_file  # noqa: E402
+from jobs.inputs.spec import parse_issue_file  # noqa: E402
+from jobs.kernel.job import Job  # noqa: E402
 from jobs.local import LocalSession  # noqa: E402
 from tests.kit.env_repos import PYPROJECT  # noqa: E402
 from tests.kit.repos import make_repo  # noqa: E402

@@ -45,7 +45,7 @@ from bench.scale_out import MAINTAINER, SECRET, TERMINAL, cpu_busy, sample_repo
 from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
-from jobs.domain.model import JobStatus
+from jobs.kernel.model import JobStatus
 from tests.kit.chaos.cluster import served
 from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE
 from tests.kit.github import FakeGitHub

@@ -32,8 +32,9 @@ from typing import Any
 
 ROOT = Path.cwd().resolve()
 OURS = (str(ROOT / "jobs") + "/", str(ROOT / "bot") + "/")
-STORES = ("jobs/adapters/store.py", "bot/plumbing/redis_store.py")
-SPEC_CHECK = ("jobs/domain/spec.py", "_registered_recipe")
+# Where the stores and the spec's recipe check live, now and in older checkouts (compared with).
+STORES = ("jobs/adapters/store.py", "bot/plumbing/redis_store.py", "bot/server/redis_store.py")
+SPECS = ("jobs/inputs/spec.py", "jobs/domain/spec.py")
 LIST_FILES = "--files" in sys.argv
 
 
@@ -65,7 +66,7 @@ class Trace:
         loads = self.count(STORES, "load", "load_id")  # find and reload go through these
         statuses = self.count(STORES, "stored_status")
         saves = self.count(STORES, "save")  # save_unsynced goes through it
-        specs = self.calls[SPEC_CHECK]
+        specs = self.count(SPECS, "_registered_recipe")
         listing = ""
         if LIST_FILES:
             listing = "\n" + "\n".join(f"  {f}" for f in sorted(self.files))
@@ -87,7 +88,7 @@ def traced() -> Iterator[Trace]:
 def local_flow() -> str:
     from typer.testing import CliRunner
 
-    from bot.cli import app
+    from bot.cli.main import app
     from tests.kit.local_e2e import build_sample, write_issue
 
     with tempfile.TemporaryDirectory(prefix="flow-trace-") as tmp:

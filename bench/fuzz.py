@@ -6,8 +6,8 @@
 
 Targets: the webhook endpoint through the ASGI app (FastAPI TestClient, a real redis-server
 started here unless --redis-url is given; bodies signed so they reach the parser, plus unsigned
-garbage), bot.commands.parse_comment, jobs.domain.spec.parse_issue_file/parse_spec,
-jobs.domain.config.load_config and jobs.domain.guard.check_diff. For each target it prints the inputs
+garbage), bot.commands.parse_comment, jobs.inputs.spec.parse_issue_file/parse_spec,
+jobs.inputs.config.load_config and jobs.decisions.guard.check_diff. For each target it prints the inputs
 generated, the server errors (5xx answers), the uncaught exceptions (anything but the documented
 error types), and how the inputs ended. The generators live in tests/kit/fuzz_*.py (listed by
 tests/kit/fuzzing.py).
@@ -37,7 +37,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from bot.settings import Settings  # noqa: E402
 from bot.web.app import create_app  # noqa: E402
-from jobs.domain.guard import GuardVerdict  # noqa: E402
+from jobs.decisions.guard import GuardVerdict  # noqa: E402
 from tests.kit import fuzzing as fz  # noqa: E402
 from tests.kit.redis_server import running_redis  # noqa: E402
 

@@ -31,7 +31,7 @@ os.environ["STEPWISE_STORE_CHECK"] = "0"
 
 from bench._common import machine_facts  # noqa: E402
 from jobs.adapters.sandbox import make_sandbox  # noqa: E402
-from jobs.domain.spec import parse_issue_file  # noqa: E402
+from jobs.inputs.spec import parse_issue_file  # noqa: E402
 from jobs.local import LocalSession  # noqa: E402
 
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid",

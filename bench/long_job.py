@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 os.environ["STEPWISE_STORE_CHECK"] = "0"  # measure the production path
 
 from bench.state_cost import median_step, sample_job  # noqa: E402
-from jobs.domain.model import BatchStatus  # noqa: E402
-from jobs.domain.notes import render_card  # noqa: E402
+from jobs.kernel.model import BatchStatus  # noqa: E402
+from jobs.notes.progress import render_card  # noqa: E402
 
 BODY_LIMIT = 65_536
 
@@ -76,7 +76,7 @@ def peak_memory_mb(batches: int) -> float:
         "os.environ['STEPWISE_STORE_CHECK'] = '0'\n"
         "from pathlib import Path\n"
         "from bench.state_cost import sample_job, one_step\n"
-        "from jobs.domain.notes import render_card\n"
+        "from jobs.notes.progress import render_card\n"
         "from jobs.adapters.store import FileStore\n"
         "n = int(sys.argv[2])\n"
         "d = tempfile.mkdtemp(); store = FileStore(Path(d)); store.save(sample_job(n))\n"

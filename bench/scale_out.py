@@ -40,7 +40,7 @@ from bot.plumbing.queue import queue
 from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.kernel.model import BatchStatus, JobStatus
 from tests.kit.chaos.cluster import served  # the app served as the chaos run serves it
 from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE, LEGACY  # the same sample repository
 from tests.kit.github import FakeGitHub

@@ -36,8 +36,8 @@ from bench.scale_out import MAINTAINER, OWNER, SECRET, TERMINAL, cpu_busy, sampl
 from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, JobStatus
 from tests.kit.chaos.cluster import served
 from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE
 from tests.kit.github import FakeGitHub

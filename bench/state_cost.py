@@ -26,11 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ["STEPWISE_STORE_CHECK"] = "0"  # measure the production path
 
-from jobs.domain.config import load_config  # noqa: E402
-from jobs.domain.job import Batch, Job  # noqa: E402
-from jobs.domain.model import BatchStatus  # noqa: E402
-from jobs.domain.records import Attempt, CommandEvidence, Event  # noqa: E402
-from jobs.domain.spec import parse_spec  # noqa: E402
+from jobs.inputs.config import load_config  # noqa: E402
+from jobs.inputs.spec import parse_spec  # noqa: E402
+from jobs.kernel.job import Batch, Job  # noqa: E402
+from jobs.kernel.model import BatchStatus  # noqa: E402
+from jobs.kernel.records import Attempt, CommandEvidence, Event  # noqa: E402
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 SPEC = "```stepwise\nrecipe: replace\npaths: ['src/**/*.py']\nfind: ['x']\nreplace: 'y'\n```\n"

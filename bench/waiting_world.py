@@ -20,9 +20,9 @@ from pathlib import Path
 import redis
 
 from bot.plumbing.redis_store import RedisStore
-from jobs.domain.job import Job, OpenGate
-from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.domain.records import Attempt, CommandEvidence, Event
+from jobs.kernel.job import Job, OpenGate
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.records import Attempt, CommandEvidence, Event
 from tests.kit.github import FakeGitHub
 from tests.kit.records import make_batch, make_job
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from jobs.domain.config import CONFIG_PATH
+from jobs.inputs.config import CONFIG_PATH
 
 MAX_BODY_CHARS = 65_536
 INSTALLATION_EVENTS = ("installation", "installation_repositories")

@@ -10,7 +10,7 @@ from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.github.client import DEFAULT_API_VERSION, ApiVersion
-from jobs.domain.errors import BadInputError
+from jobs.basics.errors import BadInputError
 
 ENV_PREFIX = "STEPWISE_"
 # Which process reads the settings: each role requires only what it uses (docs/operating.md).

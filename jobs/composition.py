@@ -11,9 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from jobs.domain.feature_parts import install_parts
-from jobs.editors import RecipeDefinition, command, install_recipes, replace
-from jobs.editors.llm import recipe as llm
 from jobs.engine import branch_sync
 from jobs.engine.context import Feature
 from jobs.features.base_moves.wiring import FEATURE as BASE_MOVES
@@ -22,8 +19,11 @@ from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
 from jobs.features.ci.wiring import FEATURE as CI
 from jobs.features.environments.wiring import FEATURE as ENVIRONMENTS
 from jobs.features.llm.wiring import FEATURE as LLM
+from jobs.kernel.feature_parts import install_parts
+from jobs.recipes import RecipeDefinition, command, install_recipes, replace
+from jobs.recipes.llm import recipe as llm
 
-BUILT_IN: tuple[RecipeDefinition, ...] = (  # the recipes, one line each (jobs/editors/)
+BUILT_IN: tuple[RecipeDefinition, ...] = (  # the recipes, one line each (jobs/recipes/)
     replace.RECIPE,
     command.RECIPE,
     llm.RECIPE,

@@ -16,17 +16,9 @@ from jobs.adapters.local_forge import LocalForge
 from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.adapters.store import BusyError, FileStore
 from jobs.adapters.workspace import Repository
+from jobs.basics.errors import BadInputError, WorkspaceError
+from jobs.basics.voice import local_voice
 from jobs.composition import FEATURES, install
-from jobs.domain.errors import BadInputError, WorkspaceError
-from jobs.domain.gates import Verb, note_spec_change
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
-from jobs.domain.notes import render_card
-from jobs.domain.records import Event
-from jobs.domain.spec import InvalidSpecError, IssueTask, parse_issue_file
-from jobs.domain.voice import local_voice
-from jobs.editors.llm.draft import draft_comment, has_spec_block, split_issue_text
-from jobs.editors.llm_settings import LlmSettings
 from jobs.engine import usecases
 from jobs.engine.context import Feature, Outcome, Services, outcome_of
 from jobs.engine.engine import Engine
@@ -35,7 +27,15 @@ from jobs.engine.start import create_job, start_checks
 from jobs.features.base_moves.merge import moved_base_notice
 from jobs.features.llm.draft import draft_job
 from jobs.features.llm.start import llm_enabled
+from jobs.inputs.spec import InvalidSpecError, IssueTask, parse_issue_file
+from jobs.kernel.gates import Verb, note_spec_change
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
+from jobs.kernel.records import Event
+from jobs.notes.progress import render_card
 from jobs.ports import Publication
+from jobs.recipes.llm.draft import draft_comment, has_spec_block, split_issue_text
+from jobs.recipes.llm_settings import LlmSettings
 
 Sink = Callable[[Publication, str], None]
 NO_BLOCK_HINT = ("\nor set STEPWISE_LLM_BASE_URL and STEPWISE_LLM_MODEL (or --llm-base-url and "

@@ -15,11 +15,7 @@ from pathlib import Path
 
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
-from jobs.domain.config_errors import InvalidConfigError
-from jobs.domain.errors import BadInputError, StepwiseError
-from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus
-from jobs.domain.spec import IssueTask
+from jobs.basics.errors import BadInputError, StepwiseError
 from jobs.engine import usecases
 from jobs.engine.scope_preview import preview_scope
 from jobs.engine.start import local_base
@@ -39,6 +35,10 @@ from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, 
 from jobs.features.campaigns.selection import RepoFacts
 from jobs.features.campaigns.settings import CampaignTask, parse_campaign_text
 from jobs.features.campaigns.steering import JobAction, apply, parse_command, quote_command
+from jobs.inputs.config_errors import InvalidConfigError
+from jobs.inputs.spec import IssueTask
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import BatchStatus
 from jobs.local import LocalSession, read_issue_text
 from jobs.ports import Publication
 

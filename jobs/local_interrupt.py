@@ -3,7 +3,7 @@ stands and how to resume it (`stepwise run` again, or `approve`/`retry`)."""
 
 from __future__ import annotations
 
-from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus
+from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus
 from jobs.local import LocalSession
 
 EXIT_INTERRUPTED_BY_USER = 130  # what a shell reports for a process ended by SIGINT

@@ -7,8 +7,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from jobs.domain.errors import BadInputError
-from jobs.domain.job import Job
+from jobs.basics.errors import BadInputError
+from jobs.kernel.job import Job
 from jobs.local import local_jobs
 
 MAX_LISTED = 10

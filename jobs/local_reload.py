@@ -4,11 +4,11 @@ again with it (baseline included), and approve the new plan when its baseline pa
 
 from __future__ import annotations
 
-from jobs.domain.gates import Verb
-from jobs.domain.model import Gate
 from jobs.engine import usecases
 from jobs.engine.context import Outcome
 from jobs.engine.start import local_config
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import Gate
 from jobs.local import LocalSession, LocalWiring
 
 

@@ -11,13 +11,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from jobs.domain.annotations import Annotation
-from jobs.domain.check_runs import CheckRunDraft
-from jobs.domain.ci import CheckObservation
-from jobs.domain.errors import StateError
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
-from jobs.domain.sandboxing import CommandResult, EnvironmentLayer, SandboxPolicy
+from jobs.basics.errors import StateError
+from jobs.decisions.ci import CheckObservation
+from jobs.inputs.sandboxing import CommandResult, EnvironmentLayer, SandboxPolicy
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
+from jobs.notes.annotations import Annotation
+from jobs.notes.check_runs import CheckRunDraft
 
 
 class Publication(StrEnum):
@@ -36,7 +36,7 @@ class Publication(StrEnum):
 @dataclass(frozen=True)
 class CiReport:
     """What the forge knows of one commit's CI: every check run and commit status seen on it
-    (`jobs.domain.ci.CheckObservation`s), and the base branch's required status checks (branch
+    (`jobs.decisions.ci.CheckObservation`s), and the base branch's required status checks (branch
     protection and rulesets together; empty when the base requires none)."""
 
     observed: tuple[CheckObservation, ...] = ()
@@ -70,7 +70,7 @@ class RerunRefused:
 class Forge(Protocol):
     def publish(self, job: Job, kind: Publication, text: str) -> None:
         """Show `text` to the people steering `job`. A forge that can fail keeps what it could
-        not show in the job's outbox (jobs/domain/outbox.py) instead of raising."""
+        not show in the job's outbox (jobs/kernel/outbox.py) instead of raising."""
         ...
 
     def expect(self, job: Job, kind: Publication) -> None:

@@ -1,5 +1,5 @@
 """Rewrite the README's generated tables from the code: the spec keys and the config keys
-(jobs/domain/key_docs.py) and the comment commands (bot/commands). A new recipe or verb needs
+(jobs/inputs/key_docs.py) and the comment commands (bot/commands). A new recipe or verb needs
 no hand edit of the README: run `make readme` (tests/test_readme.py checks the tables match).
 
     .venv/bin/python scripts/readme_tables.py [--check]
@@ -17,7 +17,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 def tables() -> dict[str, Callable[[], str]]:
     from bot.commands import help_table
     from jobs.composition import install
-    from jobs.domain.key_docs import config_table, spec_table
+    from jobs.inputs.key_docs import config_table, spec_table
 
     install()  # the spec table lists each recipe's keys: this script is a composition root
     return {"spec-keys": spec_table, "config-keys": config_table, "commands": help_table}

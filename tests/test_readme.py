@@ -1,5 +1,5 @@
 """The README against the code: the state diagrams and the transition tables in
-jobs/domain/model.py, the generated command and key tables, the layout and the modules."""
+jobs/kernel/model.py, the generated command and key tables, the layout and the modules."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bot.commands import COMMANDS
 from jobs.composition import BUILT_IN
-from jobs.domain.model import BATCH_TRANSITIONS, JOB_TRANSITIONS
+from jobs.kernel.model import BATCH_TRANSITIONS, JOB_TRANSITIONS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 EDGE = re.compile(r"^\s*(\w+) --> (\w+)")
@@ -103,7 +103,7 @@ def test_every_folder_opens_with_a_contract_naming_its_modules() -> None:
                 unnamed.append(f"{package}/{module.name}")
     assert unnamed == []
     assert "one module per verb" in contract_of(Path("bot/commands"))
-    assert "one module per recipe" in contract_of(Path("jobs/editors"))
+    assert "one module per recipe" in contract_of(Path("jobs/recipes"))
 
 
 def generated_block(name: str) -> str:
@@ -113,8 +113,8 @@ def generated_block(name: str) -> str:
 
 
 def test_readme_spec_key_table_is_generated_from_the_spec_model() -> None:
-    from jobs.domain.key_docs import spec_table
-    from jobs.domain.spec import TaskSpec
+    from jobs.inputs.key_docs import spec_table
+    from jobs.inputs.spec import TaskSpec
 
     assert generated_block("spec-keys") == spec_table()
     for name, info in TaskSpec.model_fields.items():  # every key is documented
@@ -123,8 +123,8 @@ def test_readme_spec_key_table_is_generated_from_the_spec_model() -> None:
 
 
 def test_readme_config_key_table_is_generated_from_the_config_model() -> None:
-    from jobs.domain.config import RepoConfig
-    from jobs.domain.key_docs import config_table
+    from jobs.inputs.config import RepoConfig
+    from jobs.inputs.key_docs import config_table
 
     assert generated_block("config-keys") == config_table()
     for name, info in RepoConfig.model_fields.items():

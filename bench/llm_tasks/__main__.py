@@ -20,10 +20,10 @@ from bench._common import machine_facts
 from bench.llm_tasks.scripted import ScriptedModel
 from bench.llm_tasks.tasks import TASKS, Task
 from bot.demo.scripted_llm import ScriptedServer
-from jobs.domain.model import JobStatus
-from jobs.domain.spec import parse_issue_file
-from jobs.editors.llm_settings import LlmSettings, load_llm_settings
+from jobs.inputs.spec import parse_issue_file
+from jobs.kernel.model import JobStatus
 from jobs.local import LocalSession
+from jobs.recipes.llm_settings import LlmSettings, load_llm_settings
 from tests.kit.local_e2e import config_text, issue_markdown
 from tests.kit.repos import git, make_repo
 

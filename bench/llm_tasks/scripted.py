@@ -8,7 +8,7 @@ from typing import Any
 
 from bench.llm_tasks.tasks import Task
 from bot.demo.scripted_llm import Reply
-from jobs.editors.llm.formats import unified
+from jobs.recipes.llm.formats import unified
 
 
 def _format(body: dict[str, Any]) -> str:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
-from jobs.domain.gates import Verb
-from jobs.domain.job import Job
 from jobs.engine import usecases
+from jobs.kernel.gates import Verb
+from jobs.kernel.job import Job
 
 
 def handle(context: CommandContext, job: Job | None, command: Command) -> str:

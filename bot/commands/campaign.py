@@ -6,7 +6,7 @@ that repository (bot/server/campaigns/)."""
 from __future__ import annotations
 
 from bot.commands.spec import Access, ArgumentRule, Command, CommandContext, CommandSpec
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 
 
 def handle(context: CommandContext, job: Job | None, command: Command) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.commands.spec import Access, ArgumentRule, Command, CommandContext, CommandSpec
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 
 
 def handle(context: CommandContext, job: Job | None, command: Command) -> str:

@@ -19,7 +19,7 @@ from bot.commands import (
 )
 from bot.commands import help as help_command
 from bot.commands.spec import PREFIX, CommandSpec
-from jobs.domain.voice import Voice, github_voice
+from jobs.basics.voice import Voice, github_voice
 
 # The order of the README's command table; `/stepwise help` and that table are rendered from it.
 COMMANDS: list[CommandSpec] = [

@@ -4,7 +4,7 @@ request, keeping every completed batch (refused for a completed job or one that 
 from __future__ import annotations
 
 from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 
 
 def handle(context: CommandContext, job: Job | None, command: Command) -> str:

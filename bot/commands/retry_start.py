@@ -6,7 +6,7 @@ The start authorizes the commenter as a label would (bot/server/start_job.py).""
 from __future__ import annotations
 
 from bot.commands.spec import Access, ArgumentRule, Command, CommandContext, CommandSpec
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 
 
 def handle(context: CommandContext, job: Job | None, command: Command) -> str:

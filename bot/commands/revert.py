@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
-from jobs.domain.job import Job
 from jobs.engine import usecases
+from jobs.kernel.job import Job
 
 
 def handle(context: CommandContext, job: Job | None, command: Command) -> str:

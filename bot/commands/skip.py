@@ -4,9 +4,9 @@ leaves); `/stepwise skip --files a.py b.py <reason>`: only those files, the rest
 from __future__ import annotations
 
 from bot.commands.spec import ArgumentRule, Command, CommandContext, CommandSpec
-from jobs.domain.gates import Verb, split_skip_words
-from jobs.domain.job import Job
 from jobs.engine import usecases
+from jobs.kernel.gates import Verb, split_skip_words
+from jobs.kernel.job import Job
 
 
 def handle(context: CommandContext, job: Job | None, command: Command) -> str:

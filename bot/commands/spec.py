@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from jobs.domain.config import RepoConfig
-from jobs.domain.job import Job
+from jobs.inputs.config import RepoConfig
+from jobs.kernel.job import Job
 
 PREFIX = "/stepwise"  # the one spelling of the command prefix; usage lines read f"{PREFIX} {usage}"
 

@@ -4,8 +4,8 @@ use case in jobs/engine/usecases.py, shared with `stepwise status`)."""
 from __future__ import annotations
 
 from bot.commands.spec import Access, ArgumentRule, Command, CommandContext, CommandSpec
-from jobs.domain.job import Job
 from jobs.engine.usecases import Progress, status
+from jobs.kernel.job import Job
 
 # The card already shows the gate's prompt and a gate comment still waiting to be published.
 _SAID_BY_THE_CARD = (Progress.AT_GATE, Progress.UNPUBLISHED)

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from jobs.adapters.workspace import BOT_EMAIL, BOT_NAME, run_git
-from jobs.domain.errors import BadInputError
+from jobs.basics.errors import BadInputError
 
 SAMPLE = Path(__file__).parent / "sample"
 

@@ -18,7 +18,7 @@ from pydantic import SecretStr
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.adapters.workspace import run_git
-from jobs.editors.llm_settings import LlmSettings
+from jobs.recipes.llm_settings import LlmSettings
 
 FIND = r"\bmoney\.as_text\("
 ISSUE = """# Replace the deprecated money.as_text() with money.format_amount()

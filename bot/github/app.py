@@ -24,7 +24,7 @@ from bot.github.observer import CallObserver, ObservedRetry, event_hooks
 from bot.github.retry import NO_RETRY, CallRetry, retry_after_s
 from bot.github.tls import shared_tls_context
 from jobs.adapters.worktree import identity_env
-from jobs.domain.errors import RetryClass
+from jobs.basics.errors import RetryClass
 
 log = logging.getLogger(__name__)
 

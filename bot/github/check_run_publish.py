@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from bot.github.ci import JOB_CHECK_SUFFIX, RepositoryCi, shows
-from jobs.domain.github_limits import ANNOTATIONS_PER_REQUEST
-from jobs.domain.job import Job
-from jobs.domain.records import JobCheckRun
+from jobs.basics.github_limits import ANNOTATIONS_PER_REQUEST
+from jobs.kernel.job import Job
+from jobs.kernel.records import JobCheckRun
 
 
 def send_check_run(ci: RepositoryCi, job: Job, body: dict[str, Any]) -> None:

@@ -19,11 +19,11 @@ from typing import Any
 
 from bot.github.client import MAX_PAGES, PER_PAGE, Installation, response_json
 from bot.github.errors import ForgeError, refused
-from jobs.domain.annotations import MESSAGE_CHARS, Annotation
-from jobs.domain.check_runs import JOB_CHECK_NAME
-from jobs.domain.ci import CheckObservation, from_commit_status
-from jobs.domain.errors import RetryClass
-from jobs.domain.redact import redact
+from jobs.basics.errors import RetryClass
+from jobs.basics.redact import redact
+from jobs.decisions.ci import CheckObservation, from_commit_status
+from jobs.notes.annotations import MESSAGE_CHARS, Annotation
+from jobs.notes.check_runs import JOB_CHECK_NAME
 from jobs.ports import CiFailure, RerunRefused
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from bot.github.conditional import ConditionalReads
 from bot.github.errors import ForgeError, classify, response_body, validation_errors
 from bot.github.records import CommentInfo, IssueInfo, PullInfo, RepoInfo, comment_info, pull_info
 from bot.github.retry import CallRetry
-from jobs.domain.errors import RetryClass
+from jobs.basics.errors import RetryClass
 
 
 class GitHubApp(Protocol):

@@ -11,10 +11,10 @@ which comment a gate's text goes to, and what a comment says once something supe
 
 from __future__ import annotations
 
-from jobs.domain.job import Job, OpenGate
-from jobs.domain.model import Gate, JobStatus
-from jobs.domain.outbox import gate_key
-from jobs.domain.tally import outcome, tally
+from jobs.kernel.job import Job, OpenGate
+from jobs.kernel.model import Gate, JobStatus
+from jobs.kernel.outbox import gate_key
+from jobs.notes.tally import outcome, tally
 
 QUEUE_DONE = "Stepwise waited here for another job of this repository to finish; it has " \
     "started planning now (the plan follows in its own comment)."

@@ -17,7 +17,7 @@ from typing import Any
 from githubkit.exception import RequestError, RequestFailed
 
 from bot.github.retry import SECONDARY_MIN_WAIT_S, rate_limit, retry_after_s, transient_status
-from jobs.domain.errors import PlatformWait, RetryClass, StepwiseError
+from jobs.basics.errors import PlatformWait, RetryClass, StepwiseError
 
 RATE_LIMITED = "github_rate_limited"
 SUSPENDED = "installation_suspended"  # GitHub's 403 "This installation has been suspended"

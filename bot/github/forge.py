@@ -1,6 +1,6 @@
 """The forge port on GitHub: plan and gate comments, the draft PR whose body is the progress card.
 
-What a job must show is first owed in its outbox (jobs/domain/outbox.py), then published; what GitHub
+What a job must show is first owed in its outbox (jobs/kernel/outbox.py), then published; what GitHub
 does not confirm stays owed, is saved with the record and is published again by the
 reconciler (bot/server/reconciler.py), so a fault while publishing never fails a step. Each comment
 carries a hidden marker; the comment ids are remembered in the job record, and a marker found on
@@ -31,17 +31,17 @@ from bot.github.conversation import (
     retry_line,
 )
 from bot.github.errors import ForgeError, refused
-from jobs.domain import outbox
-from jobs.domain.check_runs import CheckRunDraft
-from jobs.domain.ci import CheckObservation
-from jobs.domain.errors import RetryClass
-from jobs.domain.github_limits import BODY_CHARS, ISSUE_TITLE_CHARS, cut_chars, fit_chars
-from jobs.domain.job import Job
-from jobs.domain.model import Gate, JobStatus
-from jobs.domain.notes import gate_prompt, render_card, render_plan
-from jobs.domain.outbox import gate_key
-from jobs.domain.records import PullRequest
-from jobs.domain.redact import redact
+from jobs.basics.errors import RetryClass
+from jobs.basics.github_limits import BODY_CHARS, ISSUE_TITLE_CHARS, cut_chars, fit_chars
+from jobs.basics.redact import redact
+from jobs.decisions.ci import CheckObservation
+from jobs.kernel import outbox
+from jobs.kernel.job import Job
+from jobs.kernel.model import Gate, JobStatus
+from jobs.kernel.outbox import gate_key
+from jobs.kernel.records import PullRequest
+from jobs.notes.check_runs import CheckRunDraft
+from jobs.notes.progress import gate_prompt, render_card, render_plan
 from jobs.ports import CiFailure, CiReport, Publication, RerunRefused
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from bot.github.client import Installation, response_json
 from bot.github.errors import SUSPENDED_WORDS, ForgeError
 from jobs.adapters.git_runner import git_process
 from jobs.adapters.workspace import Repository, WithdrawRefusedError
-from jobs.domain.errors import RetryClass, WorkspaceError
+from jobs.basics.errors import RetryClass, WorkspaceError
 from jobs.features.base_moves.texts import WORKFLOW_PERMISSION
 
 WORKFLOWS_REFUSED = "without `workflows` permission"  # GitHub's words, pushes and API alike

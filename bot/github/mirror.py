@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from bot.github.git_data import WORKFLOWS_REFUSED, refusal
 from jobs.adapters.workspace import Repository, WithdrawRefusedError, run_git
-from jobs.domain.errors import RetryClass, WorkspaceError
+from jobs.basics.errors import RetryClass, WorkspaceError
 
 if TYPE_CHECKING:
     from bot.github.git_data import ApiCommits

@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import Any
 
 from bot.log_context import ALIASES, CONTEXT_FIELDS, bound
-from jobs.domain.redact import redact
+from jobs.basics.redact import redact
 
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {
     "message", "asctime", "taskName", "color_message"}

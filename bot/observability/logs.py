@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.observability.jsonlog import json_uvicorn_config, use_json_lines
 from bot.settings import Settings
-from jobs.domain.redact import RedactingFilter, register_secret
+from jobs.basics.redact import RedactingFilter, register_secret
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _FILTER = RedactingFilter()

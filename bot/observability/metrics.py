@@ -25,9 +25,9 @@ from bot import log_context
 from bot.github.errors import ForgeError
 from bot.observability.process_metrics import QUEUE_UNAVAILABLE
 from bot.plumbing.keys import metric_key, seen_key
-from jobs.domain.job import Job
-from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus
-from jobs.domain.records import CiResult, CommandEvidence
+from jobs.kernel.job import Job
+from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus
+from jobs.kernel.records import CiResult, CommandEvidence
 
 SEP = "\x1f"  # between the JSON of the label values and the field's part (never inside JSON)
 log = logging.getLogger(__name__)

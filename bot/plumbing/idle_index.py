@@ -20,7 +20,7 @@ from redis import Redis
 
 from bot.plumbing.keys import JOBS, idle_key, job_key
 from bot.plumbing.redis_values import as_document, as_text
-from jobs.domain.model import ACTIVE_JOB_STATUSES, JobStatus
+from jobs.kernel.model import ACTIVE_JOB_STATUSES, JobStatus
 
 OWING, GATE, CI, ACTIVE = "owing", "gate", "ci", "active"
 KINDS = (OWING, GATE, CI, ACTIVE)

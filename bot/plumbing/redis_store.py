@@ -22,9 +22,9 @@ from bot.plumbing.keys import JOBS, batches_key, ci_key, events_key, issue_key, 
 from bot.plumbing.redis_values import as_text
 from jobs.adapters.codec import assemble, batch_text, document, event_line
 from jobs.adapters.store import ConflictError, checking_writes
-from jobs.domain.errors import StateError
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
+from jobs.basics.errors import StateError
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
 
 log = logging.getLogger("stepwise.events")
 # The record's events worth a log line of their own (an operator alerts and searches on them):

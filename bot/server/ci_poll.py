@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.plumbing.queue import enqueue_step
 from bot.server.context import ServerContext
-from jobs.domain.model import JobStatus
+from jobs.kernel.model import JobStatus
 
 log = logging.getLogger(__name__)
 MAX_POLLS_PER_PASS = 100  # steps queued per pass (the rest wait for the next pass)

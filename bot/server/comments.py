@@ -38,11 +38,11 @@ from bot.server.start_job import CANNOT_START, StartRequest, start_job
 from bot.server.start_job import default_config as start_config
 from bot.server.steps import queue_next_step
 from bot.steering import steering_decision
-from jobs.domain.config import CONFIG_PATH, RepoConfig, load_config
-from jobs.domain.errors import BadInputError, StepwiseError
-from jobs.domain.gates import RefusedError
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
+from jobs.basics.errors import BadInputError, StepwiseError
+from jobs.inputs.config import CONFIG_PATH, RepoConfig, load_config
+from jobs.kernel.gates import RefusedError
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
 from jobs.ports import ConflictError
 
 log = logging.getLogger(__name__)

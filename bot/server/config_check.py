@@ -1,14 +1,14 @@
 """The `Stepwise config` check run on a push that changes `.github/stepwise.yml` (to the default
 branch or any other, so a pull request shows it): the file as that commit holds it, checked as a
-job would read it, every problem an annotation at its line (jobs/domain/config_check.py)."""
+job would read it, every problem an annotation at its line (jobs/notes/config_check.py)."""
 
 from __future__ import annotations
 
 from bot.events import Event
 from bot.github.check_run_publish import upsert_with_annotations
 from bot.server.context import ServerContext
-from jobs.domain.config import CONFIG_PATH
-from jobs.domain.config_check import config_check_run
+from jobs.inputs.config import CONFIG_PATH
+from jobs.notes.config_check import config_check_run
 
 NO_COMMIT = "0" * 40  # a deleted branch's `after`
 

@@ -26,9 +26,9 @@ from bot.settings import Settings
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.composition import BUILT_IN, FEATURES, install
-from jobs.domain.job import Job
-from jobs.editors import RecipeDefinition
 from jobs.engine.engine import Feature, Services
+from jobs.kernel.job import Job
+from jobs.recipes import RecipeDefinition
 
 
 @dataclass

@@ -28,11 +28,11 @@ from bot.server.steps import ACTIVE, queue_next_step
 from bot.server.worker import Handler
 from bot.steering import steering_decision
 from jobs.adapters.store import ConflictError
-from jobs.domain.errors import BadInputError, StepwiseError
-from jobs.domain.gates import Verb, apply_verb, note_spec_change
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
-from jobs.domain.spec import parse_issue
+from jobs.basics.errors import BadInputError, StepwiseError
+from jobs.inputs.spec import parse_issue
+from jobs.kernel.gates import Verb, apply_verb, note_spec_change
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
 from jobs.ports import Publication
 
 log = logging.getLogger(__name__)

@@ -11,10 +11,10 @@ from bot.server.context import ServerContext
 from bot.server.steps import queue_next_step
 from bot.server.suspensions import on_suspension
 from jobs.adapters.store import ConflictError
-from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
-from jobs.domain.records import Event as JobEvent
+from jobs.basics.errors import ErrorInfo, RetryClass
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
+from jobs.kernel.records import Event as JobEvent
 
 log = logging.getLogger(__name__)
 ENDING_ACTIONS = {

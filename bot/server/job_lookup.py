@@ -9,7 +9,7 @@ from bot.plumbing.leases import job_lock
 from bot.server.context import ServerContext
 from bot.server.rebuild import rebuild
 from bot.server.steps import queue_next_step
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 
 
 def job_for(ctx: ServerContext, event: Event) -> Job | None:

@@ -20,8 +20,8 @@ from redis import Redis
 from bot.github.errors import RATE_LIMITED
 from bot.github.retry import SECONDARY_MIN_WAIT_S
 from bot.observability.github_metrics import record_rate_limit_wait
-from jobs.domain.errors import StepwiseError
-from jobs.domain.job import Job
+from jobs.basics.errors import StepwiseError
+from jobs.kernel.job import Job
 from jobs.ports import JobStore
 
 

@@ -16,9 +16,9 @@ from bot.plumbing.queue import pending_task_ids, requeue, requeue_overdue, start
 from bot.server.context import ServerContext
 from bot.server.steps import queue_next_step, tell
 from jobs.adapters.store import ConflictError
-from jobs.domain.gates import open_gate
-from jobs.domain.job import Job
-from jobs.domain.model import JOB_TRANSITIONS, Gate, JobStatus
+from jobs.kernel.gates import open_gate
+from jobs.kernel.job import Job
+from jobs.kernel.model import JOB_TRANSITIONS, Gate, JobStatus
 
 log = logging.getLogger(__name__)
 MAX_INTERRUPTIONS = 3

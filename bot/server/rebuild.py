@@ -9,13 +9,13 @@ import re
 from bot.github.client import Installation
 from bot.plumbing.pruned import pruned_for_issue
 from bot.server.context import ServerContext
-from jobs.domain.config import CONFIG_PATH, load_config
-from jobs.domain.errors import StepwiseError
-from jobs.domain.job import Job
-from jobs.domain.outbox import GATE_PREFIX
-from jobs.domain.records import PullRequest
-from jobs.domain.spec import parse_issue
+from jobs.basics.errors import StepwiseError
 from jobs.engine.engine import Base, create_job
+from jobs.inputs.config import CONFIG_PATH, load_config
+from jobs.inputs.spec import parse_issue
+from jobs.kernel.job import Job
+from jobs.kernel.outbox import GATE_PREFIX
+from jobs.kernel.records import PullRequest
 
 BRANCH = re.compile(r"^stepwise/issue-(\d+)(?:-\d+)?$")
 GATE_ID = re.compile(rf"^{re.escape(GATE_PREFIX)}[a-z_]+-(\d+)$")  # gate:<kind>-<n>

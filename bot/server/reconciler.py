@@ -45,9 +45,9 @@ from bot.server.context import ServerContext
 from bot.server.retention import retention_round
 from bot.server.steps import RECONCILER, queue_next_step
 from jobs.adapters.store import ConflictError
-from jobs.domain.errors import StepwiseError
-from jobs.domain.job import OpenGate
-from jobs.domain.records import ServerState
+from jobs.basics.errors import StepwiseError
+from jobs.kernel.job import OpenGate
+from jobs.kernel.records import ServerState
 from jobs.ports import Publication
 
 log = logging.getLogger(__name__)

@@ -7,10 +7,10 @@ from __future__ import annotations
 from bot.events import Event
 from bot.server.context import ServerContext
 from bot.server.steps import queue_next_step
-from jobs.domain.config import CONFIG_PATH, load_config
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus
-from jobs.domain.resume import resumable, resume_job
+from jobs.decisions.resume import resumable, resume_job
+from jobs.inputs.config import CONFIG_PATH, load_config
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus
 
 OFFER = ("This {what} was reopened; its Stepwise job is `{status}`{why}. To carry it on, on the "
          "same branch `{branch}` and pull request, keeping every completed batch, comment "

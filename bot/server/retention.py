@@ -46,7 +46,7 @@ from bot.plumbing.keys import (
 from bot.plumbing.leases import Lease
 from bot.plumbing.pruned import MARKER_TTL_S
 from bot.plumbing.redis_values import as_document, as_text
-from jobs.domain.model import TERMINAL_JOB_STATUSES
+from jobs.kernel.model import TERMINAL_JOB_STATUSES
 
 log = logging.getLogger(__name__)
 READ_PER_PASS = 200  # job documents a pass reads at most

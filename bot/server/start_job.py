@@ -20,17 +20,17 @@ from bot.server.context import ServerContext
 from bot.server.resume import resume_ended
 from bot.server.steps import queue_next_step
 from bot.steering import resolve_approvers, steering_decision
-from jobs.domain.config import CONFIG_PATH, RepoConfig, load_config
-from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
-from jobs.domain.gates import RefusedError
-from jobs.domain.gates import reload_config as reload_job_config
-from jobs.domain.job import Job
-from jobs.domain.model import Gate, JobStatus
-from jobs.domain.resume import resumable
-from jobs.domain.spec import parse_issue
-from jobs.editors.llm.draft import draft_comment, has_spec_block
+from jobs.basics.errors import BadInputError, RetryClass, StepwiseError
+from jobs.decisions.resume import resumable
 from jobs.engine.engine import Base, create_job
 from jobs.features.llm.draft import draft_job
+from jobs.inputs.config import CONFIG_PATH, RepoConfig, load_config
+from jobs.inputs.spec import parse_issue
+from jobs.kernel.gates import RefusedError
+from jobs.kernel.gates import reload_config as reload_job_config
+from jobs.kernel.job import Job
+from jobs.kernel.model import Gate, JobStatus
+from jobs.recipes.llm.draft import draft_comment, has_spec_block
 
 log = logging.getLogger(__name__)
 

@@ -22,13 +22,13 @@ from bot.server.context import ServerContext
 from bot.server.rate_limits import is_rate_limit, rate_limit_over, wait_for_rate_limit
 from bot.server.suspensions import is_suspension, park, suspend_met
 from jobs.adapters.store import ConflictError
-from jobs.domain.errors import RetryClass, StepwiseError
-from jobs.domain.gates import RefusedError, open_gate
-from jobs.domain.job import Job
-from jobs.domain.model import ACTIVE_JOB_STATUSES, BatchStatus, Gate, JobStatus
-from jobs.domain.notes import render_card
+from jobs.basics.errors import RetryClass, StepwiseError
 from jobs.engine.engine import Engine
 from jobs.engine.revert import revert_batch
+from jobs.kernel.gates import RefusedError, open_gate
+from jobs.kernel.job import Job
+from jobs.kernel.model import ACTIVE_JOB_STATUSES, BatchStatus, Gate, JobStatus
+from jobs.notes.progress import render_card
 from jobs.ports import Publication
 
 log = logging.getLogger(__name__)

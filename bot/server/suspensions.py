@@ -22,9 +22,9 @@ from bot.events import Event
 from bot.github.errors import SUSPENDED
 from bot.plumbing.suspension_marks import SUSPEND, is_suspended, mark, mark_met, suspended_by
 from jobs.adapters.store import ConflictError
-from jobs.domain.errors import StepwiseError
-from jobs.domain.job import Job
-from jobs.domain.records import Event as JobEvent
+from jobs.basics.errors import StepwiseError
+from jobs.kernel.job import Job
+from jobs.kernel.records import Event as JobEvent
 
 if TYPE_CHECKING:
     from bot.server.context import ServerContext

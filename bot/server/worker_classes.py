@@ -17,7 +17,7 @@ from __future__ import annotations
 from rq.utils import import_worker_class
 from rq.worker import BaseWorker
 
-from jobs.domain.errors import BadInputError
+from jobs.basics.errors import BadInputError
 
 DEFAULT_WORKER_CLASS = "rq.worker.SimpleWorker"
 KNOWN = ("rq.worker.SimpleWorker", "rq.worker.Worker", "rq.worker.SpawnWorker")

@@ -11,7 +11,7 @@ from bot.plumbing.pruned import PRUNED_HINT, pruned
 from bot.taskcenter.auth import ApiViewer, CacheDep, LinksDep, StoreDep
 from bot.taskcenter.records import Filters, StatusFilter, list_heads, load_jobs, parse_head
 from bot.taskcenter.views import JobDetail, JobPage, detail, summarise
-from jobs.domain.errors import StateError
+from jobs.basics.errors import StateError
 
 router = APIRouter(prefix="/api/jobs", tags=["task center"])
 

@@ -18,8 +18,8 @@ from fastapi.responses import HTMLResponse, PlainTextResponse
 
 from bot.taskcenter.auth import PageViewer, SettingsDep, StoreDep
 from bot.taskcenter.pages import PAGE_HEADERS, render
-from jobs.domain.caps import ARTIFACT_BYTES
-from jobs.domain.errors import StateError
+from jobs.basics.errors import StateError
+from jobs.inputs.caps import ARTIFACT_BYTES
 
 NAMES = ("output.log", "attempt.diff")
 _PART = re.compile(r"[A-Za-z0-9._-]{1,100}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urlsplit
 
-from jobs.domain.records import PullRequest
+from jobs.kernel.records import PullRequest
 
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")

@@ -42,9 +42,9 @@ from bot.taskcenter.views import (
     seconds_label,
     summarise,
 )
-from jobs.domain.errors import StateError
-from jobs.domain.notes import baseline_label, short
-from jobs.domain.redact import redact
+from jobs.basics.errors import StateError
+from jobs.basics.redact import redact
+from jobs.notes.progress import baseline_label, short
 
 HERE = Path(__file__).parent
 ENV = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,

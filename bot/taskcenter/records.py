@@ -21,15 +21,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from bot.plumbing.keys import JOBS, job_key
 from bot.plumbing.redis_store import RedisStore
-from jobs.domain.job import Batch, Job
-from jobs.domain.model import (
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import (
     FINISHED_BATCH_STATUSES,
     GATES,
     TERMINAL_JOB_STATUSES,
     BatchStatus,
     JobStatus,
 )
-from jobs.domain.record_upgrades import without_gate_once_ended
+from jobs.kernel.record_upgrades import without_gate_once_ended
 
 MAX_SCAN = 10_000  # the newest jobs a filtered list looks through
 HEAD_CACHE_S = 600.0

@@ -18,11 +18,11 @@ from bot.plumbing.redis_store import RedisStore
 from bot.taskcenter.links import Links
 from bot.taskcenter.records import Filters, HeadCache, StatusFilter, list_heads, load_jobs
 from bot.taskcenter.views import ago, summarise
-from jobs.domain.errors import BadInputError, StepwiseError
-from jobs.domain.notes import render_card
-from jobs.domain.redact import redact
+from jobs.basics.errors import BadInputError, StepwiseError
+from jobs.basics.redact import redact
 from jobs.engine import usecases
 from jobs.engine.usecases import Progress
+from jobs.notes.progress import render_card
 
 REDIS_ENV = "STEPWISE_REDIS_URL"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"

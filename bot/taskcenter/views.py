@@ -16,14 +16,14 @@ from bot.taskcenter.records import (
     batch_counts,
     group_of,
 )
-from jobs.domain import outbox
-from jobs.domain.errors import ErrorInfo
-from jobs.domain.gate_choices import gate_choices
-from jobs.domain.job import Batch, Job
-from jobs.domain.model import GATES, GateKind, JobStatus
-from jobs.domain.notes import rate_limit_note
-from jobs.domain.redact import redact
-from jobs.domain.tally import outcome, tally
+from jobs.basics.errors import ErrorInfo
+from jobs.basics.redact import redact
+from jobs.kernel import outbox
+from jobs.kernel.gate_choices import gate_choices
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import GATES, GateKind, JobStatus
+from jobs.notes.progress import rate_limit_note
+from jobs.notes.tally import outcome, tally
 
 # How often an open job page looks for a new version, by group (seconds; none when finished).
 REFRESH_S: dict[Group, int] = {Group.RUNNING: 5, Group.WAITING: 30, Group.NEEDS_HUMAN: 30}

@@ -27,7 +27,7 @@ from bot.observability.process_metrics import PROCESS, REDIS_UP
 from bot.plumbing.queue import queue
 from bot.plumbing.redis_values import as_text
 from bot.taskcenter.records import HeadCache, JobHead, all_job_ids
-from jobs.domain.model import JobStatus
+from jobs.kernel.model import JobStatus
 
 SPECS = (*metrics_specs, *github_metrics.SPECS)
 

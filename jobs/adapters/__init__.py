@@ -1,2 +1,26 @@
-"""What touches the outside world for the engine: git, the sandbox and its egress proxy, job
-environments, discovery, the file store, the local forge."""
+"""What touches the outside world for the engine, behind the ports (jobs/ports.py):
+
+- git: `git_runner.py` (the one hardened way git is run), `workspace.py` (repositories without
+  git metadata in a worktree), `worktree.py` (a job's worktree, kept between steps) with
+  `worktree_restore.py` (its reset at the cost of what changed) and `dir_scan.py` (the walk for
+  planted `.git`, specials and empty directories, rereading only changed directories),
+  `staging.py` (what a command left, read as data) with `blob_writer.py` (its blobs written as
+  loose objects) and `index_state.py` (what the private index holds), `merging.py` (the base
+  merged in the object store: `git merge-tree`, the merge commit), `discovery.py` (`git grep`).
+- files: `safe_paths.py` (files opened without following links), `tree_fd.py` (host-side work
+  on sandbox-written trees from directory descriptors, never by path).
+- the sandbox: `sandbox.py` (bubblewrap) with `sandbox_process.py` (the process group, timeout
+  and output tail), `sandbox_output.py` (the output read from a pipe, only its tail kept),
+  `sandbox_view.py` (the fixed repository path, environment binds), `sandbox_hardening.py` (no
+  capabilities and no nested user namespace inside), `sandbox_seccomp.py` (the seccomp filter
+  bubblewrap loads); `egress.py` (the allowlisting egress proxy) and `egress_forward.py` (its
+  forwarder inside the sandbox), `allowlist_cache.py` (the default egress allowlist, once per
+  base commit).
+- `environments.py` (the environment cache) with `toolchain.py` (the toolchain part of its key)
+  and `baselines.py` (recorded baseline results reused).
+- `store.py` (the file store) and `codec.py` (the document format both stores share),
+  `evidence.py` (command results as recorded evidence), `local_forge.py` (local mode's forge).
+
+Contract: the engine reaches these through their ports only (an import contract); nothing a
+repository's files or the sandbox contain decides what runs outside the sandbox.
+"""

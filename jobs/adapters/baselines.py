@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
-from jobs.domain.records import CommandEvidence, Record
+from jobs.kernel.records import CommandEvidence, Record
 
 _KEY = re.compile(r"[0-9a-f]{16,64}")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from jobs.domain.job import Batch, Job
-from jobs.domain.records import Event
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.records import Event
 
 BOOKKEEPING = ("batch_count", "event_count", "events_size")  # document keys that are no Job field
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from jobs.domain.config import RepoConfig
-from jobs.domain.errors import SpecError
-from jobs.domain.plan import ScopeRules, find_targets, select_scope, split_scope
-from jobs.domain.records import LeftOut
-from jobs.domain.spec import TaskSpec
+from jobs.basics.errors import SpecError
+from jobs.decisions.plan import ScopeRules, find_targets, select_scope, split_scope
+from jobs.inputs.config import RepoConfig
+from jobs.inputs.spec import TaskSpec
+from jobs.kernel.records import LeftOut
 from jobs.ports import Workspace
 
 MIN_LITERAL = 3  # shorter literals filter too little to be worth a grep

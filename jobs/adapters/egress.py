@@ -23,8 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.domain import caps
-from jobs.domain.globs import glob_match
+from jobs.inputs import caps
+from jobs.inputs.globs import glob_match
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ class EgressProxy:
 
     `deny_hosts` are Stepwise's own services (Redis, the web app): their addresses are refused
     even where they are public. The first EGRESS_RECORDS tunnels asked for are kept in
-    `records` (jobs/domain/caps.py), the rest only counted in `dropped`.
+    `records` (jobs/inputs/caps.py), the rest only counted in `dropped`.
     """
 
     def __init__(self, allow: Sequence[str], *, deny_hosts: Sequence[str] = ()) -> None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobs.adapters import tree_fd
-from jobs.domain.sandboxing import EnvironmentLayer
+from jobs.inputs.sandboxing import EnvironmentLayer
 
 MANIFEST = "manifest.json"
 CACHES = "caches"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from jobs.domain.records import CommandEvidence
-from jobs.domain.redact import redact
-from jobs.domain.sandboxing import CommandResult
+from jobs.basics.redact import redact
+from jobs.inputs.sandboxing import CommandResult
+from jobs.kernel.records import CommandEvidence
 
 
 def command_evidence(result: CommandResult) -> CommandEvidence:

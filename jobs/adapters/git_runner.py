@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from jobs.domain.errors import WorkspaceError
+from jobs.basics.errors import WorkspaceError
 
 # `-c` settings given before every git command. Each one closes a way for a repository's
 # configuration to run a program or change what git reads (docs/security.md, "Git calls").

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from jobs.domain.check_runs import CheckRunDraft
-from jobs.domain.ci import CheckObservation
-from jobs.domain.job import Job
+from jobs.decisions.ci import CheckObservation
+from jobs.kernel.job import Job
+from jobs.notes.check_runs import CheckRunDraft
 from jobs.ports import CiFailure, CiReport, Publication, RerunRefused
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.workspace import BOT_IDENTITY
-from jobs.domain.errors import WorkspaceError
+from jobs.basics.errors import WorkspaceError
 from jobs.ports import Workspace
 
 MIN_GIT = "2.38"

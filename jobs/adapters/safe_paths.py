@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
-from jobs.domain.caps import FileTooLargeError
-from jobs.domain.errors import RetryClass, StepwiseError
+from jobs.basics.errors import RetryClass, StepwiseError
+from jobs.inputs.caps import FileTooLargeError
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a fifo must not hang; the fstat below then refuses it.

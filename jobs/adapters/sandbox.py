@@ -1,7 +1,7 @@
 """The sandboxes that run untrusted repository commands (argv only, allowlisted, scrubbed
 environment, timed): `BubblewrapSandbox`, `PlainSandbox` where bubblewrap is unusable and
 allowed, and `make_sandbox` choosing between them. The policy and result types are
-jobs/domain/sandboxing.py (re-exported here), the process group and output tail
+jobs/inputs/sandboxing.py (re-exported here), the process group and output tail
 sandbox_process.py, the fixed repository path and binds sandbox_view.py; the port is
 `jobs.ports.Sandbox`."""
 
@@ -30,10 +30,10 @@ from jobs.adapters.sandbox_process import (
     execute,
     not_run,
 )
-from jobs.domain import caps
-from jobs.domain.errors import ConfigError, RetryClass, StepwiseError
-from jobs.domain.programs import refusal_reason
-from jobs.domain.sandboxing import CommandRefusedError, CommandResult, EnvironmentLayer, SandboxPolicy
+from jobs.basics.errors import ConfigError, RetryClass, StepwiseError
+from jobs.inputs import caps
+from jobs.inputs.programs import refusal_reason
+from jobs.inputs.sandboxing import CommandRefusedError, CommandResult, EnvironmentLayer, SandboxPolicy
 from jobs.ports import Sandbox
 
 __all__ = [

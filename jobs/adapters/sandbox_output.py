@@ -1,7 +1,7 @@
 """A command's merged output, read from a pipe while it runs and never stored whole.
 
 Only the line count, the first OUTPUT_HEAD_BYTES and the last OUTPUT_KEPT_BYTES
-(jobs/domain/caps.py) are kept, in memory:
+(jobs/inputs/caps.py) are kept, in memory:
 a command printing gigabytes costs neither disk nor memory. A process that outlives the
 command and keeps the pipe open (possible without bubblewrap) cannot stall the reader: once the
 command has ended, it takes what is already in the pipe and stops.
@@ -14,7 +14,7 @@ import select
 import threading
 import time
 
-from jobs.domain.caps import OUTPUT_HEAD_BYTES, OUTPUT_KEPT_BYTES
+from jobs.inputs.caps import OUTPUT_HEAD_BYTES, OUTPUT_KEPT_BYTES
 
 CHUNK = 1 << 16
 POLL_S = 0.1

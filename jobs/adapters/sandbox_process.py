@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jobs.adapters.sandbox_output import OutputSink
-from jobs.domain.caps import OUTPUT_KEPT_BYTES
-from jobs.domain.output_tail import choose_tail
-from jobs.domain.programs import program_name
-from jobs.domain.sandboxing import CommandResult
+from jobs.inputs.caps import OUTPUT_KEPT_BYTES
+from jobs.inputs.programs import program_name
+from jobs.inputs.sandboxing import CommandResult
+from jobs.notes.output_tail import choose_tail
 
 TAIL_LINES = 40
 TAIL_LINE_CHARS = 500
@@ -27,7 +27,7 @@ TAIL_READ_BYTES = OUTPUT_KEPT_BYTES
 
 def _tail(kept: bytes, *, dropped: bool) -> str:
     """The last TAIL_LINES lines (each cut to TAIL_LINE_CHARS) of the kept output, or the
-    failing test's report when the runner printed one (jobs/domain/output_tail.py)."""
+    failing test's report when the runner printed one (jobs/notes/output_tail.py)."""
     text = kept.decode("utf-8", errors="replace")
     lines = text.removesuffix("\n").split("\n")
     lines = lines[1:] if dropped and len(lines) > 1 else lines  # the first kept may be partial

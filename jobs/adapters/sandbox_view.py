@@ -16,7 +16,7 @@ from pathlib import Path
 
 from jobs.adapters import tree_fd
 from jobs.adapters.environments import PROGRAM_DIRS
-from jobs.domain.sandboxing import EnvironmentLayer
+from jobs.inputs.sandboxing import EnvironmentLayer
 
 REPO_MOUNT = Path("/tmp/stepwise/repo")  # noqa: S108 - inside the sandbox's private /tmp
 # The environment's writable tool caches (`<environment>/caches` on the host), shared by every

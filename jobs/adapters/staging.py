@@ -16,7 +16,7 @@ from pathlib import Path
 
 from jobs.adapters import dir_scan, index_state, tree_fd
 from jobs.adapters.safe_paths import Kind, UnsafePathError, kind_of, read_regular
-from jobs.domain import caps
+from jobs.inputs import caps
 
 ZERO_OID = "0" * 40
 _MODES = {Kind.REGULAR: "100644", Kind.EXECUTABLE: "100755", Kind.SYMLINK: "120000"}

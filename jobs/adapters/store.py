@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from jobs.adapters.codec import assemble, batch_text, document, event_line
-from jobs.domain.errors import StateError
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
+from jobs.basics.errors import StateError
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
 from jobs.ports import ConflictError, JobStore
 
 __all__ = ["DAMAGED_HINT", "BusyError", "ConflictError", "FileStore", "JobStore", "checking_writes"]

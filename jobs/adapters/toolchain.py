@@ -21,7 +21,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from jobs.domain.programs import program_name
+from jobs.inputs.programs import program_name
 
 INTERPRETERS = ("python3", "node", "npm")
 # Programs that run other programs the key cannot see: the image's interpreters are named too.

@@ -17,7 +17,7 @@ from pathlib import Path
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.index_state import KnownTrees
 from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree
-from jobs.domain.errors import WorkspaceError
+from jobs.basics.errors import WorkspaceError
 
 __all__ = ["BOT_EMAIL", "BOT_IDENTITY", "BOT_NAME", "CommitInfo", "Repository",
            "WithdrawRefusedError", "Worktree", "run_git"]

@@ -27,7 +27,7 @@ from jobs.adapters.worktree_restore import (
     parse_status,
     remove_untracked,
 )
-from jobs.domain.errors import WorkspaceError
+from jobs.basics.errors import WorkspaceError
 
 
 class ObjectStore(Protocol):

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from jobs.adapters import tree_fd
-from jobs.domain.errors import WorkspaceError
+from jobs.basics.errors import WorkspaceError
 
 # Every stat field is compared and no index entry may skip the check (docs/security.md).
 STRICT_STAT: tuple[str, ...] = (

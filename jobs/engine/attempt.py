@@ -9,23 +9,23 @@ from pathlib import Path
 
 from jobs.adapters.discovery import never_in_scope
 from jobs.adapters.evidence import command_evidence
-from jobs.domain.config import RepoConfig
-from jobs.domain.errors import PlatformWait, RetryClass, StepwiseError
-from jobs.domain.guard import GuardPolicy, GuardVerdict, Rule, check_diff
-from jobs.domain.job import Batch, Job
-from jobs.domain.model import BatchStatus, Gate, GateKind
-from jobs.domain.notes import files_label
-from jobs.domain.plan import compile_patterns, matching_lines, select_scope
-from jobs.domain.records import Attempt, CommandEvidence, Target, line_text
-from jobs.domain.sandboxing import EnvironmentLayer, SandboxPolicy
-from jobs.domain.spec import DoneWhen, Recipe
-from jobs.editors import EditError, Editor, EditRequest, EditResult
-from jobs.editors.base import CommandCancelled
+from jobs.basics.errors import PlatformWait, RetryClass, StepwiseError
+from jobs.decisions.guard import GuardPolicy, GuardVerdict, Rule, check_diff
+from jobs.decisions.plan import compile_patterns, matching_lines, select_scope
 from jobs.engine.attempt_artifacts import attempt_dir, log_entry, write_attempt_artifacts
 from jobs.engine.attempt_outcome import AttemptOutcome as AttemptOutcome  # re-exported
 from jobs.engine.attempt_outcome import EditGated, command_failed_outcome, failed_outcome
 from jobs.engine.attempt_outcome import Result as Result  # re-exported
+from jobs.inputs.config import RepoConfig
+from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
+from jobs.inputs.spec import DoneWhen, Recipe
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import BatchStatus, Gate, GateKind
+from jobs.kernel.records import Attempt, CommandEvidence, Target, line_text
+from jobs.notes.progress import files_label
 from jobs.ports import Checkout, Sandbox, Workspace
+from jobs.recipes import EditError, Editor, EditRequest, EditResult
+from jobs.recipes.base import CommandCancelled
 
 NOTHING_TO_CHANGE = "nothing to change"
 

@@ -3,7 +3,7 @@ sandbox kept it: its head and tail) and the diff that was tried, as files under 
 artifacts, `<state_dir>/artifacts/issue-<N>/attempts/<batch>-<attempt>/`:
     output.log    each command of the run, `$ command`, its output, `[exit N]`
     attempt.diff  the staged diff of the attempt against the job's head
-Both are redacted (jobs/domain/redact.py) and capped at ARTIFACT_BYTES (the end is kept: it
+Both are redacted (jobs/basics/redact.py) and capped at ARTIFACT_BYTES (the end is kept: it
 is where runners print their summary). The failure report names them, so the gate, `status`
 and the note point at them.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from jobs.domain.caps import ARTIFACT_BYTES
-from jobs.domain.redact import redact
-from jobs.domain.sandboxing import CommandResult
+from jobs.basics.redact import redact
+from jobs.inputs.caps import ARTIFACT_BYTES
+from jobs.inputs.sandboxing import CommandResult
 
 OUTPUT_LOG = "output.log"
 ATTEMPT_DIFF = "attempt.diff"

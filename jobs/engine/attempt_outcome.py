@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.records import CommandEvidence
+from jobs.basics.errors import ErrorInfo, RetryClass
+from jobs.kernel.records import CommandEvidence
 
 
 class Result(StrEnum):
@@ -22,7 +22,7 @@ class AttemptOutcome:
     result: Result
     commit: str | None = None
     reason: str = ""
-    gate: str | None = None  # a kind of the gate table (jobs/domain/model.py GATES)
+    gate: str | None = None  # a kind of the gate table (jobs/kernel/model.py GATES)
     error: ErrorInfo | None = None
     leftovers: list[str] = field(default_factory=list)
     touched: list[int] = field(default_factory=list)  # other batches this attempt changed

@@ -6,12 +6,12 @@ import hashlib
 import json
 
 from jobs.adapters.baselines import BaselineStore, RecordedBaseline
-from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.job import Job
-from jobs.domain.model import Gate
-from jobs.domain.note_parts import baseline_failure, short
+from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.engine.attempt import AttemptRunner, run_commands
 from jobs.engine.context import JobContext
+from jobs.kernel.job import Job
+from jobs.kernel.model import Gate
+from jobs.notes.note_parts import baseline_failure, short
 from jobs.ports import Publication
 
 

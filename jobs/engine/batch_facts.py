@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from jobs.adapters.sandbox_view import REPO_MOUNT
-from jobs.domain.job import Batch, Job
-from jobs.domain.note_parts import codemod_findings, codemod_summary, target_key
-from jobs.domain.records import Attempt, line_text
-from jobs.domain.spec import Recipe
+from jobs.inputs.spec import Recipe
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.records import Attempt, line_text
+from jobs.notes.note_parts import codemod_findings, codemod_summary, target_key
 from jobs.ports import Workspace
 
 

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import shlex
 
-from jobs.domain.errors import ErrorInfo
-from jobs.domain.gates import open_gate
-from jobs.domain.job import Batch
-from jobs.domain.model import BatchStatus, Gate
-from jobs.domain.notes import files_label, render_card
-from jobs.domain.records import Attempt
-from jobs.domain.spec import Recipe
+from jobs.basics.errors import ErrorInfo
 from jobs.engine import ci_checks
 from jobs.engine.attempt import AttemptOutcome, Result
 from jobs.engine.batch_facts import record_changes
 from jobs.engine.context import JobContext
 from jobs.engine.note_commit import commit_note
+from jobs.inputs.spec import Recipe
+from jobs.kernel.gates import open_gate
+from jobs.kernel.job import Batch
+from jobs.kernel.model import BatchStatus, Gate
+from jobs.kernel.records import Attempt
+from jobs.notes.progress import files_label, render_card
 from jobs.ports import Publication
 
 # Failures that come out the same however often they are tried: the failure gate opens at once.

@@ -1,6 +1,6 @@
 """The branch is the shared truth: gather what git says about it, apply `reconcile`'s decision.
 
-The decision (what the commits mean) is pure, in jobs/domain/reconcile.py; this module runs
+The decision (what the commits mean) is pure, in jobs/decisions/reconcile.py; this module runs
 the git queries and writes the decision into the record.
 """
 
@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jobs.domain.errors import StepwiseError
-from jobs.domain.job import Job
-from jobs.domain.model import Acceptance, BatchStatus, Gate
-from jobs.domain.reconcile import (
+from jobs.basics.errors import StepwiseError
+from jobs.decisions.reconcile import (
     Adopt,
     BaseMergeFound,
     BranchDecision,
@@ -22,9 +20,11 @@ from jobs.domain.reconcile import (
     is_base_merge,
     reconcile,
 )
-from jobs.domain.records import BaseMerge
 from jobs.engine.context import JobContext
 from jobs.engine.human_commits import record_human_commits
+from jobs.kernel.job import Job
+from jobs.kernel.model import Acceptance, BatchStatus, Gate
+from jobs.kernel.records import BaseMerge
 from jobs.ports import Commit, Workspace
 
 

@@ -1,7 +1,7 @@
 """Stepwise's own check runs, published through the forge: `Stepwise / batch K` on each batch
 commit (its validation evidence, with annotations from the failed attempts before it) and
 `Stepwise` on the branch head (in progress, `action_required` at a gate naming the command,
-then success, cancelled or failure). The drafts are pure (jobs/domain/check_runs.py); the
+then success, cancelled or failure). The drafts are pure (jobs/notes/check_runs.py); the
 forge finds a run again by its external id, so publishing twice never makes a second run.
 """
 
@@ -10,15 +10,15 @@ from __future__ import annotations
 from contextlib import suppress
 
 from jobs.adapters.sandbox_view import REPO_MOUNT
-from jobs.domain.annotations import Annotation, annotations_from_output
-from jobs.domain.check_runs import JobCheckState, batch_check, job_check
-from jobs.domain.gate_choices import gate_choices
-from jobs.domain.job import Batch, Job
-from jobs.domain.model import JobStatus
-from jobs.domain.notes import gate_prompt
-from jobs.domain.records import CommandEvidence
-from jobs.domain.voice import LOCAL, Voice
+from jobs.basics.voice import LOCAL, Voice
 from jobs.engine.context import CancelSignal, JobContext
+from jobs.kernel.gate_choices import gate_choices
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import JobStatus
+from jobs.kernel.records import CommandEvidence
+from jobs.notes.annotations import Annotation, annotations_from_output
+from jobs.notes.check_runs import JobCheckState, batch_check, job_check
+from jobs.notes.progress import gate_prompt
 from jobs.ports import ConflictError
 
 

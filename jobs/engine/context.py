@@ -14,19 +14,9 @@ from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 from jobs.adapters.allowlist_cache import cached_default_allowlist
-from jobs.domain.ci import CiVerdict
-from jobs.domain.errors import ErrorInfo
-from jobs.domain.feature_parts import FeatureParts
-from jobs.domain.gates import open_gate
-from jobs.domain.job import Batch, Job
-from jobs.domain.model import BatchStatus, JobStatus
-from jobs.domain.notes import gate_prompt
-from jobs.domain.records import Attempt, CiWait, CommandEvidence, Event
-from jobs.domain.sandboxing import EnvironmentLayer, SandboxPolicy
-from jobs.domain.spec import TaskSpec
-from jobs.domain.voice import LOCAL, Voice
-from jobs.editors import EditRequest, EditResult, editor_for
-from jobs.editors.llm_settings import LlmSettings
+from jobs.basics.errors import ErrorInfo
+from jobs.basics.voice import LOCAL, Voice
+from jobs.decisions.ci import CiVerdict
 from jobs.engine.attempt import (
     AttemptOutcome,
     AttemptRunner,
@@ -34,6 +24,14 @@ from jobs.engine.attempt import (
     EnvironmentCall,
     sandbox_policy,
 )
+from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
+from jobs.inputs.spec import TaskSpec
+from jobs.kernel.feature_parts import FeatureParts
+from jobs.kernel.gates import open_gate
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import BatchStatus, JobStatus
+from jobs.kernel.records import Attempt, CiWait, CommandEvidence, Event
+from jobs.notes.progress import gate_prompt
 from jobs.ports import (
     Checkout,
     CiFailure,
@@ -46,6 +44,8 @@ from jobs.ports import (
     Sandbox,
     Workspace,
 )
+from jobs.recipes import EditRequest, EditResult, editor_for
+from jobs.recipes.llm_settings import LlmSettings
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 5
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from jobs.domain.errors import ErrorInfo
-from jobs.domain.model import BatchStatus, JobStatus
-from jobs.domain.notes import render_card
+from jobs.basics.errors import ErrorInfo
 from jobs.engine import branch_sync
 from jobs.engine.context import JobContext, Outcome, outcome_of
 from jobs.engine.note_commit import commit_note
+from jobs.kernel.model import BatchStatus, JobStatus
+from jobs.notes.progress import render_card
 from jobs.ports import Publication
 
 

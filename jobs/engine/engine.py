@@ -3,20 +3,15 @@ until a gate or the end.
 
 The steps live beside it: start (a new job), planning, batch_run (an attempt and its record),
 review (the final review), revert, endings (failed, cancelled); each applies decisions that
-jobs/domain computes. The features' hooks (the moved base merged in, CI's verdict, ...) run at
-the loop's named points. `Engine` is the `JobContext` the loop runs in.
+the pure rooms (jobs/decisions, jobs/kernel) compute. The features' hooks (the moved base merged
+in, CI's verdict, ...) run at the loop's named points. `Engine` is the `JobContext` the loop runs in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
-from jobs.domain.gates import Verb, apply_verb
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.domain.note_parts import baseline_failure
-from jobs.editors.base import CommandCancelled
+from jobs.basics.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.engine import ci_checks, endings, review
 from jobs.engine.baseline import recheck_baseline
 from jobs.engine.batch_run import milestone_gate, milestone_note, run_batch
@@ -34,7 +29,12 @@ from jobs.engine.context import (
 )
 from jobs.engine.planning import plan
 from jobs.engine.start import Base, create_job, local_base, resume_message
+from jobs.kernel.gates import Verb, apply_verb
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
+from jobs.notes.note_parts import baseline_failure
 from jobs.ports import Publication
+from jobs.recipes.base import CommandCancelled
 
 __all__ = ["EXIT_CANCELLED", "EXIT_COMPLETED", "EXIT_FAILED", "Base", "Engine", "Feature", "Outcome",
            "Services", "create_job", "local_base", "outcome_of"]

@@ -1,10 +1,10 @@
 """Reading the base commit's version from git for the repository's version tools (the rules are
-jobs/domain/git_versions.py): the packaging files and `git describe`, both read by Stepwise
+jobs/kernel/git_versions.py): the packaging files and `git describe`, both read by Stepwise
 from the trusted repository, never by sandboxed code."""
 
 from __future__ import annotations
 
-from jobs.domain.git_versions import PACKAGING_FILES, GitVersion, git_version
+from jobs.kernel.git_versions import PACKAGING_FILES, GitVersion, git_version
 from jobs.ports import Workspace
 
 

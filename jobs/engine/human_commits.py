@@ -1,14 +1,14 @@
 """Record the commits people pushed to the job branch once they are taken into the record (a
 human accepted them at the `human_commit` gate, an accepted rewrite brought them, or the job
 found them there when ending): who wrote each, its subject and the files it touched, read from
-git (jobs/domain/human_commits.py holds the record and how the change note lists it)."""
+git (jobs/kernel/human_commits.py holds the record and how the change note lists it)."""
 
 from __future__ import annotations
 
-from jobs.domain.human_commits import KEPT_FILES, HumanCommit, login_from_email
-from jobs.domain.job import Job
-from jobs.domain.reconcile import BranchCommit, BranchDecision, BranchFacts, SyncKind, describe
+from jobs.decisions.reconcile import BranchCommit, BranchDecision, BranchFacts, SyncKind, describe
 from jobs.engine.context import JobContext
+from jobs.kernel.human_commits import KEPT_FILES, HumanCommit, login_from_email
+from jobs.kernel.job import Job
 from jobs.ports import Workspace
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from jobs.domain.change_note import render_note
 from jobs.engine.context import JobContext
+from jobs.notes.change_note import render_note
 
 
 def note_at_head(engine: JobContext, label: str) -> bool:

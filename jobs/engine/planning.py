@@ -4,17 +4,17 @@ continue or wait at the plan gate."""
 from __future__ import annotations
 
 from jobs.adapters.discovery import contents_for_patterns, plan_scope
-from jobs.domain.batch_sizes import planned_batch_size
-from jobs.domain.job import Batch
-from jobs.domain.model import FINISHED_BATCH_STATUSES, Gate, JobStatus
-from jobs.domain.note_parts import baseline_failure
-from jobs.domain.notes import nothing_to_do, render_plan
-from jobs.domain.plan import build_plan
-from jobs.domain.plan_history import PlannedBatch, PlanRecord, anything_tried
-from jobs.domain.spec import parse_issue
+from jobs.decisions.plan import build_plan
 from jobs.engine.baseline import baseline_report, run_baseline
 from jobs.engine.context import JobContext
 from jobs.engine.git_version import base_git_version
+from jobs.inputs.batch_sizes import planned_batch_size
+from jobs.inputs.spec import parse_issue
+from jobs.kernel.job import Batch
+from jobs.kernel.model import FINISHED_BATCH_STATUSES, Gate, JobStatus
+from jobs.kernel.plan_history import PlannedBatch, PlanRecord, anything_tried
+from jobs.notes.note_parts import baseline_failure
+from jobs.notes.progress import nothing_to_do, render_plan
 from jobs.ports import Publication
 
 
@@ -33,7 +33,7 @@ def apply_pending_issue(engine: JobContext) -> bool:
 
 def record_plan(engine: JobContext, *, spec_changed: bool) -> None:
     """Write the earlier plan's batches down before a re-plan replaces them, and start the new
-    plan's entry (jobs/domain/plan_history.py); an earlier plan where nothing was tried is
+    plan's entry (jobs/kernel/plan_history.py); an earlier plan where nothing was tried is
     replaced instead."""
     job = engine.job
     if not job.plans and job.batches:  # a job recorded before plans were kept

@@ -1,18 +1,14 @@
 """Reverting one committed batch with a new commit (never by rewriting history).
 
-Whether a revert may happen and what it did are pure (jobs/domain/verdicts.py); this module
+Whether a revert may happen and what it did are pure (jobs/decisions/verdicts.py); this module
 writes the commit and validates the reverted head.
 """
 
 from __future__ import annotations
 
 from jobs.adapters.workspace import BOT_IDENTITY
-from jobs.domain.errors import StateError, WorkspaceError
-from jobs.domain.gates import RefusedError
-from jobs.domain.job import Batch
-from jobs.domain.model import BatchStatus, JobStatus
-from jobs.domain.notes import files_label
-from jobs.domain.verdicts import (
+from jobs.basics.errors import StateError, WorkspaceError
+from jobs.decisions.verdicts import (
     batch_refusal,
     revert_refusal,
     revert_summary,
@@ -22,6 +18,10 @@ from jobs.engine import branch_sync, review
 from jobs.engine.attempt import run_commands
 from jobs.engine.context import JobContext
 from jobs.engine.note_commit import commit_note
+from jobs.kernel.gates import RefusedError
+from jobs.kernel.job import Batch
+from jobs.kernel.model import BatchStatus, JobStatus
+from jobs.notes.progress import files_label
 
 
 def revert_batch(engine: JobContext, number: int) -> str:

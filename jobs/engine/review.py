@@ -1,18 +1,18 @@
 """The final review: gather its evidence (merge, validation, leftovers), apply the verdict.
 
-The verdict itself is pure: jobs/domain/verdicts.py.
+The verdict itself is pure: jobs/decisions/verdicts.py.
 """
 
 from __future__ import annotations
 
 from jobs.adapters.discovery import scope_at, targets_at
-from jobs.domain.model import Acceptance, BatchStatus, FailureCause, Gate, JobStatus
-from jobs.domain.notes import render_card
-from jobs.domain.records import CommandEvidence, FinalReview, Target, line_text
-from jobs.domain.verdicts import judge_review, review_gate_report
+from jobs.decisions.verdicts import judge_review, review_gate_report
 from jobs.engine.attempt import run_commands
 from jobs.engine.context import JobContext
 from jobs.engine.note_commit import commit_note
+from jobs.kernel.model import Acceptance, BatchStatus, FailureCause, Gate, JobStatus
+from jobs.kernel.records import CommandEvidence, FinalReview, Target, line_text
+from jobs.notes.progress import render_card
 from jobs.ports import Publication
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobs.adapters.discovery import plan_scope, targets_at
-from jobs.domain.config import RepoConfig
-from jobs.domain.errors import SpecError
-from jobs.domain.spec import IssueTask
+from jobs.basics.errors import SpecError
 from jobs.engine.start import check_runnable
+from jobs.inputs.config import RepoConfig
+from jobs.inputs.spec import IssueTask
 from jobs.ports import Workspace
 
 

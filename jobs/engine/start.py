@@ -7,14 +7,14 @@ import uuid
 from dataclasses import dataclass
 
 from jobs.adapters.discovery import plan_scope
-from jobs.domain.config import CONFIG_PATH, RepoConfig, load_config
-from jobs.domain.errors import BadInputError
-from jobs.domain.job import Job
-from jobs.domain.model import FINISHED_BATCH_STATUSES, BatchStatus
-from jobs.domain.programs import refusal_reason, split_command
-from jobs.domain.spec import IssueTask, TaskSpec
+from jobs.basics.errors import BadInputError
 from jobs.engine.context import Services
 from jobs.engine.recover import find_orphan
+from jobs.inputs.config import CONFIG_PATH, RepoConfig, load_config
+from jobs.inputs.programs import refusal_reason, split_command
+from jobs.inputs.spec import IssueTask, TaskSpec
+from jobs.kernel.job import Job
+from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus
 from jobs.ports import Workspace
 
 

@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from jobs.domain.config import RepoConfig
-from jobs.domain.gates import RefusedError, Verb, apply_verb
-from jobs.domain.gates import reload_config as reload_job_config
-from jobs.domain.job import Job
-from jobs.domain.model import ACTIVE_JOB_STATUSES, JobStatus
-from jobs.domain.notes import rate_limit_note
-from jobs.domain.outbox import refused_note, waiting_note
-from jobs.domain.voice import LOCAL, Voice
+from jobs.basics.voice import LOCAL, Voice
 from jobs.engine.context import outcome_of
+from jobs.inputs.config import RepoConfig
+from jobs.kernel.gates import RefusedError, Verb, apply_verb
+from jobs.kernel.gates import reload_config as reload_job_config
+from jobs.kernel.job import Job
+from jobs.kernel.model import ACTIVE_JOB_STATUSES, JobStatus
+from jobs.kernel.outbox import refused_note, waiting_note
+from jobs.notes.progress import rate_limit_note
 
 INSTRUCT_HINT = "instructions apply to later batches of a live job"
 
@@ -77,7 +77,7 @@ def instruct(wiring: Wiring, job: Job, text: str) -> str:
 
 
 def revert(wiring: Wiring, job: Job, batch: int) -> None:
-    """Revert batch `batch` with a new commit (refusals come from jobs/domain/verdicts.py)."""
+    """Revert batch `batch` with a new commit (refusals come from jobs/decisions/verdicts.py)."""
     wiring.revert(job, batch)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 from tests.bot.conftest import REPO, SECRET, World, open_world
 from tests.kit.github_ci import CiPlayer
 from tests.kit.github_ci_model import CheckRun

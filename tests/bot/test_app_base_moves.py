@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.demo.scripted_llm import ScriptedServer
-from jobs.domain.gates import Verb, apply_verb
-from jobs.domain.model import Gate, JobStatus
 from jobs.features.base_moves.parts import CONFLICT
+from jobs.kernel.gates import Verb, apply_verb
+from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit import github_git
 from tests.kit.llm import API_KEY, INSTRUCTIONS, MODEL, good_reply

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import World, open_world
 from tests.kit.local_e2e import BROKEN_MODULE
 

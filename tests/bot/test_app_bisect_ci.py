@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import approved, player
 from tests.bot.conftest import World, open_world
 from tests.kit.github_ci import CiPlayer

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from bot.plumbing import campaign_store
 from bot.server.campaigns.tasks import tick_all
-from jobs.domain.model import Gate
 from jobs.features.campaigns.record import CampaignStatus, RepoState
+from jobs.kernel.model import Gate
 from tests.bot.conftest import OWNER, REPO, World, open_world
 from tests.bot.test_app_campaigns import CAMPAIGN, add_service, dashboard, settle
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.features.ci.parts import CI_FAILED
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import (
     FAILING_LOG,
     approved,

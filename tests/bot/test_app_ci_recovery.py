@@ -17,8 +17,8 @@ from bot.plumbing.keys import lease_key
 from bot.plumbing.queue import queue
 from bot.server import reaper
 from bot.server.reconciler import reconcile
-from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.features.ci.parts import CI_FAILED
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import approved, ci_world, player, pull_number, waited_sha
 from tests.bot.conftest import SECRET, World
 from tests.kit.local_e2e import STEPWISE

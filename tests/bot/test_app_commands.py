@@ -5,7 +5,7 @@ from __future__ import annotations
 from rq.job import Job
 
 from bot.plumbing.keys import event_task_id
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import REPO, World
 
 

@@ -6,7 +6,7 @@ webhook brought is still found the moment the listing changes."""
 from __future__ import annotations
 
 from bot.server.reconciler import reconcile
-from jobs.domain.model import Gate
+from jobs.kernel.model import Gate
 from tests.bot.conftest import World
 
 

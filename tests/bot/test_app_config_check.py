@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from jobs.domain.config import CONFIG_PATH
+from jobs.inputs.config import CONFIG_PATH
 from tests.bot.conftest import REPO, SECRET, World
 from tests.kit.webhooks import deliver, make_event
 

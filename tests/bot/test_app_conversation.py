@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
 
 LOCAL_WORDING = re.compile(r"(?<![/\w.])stepwise (approve|retry|skip|cancel|revert|status|run)\b"

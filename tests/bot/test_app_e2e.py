@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit.github_permissions import granted_permissions, named_permissions
 from tests.kit.local_e2e import BROKEN_MODULE

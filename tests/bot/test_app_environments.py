@@ -24,9 +24,9 @@ import pytest
 import yaml
 
 from jobs.adapters.sandbox import bubblewrap_available
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.domain.records import CommandEvidence
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.records import CommandEvidence
 from tests.bot.conftest import NAME, OWNER, REPO, World, open_world
 from tests.kit.env_repos import (
     NODE_CONFIG,

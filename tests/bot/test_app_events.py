@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.webhooks import make_event

@@ -19,8 +19,8 @@ import pytest
 from bot.server.reaper import reap
 from bot.taskcenter.links import Links
 from bot.taskcenter.views import summarise
-from jobs.domain.model import Gate, JobStatus
 from jobs.engine.usecases import status
+from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import OWNER, World
 from tests.kit.npm_fixtures import webhook_examples
 from tests.kit.waiting import ShiftedClock

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.demo.scripted_llm import Reply, ScriptedServer, call
-from jobs.domain.model import BatchStatus
+from jobs.kernel.model import BatchStatus
 from tests.bot.conftest import REPO, open_world
 from tests.kit.llm import ALPHA, API_KEY, INSTRUCTIONS, MODEL, fixed
 from tests.kit.local_e2e import config_text, issue_markdown, sample_files

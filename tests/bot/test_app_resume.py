@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, World
 from tests.kit.local_e2e import config_text
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from jobs.domain.model import Gate, JobStatus
 from jobs.features.base_moves.parts import CONFLICT
 from jobs.features.ci.parts import CI_FAILED
+from jobs.kernel.model import Gate, JobStatus
 from tests.bot.ci_world import pull_number, waited_sha
 from tests.bot.conftest import REPO, SECRET, World, open_world
 from tests.kit import github_git

@@ -26,8 +26,8 @@ from rq.registry import ScheduledJobRegistry
 
 from bot.github.app import GitHubApp
 from bot.plumbing.queue import queue
-from jobs.domain.errors import RetryClass
-from jobs.domain.model import Gate, JobStatus
+from jobs.basics.errors import RetryClass
+from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit.chaos.cluster import Cluster, open_cluster
 from tests.kit.chaos.kills import kill_trial, run_kill, run_kill_label

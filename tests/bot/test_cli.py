@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.kit.local_e2e import (
     NUMBER,
     assert_exit,

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.workspace import Repository
-from jobs.domain.gates import Verb
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.gates import Verb
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.local import LocalSession
 from jobs.ports import Publication
 from tests.kit import f401_repos

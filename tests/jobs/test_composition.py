@@ -18,13 +18,13 @@ import pytest
 import redis
 from typer.testing import CliRunner
 
-from bot.cli import app as cli_app
+from bot.cli.main import app as cli_app
 from bot.server.context import ServerContext
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.composition import BUILT_IN
-from jobs.domain import recipes
-from jobs.editors import EDITORS
+from jobs.inputs import recipes
+from jobs.recipes import EDITORS
 from tests.kit.local_e2e import build_sample, session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # `subprocess` included: a pure module runs no program).
 IO_LIBRARIES = ("subprocess", "redis", "rq", "openai", "githubkit", "httpx")
 # The pure rooms: every module under these packages, and these modules.
-PURE_PACKAGES = ("jobs.domain", "jobs.features.campaigns")
+PURE_PACKAGES = ("jobs.basics", "jobs.inputs", "jobs.kernel", "jobs.decisions", "jobs.notes",
+                 "jobs.features.campaigns")
 PURE_MODULES = ("jobs.ports", "jobs.features.bisect.rules", "jobs.features.bisect.sizing",
                 "jobs.features.llm.budget", "jobs.features.llm.note", "jobs.features.llm.statistics")
 RUNS_PROGRAMS = re.compile(r"^\s*(?:import|from)\s+(?:subprocess|os\.spawn)\b", re.MULTILINE)
@@ -61,9 +62,9 @@ print(json.dumps({{"names": names, "new": sorted(set(sys.modules) - before)}}))
 
 
 def test_importing_the_entry_modules_registers_no_recipe() -> None:
-    registered = fresh("import json, jobs, jobs.editors, jobs.local, bot.server.context, "
-                       "bot.web.app, bot.cli\nfrom jobs.domain.recipes import RECIPES\n"
-                       "from jobs.editors import EDITORS\n"
+    registered = fresh("import json, jobs, jobs.recipes, jobs.local, bot.server.context, "
+                       "bot.web.app, bot.cli.main\nfrom jobs.inputs.recipes import RECIPES\n"
+                       "from jobs.recipes import EDITORS\n"
                        "print(json.dumps([sorted(RECIPES), sorted(EDITORS)]))")
     assert registered == [[], []]
 
@@ -88,9 +89,9 @@ def _source(module: str) -> str:
 
 
 def test_a_pure_module_loads_a_fraction_of_the_engine() -> None:
-    # Before issue 29, `import jobs.domain.spec` loaded 365 modules (the whole engine, openai's
+    # Before issue 29, `import jobs.inputs.spec` loaded 365 modules (the whole engine, openai's
     # client among them, through jobs/__init__.py's registration): 39 of them Stepwise's.
-    spec = fresh(LOADED.format(modules=("jobs.domain.spec",), packages=()))
+    spec = fresh(LOADED.format(modules=("jobs.inputs.spec",), packages=()))
     engine = fresh(LOADED.format(modules=("jobs.local",), packages=()))
     ours = [name for name in spec["new"] if name.startswith("jobs")]
     assert len(ours) <= 12, ours
@@ -101,13 +102,13 @@ def test_a_pure_module_loads_a_fraction_of_the_engine() -> None:
 def nothing_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """An empty registry, as in a fresh process (the test kit installed the recipes)."""
     monkeypatch.setattr(recipes, "RECIPES", {})
-    monkeypatch.setattr("jobs.editors.EDITORS", {})
+    monkeypatch.setattr("jobs.recipes.EDITORS", {})
     yield
 
 
 def _installed() -> tuple[list[str], list[str]]:
-    from jobs import editors
-    return sorted(recipes.RECIPES), sorted(editors.EDITORS)
+    from jobs import recipes as editor_registry  # the editors' side (jobs/recipes/__init__.py)
+    return sorted(recipes.RECIPES), sorted(editor_registry.EDITORS)
 
 
 @pytest.mark.usefixtures("nothing_registered")
@@ -138,7 +139,7 @@ def test_the_command_line_installs_the_built_in_recipes(tmp_path: Path) -> None:
 
 
 def test_installing_twice_changes_nothing_and_a_clash_is_refused() -> None:
-    from jobs.editors import install_recipes
+    from jobs.recipes import install_recipes
     before = dict(EDITORS)
     install_recipes(BUILT_IN)
     assert dict(EDITORS) == before

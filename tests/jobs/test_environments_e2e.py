@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.sandbox import bubblewrap_available
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus
-from jobs.domain.spec import parse_issue_file
 from jobs.engine.engine import Outcome
+from jobs.inputs.spec import parse_issue_file
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus
 from jobs.local import LocalSession
 from jobs.ports import Publication
 from tests.kit.env_repos import NODE_ISSUE, PY_ISSUE, PYPROJECT, node_files, python_files

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.domain.gates import Verb
-from jobs.domain.model import Gate
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import Gate
 from tests.kit.local_e2e import (
     BROKEN_MODULE,
     assert_exit,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from jobs.domain.gates import Verb
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.engine.engine import Outcome
+from jobs.kernel.gates import Verb
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.ports import Publication
 from tests.kit.local_e2e import (
     BROKEN_MODULE,

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.sandbox import bubblewrap_available
-from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus, Gate
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import BatchStatus, Gate
 from tests.kit.local_e2e import (
     FIND,
     VALIDATE,

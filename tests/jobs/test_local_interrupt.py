@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.domain.model import Gate, JobStatus
+from jobs.kernel.model import Gate, JobStatus
 from tests.kit.local_e2e import STEPWISE, build_sample, cli, config_text, load_job, write_issue
 from tests.kit.repos import commit_all
 

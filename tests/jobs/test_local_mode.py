@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.workspace import CommitInfo
-from jobs.domain.gates import RefusedError, Verb
-from jobs.domain.model import BatchStatus, JobStatus
 from jobs.engine.engine import Outcome
+from jobs.kernel.gates import RefusedError, Verb
+from jobs.kernel.model import BatchStatus, JobStatus
 from jobs.ports import Publication
 from tests.kit.local_e2e import (
     FIND,

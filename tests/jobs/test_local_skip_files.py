@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.domain.model import BatchStatus, Gate
+from jobs.kernel.model import BatchStatus, Gate
 from tests.kit.local_e2e import (
     BROKEN_MODULE,
     build_sample,

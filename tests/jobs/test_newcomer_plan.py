@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs.domain.errors import BadInputError
-from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.basics.errors import BadInputError
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.ports import Publication
 from tests.kit.local_e2e import (
     MODULES,

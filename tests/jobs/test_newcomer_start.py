@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.domain.model import Gate, JobStatus
+from jobs.kernel.model import Gate, JobStatus
 from tests.kit.local_e2e import (
     VALIDATE,
     build_sample,

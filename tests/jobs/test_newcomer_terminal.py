@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.sandbox import PlainSandbox
-from jobs.domain.errors import BadInputError
-from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.basics.errors import BadInputError
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.local import LocalSession
 from tests.kit.local_e2e import (
     NUMBER,
@@ -250,7 +250,7 @@ def test_large_change_says_the_limit_and_a_timeout_names_command_timeout(
 
     slow = build_sample(tmp_path / "slow", config=config_text(
         validate=["python -c 'import time; time.sleep(600)'"], command_timeout=1))
-    from jobs.domain.notes import render_plan
+    from jobs.notes.progress import render_plan
 
     assert_exit(session(slow).run(issue(), yes=False), 3)
     plan = render_plan(load_job(slow))

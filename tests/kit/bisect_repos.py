@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from jobs.adapters.sandbox import make_sandbox
-from jobs.domain.spec import IssueTask, parse_issue_file
+from jobs.inputs.spec import IssueTask, parse_issue_file
 from tests.kit.repos import make_repo
 
 VALIDATE = "python -m unittest discover -s tests -q"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from jobs.domain.globs import unsafe_path_reason
-from jobs.domain.guard import DiffParseError, GuardPolicy, GuardVerdict, check_diff
+from jobs.decisions.guard import DiffParseError, GuardPolicy, GuardVerdict, check_diff
+from jobs.inputs.globs import unsafe_path_reason
 from tests.kit.fuzz_values import NASTY_PATHS, Unexpected
 
 

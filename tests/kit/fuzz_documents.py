@@ -10,11 +10,11 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
-from jobs.domain.config import RepoConfig, load_config
-from jobs.domain.errors import BadInputError
-from jobs.domain.globs import unsafe_path_reason
-from jobs.domain.programs import BLOCKED_PROGRAMS
-from jobs.domain.spec import IssueTask, TaskSpec, parse_issue_file, parse_spec
+from jobs.basics.errors import BadInputError
+from jobs.inputs.config import RepoConfig, load_config
+from jobs.inputs.globs import unsafe_path_reason
+from jobs.inputs.programs import BLOCKED_PROGRAMS
+from jobs.inputs.spec import IssueTask, TaskSpec, parse_issue_file, parse_spec
 from tests.kit.fuzz_values import NASTY_PATHS, Unexpected, json_values
 
 SPEC_FIELDS = list(TaskSpec.model_fields)

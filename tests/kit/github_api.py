@@ -68,7 +68,7 @@ class ApiError(Exception):
         return Reply(self.status, body, self.headers)
 
 
-# GitHub's limits as GitHub counts them (kept apart from the product's jobs/domain/github_limits.py,
+# GitHub's limits as GitHub counts them (kept apart from the product's jobs/basics/github_limits.py,
 # so a wrong product constant is caught here).
 BODY_MAX_CHARS = 65536  # issue, pull request and comment bodies: characters
 TITLE_MAX_CHARS = 256  # issue and pull request titles

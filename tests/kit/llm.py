@@ -10,9 +10,9 @@ from typing import Any
 from pydantic import SecretStr
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
-from jobs.domain.spec import IssueTask, parse_issue_file
-from jobs.editors.llm_settings import LlmSettings
+from jobs.inputs.spec import IssueTask, parse_issue_file
 from jobs.local import LocalSession
+from jobs.recipes.llm_settings import LlmSettings
 from tests.kit.local_e2e import NUMBER, Recorder, issue_markdown
 from tests.kit.repos import git
 

@@ -19,9 +19,9 @@ import yaml
 
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import CommitInfo, Repository
-from jobs.domain.job import Job
-from jobs.domain.spec import IssueTask, parse_issue_file
 from jobs.engine.engine import Outcome
+from jobs.inputs.spec import IssueTask, parse_issue_file
+from jobs.kernel.job import Job
 from jobs.local import LocalSession
 from jobs.ports import Publication
 from tests.kit.repos import git, make_repo

@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from jobs.domain.config import load_config
-from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.job import Batch, Job, OpenGate
-from jobs.domain.model import Acceptance, BatchStatus, Gate, JobStatus
-from jobs.domain.records import (
+from jobs.basics.errors import ErrorInfo, RetryClass
+from jobs.inputs.config import load_config
+from jobs.inputs.spec import parse_spec
+from jobs.kernel.job import Batch, Job, OpenGate
+from jobs.kernel.model import Acceptance, BatchStatus, Gate, JobStatus
+from jobs.kernel.records import (
     Attempt,
     CommandEvidence,
     Event,
@@ -18,7 +19,6 @@ from jobs.domain.records import (
     PullRequest,
     ServerState,
 )
-from jobs.domain.spec import parse_spec
 
 T0 = datetime(2024, 5, 17, 9, 30, 5, tzinfo=UTC)
 SPEC_BLOCK = (

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import yaml
 
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
 
 MODES = ("gitfile-fsmonitor", "gitfile-hooks", "dotgit-dir")
 HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-checkout",

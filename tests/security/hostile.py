@@ -29,7 +29,7 @@ import pytest
 import yaml
 
 from jobs.adapters.sandbox import bubblewrap_available
-from jobs.domain.records import CommandEvidence
+from jobs.kernel.records import CommandEvidence
 from tests.security.hostile_escapes import ESCAPES
 from tests.security.hostile_git import GIT_PLANT
 from tests.security.hostile_leaks import LEAKS

@@ -11,8 +11,8 @@ import pytest
 
 from bot.authz import decide
 from bot.plumbing import campaign_store
-from jobs.domain.model import Gate
 from jobs.features.campaigns.record import CampaignStatus
+from jobs.kernel.model import Gate
 from tests.bot.conftest import REPO, World, open_world
 from tests.bot.test_app_campaigns import CAMPAIGN, add_service
 from tests.kit.local_e2e import config_text

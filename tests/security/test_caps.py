@@ -1,4 +1,4 @@
-"""Everything Stepwise stores or keeps from untrusted code is capped (jobs/domain/caps.py):
+"""Everything Stepwise stores or keeps from untrusted code is capped (jobs/inputs/caps.py):
 each cap is fed 100 times what it allows."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from jobs.adapters.egress import EgressProxy
 from jobs.adapters.sandbox import PlainSandbox, SandboxPolicy
 from jobs.adapters.sandbox_output import OutputSink
 from jobs.adapters.staging import collect_changes
-from jobs.domain import caps
+from jobs.inputs import caps
 from tests.jobs.adapters.test_egress import connect
 
 TOKEN = "ghs_" + "a" * 36

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from bot.server.reconciler import reconcile
-from jobs.domain.model import Gate, JobStatus
+from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import REPO, World
 
 

@@ -10,7 +10,7 @@ import threading
 import time
 
 from bot.server.reconciler import reconcile
-from jobs.domain.model import Gate, JobStatus
+from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import REPO, World
 
 

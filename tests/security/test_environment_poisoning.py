@@ -12,8 +12,8 @@ import pytest
 
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import PlainSandbox, SandboxPolicy
-from jobs.domain.config import load_config
 from jobs.features.environments.build import ensure_environment, job_environment_key
+from jobs.inputs.config import load_config
 
 CONFIG = """
 setup: ["python3 make_env.py"]

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 
 from bot.settings import Settings
 from bot.web.app import create_app
-from jobs.domain.guard import GuardPolicy
+from jobs.decisions.guard import GuardPolicy
 from tests.kit import fuzzing as fz
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]

@@ -16,9 +16,9 @@ import pytest
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.adapters.sandbox import BubblewrapSandbox
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
-from jobs.domain.spec import parse_issue_file
+from jobs.inputs.spec import parse_issue_file
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
 from jobs.local import LocalSession
 from tests.kit.llm import settings
 from tests.kit.local_e2e import Recorder, show

@@ -25,8 +25,8 @@ from bot.server.worker import install_handlers
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.adapters.sandbox import BubblewrapSandbox
-from jobs.domain.job import Job
-from jobs.domain.model import Gate, JobStatus
+from jobs.kernel.job import Job
+from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import NAME, OWNER, REPO, SECRET, World, served
 from tests.kit.github import FakeGitHub
 from tests.security import git_attacks as attacks

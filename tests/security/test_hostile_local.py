@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from jobs.adapters.sandbox import BubblewrapSandbox
-from jobs.domain.model import BatchStatus, JobStatus
-from jobs.domain.spec import parse_issue_file
+from jobs.inputs.spec import parse_issue_file
+from jobs.kernel.model import BatchStatus, JobStatus
 from tests.kit.local_e2e import Recorder, session, show
 from tests.kit.repos import git, make_repo
 from tests.security import hostile

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import OWNER
 from tests.security import hostile
 from tests.security.conftest import HostileServer

@@ -1,4 +1,4 @@
-"""Untrusted text is data when rendered: hostile strings through jobs/domain/markdown_safe.py,
+"""Untrusted text is data when rendered: hostile strings through jobs/basics/markdown_safe.py,
 parsed back with a CommonMark parser (markdown-it-py, GFM tables and strikethrough on), show
 exactly the input and make no HTML, link, image or mention."""
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from jobs.domain import markdown_safe as md
+from jobs.basics import markdown_safe as md
 
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 FORBIDDEN = {"html_inline", "html_block", "link_open", "image", "autolink"}

@@ -14,12 +14,12 @@ import pytest
 from bot.github.app import GitHubApp
 from bot.github.client import Installation
 from bot.github.forge import GitHubForge
-from jobs.domain.ci import CiState, CiVerdict
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
+from jobs.decisions.ci import CiState, CiVerdict
 from jobs.features.ci.parts import CI_FAILED
 from jobs.features.ci.rules import ci_verdict
 from jobs.features.ci.wait import requirement
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
 from tests.bot.ci_world import approved, ci_world, player, waited_sha
 from tests.bot.conftest import World
 from tests.kit.github import FakeGitHub

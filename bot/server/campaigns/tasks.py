@@ -19,14 +19,14 @@ from bot.plumbing.leases import job_lock
 from bot.server.campaigns.port import ServerCampaignPort
 from bot.server.context import ServerContext
 from bot.steering import resolve_approvers, steering_decision
-from jobs.domain.config import RepoConfig
-from jobs.domain.errors import BadInputError, RetryClass, StepwiseError
+from jobs.basics.errors import BadInputError, RetryClass, StepwiseError
 from jobs.features.campaigns.dashboard import BODY_LIMIT, render_dashboard
 from jobs.features.campaigns.port import advance as advance_campaign
 from jobs.features.campaigns.port import apply_spec_change, carry_out, preview_entry
 from jobs.features.campaigns.record import Campaign
 from jobs.features.campaigns.settings import parse_campaign_issue
 from jobs.features.campaigns.steering import apply, parse_command
+from jobs.inputs.config import RepoConfig
 
 log = logging.getLogger(__name__)
 START, END = "<!-- stepwise-campaign-dashboard:start -->", "<!-- stepwise-campaign-dashboard:end -->"

@@ -14,10 +14,10 @@ A merge is recorded before its push and found again by its trailers
 (`Stepwise-Base-Merge: <sha>`), so a worker dying mid-merge never leaves a second one.
 
 - Config: `update_from_base` (top-level key of the repository config: `conflicted`, `behind`,
-  `never`), read from `RepoConfig` (jobs/domain/config.py).
+  `never`), read from `RepoConfig` (jobs/inputs/config.py).
 - Record: the `Job` fields `base_merges` (`BaseMerge`: each merge, its validation and replays),
   `base_conflict` (`BaseConflict`: the open conflict's base and files), `base_checked`,
-  `base_moved_at`, `base_declined`; they stay typed in jobs/domain (job.py, records.py) because
+  `base_moved_at`, `base_declined`; they stay typed in jobs/kernel (job.py, records.py) because
   the kernel's record types them and stored records load them.
 - Gates: `conflict` (its own, parts.py: `approve` continues on the branch as the maintainer
   merged it) and the `failure` gate's cause `base_merge` (its sub-row, parts.py: `approve`

@@ -10,14 +10,8 @@ again by its trailers, so a worker that dies during a merge never leaves a secon
 from __future__ import annotations
 
 from jobs.adapters.merging import MergePreview, absent_paths, commit_merge, preview_merge
-from jobs.domain.errors import ErrorInfo, RetryClass, StepwiseError
-from jobs.domain.guard import check_diff
-from jobs.domain.job import Job
-from jobs.domain.model import Gate, JobStatus
-from jobs.domain.notes import render_card
-from jobs.domain.records import BaseConflict, BaseMerge, CommandEvidence, ReplayedBatch
-from jobs.domain.spec import DoneWhen
-from jobs.editors import EditError, EditRequest
+from jobs.basics.errors import ErrorInfo, RetryClass, StepwiseError
+from jobs.decisions.guard import check_diff
 from jobs.engine.attempt import guard_policy
 from jobs.engine.context import JobContext
 from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT
@@ -34,7 +28,13 @@ from jobs.features.base_moves.texts import (
     moved_notice,
     workflow_refused_reason,
 )
+from jobs.inputs.spec import DoneWhen
+from jobs.kernel.job import Job
+from jobs.kernel.model import Gate, JobStatus
+from jobs.kernel.records import BaseConflict, BaseMerge, CommandEvidence, ReplayedBatch
+from jobs.notes.progress import render_card
 from jobs.ports import Publication
+from jobs.recipes import EditError, EditRequest
 
 MERGE_FAILED = "base_merge_failed"
 

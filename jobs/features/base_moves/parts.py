@@ -5,7 +5,8 @@ features' parts (jobs/composition.py)."""
 
 from __future__ import annotations
 
-from jobs.domain.feature_parts import (
+from jobs.features.base_moves.texts import base_merge_card, base_merge_note
+from jobs.kernel.feature_parts import (
     CardSection,
     FailureRow,
     FeatureParts,
@@ -13,10 +14,9 @@ from jobs.domain.feature_parts import (
     NoteSection,
     NoteSlot,
 )
-from jobs.domain.gate_passes import PassRow, passed
-from jobs.domain.job import Batch, Job, OpenGate
-from jobs.domain.model import Acceptance, GateRule, Verb
-from jobs.features.base_moves.texts import base_merge_card, base_merge_note
+from jobs.kernel.gate_passes import PassRow, passed
+from jobs.kernel.job import Batch, Job, OpenGate
+from jobs.kernel.model import Acceptance, GateRule, Verb
 
 CONFLICT = "conflict"  # the gate's kind, as records store it
 BASE_MERGE = "base_merge"  # the `failure` gate's cause when merging the moved base failed

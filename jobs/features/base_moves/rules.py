@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus
-from jobs.domain.recipes import rules_for
+from jobs.inputs.recipes import rules_for
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus
 
 
 class BaseAction(StrEnum):

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 
-from jobs.domain import markdown_safe as md
-from jobs.domain.job import Job
-from jobs.domain.note_parts import command_line, short
-from jobs.domain.records import BaseMerge
+from jobs.basics import markdown_safe as md
 from jobs.features.base_moves.rules import BaseDecision, resolve_commands
+from jobs.kernel.job import Job
+from jobs.kernel.records import BaseMerge
+from jobs.notes.note_parts import command_line, short
 
 
 def merge_message(job: Job, base_sha: str, decision: BaseDecision) -> str:

@@ -18,7 +18,11 @@ are regrouped (numbers of started batches never change).
 
 - rules.py: the bisection as a pure function of the decided results.
 - sizing.py: the `auto` sizing rule and the regrouping of batches not started (pure).
-- by_ci.py: a split a red CI check started: candidate commits pushed for CI, withdrawn.
+- candidates.py: a candidate tree: the head plus some files of the failed edit.
+- resize.py: regrouping the batches not started (`batch_size: auto`), before each batch.
+- by_ci.py: a split a red CI check started: candidate commits pushed for CI, withdrawn (through
+  the `CiCandidates` protocol it declares; jobs/composition.py gives it CI's).
+- wiring.py: the feature's entry in the features' tuple (`bisect_feature`, its batch hooks).
 - driver.py: the engine side (`BisectHooks`, the hooks jobs/local.py and bot/server give the
   engine): candidate trees, validation, commit, set-aside batches. Importing the package does
   not import it, so the pure rules load without the engine.

@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, Protocol
 
-from jobs.domain import markdown_safe as md
-from jobs.domain.ci import CiState, CiVerdict
-from jobs.domain.job import Batch
-from jobs.domain.model import BatchStatus
-from jobs.domain.note_parts import short
-from jobs.domain.records import CiWait
-from jobs.domain.split_record import SplitState, SubsetResult
+from jobs.basics import markdown_safe as md
+from jobs.decisions.ci import CiState, CiVerdict
 from jobs.engine.context import JobContext
+from jobs.kernel.job import Batch
+from jobs.kernel.model import BatchStatus
+from jobs.kernel.records import CiWait
+from jobs.kernel.split_record import SplitState, SubsetResult
+from jobs.notes.note_parts import short
 from jobs.ports import CiFailure, Publication
 
 CANDIDATE_TRAILER = "Stepwise-Candidate"

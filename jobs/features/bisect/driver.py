@@ -8,16 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobs.domain import markdown_safe as md
-from jobs.domain.ci import CiVerdict
-from jobs.domain.errors import ErrorInfo, StepwiseError
-from jobs.domain.job import Batch, Job
-from jobs.domain.model import BatchStatus, Gate
-from jobs.domain.notes import render_card
-from jobs.domain.records import Attempt, CiWait, CommandEvidence
-from jobs.domain.spec import DoneWhen, Recipe
-from jobs.domain.split_notes import set_aside_into, set_aside_words
-from jobs.domain.split_record import SplitCause, SplitState, SubsetResult, cause_words
+from jobs.basics import markdown_safe as md
+from jobs.basics.errors import ErrorInfo, StepwiseError
+from jobs.decisions.ci import CiVerdict
 from jobs.engine.attempt import AttemptOutcome, Result, commit_message
 from jobs.engine.batch_run import record
 from jobs.engine.context import JobContext
@@ -25,6 +18,13 @@ from jobs.features.bisect import by_ci
 from jobs.features.bisect.candidates import candidate_tree
 from jobs.features.bisect.resize import resize_before
 from jobs.features.bisect.rules import Decided, extra_run_budget, next_step_named_first
+from jobs.inputs.spec import DoneWhen, Recipe
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import BatchStatus, Gate
+from jobs.kernel.records import Attempt, CiWait, CommandEvidence
+from jobs.kernel.split_record import SplitCause, SplitState, SubsetResult, cause_words
+from jobs.notes.progress import render_card
+from jobs.notes.split_notes import set_aside_into, set_aside_words
 from jobs.ports import CiFailure, Publication
 
 # What a split-off batch's failure at the gate says (with `replace` and `command` the

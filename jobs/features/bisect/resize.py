@@ -7,11 +7,11 @@ milestones count the planned batches (`batches_per_milestone` of them each)."""
 
 from __future__ import annotations
 
-from jobs.domain.batch_sizes import batch_size_limit, is_auto
-from jobs.domain.job import Batch, Job
-from jobs.domain.model import BatchStatus
 from jobs.engine.context import JobContext
 from jobs.features.bisect.sizing import milestones_from, next_size, regroup
+from jobs.inputs.batch_sizes import batch_size_limit, is_auto
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import BatchStatus
 
 
 def outcome_of(batch: Batch) -> bool | None:

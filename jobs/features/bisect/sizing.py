@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jobs.domain.batch_sizes import AUTO_START
+from jobs.inputs.batch_sizes import AUTO_START
 
 
 def next_size(outcomes: Sequence[bool | None], limit: int) -> int:

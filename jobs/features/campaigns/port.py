@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
 from jobs.features.campaigns.record import (
     OPEN_STATES,
     Campaign,
@@ -22,6 +20,8 @@ from jobs.features.campaigns.rollout import mark_started, next_wave, settle
 from jobs.features.campaigns.selection import RepoFacts, left_out_reason
 from jobs.features.campaigns.settings import CampaignSettings
 from jobs.features.campaigns.steering import JobAction, Steered
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
 
 
 def plan_digest(files: Sequence[str]) -> str:

@@ -8,9 +8,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from jobs.domain.spec import IssueTask, parse_issue, split_issue_file
-from jobs.domain.spec_block import InvalidSpecError, extract_spec_block
-from jobs.domain.yaml_input import InputProblem, check_keys, load_yaml_mapping, problem_from_validation
+from jobs.inputs.spec import IssueTask, parse_issue, split_issue_file
+from jobs.inputs.spec_block import InvalidSpecError, extract_spec_block
+from jobs.inputs.yaml_input import InputProblem, check_keys, load_yaml_mapping, problem_from_validation
 
 CAMPAIGN_KEY = "campaign"
 EXAMPLE = """```stepwise

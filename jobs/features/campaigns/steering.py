@@ -11,7 +11,7 @@ from datetime import datetime
 from difflib import get_close_matches
 from enum import StrEnum
 
-from jobs.domain.errors import BadInputError
+from jobs.basics.errors import BadInputError
 from jobs.features.campaigns.record import (
     OPEN_STATES,
     TROUBLED_STATES,

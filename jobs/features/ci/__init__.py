@@ -3,13 +3,13 @@ pushes, in server mode. Local mode has no CI; its plan says so.
 
 Contract:
 - Config: the `ci:` block of `.github/stepwise.yml` (`wait: per_milestone | per_batch | off`,
-  `checks`, `timeout`). Its model, `CiConfig`, stays in jobs/domain/ci_config.py because
+  `checks`, `timeout`). Its model, `CiConfig`, stays in jobs/inputs/ci_config.py because
   `RepoConfig` types it.
 - Record: `Job.ci_wait` (the job waits for CI on one commit, holding no worker),
   `Job.ci_results` (each milestone head's verdict), `Batch.ci_results` and
   `Attempt.ci_checks` (per_batch). The record types (`CiWait`, `CiResult`, `CiCheck`) stay in
-  jobs/domain/records.py because `Job` types them; the forge's observations and the verdict
-  (`CheckObservation`, `CiVerdict`) stay in jobs/domain/ci.py because the forge port and the
+  jobs/kernel/records.py because `Job` types them; the forge's observations and the verdict
+  (`CheckObservation`, `CiVerdict`) stay in jobs/decisions/ci.py because the forge port and the
   engine's batch hooks name them.
 - Gate: `ci_failed` (exit code 4): a required check failed or timed out. `approve` accepts the
   red result (the note names it), `retry` re-runs the failed checks and waits again, `revert K`

@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from jobs.domain import markdown_safe as md
-from jobs.domain.annotations import Annotation
-from jobs.domain.ci import CheckObservation, CiState, CiVerdict
-from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.job import Batch, Job
-from jobs.domain.model import BatchStatus
-from jobs.domain.note_parts import short
-from jobs.domain.records import CiCheck, CiResult, CiWait
+from jobs.basics import markdown_safe as md
+from jobs.basics.errors import ErrorInfo, RetryClass
+from jobs.decisions.ci import CheckObservation, CiState, CiVerdict
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import BatchStatus
+from jobs.kernel.records import CiCheck, CiResult, CiWait
+from jobs.notes.annotations import Annotation
+from jobs.notes.note_parts import short
 
 LOG_TAIL_LINES = 30
 ANNOTATIONS_SHOWN = 20

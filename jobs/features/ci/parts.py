@@ -4,10 +4,6 @@ the plan and the card."""
 
 from __future__ import annotations
 
-from jobs.domain.feature_parts import CardSection, FeatureParts, GateRow, NoteSection, NoteSlot
-from jobs.domain.gate_passes import PassRow
-from jobs.domain.job import Batch, Job, OpenGate
-from jobs.domain.model import BatchStatus, GateRule, Verb
 from jobs.features.ci.notes import (
     batch_ci_words,
     card_ci_lines,
@@ -15,6 +11,10 @@ from jobs.features.ci.notes import (
     note_ci_lines,
     plan_ci_lines,
 )
+from jobs.kernel.feature_parts import CardSection, FeatureParts, GateRow, NoteSection, NoteSlot
+from jobs.kernel.gate_passes import PassRow
+from jobs.kernel.job import Batch, Job, OpenGate
+from jobs.kernel.model import BatchStatus, GateRule, Verb
 
 CI_FAILED = "ci_failed"  # the gate's kind, as records store it
 

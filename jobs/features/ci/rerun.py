@@ -4,9 +4,9 @@ for a re-run that nobody started)."""
 
 from __future__ import annotations
 
-from jobs.domain.ci import CheckObservation, CiVerdict
-from jobs.domain.records import CiWait
+from jobs.decisions.ci import CheckObservation, CiVerdict
 from jobs.engine.context import JobContext
+from jobs.kernel.records import CiWait
 
 RERUN_REFUSED = (
     "`retry` could not re-run every failed check of {what}:\n{lines}\n\n"

@@ -4,7 +4,7 @@ what the check runs and commit statuses seen on it say, and whether a repository
 Required checks are `ci.checks` when the config names them, else the base branch's required
 status checks, else every check seen on the commit except Stepwise's own. With several runs of
 one name (re-runs), the newest counts. The observations and the verdict are the forge's and the
-batch hooks' data types (jobs/domain/ci.py).
+batch hooks' data types (jobs/decisions/ci.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from jobs.domain.ci import CheckObservation, CiState, CiVerdict, RequiredFrom
+from jobs.decisions.ci import CheckObservation, CiState, CiVerdict, RequiredFrom
 
 # Without a list of required checks, a commit on which no check appears within this grace is
 # taken as a repository without CI, not as a check that never finishes.

@@ -14,18 +14,18 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Literal
 
-from jobs.domain.ci import CiState, CiVerdict
-from jobs.domain.job import Batch, Job
-from jobs.domain.model import BatchStatus, JobStatus
-from jobs.domain.note_parts import short
-from jobs.domain.notes import render_card
-from jobs.domain.records import CiResult, CiWait
+from jobs.decisions.ci import CiState, CiVerdict
 from jobs.engine.context import JobContext, Outcome, outcome_of
 from jobs.features.ci.notes import checks_of, failure_report, scope_words
 from jobs.features.ci.parts import CI_FAILED
 from jobs.features.ci.rerun import rerun_failed
 from jobs.features.ci.rules import WORKFLOWS_DIR, CiRequirement, ci_verdict, expects_ci
 from jobs.features.ci.withdraw import Held, withdraw_failed, withdraw_skipped
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import BatchStatus, JobStatus
+from jobs.kernel.records import CiResult, CiWait
+from jobs.notes.note_parts import short
+from jobs.notes.progress import render_card
 from jobs.ports import CiReport, Publication
 
 Scope = Literal["milestone", "batch"]

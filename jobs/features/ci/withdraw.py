@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Literal
 
 from jobs.adapters.workspace import WithdrawRefusedError
-from jobs.domain.ci import CiVerdict
-from jobs.domain.job import Batch
-from jobs.domain.model import BatchStatus, Gate
-from jobs.domain.note_parts import short
-from jobs.domain.notes import render_card
-from jobs.domain.records import CiWait
+from jobs.decisions.ci import CiVerdict
 from jobs.engine.context import JobContext
 from jobs.features.ci.notes import attempt_failure, checks_of
+from jobs.kernel.job import Batch
+from jobs.kernel.model import BatchStatus, Gate
+from jobs.kernel.records import CiWait
+from jobs.notes.note_parts import short
+from jobs.notes.progress import render_card
 from jobs.ports import Publication
 
 # Why the step stops after a withdrawal: "gate", one opened (failure, human_commit); "feature", a

@@ -11,9 +11,9 @@ and the toolchain; a rebuild records which input changed. A failing setup comman
 attempt with `setup_failed`. Without a wired cache (or without bubblewrap), `setup` runs in the
 job's worktree again after each reset instead (the engine's own fallback).
 
-- Config: `setup`, `cache_key`, `network` (jobs/domain/config.py); the cache's size is
+- Config: `setup`, `cache_key`, `network` (jobs/inputs/config.py); the cache's size is
   `STEPWISE_ENV_CACHE_MB`.
-- Record: `Job.environment` (jobs/domain/records.py `EnvironmentRecord`: the key, whether it came
+- Record: `Job.environment` (jobs/kernel/records.py `EnvironmentRecord`: the key, whether it came
   from the cache, its entries, setup's evidence, why it was rebuilt; typed by the kernel record).
 - Port: the cache is an adapter (jobs/adapters/environments.py `EnvironmentCache`, wired into
   `Services.environments` by local mode and the server); the engine and this feature hold it as

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from jobs.domain.job import Job
-from jobs.domain.records import CommandEvidence
-from jobs.domain.sandboxing import EnvironmentLayer, SandboxPolicy
 from jobs.engine.context import Feature, JobContext
 from jobs.features.environments.build import prepare_job_environment
+from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
+from jobs.kernel.job import Job
+from jobs.kernel.records import CommandEvidence
 
 
 def environment(engine: JobContext, policy: SandboxPolicy,

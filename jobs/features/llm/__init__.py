@@ -1,4 +1,4 @@
-"""The llm recipe's ties to the loop (README "Recipe llm"; the recipe itself is jobs/editors/llm).
+"""The llm recipe's ties to the loop (README "Recipe llm"; the recipe itself is jobs/recipes/llm).
 
 Contract: a job whose recipe is `llm`, or a `command` with the `llm` fallback, needs a model
 endpoint before it is created (`STEPWISE_LLM_*`, or the CLI's `--llm-*`; missing: exit 2,
@@ -11,11 +11,11 @@ attempt however the edit ended). When the job's token budget is spent the batch 
 skips it. An issue without a spec block can have its spec drafted by the model (a job marked
 `untrusted_spec`, so it waits at the `plan` gate).
 
-- Config: the repository's `llm:` block (jobs/domain/llm_config.py); the endpoint, model, key and
-  budget are the process's `STEPWISE_LLM_*` (jobs/editors/llm_settings.py: a neutral module, as
+- Config: the repository's `llm:` block (jobs/inputs/llm_config.py); the endpoint, model, key and
+  budget are the process's `STEPWISE_LLM_*` (jobs/recipes/llm_settings.py: a neutral module, as
   the engine's `Services.llm` and the editor factory's signature name its type).
 - Record: `Job.llm` (calls, tokens, grants, the open budget gate's batch, the edit format) and
-  each attempt's `llm_calls` and `transcript` (jobs/domain/records.py: the kernel record types
+  each attempt's `llm_calls` and `transcript` (jobs/kernel/records.py: the kernel record types
   them, so stored records load without the feature).
 - Gate: `budget` (budget.py, its row in the gate and pass tables; the kind records store).
 - Note: the change note's "Model usage" section (note.py); `stepwise llm-report` (statistics.py).

@@ -1,14 +1,14 @@
 """The `budget` gate (pure): its row in the gate and pass tables, and its settling, an approval
-granting one more token budget (the recipe counts the budget: jobs/editors/llm/accounting.py)."""
+granting one more token budget (the recipe counts the budget: jobs/recipes/llm/accounting.py)."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from jobs.domain.feature_parts import GateRow
-from jobs.domain.gate_passes import PassRow, passed
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, GateRule, Verb
+from jobs.kernel.feature_parts import GateRow
+from jobs.kernel.gate_passes import PassRow, passed
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, GateRule, Verb
 
 BUDGET: Final = "budget"  # the gate's kind, as records store it
 

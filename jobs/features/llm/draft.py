@@ -3,13 +3,13 @@ model endpoint is configured)."""
 
 from __future__ import annotations
 
-from jobs.domain.job import Job
-from jobs.editors.llm.accounting import ARTIFACTS, Transcript, record_usage
-from jobs.editors.llm.client import OpenAIChat
-from jobs.editors.llm.draft import Draft, draft_spec
-from jobs.editors.llm_settings import load_llm_settings
 from jobs.engine.context import Services
 from jobs.engine.start import Base, create_job, local_base
+from jobs.kernel.job import Job
+from jobs.recipes.llm.accounting import ARTIFACTS, Transcript, record_usage
+from jobs.recipes.llm.client import OpenAIChat
+from jobs.recipes.llm.draft import Draft, draft_spec
+from jobs.recipes.llm_settings import load_llm_settings
 
 
 def draft_job(title: str, body: str, number: int, services: Services, *, base: Base | None = None,

@@ -8,29 +8,29 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from jobs.adapters.discovery import never_in_scope
-from jobs.domain.globs import matches_any
-from jobs.domain.job import Batch, Job
-from jobs.domain.records import Attempt, ModelCall
-from jobs.domain.spec import DoneWhen
-from jobs.editors.base import (
+from jobs.engine.attempt import AttemptRunner
+from jobs.engine.attempt_outcome import EditGated
+from jobs.engine.context import JobContext
+from jobs.features.llm.budget import BUDGET
+from jobs.inputs.globs import matches_any
+from jobs.inputs.spec import DoneWhen
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.records import Attempt, ModelCall
+from jobs.recipes.base import (
     BudgetSpentError,
     CandidateReport,
     EditHooks,
     EditRequest,
     EditResult,
 )
-from jobs.editors.llm.accounting import record_usage, transcript_path
-from jobs.editors.llm.feedback import (
+from jobs.recipes.llm.accounting import record_usage, transcript_path
+from jobs.recipes.llm.feedback import (
     UNCHANGED,
     command_feedback,
     guard_feedback,
     previous_attempt,
     targets_feedback,
 )
-from jobs.engine.attempt import AttemptRunner
-from jobs.engine.attempt_outcome import EditGated
-from jobs.engine.context import JobContext
-from jobs.features.llm.budget import BUDGET
 
 
 def edit(engine: JobContext, batch: Batch, attempt: Attempt, request: EditRequest,

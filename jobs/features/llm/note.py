@@ -3,8 +3,8 @@ where its transcripts are kept."""
 
 from __future__ import annotations
 
-from jobs.domain.feature_parts import NoteSection, NoteSlot
-from jobs.domain.job import Job
+from jobs.kernel.feature_parts import NoteSection, NoteSlot
+from jobs.kernel.job import Job
 
 
 def _calls(count: int) -> str:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import contextlib
 
-from jobs.domain.errors import BadInputError
-from jobs.editors.llm_settings import LlmSettings, load_llm_settings
+from jobs.basics.errors import BadInputError
 from jobs.engine.context import JobContext, Services
+from jobs.recipes.llm_settings import LlmSettings, load_llm_settings
 
 
 def llm_settings(services: Services) -> LlmSettings:

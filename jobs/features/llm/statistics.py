@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus
-from jobs.domain.records import ModelCall
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus
+from jobs.kernel.records import ModelCall
 
 MAX_DECISIONS = 40
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jobs.domain.ci import CiVerdict
-from jobs.domain.errors import ErrorInfo
-from jobs.domain.feature_parts import FeatureParts
-from jobs.domain.job import Batch, Job
-from jobs.domain.records import Attempt, CiWait
-from jobs.domain.spec import Recipe, TaskSpec
+from jobs.basics.errors import ErrorInfo
+from jobs.decisions.ci import CiVerdict
 from jobs.engine.attempt import AttemptOutcome
 from jobs.engine.context import Feature, JobContext, Services
 from jobs.features.llm import edit_hooks, start
 from jobs.features.llm.budget import BUDGET_GATE, settle_budget_gate
 from jobs.features.llm.note import MODEL_USAGE
+from jobs.inputs.spec import Recipe, TaskSpec
+from jobs.kernel.feature_parts import FeatureParts
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.records import Attempt, CiWait
 from jobs.ports import CiFailure
 
 

@@ -9,11 +9,11 @@ import pytest
 
 import bot.commands
 from bot.commands import COMMANDS, Access, Command, spec_for
-from jobs.domain.config import RepoConfig
-from jobs.domain.gates import RefusedError
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, Gate, JobStatus
-from tests.jobs.domain.test_gates import gated_job
+from jobs.inputs.config import RepoConfig
+from jobs.kernel.gates import RefusedError
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
+from tests.jobs.kernel.test_gates import gated_job
 from tests.kit.records import make_job
 
 NOT_VERBS = {"parser", "registry", "spec"}

@@ -10,7 +10,7 @@ import pytest
 
 from bot.commands import ArgumentRule, Command, CommandContext, CommandSpec, parse_comment
 from bot.commands.registry import register, unregister
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 from tests.bot.conftest import World
 
 

@@ -14,7 +14,7 @@ import pytest
 from bot.github.app import GitHubApp
 from bot.github.client import Installation
 from bot.github.errors import ForgeError
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 from tests.kit.github import FakeGitHub
 
 OWNER, NAME = "octo", "widgets"

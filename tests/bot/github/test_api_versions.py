@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bot.github.app import GitHubApp
 from bot.github.client import Installation
-from jobs.domain.errors import RetryClass
+from jobs.basics.errors import RetryClass
 from tests.bot.github.client_kit import BRANCH, NAME, OWNER, REPO, forge_error, start_fake
 from tests.kit.github import FakeGitHub
 

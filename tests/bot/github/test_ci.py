@@ -13,12 +13,12 @@ from bot.github.ci import LOG_TAIL_LINES, RepositoryCi
 from bot.github.client import Installation
 from bot.github.errors import ForgeError
 from bot.github.forge import GitHubForge
-from jobs.domain import outbox
-from jobs.domain.annotations import Annotation
-from jobs.domain.check_runs import CheckRunDraft, JobCheckState, batch_check, job_check
-from jobs.domain.ci import CheckObservation
-from jobs.domain.errors import RetryClass
-from jobs.domain.job import Job
+from jobs.basics.errors import RetryClass
+from jobs.decisions.ci import CheckObservation
+from jobs.kernel import outbox
+from jobs.kernel.job import Job
+from jobs.notes.annotations import Annotation
+from jobs.notes.check_runs import CheckRunDraft, JobCheckState, batch_check, job_check
 from tests.kit.github import FakeGitHub
 from tests.kit.github_ci import OTHER_CI, CiPlayer
 from tests.kit.records import make_job

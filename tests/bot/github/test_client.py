@@ -10,7 +10,7 @@ import pytest
 
 from bot.github.client import Installation
 from bot.github.errors import ForgeError
-from jobs.domain.errors import RetryClass
+from jobs.basics.errors import RetryClass
 from tests.bot.github.client_kit import BRANCH, NAME, OWNER, REPO, Clock, forge_error
 from tests.kit.github import FakeGitHub
 

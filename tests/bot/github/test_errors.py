@@ -9,7 +9,7 @@ import pytest
 
 from bot.github.app import GitHubApp
 from bot.github.client import Installation
-from jobs.domain.errors import RetryClass
+from jobs.basics.errors import RetryClass
 from tests.bot.github.client_kit import BRANCH, NAME, OWNER, REPO, forge_error
 from tests.kit.github import FakeGitHub
 from tests.kit.redis_server import free_port

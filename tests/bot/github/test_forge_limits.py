@@ -7,8 +7,8 @@ from pathlib import Path
 
 from bot.github.app import GitHubApp
 from bot.github.forge import GitHubForge, marker
-from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.github_limits import BODY_CHARS
+from jobs.basics.errors import ErrorInfo, RetryClass
+from jobs.basics.github_limits import BODY_CHARS
 from jobs.ports import Publication
 from tests.bot.github.client_kit import failure_gate_job
 from tests.kit.github import FakeGitHub

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from bot.github.app import GitHubApp
 from bot.github.forge import GitHubForge
-from jobs.domain.gates import Verb, apply_verb, open_gate
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.gates import Verb, apply_verb, open_gate
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.ports import Publication
 from tests.bot.github.client_kit import failure_gate_job
 from tests.kit.github import FakeGitHub

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from bot.github.app import GitHubApp
 from bot.github.forge import GitHubForge
-from jobs.domain import outbox
-from jobs.domain.errors import RetryClass
-from jobs.domain.notes import render_card
+from jobs.basics.errors import RetryClass
+from jobs.kernel import outbox
+from jobs.notes.progress import render_card
 from jobs.ports import Publication
 from tests.bot.github.client_kit import failure_gate_job, forge_error
 from tests.kit.github import FakeGitHub

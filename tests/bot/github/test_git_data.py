@@ -12,7 +12,7 @@ import pytest
 from bot.github.app import GitHubApp
 from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
-from jobs.domain.errors import RetryClass, WorkspaceError
+from jobs.basics.errors import RetryClass, WorkspaceError
 from jobs.features.base_moves.texts import WORKFLOW_PERMISSION
 from tests.kit import github_git
 from tests.kit.github import FakeGitHub

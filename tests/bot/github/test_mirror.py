@@ -12,7 +12,7 @@ import pytest
 from bot.github.app import GitHubApp
 from bot.github.client import Installation
 from bot.github.mirror import MirroredRepository, open_mirror
-from jobs.domain.errors import RetryClass, WorkspaceError
+from jobs.basics.errors import RetryClass, WorkspaceError
 from tests.kit.github import FakeGitHub
 from tests.kit.repos import git
 

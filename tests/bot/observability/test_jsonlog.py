@@ -13,7 +13,7 @@ import pytest
 from bot.log_context import CONTEXT_FIELDS, bind, with_log_context
 from bot.observability.jsonlog import JsonFormatter, json_uvicorn_config, use_json_lines
 from bot.observability.logs import uvicorn_log_config
-from jobs.domain.redact import REDACTED, RedactingFilter
+from jobs.basics.redact import REDACTED, RedactingFilter
 
 GH_TOKEN = "ghs_" + "Q1w2E3r4T5" * 4
 

@@ -15,9 +15,9 @@ from bot.plumbing import idle_index
 from bot.plumbing.keys import idle_key
 from bot.plumbing.redis_store import RedisStore
 from bot.server.reconciler import MAX_JOBS_PER_PASS, reconcile
-from jobs.domain.job import Job, OpenGate
-from jobs.domain.model import Gate, JobStatus
-from jobs.domain.records import CiWait, OutboxEntry
+from jobs.kernel.job import Job, OpenGate
+from jobs.kernel.model import Gate, JobStatus
+from jobs.kernel.records import CiWait, OutboxEntry
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit.records import T0, make_job
 

@@ -15,10 +15,10 @@ from bot.plumbing.redis_store import RedisStore
 from bot.server.reconciler import _idle_facts, read_documents
 from bot.taskcenter.records import parse_head
 from jobs.adapters.codec import WHOLE_FIELDS, batch_text, document
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
-from jobs.domain.records import CiWait, Event, OutboxEntry
-from jobs.domain.spec import DoneWhen
+from jobs.inputs.spec import DoneWhen
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
+from jobs.kernel.records import CiWait, Event, OutboxEntry
 from tests.kit.records import T0, full_document, full_event_line, full_job, make_batch, make_job
 
 

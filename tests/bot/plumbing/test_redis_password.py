@@ -14,7 +14,7 @@ from rq import Queue, SimpleWorker
 
 from bot.observability.logs import install_filter
 from bot.plumbing.redis_store import RedisStore
-from jobs.domain.redact import redact
+from jobs.basics.redact import redact
 from tests.kit.records import make_job
 from tests.kit.redis_server import running_redis
 

@@ -17,10 +17,10 @@ from bot.plumbing.idle_index import kinds_of
 from bot.plumbing.keys import PREFIX, idle_key, issue_key, job_key
 from bot.plumbing.redis_store import RedisStore
 from jobs.adapters.store import ConflictError
-from jobs.domain.errors import StateError
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, JobStatus
-from jobs.domain.records import Event
+from jobs.basics.errors import StateError
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, JobStatus
+from jobs.kernel.records import Event
 from tests.kit.records import T0, full_job, make_batch, make_job
 
 REPO = "octo/widgets"

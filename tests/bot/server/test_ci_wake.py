@@ -17,9 +17,9 @@ from bot.plumbing.leases import Lease
 from bot.plumbing.queue import queue
 from bot.server.ci_events import on_ci_event
 from bot.server.reconciler import reconcile
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
-from jobs.domain.records import CiWait
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
+from jobs.kernel.records import CiWait
 from tests.bot.conftest import REPO, SECRET, World, open_world
 from tests.kit.github_ci import CiPlayer
 from tests.kit.github_ci_model import AppRef

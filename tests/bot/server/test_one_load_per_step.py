@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from bot.server import worker
-from jobs.domain import spec as spec_module
-from jobs.domain.job import Job
-from jobs.domain.model import Gate
+from jobs.inputs import spec as spec_module
+from jobs.kernel.job import Job
+from jobs.kernel.model import Gate
 from tests.bot.conftest import World
 
 

@@ -18,9 +18,9 @@ from bot.github.retry import CallRetry
 from bot.server.reconciler import reconcile
 from bot.taskcenter.links import Links
 from bot.taskcenter.views import gate_view
-from jobs.domain.model import Gate, JobStatus
-from jobs.domain.notes import render_card
-from jobs.domain.outbox import WAITING, gate_key
+from jobs.kernel.model import Gate, JobStatus
+from jobs.kernel.outbox import WAITING, gate_key
+from jobs.notes.progress import render_card
 from tests.bot.conftest import World, open_world
 from tests.kit.github import FakeGitHub
 

@@ -13,9 +13,9 @@ from rq.registry import ScheduledJobRegistry
 
 from bot.plumbing.queue import queue
 from bot.server import steps
-from jobs.domain.model import Gate, JobStatus
-from jobs.domain.notes import render_card
 from jobs.engine import usecases
+from jobs.kernel.model import Gate, JobStatus
+from jobs.notes.progress import render_card
 from tests.bot.conftest import REPO, World, open_world
 from tests.bot.server.test_reliability import FAST, REPO_READ, approved
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.plumbing.queue import queue
 from bot.server import reaper
-from jobs.domain.model import JobStatus
+from jobs.kernel.model import JobStatus
 from tests.bot.conftest import World
 from tests.kit.waiting import ShiftedClock
 

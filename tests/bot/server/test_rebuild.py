@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import World, open_world
 from tests.bot.server.test_reliability import approved
 from tests.kit.local_e2e import config_text, sample_files

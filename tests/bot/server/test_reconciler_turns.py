@@ -9,8 +9,8 @@ import redis
 from bot.plumbing.idle_index import owes
 from bot.server.reconciler import take_turns
 from jobs.adapters.codec import document
-from jobs.domain.job import OpenGate
-from jobs.domain.model import Gate, JobStatus
+from jobs.kernel.job import OpenGate
+from jobs.kernel.model import Gate, JobStatus
 from tests.kit.records import make_job
 
 

@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from jobs.adapters.sandbox import bubblewrap_available
-from jobs.domain.model import Gate, JobStatus
-from jobs.domain.records import CommandEvidence
+from jobs.kernel.model import Gate, JobStatus
+from jobs.kernel.records import CommandEvidence
 from tests.bot.conftest import REPO, open_world
 from tests.kit.redis_server import running_redis
 

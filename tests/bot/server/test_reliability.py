@@ -17,7 +17,7 @@ from bot.plumbing.keys import lease_key
 from bot.plumbing.leases import Lease
 from bot.plumbing.queue import queue
 from bot.server import reaper, steps
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, SECRET, World, open_world
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.waiting import ShiftedClock, process_running, wait_until

@@ -43,10 +43,10 @@ from bot.settings import Settings
 from bot.taskcenter.terminal import server_status
 from bot.web.app import create_app
 from jobs.adapters.sandbox import make_sandbox
-from jobs.domain.errors import BadInputError
-from jobs.domain.job import Job, OpenGate
-from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.domain.records import Event, OutboxEntry, PullRequest
+from jobs.basics.errors import BadInputError
+from jobs.kernel.job import Job, OpenGate
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.records import Event, OutboxEntry, PullRequest
 from tests.bot.conftest import open_world
 from tests.kit.github_auth import shared_app_key
 from tests.kit.records import make_batch, make_job

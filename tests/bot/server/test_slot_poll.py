@@ -12,7 +12,7 @@ from rq.registry import ScheduledJobRegistry
 
 from bot.plumbing.queue import queue
 from bot.server import reaper
-from jobs.domain.model import JobStatus
+from jobs.kernel.model import JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, World, open_world
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.waiting import ShiftedClock

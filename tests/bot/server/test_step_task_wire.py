@@ -12,7 +12,7 @@ from rq import Queue
 from bot.plumbing.keys import step_task_id
 from bot.plumbing.queue import PERFORM, STEP_TASK, queue
 from bot.server import worker
-from jobs.domain.model import Gate
+from jobs.kernel.model import Gate
 from tests.bot.conftest import open_world
 
 

@@ -16,8 +16,8 @@ from rq.worker import SimpleWorker, Worker
 
 from bot.plumbing.redis_store import RedisStore
 from bot.server.worker_classes import worker_class
-from jobs.domain.errors import BadInputError
-from jobs.domain.model import JobStatus
+from jobs.basics.errors import BadInputError
+from jobs.kernel.model import JobStatus
 from tests.bot.conftest import SECRET, World, open_world
 from tests.bot.server.test_reliability import approved
 from tests.kit.local_e2e import config_text, sample_files

@@ -13,10 +13,10 @@ from fastapi.testclient import TestClient
 from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
-from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.job import Batch, Job, OpenGate
-from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.domain.records import Attempt, CommandEvidence, Event, FinalReview, PullRequest
+from jobs.basics.errors import ErrorInfo, RetryClass
+from jobs.kernel.job import Batch, Job, OpenGate
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.records import Attempt, CommandEvidence, Event, FinalReview, PullRequest
 from tests.kit.records import make_job
 
 TOKEN = "dashboard-t0ken-for-the-tests-Zq8#kV2!pX7@wM4"

@@ -17,7 +17,7 @@ from bot.taskcenter.auth import (
     valid_session,
 )
 from bot.web.app import create_app
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 from tests.bot.taskcenter.conftest import EVIL_TITLE, TOKEN, settings
 
 PAGES = ["/jobs", "/jobs?status=needs_human", "/jobs/{id}"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from bot.plumbing.redis_store import RedisStore
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 from tests.bot.taskcenter.conftest import GROUPS, JOBS, TOKEN
 
 LEAKED = "ghs_" + "Z9y8X7w6V5" * 4  # an installation token a command printed

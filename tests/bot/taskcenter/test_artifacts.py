@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from bot.plumbing.redis_store import RedisStore
 from bot.taskcenter.artifacts import artifact_path
 from bot.web.app import create_app
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 from tests.bot.taskcenter.conftest import TOKEN, seed, settings
 
 LOG = "$ python -m pytest -q\nFAILED tests/test_total.py::test_total <script>x</script>\n[exit 1]\n"

@@ -19,7 +19,7 @@ import redis
 from bot.plumbing.redis_store import RedisStore
 from bot.taskcenter import views
 from bot.web.app import create_app
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 from tests.bot.conftest import served
 from tests.bot.taskcenter.conftest import TOKEN, settings
 

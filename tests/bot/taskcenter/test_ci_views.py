@@ -8,9 +8,9 @@ from fastapi.testclient import TestClient
 
 from bot.observability import metrics
 from bot.plumbing.redis_store import RedisStore
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus
-from jobs.domain.records import CiCheck, CiResult, CiWait
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus
+from jobs.kernel.records import CiCheck, CiResult, CiWait
 from tests.bot.taskcenter.conftest import START, build
 from tests.bot.taskcenter.test_metrics import stored
 

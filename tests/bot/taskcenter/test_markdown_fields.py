@@ -13,9 +13,9 @@ from fastapi.testclient import TestClient
 
 from bot.plumbing.redis_store import RedisStore
 from bot.taskcenter.markdown import render_markdown, safe_link
-from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.job import OpenGate
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.basics.errors import ErrorInfo, RetryClass
+from jobs.kernel.job import OpenGate
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.taskcenter.conftest import START
 from tests.kit.records import make_batch, make_job
 

@@ -19,9 +19,9 @@ from bot.github.errors import ForgeError
 from bot.observability import metrics
 from bot.taskcenter.records import HeadCache
 from bot.web.metrics_route import RedisCollector
-from jobs.domain.errors import RetryClass
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.basics.errors import RetryClass
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, JobStatus
 from tests.bot.conftest import open_world
 from tests.bot.taskcenter.conftest import START, TOKEN, attempt, build
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 from tests.bot.taskcenter.conftest import EVIL_TITLE, GROUPS, JOBS, SHA2, SHA3, TAIL
 
 

@@ -15,13 +15,13 @@ from fastapi.testclient import TestClient
 
 from bot.github.conversation import closing_head
 from bot.plumbing.redis_store import RedisStore
-from jobs.domain.change_note import render_note
-from jobs.domain.human_commits import HumanCommit
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, JobStatus
-from jobs.domain.notes import render_card
-from jobs.domain.records import FinalReview
-from jobs.domain.tally import tally
+from jobs.kernel.human_commits import HumanCommit
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, JobStatus
+from jobs.kernel.records import FinalReview
+from jobs.notes.change_note import render_note
+from jobs.notes.progress import render_card
+from jobs.notes.tally import tally
 from tests.bot.taskcenter.conftest import START
 from tests.kit.records import make_batch, make_job
 

@@ -10,9 +10,9 @@ import redis
 from click.testing import Result
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.main import app
 from bot.plumbing.redis_store import RedisStore
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 from tests.bot.taskcenter.conftest import GROUPS, JOBS
 
 Invoke = Callable[..., Result]

@@ -6,7 +6,7 @@ import pytest
 
 from jobs.adapters.discovery import contents_for_patterns, required_literal, targets_at
 from jobs.adapters.workspace import Repository
-from jobs.domain.plan import find_targets
+from jobs.decisions.plan import find_targets
 from tests.conftest import RepoFactory
 from tests.kit.repos import git
 

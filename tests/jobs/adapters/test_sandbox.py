@@ -20,7 +20,7 @@ from jobs.adapters.sandbox import (
     Sandbox,
     SandboxPolicy,
 )
-from jobs.domain.errors import RetryClass, StepwiseError
+from jobs.basics.errors import RetryClass, StepwiseError
 from tests.jobs.adapters.sandbox_kit import PY, needs_bwrap, py, run
 
 pytestmark = pytest.mark.usefixtures("python_on_path")

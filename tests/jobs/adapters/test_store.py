@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.store import BusyError, ConflictError, FileStore
-from jobs.domain.errors import StateError
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.basics.errors import StateError
+from jobs.kernel.model import BatchStatus, JobStatus
 from tests.kit.records import make_batch, make_job
 
 ROOT = Path(__file__).resolve().parents[3]

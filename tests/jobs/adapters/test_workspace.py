@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.workspace import BOT_EMAIL, BOT_NAME, CommitInfo, Repository
-from jobs.domain.errors import WorkspaceError
+from jobs.basics.errors import WorkspaceError
 from tests.conftest import RepoFactory
 from tests.kit.repos import commit_all, git, write_files
 

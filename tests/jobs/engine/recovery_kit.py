@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.domain.gates import Verb
-from jobs.domain.model import Gate
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import Gate
 from jobs.ports import Publication
 from tests.kit.local_e2e import assert_exit, build_sample, config_text, issue, load_job, session
 from tests.kit.repos import git

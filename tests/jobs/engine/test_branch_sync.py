@@ -10,12 +10,12 @@ import pytest
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
+from jobs.basics.errors import RetryClass, StepwiseError
 from jobs.composition import FEATURES
-from jobs.domain.errors import RetryClass, StepwiseError
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.engine import branch_sync
 from jobs.engine.context import JobContext, Services
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.ports import Publication
 from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_batch, make_job

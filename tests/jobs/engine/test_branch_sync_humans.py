@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.jobs.engine.recovery_kit import at_first_milestone, human_clone
 from tests.kit.local_e2e import (
     BROKEN_MODULE,

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.domain.gates import Verb, apply_verb
-from jobs.domain.model import JobStatus
-from jobs.domain.records import Attempt, CommandEvidence
 from jobs.engine import ci_checks
+from jobs.kernel.gates import Verb, apply_verb
+from jobs.kernel.model import JobStatus
+from jobs.kernel.records import Attempt, CommandEvidence
 from tests.jobs.features.ci.ci_kit import rig
 
 MYPY_OUT = 'calc/alpha/area.py:3: error: Name "new_sum" is not defined  [name-defined]\n' \

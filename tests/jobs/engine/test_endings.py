@@ -8,8 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import BatchStatus, JobStatus
 from tests.jobs.engine.recovery_kit import run_until_first_batch
 from tests.kit.local_e2e import (
     NUMBER,

@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.adapters.workspace import Repository
-from jobs.domain.gates import Verb
-from jobs.domain.human_commits import KEPT_FILES
-from jobs.domain.model import Gate, JobStatus
-from jobs.domain.tally import tally
 from jobs.engine.human_commits import read_commit
+from jobs.kernel.gates import Verb
+from jobs.kernel.human_commits import KEPT_FILES
+from jobs.kernel.model import Gate, JobStatus
+from jobs.notes.tally import tally
 from tests.jobs.engine.recovery_kit import at_first_milestone, human_clone
 from tests.kit.local_e2e import assert_exit, load_job, session, show
 from tests.kit.repos import commit_all, git, make_repo, write_files

@@ -12,9 +12,9 @@ from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
 from jobs.composition import FEATURES
-from jobs.domain.job import Job
-from jobs.domain.model import JobStatus
 from jobs.engine.context import JobContext, Services
+from jobs.kernel.job import Job
+from jobs.kernel.model import JobStatus
 from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_job
 from tests.kit.repos import commit_all, git, make_repo, write_files

@@ -11,10 +11,10 @@ from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
 from jobs.composition import FEATURES
-from jobs.domain.model import Gate, JobStatus
 from jobs.engine.context import Services
 from jobs.engine.engine import STEPS, Engine
-from tests.jobs.domain.test_gates import gated_job
+from jobs.kernel.model import Gate, JobStatus
+from tests.jobs.kernel.test_gates import gated_job
 from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_job
 from tests.kit.repos import make_repo

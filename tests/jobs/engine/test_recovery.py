@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import BatchStatus
 from jobs.ports import Publication
 from tests.jobs.engine.recovery_kit import run_until_first_batch
 from tests.kit.local_e2e import (

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.domain.gates import RefusedError, Verb
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.kernel.gates import RefusedError, Verb
+from jobs.kernel.model import BatchStatus, JobStatus
 from tests.jobs.engine.recovery_kit import at_first_milestone
 from tests.kit.local_e2e import (
     MODULES,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.workspace import Repository
-from jobs.domain.gates import RefusedError, Verb
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.gates import RefusedError, Verb
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.jobs.engine.recovery_kit import at_first_milestone
 from tests.kit.local_e2e import assert_exit, load_job, session, show
 from tests.kit.repos import commit_all

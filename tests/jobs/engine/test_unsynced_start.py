@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from jobs.adapters.store import FileStore
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus
 from jobs.engine import batch_run
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus
 from tests.kit.local_e2e import (
     NUMBER,
     assert_exit,

@@ -10,14 +10,14 @@ import pytest
 from bot.commands import Command, spec_for
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
-from jobs.domain import outbox
-from jobs.domain.gates import RefusedError, Verb
-from jobs.domain.job import Job
-from jobs.domain.model import Gate, JobStatus
-from jobs.domain.records import CiWait
 from jobs.engine import usecases
+from jobs.kernel import outbox
+from jobs.kernel.gates import RefusedError, Verb
+from jobs.kernel.job import Job
+from jobs.kernel.model import Gate, JobStatus
+from jobs.kernel.records import CiWait
 from jobs.local import LocalSession
-from tests.jobs.domain.test_gates import gated_job
+from tests.jobs.kernel.test_gates import gated_job
 from tests.kit.records import T0, make_job
 from tests.kit.repos import make_repo
 

@@ -25,7 +25,7 @@ from bot.plumbing.queue import queue
 from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 from tests.kit.chaos.github import ChaosGitHub
 from tests.kit.chaos.killing import parent_of
 from tests.kit.chaos.redis_proc import RedisServer

@@ -10,8 +10,8 @@ import threading
 import time
 from pathlib import Path
 
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, JobStatus
 from tests.kit.chaos.cluster import Cluster, label_delivery, open_cluster, using
 from tests.kit.chaos.killing import descendants, signal_pids
 from tests.kit.chaos.results import ScenarioResult

@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from jobs.domain.job import Job
+from jobs.kernel.job import Job
 from tests.kit.chaos.cluster import Cluster, open_cluster, using
 from tests.kit.chaos.killing import wait_past_second_of
 from tests.kit.chaos.results import ScenarioResult

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from jobs.domain.model import JobStatus
+from jobs.kernel.model import JobStatus
 
 STEPWISE = Path(sys.executable).parent / "stepwise"
 OWNER = "octo-org"

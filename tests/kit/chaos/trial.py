@@ -8,8 +8,8 @@ import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, JobStatus
 from tests.kit.chaos.cluster import Cluster
 from tests.kit.chaos.sample import part_path
 from tests.kit.chaos.settings import TERMINAL

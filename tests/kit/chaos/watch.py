@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import redis
 
 from bot.plumbing.redis_store import RedisStore
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, JobStatus
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, JobStatus
 from tests.kit.chaos.cluster import Cluster
 from tests.kit.chaos.settings import TERMINAL
 from tests.kit.github_model import FakeRepo

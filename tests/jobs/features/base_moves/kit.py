@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.adapters.workspace import CommitInfo, Repository
-from jobs.domain.gates import Verb
-from jobs.domain.model import Gate
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import Gate
 from tests.kit.local_e2e import Recorder, assert_exit, branch_head, issue, load_job, session
 from tests.kit.repos import commit_all, git, write_files
 

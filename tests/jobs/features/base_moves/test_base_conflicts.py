@@ -16,9 +16,9 @@ import pytest
 
 from bot.demo.scripted_llm import ScriptedServer
 from jobs.adapters.workspace import Repository
-from jobs.domain.gates import Verb
-from jobs.domain.model import BatchStatus, Gate, JobStatus
 from jobs.features.base_moves.parts import CONFLICT
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.jobs.features.base_moves.kit import AREA, at_milestone, move_base
 from tests.kit.llm import good_reply, llm_issue, llm_session
 from tests.kit.local_e2e import (

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs.domain.errors import WorkspaceError
-from jobs.domain.gates import Verb
-from jobs.domain.model import Gate, JobStatus
+from jobs.basics.errors import WorkspaceError
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import Gate, JobStatus
 from tests.jobs.features.base_moves.kit import at_milestone, job_branch_commits, merge_commits, move_base
 from tests.kit.local_e2e import assert_exit, build_sample, config_text, edit_state, issue, load_job, session
 from tests.kit.repos import git

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.workspace import Repository
-from jobs.domain.gates import Verb
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.gates import Verb
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.ports import CiReport, Publication
 from tests.jobs.features.base_moves.kit import at_milestone, job_branch_commits, merge_commits, move_base
 from tests.kit.forge import InMemoryForge

@@ -8,18 +8,18 @@ from datetime import UTC, datetime
 
 import pytest
 
-from jobs.domain.config import load_config
-from jobs.domain.config_errors import InvalidConfigError
-from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.gates import Verb, apply_verb, open_gate
-from jobs.domain.job import Job
-from jobs.domain.model import GATES, Acceptance, BatchStatus, Gate, JobStatus
-from jobs.domain.reconcile import Adopt, BaseMergeFound, BranchFacts, SyncKind, reconcile
-from jobs.domain.records import BaseMerge, CommandEvidence, ReplayedBatch
-from jobs.domain.spec import Recipe
+from jobs.basics.errors import ErrorInfo, RetryClass
+from jobs.decisions.reconcile import Adopt, BaseMergeFound, BranchFacts, SyncKind, reconcile
 from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT
 from jobs.features.base_moves.rules import BaseAction, BaseFacts, Replay, decide_base_update
 from jobs.features.base_moves.texts import base_merge_card, base_merge_note, conflict_reason, merge_message
+from jobs.inputs.config import load_config
+from jobs.inputs.config_errors import InvalidConfigError
+from jobs.inputs.spec import Recipe
+from jobs.kernel.gates import Verb, apply_verb, open_gate
+from jobs.kernel.job import Job
+from jobs.kernel.model import GATES, Acceptance, BatchStatus, Gate, JobStatus
+from jobs.kernel.records import BaseMerge, CommandEvidence, ReplayedBatch
 from tests.kit.records import make_batch, make_job
 
 BASE, MERGE, NEW = "d" * 40, "e" * 40, "c" * 40

@@ -9,20 +9,20 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
+from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.composition import FEATURES
-from jobs.domain.change_note import render_note
-from jobs.domain.config import load_config
-from jobs.domain.errors import ErrorInfo, RetryClass
-from jobs.domain.feature_parts import FailureRow, FeatureParts, install_parts
-from jobs.domain.gate_choices import gate_choices
-from jobs.domain.gates import Verb, apply_verb, open_gate
-from jobs.domain.job import Job, OpenGate
-from jobs.domain.model import GATES, Acceptance, Gate, JobStatus
-from jobs.domain.notes import render_card
-from jobs.domain.records import BaseConflict, BaseMerge, CiResult, LeftOut
 from jobs.features.base_moves.merge import follows_a_base
 from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT, PARTS
 from jobs.features.base_moves.wiring import FEATURE
+from jobs.inputs.config import load_config
+from jobs.kernel.feature_parts import FailureRow, FeatureParts, install_parts
+from jobs.kernel.gate_choices import gate_choices
+from jobs.kernel.gates import Verb, apply_verb, open_gate
+from jobs.kernel.job import Job, OpenGate
+from jobs.kernel.model import GATES, Acceptance, Gate, JobStatus
+from jobs.kernel.records import BaseConflict, BaseMerge, CiResult, LeftOut
+from jobs.notes.change_note import render_note
+from jobs.notes.progress import render_card
 from tests.kit.records import make_batch, make_job
 
 T0 = datetime(2024, 5, 17, tzinfo=UTC)

@@ -9,8 +9,8 @@ import pytest
 
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
-from jobs.domain.errors import BadInputError
-from jobs.domain.spec_block import InvalidSpecError
+from jobs.basics.errors import BadInputError
+from jobs.inputs.spec_block import InvalidSpecError
 from jobs.local_campaigns import default_state_dir, run_campaign
 from tests.kit.repos import git, make_repo
 

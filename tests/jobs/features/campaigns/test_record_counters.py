@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs.domain.errors import BadInputError
+from jobs.basics.errors import BadInputError
 from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, RepoState, recount
 from jobs.features.campaigns.rollout import halt_reason, mark_started, next_wave, settle
 from jobs.features.campaigns.settings import CampaignSettings

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from jobs.domain.errors import BadInputError
+from jobs.basics.errors import BadInputError
 from jobs.features.campaigns.dashboard import BODY_LIMIT, render_dashboard
 from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, RepoState
 from jobs.features.campaigns.rollout import halt_reason, mark_started, next_wave, settle

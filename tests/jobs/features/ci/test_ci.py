@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from jobs.domain.ci import CheckObservation, CiState, RequiredFrom, from_commit_status
+from jobs.decisions.ci import CheckObservation, CiState, RequiredFrom, from_commit_status
 from jobs.features.ci.rules import CiRequirement, ci_verdict, expects_ci
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.domain.config import load_config
-from jobs.domain.config_errors import InvalidConfigError
+from jobs.inputs.config import load_config
+from jobs.inputs.config_errors import InvalidConfigError
 
 
 def test_defaults_wait_per_milestone_for_an_hour_on_the_required_checks() -> None:

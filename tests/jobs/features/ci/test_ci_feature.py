@@ -14,14 +14,14 @@ from types import FrameType
 from typing import Any
 
 from jobs.composition import FEATURES
-from jobs.domain.change_note import render_note
-from jobs.domain.job import Job
-from jobs.domain.model import GATES, BatchStatus, JobStatus
-from jobs.domain.records import CiResult, CiWait
 from jobs.features.ci.parts import CI_FAILED
 from jobs.features.ci.wait import active
 from jobs.features.ci.wiring import FEATURE
+from jobs.kernel.job import Job
+from jobs.kernel.model import GATES, BatchStatus, JobStatus
+from jobs.kernel.records import CiResult, CiWait
 from jobs.local import LocalSession
+from jobs.notes.change_note import render_note
 from tests.jobs.features.ci.test_ci_gate import at_ci_failed
 from tests.kit.local_e2e import NUMBER, Recorder, build_sample, issue, load_job
 from tests.kit.records import T0, make_batch, make_job

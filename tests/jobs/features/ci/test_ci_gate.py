@@ -1,4 +1,4 @@
-"""The `ci_failed` gate's answers (jobs/domain/gates.py), as pure changes to the record, and
+"""The `ci_failed` gate's answers (jobs/kernel/gates.py), as pure changes to the record, and
 the CI renderers (jobs/features/ci/notes.py) the card, the gate and the note show."""
 
 from __future__ import annotations
@@ -7,17 +7,17 @@ from datetime import timedelta
 
 import pytest
 
-from jobs.domain.annotations import Annotation
-from jobs.domain.ci import CheckObservation
-from jobs.domain.config import load_config
-from jobs.domain.gates import RefusedError, Verb, apply_verb, open_gate
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, JobStatus
-from jobs.domain.notes import gate_prompt, render_card
-from jobs.domain.records import CiResult, CiWait
+from jobs.decisions.ci import CheckObservation
 from jobs.features.ci.notes import batches_named, failure_report, plan_ci_lines
 from jobs.features.ci.parts import CI_FAILED
 from jobs.features.ci.rules import CiRequirement, ci_verdict
+from jobs.inputs.config import load_config
+from jobs.kernel.gates import RefusedError, Verb, apply_verb, open_gate
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, JobStatus
+from jobs.kernel.records import CiResult, CiWait
+from jobs.notes.annotations import Annotation
+from jobs.notes.progress import gate_prompt, render_card
 from jobs.ports import CiFailure
 from tests.kit.records import T0, make_batch, make_job
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from jobs.domain.annotations import Annotation
-from jobs.domain.change_note import render_note
-from jobs.domain.check_runs import batch_check_name
-from jobs.domain.gates import RefusedError, Verb, apply_verb
-from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.domain.notes import render_card
 from jobs.engine.revert import revert_batch
 from jobs.features.ci.parts import CI_FAILED
+from jobs.kernel.gates import RefusedError, Verb, apply_verb
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
+from jobs.notes.annotations import Annotation
+from jobs.notes.change_note import render_note
+from jobs.notes.check_runs import batch_check_name
+from jobs.notes.progress import render_card
 from jobs.ports import CiFailure, Publication
 from tests.jobs.features.ci.ci_kit import CiRig, rig
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.domain.annotations import Annotation
-from jobs.domain.gates import Verb, apply_verb
-from jobs.domain.model import BatchStatus, Gate, JobStatus
-from jobs.domain.notes import render_card
 from jobs.features.ci.parts import CI_FAILED
+from jobs.kernel.gates import Verb, apply_verb
+from jobs.kernel.model import BatchStatus, Gate, JobStatus
+from jobs.notes.annotations import Annotation
+from jobs.notes.progress import render_card
 from jobs.ports import CiFailure, Publication
 from tests.jobs.features.ci.ci_kit import CiRig, rig
 from tests.kit.repos import git

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.domain.gates import Verb, apply_verb
-from jobs.domain.model import Gate, JobStatus
 from jobs.features.ci.parts import CI_FAILED
+from jobs.kernel.gates import Verb, apply_verb
+from jobs.kernel.model import Gate, JobStatus
 from tests.jobs.features.ci.test_ci_milestone import red_tests, waiting_at_milestone_1
 
 

@@ -17,8 +17,8 @@ from jobs.adapters.sandbox import (
     SandboxPolicy,
     bubblewrap_available,
 )
-from jobs.domain.config import load_config
 from jobs.features.environments.build import ensure_environment, job_environment_key
+from jobs.inputs.config import load_config
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap_available(), reason="needs bubblewrap")
 

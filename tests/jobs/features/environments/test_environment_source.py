@@ -16,8 +16,8 @@ import pytest
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import BubblewrapSandbox, SandboxPolicy, bubblewrap_available
 from jobs.adapters.workspace import Repository
-from jobs.domain.config import load_config
 from jobs.features.environments.build import prepare_job_environment
+from jobs.inputs.config import load_config
 from tests.kit.records import make_job
 from tests.kit.repos import commit_all, git, make_repo
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.domain.model import JobStatus
 from jobs.features.environments.wiring import FEATURE
+from jobs.kernel.model import JobStatus
 from tests.kit.crossed import called_under, run_crossing
 from tests.kit.local_e2e import build_sample, config_text, issue, load_job, session
 

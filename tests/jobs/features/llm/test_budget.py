@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from jobs.domain.gates import open_gate
-from jobs.domain.model import GATES, BatchStatus, JobStatus
-from jobs.editors.llm.accounting import allowance
 from jobs.features.llm.budget import BUDGET, settle_budget_gate
+from jobs.kernel.gates import open_gate
+from jobs.kernel.model import GATES, BatchStatus, JobStatus
+from jobs.recipes.llm.accounting import allowance
 from tests.kit.records import make_batch, make_job
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -7,12 +7,12 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from jobs.domain.change_note import render_note
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, JobStatus
-from jobs.domain.records import Attempt, BaseMerge, CiResult, ModelCall
-from jobs.domain.spec import parse_issue_file
 from jobs.features.llm.wiring import FEATURE
+from jobs.inputs.spec import parse_issue_file
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, JobStatus
+from jobs.kernel.records import Attempt, BaseMerge, CiResult, ModelCall
+from jobs.notes.change_note import render_note
 from tests.kit.crossed import called_under, run_crossing
 from tests.kit.llm import INSTRUCTIONS
 from tests.kit.local_e2e import build_sample, issue, issue_markdown, load_job, session
@@ -26,7 +26,7 @@ def test_a_replace_job_crosses_nothing_of_the_llm_feature_but_its_guard(tmp_path
     assert called_under(seen, "jobs/features/llm/") == {
         ("jobs/features/llm/wiring.py", "active"), ("jobs/features/llm/wiring.py", "start_check"),
         ("jobs/features/llm/wiring.py", "uses_llm"), ("jobs/features/llm/note.py", "model_usage")}
-    assert not called_under(seen, "jobs/editors/llm/")
+    assert not called_under(seen, "jobs/recipes/llm/")
     assert not FEATURE.active(load_job(repo))
 
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from jobs.domain.feature_parts import FeatureParts, GateRow, NoteSection, NoteSlot
-from jobs.domain.gate_passes import PassRow
-from jobs.domain.job import Batch, Job, OpenGate
-from jobs.domain.model import BatchStatus, GateRule, JobStatus, Verb
 from jobs.engine.context import Feature, JobContext, Outcome, outcome_of
+from jobs.kernel.feature_parts import FeatureParts, GateRow, NoteSection, NoteSlot
+from jobs.kernel.gate_passes import PassRow
+from jobs.kernel.job import Batch, Job, OpenGate
+from jobs.kernel.model import BatchStatus, GateRule, JobStatus, Verb
 
 HELD = "held by the toy feature"
 GATE = "toy_check"

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from jobs.composition import FEATURES
-from jobs.domain.feature_parts import install_parts, uninstall_parts
-from jobs.domain.job import Job
-from jobs.domain.model import BatchStatus, JobStatus, Verb
 from jobs.engine.engine import SAFE_POINT
+from jobs.kernel.feature_parts import install_parts, uninstall_parts
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus, JobStatus, Verb
 from jobs.local import LocalSession
 from tests.jobs.features.toy import GATE, HELD, PARTS, Toy
 from tests.kit.local_e2e import NUMBER, Recorder, build_sample, issue, load_job, show
@@ -85,7 +85,7 @@ def test_a_record_naming_a_gate_no_installed_feature_has_is_refused_by_name(
 
 
 def test_a_feature_gate_may_not_take_another_gate_s_name() -> None:
-    from jobs.domain.feature_parts import FeatureParts, GateRow
+    from jobs.kernel.feature_parts import FeatureParts, GateRow
     row = PARTS.gates[0]
     with pytest.raises(ValueError, match="gate kind 'plan' is taken by another gate"):
         install_parts([FeatureParts(name="copycat", gates=(GateRow("plan", row.rule, row.passing),))])

@@ -1,0 +1,113 @@
+"""What the `stepwise` commands print: text verbatim (no rich markup), Markdown with names kept,
+the engine's publications as they happen, the outcome's colour and exit code, and errors
+turned into a message naming the fix and the contract's exit code."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.text import Text
+
+from bot.observability.logs import setup_logging
+from jobs.adapters.store import BusyError
+from jobs.basics.errors import BadInputError, StepwiseError
+from jobs.basics.voice import LOCAL
+from jobs.engine.engine import Outcome
+from jobs.ports import Publication
+
+console = Console(highlight=False)
+errors = Console(stderr=True, highlight=False)
+
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")  # a Markdown backslash escape
+_BARE_UNDERSCORE = re.compile(r"(?<!\\)_")  # not escaped already
+_TICK = "\x00"  # an escaped backtick while the line is split at code spans
+
+EXIT_BAD_INPUT = 2
+EXIT_BUSY = 6  # another process is advancing the job (DESIGN's codes are 0-5)
+
+
+def plain(text: str, style: str = "") -> Text:
+    """Text printed exactly as written: nothing is read as rich markup, and a `code span`
+    shows without its backticks (styled instead); fence lines of a code block are dropped."""
+    out, fenced, first = Text(style=style), False, True
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not first:
+            out.append("\n")
+        first = False
+        if fenced:  # command output: verbatim, backticks and all
+            out.append(line)
+            continue
+        # Markdown escapes (jobs/basics/markdown_safe.py writes them for GitHub) are not shown.
+        line = line.replace("\\`", _TICK)
+        for index, part in enumerate(line.split("`")):
+            shown = part if index % 2 else _ESCAPED.sub(r"\1", part)
+            out.append(shown.replace(_TICK, "`"), style="bold" if index % 2 else "")
+    return out
+
+
+def verbatim(text: str) -> Markdown:
+    """Markdown in which names print verbatim: `__init__.py` outside a code span is not bold."""
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            parts = line.split("`")
+            line = "`".join(part if index % 2 else _BARE_UNDERSCORE.sub(r"\\_", part)
+                            for index, part in enumerate(parts))
+        lines.append(line)
+    return Markdown("\n".join(lines))
+
+
+def show(kind: Publication, text: str) -> None:
+    if kind is Publication.GATE:
+        return  # the command ends at the gate and prints its prompt, with the exact commands
+    if kind is Publication.NOTICE:
+        console.print(Text("→ ", style="cyan") + plain(text))
+        return
+    if kind is Publication.PROGRESS:
+        status_line = next((line for line in text.splitlines() if line.startswith("Status:")), "")
+        console.print(Text("  ") + plain(status_line, style="dim"))
+        return
+    console.print(verbatim(text))
+    console.print()
+
+
+def finish(outcome: Outcome, message: str | None = None) -> None:
+    if message:
+        console.print(plain(message, style="bold"))
+    waiting = outcome.exit_code in (3, 4)
+    colour = "green" if outcome.exit_code == 0 else "yellow" if waiting else "red"
+    console.print(plain(outcome.message, style=colour))
+    raise typer.Exit(outcome.exit_code)
+
+
+def guarded(action: Callable[[], None]) -> None:
+    """Turn engine errors into a message naming the fix and the contract's exit code (errors
+    print verbatim, backticks included, on stderr; a busy job exits EXIT_BUSY)."""
+    setup_logging(level=logging.WARNING)  # every command logs through the redaction filter
+    try:
+        action()
+    except BadInputError as exc:
+        errors.print(Text("error: ", style="red") + Text(LOCAL.speak(exc.message)))
+        if exc.hint:
+            errors.print(Text("fix: ", style="dim") + Text(LOCAL.speak(exc.hint)))
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    except BusyError as exc:
+        errors.print(Text("busy: ", style="yellow") + Text(LOCAL.speak(exc.message)))
+        errors.print(Text("hint: ", style="dim") + Text(LOCAL.speak(exc.hint)))
+        raise typer.Exit(EXIT_BUSY) from None
+    except StepwiseError as exc:
+        errors.print(Text("error ", style="red") + Text(f"`{exc.code}` ({exc.retry_class}): "
+                                                        f"{LOCAL.speak(exc.message)}"))
+        if exc.hint:
+            errors.print(Text("hint: ", style="dim") + Text(LOCAL.speak(exc.hint)))
+        raise typer.Exit(1) from None

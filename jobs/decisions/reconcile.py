@@ -1,0 +1,208 @@
+"""What the job branch's commits mean for the record: a pure decision, applied by the engine.
+
+`reconcile(job, facts)` reads the commits found on the branch since the recorded head and says
+what they mean: batch K committed at sha S (ours, adopted), a revert of batch K (ours or a
+human's), our change note, our merge of the base branch (never a batch), somebody else's
+work, or a rewritten history. The engine gathers the
+facts with git and applies the decision (jobs/engine/branch_sync.py); nothing here runs git.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+from jobs.basics.errors import RetryClass, StepwiseError
+from jobs.kernel.job import Job
+from jobs.kernel.model import BatchStatus
+
+
+class BranchCommit(Protocol):
+    """A commit as reconciliation needs it (the workspace's CommitInfo is one)."""
+
+    @property
+    def sha(self) -> str: ...
+    @property
+    def subject(self) -> str: ...
+    @property
+    def trailers(self) -> Mapping[str, str]: ...
+    @property
+    def reverted_sha(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class BranchFacts:
+    """What git says about the branch: its head (None: deleted), whether it descends from the
+    recorded head, the commits since it (oldest first), and, after a rewrite, the recorded
+    batch commits that are no longer on it."""
+
+    head: str | None
+    descends: bool = True
+    commits: Sequence[BranchCommit] = ()
+    lost_commits: frozenset[str] = frozenset()
+
+
+class SyncKind(StrEnum):
+    UNCHANGED = "unchanged"  # the branch is where the record says
+    ADVANCE = "advance"  # only our own (or explained) commits: take the new head
+    HUMAN_COMMIT = "human_commit"  # someone else's commits, or a rewrite: ask a human
+    FORGET = "forget"  # an accepted rewrite: batches whose commit is gone are redone
+
+
+@dataclass(frozen=True)
+class Adopt:
+    """Batch `batch` was found committed as `sha` (e.g. by a worker that died before saving)."""
+
+    batch: int
+    sha: str
+
+
+@dataclass(frozen=True)
+class Reverted:
+    batch: int
+    sha: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class NoteFound:
+    sha: str
+
+
+@dataclass(frozen=True)
+class BaseMergeFound:
+    """Our merge of the base commit `base_sha` (never a batch: not counted, adopted or reverted)."""
+
+    sha: str
+    base_sha: str
+
+
+Meaning = Adopt | Reverted | NoteFound | BaseMergeFound
+
+BASE_MERGE_TRAILER = "Stepwise-Base-Merge"
+
+
+def is_base_merge(job_id: str, commit: BranchCommit) -> bool:
+    """Whether `commit` is job `job_id`'s own merge of its base branch (by its trailers)."""
+    return commit.trailers.get("Stepwise-Job") == job_id and BASE_MERGE_TRAILER in commit.trailers
+
+
+@dataclass(frozen=True)
+class BranchDecision:
+    kind: SyncKind
+    head: str | None = None  # the head to record (ADVANCE, FORGET)
+    meanings: tuple[Meaning, ...] = ()  # applied in order, in every kind
+    foreign: tuple[str, ...] = ()  # "abc1234 'subject'" of each commit that is not ours
+    gate_reason: str = ""  # HUMAN_COMMIT: why the gate opens
+    forget: tuple[int, ...] = field(default=())  # FORGET: batches to do again
+
+
+def branch_deleted(job: Job) -> StepwiseError:
+    return StepwiseError(
+        f"the job branch `{job.branch}` no longer exists",
+        hint="cancel the job and start it again", code="branch_deleted",
+        retry_class=RetryClass.DO_NOT_RETRY,
+    )
+
+
+def describe(commit: BranchCommit) -> str:
+    return f"{commit.sha[:7]} {commit.subject!r}"
+
+
+def reconcile(job: Job, facts: BranchFacts, *, accept: bool = False,
+              open_gates: bool = True) -> BranchDecision:
+    """What the branch means for `job`. `accept`: a human approved the branch as it is
+    (the human_commit gate); `open_gates=False`: only record our own commits (when ending).
+    Raises StepwiseError (branch_deleted) when the branch is gone."""
+    if facts.head is None:
+        raise branch_deleted(job)
+    if facts.head == job.head_sha:
+        return BranchDecision(SyncKind.UNCHANGED)
+    if not facts.descends:
+        if accept or not open_gates:
+            return BranchDecision(SyncKind.FORGET, head=facts.head, forget=tuple(
+                b.number for b in job.batches if b.commit and b.status is not BatchStatus.REVERTED
+                and b.commit in facts.lost_commits))
+        return BranchDecision(SyncKind.HUMAN_COMMIT, foreign=("its history was rewritten",),
+                              gate_reason=f"the history of `{job.branch}` was rewritten "
+                              "(the recorded head is no longer on it)")
+    meanings, foreign = explain_commits(job, facts.commits)
+    if foreign and not accept and open_gates:
+        listed = ", ".join(foreign[:5])
+        return BranchDecision(SyncKind.HUMAN_COMMIT, meanings=meanings, foreign=foreign,
+                              gate_reason=f"{len(foreign)} commit(s) by someone else on "
+                              f"`{job.branch}`: {listed}")
+    return BranchDecision(SyncKind.ADVANCE, head=facts.head, meanings=meanings, foreign=foreign)
+
+
+def explain_commits(job: Job, commits: Sequence[BranchCommit]
+                    ) -> tuple[tuple[Meaning, ...], tuple[str, ...]]:
+    """The meanings of our commits (as they apply, in order) and the descriptions of the rest."""
+    state = {b.number: (b.status, b.commit) for b in job.batches}
+    meanings: list[Meaning] = []
+    foreign: list[str] = []
+    for commit in commits:
+        meaning = _meaning(job, state, commit)
+        if isinstance(meaning, str):
+            foreign.append(meaning)
+        elif meaning is not None:
+            meanings.append(meaning)
+            _simulate(state, meaning)
+    return tuple(meanings), tuple(foreign)
+
+
+State = dict[int, tuple[BatchStatus, str | None]]
+
+
+def _meaning(job: Job, state: State, commit: BranchCommit) -> Meaning | str | None:
+    """The meaning of one commit; None: ours but changes nothing; a string: somebody else's
+    (its description)."""
+    trailers = commit.trailers
+    if trailers.get("Stepwise-Job") == job.id:
+        if BASE_MERGE_TRAILER in trailers:  # checked first: a merge is never a batch
+            return BaseMergeFound(commit.sha, trailers[BASE_MERGE_TRAILER])
+        if "Stepwise-Batch" in trailers:
+            number = int(trailers["Stepwise-Batch"])
+            status, recorded = _batch_state(job, state, number)
+            if status in (BatchStatus.COMPLETED, BatchStatus.REVERTED, BatchStatus.AWAITING_CI) \
+                    and recorded == commit.sha:
+                return None
+            return None if status is BatchStatus.SKIPPED else Adopt(number, commit.sha)
+        if "Stepwise-Revert" in trailers:
+            return _revert(job, state, int(trailers["Stepwise-Revert"]), commit.sha,
+                           "reverted with {{revert}}")
+        if "Stepwise-Note" in trailers:
+            return NoteFound(commit.sha)
+        return None
+    reverted = commit.reverted_sha
+    target = _batch_by_commit(state, reverted) if reverted else None
+    if target is None:
+        return describe(commit)
+    return _revert(job, state, target, commit.sha, f"reverted by a human in {commit.sha[:7]}")
+
+
+def _batch_state(job: Job, state: State, number: int) -> tuple[BatchStatus, str | None]:
+    if number not in state:
+        job.batch(number)  # raises the StateError naming the missing batch
+    return state[number]
+
+
+def _revert(job: Job, state: State, number: int, sha: str, reason: str) -> Reverted | None:
+    status, _ = _batch_state(job, state, number)
+    return Reverted(number, sha, reason) if status is BatchStatus.COMPLETED else None
+
+
+def _batch_by_commit(state: State, sha: str) -> int | None:
+    for number, (_, commit) in state.items():
+        if commit and (commit == sha or commit.startswith(sha)):
+            return number
+    return None
+
+
+def _simulate(state: State, meaning: Meaning) -> None:
+    if isinstance(meaning, Adopt):
+        state[meaning.batch] = (BatchStatus.COMPLETED, meaning.sha)
+    elif isinstance(meaning, Reverted):
+        state[meaning.batch] = (BatchStatus.REVERTED, state[meaning.batch][1])

@@ -1,1 +1,0 @@
-"""The domain, pure and without I/O: records, statuses, gates, specs, config, plans, guard, notes."""

@@ -1,0 +1,136 @@
+"""What a feature adds to the pure rooms: its gate rows, its causes of the `failure` gate, its
+sections of the change note and its lines in the plan and the progress card.
+
+A feature's folder (jobs/features/<name>/) builds one `FeatureParts`; the composition roots
+(jobs/local.py, bot/server/context.py, the CLI) install them with `install_parts` before a
+record is read, as they install the recipes, so a record that names a feature's gate (or cause)
+reads back. A new gate is one `GateRow`; a new cause of `failure` one `FailureRow`; a new note
+section one `NoteSection`; lines in the plan or the card are one `CardSection`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+
+from jobs.kernel.gate_passes import FAILURE_PASSES, PASSES, PassRow
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import FAILURE_CAUSES, GATES, GateRule
+
+
+class NoteSlot(StrEnum):
+    """Where in the change note a feature's section goes."""
+
+    AFTER_BATCHES = "after_batches"  # right after the batches table and the plan history
+    AFTER_LEFT_OUT = "after_left_out"  # after the files left out (base merges, model usage)
+    EVIDENCE = "evidence"  # after the batches' evidence, before the final review
+
+
+@dataclass(frozen=True)
+class GateRow:
+    """One gate of a feature: its kind (a name no other gate has), when it opens and what it
+    takes (the gate table's rule) and what passing it does (the pass table's row)."""
+
+    kind: str
+    rule: GateRule
+    passing: PassRow
+
+
+@dataclass(frozen=True)
+class FailureRow:
+    """A cause of its own a feature opens the `failure` gate for (a name no other cause has) and
+    what passing the gate does then (its sub-row of the pass table: `approve_means` when
+    `approve` is more than a retry)."""
+
+    cause: str
+    passing: PassRow
+
+
+@dataclass(frozen=True)
+class NoteSection:
+    """A section of the change note: its lines for a job (none: the section is left out)."""
+
+    slot: NoteSlot
+    lines: Callable[[Job], list[str]]
+
+
+@dataclass(frozen=True)
+class CardSection:
+    """A feature's lines in the plan and the progress card (jobs/notes/progress.py), each optional:
+    a place it has nothing to say gets nothing."""
+
+    plan: Callable[[Job], list[str]] | None = None  # the plan's list, after the branch line
+    status: Callable[[Job], list[str]] | None = None  # the card, under the status and the gate
+    batch: Callable[[Job, Batch], str] | None = None  # words at the end of a batch's card line
+    milestone: Callable[[Job, int], list[str]] | None = None  # under a milestone's batches
+    closing: Callable[[Job], list[str]] | None = None  # the card's last lines, after the batches
+
+
+@dataclass(frozen=True)
+class FeatureParts:
+    """A feature's pure parts: its gate rows, its note sections and its card sections."""
+
+    name: str
+    gates: tuple[GateRow, ...] = ()
+    failure_causes: tuple[FailureRow, ...] = ()
+    note_sections: tuple[NoteSection, ...] = ()
+    card_sections: tuple[CardSection, ...] = ()
+
+
+# The installed features' parts by name, in the order they were installed (the card reads their
+# card sections itself: jobs/notes/progress.py).
+INSTALLED: dict[str, FeatureParts] = {}
+
+
+def install_parts(parts: Iterable[FeatureParts]) -> None:
+    """Add the features' gates to the gate and pass tables, their causes of `failure` to its
+    sub-rows, their note and card sections to the change note and the card. Installing the same
+    parts again changes nothing; a gate kind or a cause another has is refused (ValueError)."""
+    for part in parts:
+        if INSTALLED.get(part.name) == part:
+            continue
+        if part.name in INSTALLED:
+            raise ValueError(f"feature {part.name!r} is installed already with other parts")
+        for row in part.gates:
+            if row.kind in GATES:
+                raise ValueError(f"feature {part.name!r}: gate kind {row.kind!r} is taken by "
+                                 "another gate; give the feature's gate a name of its own")
+        for cause in part.failure_causes:
+            if cause.cause in FAILURE_CAUSES:
+                raise ValueError(f"feature {part.name!r}: failure cause {cause.cause!r} is taken "
+                                 "by another; give the feature's cause a name of its own")
+        for row in part.gates:
+            GATES[row.kind], PASSES[row.kind] = row.rule, row.passing
+        for cause in part.failure_causes:
+            FAILURE_CAUSES.add(cause.cause)
+            FAILURE_PASSES[cause.cause] = cause.passing
+        INSTALLED[part.name] = part
+
+
+def uninstall_parts(name: str) -> None:
+    """Take an installed feature's parts out again (tests that install a feature of their own)."""
+    part = INSTALLED.pop(name, None)
+    for row in part.gates if part is not None else ():
+        GATES.pop(row.kind, None)
+        PASSES.pop(row.kind, None)
+    for cause in part.failure_causes if part is not None else ():
+        FAILURE_CAUSES.discard(cause.cause)
+        FAILURE_PASSES.pop(cause.cause, None)
+
+
+@contextmanager
+def installed(parts: FeatureParts) -> Iterator[FeatureParts]:
+    """`parts` installed for the length of the block."""
+    install_parts([parts])
+    try:
+        yield parts
+    finally:
+        uninstall_parts(parts.name)
+
+
+def note_sections(slot: NoteSlot, job: Job) -> list[str]:
+    """The installed features' sections for `slot`, in the order the features were installed."""
+    return [line for part in INSTALLED.values() for section in part.note_sections
+            if section.slot is slot for line in section.lines(job)]

@@ -1,0 +1,226 @@
+"""The job record and its batches and gate: everything known about one job, written to the
+store after every step. Their statuses change only through `transition()` in jobs/kernel/model.py.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from jobs.basics.errors import ErrorInfo, StateError
+from jobs.inputs.config import RepoConfig
+from jobs.inputs.spec import TaskSpec
+from jobs.kernel.git_versions import GitVersion
+from jobs.kernel.human_commits import HumanCommit
+from jobs.kernel.model import (
+    ACTIVE_JOB_STATUSES,
+    GATES,
+    TERMINAL_JOB_STATUSES,
+    Acceptance,
+    BatchStatus,
+    FailureCauseKind,
+    GateKind,
+    JobStatus,
+    transition,
+)
+from jobs.kernel.plan_history import PlanRecord
+from jobs.kernel.record_upgrades import failure_cause, fields_from_extra, without_gate_once_ended
+from jobs.kernel.records import (
+    Attempt,
+    BaseConflict,
+    BaseMerge,
+    CiResult,
+    CiWait,
+    CommandEvidence,
+    EnvironmentRecord,
+    Event,
+    FinalReview,
+    LeftOut,
+    LlmUsage,
+    OutboxEntry,
+    PendingIssue,
+    Record,
+    ServerState,
+)
+from jobs.kernel.split_record import CauseKind, SplitState
+
+
+class Batch(Record):
+    number: int
+    milestone: int
+    files: list[str]
+    targets: int = 0
+    status: BatchStatus = BatchStatus.PENDING
+    attempts: list[Attempt] = []
+    consecutive_failures: int = 0
+    approved_gates: list[GateKind] = []
+    commit: str | None = None
+    adopted: bool = False
+    summary: str = ""
+    file_summaries: dict[str, str] = {}
+    reason: str = ""
+    revert_commit: str | None = None
+    leftovers: list[str] = []
+    changed_files: list[str] = []  # what the committed batch changed (a codemod may skip some)
+    revert_commands: list[CommandEvidence] = []  # validation of the head after `revert`
+    revert_ok: bool | None = None
+    ci_results: list[CiResult] = []  # what the repository's CI said of its commit (per_batch)
+    # Split batches (jobs/features/bisect): the bisection of this batch, or where it came from.
+    split: SplitState | None = None
+    split_from: int | None = None  # set aside from that batch's split
+    split_kind: CauseKind | None = None
+    auto_size: int = 0  # `batch_size: auto`: the size chosen when it started
+
+    def set_status(self, new: BatchStatus) -> None:
+        transition(self, new)
+
+    @property
+    def last_attempt(self) -> Attempt | None:
+        return self.attempts[-1] if self.attempts else None
+
+
+class OpenGate(Record):
+    id: str
+    kind: GateKind
+    opened_at: datetime
+    reason: str
+    batch: int | None = None
+    milestone: int | None = None
+    report: ErrorInfo | None = None
+    shown_at: datetime | None = None  # when GitHub confirmed the gate's comment (server mode)
+    while_planning: bool = False  # it stopped the job before a plan existed: passing it plans
+    cause: FailureCauseKind | None = None  # a `failure` gate's reason, its row in the pass table
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cause_of_older_records(cls, data: Any) -> Any:
+        return failure_cause(data)
+
+    @property
+    def exit_code(self) -> int:
+        return GATES[self.kind].exit_code
+
+
+class Job(Record):
+    """Everything known about one job; written to the store after every step."""
+
+    id: str
+    number: int
+    title: str
+    repo: str
+    status: JobStatus = JobStatus.QUEUED
+    version: int = 0
+    created_at: datetime
+    updated_at: datetime
+    spec: TaskSpec
+    spec_digest: str
+    spec_text: str
+    config: RepoConfig
+    config_source: str | None = None  # local mode: "working tree" when not the commit's config
+    base_branch: str
+    base_sha: str
+    branch: str
+    head_sha: str
+    approved_digest: str | None = None
+    approved_milestones: list[int] = []
+    gate: OpenGate | None = None
+    gate_counter: int = 0
+    batches: list[Batch] = []
+    scope_files: list[str] = []
+    target_count: int = 0
+    baseline: list[CommandEvidence] = []
+    baseline_ok: bool | None = None
+    baseline_sha: str | None = None  # the commit the baseline above ran on
+    plans: list[PlanRecord] = []  # each plan, earlier ones with their batches (plan_history)
+    baseline_from: str = ""  # "issue-<N>/<commit>" when a recorded baseline was reused
+    left_out: list[LeftOut] = []
+    environment: EnvironmentRecord | None = None  # what `setup` built (None without setup)
+    git_version: GitVersion | None = None  # the version from git given to the version tools
+    issue_file: str | None = None  # local mode: the issue file the job was started from
+    instructions: list[str] = []
+    note_path: str = ""
+    note_commit: str | None = None
+    final_review: FinalReview | None = None
+    error: ErrorInfo | None = None
+    events: list[Event] = Field(default_factory=list)
+    llm: LlmUsage = Field(default_factory=LlmUsage)
+    outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
+    ci_wait: CiWait | None = None  # running, but waiting for the repository's CI (no worker)
+    ci_results: list[CiResult] = []  # what the repository's CI said of each milestone's head
+    job_check_said: str = ""  # what the `Stepwise` check run last said: it is sent on change only
+    base_merges: list[BaseMerge] = []  # each merge of the moved base into the branch
+    base_checked: str | None = None  # "<base sha>..<head sha>" last found needing no merge
+    base_conflict: BaseConflict | None = None  # the `conflict` gate's merge, until resolved
+    base_declined: str | None = None  # a base commit whose failed merge a human let pass
+    base_moved_at: datetime | None = None  # server: a push to the base branch was seen
+    human_commits: list[HumanCommit] = []  # people's commits taken in (jobs/kernel/human_commits)
+    # What a passed gate lets the next step accept once (jobs/kernel/gate_passes.py sets it):
+    accepted: list[Acceptance] = []
+    pending_issue: PendingIssue | None = None  # the changed issue text, adopted when re-planning
+    untrusted_spec: bool = False  # drafted, or written by someone who may not steer: plan gate
+    server: ServerState = Field(default_factory=ServerState)  # server mode only
+    # A feature's own part of the record, under its name (the feature reads it with its model).
+    parts: dict[str, dict[str, Any]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fields_from_extra(cls, data: Any) -> Any:
+        return without_gate_once_ended(fields_from_extra(data))
+
+    def set_status(self, new: JobStatus) -> None:
+        transition(self, new)
+        if self.is_terminal:
+            self.gate = None  # an ended job waits at no gate (however it ended)
+
+    def accept(self, what: Acceptance) -> None:
+        """A passed gate lets the next step accept `what` once."""
+        if what not in self.accepted:
+            self.accepted.append(what)
+
+    def take(self, what: Acceptance) -> bool:
+        """Whether a passed gate let the job accept `what`; it is used up by asking."""
+        if what not in self.accepted:
+            return False
+        self.accepted.remove(what)
+        return True
+
+    @property
+    def milestone_count(self) -> int:
+        return max((batch.milestone for batch in self.batches), default=0)
+
+    def batch(self, number: int) -> Batch:
+        if 0 < number <= len(self.batches) and self.batches[number - 1].number == number:
+            return self.batches[number - 1]  # batches are numbered 1..n in order
+        for batch in self.batches:
+            if batch.number == number:
+                return batch
+        raise StateError(
+            f"batch {number} does not exist (this job has {len(self.batches)} batches)",
+            hint="use a batch number from {{status}}",
+            code="unknown_batch",
+        )
+
+    def milestone_batches(self, milestone: int) -> list[Batch]:
+        return [batch for batch in self.batches if batch.milestone == milestone]
+
+    def ci_results_of(self, scope: str, number: int) -> list[CiResult]:
+        """The CI results of one milestone (kept on the job) or one batch (kept on the batch,
+        so a job of many batches keeps a small document)."""
+        if scope == "batch":
+            return self.batch(number).ci_results
+        return [result for result in self.ci_results if result.number == number]
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_JOB_STATUSES
+
+    @property
+    def waiting_for_ci(self) -> bool:
+        return self.status is JobStatus.RUNNING and self.ci_wait is not None
+
+    @property
+    def is_active(self) -> bool:
+        """A worker has something to do: not ended, not at a gate, not waiting for CI."""
+        return self.status in ACTIVE_JOB_STATUSES and not self.waiting_for_ci

@@ -1,0 +1,296 @@
+"""The records the job holds besides its state: evidence of commands, model calls and their
+usage, attempts, events, the final review, a changed issue text, and what only server mode
+keeps (pydantic, no I/O)."""
+
+from __future__ import annotations
+
+import shlex
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from jobs.basics.errors import ErrorInfo, StateError
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class Target(Record):
+    """One place a `find` pattern matched: `path:line`, and the line's text when known
+    (`path:line — text`, as leftovers list it)."""
+
+    path: str
+    line: int
+    text: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}" + (f" — {self.text}" if self.text else "")
+
+
+LINE_TEXT_CHARS = 160
+
+
+def line_text(content: str | None, line: int) -> str:
+    """Line `line` (1-based) of `content`, stripped and cut to LINE_TEXT_CHARS ("" if none)."""
+    lines = (content or "").splitlines()
+    if not 1 <= line <= len(lines):
+        return ""
+    text = lines[line - 1].strip()
+    return text if len(text) <= LINE_TEXT_CHARS else text[:LINE_TEXT_CHARS - 1] + "…"
+
+
+class CommandEvidence(Record):
+    """What one command did: the proof a batch was validated."""
+
+    argv: list[str]
+    exit_code: int
+    duration_s: float
+    output_tail: str = ""
+    output_lines: int = 0
+    timed_out: bool = False
+    isolated: bool = False
+    egress: list[str] = []  # each tunnel asked of the egress proxy, and its answer
+
+    @property
+    def display(self) -> str:
+        """The command as a shell would take it back (`shlex.join`: quotes kept)."""
+        return shlex.join(self.argv)
+
+
+class ToolUse(Record):
+    """One tool call of the model (recipe llm, edit format `tools`): the decision log's entry."""
+
+    name: str
+    path: str = ""
+    error: str = ""  # the error kind (no_match, refused_path, ...); empty when it worked
+    severity: str = ""  # soft | hard, for errors
+    reason: str = ""  # the model's one-line reason for an edit
+
+
+class ModelCall(Record):
+    """One request to the language model: what it cost and what became of its answer."""
+
+    model: str
+    round: int = 1
+    files: list[str] = []
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    finish_reason: str = ""
+    # validated | parse_error | apply_failed | guard_refused | validation_failed | targets_remain
+    # | unchanged | truncated | no_diff | error | drafted
+    outcome: str = "pending"
+    detail: str = ""
+    tools: list[ToolUse] = []  # the tool calls this answer asked for, in order
+
+
+class LlmUsage(Record):
+    """The job's language-model spending, and the `budget` gate's bookkeeping."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    calls: int = 0
+    budget_grants: int = 0  # each approval of the `budget` gate grants one more budget
+    budget_gate_batch: int | None = None  # the batch a `budget` gate was opened for, until settled
+    edit_format: str = ""  # how the model edits, as planned (the plan says it; "" without a model)
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+
+class Attempt(Record):
+    number: int
+    started_at: datetime
+    finished_at: datetime | None = None
+    outcome: str = "running"  # running | validated | failed | gated | skipped
+    edit_summary: str = ""
+    commands: list[CommandEvidence] = []
+    lines_added: int = 0
+    lines_removed: int = 0
+    remaining_targets: list[str] = []
+    error: ErrorInfo | None = None
+    llm_calls: list[ModelCall] = []
+    transcript: str | None = None  # where the model transcript of this attempt is kept
+    # A failed validation's output.log and attempt.diff (jobs/engine/attempt_artifacts.py)
+    artifacts: list[str] = []
+    ci_checks: list[CiCheck] = []  # per_batch: the red checks that withdrew this attempt's commit
+
+
+class Event(Record):
+    at: datetime
+    kind: str
+    message: str
+    batch: int | None = None
+
+
+class FinalReview(Record):
+    merged_with_base: str
+    commands: list[CommandEvidence] = []
+    # Validation not run again: the head's tree is what this batch validated ("batch 5 (`abc1234`)")
+    reused_from: str = ""
+    ok: bool = False
+    leftovers: list[str] = []
+    unfinished_batches: list[int] = []
+
+
+class LeftOut(Record):
+    """A file in the job's `paths` that the plan left out, and the rule that excludes it."""
+
+    path: str
+    rule: str  # e.g. "allow_test_edits is false", "protected_paths: `.github/**`", "symlink"
+
+
+class OutboxEntry(Record):
+    """A publication owed to the people steering the job (server mode: a comment, the PR body,
+    later a check run), recorded before the job waits and kept until GitHub confirms it; the
+    reconciler publishes what is still here (jobs/kernel/outbox.py)."""
+
+    key: str  # plan | card | summary | gate:<gate id> | milestone:<m> | resumed:<n> | check:<id>
+    kind: str  # the publication kind (jobs.ports.Publication)
+    since: datetime
+    tries: int = 0
+    last_error: str = ""
+    text: str = ""  # only for a message the record cannot render again (where a job resumed)
+    refused: str = ""  # GitHub refused it for good (a 4xx asking again will not change): why
+
+
+class EnvironmentRecord(Record):
+    """The job's environment: its cache key, whether this job reused it, what setup left and
+    the setup commands' evidence from the run that built it."""
+
+    key: str
+    from_cache: bool = False
+    entries: list[str] = []
+    setup: list[CommandEvidence] = []
+    rebuilt_because: list[str] = []  # what changed since the environment built before it
+
+
+class PendingIssue(Record):
+    """An issue text that changed after planning, adopted when the job plans again."""
+
+    title: str
+    body: str
+
+
+class CiCheck(Record):
+    """One required check as last seen: its name, state and link."""
+
+    name: str
+    status: str  # queued | in_progress | completed
+    conclusion: str | None = None
+    url: str = ""
+
+
+class CiWait(Record):
+    """The job waits for the repository's CI on `sha` (server mode); it holds no worker
+    meanwhile: a CI webhook on `sha`, or the reconciler, queues its next step."""
+
+    sha: str
+    since: datetime
+    scope: Literal["milestone", "batch"]
+    number: int  # the milestone's or the batch's number
+    progress: str = ""  # the verdict's line: "waiting for CI: 3 of 5 checks done"
+    checks: list[CiCheck] = []
+    checked_at: datetime | None = None  # when the checks were last read
+    rerun: bool = False  # `retry` at ci_failed: re-run the failing checks, then wait again
+    rerun_of: list[str] = []  # "name#run id" of the runs re-requested: their re-runs count
+
+
+class CiResult(Record):
+    """What the repository's CI said about one milestone's head or one batch's commit: the
+    required checks as they finished, and whether a failure was accepted at `ci_failed`."""
+
+    scope: Literal["milestone", "batch"]
+    number: int
+    sha: str
+    state: str  # passed | failed | timed_out (jobs.decisions.ci.CiState)
+    at: datetime
+    checks: list[CiCheck] = []
+    required_from: str = ""  # ci.checks | the base branch's required checks | every check ...
+    accepted: bool = False  # `approve` at the ci_failed gate took it as it is
+    retried: bool = False  # `retry` re-ran its failed checks
+
+
+class ReplayedBatch(Record):
+    """A batch whose recipe ran again on the base's version of its conflicting files."""
+
+    batch: int
+    files: list[str]
+    reason: str  # why it was replayed: "the base changed calc/a.py, which batch 2 edited"
+    commands: list[CommandEvidence] = []  # what the recipe ran (recipe `command`)
+
+
+class BaseMerge(Record):
+    """One merge of the moved base branch into the job branch: the base commit merged, the
+    merge commit, the batches replayed on the base's files and the validation's evidence."""
+
+    base_sha: str
+    commit: str
+    at: datetime
+    replayed: list[ReplayedBatch] = []
+    commands: list[CommandEvidence] = []
+    by: Literal["stepwise", "human"] = "stepwise"  # human: resolved at the `conflict` gate
+    found: bool = False  # recorded from the branch after a worker died before saving it
+
+
+class BaseConflict(Record):
+    """The merge of `base_sha` conflicts where no recipe can replay: the `conflict` gate's facts."""
+
+    base_sha: str
+    files: list[str]
+
+class PullRequest(Record):
+    """The job's pull request on GitHub, once it is open (server mode)."""
+
+    number: int
+    node_id: str
+    url: str = ""
+    draft: bool = True  # False once marked ready, or when drafts were not available
+
+
+class JobCheckRun(Record):
+    """Where the job's `Stepwise` check run was last sent: the commit, the run, whether it was
+    left open (in progress, or asking at a gate) and must be closed when the head moves, and
+    whether it is completed (GitHub keeps a completed run: it is closed by a newer run)."""
+
+    sha: str
+    id: int
+    open: bool
+    completed: bool = False
+
+
+class ServerState(Record):
+    """What only server mode keeps about a job: where it lives on GitHub, the comments it edits
+    in place, and the worker's bookkeeping (queue position, interruptions, transient retries)."""
+
+    installation_id: int | None = None  # the GitHub App installation the job acts through
+    pull: PullRequest | None = None
+    comments: dict[str, int] = {}  # a comment's marker key -> its id, to edit it in place
+    queue_position: int | None = None  # shown on the card while the job waits for a slot
+    interruptions: int = 0  # times a worker died under the job (each resumes it once)
+    transient_failures: int = 0  # transient faults in a row, for the back-off
+    retry_scheduled: bool = False  # a back-off retry is queued: do not queue another step
+    rate_limited_until: datetime | None = None  # waiting for GitHub's rate limit until then
+    rate_limit_waits: int = 0  # rate limits met in a row (a secondary limit's wait grows)
+    rebuilt: bool = False  # rebuilt from GitHub after its record was lost
+    job_check_run: JobCheckRun | None = None
+    started_by: str = ""  # who labelled the issue: assigned, mentioned at gates, asked to review
+    # The config's `approvers` logins (lower case) -> the account id each named when the job
+    # started (0: no such account); commands are matched by the sender's id (bot/steering.py).
+    approver_ids: dict[str, int] = {}
+    plan_gate: str = ""  # the plan gate the current plan comment asks (a later one: a new comment)
+    plan_key: str = "plan"  # the marker key of the current plan comment
+    queue_closed: bool = False  # the queue-position comment says the job has started
+    cancelled_by: str = ""  # who ended it and how ("@maria closed the issue"), for the summary
+    parked: str = ""  # why no GitHub call is made for it now (a suspended installation), or ""
+
+    def installation(self) -> int:
+        """The installation id; a job started through a webhook always has one."""
+        if self.installation_id is None:
+            raise StateError("this job has no GitHub App installation (it was not started "
+                             "through a webhook)", code="no_installation",
+                             hint="start the job by labelling its issue")
+        return self.installation_id

@@ -1,0 +1,92 @@
+"""What the plan, the card and the change note say of split batches and of `batch_size: auto`
+(pure: functions of the record)."""
+
+from __future__ import annotations
+
+from jobs.inputs.batch_sizes import batch_size_limit, is_auto
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.split_record import cause_words
+
+
+def batch_size_words(job: Job) -> str:
+    """The plan's words for the batch size: a number, or how `auto` sizes batches."""
+    spec, config = job.spec, job.config
+    if is_auto(spec.batch_size, config.batch_size):
+        limit = batch_size_limit(spec.batch_size_max, config.batch_size_max)
+        return (f"batch size auto: starts at 2, doubles after a passing batch, halves after a "
+                f"failure, at most {limit}; batches not started are regrouped as it changes")
+    return f"batch size {spec.batch_size if spec.batch_size is not None else config.batch_size}"
+
+
+def set_aside_into(job: Job, batch: Batch) -> list[Batch]:
+    return [other for other in job.batches if other.split_from == batch.number]
+
+
+def set_aside_words(job: Job, batch: Batch) -> str:
+    """Why a set-aside batch was set aside, judged as its split was (validation or CI)."""
+    source = next((b for b in job.batches if b.number == batch.split_from), None)
+    by_ci = bool(source and source.split and source.split.by_ci)
+    return cause_words(batch.split_kind or "culprit", batch.files, by_ci=by_ci)
+
+
+def split_words(job: Job, batch: Batch) -> str:
+    """The card's words after a batch line: why it was split and where its files went, or
+    which split it came from."""
+    state = batch.split
+    if state is not None and state.finished and not state.gave_up:
+        moved = "; ".join(
+            f"{set_aside_words(job, other)}: set aside as batch "
+            f"{other.number}" for other in set_aside_into(job, batch))
+        return (f" — split after {state.reason} ({len(state.results)} subsets validated): "
+                f"{moved or 'nothing set aside'}")
+    if state is not None and not state.finished:
+        return f" — splitting after {state.reason} ({len(state.results)} subsets validated)"
+    if batch.split_from is not None:
+        return (f" — set aside from batch {batch.split_from}: "
+                f"{set_aside_words(job, batch)}")
+    return ""
+
+
+CARD_SPLIT_LINES = 20  # the card lists at most this many split batches (the note has all)
+
+
+def split_card_lines(job: Job) -> list[str]:
+    """The card's list of split batches, shown even when their milestone is folded."""
+    split = [b for b in job.batches if b.split is not None and b.split.finished
+             and not b.split.gave_up]
+    if not split:
+        return []
+    lines = ["", "Split batches:"]
+    lines += [f"- batch {b.number}{split_words(job, b)}" for b in split[:CARD_SPLIT_LINES]]
+    if len(split) > CARD_SPLIT_LINES:
+        lines.append(f"- … and {len(split) - CARD_SPLIT_LINES} more (listed in the change note)")
+    return lines
+
+
+def auto_size_line(job: Job) -> list[str]:
+    """`batch_size: auto`: the sizes chosen so far, in the card."""
+    if not is_auto(job.spec.batch_size, job.config.batch_size):
+        return []
+    chosen = [str(b.auto_size) for b in job.batches if b.auto_size]
+    return ["", "Batch sizes chosen (auto): " + (", ".join(chosen) or "none yet")]
+
+
+def split_note_lines(job: Job) -> list[str]:
+    """The change note's section on split batches: what each split set aside and why."""
+    split = [b for b in job.batches if b.split is not None and b.split.finished]
+    if not split:
+        return []
+    lines = ["", "## Split batches", ""]
+    for batch in split:
+        state = batch.split
+        assert state is not None
+        if state.gave_up:
+            lines.append(f"- batch {batch.number}: not split ({state.gave_up})")
+            continue
+        lines.append(f"- batch {batch.number} failed with all {len(state.files)} files "
+                     f"({state.reason}); {len(state.results)} subsets validated; committed "
+                     f"{len(batch.files)} files")
+        lines += [f"  - batch {other.number}: "
+                  f"{set_aside_words(job, other)} — {other.status}"
+                  for other in set_aside_into(job, batch)]
+    return lines

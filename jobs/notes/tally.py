@@ -1,0 +1,100 @@
+"""The one count of a job's batches and files, read from the record (which follows the branch):
+committed, unchanged, skipped, reverted, unfinished, the batches split off, the leftovers for a
+human, and the commits people pushed that were accepted. The change note, the progress card,
+the closing summary and the task center all count through `tally`, so they always show the
+same figures; `outcome` says "completed with leftovers" when targets remain (a reverted batch
+brought them back, or the final review found them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jobs.kernel.job import Job
+from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus, JobStatus
+from jobs.notes.note_parts import target_key
+
+NOTHING_TO_CHANGE = "nothing to change"
+WITH_LEFTOVERS = "completed with leftovers"
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What a job's batches came to."""
+
+    total: int = 0
+    committed: int = 0  # completed: their commit is on the branch
+    unchanged: int = 0  # skipped because nothing was left to change
+    skipped: int = 0  # skipped with a person's (or a rule's) reason
+    reverted: int = 0
+    unfinished: int = 0  # pending, in progress, failed or waiting for CI
+    split_off: int = 0  # batches a split made of a failing batch's culprits
+    files_committed: int = 0
+    files_skipped: int = 0  # files of skipped batches (nothing to change included)
+    files_reverted: int = 0
+    leftovers: tuple[str, ...] = ()  # `path:line` targets left for a human, sorted
+    by_people: int = 0  # commits people pushed to the branch that were accepted
+
+    @property
+    def finished(self) -> bool:
+        return self.unfinished == 0
+
+    def batches_line(self) -> str:
+        """"batches 4/7 completed" while work is left; once every batch is finished, what
+        happened: "4 batches changed files, 3 had nothing to change, 1 skipped, 1 reverted"."""
+        if not self.finished or not (self.unchanged or self.skipped or self.reverted):
+            return f"batches {self.committed}/{self.total} completed" + (
+                f" ({self.unchanged} had nothing to change)" if self.unchanged else "")
+        parts = [f"{self.committed} batch{'' if self.committed == 1 else 'es'} changed files"]
+        parts += [f"{self.unchanged} had nothing to change"] if self.unchanged else []
+        parts += [f"{self.skipped} skipped"] if self.skipped else []
+        parts += [f"{self.reverted} reverted"] if self.reverted else []
+        return ", ".join(parts)
+
+    def files_line(self) -> str:
+        """"files: 9 committed, 2 skipped, 1 reverted; 2 commits by people; 3 leftovers for a
+        human" (zeros left out)."""
+        parts = [f"{self.files_committed} committed"]
+        parts += [f"{self.files_skipped} skipped"] if self.files_skipped else []
+        parts += [f"{self.files_reverted} reverted"] if self.files_reverted else []
+        people = self.by_people
+        tail = (f"; {people} commit{'' if people == 1 else 's'} by "
+                f"{'a person' if people == 1 else 'people'}") if people else ""
+        left = len(self.leftovers)
+        tail += f"; {left} leftover{'' if left == 1 else 's'} for a human" if left else ""
+        return "files: " + ", ".join(parts) + tail
+
+    def line(self) -> str:
+        """The batches and the files in one line, as every surface shows them."""
+        return f"{self.batches_line()} · {self.files_line()}"
+
+
+def tally(job: Job) -> Tally:
+    """Count `job`'s batches and files (a pure function of the record)."""
+    counts = {status: 0 for status in BatchStatus}
+    files = {status: 0 for status in BatchStatus}
+    unchanged = split_off = 0
+    for batch in job.batches:
+        counts[batch.status] += 1
+        files[batch.status] += len(batch.files)
+        if batch.status is BatchStatus.SKIPPED and batch.reason.startswith(NOTHING_TO_CHANGE):
+            unchanged += 1
+        split_off += 1 if batch.split_from is not None else 0
+    review = job.final_review.leftovers if job.final_review is not None else []
+    leftovers = sorted({item for b in job.batches for item in b.leftovers} | set(review),
+                       key=target_key)
+    return Tally(
+        total=len(job.batches), committed=counts[BatchStatus.COMPLETED], unchanged=unchanged,
+        skipped=counts[BatchStatus.SKIPPED] - unchanged, reverted=counts[BatchStatus.REVERTED],
+        unfinished=sum(n for s, n in counts.items() if s not in FINISHED_BATCH_STATUSES),
+        split_off=split_off, files_committed=files[BatchStatus.COMPLETED],
+        files_skipped=files[BatchStatus.SKIPPED], files_reverted=files[BatchStatus.REVERTED],
+        leftovers=tuple(leftovers), by_people=len(job.human_commits))
+
+
+def outcome(job: Job, counted: Tally | None = None) -> str:
+    """The job's status in words: "completed with leftovers" when a completed job left targets
+    for a human, else its status."""
+    counted = counted or tally(job)
+    if job.status is JobStatus.COMPLETED and counted.leftovers:
+        return WITH_LEFTOVERS
+    return str(job.status)

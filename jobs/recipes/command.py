@@ -1,0 +1,89 @@
+"""Recipe `command`: a codemod named in `run`, run as argv through the sandbox over the
+batch's files (`{files}`): its spec rules, its editor and the editor's factory."""
+
+from __future__ import annotations
+
+from jobs.adapters.evidence import command_evidence
+from jobs.adapters.safe_paths import require_regular
+from jobs.inputs.programs import program_name, split_command
+from jobs.inputs.recipes import RecipeRules
+from jobs.inputs.sandboxing import SandboxPolicy
+from jobs.inputs.spec import FILES_HINT, FILES_PLACEHOLDER, TaskSpec
+from jobs.inputs.yaml_input import InputProblem, command_argv
+from jobs.ports import Sandbox
+from jobs.recipes.base import (
+    CommandCancelled,
+    EditError,
+    Editor,
+    EditRequest,
+    EditResult,
+    RecipeDefinition,
+)
+from jobs.recipes.llm_settings import LlmSettings
+
+EXAMPLES = {"run": 'run: "ruff check --fix {files}"', "fallback": "fallback: llm"}
+
+# Exit codes that mean the program never really ran (not executable, not found).
+_DID_NOT_RUN = frozenset({126, 127})
+
+
+def check(spec: TaskSpec) -> None:
+    if spec.run is None:
+        raise InputProblem("run", "is required by recipe command", f"add `{EXAMPLES['run']}`")
+    try:
+        program = program_name(split_command(spec.run)[0])
+    except ValueError:
+        program = ""
+    try:
+        argv = command_argv(spec.run, allow_commands=[program])
+    except InputProblem as bad:
+        raise InputProblem("run", bad.problem, bad.hint) from None
+    if FILES_PLACEHOLDER not in argv[1:]:
+        raise InputProblem("run", "needs {files} as a separate argument", FILES_HINT)
+    if spec.fallback == "llm" and not (spec.instructions or "").strip():
+        raise InputProblem("instructions", "is required by `fallback: llm` (what the model "
+                           "should do with the codemod's residue)",
+                           'e.g. `instructions: "Finish the migration the codemod started."`')
+
+
+class CommandEditor:
+    name = "command"
+
+    def __init__(self, *, sandbox: Sandbox, policy: SandboxPolicy) -> None:
+        self.sandbox = sandbox
+        self.policy = policy
+
+    def apply(self, request: EditRequest) -> EditResult:
+        for rel in request.files:  # a link handed to the codemod is refused before it runs
+            require_regular(request.worktree, rel)
+        argv = request.spec.run_argv(list(request.files))
+        result = self.sandbox.run(argv, cwd=request.worktree, policy=request.policy or self.policy)
+        if result.cancelled:
+            raise CommandCancelled(result.summary())
+        evidence = command_evidence(result)
+        if result.timed_out or result.exit_code in _DID_NOT_RUN:
+            raise EditError(
+                f"the codemod {result.summary()}",
+                hint="check the `run` command in the issue and that the program is installed",
+                evidence={"command": evidence.model_dump(mode="json")},
+            )
+        # A codemod's non-zero exit (e.g. "fixed some, some remain") is evidence, not a verdict:
+        # validation and the completion check decide.
+        return EditResult(summary=f"ran `{evidence.display}` (exit {result.exit_code})",
+                          commands=(evidence,))
+
+
+def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
+                llm: LlmSettings | None) -> Editor:
+    codemod = CommandEditor(sandbox=sandbox, policy=policy)
+    if spec.fallback != "llm":
+        return codemod
+    # Imported here, as the llm recipe does: only a process running such a job needs openai.
+    from jobs.recipes.llm.funnel import FunnelEditor
+
+    return FunnelEditor(codemod, llm)
+
+
+RULES = RecipeRules(name="command", check=check, fields=("run", "fallback"), examples=EXAMPLES,
+                    replayable=True, summary="a codemod you name in `run`")
+RECIPE = RecipeDefinition(rules=RULES, editor=make_editor)
