@@ -13,6 +13,7 @@ from jobs.basics.errors import StepwiseError
 from jobs.engine.engine import Base, create_job
 from jobs.inputs.config import CONFIG_PATH, load_config
 from jobs.inputs.spec import parse_issue
+from jobs.kernel import trailers
 from jobs.kernel.job import Job
 from jobs.kernel.outbox import GATE_PREFIX
 from jobs.kernel.records import PullRequest
@@ -59,11 +60,11 @@ def rebuild(ctx: ServerContext, *, repo: str, number: int, installation_id: int)
                      base=Base(branch=info.default_branch, sha=base_sha, config=config))
     tip = mirror.branch_head(job.branch)
     commits = mirror.commits(job.base_sha, tip) if tip else []
-    ours = [c for c in commits if c.trailers.get("Stepwise-Job") == job.id]
+    ours = [c for c in commits if c.trailers.get(trailers.JOB) == job.id]
     if not ours:
         return None  # nothing of a lost job on GitHub: not a rebuild
     # Work went past the plan and every milestone before the last one that has commits.
-    reached = max(int(c.trailers.get("Stepwise-Milestone", "1")) for c in ours)
+    reached = max(int(c.trailers.get(trailers.MILESTONE, "1")) for c in ours)
     job.approved_digest = job.spec_digest
     job.approved_milestones = list(range(1, reached))
     pull = client.find_pull(owner, name, job.branch)

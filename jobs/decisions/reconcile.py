@@ -17,6 +17,7 @@ from typing import Protocol
 from jobs.basics.errors import RetryClass, StepwiseError
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus
+from jobs.kernel.trailers import BASE_MERGE, BATCH, JOB, NOTE, REVERT
 
 
 class BranchCommit(Protocol):
@@ -81,12 +82,11 @@ class BaseMergeFound:
 
 Meaning = Adopt | Reverted | NoteFound | BaseMergeFound
 
-BASE_MERGE_TRAILER = "Stepwise-Base-Merge"
 
 
 def is_base_merge(job_id: str, commit: BranchCommit) -> bool:
     """Whether `commit` is job `job_id`'s own merge of its base branch (by its trailers)."""
-    return commit.trailers.get("Stepwise-Job") == job_id and BASE_MERGE_TRAILER in commit.trailers
+    return commit.trailers.get(JOB) == job_id and BASE_MERGE in commit.trailers
 
 
 @dataclass(frozen=True)
@@ -160,20 +160,20 @@ def _meaning(job: Job, state: State, commit: BranchCommit) -> Meaning | str | No
     """The meaning of one commit; None: ours but changes nothing; a string: somebody else's
     (its description)."""
     trailers = commit.trailers
-    if trailers.get("Stepwise-Job") == job.id:
-        if BASE_MERGE_TRAILER in trailers:  # checked first: a merge is never a batch
-            return BaseMergeFound(commit.sha, trailers[BASE_MERGE_TRAILER])
-        if "Stepwise-Batch" in trailers:
-            number = int(trailers["Stepwise-Batch"])
+    if trailers.get(JOB) == job.id:
+        if BASE_MERGE in trailers:  # checked first: a merge is never a batch
+            return BaseMergeFound(commit.sha, trailers[BASE_MERGE])
+        if BATCH in trailers:
+            number = int(trailers[BATCH])
             status, recorded = _batch_state(job, state, number)
             if status in (BatchStatus.COMPLETED, BatchStatus.REVERTED, BatchStatus.AWAITING_CI) \
                     and recorded == commit.sha:
                 return None
             return None if status is BatchStatus.SKIPPED else Adopt(number, commit.sha)
-        if "Stepwise-Revert" in trailers:
-            return _revert(job, state, int(trailers["Stepwise-Revert"]), commit.sha,
+        if REVERT in trailers:
+            return _revert(job, state, int(trailers[REVERT]), commit.sha,
                            "reverted with {{revert}}")
-        if "Stepwise-Note" in trailers:
+        if NOTE in trailers:
             return NoteFound(commit.sha)
         return None
     reverted = commit.reverted_sha

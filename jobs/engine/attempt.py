@@ -19,6 +19,7 @@ from jobs.engine.attempt_outcome import Result as Result  # re-exported
 from jobs.inputs.config import RepoConfig
 from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
 from jobs.inputs.spec import DoneWhen, Recipe
+from jobs.kernel import trailers
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, Gate, GateKind
 from jobs.kernel.records import Attempt, CommandEvidence, Target, line_text
@@ -72,8 +73,9 @@ def commit_message(job: Job, batch: Batch, summary: str) -> str:
     return (
         f"stepwise(#{job.number}): batch {batch.number}/{len(job.batches)} — "
         f"{files_label(batch.files)}\n\n{summary}\n\n"
-        f"Stepwise-Job: {job.id}\nStepwise-Batch: {batch.number}\n"
-        f"Stepwise-Milestone: {batch.milestone}\nStepwise-Spec: {job.spec_digest[:16]}\n"
+        + trailers.trailer_lines((trailers.JOB, job.id), (trailers.BATCH, batch.number),
+                                 (trailers.MILESTONE, batch.milestone),
+                                 (trailers.SPEC, job.spec_digest[:16]))
     )
 
 

@@ -22,6 +22,7 @@ from jobs.decisions.reconcile import (
 )
 from jobs.engine.context import JobContext
 from jobs.engine.human_commits import record_human_commits
+from jobs.kernel import trailers
 from jobs.kernel.job import Job
 from jobs.kernel.model import Acceptance, BatchStatus, Gate
 from jobs.kernel.records import BaseMerge
@@ -53,7 +54,7 @@ def without_base_commits(repo: Workspace, job: Job, head: str,
     if not exclude:
         return list(commits)
     kept = {c.sha for c in repo.commits(job.head_sha, head, exclude=exclude)}
-    return [c for c in commits if c.sha in kept or c.trailers.get("Stepwise-Job") == job.id]
+    return [c for c in commits if c.sha in kept or c.trailers.get(trailers.JOB) == job.id]
 
 
 def sync(engine: JobContext, *, open_gates: bool = True) -> bool:

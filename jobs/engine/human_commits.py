@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from jobs.decisions.reconcile import BranchCommit, BranchDecision, BranchFacts, SyncKind, describe
 from jobs.engine.context import JobContext
+from jobs.kernel import trailers
 from jobs.kernel.human_commits import KEPT_FILES, HumanCommit, login_from_email
 from jobs.kernel.job import Job
 from jobs.ports import Workspace
@@ -49,7 +50,7 @@ def rewritten_by_people(repo: Workspace, job: Job, head: str) -> list[BranchComm
     base = repo.branch_head(job.base_branch) if job.base_branch != "HEAD" else None
     exclude = [sha for sha in (job.base_sha, base) if sha]
     return [commit for commit in repo.commits(fork, head, exclude=exclude)
-            if commit.trailers.get("Stepwise-Job") != job.id]
+            if commit.trailers.get(trailers.JOB) != job.id]
 
 
 def read_commit(repo: Workspace, sha: str) -> HumanCommit:

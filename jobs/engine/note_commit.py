@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jobs.engine.context import JobContext
+from jobs.kernel import trailers
 from jobs.notes.change_note import render_note
 
 
@@ -13,8 +14,8 @@ def note_at_head(engine: JobContext, label: str) -> bool:
     if job.note_commit is None or job.note_commit != job.head_sha:
         return False
     head = engine.services.repository.commits(f"{job.head_sha}^", job.head_sha)
-    return any(c.sha == job.head_sha and c.trailers.get("Stepwise-Job") == job.id
-               and c.trailers.get("Stepwise-Note") == label for c in head)
+    return any(c.sha == job.head_sha and c.trailers.get(trailers.JOB) == job.id
+               and c.trailers.get(trailers.NOTE) == label for c in head)
 
 
 def commit_note(engine: JobContext, label: str) -> str | None:
@@ -36,7 +37,7 @@ def commit_note(engine: JobContext, label: str) -> str | None:
         return None
     message = (
         f"stepwise(#{job.number}): change note — {label}\n\n"
-        f"Stepwise-Job: {job.id}\nStepwise-Note: {label}\n"
+        + trailers.trailer_lines((trailers.JOB, job.id), (trailers.NOTE, label))
     )
     commit = worktree.commit_tree(tree, job.head_sha, message)
     commit = engine.services.repository.advance_branch(job.branch, commit, job.head_sha)

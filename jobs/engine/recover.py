@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from jobs.kernel import trailers
 from jobs.ports import Workspace
 
 
@@ -30,10 +31,10 @@ def find_orphan(repo: Workspace, number: int, spec_digest: str, notes_dir: str) 
         if not tip or not base:
             continue
         for commit in repo.commits(base, tip):
-            job_id = commit.trailers.get("Stepwise-Job", "")
+            job_id = commit.trailers.get(trailers.JOB, "")
             if not job_id.startswith(f"{number}-"):
                 continue
-            if commit.trailers.get("Stepwise-Spec") != spec_digest[:16] or not commit.parents:
+            if commit.trailers.get(trailers.SPEC) != spec_digest[:16] or not commit.parents:
                 break
             note = _note_on(repo, tip, notes_dir, number)
             return Orphan(job_id=job_id, branch=branch, base_sha=commit.parents[0],

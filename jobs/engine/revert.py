@@ -18,6 +18,7 @@ from jobs.engine import branch_sync, review
 from jobs.engine.attempt import run_commands
 from jobs.engine.context import JobContext
 from jobs.engine.note_commit import commit_note
+from jobs.kernel import trailers
 from jobs.kernel.gates import RefusedError
 from jobs.kernel.job import Batch
 from jobs.kernel.model import BatchStatus, JobStatus
@@ -55,7 +56,7 @@ def revert_batch(engine: JobContext, number: int) -> str:
     message = (
         f"stepwise(#{job.number}): revert batch {number} — {files_label(batch.files)}\n\n"
         f"This reverts commit {batch.commit}.\n\n"
-        f"Stepwise-Job: {job.id}\nStepwise-Revert: {number}\n"
+        + trailers.trailer_lines((trailers.JOB, job.id), (trailers.REVERT, number))
     )
     commit = worktree.commit_tree(tree, job.head_sha, message)
     commit = engine.services.repository.advance_branch(job.branch, commit, job.head_sha)

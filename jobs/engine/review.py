@@ -10,6 +10,7 @@ from jobs.decisions.verdicts import judge_review, review_gate_report
 from jobs.engine.attempt import run_commands
 from jobs.engine.context import JobContext
 from jobs.engine.note_commit import commit_note
+from jobs.kernel import trailers
 from jobs.kernel.model import Acceptance, BatchStatus, FailureCause, Gate, JobStatus
 from jobs.kernel.records import CommandEvidence, FinalReview, Target, line_text
 from jobs.notes.progress import render_card
@@ -35,12 +36,12 @@ def validated_head(engine: JobContext, base_now: str) -> str:
     job, repo = engine.job, engine.services.repository
     last = None
     for commit in reversed(repo.commits(job.base_sha, job.head_sha)):
-        if "Stepwise-Note" not in commit.trailers:
+        if trailers.NOTE not in commit.trailers:
             last = commit
             break
-    if last is None or last.trailers.get("Stepwise-Job") != job.id:
+    if last is None or last.trailers.get(trailers.JOB) != job.id:
         return ""
-    number = last.trailers.get("Stepwise-Batch", "")
+    number = last.trailers.get(trailers.BATCH, "")
     batch = next((b for b in job.batches if str(b.number) == number), None)
     if batch is None or batch.status is not BatchStatus.COMPLETED or batch.commit != last.sha:
         return ""

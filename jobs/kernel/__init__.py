@@ -9,8 +9,9 @@ a gate prompt recommends), `feature_parts.py` (what a feature adds here: its gat
 causes of `failure`, its note and card sections, installed by the composition roots),
 `outbox.py` (what is owed to GitHub until it confirms it), `plan_history.py` (each plan's
 batches, kept across re-plans), `split_record.py` (a bisection's record part),
-`human_commits.py` (an accepted commit by a person) and `git_versions.py` (which version tools
-a package uses, their variables).
+`human_commits.py` (an accepted commit by a person), `git_versions.py` (which version tools
+a package uses, their variables) and `trailers.py` (the trailers that tie a commit to its job,
+spelled there only).
 
 Contract: a new gate is one row (a feature's, a `GateRow`); passing a gate is a table lookup,
 one meaning per gate kind and cause. No I/O: the engine saves and publishes.

@@ -8,6 +8,7 @@ import re
 
 from jobs.basics import markdown_safe as md
 from jobs.features.base_moves.rules import BaseDecision, resolve_commands
+from jobs.kernel import trailers
 from jobs.kernel.job import Job
 from jobs.kernel.records import BaseMerge
 from jobs.notes.note_parts import command_line, short
@@ -18,7 +19,7 @@ def merge_message(job: Job, base_sha: str, decision: BaseDecision) -> str:
     body = "\n".join(f"Replayed batch {r.batch}: {r.reason}." for r in decision.replays)
     return (f"stepwise(#{job.number}): merge {job.base_branch} ({base_sha[:7]})\n\n"
             + (f"{body}\n\n" if body else "")
-            + f"Stepwise-Job: {job.id}\nStepwise-Base-Merge: {base_sha}\n")
+            + trailers.trailer_lines((trailers.JOB, job.id), (trailers.BASE_MERGE, base_sha)))
 
 
 def merge_summary(merge: BaseMerge) -> str:

@@ -15,14 +15,13 @@ from typing import Literal, Protocol
 from jobs.basics import markdown_safe as md
 from jobs.decisions.ci import CiState, CiVerdict
 from jobs.engine.context import JobContext
+from jobs.kernel import trailers
 from jobs.kernel.job import Batch
 from jobs.kernel.model import BatchStatus
 from jobs.kernel.records import CiWait
 from jobs.kernel.split_record import SplitState, SubsetResult
 from jobs.notes.note_parts import short
 from jobs.ports import CiFailure, Publication
-
-CANDIDATE_TRAILER = "Stepwise-Candidate"
 
 
 class CiCandidates(Protocol):
@@ -73,7 +72,8 @@ def push_candidate(ci: CiCandidates, engine: JobContext, batch: Batch,
     assert state is not None
     message = (f"Stepwise: CI candidate for batch {batch.number} ({len(result.files)} of "
                f"{len(state.files)} files)\n\nWithdrawn once CI has judged it: it tells which "
-               f"files of the batch fail CI.\n\n{CANDIDATE_TRAILER}: {batch.number}\n")
+               "files of the batch fail CI.\n\n"
+               + trailers.trailer_lines((trailers.CANDIDATE, batch.number)))
     local = engine.runner.worktree.commit_tree(result.tree, job.head_sha, message)
     sha = repo.advance_branch(job.branch, local, job.head_sha)
     state.candidate, state.candidate_sha = result, sha

@@ -19,6 +19,7 @@ from jobs.features.bisect.candidates import candidate_tree
 from jobs.features.bisect.resize import resize_before
 from jobs.features.bisect.rules import Decided, extra_run_budget, next_step_named_first
 from jobs.inputs.spec import DoneWhen, Recipe
+from jobs.kernel import trailers
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, Gate
 from jobs.kernel.records import Attempt, CiWait, CommandEvidence
@@ -257,7 +258,7 @@ class BisectHooks:
         message = commit_message(job, batch, summary + f"\n\nSplit: {state.reason}; set aside "
                                  + "; ".join(cause_words(c.kind, c.files, by_ci=state.by_ci)
                                             for c in state.causes))
-        message += f"Stepwise-Split: {', '.join(state.set_aside)}\n"
+        message += trailers.trailer_lines((trailers.SPLIT, ", ".join(state.set_aside)))
         changed = runner.worktree.staged_paths()
         commit = runner.worktree.commit_tree(tree, job.head_sha, message)
         # Server mode re-creates the commit through GitHub's API (signed): record what landed.
