@@ -165,3 +165,14 @@ def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] 
 def world(tmp_path: Path, redis_url: str) -> Iterator[World]:
     with open_world(tmp_path, redis_url) as opened:
         yield opened
+
+
+@pytest.fixture
+def client(redis_url: str) -> Iterator[redis.Redis]:
+    """A flushed connection to the session's real redis-server (the plumbing and server tests;
+    a folder with a `client` of its own, such as the task center's, overrides it)."""
+    connection = redis.Redis.from_url(redis_url)
+    connection.flushdb()
+    yield connection
+    connection.flushdb()
+    connection.close()
