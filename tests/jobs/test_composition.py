@@ -88,6 +88,15 @@ def _source(module: str) -> str:
     return file.read_text(encoding="utf-8")
 
 
+def test_composing_loads_no_model_client_until_a_model_is_called() -> None:
+    """The `openai` client (some 500 modules) loads when a model is first called, not when a
+    process composes the engine: the web app, a `replace` job and the benchmarks never pay."""
+    loaded = fresh("import json, sys\nimport bot.web.app, jobs.local\n"
+                   "from jobs.composition import install\ninstall()\n"
+                   "print(json.dumps('openai' in sys.modules))")
+    assert loaded is False
+
+
 def test_a_pure_module_loads_a_fraction_of_the_engine() -> None:
     # Before issue 29, `import jobs.inputs.spec` loaded 365 modules (the whole engine, openai's
     # client among them, through jobs/__init__.py's registration): 39 of them Stepwise's.

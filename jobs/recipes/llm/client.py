@@ -5,15 +5,25 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import openai
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jobs.basics.errors import RetryClass, StepwiseError
 from jobs.basics.redact import redact
 from jobs.recipes.llm_settings import LlmSettings
 
+if TYPE_CHECKING:
+    import openai
+
 Message = dict[str, str]
+
+
+def _openai() -> ModuleType:
+    """The `openai` package, imported on first use: it loads some 500 modules (about 17 MB) that
+    a process which never calls a model (the web app, a `replace` job, the benchmarks) need not."""
+    import openai
+
+    return openai
 
 
 class ModelError(StepwiseError):
@@ -70,8 +80,9 @@ class OpenAIChat:
         settings.require()
         self.settings = settings
         self.model = settings.model or ""
-        self._client = openai.OpenAI(base_url=settings.base_url, api_key=settings.key(),
-                                     timeout=settings.timeout_s, max_retries=settings.max_retries)
+        self._client = _openai().OpenAI(base_url=settings.base_url, api_key=settings.key(),
+                                        timeout=settings.timeout_s,
+                                        max_retries=settings.max_retries)
 
     def _create(self, messages: Sequence[Any], max_tokens: int, **extra: Any) -> Any:
         options: dict[str, Any] = {"max_tokens": max_tokens, **extra}
@@ -81,7 +92,7 @@ class OpenAIChat:
             return self._client.chat.completions.create(
                 model=self.model, messages=list(messages), **options,
             )
-        except openai.APIError as exc:
+        except _openai().APIError as exc:
             raise model_error(exc, self.settings) from None
 
     def converse(self, messages: Sequence[dict[str, Any]], *, tools: Sequence[dict[str, Any]],
@@ -135,6 +146,7 @@ def model_error(exc: openai.APIError, settings: LlmSettings) -> ModelError:
     where = redact(settings.base_url or "", secrets=settings.secrets())
     detail = redact(str(exc), secrets=settings.secrets())[:300]
     status = getattr(exc, "status_code", None)
+    openai = _openai()
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
         return ModelError(f"the model server at {where} refused the API key ({status})",
                           hint="check STEPWISE_LLM_API_KEY", code="llm_auth_failed")
