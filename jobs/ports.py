@@ -104,7 +104,7 @@ class Forge(Protocol):
 
 
 # -- the job store, the workspace, the sandbox and the clock (DESIGN.md "Layout") ----------------
-# Adapters: jobs/adapters/store.py and bot/server/redis_store.py (JobStore),
+# Adapters: jobs/adapters/store.py and bot/plumbing/redis_store.py (JobStore),
 # jobs/adapters/workspace.py (Workspace, Checkout), jobs/adapters/sandbox.py (Sandbox); the
 # clock is a function returning an aware datetime.
 

@@ -1,6 +1,7 @@
 """The `stepwise` command line: the app, local mode's commands (run, the gate verbs, revert,
-instruct, status, jobs) and the registration of the others: `demo` (cli_demo.py), `serve`
-and `worker` (cli_server.py); what the commands print is cli_output.py."""
+instruct, status, jobs) and the registration of the others: `demo` (demo.py), `serve`
+and `worker` (server.py), `campaign` (campaign.py), `check-config` (config.py); what the
+commands print is output.py."""
 
 from __future__ import annotations
 
