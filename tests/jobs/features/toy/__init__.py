@@ -5,7 +5,8 @@
 - a gate of its own, `toy_check`, opened before each milestone ends until a person passed it for
   that milestone (its row: when it opens, what passes it, its exit code, what passing does);
 - its part of the record (`job.parts["toy"]`: the milestones checked);
-- a section of the change note ("## Toy checks").
+- a section of the change note ("## Toy checks");
+- a hook at the job's end (`at_end`: the status the job ended with).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class Toy:
     hold: bool = False
     check_milestones: bool = False
     seen: list[int] = field(default_factory=list)  # batches committed at each safe point
+    ended: list[str] = field(default_factory=list)  # the job's status at each `at_end`
 
     def at_safe_point(self, engine: JobContext) -> Outcome | bool | None:
         done = sum(batch.status is BatchStatus.COMPLETED for batch in engine.job.batches)
@@ -77,6 +79,10 @@ class Toy:
         engine.open(GATE, f"milestone {milestone}: the toy wants a look", milestone=milestone)
         return outcome_of(engine.job, voice=engine.services.voice)
 
+    def at_end(self, engine: JobContext) -> None:
+        self.ended.append(str(engine.job.status))
+
     def feature(self) -> Feature:
         return Feature(name="toy", safe_point=self.at_safe_point,
-                       before_milestone_end=self.before_milestone_end, parts=PARTS)
+                       before_milestone_end=self.before_milestone_end, at_end=self.at_end,
+                       parts=PARTS)

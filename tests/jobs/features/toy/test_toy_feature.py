@@ -63,6 +63,7 @@ def test_the_toy_s_own_gate_stops_each_milestone_and_its_note_section_tells_it(
             assert message == f"toy check of milestone {job.gate.milestone} passed"
         job = load_job(repo)
     assert job.status is JobStatus.COMPLETED and job.milestone_count >= 2
+    assert toy.ended == ["completed"]  # `at_end` ran once, when the job had just ended
     passes = job.milestone_count
     assert order == [(GATE, 1), ("milestone", 1), *[(GATE, m) for m in range(2, passes + 1)]]
     assert job.parts["toy"] == {"checked": list(range(1, job.milestone_count + 1))}
