@@ -35,7 +35,6 @@ OURS = (str(ROOT / "jobs") + "/", str(ROOT / "bot") + "/")
 # Where the stores and the spec's recipe check live, now and in older checkouts (compared with).
 STORES = ("jobs/adapters/store.py", "bot/plumbing/redis_store.py", "bot/server/redis_store.py")
 SPECS = ("jobs/inputs/spec.py", "jobs/domain/spec.py")
-LIST_FILES = "--files" in sys.argv
 
 
 @dataclass
@@ -62,13 +61,13 @@ class Trace:
     def count(self, files: tuple[str, ...], *names: str) -> int:
         return sum(n for (file, name), n in self.calls.items() if file in files and name in names)
 
-    def report(self, label: str) -> str:
+    def report(self, label: str, *, list_files: bool = False) -> str:
         loads = self.count(STORES, "load", "load_id")  # find and reload go through these
         statuses = self.count(STORES, "stored_status")
         saves = self.count(STORES, "save")  # save_unsynced goes through it
         specs = self.count(SPECS, "_registered_recipe")
         listing = ""
-        if LIST_FILES:
+        if list_files:
             listing = "\n" + "\n".join(f"  {f}" for f in sorted(self.files))
         return (f"{label}: {len(self.files)} files, {self.cross_calls} cross-file calls, "
                 f"{loads} record loads, {statuses} status reads, {saves} saves, "
@@ -85,7 +84,7 @@ def traced() -> Iterator[Trace]:
         sys.setprofile(None)
 
 
-def local_flow() -> str:
+def local_flow() -> Trace:
     from typer.testing import CliRunner
 
     from bot.cli.main import app
@@ -100,7 +99,7 @@ def local_flow() -> str:
                                          "--yes"])
         if result.exit_code != 0:
             raise RuntimeError(f"run --yes exited {result.exit_code}: {result.output[-2000:]}")
-        return trace.report("local run --yes")
+        return trace
 
 
 ISSUE_BODY = """Move every caller of `old_sum()` to `new_sum()`.
@@ -115,7 +114,7 @@ replace: 'new_sum('
 """
 
 
-def approve_flow() -> str:
+def approve_flow() -> Trace:
     import httpx
     import redis
     from rq import SimpleWorker
@@ -174,7 +173,7 @@ def approve_flow() -> str:
             if job is None or not job.batches or job.batches[0].commit is None:
                 raise RuntimeError(f"batch 1 was not pushed: {job and job.status} {job and job.gate} "
                                f"{job and [e.message for e in job.events[-5:]]}")
-        return trace.report("approve to push")
+        return trace
 
 
 def main() -> None:
@@ -186,9 +185,9 @@ def main() -> None:
         sys.path.insert(0, str(ROOT))
     print(f"code at {ROOT}")
     if args.flow in ("approve", "both"):
-        print(approve_flow())
+        print(approve_flow().report("approve to push", list_files=args.files))
     if args.flow in ("local", "both"):
-        print(local_flow())
+        print(local_flow().report("local run --yes", list_files=args.files))
 
 
 if __name__ == "__main__":
