@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from bot.plumbing import keys
+from tests.kit.spelled import spelled_strings
 
 ROOT = Path(__file__).resolve().parents[3]
 BOT = ROOT / "bot"
@@ -21,26 +22,13 @@ NAMED_BY_KEYS = {"Lease", "job_lock", "lease_key", "lock_key", "RepoSlots", "enq
 QUEUE_MODULE = BOT / "plumbing" / "queue.py"  # a task queued without an id gets a random one
 
 
-def rendered(node: ast.AST) -> str | None:
-    """The text of a string constant, or of an f-string with `{}` for each field."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        return "".join(part.value if isinstance(part, ast.Constant) else "{}"
-                       for part in node.values)
-    return None
-
-
 def key_spellings(source: str, path: Path) -> list[str]:
     """Where `source` spells a Redis key, a lease or lock name or an RQ id by itself."""
     found: list[tuple[int, str]] = []
     tree = ast.parse(source)
-    parts = {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)
-             for part in node.values}  # an f-string is read whole, not by its pieces
+    found += [(line, f"key literal {text!r}") for line, text in spelled_strings(tree)
+              if KEY_LITERAL.match(text)]
     for node in ast.walk(tree):
-        text = rendered(node)
-        if text is not None and KEY_LITERAL.match(text) and id(node) not in parts:
-            found.append((node.lineno, f"key literal {text!r}"))
         if isinstance(node, ast.ImportFrom) and node.module == "bot.plumbing.keys":
             used = {alias.name for alias in node.names} & BUILDING_BLOCKS
             allowed = {"rq_id"} if path == QUEUE_MODULE else set()

@@ -5,32 +5,21 @@ is refused, and the names records and branches already carry never change."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from jobs.kernel import trailers
+from tests.kit.spelled import spelled_strings
 
 ROOT = Path(__file__).resolve().parents[3]
 HOME = ROOT / "jobs" / "kernel" / "trailers.py"
-
-
-def _docstrings(tree: ast.AST) -> set[int]:
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                found.add(id(body[0].value))
-    return found
+TRAILER = re.compile(r"Stepwise-[A-Z]")
 
 
 def spelled_trailers(source: str) -> list[str]:
     """The `Stepwise-<Name>` strings `source` spells outside its docstrings."""
-    tree = ast.parse(source)
-    docs = _docstrings(tree)
-    return [node.value for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str)
-            and id(node) not in docs and "Stepwise-" in node.value
-            and any(part[:1].isupper() for part in node.value.split("Stepwise-")[1:])]
+    return [text for _, text in spelled_strings(ast.parse(source), docstrings=False)
+            if TRAILER.search(text)]
 
 
 def test_no_module_but_the_trailers_home_spells_a_trailer() -> None:
@@ -44,7 +33,7 @@ def test_the_scan_catches_a_literal_and_an_f_string_but_not_a_docstring() -> Non
     source = ('"""Commits end with Stepwise-Job."""\n'
               'NAME = "Stepwise-Job"\n'
               'def message(job):\n    return f"done\\n\\nStepwise-Batch: {job}\\n"\n')
-    assert spelled_trailers(source) == ["Stepwise-Job", "done\n\nStepwise-Batch: "]
+    assert spelled_trailers(source) == ["Stepwise-Job", "done\n\nStepwise-Batch: {}\n"]
 
 
 def test_the_names_commits_already_carry_never_change() -> None:
