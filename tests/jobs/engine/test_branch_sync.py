@@ -11,18 +11,15 @@ from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
 from jobs.basics.errors import RetryClass, StepwiseError
-from jobs.composition import FEATURES
 from jobs.engine import branch_sync
 from jobs.engine.context import JobContext, Services
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.ports import Publication
+from tests.kit.features import WITHOUT_BISECT
 from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_batch, make_job
 from tests.kit.repos import commit_all, git, make_repo, write_files
-
-# The loop's features but split batches: these tests pin a failed batch's own path.
-WITHOUT_BISECT = tuple(f for f in FEATURES if f.name != "bisect")
 
 
 def context(tmp_path: Path) -> tuple[JobContext, Path, InMemoryForge]:

@@ -11,16 +11,13 @@ from jobs.adapters.allowlist_cache import allowlist_path, cached_default_allowli
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
-from jobs.composition import FEATURES
 from jobs.engine.context import JobContext, Services
 from jobs.kernel.job import Job
 from jobs.kernel.model import JobStatus
+from tests.kit.features import WITHOUT_BISECT
 from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_job
 from tests.kit.repos import commit_all, git, make_repo, write_files
-
-# The loop's features but split batches: these tests pin a failed batch's own path.
-WITHOUT_BISECT = tuple(f for f in FEATURES if f.name != "bisect")
 
 FILES: dict[str, str | bytes] = {"a.py": "x = 1\n", "pkg/b.py": "y = 2\n",
                                  "requirements.txt": "six\n"}

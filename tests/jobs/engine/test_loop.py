@@ -10,17 +10,14 @@ import pytest
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
-from jobs.composition import FEATURES
 from jobs.engine.context import Services
 from jobs.engine.engine import STEPS, Engine
 from jobs.kernel.model import Gate, JobStatus
 from tests.jobs.kernel.test_gates import gated_job
+from tests.kit.features import WITHOUT_BISECT
 from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_job
 from tests.kit.repos import make_repo
-
-# The loop's features but split batches: these tests pin a failed batch's own path.
-WITHOUT_BISECT = tuple(f for f in FEATURES if f.name != "bisect")
 
 
 def services(tmp_path: Path) -> tuple[Services, InMemoryForge]:

@@ -13,19 +13,16 @@ from bot.commands.registry import voice as server_voice
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
-from jobs.composition import FEATURES
 from jobs.engine.context import Outcome, Services
 from jobs.engine.engine import Engine
 from jobs.engine.start import create_job
 from jobs.inputs.spec import IssueTask
 from jobs.kernel.job import Job
 from jobs.recipes.llm_settings import LlmSettings
+from tests.kit.features import WITHOUT_BISECT
 from tests.kit.forge import InMemoryForge
 from tests.kit.local_e2e import CI_WORKFLOW, NUMBER, config_text, issue, sample_files
 from tests.kit.repos import git, make_repo
-
-# The loop's features but split batches: these tests pin a failed batch's own path.
-WITHOUT_BISECT = tuple(f for f in FEATURES if f.name != "bisect")
 
 
 @dataclass
