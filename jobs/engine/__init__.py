@@ -10,9 +10,8 @@ decide and reaches the outside only through the ports (jobs/ports.py).
 - `start.py` (a new job and where it starts), `planning.py` (the work planned, the base's version
   from git for the version tools), `baseline.py` (the starting commit validated, a failed baseline
   run again), `batch_run.py` (a batch's attempt and its record, milestone gates), `attempt.py` (one
-  batch attempt) with `attempt_outcome.py` (what an attempt came to), `attempt_artifacts.py` (a
-  failed validation's whole output and tried diff, kept as files) and `batch_facts.py` (what a
-  committed batch changed).
+  batch attempt) with `attempt_outcome.py` (what an attempt came to and leaves: what a committed
+  batch changed, a failed validation's whole output and tried diff kept as files).
 - `branch_sync.py` (the branch's commits gathered, `reconcile` applied, the accepted commits by
   people read from git); `review.py` (the final review's evidence),
   `revert.py`, `endings.py` (failed, cancelled), `note_commit.py`, `recover.py`.
