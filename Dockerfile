@@ -13,7 +13,7 @@ FROM node:${NODE_VERSION}-bookworm-slim AS node
 FROM python:${PYTHON_VERSION}-slim-bookworm
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
-# libseccomp2: the sandbox's seccomp filter (jobs/adapters/sandbox_seccomp.py) is built with it
+# libseccomp2: the sandbox's seccomp filter (jobs/adapters/sandbox_hardening.py) is built with it
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git bubblewrap libseccomp2 ca-certificates \

@@ -9,11 +9,11 @@
   merged in the object store: `git merge-tree`, the merge commit), `discovery.py` (`git grep`).
 - files: `safe_paths.py` (files opened without following links), `tree_fd.py` (host-side work
   on sandbox-written trees from directory descriptors, never by path).
-- the sandbox: `sandbox.py` (bubblewrap) with `sandbox_process.py` (the process group, timeout
-  and output tail), `sandbox_output.py` (the output read from a pipe, only its tail kept),
-  `sandbox_view.py` (the fixed repository path, environment binds), `sandbox_hardening.py` (no
-  capabilities and no nested user namespace inside), `sandbox_seccomp.py` (the seccomp filter
-  bubblewrap loads); `egress.py` (the allowlisting egress proxy) and `egress_forward.py` (its
+- the sandbox: `sandbox.py` (bubblewrap) with `sandbox_process.py` (the process group, timeout,
+  and its output read from a pipe, only its head and tail kept), `sandbox_view.py` (the fixed
+  repository path, environment binds), `sandbox_hardening.py` (what bubblewrap takes
+  away: every capability, nested user namespaces, and the syscalls its seccomp filter denies);
+  `egress.py` (the allowlisting egress proxy) and `egress_forward.py` (its
   forwarder inside the sandbox), `allowlist_cache.py` (the default egress allowlist, once per
   base commit).
 - `environments.py` (the environment cache) with `toolchain.py` (the toolchain part of its key)

@@ -19,7 +19,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from jobs.adapters import sandbox_hardening as hardening
-from jobs.adapters import sandbox_seccomp as seccomp
 from jobs.adapters import sandbox_view as view
 from jobs.adapters.egress import EgressProxy, EgressRecord
 from jobs.adapters.sandbox_process import (
@@ -211,7 +210,7 @@ class BubblewrapSandbox:
             if policy.network:
                 proxy = stack.enter_context(EgressProxy(policy.network_allow,
                                                         deny_hosts=policy.network_deny_hosts))
-            program = stack.enter_context(seccomp.filter_fd())
+            program = stack.enter_context(hardening.filter_fd())
             cmd = self.command(argv, cwd=cwd, policy=policy, env=env, writable=writable,
                                empty_file=Path(empty.name),
                                egress_socket=proxy.socket_path if proxy else None,

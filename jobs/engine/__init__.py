@@ -12,8 +12,8 @@ decide and reaches the outside only through the ports (jobs/ports.py).
   milestone gates), `attempt.py` (one batch attempt) with `attempt_outcome.py` (what an attempt
   came to), `attempt_artifacts.py` (a failed validation's whole output and tried diff, kept as
   files) and `batch_facts.py` (what a committed batch changed).
-- `branch_sync.py` (the branch's commits gathered, `reconcile` applied) with `human_commits.py`
-  (the accepted commits by people, read from git); `review.py` (the final review's evidence),
+- `branch_sync.py` (the branch's commits gathered, `reconcile` applied, the accepted commits by
+  people read from git); `review.py` (the final review's evidence),
   `revert.py`, `endings.py` (failed, cancelled), `note_commit.py`, `recover.py`.
 - `ci_checks.py` (Stepwise's own check runs on the batch commits and the branch head),
   `git_version.py` (the base's version from git for the version tools), `scope_preview.py`

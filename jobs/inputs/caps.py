@@ -2,7 +2,7 @@
 
 Repository code decides how much it prints, how many connections it asks for and how big the
 files it leaves are; none of that may decide how much memory, disk or Redis Stepwise uses.
-The adapters enforce these while they stream (jobs/adapters/sandbox_output.py, egress.py,
+The adapters enforce these while they stream (jobs/adapters/sandbox_process.py, egress.py,
 staging.py); docs/security.md lists each with its attack test.
 """
 

@@ -12,7 +12,7 @@ import pytest
 
 from jobs.adapters.egress import EgressProxy
 from jobs.adapters.sandbox import PlainSandbox, SandboxPolicy
-from jobs.adapters.sandbox_output import OutputSink
+from jobs.adapters.sandbox_process import OutputSink
 from jobs.adapters.staging import collect_changes
 from jobs.inputs import caps
 from tests.jobs.adapters.test_egress import connect

@@ -1,4 +1,4 @@
-"""The sandbox's seccomp filter (jobs/adapters/sandbox_seccomp.py): each escape family answers
+"""The sandbox's seccomp filter (jobs/adapters/sandbox_hardening.py): each escape family answers
 EPERM inside the sandbox (and answers otherwise without the filter, so these tests can fail),
 the compiled program says so for every denied syscall, and everyday toolchains still work."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.adapters import sandbox_seccomp as seccomp
+from jobs.adapters import sandbox_hardening as seccomp
 from jobs.adapters.sandbox import BubblewrapSandbox, SandboxPolicy
 from tests.security import hostile
 from tests.security.bpf_program import (

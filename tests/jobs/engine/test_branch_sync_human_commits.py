@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.adapters.workspace import Repository
-from jobs.engine.human_commits import read_commit
+from jobs.engine.branch_sync import read_commit
 from jobs.kernel.gates import Verb
 from jobs.kernel.human_commits import KEPT_FILES
 from jobs.kernel.model import Gate, JobStatus
