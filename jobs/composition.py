@@ -29,11 +29,12 @@ BUILT_IN: tuple[RecipeDefinition, ...] = (  # the recipes, one line each (jobs/r
     llm.RECIPE,
 )
 
+# Their sections go in the same order: bisect's words on a batch's card line come before CI's.
 FEATURES: tuple[Feature, ...] = (
+    bisect_feature(ci=CI_CANDIDATES),  # split a failed batch to find its culprit; `batch_size: auto`
     CI,  # CI as a verifier: wait for its verdict (`ci.wait`), the `ci_failed` gate
     Feature("branch", safe_point=branch_sync.sync),  # the branch read again: people's commits
     BASE_MOVES,  # the moved base merged in (the `conflict` gate, the note's base merges)
-    bisect_feature(ci=CI_CANDIDATES),  # split a failed batch to find its culprit; `batch_size: auto`
     LLM,  # recipe llm's ties to the loop: endpoint, editor's extras, `budget` gate, model usage
     ENVIRONMENTS,  # `setup` builds the job's environment, cached
 )

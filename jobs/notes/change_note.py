@@ -26,7 +26,6 @@ from jobs.notes.note_parts import (
     shown_files,
 )
 from jobs.notes.progress import baseline_label
-from jobs.notes.split_notes import split_note_lines
 from jobs.notes.tally import outcome, tally
 
 
@@ -68,8 +67,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
             f"{short(batch.commit)} | {cell(batch_commands(batch, codemod))} |"
         )
     lines += history_lines(job.plans)
-    lines += split_note_lines(job)
-    lines += note_sections(NoteSlot.AFTER_BATCHES, job)
+    lines += note_sections(NoteSlot.AFTER_BATCHES, job)  # split batches (bisect)
     lines += _reasons(job, BatchStatus.SKIPPED, "Skipped")
     lines += reverted_lines(job)
     lines += commits_by_people_lines(job.human_commits)

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from jobs.basics import markdown_safe as md
+from jobs.inputs.batch_sizes import batch_size_limit, is_auto
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus
 from jobs.kernel.records import CommandEvidence
@@ -220,3 +221,13 @@ def failed_attempt_files(job: Job) -> list[str]:
     if not lines:
         return []
     return ["", "## Failed attempts' output and diffs", "", *lines]
+
+
+def batch_size_words(job: Job) -> str:
+    """The plan's words for the batch size: a number, or how `auto` sizes batches."""
+    spec, config = job.spec, job.config
+    if is_auto(spec.batch_size, config.batch_size):
+        limit = batch_size_limit(spec.batch_size_max, config.batch_size_max)
+        return (f"batch size auto: starts at 2, doubles after a passing batch, halves after a "
+                f"failure, at most {limit}; batches not started are regrouped as it changes")
+    return f"batch size {spec.batch_size if spec.batch_size is not None else config.batch_size}"

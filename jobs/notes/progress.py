@@ -17,6 +17,7 @@ from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.kernel.outbox import refused_note, waiting_note
 from jobs.notes.note_parts import (
     artifact_lines,
+    batch_size_words,
     code_label,
     command_line,
     kept_label,
@@ -26,12 +27,6 @@ from jobs.notes.note_parts import (
 )
 from jobs.notes.note_parts import (
     short as short,
-)
-from jobs.notes.split_notes import (
-    auto_size_line,
-    batch_size_words,
-    split_card_lines,
-    split_words,
 )
 from jobs.notes.tally import outcome, tally
 
@@ -323,13 +318,11 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
         lines.append(f"\nMilestone {milestone} ({counts} completed)\n")
         if show:
             lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b, link)}"
-                         f"{split_words(job, b)}{card_batch_words(job, b)}"
+                         f"{card_batch_words(job, b)}"
                          for b in batches)
         lines += card_milestone_lines(job, milestone)
     flush()
-    lines += split_card_lines(job)
-    lines += auto_size_line(job)
-    lines += card_closing_lines(job)  # the features' (base_moves: the base's merges)
+    lines += card_closing_lines(job)  # the features' (bisect: split batches; base_moves: merges)
     return voice.speak("\n".join(lines))
 
 

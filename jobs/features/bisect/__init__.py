@@ -22,6 +22,8 @@ are regrouped (numbers of started batches never change).
 - resize.py: regrouping the batches not started (`batch_size: auto`), before each batch.
 - by_ci.py: a split a red CI check started: candidate commits pushed for CI, withdrawn (through
   the `CiCandidates` protocol it declares; jobs/composition.py gives it CI's).
+- notes.py: what the card and the change note say of split batches and `auto` sizes (its card
+  and note sections, `PARTS`).
 - wiring.py: the feature's entry in the features' tuple (`bisect_feature`, its batch hooks).
 - driver.py: the engine side (`BisectHooks`, the hooks jobs/local.py and bot/server give the
   engine): candidate trees, validation, commit, set-aside batches. Importing the package does

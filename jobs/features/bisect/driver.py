@@ -16,6 +16,7 @@ from jobs.engine.batch_run import record
 from jobs.engine.context import JobContext
 from jobs.features.bisect import by_ci
 from jobs.features.bisect.candidates import candidate_tree
+from jobs.features.bisect.notes import set_aside_into, set_aside_words
 from jobs.features.bisect.resize import resize_before
 from jobs.features.bisect.rules import Decided, extra_run_budget, next_step_named_first
 from jobs.inputs.spec import DoneWhen, Recipe
@@ -25,7 +26,6 @@ from jobs.kernel.model import BatchStatus, Gate
 from jobs.kernel.records import Attempt, CiWait, CommandEvidence
 from jobs.kernel.split_record import SplitCause, SplitState, SubsetResult, cause_words
 from jobs.notes.progress import render_card
-from jobs.notes.split_notes import set_aside_into, set_aside_words
 from jobs.ports import CiFailure, Publication
 
 # What a split-off batch's failure at the gate says (with `replace` and `command` the

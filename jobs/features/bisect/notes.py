@@ -1,21 +1,12 @@
-"""What the plan, the card and the change note say of split batches and of `batch_size: auto`
-(pure: functions of the record)."""
+"""What the card and the change note say of split batches and of `batch_size: auto` (pure:
+functions of the record), as the feature's card and note sections (`PARTS`)."""
 
 from __future__ import annotations
 
-from jobs.inputs.batch_sizes import batch_size_limit, is_auto
+from jobs.inputs.batch_sizes import is_auto
+from jobs.kernel.feature_parts import CardSection, FeatureParts, NoteSection, NoteSlot
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.split_record import cause_words
-
-
-def batch_size_words(job: Job) -> str:
-    """The plan's words for the batch size: a number, or how `auto` sizes batches."""
-    spec, config = job.spec, job.config
-    if is_auto(spec.batch_size, config.batch_size):
-        limit = batch_size_limit(spec.batch_size_max, config.batch_size_max)
-        return (f"batch size auto: starts at 2, doubles after a passing batch, halves after a "
-                f"failure, at most {limit}; batches not started are regrouped as it changes")
-    return f"batch size {spec.batch_size if spec.batch_size is not None else config.batch_size}"
 
 
 def set_aside_into(job: Job, batch: Batch) -> list[Batch]:
@@ -71,6 +62,11 @@ def auto_size_line(job: Job) -> list[str]:
     return ["", "Batch sizes chosen (auto): " + (", ".join(chosen) or "none yet")]
 
 
+def closing_lines(job: Job) -> list[str]:
+    """The card's last lines: the split batches, then the `auto` sizes chosen."""
+    return split_card_lines(job) + auto_size_line(job)
+
+
 def split_note_lines(job: Job) -> list[str]:
     """The change note's section on split batches: what each split set aside and why."""
     split = [b for b in job.batches if b.split is not None and b.split.finished]
@@ -90,3 +86,10 @@ def split_note_lines(job: Job) -> list[str]:
                   f"{set_aside_words(job, other)} — {other.status}"
                   for other in set_aside_into(job, batch)]
     return lines
+
+
+PARTS = FeatureParts(
+    "bisect",
+    note_sections=(NoteSection(NoteSlot.AFTER_BATCHES, split_note_lines),),  # "## Split batches"
+    card_sections=(CardSection(batch=split_words, closing=closing_lines),),
+)
