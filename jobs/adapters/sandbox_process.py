@@ -23,7 +23,7 @@ from pathlib import Path
 from jobs.inputs.caps import OUTPUT_HEAD_BYTES, OUTPUT_KEPT_BYTES
 from jobs.inputs.programs import program_name
 from jobs.inputs.sandboxing import CommandResult
-from jobs.notes.output_tail import choose_tail
+from jobs.notes.annotations import choose_tail
 
 CHUNK = 1 << 16
 POLL_S = 0.1
@@ -104,7 +104,7 @@ TAIL_READ_BYTES = OUTPUT_KEPT_BYTES
 
 def _tail(kept: bytes, *, dropped: bool) -> str:
     """The last TAIL_LINES lines (each cut to TAIL_LINE_CHARS) of the kept output, or the
-    failing test's report when the runner printed one (jobs/notes/output_tail.py)."""
+    failing test's report when the runner printed one (jobs/notes/annotations.py)."""
     text = kept.decode("utf-8", errors="replace")
     lines = text.removesuffix("\n").split("\n")
     lines = lines[1:] if dropped and len(lines) > 1 else lines  # the first kept may be partial

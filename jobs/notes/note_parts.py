@@ -11,8 +11,7 @@ from jobs.inputs.batch_sizes import batch_size_limit, is_auto
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus
 from jobs.kernel.records import CommandEvidence
-from jobs.notes.annotations import annotations_from_output
-from jobs.notes.output_tail import choose_tail
+from jobs.notes.annotations import annotations_from_output, choose_tail
 
 
 def plural(count: int, noun: str) -> str:
@@ -32,7 +31,7 @@ def command_line(evidence: CommandEvidence) -> str:
 
 def output_block(evidence: CommandEvidence, *, lines: int = 15) -> list[str]:
     """At most `lines` lines of a command's output tail as a fenced block (none: no block): the
-    failing test's report and the last lines when the runner printed one (output_tail.py)."""
+    failing test's report and the last lines when the runner printed one (annotations.py)."""
     tail = choose_tail(evidence.output_tail.rstrip().splitlines(), limit=lines)
     if not tail:
         return []

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from jobs.basics.markdown_safe import code
+from jobs.notes.annotations import choose_tail
 from jobs.notes.note_parts import codemod_findings
-from jobs.notes.output_tail import choose_tail
 
 LIMIT = 40
 NOISE = [f"noise line {i}" for i in range(80)]
