@@ -60,7 +60,7 @@ class Settings(BaseSettings):
     reap_interval_s: int = Field(default=20, ge=1, le=3600)  # how often the reaper looks
     # Waits before retrying a transient fault (5, 15, 45 s); benchmarks shorten them.
     backoff_s: tuple[float, ...] = Field(default=(5.0, 15.0, 45.0), min_length=1, max_length=10)
-    # Waits between the tries of one repeat-safe GitHub call, retried in place (bot.github.retry).
+    # Waits between the tries of one repeat-safe GitHub call, retried in place (bot.github.errors).
     call_backoff_s: tuple[float, ...] = Field(default=(0.5, 1.0, 2.0), max_length=10)
     # How often the reconciler re-publishes what GitHub has not confirmed (bot.server.reconciler).
     reconcile_interval_s: int = Field(default=20, ge=1, le=3600)

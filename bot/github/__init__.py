@@ -2,10 +2,11 @@
 
 - `app.py`: the App: its JWT client, installation tokens, the bot user's commit identity.
 - `client.py`: an installation's REST and GraphQL calls, with `records.py` (the records it
-  answers with) and `errors.py` (`ForgeError`, a failure classified).
-- `retry.py`: call-level retries and rate limits; `conditional.py`: ETag reads, a bounded store;
-  `observer.py`: every call's answer and retry seen at the githubkit client (route templates,
-  rate-limit headers); `tls.py`: one TLS context for every client.
+  answers with) and `errors.py` (a failed call: `ForgeError`, the failure classified, call-level
+  retries and rate limits).
+- `conditional.py`: ETag reads, a bounded store; `observer.py`: every call's answer and retry seen
+  at the githubkit client (route templates, rate-limit headers); `tls.py`: one TLS context for
+  every client.
 - `forge.py`: the forge port (jobs/ports.py) on GitHub, with `conversation.py` (who a gate
   mentions, which comment it edits, what a superseded comment says).
 - `mirror.py`: cached clones, push and fetch; `git_data.py`: commits GitHub signs (the Git Data

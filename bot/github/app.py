@@ -19,9 +19,8 @@ from githubkit.exception import RequestFailed
 
 from bot.github.client import DEFAULT_API_VERSION, TOKEN_MARGIN_S, ApiVersion, Installation, response_json
 from bot.github.conditional import ConditionalReads
-from bot.github.errors import ForgeError, classify
+from bot.github.errors import NO_RETRY, CallRetry, ForgeError, classify, retry_after_s
 from bot.github.observer import CallObserver, ObservedRetry, event_hooks
-from bot.github.retry import NO_RETRY, CallRetry, retry_after_s
 from bot.github.tls import shared_tls_context
 from jobs.adapters.worktree import identity_env
 from jobs.basics.errors import RetryClass
@@ -43,7 +42,7 @@ def web_base(api_url: str) -> str:
 class GitHubApp:
     """App-level client: mints installation tokens (cached until shortly before expiry).
 
-    `retry` (bot.github.retry.CallRetry) retries repeat-safe calls in place with a short capped
+    `retry` (bot.github.errors.CallRetry) retries repeat-safe calls in place with a short capped
     backoff; without it (the default, for tests of single calls) every fault is raised at once.
     `observer` (bot/github/observer.py) is told about every answer and retry of every client
     made here (the metrics of GitHub calls and rate limits).

@@ -20,9 +20,8 @@ from githubkit.exception import RequestFailed
 
 from bot.authz import base_role
 from bot.github.conditional import ConditionalReads
-from bot.github.errors import ForgeError, classify, response_body, validation_errors
+from bot.github.errors import CallRetry, ForgeError, classify, response_body, validation_errors
 from bot.github.records import CommentInfo, IssueInfo, PullInfo, RepoInfo, comment_info, pull_info
-from bot.github.retry import CallRetry
 from jobs.basics.errors import RetryClass
 
 

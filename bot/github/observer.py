@@ -23,7 +23,7 @@ import httpx
 from githubkit.exception import GitHubException, RequestFailed
 from githubkit.retry import RetryOption
 
-from bot.github.retry import rate_limit_of_answer
+from bot.github.errors import rate_limit_of_answer
 
 log = logging.getLogger(__name__)
 # GitHub's REST path words (anything else in a path is a value: a placeholder takes its place).
@@ -162,7 +162,7 @@ def event_hooks(observer: CallObserver | None, installation: str) -> dict[str, l
 
 @dataclass(frozen=True)
 class ObservedRetry:
-    """githubkit's `auto_retry` decision (`decide`, e.g. bot.github.retry.CallRetry), telling the
+    """githubkit's `auto_retry` decision (`decide`, e.g. bot.github.errors.CallRetry), telling the
     observer about each retry it grants and each try that got no answer at all (githubkit asks
     this decision about every failed try; a response hook sees only the answered ones)."""
 

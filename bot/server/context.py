@@ -15,10 +15,10 @@ from redis import Redis
 
 from bot.github.app import BotIdentity, GitHubApp, web_base
 from bot.github.client import Installation, preload_api_modules
+from bot.github.errors import CallRetry
 from bot.github.forge import GitHubForge
 from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
-from bot.github.retry import CallRetry
 from bot.observability.github_metrics import GitHubCallMetrics
 from bot.plumbing.connections import worker_redis
 from bot.plumbing.redis_store import RedisStore

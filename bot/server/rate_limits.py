@@ -17,8 +17,7 @@ from typing import Protocol
 
 from redis import Redis
 
-from bot.github.errors import RATE_LIMITED
-from bot.github.retry import SECONDARY_MIN_WAIT_S
+from bot.github.errors import RATE_LIMITED, SECONDARY_MIN_WAIT_S
 from bot.observability.github_metrics import record_rate_limit_wait
 from jobs.basics.errors import StepwiseError
 from jobs.kernel.job import Job

@@ -12,9 +12,8 @@ import pytest
 
 from bot.github.app import GitHubApp
 from bot.github.client import Installation
-from bot.github.errors import ForgeError
+from bot.github.errors import CallRetry, ForgeError
 from bot.github.forge import GitHubForge, marker
-from bot.github.retry import CallRetry
 from bot.server.reconciler import reconcile
 from bot.taskcenter.links import Links
 from bot.taskcenter.views import gate_view

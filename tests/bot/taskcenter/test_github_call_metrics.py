@@ -15,9 +15,8 @@ import redis
 from prometheus_client import CollectorRegistry, generate_latest
 
 from bot.github.app import GitHubApp
-from bot.github.errors import ForgeError
+from bot.github.errors import CallRetry, ForgeError
 from bot.github.observer import route_template
-from bot.github.retry import CallRetry
 from bot.observability.github_metrics import GitHubCallMetrics
 from bot.server import steps
 from bot.taskcenter.records import HeadCache
