@@ -1,12 +1,12 @@
 """GitHub: the App and every call Stepwise makes to GitHub.
 
-- `app.py`: the App: its JWT client, installation tokens, the bot user's commit identity.
+- `app.py`: the App: its JWT client, installation tokens, the bot user's commit identity, one
+  TLS context for every client.
 - `client.py`: an installation's REST and GraphQL calls, with `records.py` (the records it
   answers with) and `errors.py` (a failed call: `ForgeError`, the failure classified, call-level
   retries and rate limits).
 - `conditional.py`: ETag reads, a bounded store; `observer.py`: every call's answer and retry seen
-  at the githubkit client (route templates, rate-limit headers); `tls.py`: one TLS context for
-  every client.
+  at the githubkit client (route templates, rate-limit headers).
 - `forge.py`: the forge port (jobs/ports.py) on GitHub, with `conversation.py` (who a gate
   mentions, which comment it edits, what a superseded comment says).
 - `mirror.py`: cached clones, push and fetch; `git_data.py`: commits GitHub signs (the Git Data
