@@ -1,6 +1,6 @@
 """A failed attempt's files in the task center, behind the login: its whole output
 (`output.log`) and the diff it tried (`attempt.diff`), as the worker kept them
-(jobs/engine/attempt_artifacts.py) in the repository's state under the shared work directory
+(jobs/engine/attempt_outcome.py) in the repository's state under the shared work directory
 (`$STEPWISE_WORKDIR/repos/<owner>/<name>.git/stepwise/artifacts/...`).
 
 Only the two names an attempt records are served, only for an attempt whose record lists them,

@@ -19,7 +19,7 @@ from bot.taskcenter.records import (
 from jobs.basics.errors import ErrorInfo
 from jobs.basics.redact import redact
 from jobs.kernel import outbox
-from jobs.kernel.gate_choices import gate_choices
+from jobs.kernel.gates import gate_choices
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import GATES, GateKind, JobStatus
 from jobs.notes.progress import rate_limit_note

@@ -7,19 +7,18 @@ decide and reaches the outside only through the ports (jobs/ports.py).
   gate; `Feature` and its named hook points (safe point, after push, adopt, before a milestone
   ends, after revert, at end, the batch hooks, the edit, the environment, the planned and
   start checks).
-- `start.py` (a new job and where it starts), `planning.py`, `baseline.py` (the starting commit
-  validated, a failed baseline run again), `batch_run.py` (a batch's attempt and its record,
-  milestone gates), `attempt.py` (one batch attempt) with `attempt_outcome.py` (what an attempt
-  came to), `attempt_artifacts.py` (a failed validation's whole output and tried diff, kept as
-  files) and `batch_facts.py` (what a committed batch changed).
+- `start.py` (a new job and where it starts), `planning.py` (the work planned, the base's version
+  from git for the version tools), `baseline.py` (the starting commit validated, a failed baseline
+  run again), `batch_run.py` (a batch's attempt and its record, milestone gates), `attempt.py` (one
+  batch attempt) with `attempt_outcome.py` (what an attempt came to and leaves: what a committed
+  batch changed, a failed validation's whole output and tried diff kept as files).
 - `branch_sync.py` (the branch's commits gathered, `reconcile` applied, the accepted commits by
   people read from git); `review.py` (the final review's evidence),
   `revert.py`, `endings.py` (failed, cancelled), `note_commit.py`, `recover.py`.
 - `ci_checks.py` (Stepwise's own check runs on the batch commits and the branch head),
-  `git_version.py` (the base's version from git for the version tools), `scope_preview.py`
-  (what a job would plan, found without starting it: a campaign's preview), `usecases.py` (what
-  local and server mode share: steer with a verb, instruct, revert, status, reload the config;
-  each mode wires only saving and carrying on).
+  `scope_preview.py` (what a job would plan, found without starting it: a campaign's preview),
+  `usecases.py` (what local and server mode share: steer with a verb, instruct, revert, status,
+  reload the config; each mode wires only saving and carrying on).
 
 Contract: the engine never imports a feature nor the llm recipe, the store's or the sandbox's
 adapters (import contracts); a step loads the record once and saves once per durable change.

@@ -12,9 +12,15 @@ from jobs.adapters.evidence import command_evidence
 from jobs.basics.errors import PlatformWait, RetryClass, StepwiseError
 from jobs.decisions.guard import GuardPolicy, GuardVerdict, Rule, check_diff
 from jobs.decisions.plan import compile_patterns, matching_lines, select_scope
-from jobs.engine.attempt_artifacts import attempt_dir, log_entry, write_attempt_artifacts
 from jobs.engine.attempt_outcome import AttemptOutcome as AttemptOutcome  # re-exported
-from jobs.engine.attempt_outcome import EditGated, command_failed_outcome, failed_outcome
+from jobs.engine.attempt_outcome import (
+    EditGated,
+    attempt_dir,
+    command_failed_outcome,
+    failed_outcome,
+    log_entry,
+    write_attempt_artifacts,
+)
 from jobs.engine.attempt_outcome import Result as Result  # re-exported
 from jobs.inputs.config import RepoConfig
 from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy

@@ -7,7 +7,7 @@ import shlex
 from jobs.basics.errors import ErrorInfo
 from jobs.engine import ci_checks
 from jobs.engine.attempt import AttemptOutcome, Result
-from jobs.engine.batch_facts import record_changes
+from jobs.engine.attempt_outcome import record_changes
 from jobs.engine.context import JobContext
 from jobs.engine.note_commit import commit_note
 from jobs.inputs.spec import Recipe

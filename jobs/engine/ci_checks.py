@@ -12,7 +12,7 @@ from contextlib import suppress
 from jobs.adapters.sandbox_view import REPO_MOUNT
 from jobs.basics.voice import LOCAL, Voice
 from jobs.engine.context import CancelSignal, JobContext
-from jobs.kernel.gate_choices import gate_choices
+from jobs.kernel.gates import gate_choices
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import JobStatus
 from jobs.kernel.records import CommandEvidence

@@ -1,5 +1,7 @@
-"""The planning step: adopt a changed issue, plan the work left, run the baseline, then
-continue or wait at the plan gate."""
+"""The planning step: adopt a changed issue, plan the work left, read the base commit's version
+from git for the repository's version tools (the packaging files and `git describe`, read by
+Stepwise from the trusted repository, never by sandboxed code; the rules are
+jobs/kernel/git_versions.py), run the baseline, then continue or wait at the plan gate."""
 
 from __future__ import annotations
 
@@ -7,15 +9,15 @@ from jobs.adapters.discovery import contents_for_patterns, plan_scope
 from jobs.decisions.plan import build_plan
 from jobs.engine.baseline import baseline_report, run_baseline
 from jobs.engine.context import JobContext
-from jobs.engine.git_version import base_git_version
 from jobs.inputs.batch_sizes import planned_batch_size
 from jobs.inputs.spec import parse_issue
+from jobs.kernel.git_versions import PACKAGING_FILES, GitVersion, git_version
 from jobs.kernel.job import Batch
 from jobs.kernel.model import FINISHED_BATCH_STATUSES, Gate, JobStatus
 from jobs.kernel.plan_history import PlannedBatch, PlanRecord, anything_tried
 from jobs.notes.note_parts import baseline_failure
 from jobs.notes.progress import nothing_to_do, render_plan
-from jobs.ports import Publication
+from jobs.ports import Publication, Workspace
 
 
 def apply_pending_issue(engine: JobContext) -> bool:
@@ -111,3 +113,19 @@ def plan(engine: JobContext) -> None:
                   report=baseline_report(job))
     else:
         engine.open(Gate.PLAN, "the plan is ready for review")
+
+
+def describe(repository: Workspace, sha: str) -> str:
+    """`git describe --tags --long` of `sha` (`v1.2-3-gabc1234`), or "" without a tag."""
+    out = repository.git("describe", "--tags", "--long", "--abbrev=7", sha, check=False)
+    line = out.strip().splitlines()[0] if out.strip() else ""
+    return line if line.rsplit("-", 2)[-1].startswith("g") else ""
+
+
+def base_git_version(repository: Workspace, sha: str) -> GitVersion | None:
+    """What the job's commands are told of the version at `sha`; None when the repository uses
+    no git-version tool."""
+    files = repository.read_texts(sha, PACKAGING_FILES)
+    if not any(files.values()):
+        return None
+    return git_version(files, described=describe(repository, sha), sha=sha)

@@ -66,7 +66,7 @@ class CommandResult:
     cancelled: bool = False  # ended because `should_stop` said so
     egress: tuple[str, ...] = ()  # each tunnel asked of the egress proxy, and its answer
     # The output as far as it was kept (head and tail, sandbox_process.py), unredacted: only
-    # for a failed attempt's log (jobs/engine/attempt_artifacts.py), never recorded as is.
+    # for a failed attempt's log (jobs/engine/attempt_outcome.py), never recorded as is.
     output_log: str = field(default="", repr=False, compare=False)
 
     @property

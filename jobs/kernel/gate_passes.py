@@ -25,7 +25,7 @@ OnPass = Callable[[Job, OpenGate, Verb, Batch | None], str]
 class PassRow:
     """What passing one gate (or one cause of `failure`) does. `resumes`: the status the job
     goes on in; `approve_means`: at a `failure` cause, what `approve` does when it is more than
-    a retry (the prompt then recommends it, jobs/kernel/gate_choices.py)."""
+    a retry (the prompt then recommends it, jobs/kernel/gates.py)."""
 
     on_pass: OnPass
     resumes: JobStatus = JobStatus.RUNNING

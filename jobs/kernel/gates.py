@@ -1,22 +1,34 @@
-"""Opening gates and applying the human verbs to them, as pure changes to the job record
-(what each gate takes is the gate table in jobs/kernel/model.py; what passing it does, the pass
-table in jobs/kernel/gate_passes.py)."""
+"""Opening gates, applying the human verbs to them (pure changes to the job record), and what a
+gate prompt recommends: the answer that can work and the other choices (what each gate takes is
+the gate table in jobs/kernel/model.py; what passing it does, the pass table in
+jobs/kernel/gate_passes.py).
+
+Each verb keeps one meaning. At `failure`, `approve` still retries the batch (DESIGN's table) but
+is not offered as a choice of its own beside `retry`; where it means something else (finish
+despite a failed final review, go on without merging the base: the failure cause's row in
+jobs/kernel/gate_passes.py, or a feature's, says so) it is the recommended answer. A
+batch of a deterministic recipe (`replace`, `command`) that failed validation would fail the same
+way again, so the prompt recommends `skip`, a revert or a spec fix, never a retry.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
-from jobs.basics.errors import BadInputError, ErrorInfo
-from jobs.basics.voice import cmd
+from jobs.basics.errors import BadInputError, ErrorInfo, RetryClass
+from jobs.basics.voice import Voice, cmd
 from jobs.inputs.config import RepoConfig
-from jobs.kernel.gate_passes import PASSES, pass_gate
+from jobs.inputs.spec import Recipe
+from jobs.kernel.gate_passes import PASSES, failure_row, pass_gate
 from jobs.kernel.job import Batch, Job, OpenGate
 from jobs.kernel.model import GATES, BatchStatus, FailureCause, Gate, JobStatus, Verb
 from jobs.kernel.records import PendingIssue
 
-__all__ = ["RefusedError", "Verb", "apply_verb", "note_spec_change", "open_gate",
-           "reload_config", "skip_files", "split_skip_words"]
+__all__ = ["DETERMINISTIC_RECIPES", "Choices", "RefusedError", "Verb", "apply_verb", "gate_choices",
+           "note_spec_change", "open_gate", "reload_config", "repeats_itself", "skip_files",
+           "split_skip_words"]
 
 class RefusedError(BadInputError):
     """A verb that does not apply now; nothing changed."""
@@ -189,3 +201,52 @@ def note_spec_change(job: Job, *, title: str, body: str, now: datetime) -> None:
             job.set_status(JobStatus.RUNNING)
         open_gate(job, Gate.SPEC_CHANGED,
                   reason="the issue's spec changed after the plan was approved", now=now)
+
+
+DETERMINISTIC_RECIPES = frozenset({Recipe.REPLACE, Recipe.COMMAND})
+
+
+@dataclass(frozen=True)
+class Choices:
+    """The recommended answer (a usage line and what it does), the others, and a sentence on
+    why a retry is not offered (empty when it is)."""
+
+    usage: str
+    meaning: str
+    others: tuple[str, ...]
+    why: str = ""
+
+    def lines(self, voice: Voice) -> list[str]:
+        """The prompt's closing paragraphs, each command written in `voice`."""
+        paragraphs = [f"To {self.meaning}: {voice.usage(self.usage)}"]
+        if self.why:
+            paragraphs.append(voice.speak(self.why))
+        if self.others:
+            paragraphs.append("Other choices: " + ", ".join(voice.usage(u) for u in self.others))
+        return paragraphs
+
+
+def repeats_itself(job: Job, gate: OpenGate) -> bool:
+    """A retry of this failed batch would make the same edit and fail the same way."""
+    report = gate.report
+    return (gate.kind is Gate.FAILURE and gate.batch is not None
+            and job.spec.recipe in DETERMINISTIC_RECIPES
+            and (report is None or report.retry_class is not RetryClass.AUTO_RETRY))
+
+
+def gate_choices(job: Job, gate: OpenGate) -> Choices:
+    rule = GATES[gate.kind]
+    if gate.kind is not Gate.FAILURE:
+        return Choices(rule.verb, rule.meaning, rule.other_choices)
+    approve_means = failure_row(gate).approve_means  # the cause's own meaning of `approve`
+    if approve_means:
+        return Choices("approve", approve_means, ("retry", "cancel"))
+    if repeats_itself(job, gate):
+        return Choices(
+            "skip <reason>", f"leave batch {gate.batch} out, with the reason", (
+                "revert <batch>", "cancel"),
+            why=f"A retry would make the same edit and fail the same way (the `{job.spec.recipe}`"
+                " recipe is deterministic). To change what the batch does, fix the spec in the "
+                "issue (the job re-plans); if an earlier batch broke this one, "
+                "{{revert <batch>}} undoes it.")
+    return Choices("retry", rule.meaning, ("skip <reason>", "cancel"))

@@ -114,7 +114,7 @@ class Attempt(Record):
     error: ErrorInfo | None = None
     llm_calls: list[ModelCall] = []
     transcript: str | None = None  # where the model transcript of this attempt is kept
-    # A failed validation's output.log and attempt.diff (jobs/engine/attempt_artifacts.py)
+    # A failed validation's output.log and attempt.diff (jobs/engine/attempt_outcome.py)
     artifacts: list[str] = []
     ci_checks: list[CiCheck] = []  # per_batch: the red checks that withdrew this attempt's commit
 

@@ -10,7 +10,7 @@ from datetime import UTC
 from jobs.basics import markdown_safe as md
 from jobs.basics.voice import LOCAL, Voice
 from jobs.kernel.feature_parts import INSTALLED, CardSection
-from jobs.kernel.gate_choices import gate_choices
+from jobs.kernel.gates import gate_choices
 from jobs.kernel.git_versions import version_lines
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, Gate, JobStatus

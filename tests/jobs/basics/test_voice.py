@@ -15,8 +15,7 @@ from jobs.decisions.verdicts import review_gate_report
 from jobs.engine.baseline import baseline_report
 from jobs.features.ci.parts import CI_FAILED
 from jobs.inputs.spec import Recipe
-from jobs.kernel.gate_choices import gate_choices
-from jobs.kernel.gates import open_gate
+from jobs.kernel.gates import gate_choices, open_gate
 from jobs.kernel.job import Job
 from jobs.kernel.model import GATES, BatchStatus, FailureCause, Gate, JobStatus
 from jobs.kernel.records import CommandEvidence, FinalReview

@@ -12,9 +12,8 @@ import pytest
 from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.composition import FEATURES
 from jobs.features.base_moves.parts import BASE_MERGE
-from jobs.kernel.gate_choices import gate_choices
 from jobs.kernel.gate_passes import FAILURE_PASSES, PASSES
-from jobs.kernel.gates import apply_verb, open_gate
+from jobs.kernel.gates import apply_verb, gate_choices, open_gate
 from jobs.kernel.job import Job, OpenGate
 from jobs.kernel.model import (
     FAILURE_CAUSES,

@@ -9,8 +9,7 @@ import pytest
 
 from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.basics.voice import Voice
-from jobs.kernel.gate_choices import gate_choices
-from jobs.kernel.gates import open_gate
+from jobs.kernel.gates import gate_choices, open_gate
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import GATES, BatchStatus, Gate, JobStatus
 from jobs.kernel.records import Attempt, CommandEvidence, FinalReview

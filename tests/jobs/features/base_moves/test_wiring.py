@@ -16,8 +16,7 @@ from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT, PARTS
 from jobs.features.base_moves.wiring import FEATURE
 from jobs.inputs.config import load_config
 from jobs.kernel.feature_parts import FailureRow, FeatureParts, install_parts
-from jobs.kernel.gate_choices import gate_choices
-from jobs.kernel.gates import Verb, apply_verb, open_gate
+from jobs.kernel.gates import Verb, apply_verb, gate_choices, open_gate
 from jobs.kernel.job import Job, OpenGate
 from jobs.kernel.model import GATES, Acceptance, Gate, JobStatus
 from jobs.kernel.records import BaseConflict, BaseMerge, CiResult, LeftOut
