@@ -11,9 +11,12 @@
 Each figure counts Stepwise's own code (modules under jobs/ and bot/): the files whose functions
 ran, the calls from a function of one file into a function of another, the record loads,
 status reads and saves (the stores' `load`/`load_id`, `stored_status` and `save` calls) and the
-task spec's validations (each runs `TaskSpec`'s recipe check). Run it on an older checkout
-(same interpreter, the checkout as the working directory) to compare; it uses only interfaces
-older versions have.
+task spec's validations (each runs `TaskSpec`'s recipe check). It also counts the lines of the
+files crossed, and so the fewest files that could hold them at STYLE.md's "modules under about
+300 lines" (a floor for the file count that no regrouping of the same code goes under).
+
+Run it on an older checkout (same interpreter, the checkout as the working directory) to
+compare; it uses only interfaces older versions have.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ OURS = (str(ROOT / "jobs") + "/", str(ROOT / "bot") + "/")
 # Where the stores and the spec's recipe check live, now and in older checkouts (compared with).
 STORES = ("jobs/adapters/store.py", "bot/plumbing/redis_store.py", "bot/server/redis_store.py")
 SPECS = ("jobs/inputs/spec.py", "jobs/domain/spec.py")
+MODULE_LINES = 300  # STYLE.md: modules under about 300 lines
 
 
 @dataclass
@@ -66,12 +70,14 @@ class Trace:
         statuses = self.count(STORES, "stored_status")
         saves = self.count(STORES, "save")  # save_unsynced goes through it
         specs = self.count(SPECS, "_registered_recipe")
+        lines = sum(len((ROOT / name).read_text().splitlines()) for name in self.files)
         listing = ""
         if list_files:
             listing = "\n" + "\n".join(f"  {f}" for f in sorted(self.files))
         return (f"{label}: {len(self.files)} files, {self.cross_calls} cross-file calls, "
                 f"{loads} record loads, {statuses} status reads, {saves} saves, "
-                f"{specs} spec validations{listing}")
+                f"{specs} spec validations; {lines} lines in those files, so at least "
+                f"{-(-lines // MODULE_LINES)} files of {MODULE_LINES} lines{listing}")
 
 
 @contextmanager

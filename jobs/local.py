@@ -27,14 +27,15 @@ from jobs.engine.start import create_job, start_checks
 from jobs.features.base_moves.merge import moved_base_notice
 from jobs.features.llm.draft import draft_job
 from jobs.features.llm.start import llm_enabled
-from jobs.inputs.spec import InvalidSpecError, IssueTask, parse_issue_file
+from jobs.inputs.spec import InvalidSpecError, IssueTask, parse_issue_file, split_issue_text
+from jobs.inputs.spec_block import has_spec_block
 from jobs.kernel.gates import Verb, note_spec_change
 from jobs.kernel.job import Job
 from jobs.kernel.model import JobStatus
 from jobs.kernel.records import Event
 from jobs.notes.progress import render_card
 from jobs.ports import Publication
-from jobs.recipes.llm.draft import draft_comment, has_spec_block, split_issue_text
+from jobs.recipes.llm.draft import draft_comment
 from jobs.recipes.llm_settings import LlmSettings
 
 Sink = Callable[[Publication, str], None]

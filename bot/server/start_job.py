@@ -26,11 +26,12 @@ from jobs.engine.engine import Base, create_job
 from jobs.features.llm.draft import draft_job
 from jobs.inputs.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.inputs.spec import parse_issue
+from jobs.inputs.spec_block import has_spec_block
 from jobs.kernel.gates import RefusedError
 from jobs.kernel.gates import reload_config as reload_job_config
 from jobs.kernel.job import Job
 from jobs.kernel.model import Gate, JobStatus
-from jobs.recipes.llm.draft import draft_comment, has_spec_block
+from jobs.recipes.llm.draft import draft_comment
 
 log = logging.getLogger(__name__)
 

@@ -278,16 +278,22 @@ def parse_issue_file(text: str) -> IssueTask:
     return parse_issue(*split_issue_file(text))
 
 
-def split_issue_file(text: str) -> tuple[str, str]:
-    """An issue file's title (its first line, `# Title`) and body; InvalidSpecError without."""
+def split_issue_text(text: str) -> tuple[str, str]:
+    """A local issue file's `# Title` line (or "" without one) and the body after it."""
     lines = re.split(r"\r\n|\r|\n", text.removeprefix("\ufeff"))
     while lines and not lines[0].strip():
         lines.pop(0)
     heading = re.fullmatch(r"#[ \t]+(.*)", lines[0]) if lines else None
     # A closing run of `#` after a space is not part of the title (`# Title ##`).
     title = re.sub(r"(?:^|[ \t]+)#+$", "", heading[1].strip()) if heading else ""
+    return title, "\n".join(lines[1:])
+
+
+def split_issue_file(text: str) -> tuple[str, str]:
+    """An issue file's title (its first line, `# Title`) and body; InvalidSpecError without."""
+    title, body = split_issue_text(text)
     if not title:
         problem = "the issue file must start with a `# Title` line"
         hint = "put the goal on the first line, e.g. `# Replace print with logging`"
         raise InvalidSpecError(problem, hint=hint, field="title")
-    return title, "\n".join(lines[1:])
+    return title, body

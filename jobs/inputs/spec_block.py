@@ -49,10 +49,14 @@ def _closes(line: str, char: str, length: int) -> bool:
     return re.fullmatch(rf" {{0,3}}{re.escape(char)}{{{length},}}[ \t]*", line) is not None
 
 
-def extract_spec_block(markdown: str) -> str:
-    """The raw YAML of the one ```stepwise (or ~~~stepwise) fenced block in `markdown`."""
+Fence = tuple[str, int, int, bool, int]  # its character, length, indent, is_spec and line
+
+
+def _spec_blocks(markdown: str) -> tuple[list[tuple[int, str]], Fence | None]:
+    """Every closed ```stepwise block (its first line and its text), and the fence left open at
+    the end (None when every fence closed)."""
     blocks: list[tuple[int, str]] = []
-    fence: tuple[str, int, int, bool, int] | None = None  # char, length, indent, is_spec, line
+    fence: Fence | None = None
     body: list[str] = []
     in_comment = False  # an HTML comment (issue templates keep examples there) hides fences
     for number, line in enumerate(re.split(r"\r\n|\r|\n", markdown), start=1):
@@ -72,6 +76,19 @@ def extract_spec_block(markdown: str) -> str:
         elif fence[3]:
             indent = len(line) - len(line.lstrip(" "))
             body.append(line[min(indent, fence[2]) :])
+    return blocks, fence
+
+
+def has_spec_block(markdown: str) -> bool:
+    """Whether `markdown` opens a ```stepwise block, read as `extract_spec_block` reads it (one
+    left open counts: reading it names the missing fence; one in an HTML comment does not)."""
+    blocks, fence = _spec_blocks(markdown)
+    return bool(blocks) or (fence is not None and fence[3])
+
+
+def extract_spec_block(markdown: str) -> str:
+    """The raw YAML of the one ```stepwise (or ~~~stepwise) fenced block in `markdown`."""
+    blocks, fence = _spec_blocks(markdown)
     if fence is not None and fence[3]:
         closing = fence[0] * fence[1]
         problem = f"the block opened at line {fence[4]} is never closed"

@@ -19,7 +19,6 @@ from jobs.recipes.llm.client import ChatClient, Message
 
 MAX_LISTED = 400
 DRAFT_ROUNDS = 3
-_BLOCK = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*stepwise\s*$", re.IGNORECASE | re.MULTILINE)
 _YAML = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*(?:stepwise|ya?ml)?\s*\n(.*?)^ {0,3}\1\s*$",
                    re.IGNORECASE | re.MULTILINE | re.DOTALL)
 
@@ -52,20 +51,6 @@ class Draft:
     task: IssueTask  # the issue with the drafted block appended, parsed and checked
     calls: list[ModelCall] = field(default_factory=list)
     transcript: list[Message] = field(default_factory=list)
-
-
-def has_spec_block(markdown: str) -> bool:
-    return _BLOCK.search(markdown) is not None
-
-
-def split_issue_text(text: str) -> tuple[str, str]:
-    """A local issue file's `# Title` line (or "") and the body after it."""
-    lines = re.split(r"\r\n|\r|\n", text.removeprefix("\ufeff"))
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    heading = re.fullmatch(r"#[ \t]+(.*)", lines[0]) if lines else None
-    title = re.sub(r"(?:^|[ \t]+)#+$", "", heading[1].strip()) if heading else ""
-    return title, "\n".join(lines[1:])
 
 
 def listing_text(files: Sequence[str]) -> str:

@@ -6,9 +6,12 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jobs.basics.errors import SpecError
 from jobs.inputs.spec import InvalidSpecError, extract_spec_block, parse_spec
+from jobs.inputs.spec_block import has_spec_block
 from tests.jobs.inputs.spec_kit import body
 
 
@@ -100,3 +103,44 @@ def test_dedent_of_indented_blocks_is_limited_to_the_fence_indent() -> None:
         """
     )
     assert extract_spec_block(text) == "recipe: llm\n paths: [a]"
+
+
+# Whether an issue has a spec block (the server drafts one when it has not, local mode asks the
+# model) is read exactly as the block itself is read: the two never disagree.
+@pytest.mark.parametrize(
+    ("markdown", "has"),
+    [
+        (body("a: 1"), True),
+        (body("a: 1", fence="~~~", info=" Stepwise "), True),
+        ("```stepwise\na: 1\n", True),  # left open: reading it names the missing fence
+        ("<!-- an example:\n```stepwise\na: 1\n```\n-->\nPlease fix the logging.", False),
+        ("````markdown\n```stepwise\na: 1\n```\n````\n", False),  # quoted in another block
+        ("~~~\n```stepwise\na: 1\n```\n~~~\n", False),
+        ("```yaml\na: 1\n```\n", False),
+        ("Use a ```stepwise block, e.g. `stepwise`.", False),
+        ("    ```stepwise\n    a: 1\n    ```\n", False),  # indented code, not a fence
+    ],
+)
+def test_has_spec_block_agrees_with_reading_the_block(markdown: str, has: bool) -> None:
+    assert has_spec_block(markdown) is has
+    try:
+        extract_spec_block(markdown)
+        found = True
+    except InvalidSpecError as exc:
+        found = "no ```stepwise block was found" not in exc.message
+    assert found is has
+
+
+LINES = ["```stepwise", "~~~stepwise", "```", "~~~", "````", "<!--", "-->", "a: 1", "",
+         "````markdown", "  ```stepwise", "text <!-- x -->", "```yaml"]
+
+
+@given(st.lists(st.sampled_from(LINES), max_size=12))
+def test_has_spec_block_agrees_on_any_mix_of_fences(lines: list[str]) -> None:
+    markdown = "\n".join(lines)
+    try:
+        extract_spec_block(markdown)
+        found = True
+    except InvalidSpecError as exc:
+        found = "no ```stepwise block was found" not in exc.message
+    assert has_spec_block(markdown) is found

@@ -10,11 +10,12 @@ import pytest
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.basics.errors import BadInputError
 from jobs.inputs.spec import Recipe
+from jobs.inputs.spec_block import has_spec_block
 from jobs.kernel.gates import Verb
 from jobs.kernel.model import Gate, JobStatus
 from jobs.local import LocalSession
 from jobs.ports import Publication
-from jobs.recipes.llm.draft import check_draft, draft_comment, draft_spec, has_spec_block
+from jobs.recipes.llm.draft import check_draft, draft_comment, draft_spec
 from jobs.recipes.llm_settings import ENV_PREFIX
 from tests.kit.llm import ALPHA, good_reply, llm_session, settings
 from tests.kit.local_e2e import NUMBER, Recorder, assert_exit, build_sample, load_job
