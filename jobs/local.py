@@ -86,12 +86,12 @@ class LocalWiring:
         self.session.store.save(job)
         self._outcome = outcome_of(job, voice=self.session.voice)
 
-    def advance(self, job: Job) -> None:
+    def go_on(self, job: Job) -> None:
         if not self.carry_on:
             return
         engine = Engine(self.session.services, job)
         self._outcome = engine.cancel_now() if job.status is JobStatus.CANCELLED \
-            else engine.advance()
+            else engine.run()
 
     def revert(self, job: Job, batch: int) -> None:
         engine = Engine(self.session.services, job)
@@ -166,7 +166,7 @@ class LocalSession:
             engine = Engine(self.services, job, auto_approve=yes)
             if (moved := moved_base_notice(engine)) is not None:  # said before a gate is shown
                 self.services.forge.publish(job, Publication.NOTICE, moved)
-            return engine.advance()
+            return engine.run()
 
     def run_file(self, path: Path, *, yes: bool) -> Outcome:
         """`stepwise run --issue FILE`: the file's spec, or (recipe llm enabled) a drafted one."""
@@ -197,7 +197,7 @@ class LocalSession:
             start_checks(self.services, job.spec)
             # A drafted spec is shown to a person first: --yes applies only once it is approved.
             return Engine(self.services, job,
-                          auto_approve=yes and job.approved_digest is not None).advance()
+                          auto_approve=yes and job.approved_digest is not None).run()
 
     def free_number(self) -> int:
         return max([0, *self.store.numbers()]) + 1
@@ -260,7 +260,7 @@ class LocalSession:
                 start_checks(self.services, job.spec)
             if verb in (Verb.APPROVE, Verb.RETRY) and job.status in RESUMABLE:
                 # Nobody else holds the lock: the job's process is gone. Resume it.
-                return "resuming the interrupted job", Engine(self.services, job).advance()
+                return "resuming the interrupted job", Engine(self.services, job).run()
             wiring = LocalWiring(self)
             message = usecases.steer(wiring, job, verb, reason=reason, files=files)
             return message, wiring.outcome

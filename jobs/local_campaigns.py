@@ -24,9 +24,9 @@ from jobs.features.campaigns.port import (
     JobView,
     LeftOut,
     Preview,
-    advance,
     apply_spec_change,
     carry_out,
+    drive,
     job_state,
     plan_digest,
     preview_entry,
@@ -253,7 +253,7 @@ def run_campaign(issue_file: Path, repo_dirs: Sequence[Path], *, command: str | 
         result = apply(campaign, steered, now)
         said.append(result.message)
         said += carry_out(campaign, parsed.settings, result, port, now)
-    advance(campaign, parsed.settings, port, now)
+    drive(campaign, parsed.settings, port, now)
     where = quote_command(str(issue_file))
     dashboard = render_dashboard(campaign, steer=f"stepwise campaign --issue {where} --command")
     _save(folder, campaign, dashboard, port.repos)

@@ -32,7 +32,7 @@ class Access(StrEnum):
 
 class CommandContext(Protocol):
     """What a verb's handler may do besides changing the job record (bot/server/comments.py
-    implements it for the worker); `save`, `advance` and `revert` make it the `Wiring` the
+    implements it for the worker); `save`, `go_on` and `revert` make it the `Wiring` the
     shared use cases (jobs/engine/usecases.py) take."""
 
     def help_table(self) -> str:
@@ -47,7 +47,7 @@ class CommandContext(Protocol):
         """Store the changed record."""
         ...
 
-    def advance(self, job: Job) -> None:
+    def go_on(self, job: Job) -> None:
         """Queue what the job does next (its next step, or the end of a cancelled job)."""
         ...
 

@@ -129,7 +129,7 @@ class ServerCommands:
     def save(self, job: Job) -> None:
         self.ctx.store.save(job)
 
-    def advance(self, job: Job) -> None:
+    def go_on(self, job: Job) -> None:
         if job.status is JobStatus.CANCELLED:
             enqueue(self.ctx.redis, "cancelled", {"job_id": job.id},
                     job_id=cancelled_task_id(job.id))

@@ -140,7 +140,7 @@ def step(ctx: ServerContext, job: Job) -> Job:
     if job.outbox:  # what earlier steps could not publish (the card, the plan)
         forge.deliver_all(job)
     engine = Engine(services, job)
-    engine.advance(max_steps=1)
+    engine.run(max_steps=1)
     job = engine.job
     job.server.transient_failures, job.server.retry_scheduled = 0, False
     rate_limit_over(job)

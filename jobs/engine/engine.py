@@ -50,7 +50,7 @@ class Engine(JobContext):
         super().__init__(services, job)
         self.auto_approve = auto_approve
 
-    def advance(self, *, max_steps: int | None = None) -> Outcome:
+    def run(self, *, max_steps: int | None = None) -> Outcome:
         """Run until the job reaches a gate or ends (or `max_steps` steps were taken).
 
         The record is saved after every step; a job stopped by `max_steps` (or waiting for CI)

@@ -1,6 +1,6 @@
 """The use cases local and server mode share: steer a job with a verb, add an instruction,
-revert a batch, tell a job's status. Starting is `start.create_job` and advancing
-`Engine.advance`, in both modes.
+revert a batch, tell a job's status. Starting is `start.create_job` and running its steps
+`Engine.run`, in both modes.
 
 Each use case decides once (what applies, what is refused and why) and leaves the wiring to
 the mode: `Wiring` saves the record and carries the job on (local mode: runs the engine now;
@@ -34,8 +34,8 @@ class Wiring(Protocol):
         """Store the changed record."""
         ...
 
-    def advance(self, job: Job) -> None:
-        """Carry the job on (its next step, or the end of a cancelled job)."""
+    def go_on(self, job: Job) -> None:
+        """Let the job go on (its next step, or the end of a cancelled job)."""
         ...
 
     def revert(self, job: Job, batch: int) -> None:
@@ -49,7 +49,7 @@ def steer(wiring: Wiring, job: Job, verb: Verb, *, reason: str = "",
     Raises RefusedError, changing nothing, when the verb does not apply."""
     message = apply_verb(job, verb, reason=reason, files=files)
     wiring.save(job)
-    wiring.advance(job)
+    wiring.go_on(job)
     return message
 
 
@@ -59,7 +59,7 @@ def reload_config(wiring: Wiring, job: Job, config: RepoConfig, *,
     branch), save, and plan again with it, baseline included."""
     message = reload_job_config(job, config, source=source)
     wiring.save(job)
-    wiring.advance(job)
+    wiring.go_on(job)
     return message
 
 

@@ -21,8 +21,7 @@ from bot.server.context import ServerContext
 from bot.steering import resolve_approvers, steering_decision
 from jobs.basics.errors import BadInputError, RetryClass, StepwiseError
 from jobs.features.campaigns.dashboard import BODY_LIMIT, render_dashboard
-from jobs.features.campaigns.port import advance as advance_campaign
-from jobs.features.campaigns.port import apply_spec_change, carry_out, preview_entry
+from jobs.features.campaigns.port import apply_spec_change, carry_out, drive, preview_entry
 from jobs.features.campaigns.record import Campaign
 from jobs.features.campaigns.settings import parse_campaign_issue
 from jobs.features.campaigns.steering import apply, parse_command
@@ -142,7 +141,7 @@ def steer_campaign(ctx: ServerContext, event: Event, text: str) -> str:
         port = ServerCampaignPort(ctx, doc)
         said = carry_out(doc.campaign, doc.settings, steered, port, now)
         if doc.campaign.status not in campaign_store.ENDED:  # an ended one keeps what it said
-            advance_campaign(doc.campaign, doc.settings, port, now)
+            drive(doc.campaign, doc.settings, port, now)
         write_dashboard(ctx, doc)
         campaign_store.save(ctx.redis, doc)
     return "\n".join([steered.message, *(f"- {line}" for line in said)])
@@ -157,7 +156,7 @@ def tick(ctx: ServerContext, key: str) -> None:
         if doc is None or doc.campaign.status in campaign_store.ENDED:
             ctx.redis.srem(campaign_store.CAMPAIGNS, key)
             return
-        advance_campaign(doc.campaign, doc.settings, ServerCampaignPort(ctx, doc), ctx.clock())
+        drive(doc.campaign, doc.settings, ServerCampaignPort(ctx, doc), ctx.clock())
         write_dashboard(ctx, doc)
         campaign_store.save(ctx.redis, doc)
 

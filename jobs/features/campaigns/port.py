@@ -113,8 +113,8 @@ def preview_entry(name: str, settings: CampaignSettings, port: CampaignPort) -> 
                      targets=found.targets, preview_digest=found.digest)
 
 
-def advance(campaign: Campaign, settings: CampaignSettings, port: CampaignPort,
-            now: datetime) -> None:
+def drive(campaign: Campaign, settings: CampaignSettings, port: CampaignPort,
+          now: datetime) -> None:
     """Read every open repository back, then start waves while the rules allow (a mode whose
     jobs run to their next gate at once, like local mode, may start several waves here)."""
     passing = passes_gates(campaign)

@@ -34,8 +34,8 @@ class Recorder:
     def save(self, job: Job) -> None:
         self.effects.append(f"save:{job.status}")
 
-    def advance(self, job: Job) -> None:
-        self.effects.append(f"advance:{job.status}")
+    def go_on(self, job: Job) -> None:
+        self.effects.append(f"go_on:{job.status}")
 
     def revert(self, job: Job, batch: int) -> None:
         self.effects.append(f"revert:{batch}")
@@ -87,13 +87,13 @@ def test_campaign_hands_its_words_to_the_campaign() -> None:
 
 def test_approve_passes_the_gate_saves_and_advances() -> None:
     job = gated_job(Gate.PLAN)
-    assert run("approve", job) == ("", ["save:running", "advance:running"])
+    assert run("approve", job) == ("", ["save:running", "go_on:running"])
     assert job.gate is None and job.approved_digest == job.spec_digest
 
 
 def test_skip_records_the_reason() -> None:
     job = gated_job(Gate.FAILURE, batch_status=BatchStatus.FAILED)
-    assert run("skip", job, "generated code") == ("", ["save:running", "advance:running"])
+    assert run("skip", job, "generated code") == ("", ["save:running", "go_on:running"])
     assert job.batch(2).status is BatchStatus.SKIPPED and job.batch(2).reason == "generated code"
 
 
@@ -107,9 +107,9 @@ def test_a_verb_the_gate_does_not_take_is_refused_and_nothing_is_saved() -> None
     assert context.effects == [] and job.status is JobStatus.AWAITING_HUMAN
 
 
-def test_cancel_at_a_gate_cancels_and_advance_is_asked_to_finish_it() -> None:
+def test_cancel_at_a_gate_cancels_and_go_on_is_asked_to_finish_it() -> None:
     job = gated_job(Gate.MILESTONE)
-    assert run("cancel", job) == ("", ["save:cancelled", "advance:cancelled"])
+    assert run("cancel", job) == ("", ["save:cancelled", "go_on:cancelled"])
 
 
 def test_instruct_keeps_the_text_and_revert_queues_the_batch() -> None:
@@ -137,7 +137,7 @@ def test_status_on_a_working_or_interrupted_job_says_what_it_is_doing() -> None:
 def test_reload_config_at_the_plan_gate_takes_the_default_branch_config_and_plans_again() -> None:
     job = gated_job(Gate.PLAN)
     reply, effects = run("reload-config", job)
-    assert effects == ["read-config", "save:planning", "advance:planning"]
+    assert effects == ["read-config", "save:planning", "go_on:planning"]
     assert "config reloaded; planning again" in reply
     assert job.config.batch_size == 9 and job.gate is None and job.baseline_ok is None
 

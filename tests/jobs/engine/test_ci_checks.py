@@ -20,7 +20,7 @@ MYPY_OUT = 'calc/alpha/area.py:3: error: Name "new_sum" is not defined  [name-de
 def test_the_batch_check_shows_the_evidence_and_annotates_the_earlier_failures(
         tmp_path: Path) -> None:
     ci_rig = rig(tmp_path)
-    ci_rig.advance(yes=True)
+    ci_rig.run(yes=True)
     engine = ci_rig.engine()
     batch = engine.job.batch(1)
     failed = Attempt(number=1, started_at=ci_rig.clock(), outcome="failed", commands=[
@@ -43,21 +43,21 @@ def test_the_batch_check_shows_the_evidence_and_annotates_the_earlier_failures(
 
 def test_the_job_check_follows_the_job_and_is_sent_on_change_only(tmp_path: Path) -> None:
     ci_rig = rig(tmp_path)
-    outcome = ci_rig.advance()  # at the plan gate: nothing is pushed, no check run yet
+    outcome = ci_rig.run()  # at the plan gate: nothing is pushed, no check run yet
     assert outcome.exit_code == 3 and ci_rig.forge.check_runs == {}
     job = ci_rig.job
     apply_verb(job, Verb.APPROVE)
     ci_rig.services.store.save(job)
-    ci_rig.advance()  # batches 1-2, then waiting for CI
+    ci_rig.run()  # batches 1-2, then waiting for CI
     key = f"{job.id}:job"
     run = ci_rig.forge.check_runs[key]
     assert (run.status, run.conclusion) == ("in_progress", None)
     assert run.head_sha == ci_rig.job.head_sha and "waiting for CI" in run.title
     ci_rig.forge.check_runs.clear()
-    ci_rig.advance()  # nothing changed: the same run is not sent again
+    ci_rig.run()  # nothing changed: the same run is not sent again
     assert ci_rig.forge.check_runs == {}
     ci_rig.forge.report_check(ci_rig.waiting_sha(), "tests")
-    ci_rig.advance()  # the milestone gate
+    ci_rig.run()  # the milestone gate
     run = ci_rig.forge.check_runs[key]
     assert (run.status, run.conclusion) == ("completed", "action_required")
     assert "/stepwise approve" in run.summary and "Waiting at gate `milestone`" in run.title

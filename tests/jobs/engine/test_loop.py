@@ -38,7 +38,7 @@ def test_an_ended_job_returns_its_outcome_and_touches_nothing(tmp_path: Path, st
                                                               code: int) -> None:
     svc, forge = services(tmp_path)
     job = svc.store.save(make_job(status=status))
-    outcome = Engine(svc, job).advance()
+    outcome = Engine(svc, job).run()
     assert (outcome.status, outcome.exit_code) == (status, code)
     assert forge.effects == [] and svc.store.reload(job).version == job.version  # type: ignore[union-attr]
 
@@ -47,6 +47,6 @@ def test_a_waiting_job_returns_the_gate_exit_code_and_yes_does_not_pass_a_failur
         tmp_path: Path) -> None:
     svc, forge = services(tmp_path)
     job = svc.store.save(gated_job(Gate.FAILURE))
-    outcome = Engine(svc, job, auto_approve=True).advance()
+    outcome = Engine(svc, job, auto_approve=True).run()
     assert outcome.status is JobStatus.AWAITING_HUMAN and outcome.exit_code == job.gate.exit_code  # type: ignore[union-attr]
     assert forge.effects == [] and job.gate is not None

@@ -31,8 +31,8 @@ class RecordingWiring:
     def save(self, job: Job) -> None:
         self.effects.append(f"save:{job.status}")
 
-    def advance(self, job: Job) -> None:
-        self.effects.append(f"advance:{job.status}")
+    def go_on(self, job: Job) -> None:
+        self.effects.append(f"go_on:{job.status}")
 
     def revert(self, job: Job, batch: int) -> None:
         self.effects.append(f"revert:{batch}")
@@ -41,7 +41,7 @@ class RecordingWiring:
 def test_steer_applies_the_verb_then_saves_then_carries_on() -> None:
     wiring, job = RecordingWiring(), gated_job(Gate.PLAN)
     assert "approved" in usecases.steer(wiring, job, Verb.APPROVE)
-    assert wiring.effects == ["save:running", "advance:running"]
+    assert wiring.effects == ["save:running", "go_on:running"]
 
 
 def test_a_verb_the_gate_does_not_take_changes_nothing() -> None:

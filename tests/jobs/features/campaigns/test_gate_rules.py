@@ -1,4 +1,4 @@
-"""The pure rules behind who may pass a repository's gate: `advance` lets the port pass plan
+"""The pure rules behind who may pass a repository's gate: `drive` lets the port pass plan
 gates only while the campaign runs (never in its plan, paused, halted, cancelled or completed),
 and `cancel`/`pause` name who said them in the record's reason and history."""
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from jobs.features.campaigns.port import JobView, Preview, advance, passes_gates
+from jobs.features.campaigns.port import JobView, Preview, drive, passes_gates
 from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, RepoState
 from jobs.features.campaigns.selection import RepoFacts
 from jobs.features.campaigns.settings import CampaignSettings
@@ -51,10 +51,10 @@ def running_campaign(status: CampaignStatus) -> Campaign:
 
 
 @pytest.mark.parametrize("status", list(CampaignStatus))
-def test_advance_lets_the_port_pass_gates_only_while_the_campaign_runs(
+def test_drive_lets_the_port_pass_gates_only_while_the_campaign_runs(
         status: CampaignStatus) -> None:
     found, port = running_campaign(status), RecordingPort()
-    advance(found, CampaignSettings(), port, NOW)
+    drive(found, CampaignSettings(), port, NOW)
     running = status is CampaignStatus.RUNNING
     assert passes_gates(found) is running
     assert port.reads == [("acme/a", running)]  # read back either way, approved only running

@@ -49,9 +49,9 @@ class CiRig:
         assert job is not None
         return job
 
-    def advance(self, *, yes: bool = False, max_steps: int | None = None) -> Outcome:
+    def run(self, *, yes: bool = False, max_steps: int | None = None) -> Outcome:
         """One `run` (local) or one worker step's worth (`max_steps=1`) of the stored job."""
-        return Engine(self.services, self.job, auto_approve=yes).advance(max_steps=max_steps)
+        return Engine(self.services, self.job, auto_approve=yes).run(max_steps=max_steps)
 
     def engine(self) -> Engine:
         return Engine(self.services, self.job)

@@ -25,7 +25,7 @@ AREA = "calc/alpha/area.py"  # batch 1's file
 
 def waiting_at_milestone_1(tmp_path: Path, **ci: object) -> CiRig:
     ci_rig = rig(tmp_path, ci={"checks": ["tests"], **ci})
-    outcome = ci_rig.advance(yes=True)  # plan approved, batches 1 and 2 committed
+    outcome = ci_rig.run(yes=True)  # plan approved, batches 1 and 2 committed
     assert (outcome.status, outcome.exit_code) == (JobStatus.RUNNING, 0)
     job = ci_rig.job
     assert job.ci_wait is not None and job.waiting_for_ci and not job.is_active
@@ -39,7 +39,7 @@ def waiting_at_milestone_1(tmp_path: Path, **ci: object) -> CiRig:
 
 def test_a_repository_without_ci_is_not_waited_for(tmp_path: Path) -> None:
     ci_rig = rig(tmp_path, workflows=False)  # server mode, default per_milestone, no CI at all
-    outcome = ci_rig.advance(yes=True)
+    outcome = ci_rig.run(yes=True)
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
     assert job.ci_wait is None and job.ci_results == []
@@ -49,7 +49,7 @@ def test_a_repository_without_ci_is_not_waited_for(tmp_path: Path) -> None:
 def test_checks_on_the_base_head_mean_the_repository_has_ci(tmp_path: Path) -> None:
     ci_rig = rig(tmp_path, workflows=False)  # no workflow files, but an outside CI app
     ci_rig.forge.report_check(ci_rig.job.base_sha, "ci/circleci: test")
-    ci_rig.advance(yes=True)
+    ci_rig.run(yes=True)
     assert ci_rig.job.waiting_for_ci
 
 
@@ -57,7 +57,7 @@ def test_a_workflows_directory_without_workflows_still_asks_the_base_head(tmp_pa
     files = {".github/workflows/README.md": "no workflows here yet\n"}
     ci_rig = rig(tmp_path, workflows=False, extra_files=files)
     ci_rig.forge.report_check(ci_rig.job.base_sha, "ci/circleci: test")
-    ci_rig.advance(yes=True)
+    ci_rig.run(yes=True)
     assert ci_rig.job.waiting_for_ci
 
 
@@ -71,16 +71,16 @@ def test_a_revert_while_the_milestone_waits_for_ci_waits_on_the_new_head(tmp_pat
     new_head = ci_rig.waiting_sha()
     assert new_head != sha and new_head == job.head_sha == ci_rig.head()
     ci_rig.forge.report_check(sha, "tests")  # the old head's checks are no verdict any more
-    ci_rig.advance(max_steps=1)
+    ci_rig.run(max_steps=1)
     assert ci_rig.job.waiting_for_ci and ci_rig.job.gate is None
     ci_rig.forge.report_check(new_head, "tests")
-    ci_rig.advance()
+    ci_rig.run()
     assert ci_rig.job.gate is not None and ci_rig.job.gate.kind is Gate.MILESTONE
 
 
 def test_a_batch_candidate_waiting_for_ci_refuses_a_revert(tmp_path: Path) -> None:
     ci_rig = rig(tmp_path, ci={"wait": "per_batch", "checks": ["tests"]})
-    ci_rig.advance(yes=True)
+    ci_rig.run(yes=True)
     assert ci_rig.job.waiting_for_ci and ci_rig.job.ci_wait is not None
     assert ci_rig.job.ci_wait.scope == "batch"
     with pytest.raises(RefusedError, match="only while it waits"):
@@ -98,11 +98,11 @@ def red_tests(ci_rig: CiRig, sha: str) -> None:
 def test_green_milestone_opens_the_gate_with_each_check_and_the_job_completes(
         tmp_path: Path) -> None:
     ci_rig = rig(tmp_path)  # no ci.checks, no protection: every check on the commit but ours
-    ci_rig.advance(yes=True)
+    ci_rig.run(yes=True)
     sha = ci_rig.waiting_sha()
     ci_rig.forge.report_check(sha, "tests", "in_progress", None)
     ci_rig.forge.report_check(sha, "lint")
-    outcome = ci_rig.advance(max_steps=1)  # a CI webhook's step
+    outcome = ci_rig.run(max_steps=1)  # a CI webhook's step
     job = ci_rig.job
     assert outcome.exit_code == 0 and job.waiting_for_ci
     assert job.ci_wait is not None and job.ci_wait.progress == "waiting for CI: 1 of 2 checks done"
@@ -110,7 +110,7 @@ def test_green_milestone_opens_the_gate_with_each_check_and_the_job_completes(
     assert "waiting for CI: 1 of 2 checks done" in ci_rig.forge.published(Publication.PROGRESS)[-1]
 
     ci_rig.forge.report_check(sha, "tests", url="https://ci.example/tests/2")
-    outcome = ci_rig.advance()
+    outcome = ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE and outcome.exit_code == 3
     assert job.ci_wait is None
@@ -121,11 +121,11 @@ def test_green_milestone_opens_the_gate_with_each_check_and_the_job_completes(
 
     apply_verb(job, Verb.APPROVE)
     ci_rig.services.store.save(job)
-    ci_rig.advance()  # batch 3, then the last milestone's head waits before the final review
+    ci_rig.run()  # batch 3, then the last milestone's head waits before the final review
     last = ci_rig.waiting_sha()
     assert ci_rig.job.ci_wait is not None and ci_rig.job.ci_wait.number == 2
     ci_rig.forge.report_check(last, "tests")
-    outcome = ci_rig.advance()
+    outcome = ci_rig.run()
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
     assert [(r.number, r.state) for r in job.ci_results] == [(1, "passed"), (2, "passed")]
@@ -144,7 +144,7 @@ def test_red_milestone_names_the_batch_then_revert_waits_again_and_green_passes(
     ci_rig = waiting_at_milestone_1(tmp_path)
     sha = ci_rig.waiting_sha()
     red_tests(ci_rig, sha)
-    outcome = ci_rig.advance(max_steps=1)
+    outcome = ci_rig.run(max_steps=1)
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind == CI_FAILED and outcome.exit_code == 4
     assert job.gate.milestone == 1 and job.gate.report is not None
@@ -165,7 +165,7 @@ def test_red_milestone_names_the_batch_then_revert_waits_again_and_green_passes(
     assert new_head != sha and new_head == job.head_sha == ci_rig.head()
 
     ci_rig.forge.report_check(new_head, "tests")
-    outcome = ci_rig.advance()
+    outcome = ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE
     assert [(r.sha, r.state) for r in job.ci_results] == [(sha, "failed"), (new_head, "passed")]
@@ -176,15 +176,15 @@ def test_retry_at_ci_failed_re_runs_the_failed_checks_and_waits_for_the_new_run(
     ci_rig = waiting_at_milestone_1(tmp_path)
     sha = ci_rig.waiting_sha()
     red_tests(ci_rig, sha)
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert apply_verb(job, Verb.RETRY).startswith("re-running the failed checks of milestone 1")
     ci_rig.services.store.save(job)
-    outcome = ci_rig.advance()
+    outcome = ci_rig.run()
     assert ci_rig.forge.reruns == [(sha, ("tests",))]
     assert outcome.exit_code == 0 and ci_rig.job.waiting_for_ci  # the old red run is not it
     ci_rig.forge.report_check(sha, "tests")  # the re-run, green
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE
     assert job.ci_results[0].retried and job.ci_results[-1].state == "passed"
@@ -193,12 +193,12 @@ def test_retry_at_ci_failed_re_runs_the_failed_checks_and_waits_for_the_new_run(
 def test_approve_at_ci_failed_accepts_it_and_the_note_names_it(tmp_path: Path) -> None:
     ci_rig = waiting_at_milestone_1(tmp_path)
     red_tests(ci_rig, ci_rig.waiting_sha())
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert "accepted as it is" in apply_verb(job, Verb.APPROVE)
     assert job.ci_wait is None and job.ci_results[-1].accepted
     ci_rig.services.store.save(job)
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE  # not asked again
     note = render_note(job, now=ci_rig.clock(), voice=ci_rig.services.voice)
@@ -212,9 +212,9 @@ def test_a_check_that_never_finishes_opens_ci_failed_after_the_timeout(tmp_path:
     sha = ci_rig.waiting_sha()
     ci_rig.forge.report_check(sha, "tests", "in_progress", None)
     ci_rig.clock.pass_minutes(29)
-    assert ci_rig.advance().exit_code == 0 and ci_rig.job.waiting_for_ci
+    assert ci_rig.run().exit_code == 0 and ci_rig.job.waiting_for_ci
     ci_rig.clock.pass_minutes(2)
-    outcome = ci_rig.advance()
+    outcome = ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind == CI_FAILED and outcome.exit_code == 4
     assert "CI timed out waiting for `tests`" in job.gate.reason
@@ -226,7 +226,7 @@ def test_a_check_that_never_finishes_opens_ci_failed_after_the_timeout(tmp_path:
 def test_a_required_check_that_never_appears_times_out_too(tmp_path: Path) -> None:
     ci_rig = waiting_at_milestone_1(tmp_path, timeout=5)
     ci_rig.clock.pass_minutes(6)
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind == CI_FAILED
     assert job.gate.report is not None and "`tests` (never reported)" in job.gate.report.message
@@ -236,12 +236,12 @@ def test_the_base_branch_required_checks_are_required_when_ci_checks_is_empty(
         tmp_path: Path) -> None:
     ci_rig = rig(tmp_path)
     ci_rig.forge.protected = ("build",)
-    ci_rig.advance(yes=True)
+    ci_rig.run(yes=True)
     sha = ci_rig.waiting_sha()
     ci_rig.forge.report_check(sha, "docs", conclusion="failure")  # not required: ignored
-    assert ci_rig.advance().exit_code == 0 and ci_rig.job.waiting_for_ci
+    assert ci_rig.run().exit_code == 0 and ci_rig.job.waiting_for_ci
     ci_rig.forge.report_check(sha, "build")
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE
     assert job.ci_results[-1].required_from == "the base branch's required checks"
@@ -253,7 +253,7 @@ def test_cancel_while_waiting_for_ci_ends_the_job(tmp_path: Path) -> None:
     apply_verb(job, Verb.CANCEL)
     assert job.status is JobStatus.CANCEL_REQUESTED and job.ci_wait is None and job.is_active
     ci_rig.services.store.save(job)
-    outcome = ci_rig.advance()
+    outcome = ci_rig.run()
     assert (outcome.status, outcome.exit_code) == (JobStatus.CANCELLED, 5)
     assert ci_rig.forge.check_runs[f"{job.id}:job"].conclusion == "cancelled"
 
@@ -261,15 +261,15 @@ def test_cancel_while_waiting_for_ci_ends_the_job(tmp_path: Path) -> None:
 def test_per_milestone_notes_are_pushed_before_ci_so_the_gate_s_head_is_what_ci_ran(
         tmp_path: Path) -> None:
     ci_rig = rig(tmp_path, ci={"checks": ["tests"]}, notes="per_milestone")
-    ci_rig.advance(yes=False)
+    ci_rig.run(yes=False)
     apply_verb(job := ci_rig.job, Verb.APPROVE)
     ci_rig.services.store.save(job)
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert job.ci_wait is not None and job.ci_wait.scope == "milestone"
     assert job.ci_wait.sha == job.head_sha == job.note_commit  # the note went first
     ci_rig.forge.report_check(job.head_sha, "tests")
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE
     assert job.head_sha == job.note_commit  # one CI run for the milestone: its head

@@ -22,7 +22,7 @@ TOTAL = "calc/beta/total.py"
 def waiting_on_batch_1(tmp_path: Path, **config: object) -> CiRig:
     ci_rig = rig(tmp_path, ci={"wait": "per_batch", "checks": ["tests"]},
                  batches_per_milestone=4, **config)
-    outcome = ci_rig.advance(yes=True)
+    outcome = ci_rig.run(yes=True)
     job = ci_rig.job
     first = job.batch(1)
     assert outcome.exit_code == 0 and job.waiting_for_ci and not job.is_active
@@ -50,7 +50,7 @@ def test_red_check_withdraws_the_candidate_and_the_second_attempt_passes(
     assert ci_rig.forge.check_runs[f"{job.id}:batch:1"].head_sha == candidate
     red(ci_rig, candidate)
 
-    ci_rig.advance(max_steps=1)  # the webhook's step: the verdict, and the withdrawal
+    ci_rig.run(max_steps=1)  # the webhook's step: the verdict, and the withdrawal
     job = ci_rig.job
     first = job.batch(1)
     assert ci_rig.head() == parent == job.head_sha  # the branch is back at the parent
@@ -62,12 +62,12 @@ def test_red_check_withdraws_the_candidate_and_the_second_attempt_passes(
     assert f"{TOTAL}:3: NameError" in attempt.error.evidence["output_tail"]  # the next is told
     assert first.ci_results[-1].state == "failed" and job.ci_results == []  # kept on the batch
 
-    ci_rig.advance()  # attempt 2 is pushed and waits for its own checks
+    ci_rig.run()  # attempt 2 is pushed and waits for its own checks
     job = ci_rig.job
     assert len(job.batch(1).attempts) == 2 and job.batch(1).status is BatchStatus.AWAITING_CI
     while job.waiting_for_ci:  # green from here on, for each candidate in turn
         ci_rig.forge.report_check(ci_rig.waiting_sha(), "tests")
-        ci_rig.advance()
+        ci_rig.run()
         job = ci_rig.job
     assert job.status is JobStatus.COMPLETED
     assert all(b.status is BatchStatus.COMPLETED for b in job.batches)
@@ -78,7 +78,7 @@ def test_red_check_withdraws_the_candidate_and_the_second_attempt_passes(
 def test_withdrawals_count_as_failed_attempts_up_to_the_failure_gate(tmp_path: Path) -> None:
     ci_rig = waiting_on_batch_1(tmp_path, max_failed_attempts=1)
     red(ci_rig, ci_rig.waiting_sha())
-    outcome = ci_rig.advance()
+    outcome = ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.FAILURE and outcome.exit_code == 4
     assert job.gate.batch == 1 and "withdrawn: CI failed: `tests`" in job.gate.reason
@@ -97,7 +97,7 @@ def test_a_human_commit_on_top_of_the_candidate_is_never_rewritten(tmp_path: Pat
     git(ci_rig.repo, "checkout", "-q", "main")
     red(ci_rig, candidate)
 
-    outcome = ci_rig.advance()
+    outcome = ci_rig.run()
     job = ci_rig.job
     assert ci_rig.head() == human  # no rewrite
     git(ci_rig.repo, "merge-base", "--is-ancestor", candidate, human)  # still in its history
@@ -117,7 +117,7 @@ def test_a_candidate_adopted_after_a_crash_waits_for_its_checks(tmp_path: Path) 
     job.head_sha, job.ci_wait = job.base_sha, None
     ci_rig.services.store.save(job)
 
-    outcome = ci_rig.advance()
+    outcome = ci_rig.run()
     job = ci_rig.job
     first = job.batch(1)
     assert outcome.exit_code == 0 and job.waiting_for_ci
@@ -125,13 +125,13 @@ def test_a_candidate_adopted_after_a_crash_waits_for_its_checks(tmp_path: Path) 
     assert first.commit == candidate and job.ci_wait is not None and job.ci_wait.sha == candidate
     assert len(first.attempts) == 1  # not redone
     ci_rig.forge.report_check(candidate, "tests")
-    ci_rig.advance(max_steps=1)
+    ci_rig.run(max_steps=1)
     assert ci_rig.job.batch(1).status is BatchStatus.COMPLETED
 
 
 def test_ci_wait_off_never_waits(tmp_path: Path) -> None:
     ci_rig = rig(tmp_path, ci={"wait": "off"})
-    outcome = ci_rig.advance(yes=True)
+    outcome = ci_rig.run(yes=True)
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
     assert job.ci_results == [] and job.ci_wait is None
@@ -142,7 +142,7 @@ def test_ci_wait_off_never_waits(tmp_path: Path) -> None:
 
 def test_local_mode_never_waits_and_the_plan_says_ci_is_not_used(tmp_path: Path) -> None:
     ci_rig = rig(tmp_path, ci={"wait": "per_batch"}, has_ci=False, server=False)
-    outcome = ci_rig.advance(yes=True)
+    outcome = ci_rig.run(yes=True)
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
     assert job.ci_results == [] and all(b.status is BatchStatus.COMPLETED and not b.ci_results
@@ -154,7 +154,7 @@ def test_local_mode_never_waits_and_the_plan_says_ci_is_not_used(tmp_path: Path)
 
 def test_the_server_plan_says_what_it_waits_for(tmp_path: Path) -> None:
     ci_rig = rig(tmp_path, ci={"wait": "per_batch", "checks": ["tests", "lint"], "timeout": 20})
-    ci_rig.advance(max_steps=2)
+    ci_rig.run(max_steps=2)
     plan = ci_rig.forge.published(Publication.PLAN)[0]
     assert "- CI: waits for `tests`, `lint` on each batch's commit (`ci.wait: per_batch`, " \
         "timeout 20 min)" in plan
@@ -165,7 +165,7 @@ def test_a_batch_whose_checks_time_out_can_be_skipped_and_is_withdrawn(tmp_path:
     candidate = ci_rig.waiting_sha()
     ci_rig.forge.report_check(candidate, "tests", "queued", None)
     ci_rig.clock.pass_minutes(61)
-    outcome = ci_rig.advance()
+    outcome = ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind == CI_FAILED and outcome.exit_code == 4
     assert job.gate.batch == 1 and job.batch(1).status is BatchStatus.AWAITING_CI
@@ -173,7 +173,7 @@ def test_a_batch_whose_checks_time_out_can_be_skipped_and_is_withdrawn(tmp_path:
 
     apply_verb(job, Verb.SKIP, reason="the runner pool is down")
     ci_rig.services.store.save(job)
-    ci_rig.advance(max_steps=1)
+    ci_rig.run(max_steps=1)
     job = ci_rig.job
     assert job.batch(1).status is BatchStatus.SKIPPED and job.batch(1).commit is None
     assert ci_rig.head() == job.base_sha == job.head_sha and job.ci_wait is None
@@ -183,11 +183,11 @@ def test_approve_at_a_batch_ci_failed_completes_it_and_goes_on(tmp_path: Path) -
     ci_rig = waiting_on_batch_1(tmp_path)
     candidate = ci_rig.waiting_sha()
     ci_rig.clock.pass_minutes(61)  # `tests` never reported
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     apply_verb(job, Verb.APPROVE)
     ci_rig.services.store.save(job)
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert job.batch(1).status is BatchStatus.COMPLETED and job.batch(1).commit == candidate
     assert job.batch(2).status is BatchStatus.AWAITING_CI  # the next batch, on top
@@ -201,7 +201,7 @@ def test_a_withdrawal_done_by_a_worker_that_died_before_recording_it_is_taken_as
     candidate = ci_rig.waiting_sha()
     ci_rig.services.repository.withdraw(job.branch, candidate, job.base_sha)  # then it died
     red(ci_rig, candidate)
-    ci_rig.advance(max_steps=1)
+    ci_rig.run(max_steps=1)
     job = ci_rig.job
     assert job.gate is None and job.batch(1).status is BatchStatus.FAILED
     assert ci_rig.head() == job.base_sha == job.head_sha

@@ -17,13 +17,13 @@ def test_a_check_the_forge_cannot_re_run_keeps_the_gate_open_with_what_to_press(
     ci_rig = waiting_at_milestone_1(tmp_path)
     sha = ci_rig.waiting_sha()
     red_tests(ci_rig, sha)
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind == CI_FAILED
     ci_rig.forge.rerun_refused = {"tests"}
     apply_verb(job, Verb.RETRY)
     ci_rig.services.store.save(job)
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert ci_rig.forge.reruns == [(sha, ("tests",))]
     assert job.status is JobStatus.AWAITING_HUMAN and not job.waiting_for_ci
@@ -37,10 +37,10 @@ def test_a_check_the_forge_cannot_re_run_keeps_the_gate_open_with_what_to_press(
     ci_rig.forge.report_check(sha, "tests", status="in_progress", conclusion=None)
     apply_verb(job, Verb.RETRY)
     ci_rig.services.store.save(job)
-    ci_rig.advance()
+    ci_rig.run()
     assert ci_rig.forge.reruns == [(sha, ("tests",))]  # nothing asked again
     assert ci_rig.job.waiting_for_ci and ci_rig.job.gate is None
     ci_rig.forge.report_check(sha, "tests")  # that run ends green
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE

@@ -18,7 +18,7 @@ def test_the_next_attempt_is_told_why_ci_withdrew_the_last(tmp_path: Path,
     ci_rig = rig(tmp_path, ci={"wait": "per_batch", "checks": ["tests"]}, task=llm_issue(),
                  llm=settings(server))
     server.add(good_reply(ci_rig.repo))
-    ci_rig.advance(yes=True)
+    ci_rig.run(yes=True)
     candidate = ci_rig.waiting_sha()
     ci_rig.forge.failure_details["tests"] = CiFailure(
         "tests", "failure", "https://ci.example/runs/3",
@@ -26,7 +26,7 @@ def test_the_next_attempt_is_told_why_ci_withdrew_the_last(tmp_path: Path,
         log_tail="FAILED tests/test_calc.py::test_area - TypeError")
     ci_rig.forge.report_check(candidate, "tests", conclusion="failure")
     server.add(good_reply(ci_rig.repo))
-    ci_rig.advance()
+    ci_rig.run()
     job = ci_rig.job
     assert len(job.batch(1).attempts) == 2 and job.batch(1).status is BatchStatus.AWAITING_CI
     told = "\n".join(str(m["content"]) for m in server.requests[-1].messages)
