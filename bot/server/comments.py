@@ -32,7 +32,7 @@ from bot.plumbing.queue import enqueue
 from bot.plumbing.trigger_labels import DEFAULT_TRIGGER_LABEL
 from bot.server.campaigns.tasks import steer_campaign
 from bot.server.context import ServerContext
-from bot.server.job_lookup import job_for
+from bot.server.rebuild import job_for
 from bot.server.resume import resume_ended
 from bot.server.start_job import CANNOT_START, StartRequest, start_job
 from bot.server.start_job import default_config as start_config
