@@ -1,8 +1,7 @@
 """The workers (RQ tasks) and the wiring that builds the engine with its features for a job:
 
-- `worker.py`: the task table, the function RQ runs, the loop that rides out Redis outages;
-  `worker_classes.py` (which RQ worker class runs the steps), `worker_health.py` (`stepwise
-  worker --check`).
+- `worker.py`: the task table, the function RQ runs, the loop that rides out Redis outages, which
+  RQ worker class runs the steps, the health probe (`stepwise worker --check`).
 - `context.py`: the server's composition root: the engine's services for a job (its mirror,
   forge, environment cache) with the features of jobs/composition.py.
 - `handlers.py`: the event tasks (labels, closes, reopenings, edits, pushes); `start_job.py` (a job
