@@ -157,7 +157,8 @@ class Feature:
 
     name: str
     # Whether the feature has anything to do for this job (its config block on, its part of the
-    # record there): a job that does not use it runs none of its hooks, nor crosses its files.
+    # record there): a job that does not use it runs none of its hooks (its pure card and note
+    # sections are still asked, and say nothing for it).
     active: Callable[[Job], bool] = lambda _job: True
     safe_point: SafePointHook | None = None
     after_push: AfterPushHook | None = None

@@ -79,8 +79,7 @@ class FeatureParts:
     card_sections: tuple[CardSection, ...] = ()
 
 
-# The installed features' parts by name, in the order they were installed (the card reads their
-# card sections itself: jobs/notes/progress.py).
+# The installed features' parts by name, in the order they were installed.
 INSTALLED: dict[str, FeatureParts] = {}
 
 
@@ -134,3 +133,30 @@ def note_sections(slot: NoteSlot, job: Job) -> list[str]:
     """The installed features' sections for `slot`, in the order the features were installed."""
     return [line for part in INSTALLED.values() for section in part.note_sections
             if section.slot is slot for line in section.lines(job)]
+
+
+def card_sections() -> list[CardSection]:
+    """The installed features' lines in the plan and the card, in the order of installing (the
+    readers below are what jobs/notes/progress.py calls)."""
+    return [section for part in INSTALLED.values() for section in part.card_sections]
+
+
+def plan_lines(job: Job) -> list[str]:
+    return [line for s in card_sections() if s.plan is not None for line in s.plan(job)]
+
+
+def card_status_lines(job: Job) -> list[str]:
+    return [line for s in card_sections() if s.status is not None for line in s.status(job)]
+
+
+def card_batch_words(job: Job, batch: Batch) -> str:
+    return "".join(s.batch(job, batch) for s in card_sections() if s.batch is not None)
+
+
+def card_milestone_lines(job: Job, milestone: int) -> list[str]:
+    return [line for s in card_sections() if s.milestone is not None
+            for line in s.milestone(job, milestone)]
+
+
+def card_closing_lines(job: Job) -> list[str]:
+    return [line for s in card_sections() if s.closing is not None for line in s.closing(job)]

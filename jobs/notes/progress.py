@@ -9,7 +9,13 @@ from datetime import UTC
 
 from jobs.basics import markdown_safe as md
 from jobs.basics.voice import LOCAL, Voice
-from jobs.kernel.feature_parts import INSTALLED, CardSection
+from jobs.kernel.feature_parts import (
+    card_batch_words,
+    card_closing_lines,
+    card_milestone_lines,
+    card_status_lines,
+    plan_lines,
+)
 from jobs.kernel.gates import gate_choices
 from jobs.kernel.git_versions import version_lines
 from jobs.kernel.job import Batch, Job
@@ -50,25 +56,15 @@ def files_label(files: Sequence[str], limit: int = 3) -> str:
     return shown if len(files) <= limit else f"{shown} and {len(files) - limit} more"
 
 
-def environment_lines(job: Job) -> list[str]:
-    """What `setup` builds and whether this job reused it; who may use the network."""
+def network_lines(job: Job) -> list[str]:
+    """Who may use the network, and where to."""
     config = job.config
-    lines = []
-    if config.setup:
-        env = job.environment
-        how = ("reused from the cache" if env.from_cache else "built for this job") \
-            if env is not None else "not built yet"
-        lines.append(f"- Setup: {md.codes(config.setup)}; environment {how}"
-                     + (f" (key `{env.key[:12]}`)" if env is not None else ""))
-        if env is not None and env.rebuilt_because and not env.from_cache:
-            lines.append("- Environment rebuilt because of a change to "
-                         + "; ".join(md.message(why) for why in env.rebuilt_because))
-    if config.network:
-        who = "setup only" if config.network == "setup" else "every command"
-        hosts = md.codes(config.network_allow) or \
-            "the package registries of the repository's ecosystems"
-        lines.append(f"- Network: {who}, through Stepwise's egress proxy, to {hosts}")
-    return lines
+    if not config.network:
+        return []
+    who = "setup only" if config.network == "setup" else "every command"
+    hosts = md.codes(config.network_allow) or \
+        "the package registries of the repository's ecosystems"
+    return [f"- Network: {who}, through Stepwise's egress proxy, to {hosts}"]
 
 
 def config_source_lines(job: Job) -> list[str]:
@@ -77,32 +73,6 @@ def config_source_lines(job: Job) -> list[str]:
         return []
     return [f"- Config: `.github/stepwise.yml` from the {job.config_source} (it differs from "
             f"the one committed at `{short(job.base_sha)}`)"]
-
-
-def card_sections() -> list[CardSection]:
-    """The installed features' lines in the plan and the card, in the order of installing."""
-    return [section for part in INSTALLED.values() for section in part.card_sections]
-
-
-def plan_lines(job: Job) -> list[str]:
-    return [line for s in card_sections() if s.plan is not None for line in s.plan(job)]
-
-
-def card_status_lines(job: Job) -> list[str]:
-    return [line for s in card_sections() if s.status is not None for line in s.status(job)]
-
-
-def card_batch_words(job: Job, batch: Batch) -> str:
-    return "".join(s.batch(job, batch) for s in card_sections() if s.batch is not None)
-
-
-def card_milestone_lines(job: Job, milestone: int) -> list[str]:
-    return [line for s in card_sections() if s.milestone is not None
-            for line in s.milestone(job, milestone)]
-
-
-def card_closing_lines(job: Job) -> list[str]:
-    return [line for s in card_sections() if s.closing is not None for line in s.closing(job)]
 
 
 def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
@@ -118,10 +88,6 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
         lines.append(f"- Find: {md.codes(spec.find)}")
     if spec.replace is not None:
         lines.append(f"- Replace with: {md.code(spec.replace)}")
-    if job.llm.edit_format:
-        lines.append(f"- Model edits: {md.code(job.llm.edit_format)}" + (
-            " (tool calls; `search_replace` blocks if the model server refuses tools)"
-            if job.llm.edit_format == "tools" else ""))
     lines += [
         f"- Done when: {md.code(spec.done_when)}",
         f"- Files in scope: {len(job.scope_files)}" + (
@@ -133,11 +99,11 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
         f"{job.config.batches_per_milestone} batches per milestone)",
         f"- Validation: {md.codes(job.config.validate_commands) or 'none'}",
         *config_source_lines(job),
-        *environment_lines(job),
         *version_lines(job.git_version, base=job.base_sha),
         f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
         f"- Branch: {md.code(job.branch)}",
-        *plan_lines(job),  # the features' lines (CI: what the job waits for)
+        *plan_lines(job),  # the features' (CI: what it waits for; llm; environments)
+        *network_lines(job),
     ]
     failing = [c for c in job.baseline if c.exit_code != 0 or c.timed_out]
     if job.baseline_ok is False and failing:

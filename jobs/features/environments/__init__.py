@@ -20,5 +20,6 @@ job's worktree again after each reset instead (the engine's own fallback).
   `jobs.ports.EnvironmentStore`.
 - Hook (wiring.py, active for jobs with `setup` only): `environment`, which the attempt runner
   calls for the job's environment.
-- Modules: build.py (the key, the build in a scratch worktree, the record), wiring.py.
+- Card section (texts.py): the plan's `Setup:` line, and why the environment was rebuilt.
+- Modules: build.py (the key, the build in a scratch worktree, the record), texts.py, wiring.py.
 """

@@ -18,7 +18,8 @@ skips it. An issue without a spec block can have its spec drafted by the model (
   each attempt's `llm_calls` and `transcript` (jobs/kernel/records.py: the kernel record types
   them, so stored records load without the feature).
 - Gate: `budget` (budget.py, its row in the gate and pass tables; the kind records store).
-- Note: the change note's "Model usage" section (note.py); `stepwise llm-report` (statistics.py).
+- Plan and note: the plan's "Model edits" line and the change note's "Model usage" section
+  (note.py); `stepwise llm-report` (statistics.py).
 - Hooks (wiring.py, active for llm jobs only): `start_check`, `planned`, `edit` (edit_hooks.py),
   and the batch hook that settles an answered `budget` gate.
 - Modules: budget.py, note.py and statistics.py are pure; start.py, draft.py and

@@ -1,9 +1,11 @@
-"""The change note's "Model usage" section (pure): the model's calls and tokens, per batch with
-where its transcripts are kept."""
+"""What the plan and the change note say of the model (pure): the plan's "Model edits" line
+(the edit format the job plans with) and the note's "Model usage" section (the model's calls and
+tokens, per batch with where its transcripts are kept)."""
 
 from __future__ import annotations
 
-from jobs.kernel.feature_parts import NoteSection, NoteSlot
+from jobs.basics import markdown_safe as md
+from jobs.kernel.feature_parts import CardSection, NoteSection, NoteSlot
 from jobs.kernel.job import Job
 
 
@@ -33,3 +35,17 @@ def model_usage(job: Job) -> list[str]:
 
 
 MODEL_USAGE = NoteSection(NoteSlot.AFTER_LEFT_OUT, model_usage)
+
+
+def model_edits_lines(job: Job) -> list[str]:
+    """The plan's "Model edits" line: the edit format the job plans with (none before it is
+    chosen, and for jobs that do not call the model)."""
+    edit_format = job.llm.edit_format
+    if not edit_format:
+        return []
+    return [f"- Model edits: {md.code(edit_format)}" + (
+        " (tool calls; `search_replace` blocks if the model server refuses tools)"
+        if edit_format == "tools" else "")]
+
+
+MODEL_EDITS = CardSection(plan=model_edits_lines)

@@ -11,7 +11,7 @@ from jobs.engine.attempt import AttemptOutcome
 from jobs.engine.context import Feature, JobContext, Services
 from jobs.features.llm import edit_hooks, start
 from jobs.features.llm.budget import BUDGET_GATE, settle_budget_gate
-from jobs.features.llm.note import MODEL_USAGE
+from jobs.features.llm.note import MODEL_EDITS, MODEL_USAGE
 from jobs.inputs.spec import Recipe, TaskSpec
 from jobs.kernel.feature_parts import FeatureParts
 from jobs.kernel.job import Batch, Job
@@ -59,5 +59,6 @@ def start_check(services: Services, spec: TaskSpec) -> None:
 FEATURE = Feature(
     name="llm", active=active, batch=BudgetHooks(), planned=start.planned,
     start_check=start_check, edit=edit_hooks.edit,
-    parts=FeatureParts("llm", gates=(BUDGET_GATE,), note_sections=(MODEL_USAGE,)),
+    parts=FeatureParts("llm", gates=(BUDGET_GATE,), note_sections=(MODEL_USAGE,),
+                       card_sections=(MODEL_EDITS,)),
 )

@@ -1,6 +1,7 @@
 """The llm feature's guard: a job whose recipe is not `llm` (nor a command's `llm` fallback)
-runs none of its hooks and crosses none of its files but the guard (and the note's "Model
-usage" section, a pure part every change note asks, empty without a model call)."""
+runs none of its hooks and crosses none of its files but the guard (and its pure sections, the
+plan's "Model edits" line and the note's "Model usage", which every plan and note asks and which
+say nothing without a model)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def test_a_replace_job_crosses_nothing_of_the_llm_feature_but_its_guard(tmp_path
     assert outcome.status is JobStatus.COMPLETED
     assert called_under(seen, "jobs/features/llm/") == {
         ("jobs/features/llm/wiring.py", "active"), ("jobs/features/llm/wiring.py", "start_check"),
-        ("jobs/features/llm/wiring.py", "uses_llm"), ("jobs/features/llm/note.py", "model_usage")}
+        ("jobs/features/llm/wiring.py", "uses_llm"), ("jobs/features/llm/note.py", "model_usage"),
+        ("jobs/features/llm/note.py", "model_edits_lines")}
     assert not called_under(seen, "jobs/recipes/llm/")
     assert not FEATURE.active(load_job(repo))
 
