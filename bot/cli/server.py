@@ -67,7 +67,7 @@ def worker(
             run_worker,
             wait_for_redis,
         )
-        from bot.server.worker_classes import worker_class as rq_worker_class
+        from bot.server.worker import worker_class as rq_worker_class
         from bot.settings import load_settings
 
         chosen = rq_worker_class(worker_class)  # a wrong name fails before anything starts
@@ -92,9 +92,9 @@ def worker(
 
 
 def probe_worker() -> None:
-    """`stepwise worker --check`: one line, exit 0 (healthy) or 1 (bot/server/worker_health.py)."""
+    """`stepwise worker --check`: one line, exit 0 (healthy) or 1 (bot/server/worker.py `check_worker`)."""
     from bot.plumbing.connections import worker_redis
-    from bot.server.worker_health import check_worker
+    from bot.server.worker import check_worker
     from bot.settings import load_settings
 
     def action() -> None:

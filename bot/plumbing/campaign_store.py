@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from redis import Redis
 from redis.typing import EncodableT, FieldT
 
+from bot.plumbing.connections import as_text
 from bot.plumbing.keys import ALL_CAMPAIGNS, CAMPAIGNS, campaign_key
-from bot.plumbing.redis_values import as_text
 from jobs.features.campaigns.record import COUNTERS, Campaign, CampaignStatus
 from jobs.features.campaigns.settings import CampaignSettings
 

@@ -10,10 +10,15 @@
 
 All of them send TCP keep-alives and check an idle pooled connection before reusing it, so a
 connection cut while Redis restarted is replaced instead of failing the next call.
+
+What the clients hand back is read here too: a string from bytes or str (`as_text`, a client with
+or without `decode_responses`), and a stored JSON document that may be missing or damaged
+(`as_document`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -80,3 +85,17 @@ def warn_unless_noeviction(client: Redis) -> str | None:
                     "records and leases; set `maxmemory-policy noeviction` (docs/operating.md)",
                     policy, extra={"maxmemory_policy": policy})
     return policy
+
+
+def as_text(value: bytes | str | None) -> str:
+    """`value` as a string ("" for a missing key)."""
+    return value.decode() if isinstance(value, bytes) else (value or "")
+
+
+def as_document(raw: bytes | str | None) -> dict[str, Any] | None:
+    """A stored JSON object, or None when the key is missing or holds anything else."""
+    try:
+        doc = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None

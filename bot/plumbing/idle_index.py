@@ -18,8 +18,8 @@ from typing import Any
 
 from redis import Redis
 
+from bot.plumbing.connections import as_document, as_text
 from bot.plumbing.keys import JOBS, idle_key, job_key
-from bot.plumbing.redis_values import as_document, as_text
 from jobs.kernel.model import ACTIVE_JOB_STATUSES, JobStatus
 
 OWING, GATE, CI, ACTIVE = "owing", "gate", "ci", "active"

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from redis import Redis
 
+from bot.plumbing.connections import as_document, as_text
 from bot.plumbing.keys import pruned_issue_key, pruned_key
-from bot.plumbing.redis_values import as_document, as_text
 
 MARKER_TTL_S = 365 * 24 * 3600  # how long "ended and pruned" is answered for a pruned job
 

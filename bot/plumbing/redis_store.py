@@ -17,9 +17,9 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
+from bot.plumbing.connections import as_text
 from bot.plumbing.idle_index import index_job
 from bot.plumbing.keys import JOBS, batches_key, ci_key, events_key, issue_key, job_key
-from bot.plumbing.redis_values import as_text
 from jobs.adapters.codec import assemble, batch_text, document, event_line
 from jobs.adapters.store import ConflictError, checking_writes
 from jobs.basics.errors import StateError

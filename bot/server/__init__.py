@@ -1,16 +1,14 @@
 """The workers (RQ tasks) and the wiring that builds the engine with its features for a job:
 
-- `worker.py`: the task table, the function RQ runs, the loop that rides out Redis outages;
-  `worker_classes.py` (which RQ worker class runs the steps), `worker_health.py` (`stepwise
-  worker --check`).
+- `worker.py`: the task table, the function RQ runs, the loop that rides out Redis outages, which
+  RQ worker class runs the steps, the health probe (`stepwise worker --check`).
 - `context.py`: the server's composition root: the engine's services for a job (its mirror,
   forge, environment cache) with the features of jobs/composition.py.
-- `handlers.py`: the event tasks (labels, closes, reopenings, edits, pushes); `start_job.py` (a
-  job started from the label or `/stepwise retry-start`), `comments.py` (comment commands,
-  applied once each), `job_lookup.py` (the job an event is about, rebuilt when lost, with
-  `rebuild.py`), `resume.py` (an ended job carried on, and the offer to when its issue or pull
-  request is reopened), `config_check.py` (the `Stepwise config` check run on a push changing
-  the config).
+- `handlers.py`: the event tasks (labels, closes, reopenings, edits, pushes); `start_job.py` (a job
+  started from the label or `/stepwise retry-start`), `comments.py` (comment commands, applied once
+  each), `rebuild.py` (the job an event is about, found, or rebuilt from GitHub when lost),
+  `resume.py` (an ended job carried on, and the offer to when its issue or pull request is
+  reopened), `config_check.py` (the `Stepwise config` check run on a push changing the config).
 - `steps.py`: the step task (one step of a job under its lease), revert, cancel;
   `rate_limits.py` (waiting for GitHub's rate limits without a worker).
 - `reaper.py` (unleased jobs queued again), `reconciler.py` (publishes what GitHub has not

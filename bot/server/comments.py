@@ -24,15 +24,15 @@ from bot.commands import (
 from bot.commands.registry import voice as server_voice
 from bot.events import Event
 from bot.github.errors import ForgeError
+from bot.plumbing.connections import as_text
 from bot.plumbing.keys import cancelled_task_id, comment_key, comment_lock
 from bot.plumbing.leases import job_lock
 from bot.plumbing.pruned import PRUNED_HINT, pruned_for_issue
 from bot.plumbing.queue import enqueue
-from bot.plumbing.redis_values import as_text
 from bot.plumbing.trigger_labels import DEFAULT_TRIGGER_LABEL
 from bot.server.campaigns.tasks import steer_campaign
 from bot.server.context import ServerContext
-from bot.server.job_lookup import job_for
+from bot.server.rebuild import job_for
 from bot.server.resume import resume_ended
 from bot.server.start_job import CANNOT_START, StartRequest, start_job
 from bot.server.start_job import default_config as start_config

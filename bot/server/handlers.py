@@ -21,7 +21,7 @@ from bot.server.comments import on_comment
 from bot.server.config_check import check_config_push
 from bot.server.context import ServerContext
 from bot.server.installations import end_removed_jobs
-from bot.server.job_lookup import job_for
+from bot.server.rebuild import job_for
 from bot.server.resume import offer_resume
 from bot.server.start_job import CANNOT_START, StartRequest, default_config, start_job
 from bot.server.steps import ACTIVE, queue_next_step

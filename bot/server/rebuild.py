@@ -1,14 +1,19 @@
-"""Rebuilding a job whose Redis record was lost, from GitHub: the issue's spec, the branch's
-trailers (same job id, so committed batches and the change note are adopted, never redone),
-the open PR, and the job's comments by their hidden markers (old gate ids are never reused)."""
+"""The job an event is about: found by its issue or by the pull request it opened, or rebuilt
+when its Redis record was lost, from GitHub: the issue's spec, the branch's trailers (same job
+id, so committed batches and the change note are adopted, never redone), the open PR, and the
+job's comments by their hidden markers (old gate ids are never reused)."""
 
 from __future__ import annotations
 
 import re
 
+from bot.events import Event
 from bot.github.client import Installation
+from bot.plumbing.keys import pull_key, rebuild_lock
+from bot.plumbing.leases import job_lock
 from bot.plumbing.pruned import pruned_for_issue
 from bot.server.context import ServerContext
+from bot.server.steps import queue_next_step
 from jobs.basics.errors import StepwiseError
 from jobs.engine.engine import Base, create_job
 from jobs.inputs.config import CONFIG_PATH, load_config
@@ -20,6 +25,24 @@ from jobs.kernel.records import PullRequest
 
 BRANCH = re.compile(r"^stepwise/issue-(\d+)(?:-\d+)?$")
 GATE_ID = re.compile(rf"^{re.escape(GATE_PREFIX)}[a-z_]+-(\d+)$")  # gate:<kind>-<n>
+
+
+def job_for(ctx: ServerContext, event: Event) -> Job | None:
+    """The job of an issue, or of the pull request it opened; rebuilt from GitHub if its
+    record was lost."""
+    job = ctx.store.find(event.repo, event.number)
+    if job is None:
+        job_id = ctx.redis.get(pull_key(event.repo, event.number))
+        if isinstance(job_id, bytes):
+            job = ctx.store.load_id(job_id.decode())
+    if job is None:
+        with job_lock(ctx.redis, rebuild_lock(event.repo, event.number)) as acquired:
+            if acquired:
+                job = rebuild(ctx, repo=event.repo, number=event.number,
+                              installation_id=event.installation_id)
+        if job is not None:
+            queue_next_step(ctx, job)  # it re-plans, adopts its commits and stops at its gate
+    return job
 
 
 def rebuild(ctx: ServerContext, *, repo: str, number: int, installation_id: int) -> Job | None:

@@ -26,6 +26,7 @@ from redis import Redis
 from bot.events import Event, Kind
 from bot.log_context import RECONCILED_PREFIX, traced
 from bot.plumbing import idle_index
+from bot.plumbing.connections import as_document
 from bot.plumbing.keys import (
     RECONCILE_ROUND,
     comment_key,
@@ -37,7 +38,6 @@ from bot.plumbing.keys import (
 )
 from bot.plumbing.leases import Lease
 from bot.plumbing.queue import enqueue
-from bot.plumbing.redis_values import as_document
 from bot.plumbing.suspension_marks import is_suspended
 from bot.server import ci_poll
 from bot.server.campaigns.tasks import tick_all

@@ -24,6 +24,7 @@ from typing import Any
 import redis
 from redis import Redis
 
+from bot.plumbing.connections import as_document, as_text
 from bot.plumbing.idle_index import index_job, owes
 from bot.plumbing.keys import (
     JOBS,
@@ -45,7 +46,6 @@ from bot.plumbing.keys import (
 )
 from bot.plumbing.leases import Lease
 from bot.plumbing.pruned import MARKER_TTL_S
-from bot.plumbing.redis_values import as_document, as_text
 from jobs.kernel.model import TERMINAL_JOB_STATUSES
 
 log = logging.getLogger(__name__)

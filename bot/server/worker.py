@@ -1,25 +1,46 @@
 """The worker side of RQ: the task handlers a worker installs, the one function RQ runs
-(`perform`, stored by dotted path with every queued task: bot.plumbing.queue.PERFORM), and the
-worker loop that outlives Redis outages.
+(`perform`, stored by dotted path with every queued task: bot.plumbing.queue.PERFORM), the
+worker loop that outlives Redis outages, which of RQ's worker classes runs it, and its health
+probe.
 
 The engine package never imports `bot/`: the entry point that starts a worker installs the
 task handlers (`install_handlers`); the web app queues tasks by name (bot/plumbing/queue.py).
+
+Worker classes (`stepwise worker --worker-class`, or STEPWISE_WORKER_CLASS): RQ's own choice of
+how a task runs, named as RQ's `--worker-class` names it.
+- `rq.worker.SimpleWorker` (the default): each task runs in the worker process itself. What a
+  step builds once stays built for the next one: the installation's GitHub client (its TLS
+  context) and token, the store's knowledge of what it last wrote, imported modules. A worker
+  killed mid-step is the same as a killed work horse: its lease expires and another worker's
+  reaper resumes the job (docs/reliability.md).
+- `rq.worker.Worker`: RQ forks a work horse per task (isolation from the step's memory
+  growth, at the price of rebuilding those clients every step).
+Any importable subclass of RQ's BaseWorker is accepted; anything else is refused with the fix.
+
+Health (`stepwise worker --check`, the container's probe): a worker is healthy when RQ has a
+live registration for it: one on this host (the container's hostname) whose key has not
+expired. RQ renews the key at every wait for work and before each step for that step's whole
+timeout, so a worker that hangs, lost Redis for good or exited shows up as missing once its TTL
+runs out. Exit 0 when healthy, 1 otherwise, with one line saying why.
 """
 
 from __future__ import annotations
 
 import logging
 import signal
+import socket
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import redis
 from rq import Worker
+from rq.utils import import_worker_class
 from rq.worker import BaseWorker
 
 from bot.log_context import split_trace, traced
 from bot.plumbing.queue import queue
+from jobs.basics.errors import BadInputError
 
 Handler = Callable[[dict[str, Any]], None]
 _handlers: dict[str, Handler] = {}
@@ -55,7 +76,7 @@ def run_worker(connect: Callable[[], redis.Redis], *, burst: bool = False,
                reconnect_backoff_s: tuple[float, ...] = RECONNECT_BACKOFF_S,
                stop: threading.Event | None = None) -> bool:
     """Work the `stepwise` queue (with RQ's scheduler for delayed retries) with one of RQ's
-    worker classes (bot/server/worker_classes.py), on connections made by `connect`.
+    worker classes (`worker_class`), on connections made by `connect`.
 
     RQ's loop quits when Redis goes away mid-step or between steps (a timeout, or an error in
     its maintenance); this loop then waits for Redis with back-off and starts a new RQ worker,
@@ -116,3 +137,34 @@ def wait_for_redis(connect: Callable[[], redis.Redis], backoff_s: tuple[float, .
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+DEFAULT_WORKER_CLASS = "rq.worker.SimpleWorker"
+KNOWN = ("rq.worker.SimpleWorker", "rq.worker.Worker", "rq.worker.SpawnWorker")
+
+
+def worker_class(name: str | None) -> type[BaseWorker]:
+    """RQ's worker class of a dotted name (None or empty: the default)."""
+    dotted = (name or "").strip() or DEFAULT_WORKER_CLASS
+    try:
+        return import_worker_class(dotted)
+    except (ImportError, AttributeError, ValueError, TypeError) as exc:
+        raise BadInputError(
+            f"`{dotted}` is not an RQ worker class ({type(exc).__name__}: {str(exc)[:200]})",
+            hint=f"name a subclass of rq.worker.BaseWorker by its dotted path, e.g. "
+            f"{' or '.join(KNOWN[:2])} (STEPWISE_WORKER_CLASS, `--worker-class`)",
+        ) from None
+
+
+def check_worker(connection: redis.Redis, *, hostname: str | None = None) -> tuple[bool, str]:
+    """Whether a live RQ worker of the `stepwise` queue is registered from `hostname`."""
+    host = hostname or socket.gethostname()
+    try:
+        workers = Worker.all(queue=queue(connection))
+    except redis.RedisError as exc:
+        return False, f"Redis does not answer ({type(exc).__name__}); the worker is waiting for it"
+    mine = [w for w in workers if w.hostname == host]
+    if not mine:
+        return False, f"no worker registered from {host} (of {len(workers)} on the queue)"
+    states = ", ".join(f"{w.name} {w.get_state()}" for w in mine)
+    return True, f"ok: {states}"

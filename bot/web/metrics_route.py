@@ -24,8 +24,8 @@ from bot.observability import github_metrics
 from bot.observability.metrics import SEP, Spec
 from bot.observability.metrics import SPECS as metrics_specs
 from bot.observability.process_metrics import PROCESS, REDIS_UP
+from bot.plumbing.connections import as_text
 from bot.plumbing.queue import queue
-from bot.plumbing.redis_values import as_text
 from bot.taskcenter.records import HeadCache, JobHead, all_job_ids
 from jobs.kernel.model import JobStatus
 

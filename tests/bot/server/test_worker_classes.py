@@ -1,4 +1,4 @@
-"""RQ's worker classes for `stepwise worker` (bot/server/worker_classes.py): the default runs
+"""RQ's worker classes for `stepwise worker` (bot/server/worker.py): the default runs
 each step in the worker itself, so what a step built stays built for the next (the installation
 token and client); a forked work horse per step stays available; a wrong name is refused.
 Real `stepwise worker` processes, real Redis, the fake GitHub."""
@@ -15,7 +15,7 @@ import redis
 from rq.worker import SimpleWorker, Worker
 
 from bot.plumbing.redis_store import RedisStore
-from bot.server.worker_classes import worker_class
+from bot.server.worker import worker_class
 from jobs.basics.errors import BadInputError
 from jobs.kernel.model import JobStatus
 from tests.bot.conftest import SECRET, World, open_world
