@@ -36,10 +36,10 @@ readme: ## Rewrite the README's generated tables from the code
 	$(DEV) python scripts/readme_tables.py
 
 docs: ## Build the documentation site into site/ (mkdocs build --strict)
-	$(DEV) mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(DEV) mkdocs build --strict --site-dir site
 
 docs-serve: ## Serve the documentation site on http://127.0.0.1:8001 with live reload
-	$(DEV) mkdocs serve --dev-addr 127.0.0.1:8001
+	NO_MKDOCS_2_WARNING=1 $(DEV) mkdocs serve --dev-addr 127.0.0.1:8001
 
 lock: ## Rewrite requirements.lock from the virtualenv's versions (after an upgrade the tests passed on)
 	{ sed -n '1,3p' requirements.lock; .venv/bin/pip freeze --exclude-editable; } > requirements.lock.new
