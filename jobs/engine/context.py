@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
-from jobs.adapters.allowlist_cache import cached_default_allowlist
+from jobs.adapters.allowlist_cache import admitted, default_network_hosts
+from jobs.adapters.egress_defaults import index_variables
 from jobs.basics.errors import ErrorInfo
 from jobs.basics.voice import LOCAL, Voice
 from jobs.decisions.ci import CiVerdict
@@ -301,8 +302,7 @@ class JobContext:
                                     should_stop=self.cancel_requested,
                                     network_allow=self.network_allow(),
                                     deny_hosts=self.services.network_deny_hosts,
-                                    extra_env=self.job.git_version.env
-                                    if self.job.git_version is not None else None)
+                                    extra_env=self.extra_env())
             editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy,
                                 llm=self.services.llm)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
@@ -347,12 +347,24 @@ class JobContext:
 
     def network_allow(self) -> list[str]:
         """The hosts the egress proxy admits: `network_allow`, or by default the registries of
-        the ecosystems the repository uses (read from its files when the network is on, once
-        per base commit: jobs/adapters/allowlist_cache.py)."""
+        the ecosystems the repository uses and the package indexes configured in it or where
+        Stepwise runs (jobs/adapters/allowlist_cache.py), recorded with their reasons on the
+        job for the plan."""
         config = self.job.config
         if not config.network or config.network_allow:
+            self.job.network_hosts = []
             return list(config.network_allow)
-        return list(cached_default_allowlist(self.services.repository, self.job.base_sha))
+        self.job.network_hosts = default_network_hosts(
+            self.services.repository, self.job.base_sha, env=config.env)
+        return admitted(self.job.network_hosts)
+
+    def extra_env(self) -> dict[str, str]:
+        """What Stepwise adds below the config's `env`: the version from git, and with the
+        network on the package index variables set where Stepwise runs (without credentials)."""
+        extra = dict(self.job.git_version.env) if self.job.git_version is not None else {}
+        if self.job.config.network:
+            extra |= index_variables()
+        return extra
 
     def close(self) -> None:
         """Let go of the worktree: it stays on disk while the job runs (its next step, on

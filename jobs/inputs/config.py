@@ -107,7 +107,9 @@ class RepoConfig(BaseModel):
     metadata, whatever `network_allow` says."""
     network_allow: list[str] = []
     """Hosts the egress proxy admits (HTTPS): `pypi.org`, `*.example.org`, `host:8443`; empty:
-    the package registries of the ecosystems the repository uses (PyPI, npm)."""
+    the registries of the ecosystems the repository holds (PyPI for Python files, the npm
+    registry for `package.json`) and the package indexes configured in it or where Stepwise runs
+    (pip/uv index URLs, npm registry); the plan names each host and why."""
     cache_key: list[str] = []
     """Globs of files whose content, with `setup`, keys the cached environment (e.g.
     `requirements*.txt`, `package-lock.json`): a change rebuilds it."""

@@ -39,6 +39,7 @@ from jobs.kernel.records import (
     FinalReview,
     LeftOut,
     LlmUsage,
+    NetworkHost,
     OutboxEntry,
     PendingIssue,
     Record,
@@ -140,6 +141,7 @@ class Job(Record):
     baseline_from: str = ""  # "issue-<N>/<commit>" when a recorded baseline was reused
     left_out: list[LeftOut] = []
     environment: EnvironmentRecord | None = None  # what `setup` built (None without setup)
+    network_hosts: list[NetworkHost] = []  # the default allowlist and why (network_allow empty)
     git_version: GitVersion | None = None  # the version from git given to the version tools
     issue_file: str | None = None  # local mode: the issue file the job was started from
     instructions: list[str] = []
