@@ -2,6 +2,11 @@
 installation token (blobs GitHub lacks, a tree on the parent's tree, the commit, then a
 compare-and-set ref update), so GitHub signs it and shows it "Verified".
 
+GitHub signs an App's commit only when the create-commit request names no `author`,
+`committer` or `signature`: none is sent, so the App's bot user is author and committer with
+GitHub's time, and a person who authored the local commit is credited by a `Co-authored-by:`
+trailer instead.
+
 The local objects are the truth: the tree GitHub builds must have the local tree's sha (else
 nothing is moved and the job stops with a clear error). Only blobs that none of the parents
 holds are uploaded, so a large batch costs one call per new file content and a base merge
@@ -23,6 +28,7 @@ from bot.github.client import Installation, response_json
 from bot.github.errors import SUSPENDED_WORDS, ForgeError
 from jobs.adapters.git_runner import git_process
 from jobs.adapters.workspace import Repository, WithdrawRefusedError
+from jobs.adapters.worktree import BOT_EMAIL
 from jobs.basics.errors import RetryClass, WorkspaceError
 from jobs.features.base_moves.texts import WORKFLOW_PERMISSION
 
@@ -76,6 +82,22 @@ def read_commit(repo: Repository, sha: str) -> LocalCommit:
             email, _, stamp = rest.partition("> ")
             author = (name, email, datetime.fromtimestamp(int(stamp.split()[0]), UTC))
     return LocalCommit(tree=tree, parents=tuple(parents), author=author, message=message)
+
+
+def credited(repo: Repository, commit: LocalCommit) -> str:
+    """The commit's message, with a `Co-authored-by:` trailer for its local author when that is
+    a person rather than the App (or local mode's Stepwise identity), since GitHub makes the
+    App's bot user the author of the commit it signs."""
+    name, email, _ = commit.author
+    ours = {getattr(repo, "identity", {}).get("GIT_AUTHOR_EMAIL", ""), BOT_EMAIL}
+    trailer = f"Co-authored-by: {name} <{email}>"
+    if not email or email in ours or trailer.lower() in commit.message.lower():
+        return commit.message
+    done = git_process(["interpret-trailers", "--trailer", trailer], cwd=repo.root,
+                       git_dir=repo.git_dir, stdin=commit.message.encode())
+    if done.returncode:
+        return f"{commit.message.rstrip()}\n\n{trailer}\n"
+    return done.stdout.decode()
 
 
 def tree_changes(repo: Repository, old_tree: str, new_tree: str) -> list[TreeChange]:
@@ -144,11 +166,9 @@ class ApiCommits:
                 retry_class=RetryClass.NEEDS_HUMAN,
                 hint="set `commit_via: git` in .github/stepwise.yml to push with git instead, "
                      "and report this (file modes or paths GitHub stores differently)")
-        name, email, when = commit.author
-        body: dict[str, Any] = {
-            "message": commit.message, "tree": tree, "parents": list(commit.parents),
-            "author": {"name": name, "email": email,
-                       "date": when.strftime("%Y-%m-%dT%H:%M:%SZ")}}
+        # No author, committer or signature: GitHub signs only such a commit (DESIGN.md).
+        body: dict[str, Any] = {"message": credited(repo, commit), "tree": tree,
+                                "parents": list(commit.parents)}
         created = self._api(lambda gh: gh.git.create_commit(self.owner, self.name, data=body))
         sha = str(created["sha"])
         self._move(branch, sha, old)

@@ -13,6 +13,7 @@ from typing import Any
 from tests.kit import github_git
 from tests.kit import github_git_data as data
 from tests.kit.github_api import REPO, ApiError, Call, Reply, route
+from tests.kit.github_mergeability import requires_signatures, unverified
 from tests.kit.github_model import FakeRepo, Token
 from tests.kit.github_render import ts
 from tests.kit.github_state import GitHubState
@@ -84,13 +85,15 @@ def create_tree(call: Call) -> Reply:
 
 
 def verification(call: Call, sha: str) -> dict[str, Any]:
-    """GitHub's verdict on a commit: verified when it was made through the API (signed by
-    GitHub), `unsigned` when it was pushed."""
+    """GitHub's verdict on a commit: verified when GitHub signed it (made through the API with
+    no custom author, committer or signature, or by its merge button), `unsigned` when it was
+    pushed or made with a custom author, `unknown_key` for a signature GitHub cannot check."""
     if sha in call.state.signed_commits:
         return {"verified": True, "reason": "valid", "signature": data.FAKE_SIGNATURE,
                 "payload": f"tree {sha}\n", "verified_at": ts(call.state.signed_commits[sha])}
-    return {"verified": False, "reason": "unsigned", "signature": None, "payload": None,
-            "verified_at": None}
+    signature = data.commit_fields(call.r.path, sha).get("gpgsig")
+    return {"verified": False, "reason": "unknown_key" if signature else "unsigned",
+            "signature": signature, "payload": None, "verified_at": None}
 
 
 def git_commit_body(call: Call, sha: str) -> dict[str, Any]:
@@ -115,6 +118,14 @@ def git_commit_body(call: Call, sha: str) -> dict[str, Any]:
     }
 
 
+def _person(given: Any, default: tuple[str, str]) -> tuple[str, str]:
+    if not isinstance(given, dict):
+        return default
+    if not given.get("name") or not given.get("email"):
+        raise _invalid("Invalid request.\n\n\"name\" and \"email\" are required.")
+    return str(given["name"]), str(given["email"])
+
+
 @route("POST", REPO + r"/git/commits", permissions=CONTENTS_WRITE)
 def create_commit(call: Call) -> Reply:
     repo = call.r.path
@@ -127,16 +138,23 @@ def create_commit(call: Call) -> Reply:
     if not isinstance(parents, list) or any(data.object_kind(repo, str(p)) != "commit"
                                             for p in parents):
         raise _invalid("Parent SHA does not exist or is not a commit object")
-    if call.field("signature"):
-        raise _invalid("a custom signature is not verified by the fake")
     now = call.state.clock()
-    author = call.field("author") or {}
+    author, committer = call.field("author"), call.field("committer")
+    signature = call.field("signature")
     bot = call.state.bot_login
-    who = (str(author.get("name") or bot),
-           str(author.get("email") or f"{call.state.user_id(bot)}+{bot}@users.noreply.github.com"))
-    sha = data.signed_commit(repo, tree=tree, parents=[str(p) for p in parents], message=message,
-                             author=who, when=_parse_date(author.get("date"), now), committed=now)
-    call.state.signed_commits[sha] = call.state.clock()
+    bot_person = (bot, f"{call.state.user_id(bot)}+{bot}@users.noreply.github.com")
+    if not author and not committer and not signature:  # the only commits GitHub signs
+        sha = data.signed_commit(repo, tree=tree, parents=[str(p) for p in parents],
+                                 message=message, author=bot_person, when=now, committed=now)
+        call.state.signed_commits[sha] = now
+    else:  # as asked, unsigned (a custom signature is kept but GitHub cannot verify it)
+        who = _person(author or committer, bot_person)
+        by = _person(committer, who) if committer else who
+        sha = data.unsigned_commit(
+            repo, tree=tree, parents=[str(p) for p in parents], message=message,
+            author=who, when=_parse_date((author or committer or {}).get("date"), now),
+            committer=by, committed=_parse_date((committer or author or {}).get("date"), now),
+            signature=str(signature) if signature else None)
     call.state.effect(f"{call.r.full_name}:commit-created:{sha[:7]}")
     return Reply(201, git_commit_body(call, sha))
 
@@ -235,15 +253,6 @@ def update_ref(call: Call) -> Reply:
 # --- signatures required, and merging ----------------------------------------------------------
 
 
-def requires_signatures(repo: FakeRepo, branch: str) -> bool:
-    """Branch protection's required signatures, or an active ruleset's `required_signatures`."""
-    if branch in repo.ci.signed_branches:
-        return True
-    return any(rs.required_signatures and rs.enforcement == "active" and branch in
-               {repo.default_branch if b == "~DEFAULT_BRANCH" else b for b in rs.branches}
-               for rs in repo.ci.rulesets)
-
-
 @route("GET", REPO + r"/branches/(?P<branch>.+)/protection/required_signatures",
        permissions="administration=read")
 def get_required_signatures(call: Call) -> Reply:
@@ -268,11 +277,9 @@ def merge_pull(call: Call) -> Reply:
     base = github_git.branch_head(repo.path, pr.base_ref)
     if call.field("sha") and call.field("sha") != head:
         raise ApiError(409, "Head branch was modified. Review and try the merge again.")
-    if head and base and requires_signatures(repo, pr.base_ref):
-        unsigned = [c.sha for c in github_git.log(repo.path, f"{base}..{head}")
-                    if c.sha not in call.state.signed_commits]
-        if unsigned:
-            raise ApiError(405, "Commits must have verified signatures.")
+    if head and base and requires_signatures(repo, pr.base_ref) and \
+            unverified(call.state, repo, base, head):
+        raise ApiError(405, "Commits must have verified signatures.")
     method = str(call.field("merge_method") or "merge")
     sha = call.state.merge_pull(repo, pr.number, method=method, user=call.state.bot_login)
     call.state.signed_commits[sha] = call.state.clock()  # GitHub signs what its merge button writes

@@ -12,6 +12,7 @@ import pytest
 from bot.github.app import GitHubApp
 from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
+from jobs.adapters.worktree import identity_env
 from jobs.basics.errors import RetryClass, WorkspaceError
 from jobs.features.base_moves.texts import WORKFLOW_PERMISSION
 from tests.kit import github_git
@@ -46,7 +47,8 @@ def git(root: Path, *args: str, env: dict[str, str] | None = None,
 
 
 def commit_files(repo: MirroredRepository, parent: str, files: dict[str, bytes | None],
-                 message: str, *, parents: tuple[str, ...] = ()) -> str:
+                 message: str, *, parents: tuple[str, ...] = (),
+                 identity: dict[str, str] | None = None) -> str:
     """A local commit of `files` (None deletes) on `parent`, as the engine writes one."""
     index = repo.root.parent / "test-index"
     env = {"GIT_INDEX_FILE": str(index)}
@@ -62,7 +64,8 @@ def commit_files(repo: MirroredRepository, parent: str, files: dict[str, bytes |
     tree = git(repo.root, "write-tree", env=env)
     index.unlink()
     extra = [arg for p in parents for arg in ("-p", p)]
-    return git(repo.root, "commit-tree", tree, "-p", parent, *extra, "-m", message)
+    return git(repo.root, "commit-tree", tree, "-p", parent, *extra, "-m", message,
+               env=identity)
 
 
 def verified(gh: FakeGitHub, sha: str) -> bool:
@@ -87,7 +90,14 @@ def test_a_batch_lands_as_a_verified_commit_with_the_validated_tree(gh: FakeGitH
     assert git(repo.root, "rev-parse", f"refs/heads/{BRANCH}") == landed
     assert git(repo.root, "rev-parse", f"{landed}^{{tree}}") == \
         git(repo.root, "rev-parse", f"{local}^{{tree}}")
-    assert gh.commits(REPO, BRANCH)[0].message.endswith("Stepwise-Job: j1")
+    # GitHub signs only a commit made with no custom author: the App's bot user is its author,
+    # and the person who authored the local commit is credited in a trailer.
+    message = gh.commits(REPO, BRANCH)[0].message
+    assert message.endswith("Stepwise-Job: j1\nCo-authored-by: Fake Human <human@example.invalid>")
+    [sent_commit] = [r.json for r in gh.requests_to("POST", r"/git/commits$")]
+    assert set(sent_commit) == {"message", "tree", "parents"}
+    shown = gh.client().request("GET", f"/repos/{REPO}/git/commits/{landed}").json()
+    assert shown["author"]["name"] == "stepwise[bot]" and shown["committer"]["name"] == "GitHub"
     assert verified(gh, landed) and not verified(gh, base)
     # Text rides in the tree request; only the binary file is a blob of its own, and
     # src/copy.py's content (GitHub has it) is sent by sha.
@@ -99,6 +109,18 @@ def test_a_batch_lands_as_a_verified_commit_with_the_validated_tree(gh: FakeGitH
     assert sent["src/m7.py"]["content"] == "v = 7\n" and sent["README.md"]["sha"] is None
     # a blob, the tree, the commit, and a ref update that finds no branch, then creates it
     assert repo.api is not None and repo.api.calls == 1 + 4
+
+
+def test_a_commit_the_app_authored_names_no_co_author(gh: FakeGitHub, tmp_path: Path) -> None:
+    repo = api_mirror(gh, tmp_path / "work")
+    repo.identity = identity_env("stepwise[bot]", "7+stepwise[bot]@users.noreply.github.com")
+    base = repo.branch_head("main")
+    assert base is not None
+    local = commit_files(repo, base, {"a": b"1\n"}, "batch 1\n\nStepwise-Job: j1\n",
+                         identity=repo.identity)
+    landed = repo.advance_branch(BRANCH, local, base)
+    assert gh.commits(REPO, BRANCH)[0].message.rstrip() == "batch 1\n\nStepwise-Job: j1"
+    assert verified(gh, landed)
 
 
 def test_a_merge_commit_keeps_both_parents_and_sends_no_blob_the_base_has(
