@@ -25,6 +25,12 @@ from jobs.engine.attempt import (
     EnvironmentCall,
     sandbox_policy,
 )
+from jobs.engine.validation_hooks import (
+    ValidationHook,
+    VerifyHook,
+    around_validation,
+    first_stop,
+)
 from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
 from jobs.inputs.spec import TaskSpec
 from jobs.kernel.feature_parts import FeatureParts
@@ -172,6 +178,8 @@ class Feature:
     start_check: StartCheck | None = None  # refuse a spec it cannot run (llm: no endpoint)
     edit: EditHook | None = None  # around an attempt's edit (llm: the editor's extras)
     environment: EnvironmentHook | None = None  # the job's environment (environments: `setup`)
+    validation: ValidationHook | None = None  # around a batch's validation (evidence: coverage)
+    verify: VerifyHook | None = None  # a validated batch before its commit (evidence's gates)
     parts: FeatureParts | None = None
 
 
@@ -299,7 +307,12 @@ class JobContext:
                                 llm=self.services.llm)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
                                          self.services.clock, environment=self.environment_hook(),
-                                         edit=self.edit_hook(editor.apply))
+                                         edit=self.edit_hook(editor.apply),
+                                         validation=around_validation(
+                                             [f.validation for f in self.features()
+                                              if f.validation is not None]),
+                                         verify=first_stop([f.verify for f in self.features()
+                                                            if f.verify is not None]))
             self._runner.notify = lambda text: self.publish(Publication.NOTICE, text)
         return self._runner
 

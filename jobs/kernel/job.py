@@ -73,6 +73,9 @@ class Batch(Record):
     split_from: int | None = None  # set aside from that batch's split
     split_kind: CauseKind | None = None
     auto_size: int = 0  # `batch_size: auto`: the size chosen when it started
+    # A feature's own part of this batch's record, under its name (kept with the batch, so a
+    # job of many batches keeps a small document; the feature reads it with its model).
+    parts: dict[str, dict[str, Any]] = {}
 
     def set_status(self, new: BatchStatus) -> None:
         transition(self, new)

@@ -14,6 +14,7 @@ from jobs.kernel.feature_parts import (
     card_closing_lines,
     card_milestone_lines,
     card_status_lines,
+    gate_lines,
     plan_lines,
 )
 from jobs.kernel.gates import gate_choices
@@ -205,6 +206,8 @@ def gate_prompt(job: Job, *, voice: Voice = LOCAL) -> str:
         if isinstance(tail, str) and tail and not shown_by_plan:  # the plan prints it once
             paragraphs.append(f"Output tail:\n{md.block(tail.rstrip())}")
         paragraphs += artifact_lines(report.evidence)
+    if evidence := gate_lines(job):  # the features' (evidence: coverage, edit shapes, forecast)
+        paragraphs.append("\n".join(evidence))
     paragraphs += gate_choices(job, gate).lines(voice)
     return voice.speak("\n\n".join(paragraphs))
 
