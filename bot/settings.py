@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -86,6 +86,11 @@ class Settings(BaseSettings):
     # Jobs of one installation running at once across its repositories (0: no limit), so that
     # one organisation's many repositories cannot hold every worker.
     max_running_per_installation: int = Field(default=0, ge=0, le=10_000)
+    # Owner-level allowlist of campaign control repositories, e.g. '["acme/platform"]': an owner
+    # named here runs campaigns only from the repositories (names or globs) listed for it.
+    campaign_control_repos: list[
+        Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._*?-]+$")]
+    ] = Field(default=[], max_length=1000)
 
     def running_limit(self, installation_id: int) -> int:
         return self.installation_limits.get(installation_id, self.max_running_per_repo)
