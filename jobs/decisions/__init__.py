@@ -5,7 +5,9 @@ S, a revert of batch K, our note, someone else's commit, a rewrite), `resume.py`
 carried on), `verdicts.py` (the final review's verdict, whether a revert may happen and what
 it did), `network_failure.py` (a failed command's network cause: a refused host, a name that
 does not resolve, an untrusted certificate, with the fix) and `ci.py` (what the forge observes
-of a commit's checks, and the shape of CI's verdict that jobs/features/ci computes).
+of a commit's checks, and the shape of CI's verdict that jobs/features/ci computes), and
+`blame.py` (whose a failed validation is: the edit's, a flaky test's, pre-existing or the
+environment's, from the re-runs of its failing tests).
 
 Contract: values in, values out; the engine applies a decision to the record and does the I/O.
 """

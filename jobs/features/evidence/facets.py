@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from jobs.features.evidence.failures import FAILURES
 from jobs.features.evidence.texts import FacetTexts
 
 FACETS: tuple[FacetTexts, ...] = (
+    FAILURES,
 )
