@@ -1,11 +1,11 @@
-"""The webhook path: verify the signature, parse, normalise, dedupe the delivery, enqueue. Nothing else."""
+"""The webhook path: verify the signature, parse (a payload of its event's shape), normalise, dedupe the
+delivery (by id, then by body), enqueue. Nothing else."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import redis
@@ -18,9 +18,11 @@ from bot.events import Event, Kind, MalformedPayloadError, normalise
 from bot.observability.metrics import counted_delivery
 from bot.plumbing.keys import INSTALLATIONS_LOG, delivery_key, event_lease, event_task_id, installation_key
 from bot.plumbing.queue import enqueue_new, requeue, task_abandoned
-from bot.plumbing.suspension_marks import SUSPEND, UNSUSPEND, is_suspended, mark
+from bot.plumbing.suspension_marks import SUSPEND, UNSUSPEND, is_suspended
 from bot.plumbing.trigger_labels import forget_trigger_label
+from bot.web import replays
 from bot.web.noops import noop_reason
+from bot.web.payload_shapes import shape_problem
 from bot.web.webhook_body import (
     MAX_PAYLOAD_BYTES,
     BodyBudget,
@@ -135,6 +137,8 @@ async def receive_webhook(
         return answer(400, "missing X-GitHub-Event or X-GitHub-Delivery header")
     try:
         payload = decode_payload(body, content_type)
+        if problem := shape_problem(x_github_event, payload):  # a body sent as another event
+            return answer(400, "payload does not match its event", problem=problem)
         event = normalise(x_github_event, x_github_delivery[:100], payload)
     except (ValueError, RecursionError, MalformedPayloadError) as exc:
         return answer(400, "malformed payload", problem=str(exc)[:200])
@@ -144,9 +148,7 @@ async def receive_webhook(
         log.info("installation event", extra={**extra, "action": event.reason,
                                               "installation_id": event.installation_id,
                                               "account": event.account})
-        record_installation(connection, event)
-        with contextlib.suppress(redis.RedisError):  # the worker marks it too
-            mark(connection, event, at=datetime.now(UTC))
+        record_installation(connection, event)  # marked suspended once GitHub confirms it
     elif suspended_installation(connection, event):
         log.info("delivery ignored: the App's installation is suspended", extra={
             **extra, "installation_id": event.installation_id})
@@ -163,7 +165,7 @@ async def receive_webhook(
     if reason:
         return answer(202, "ignored", reason=reason)
     try:
-        return enqueue_delivery(connection, event, extra)
+        return enqueue_delivery(connection, event, extra, digest=replays.body_digest(body))
     except redis.RedisError as exc:  # Redis is down or hung: say so, never a 500 with a traceback
         log.warning("Redis is unavailable: the delivery was not queued (redeliver it from the "
                     "App's advanced settings once Redis is back)",
@@ -180,8 +182,10 @@ def queue_unavailable() -> JSONResponse:
     return response
 
 
-def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any]) -> JSONResponse:
-    """Dedupe the delivery by its id and queue its task (a Redis error propagates)."""
+def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any], *,
+                     digest: str) -> JSONResponse:
+    """Dedupe the delivery by its id, then by its body's digest (a replay under a new id), and
+    queue its task (a Redis error propagates)."""
     key = delivery_key(event.delivery_id)
     task_id = event_task_id(event.delivery_id)
     if not connection.set(key, "1", nx=True, ex=DELIVERY_TTL_S):
@@ -190,6 +194,10 @@ def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any
             requeue(connection, task_id)
             return answer(202, "requeued")
         return answer(202, "duplicate")
+    if not replays.first_time(connection, digest):
+        log.warning("delivery refused: its body was delivered before under another id",
+                    extra=extra)
+        return answer(202, "duplicate", reason="replayed body")
     try:  # the dedupe key proves the id is new: one more round trip queues it
         with connection.pipeline(transaction=True) as pipe:
             enqueue_new(pipe, connection, "event", event.model_dump(mode="json"),
@@ -198,6 +206,7 @@ def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any
     except Exception as exc:
         with contextlib.suppress(redis.RedisError):
             connection.delete(key)  # let GitHub's redelivery try again
+            replays.forget(connection, digest)
         log.warning("could not enqueue a delivery", extra={**extra, "error": type(exc).__name__})
         return queue_unavailable()
     return answer(202, "queued")
