@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     # worker's blocking wait for work gets dequeue_timeout_s plus a margin (bot.plumbing.connections).
     redis_socket_timeout_s: float = Field(default=5.0, gt=0, le=300)
     redis_connect_timeout_s: float = Field(default=5.0, gt=0, le=300)
+    # The web app's Redis work for one request (a webhook's dedupe and enqueue, a health check)
+    # is given up after this long: 503 with Retry-After, well within GitHub's 10 s.
+    web_redis_deadline_s: float = Field(default=2.0, gt=0, le=9)
     # How long one blocking wait of an idle worker lasts before it re-registers (RQ's 405 s).
     dequeue_timeout_s: int = Field(default=405, ge=1, le=3600)
     github_api_url: str = Field(default="https://api.github.com", pattern=r"^https?://")
@@ -75,6 +78,11 @@ class Settings(BaseSettings):
     # Jobs of one installation running at once across its repositories (0: no limit), so that
     # one organisation's many repositories cannot hold every worker.
     max_running_per_installation: int = Field(default=0, ge=0, le=10_000)
+    # Owner-level allowlist of campaign control repositories, e.g. '["acme/platform"]': an owner
+    # named here runs campaigns only from the repositories (names or globs) listed for it.
+    campaign_control_repos: list[
+        Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._*?-]+$")]
+    ] = Field(default=[], max_length=1000)
 
     def running_limit(self, installation_id: int) -> int:
         return self.installation_limits.get(installation_id, self.max_running_per_repo)

@@ -23,6 +23,7 @@ from bot.plumbing.trigger_labels import forget_trigger_label
 from bot.web import replays
 from bot.web.noops import noop_reason
 from bot.web.payload_shapes import shape_problem
+from bot.web.redis_deadline import RedisDeadlineExceeded, RedisLane
 from bot.web.webhook_body import (
     MAX_PAYLOAD_BYTES,
     BodyBudget,
@@ -119,8 +120,9 @@ async def receive_webhook(
 ) -> JSONResponse:
     """Acknowledge a GitHub delivery in milliseconds; the work happens on a worker.
 
-    It runs on the event loop: its Redis calls are a few local round trips (the client has a
-    socket timeout), cheaper than the hop to a thread pool a plain `def` route would take."""
+    Verify and parse on the event loop (no I/O), then hand the delivery's Redis work to the
+    webhook lane (bot/web/redis_deadline.py): a hung Redis costs a 503 after the deadline, never
+    a stalled process."""
     if received.status == 401:
         return answer(401, "invalid signature", hint="check STEPWISE_WEBHOOK_SECRET")
     if received.status == 503:  # the body budget is spent by other deliveries right now
@@ -143,7 +145,22 @@ async def receive_webhook(
     except (ValueError, RecursionError, MalformedPayloadError) as exc:
         return answer(400, "malformed payload", problem=str(exc)[:200])
     extra = {"event": x_github_event, "delivery": event.delivery_id}
-    connection: redis.Redis = request.app.state.redis
+    lane: RedisLane = request.app.state.webhook_lane
+    try:  # every Redis call of the delivery, off the event loop, under one deadline
+        return await lane.run(route_delivery, request.app.state.redis, event,
+                              request.app.state.app_slug, extra, replays.body_digest(body))
+    except (redis.RedisError, RedisDeadlineExceeded) as exc:  # down or hung: never a 500
+        log.warning("Redis is unavailable: the delivery was not queued (GitHub's redelivery, "
+                    "or the reconciler's, queues it once Redis is back)",
+                    extra={**extra, "error": type(exc).__name__})
+        return queue_unavailable()
+
+
+def route_delivery(connection: redis.Redis, event: Event, app_slug: str,
+                   extra: dict[str, Any], digest: str) -> JSONResponse:
+    """What a verified, parsed delivery needs from Redis: installation bookkeeping, the
+    suspension and no-op filters, then the dedupe and the enqueue (a Redis error propagates
+    from the enqueue; the filters fail open so the enqueue reports it)."""
     if event.kind is Kind.INSTALLATION:
         log.info("installation event", extra={**extra, "action": event.reason,
                                               "installation_id": event.installation_id,
@@ -156,7 +173,7 @@ async def receive_webhook(
     if event.config_changed:  # the trigger label the no-op filter knows may be stale now
         with contextlib.suppress(redis.RedisError):
             forget_trigger_label(connection, event.repo)
-    if not wants_worker(event, request.app.state.app_slug):
+    if not wants_worker(event, app_slug):
         return answer(202, "ignored", reason=event.reason or event.kind.value)
     try:
         reason = noop_reason(event, connection)
@@ -164,13 +181,7 @@ async def receive_webhook(
         reason = ""  # the enqueue below reports Redis being down
     if reason:
         return answer(202, "ignored", reason=reason)
-    try:
-        return enqueue_delivery(connection, event, extra, digest=replays.body_digest(body))
-    except redis.RedisError as exc:  # Redis is down or hung: say so, never a 500 with a traceback
-        log.warning("Redis is unavailable: the delivery was not queued (redeliver it from the "
-                    "App's advanced settings once Redis is back)",
-                    extra={**extra, "error": type(exc).__name__})
-        return queue_unavailable()
+    return enqueue_delivery(connection, event, extra, digest=digest)
 
 
 def queue_unavailable() -> JSONResponse:
@@ -209,4 +220,5 @@ def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any
             replays.forget(connection, digest)
         log.warning("could not enqueue a delivery", extra={**extra, "error": type(exc).__name__})
         return queue_unavailable()
+    log.info("delivery accepted", extra={**extra, "task": task_id})
     return answer(202, "queued")

@@ -1,0 +1,36 @@
+"""Evidence that a batch is right, not just green (DESIGN.md, "Evidence"): what the tests ran of
+the batch's changed lines, whether the batch made the tests check less, the kinds of edit it made
+(edit shapes) and, before approval, a forecast of what the job will cost.
+
+Contract:
+- Config: the `evidence:` block (`coverage: auto | off`, `min_changed_coverage`) and the
+  `gates:` block (`auto_approve_known_shapes`) of `.github/stepwise.yml`. Their models stay in
+  jobs/inputs/evidence_config.py because `RepoConfig` types them.
+- Record: the feature's part of each batch, `Batch.parts["evidence"]`, one key per facet
+  (`coverage`, `shapes`, ...), and of the job, `Job.parts["evidence"]` (the forecast, the shapes
+  approved at gates); record.py reads and writes them with each facet's model.
+- Gates: `uncovered_change` (coverage.py's facet, exit code 4): the tests ran fewer of the
+  batch's changed lines than `evidence.min_changed_coverage`; `approve` commits it, `retry`,
+  `skip`, `cancel`. Each facet brings its own rows.
+- Hooks (wiring.py): around the validation that accepts a batch (a facet's probe: coverage runs
+  there), just before the batch is committed (a facet's verdict may stop it at its gate), once
+  the plan is made (the edit shapes of a dry run, the forecast's history) and before a milestone
+  ends (a milestone of known shapes passes on its own).
+- Text: one vocabulary everywhere: the batch's evidence lines are the same in the gate, the PR
+  card, the `Stepwise` check runs (uncovered lines as annotations) and the change note's
+  `## Evidence` section (parts.py installs them).
+
+How a facet plugs in (one line each, no edit of the shared files):
+- its pure texts: a `FacetTexts` (texts.py) added to `FACETS` in facets.py: the batch's lines,
+  the card's words, the milestone's, the plan's and the job's lines, its annotations, its gates;
+- its hooks: a `FacetHooks` (hooks.py) added to `HOOKS` in wiring.py: a probe around the
+  validation, a verdict before the commit;
+- its record: a model stored with `put_batch_facet(batch, "<facet>", model)` (record.py).
+
+Modules:
+- record.py: the feature's part of the record, read and written per facet (pure).
+- texts.py: `FacetTexts` and the shared words (pure); facets.py: the facets' texts, in order.
+- parts.py: the gate rows, the note section and the card, gate and check-run lines (pure).
+- hooks.py: `FacetHooks` and how the facets' hooks are run as the feature's.
+- wiring.py: `FEATURE` (the features' tuple's entry).
+"""
