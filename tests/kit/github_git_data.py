@@ -26,6 +26,12 @@ def workflow_refusal(path: str) -> str:
             "`workflows` permission")
 
 
+def touches_workflows(path: str) -> bool:
+    """Whether a tree entry at `path` is, holds or replaces a workflow file."""
+    path = path.strip("/")
+    return path in (".github", WORKFLOWS_DIR) or path.startswith(WORKFLOWS_DIR + "/")
+
+
 def object_kind(repo: Path, sha: str) -> str | None:
     try:
         return git_text(repo, "cat-file", "-t", sha)

@@ -1,8 +1,10 @@
 """REST endpoints of the fake GitHub for the Git Data API (blobs, trees with `base_tree`, commits
 GitHub signs, refs updated only by fast-forward unless forced), a commit with its `verification`,
 the required-signatures rule of branch protection and merging a pull request (405 when the
-base requires signed commits and one is not verified). Writes need `contents: write`; a ref
-update that creates or changes `.github/workflows/**` also needs `workflows: write`."""
+base requires signed commits and one is not verified). Writes need `contents: write`; a tree
+with an entry under `.github/workflows/` (403 "Resource not accessible by integration", where
+GitHub refuses it) and a ref update that creates or changes a workflow file also need
+`workflows: write`."""
 
 from __future__ import annotations
 
@@ -12,9 +14,10 @@ from typing import Any
 
 from tests.kit import github_git
 from tests.kit import github_git_data as data
-from tests.kit.github_api import REPO, ApiError, Call, Reply, route
+from tests.kit.github_api import BLOB_MAX_BYTES, REPO, ApiError, Call, Reply, route
 from tests.kit.github_mergeability import requires_signatures, unverified
 from tests.kit.github_model import FakeRepo, Token
+from tests.kit.github_permissions import NOT_ACCESSIBLE
 from tests.kit.github_render import ts
 from tests.kit.github_state import GitHubState
 
@@ -53,6 +56,9 @@ def create_blob(call: Call) -> Reply:
         raw = data.decode_content(content, str(call.field("encoding") or "utf-8"))
     except (binascii.Error, ValueError) as exc:
         raise _invalid(f"Invalid request.\n\n{exc}") from None
+    if len(raw) > BLOB_MAX_BYTES:
+        raise _invalid(f"Invalid request.\n\nBlob is too large ({len(raw)} bytes; the maximum "
+                       f"is {BLOB_MAX_BYTES} bytes)")
     sha = data.write_blob(call.r.path, raw)
     call.state.effect(f"{call.r.full_name}:blob-created:{sha[:7]}")
     return Reply(201, {"sha": sha, "url": f"{_api(call)}/git/blobs/{sha}"})
@@ -67,6 +73,11 @@ def create_tree(call: Call) -> Reply:
     entries = call.field("tree")
     if not isinstance(entries, list):
         raise _invalid("Invalid request.\n\n\"tree\" wasn't supplied.")
+    if not _may_change_workflows(call.token) and any(
+            isinstance(e, dict) and data.touches_workflows(str(e.get("path", ""))) for e in entries):
+        # GitHub refuses here, not at the ref update, an App without `workflows: write`
+        raise ApiError(403, NOT_ACCESSIBLE,
+                       headers={"X-Accepted-GitHub-Permissions": "contents=write,workflows=write"})
     for entry in entries:
         if not isinstance(entry, dict) or not entry.get("path") or not entry.get("mode"):
             raise _invalid("Invalid tree info")

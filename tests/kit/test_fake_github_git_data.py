@@ -84,14 +84,41 @@ def test_api_commits_are_verified_and_refs_move_only_forward(http_gh: FakeGitHub
     assert http_gh.effects[-1] == f"{OWNER}/{NAME}:ref-updated:feature:{gone[:7]}"
 
 
+@pytest.mark.parametrize("entry", [
+    {"path": WORKFLOW, "mode": "100644", "type": "blob", "content": "on: [push]\n"},
+    {"path": WORKFLOW, "mode": "100644", "type": "blob", "sha": None},
+    {"path": ".github/workflows/new.yml", "mode": "100644", "type": "blob", "content": "x\n"},
+    {"path": ".github", "mode": "040000", "type": "tree", "sha": None}])
+def test_an_app_without_workflows_write_is_refused_the_tree_touching_workflows(
+        http_gh: FakeGitHub, entry: dict[str, Any]) -> None:
+    """Where GitHub refuses it: POST git/trees, 403 "Resource not accessible by integration"."""
+    del http_gh.installations[1].permissions["workflows"]  # an installation from before
+    client = http_gh.client()
+    rest = client.rest("2022-11-28")
+    main = http_gh.branch_head(f"{OWNER}/{NAME}", "main")
+    assert main is not None
+    base_tree = rest.git.get_commit(OWNER, NAME, main).json()["tree"]["sha"]
+    with pytest.raises(RequestFailed) as refused:
+        rest.git.create_tree(OWNER, NAME, data={"base_tree": base_tree, "tree": [entry]})
+    assert refused.value.response.status_code == 403
+    assert refused.value.response.json()["message"] == "Resource not accessible by integration"
+    assert "workflows=write" in refused.value.response.headers["x-accepted-github-permissions"]
+    ok = rest.git.create_tree(OWNER, NAME, data={"base_tree": base_tree, "tree": [
+        {"path": ".github/dependabot.yml", "mode": "100644", "type": "blob", "content": "v\n"}]})
+    assert ok.status_code == 201
+
+
 def test_an_app_without_workflows_write_may_not_move_a_ref_to_a_workflow_change(
         http_gh: FakeGitHub) -> None:
     client = http_gh.client()
     rest = client.rest("2022-11-28")
     main = http_gh.branch_head(f"{OWNER}/{NAME}", "main")
     assert main is not None
+    http_gh.installations[1].permissions["workflows"] = "write"
+    changed = api_commit(http_gh.client(), main, {WORKFLOW: "on: [push]\n"})
     del http_gh.installations[1].permissions["workflows"]  # an installation from before
-    changed = api_commit(client, main, {WORKFLOW: "on: [push]\n"})
+    client = http_gh.client()
+    rest = client.rest("2022-11-28")
     with pytest.raises(RequestFailed) as refused:
         rest.git.create_ref(OWNER, NAME, data={"ref": "refs/heads/ci", "sha": changed})
     assert refused.value.response.status_code == 422
