@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from jobs.features.evidence import coverage_texts
 from jobs.features.evidence.failures import FAILURES
 from jobs.features.evidence.texts import FacetTexts
 
 FACETS: tuple[FacetTexts, ...] = (
-    FAILURES,
+    coverage_texts.TEXTS,  # changed lines run by the tests; the `uncovered_change` gate
+    FAILURES,  # whose each failed validation was: flaky, pre-existing, environment, the edit's
 )
