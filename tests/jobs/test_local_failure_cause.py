@@ -92,6 +92,18 @@ def read(text: str) -> str:
     return " ".join(text.replace("`", "").split())
 
 
+def evidence_of(note: str) -> dict[str, list[str]]:
+    """The lines under each `- Batch N:` of the note's `## Evidence` section."""
+    section = note.split("\n## Evidence\n\n", 1)[1].split("\n## ", 1)[0]
+    found: dict[str, list[str]] = {}
+    for line in section.splitlines():
+        if line.startswith("- Batch "):
+            found[line.removeprefix("- Batch ").rstrip(":")] = current = []
+        elif line.startswith("  - "):
+            current.append(line)
+    return found
+
+
 def final_note(repo: Path, number: int) -> str:
     job = load_job(repo, number)
     commits = note_commits(branch_commits(repo, job))
@@ -121,9 +133,10 @@ def test_a_flaky_test_is_named_not_counted_and_the_batch_committed(tmp_path: Pat
         (["python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
           "tests/test_flaky.py::test_sometimes"], 0)]
     assert all(b.attempts[-1].failure_check is None for b in job.batches[1:])
-    assert ("## Evidence\n\n- Batch 1:\n  - attempt 1: `tests/test_flaky.py::test_sometimes` "
-            "failed, then passed when run again: flaky, not counted as a failure\n"
-            ) in final_note(repo, 1)
+    evidence = evidence_of(final_note(repo, 1))
+    assert ("  - attempt 1: `tests/test_flaky.py::test_sometimes` failed, then passed when run "
+            "again: flaky, not counted as a failure") in evidence["1"]
+    assert not any("attempt" in line for n in ("2", "3") for line in evidence[n])
 
 
 def test_a_test_the_edit_breaks_is_the_edits(tmp_path: Path) -> None:
@@ -133,8 +146,8 @@ def test_a_test_the_edit_breaks_is_the_edits(tmp_path: Path) -> None:
     assert done.code == 4, done.text
 
     job = load_job(repo, 1)
-    failed = next(b for b in job.batches if "calc/beta/total.py" in b.files
-                  and b.attempts and b.attempts[0].failure_check is not None)
+    failed = job.batch(2)  # score.py and total.py: split after the check, total.py set aside
+    assert failed.split is not None and failed.split.set_aside == ["calc/beta/total.py"]
     check = failed.attempts[0].failure_check
     assert check is not None and check.cause == "edit"
     assert check.tests == ["tests/test_calc.py::CalcTests::test_total"]
