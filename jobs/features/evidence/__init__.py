@@ -44,4 +44,7 @@ Modules:
   shapes_texts.py (the batches', milestones' and the plan's shapes, what was approved, why a
   milestone needs a person, pure), shapes_hooks.py (shapes recorded before each commit, the
   plan's dry run, a milestone of known shapes passing its gate on its own).
+- Forecast: forecast.py (the forecast and the actual figures, pure), forecast_texts.py (the plan's
+  and the note's lines, pure), forecast_store.py (what earlier jobs measured, kept per
+  repository; the forecast fixed at approval).
 """
