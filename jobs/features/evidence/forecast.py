@@ -115,7 +115,8 @@ def plan_lines(job: Job, history: History | None, stated: Forecast | None) -> li
     expected = stated or forecast(job, history or History())
     if expected is None:
         return []
-    lines = [f"forecast: {expected.runs} validation runs (one a batch; at most "
+    runs = "1 validation run" if expected.runs == 1 else f"{expected.runs} validation runs"
+    lines = [f"forecast: {runs} (one a batch; at most "
              f"{expected.runs_budget} with every retry `max_failed_attempts` allows and the "
              f"splits of failing batches), about {duration(expected.wall_s)} in all "
              f"({duration(expected.run_s)} a run), from {expected.basis}"]
