@@ -26,7 +26,7 @@ from bot.observability.metrics import SPECS as metrics_specs
 from bot.observability.process_metrics import PROCESS, REDIS_UP
 from bot.plumbing.connections import as_text
 from bot.plumbing.queue import queue
-from bot.plumbing.worker_beats import BEAT_TTL_S, live_workers
+from bot.plumbing.worker_beats import live_workers
 from bot.taskcenter.records import HeadCache, JobHead, all_job_ids
 from jobs.kernel.model import JobStatus
 
@@ -118,7 +118,7 @@ def worker_families(connection: redis.Redis) -> Iterator[Metric]:
     """Workers whose heartbeat is recent (bot/plumbing/worker_beats.py: a killed worker drops
     out within BEAT_TTL_S), by state: idle, busy, ..."""
     alive = GaugeMetricFamily("stepwise_workers", "Workers alive (a heartbeat within the last "
-                              f"{BEAT_TTL_S:.0f} s), by state.", labels=["state"])
+                              "35 s, BEAT_TTL_S), by state.", labels=["state"])
     states: dict[str, int] = {"idle": 0, "busy": 0}
     for worker in live_workers(connection):
         state = worker.state[:20]
