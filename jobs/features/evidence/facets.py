@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from jobs.features.evidence import coverage_texts
 from jobs.features.evidence.texts import FacetTexts
 
 FACETS: tuple[FacetTexts, ...] = (
+    coverage_texts.TEXTS,  # changed lines run by the tests; the `uncovered_change` gate
 )
