@@ -9,9 +9,9 @@ from jobs.adapters.environments import EnvironmentCache
 from jobs.features.environments.build import failure_words
 from jobs.features.environments.texts import setup_lines
 from jobs.inputs.config import RepoConfig
-from jobs.kernel.records import CommandEvidence, EnvironmentRecord
 from jobs.kernel.gates import open_gate, reload_config
 from jobs.kernel.model import Gate, JobStatus
+from jobs.kernel.records import CommandEvidence, EnvironmentRecord
 from tests.kit.records import T0, make_job
 
 REFUSED = CommandEvidence(argv=["pip", "install", "x"], exit_code=1, duration_s=1.0,
