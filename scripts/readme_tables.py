@@ -1,5 +1,6 @@
 """Rewrite the README's generated tables from the code: the spec keys and the config keys
-(jobs/inputs/key_docs.py) and the comment commands (bot/commands). A new recipe or verb needs
+(jobs/inputs/key_docs.py), the comment commands (bot/commands) and the gates (the installed
+gate table, jobs/kernel/gates.py `gate_table`). A new recipe or verb needs
 no hand edit of the README: run `make readme` (tests/test_readme.py checks the tables match).
 
     .venv/bin/python scripts/readme_tables.py [--check]
@@ -18,9 +19,11 @@ def tables() -> dict[str, Callable[[], str]]:
     from bot.commands import help_table
     from jobs.composition import install
     from jobs.inputs.key_docs import config_table, spec_table
+    from jobs.kernel.gates import gate_table
 
     install()  # the spec table lists each recipe's keys: this script is a composition root
-    return {"spec-keys": spec_table, "config-keys": config_table, "commands": help_table}
+    return {"spec-keys": spec_table, "config-keys": config_table, "commands": help_table,
+            "gates": gate_table}
 
 
 def rendered(text: str) -> str:

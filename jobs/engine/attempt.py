@@ -22,6 +22,7 @@ from jobs.engine.attempt_outcome import (
     write_attempt_artifacts,
 )
 from jobs.engine.attempt_outcome import Result as Result  # re-exported
+from jobs.engine.measure import Measurement
 from jobs.inputs.config import RepoConfig
 from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
 from jobs.inputs.spec import DoneWhen, Recipe
@@ -86,22 +87,31 @@ def commit_message(job: Job, batch: Batch, summary: str) -> str:
 
 
 def run_commands(sandbox: Sandbox, argvs: list[list[str]], *, cwd: Path, policy: SandboxPolicy,
-                 logs: list[str] | None = None,
+                 logs: list[str] | None = None, measurement: Measurement | None = None,
                  ) -> tuple[list[CommandEvidence], CommandEvidence | None]:
     """Run each command in order, stopping at the first failure; return evidence and the failure
-    (`logs` gets each command's output as far as it was kept, for a failed attempt's log)."""
+    (`logs` gets each command's output as far as it was kept, for a failed attempt's log). A
+    `measurement` (jobs/engine/measure.py) runs each argv as it asks and is told the end; the
+    evidence names the commands as written."""
     evidence: list[CommandEvidence] = []
-    for argv in argvs:
-        result = sandbox.run(argv, cwd=cwd, policy=policy)
-        if result.cancelled:
-            raise CommandCancelled(result.summary())
-        if logs is not None:
-            logs.append(log_entry(result))
-        item = command_evidence(result)
-        evidence.append(item)
-        if item.exit_code != 0 or item.timed_out:
-            return evidence, item
-    return evidence, None
+    try:
+        for index, argv in enumerate(argvs):
+            run = measurement.argv(index, list(argv)) if measurement is not None else argv
+            result = sandbox.run(run, cwd=cwd, policy=policy,
+                                 writable=measurement.writable if measurement is not None else ())
+            result = replace(result, argv=tuple(argv))
+            if result.cancelled:
+                raise CommandCancelled(result.summary())
+            if logs is not None:
+                logs.append(log_entry(result))
+            item = command_evidence(result)
+            evidence.append(item)
+            if item.exit_code != 0 or item.timed_out:
+                return evidence, item
+        return evidence, None
+    finally:
+        if measurement is not None:
+            measurement.finish(evidence)
 
 
 @dataclass
@@ -122,6 +132,11 @@ class AttemptRunner:
     edit: EditCall | None = None  # the editor's apply within the features' `edit` hooks
     widened: set[int] = field(default_factory=set)  # batches that gave files to a wider one
     notify: Callable[[str], None] = lambda _text: None  # progress notices (the llm editor's rounds)
+    # The features' measurements of a tree's validation run, and their say on a validated batch
+    # before its commit (jobs/engine/context.py: the `measure` and `before_commit` hooks).
+    measure: Callable[[str], Measurement | None] = lambda _tree: None
+    before_commit: Callable[[Batch, Attempt, str], AttemptOutcome | None] = \
+        lambda _batch, _attempt, _tree: None
     # Validation results per tree, so a tree an editor already had checked is not run twice.
     validated: dict[str, tuple[list[CommandEvidence], CommandEvidence | None, str]] = \
         field(default_factory=dict)
@@ -168,7 +183,7 @@ class AttemptRunner:
             logs: list[str] = []
             evidence, failure = run_commands(self.sandbox, job.config.validate_argvs(),
                                              cwd=self.worktree.path, policy=self.policy,
-                                             logs=logs)
+                                             logs=logs, measurement=self.measure(tree))
             self.validated[tree] = (evidence, failure, "validation_failed")
             self.logs[tree] = "\n".join(logs)
         return self.validated[tree]
@@ -298,6 +313,9 @@ class AttemptRunner:
                             "widen `replace`/`run` so it handles these, or skip the batch",
                             {"remaining": left[:50]})
         attempt.remaining_targets = left
+        stopped = self.before_commit(batch, attempt, tree)  # a feature's gate (tests_weakened)
+        if stopped is not None:
+            return stopped
         message = commit_message(job, batch, edit.summary)
         commit = wt.commit_tree(tree, job.head_sha, message)
         commit = self.repository.advance_branch(job.branch, commit, job.head_sha)

@@ -80,7 +80,9 @@ def run_baseline(engine: JobContext, *, reuse: bool = True) -> None:
             engine.event("plan", f"baseline reused from {job.baseline_from}")
             return
         evidence, failure = run_commands(runner.sandbox, job.config.validate_argvs(),
-                                         cwd=engine.worktree.path, policy=runner.policy)
+                                         cwd=engine.worktree.path, policy=runner.policy,
+                                         measurement=engine.measurement(
+                                             engine.worktree.head_tree()))
         if failure is None and evidence:
             store.put(key, RecordedBaseline(job=f"issue-{job.number}", commit=job.head_sha,
                                             evidence=evidence))

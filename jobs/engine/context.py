@@ -24,6 +24,7 @@ from jobs.engine.attempt import (
     EnvironmentCall,
     sandbox_policy,
 )
+from jobs.engine.measure import Measurement, combine
 from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
 from jobs.inputs.spec import TaskSpec
 from jobs.kernel.feature_parts import FeatureParts
@@ -148,6 +149,22 @@ class EnvironmentHook(Protocol):
                  ) -> tuple[EnvironmentLayer | None, CommandEvidence | None]: ...
 
 
+class MeasureHook(Protocol):
+    """Before the validation commands run on `tree` (the baseline's, or an attempt's edited
+    tree): the feature's measurement of the run (evidence: the test runner's report), or None."""
+
+    def __call__(self, engine: JobContext, tree: str, /) -> Measurement | None: ...
+
+
+class BeforeCommitHook(Protocol):
+    """`batch`'s edited `tree` passed validation and its completion check, before its commit:
+    an outcome that stops the attempt (a gate of the feature, or a failure the next attempt is
+    told about), or None to let it commit (evidence: the `tests_weakened` gate)."""
+
+    def __call__(self, engine: JobContext, batch: Batch, attempt: Attempt, tree: str,
+                 /) -> AttemptOutcome | None: ...
+
+
 @dataclass(frozen=True)
 class Feature:
     """One feature's part of the loop: its hooks at the loop's named points, each optional and
@@ -171,6 +188,8 @@ class Feature:
     start_check: StartCheck | None = None  # refuse a spec it cannot run (llm: no endpoint)
     edit: EditHook | None = None  # around an attempt's edit (llm: the editor's extras)
     environment: EnvironmentHook | None = None  # the job's environment (environments: `setup`)
+    measure: MeasureHook | None = None  # a validation run's instruments (evidence: test reports)
+    before_commit: BeforeCommitHook | None = None  # a validated batch (evidence: tests_weakened)
     parts: FeatureParts | None = None
 
 
@@ -299,7 +318,9 @@ class JobContext:
                                 llm=self.services.llm)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
                                          self.services.clock, environment=self.environment_hook(),
-                                         edit=self.edit_hook(editor.apply))
+                                         edit=self.edit_hook(editor.apply),
+                                         measure=self.measurement,
+                                         before_commit=self.before_commit)
             self._runner.notify = lambda text: self.publish(Publication.NOTICE, text)
         return self._runner
 
@@ -327,6 +348,17 @@ class JobContext:
                 wrapped = around(hook, wrapped)
             return wrapped(request)
         return call
+
+    def measurement(self, tree: str) -> Measurement | None:
+        """The active features' measurements of a validation run on `tree`, as one."""
+        return combine([found for f in self.features() if f.measure is not None
+                        if (found := f.measure(self, tree)) is not None])
+
+    def before_commit(self, batch: Batch, attempt: Attempt, tree: str) -> AttemptOutcome | None:
+        """The first active feature's outcome that stops a validated batch before its commit."""
+        return next((stopped for f in self.features() if f.before_commit is not None
+                     if (stopped := f.before_commit(self, batch, attempt, tree)) is not None),
+                    None)
 
     @property
     def worktree(self) -> Checkout:

@@ -58,9 +58,10 @@ def open_gate(
 
 
 def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = None,
-               files: Sequence[str] = ()) -> str:
+               files: Sequence[str] = (), by: str = "") -> str:
     """Apply `verb` to the open gate; return what happened. Raises RefusedError, changing nothing.
-    `skip` with `files` drops only those files of the paused batch and runs the rest again."""
+    `skip` with `files` drops only those files of the paused batch and runs the rest again;
+    `by` names who answered (a row that records acceptances reads it: `tests_weakened`)."""
     gate = job.gate
     if verb is Verb.CANCEL:
         return _cancel(job)
@@ -94,6 +95,7 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
                                "a.py broken by the codemod`")
         message = skip_files(job, job.batch(gate.batch or 0), files, reason.strip())
     else:
+        gate.answered_by = by
         message = _pass(job, gate, verb, reason.strip())
     job.gate = None
     return message
@@ -250,3 +252,16 @@ def gate_choices(job: Job, gate: OpenGate) -> Choices:
                 "issue (the job re-plans); if an earlier batch broke this one, "
                 "{{revert <batch>}} undoes it.")
     return Choices("retry", rule.meaning, ("skip <reason>", "cancel"))
+
+
+def gate_table() -> str:
+    """The gate table (README's generated copy): every installed gate, when it opens, what
+    `approve` does there, its other answers and its exit code in local mode."""
+    lines = ["| gate | opened when | approve | other verbs | local exit |", "|---|---|---|---|---|"]
+    for kind, rule in GATES.items():
+        approve = rule.meaning if rule.verb is Verb.APPROVE else (
+            "retry the batch" if Verb.APPROVE in rule.verbs else "—")
+        others = sorted({*(str(v) for v in rule.verbs if v is not Verb.APPROVE), "cancel"})
+        lines.append(f"| `{kind}` | {rule.opened_when} | {approve} | {', '.join(others)} | "
+                     f"{rule.exit_code} |")
+    return "\n".join(lines)

@@ -1,0 +1,170 @@
+"""The test-integrity guard at the loop's hooks: `measure` asks each validation run's test runner
+for its report (a fresh host folder the sandbox may write, read back without following links
+and capped, then removed) and keeps the run's figures per tree under the state directory
+(`evidence/tests/<tree>.json`, a bounded number of files); `before_commit` compares a validated
+batch with its parent (the changed files read from git, both runs' figures) and stops a batch
+that makes the tests check less at the `tests_weakened` gate, or, for recipe llm, sends the
+finding back to the model once first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from jobs.adapters.safe_paths import UnsafePathError, read_regular
+from jobs.basics.errors import RetryClass
+from jobs.engine.attempt import AttemptOutcome, Result
+from jobs.engine.attempt_outcome import failed_outcome
+from jobs.engine.context import JobContext
+from jobs.features.evidence.integrity import findings_for
+from jobs.features.evidence.integrity_argv import Instrumented, ReportKind, instrument
+from jobs.features.evidence.integrity_parts import (
+    FINDINGS_KEPT,
+    TESTS_WEAKENED,
+    BatchTests,
+    batch_tests,
+    gate_reason,
+    model_feedback,
+    write_batch,
+)
+from jobs.features.evidence.integrity_reports import (
+    REPORT_BYTES,
+    RunReport,
+    combined,
+    not_measured,
+    parse_jest_json,
+    parse_junit,
+    parse_summary,
+)
+from jobs.features.evidence.integrity_shapes import FileChange
+from jobs.inputs.caps import FileTooLargeError
+from jobs.inputs.spec import Recipe
+from jobs.kernel.job import Batch
+from jobs.kernel.records import Attempt, CommandEvidence
+from jobs.ports import Workspace
+
+KEPT_RUNS = 400  # run files kept under evidence/tests (the oldest go first)
+STORED_IDS_CHARS = 2 * 1024 * 1024  # a run's ids past this are not kept (only its counts)
+MAX_CHANGED_FILES = 2_000  # a batch's changed files read (more: the rest are not compared)
+
+
+def runs_dir(repository: Workspace) -> Path:
+    return repository.state_dir / "evidence" / "tests"
+
+
+def store_run(folder: Path, tree: str, run: RunReport) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    ids = sorted(run.ids)
+    keep_ids = sum(len(i) for i in ids) <= STORED_IDS_CHARS
+    document = {"collected": run.collected, "passed": run.passed, "source": run.source,
+                "problem": run.problem, "ids": ids if keep_ids else [],
+                "passed_ids": sorted(run.passed_ids) if keep_ids else []}
+    (folder / f"{tree}.json").write_text(json.dumps(document), encoding="utf-8")
+    runs = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    for old in runs[:-KEPT_RUNS]:
+        old.unlink(missing_ok=True)
+
+
+def load_run(folder: Path, tree: str) -> RunReport | None:
+    path = folder / f"{tree}.json"
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        return RunReport(int(document["collected"]), int(document["passed"]),
+                         frozenset(document["ids"]), frozenset(document["passed_ids"]),
+                         str(document["source"]), str(document["problem"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+class RunReports:
+    """One validation run's reports: each command asks its runner for one in `folder`."""
+
+    def __init__(self, store: Path, tree: str, worktree: Path) -> None:
+        self.store, self.tree, self.worktree = store, tree, worktree
+        self.folder = Path(tempfile.mkdtemp(prefix="stepwise-tests-"))
+        self.plans: dict[int, Instrumented] = {}
+
+    @property
+    def writable(self) -> Sequence[Path]:
+        return [self.folder]
+
+    def argv(self, index: int, argv: list[str]) -> list[str]:
+        plan = instrument(argv, str(self.folder), index)
+        self.plans[index] = plan
+        return plan.argv
+
+    def report(self, index: int, item: CommandEvidence) -> RunReport | None:
+        plan = self.plans.get(index)
+        if plan is None or plan.kind is None:
+            return parse_summary(item.output_tail)
+        root, rel = (self.worktree, plan.report) if plan.in_repository \
+            else (self.folder, Path(plan.report).name)
+        try:
+            data = read_regular(root, rel, limit=REPORT_BYTES)
+        except FileTooLargeError:
+            return not_measured(f"the report of `{item.display}` is over {REPORT_BYTES:,} bytes")
+        except (UnsafePathError, OSError):
+            return parse_summary(item.output_tail) or not_measured(
+                f"`{item.display}` wrote no readable report")
+        return parse_junit(data) if plan.kind is ReportKind.JUNIT else parse_jest_json(data)
+
+    def finish(self, evidence: Sequence[CommandEvidence]) -> None:
+        try:
+            reports = [found for index, item in enumerate(evidence)
+                       if (found := self.report(index, item)) is not None]
+            run = combined(reports) or not_measured("no validation command reported tests")
+            store_run(self.store, self.tree, run)
+        finally:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(self.folder)
+
+
+def measure(engine: JobContext, tree: str) -> RunReports | None:
+    if not engine.job.config.validate_argvs():
+        return None
+    return RunReports(runs_dir(engine.services.repository), tree, engine.worktree.path)
+
+
+def changed_files(repository: Workspace, parent: str, tree: str) -> list[FileChange]:
+    out = repository.git("-c", "core.quotepath=false", "diff-tree", "-r", "--no-renames",
+                         "--name-status", "-z", parent, tree)
+    fields = [f for f in out.split("\0") if f]
+    pairs = list(zip(fields[::2], fields[1::2], strict=False))[:MAX_CHANGED_FILES]
+    paths = [path for _, path in pairs]
+    before = repository.read_texts(parent, [p for s, p in pairs if not s.startswith("A")])
+    after = repository.read_texts(tree, [p for s, p in pairs if not s.startswith("D")])
+    return [FileChange(path, before.get(path), after.get(path)) for path in paths]
+
+
+def before_commit(engine: JobContext, batch: Batch, attempt: Attempt,
+                  tree: str) -> AttemptOutcome | None:
+    job, repository = engine.job, engine.services.repository
+    parent_tree = repository.git("rev-parse", f"{job.head_sha}^{{tree}}").strip()
+    folder = runs_dir(repository)
+    before, after = load_run(folder, parent_tree), load_run(folder, tree)
+    findings = findings_for(changed_files(repository, job.head_sha, tree), before, after)
+    earlier = batch_tests(job, batch.number) or BatchTests()
+    tests = BatchTests(
+        before=before.words() if before else "not measured", after=after.words() if after
+        else "not measured", findings=[f.line() for f in findings[:FINDINGS_KEPT]],
+        more=max(len(findings) - FINDINGS_KEPT, 0), told_model=earlier.told_model,
+        accepted_by=earlier.accepted_by, accepted=earlier.accepted)
+    if not findings or (TESTS_WEAKENED in batch.approved_gates
+                        and set(tests.findings) <= set(earlier.accepted)):
+        if not findings:
+            tests.accepted_by, tests.accepted = "", []
+        write_batch(job, batch.number, tests)
+        return None
+    if job.spec.recipe is Recipe.LLM and not earlier.told_model:
+        tests.told_model = True
+        write_batch(job, batch.number, tests)
+        return failed_outcome("tests_weakened", RetryClass.NEEDS_HUMAN, model_feedback(findings),
+                              "restore the tests and fix the code; a second weakening stops "
+                              "at the `tests_weakened` gate", {"findings": tests.findings})
+    write_batch(job, batch.number, tests)
+    return AttemptOutcome(Result.GATED, gate=TESTS_WEAKENED, reason=gate_reason(findings, tests))
