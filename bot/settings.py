@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     # worker's blocking wait for work gets dequeue_timeout_s plus a margin (bot.plumbing.connections).
     redis_socket_timeout_s: float = Field(default=5.0, gt=0, le=300)
     redis_connect_timeout_s: float = Field(default=5.0, gt=0, le=300)
+    # The web app's Redis work for one request (a webhook's dedupe and enqueue, a health check)
+    # is given up after this long: 503 with Retry-After, well within GitHub's 10 s.
+    web_redis_deadline_s: float = Field(default=2.0, gt=0, le=9)
     # How long one blocking wait of an idle worker lasts before it re-registers (RQ's 405 s).
     dequeue_timeout_s: int = Field(default=405, ge=1, le=3600)
     github_api_url: str = Field(default="https://api.github.com", pattern=r"^https?://")

@@ -18,7 +18,7 @@ from jobs.features.bisect.wiring import bisect_feature
 from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
 from jobs.features.ci.wiring import FEATURE as CI
 from jobs.features.environments.wiring import FEATURE as ENVIRONMENTS
-from jobs.features.evidence.integrity_wiring import FEATURE as TESTS_INTEGRITY
+from jobs.features.evidence.wiring import FEATURE as EVIDENCE
 from jobs.features.llm.wiring import FEATURE as LLM
 from jobs.kernel.feature_parts import install_parts
 from jobs.recipes import RecipeDefinition, command, install_recipes, replace
@@ -38,7 +38,7 @@ FEATURES: tuple[Feature, ...] = (
     BASE_MOVES,  # the moved base merged in (the `conflict` gate, the note's base merges)
     LLM,  # recipe llm's ties to the loop: endpoint, editor's extras, `budget` gate, model usage
     ENVIRONMENTS,  # `setup` builds the job's environment, cached
-    TESTS_INTEGRITY,  # the tests before and after each batch; the `tests_weakened` gate
+    EVIDENCE,  # what a batch's tests ran of its changes, its edit shapes, the plan's forecast
 )
 
 

@@ -6,8 +6,11 @@ Docker's default lets a process without CAP_SYS_ADMIN call `clone` only without 
 `umount2` only with CAP_SYS_ADMIN; `pivot_root` is not allowed at all. bubblewrap, unprivileged,
 needs each of them to build the sandbox's user, mount, PID and network namespaces. The worker's
 profile takes those seven syscalls out of every rule of the default that names them and allows
-them in one rule of its own, without argument filters or capability conditions; every other rule
-is the default's, unchanged (tests/test_deploy_files.py checks exactly that).
+them in one rule of its own, without argument filters or capability conditions; it also takes
+io_uring out (Docker's default of this version allows it; newer ones refuse it too): its
+operations run in kernel workers the filter never sees, and neither the worker nor a sandboxed
+command needs it. Every other rule is the default's, unchanged (tests/test_deploy_files.py checks
+exactly that).
 
     .venv/bin/python scripts/worker_seccomp.py [--check]
 """
@@ -24,16 +27,19 @@ SECCOMP = Path(__file__).resolve().parent.parent / "deploy" / "seccomp"
 DEFAULT = SECCOMP / "docker-default.json"
 WORKER = SECCOMP / "stepwise-worker.json"
 BUBBLEWRAP_SYSCALLS = ("clone", "clone3", "unshare", "setns", "mount", "umount2", "pivot_root")
+REFUSED_SYSCALLS = ("io_uring_setup", "io_uring_enter", "io_uring_register")
 COMMENT = ("stepwise: bubblewrap builds the sandbox's user, mount, PID and network namespaces "
            "without CAP_SYS_ADMIN (docs/operating.md)")
 
 
 def worker_profile(default: dict[str, Any]) -> dict[str, Any]:
-    """`default` with BUBBLEWRAP_SYSCALLS moved out of its rules into one unconditional allow."""
+    """`default` with BUBBLEWRAP_SYSCALLS moved out of its rules into one unconditional allow,
+    and REFUSED_SYSCALLS out of every rule (the default action refuses them)."""
     profile = copy.deepcopy(default)
     rules = []
     for rule in profile["syscalls"]:
-        names = [name for name in rule["names"] if name not in BUBBLEWRAP_SYSCALLS]
+        names = [name for name in rule["names"]
+                 if name not in BUBBLEWRAP_SYSCALLS and name not in REFUSED_SYSCALLS]
         if names:
             rules.append({**rule, "names": names})
     rules.append({"names": list(BUBBLEWRAP_SYSCALLS), "action": "SCMP_ACT_ALLOW", "args": [],

@@ -4,6 +4,7 @@ reaper): server mode's processes; their modules are imported only when they star
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from typing import Annotated, Any
 
@@ -30,6 +31,7 @@ def serve(
 
         settings = load_settings("web")  # the web app never needs the App's key
         setup_logging(settings)
+        log_start("web", settings)
         with contextlib.suppress(redis.RedisError):  # /healthz reports a Redis that is down
             warn_unless_noeviction(web_redis(settings))
         target: Any = create_app(settings)
@@ -73,6 +75,7 @@ def worker(
         chosen = rq_worker_class(worker_class)  # a wrong name fails before anything starts
         settings = load_settings("worker")  # workers never need the webhook secret
         setup_logging(settings)
+        log_start("worker", settings)
         stop = threading.Event()
         if not wait_for_redis(lambda: worker_redis(settings), RECONNECT_BACKOFF_S, stop):
             return  # asked to stop before Redis ever answered
@@ -89,6 +92,15 @@ def worker(
         finally:
             stop.set()
     guarded(action)
+
+
+def log_start(role: str, settings: Any) -> None:
+    """One line naming the version that starts, so an upgrade shows in the logs."""
+    from bot.observability.version import running_version
+
+    logging.getLogger("bot.cli.server").info(
+        "stepwise %s starting: %s", running_version(), role,
+        extra={"version": running_version(), "role": role, "log_format": settings.log_format})
 
 
 def probe_worker() -> None:

@@ -2,6 +2,11 @@
 installation token (blobs GitHub lacks, a tree on the parent's tree, the commit, then a
 compare-and-set ref update), so GitHub signs it and shows it "Verified".
 
+GitHub signs an App's commit only when the create-commit request names no `author`,
+`committer` or `signature`: none is sent, so the App's bot user is author and committer with
+GitHub's time, and a person who authored the local commit is credited by a `Co-authored-by:`
+trailer instead.
+
 The local objects are the truth: the tree GitHub builds must have the local tree's sha (else
 nothing is moved and the job stops with a clear error). Only blobs that none of the parents
 holds are uploaded, so a large batch costs one call per new file content and a base merge
@@ -11,43 +16,34 @@ none for what the base brought.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+import time
+from collections.abc import Callable
 from typing import Any
 
 from githubkit.exception import RequestFailed
 
 from bot.github.ci import RepositoryCi
 from bot.github.client import Installation, response_json
-from bot.github.errors import SUSPENDED_WORDS, ForgeError
-from jobs.adapters.git_runner import git_process
+from bot.github.errors import SUSPENDED_WORDS, ForgeError, rate_limit
+from bot.github.git_objects import (
+    EMPTY_TREE,
+    LocalCommit,
+    TreeChange,
+    blob_contents,
+    credited,
+    known_blobs,
+    oversized_blobs,
+    read_commit,
+    touches_workflows,
+    tree_changes,
+)
 from jobs.adapters.workspace import Repository, WithdrawRefusedError
 from jobs.basics.errors import RetryClass, WorkspaceError
+from jobs.basics.github_limits import BLOB_BYTES
 from jobs.features.base_moves.texts import WORKFLOW_PERMISSION
 
 WORKFLOWS_REFUSED = "without `workflows` permission"  # GitHub's words, pushes and API alike
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 INLINE_BYTES = 1 << 20  # UTF-8 text up to this much per commit rides in the tree request
-
-
-@dataclass(frozen=True)
-class LocalCommit:
-    tree: str
-    parents: tuple[str, ...]
-    author: tuple[str, str, datetime]
-    message: str
-
-
-@dataclass(frozen=True)
-class TreeChange:
-    path: str
-    mode: str
-    sha: str | None  # None: deleted
-
-    @property
-    def kind(self) -> str:
-        return {"040000": "tree", "160000": "commit"}.get(self.mode, "blob")
 
 
 def _entry(change: TreeChange, inline: dict[str, str]) -> dict[str, Any]:
@@ -59,65 +55,6 @@ def _entry(change: TreeChange, inline: dict[str, str]) -> dict[str, Any]:
     else:
         entry["sha"] = change.sha
     return entry
-
-
-def read_commit(repo: Repository, sha: str) -> LocalCommit:
-    raw = repo.git("cat-file", "commit", sha)
-    header, _, message = raw.partition("\n\n")
-    tree, parents, author = "", [], ("", "", datetime.now(UTC))
-    for line in header.splitlines():
-        key, _, value = line.partition(" ")
-        if key == "tree":
-            tree = value
-        elif key == "parent":
-            parents.append(value)
-        elif key == "author":
-            name, _, rest = value.partition(" <")
-            email, _, stamp = rest.partition("> ")
-            author = (name, email, datetime.fromtimestamp(int(stamp.split()[0]), UTC))
-    return LocalCommit(tree=tree, parents=tuple(parents), author=author, message=message)
-
-
-def tree_changes(repo: Repository, old_tree: str, new_tree: str) -> list[TreeChange]:
-    """What turns `old_tree` into `new_tree`, file by file (no rename detection)."""
-    out = repo.git("diff-tree", "-r", "-z", "--no-renames", old_tree, new_tree)
-    fields = out.split("\0")
-    changes: list[TreeChange] = []
-    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
-        if not meta.startswith(":"):
-            continue
-        old_mode, new_mode, _old_sha, new_sha, status = meta[1:].split()
-        deleted = status.startswith("D")  # GitHub deletes a path given `sha: null` and its mode
-        changes.append(TreeChange(path=path, mode=old_mode if deleted else new_mode,
-                                  sha=None if deleted else new_sha))
-    return changes
-
-
-def known_blobs(repo: Repository, commits: Sequence[str]) -> set[str]:
-    """Every blob sha the trees of `commits` hold (GitHub has them already)."""
-    found: set[str] = set()
-    for commit in commits:
-        for line in repo.git("ls-tree", "-r", "-z", commit).split("\0"):
-            meta = line.partition("\t")[0].split()
-            if len(meta) == 3 and meta[1] == "blob":
-                found.add(meta[2])
-    return found
-
-
-def blob_contents(repo: Repository, shas: Sequence[str]) -> dict[str, bytes]:
-    """The bytes of each blob, read in one `git cat-file --batch`."""
-    if not shas:
-        return {}
-    done = git_process(["cat-file", "--batch"], cwd=repo.root, git_dir=repo.git_dir,
-                       stdin="".join(f"{sha}\n" for sha in shas).encode())
-    out, contents, pos = done.stdout, {}, 0
-    for sha in shas:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].decode().split()
-        size = int(header[2])
-        contents[sha] = out[end + 1:end + 1 + size]
-        pos = end + 1 + size + 1
-    return contents
 
 
 class ApiCommits:
@@ -144,11 +81,9 @@ class ApiCommits:
                 retry_class=RetryClass.NEEDS_HUMAN,
                 hint="set `commit_via: git` in .github/stepwise.yml to push with git instead, "
                      "and report this (file modes or paths GitHub stores differently)")
-        name, email, when = commit.author
-        body: dict[str, Any] = {
-            "message": commit.message, "tree": tree, "parents": list(commit.parents),
-            "author": {"name": name, "email": email,
-                       "date": when.strftime("%Y-%m-%dT%H:%M:%SZ")}}
+        # No author, committer or signature: GitHub signs only such a commit (DESIGN.md).
+        body: dict[str, Any] = {"message": credited(repo, commit), "tree": tree,
+                                "parents": list(commit.parents)}
         created = self._api(lambda gh: gh.git.create_commit(self.owner, self.name, data=body))
         sha = str(created["sha"])
         self._move(branch, sha, old)
@@ -163,6 +98,15 @@ class ApiCommits:
         have = known_blobs(repo, commit.parents)
         upload = sorted({c.sha for c in changes
                          if c.kind == "blob" and c.sha is not None and c.sha not in have})
+        too_large = oversized_blobs(repo, changes, upload)
+        if too_large:  # refused before anything is sent, rather than after minutes of upload
+            listed = ", ".join(f"{path} ({size / 2**20:.1f} MiB)" for path, size in too_large[:5])
+            raise WorkspaceError(
+                f"the commit holds files over GitHub's limit of {BLOB_BYTES // 2**20} MiB a "
+                f"file: {listed}; nothing was sent", code="blob_too_large",
+                retry_class=RetryClass.NEEDS_HUMAN,
+                hint="keep such files out of the batch (exclude them from the job's paths), or "
+                     "store them with Git LFS")
         inline: dict[str, str] = {}  # UTF-8 text goes in the tree request itself
         budget = INLINE_BYTES
         for sha, data in blob_contents(repo, upload).items():
@@ -178,8 +122,39 @@ class ApiCommits:
         tree_body: dict[str, Any] = {"tree": entries}
         if commit.parents:
             tree_body["base_tree"] = base
-        created = self._api(lambda gh: gh.git.create_tree(self.owner, self.name, data=tree_body))
+        workflows = [c.path for c in changes if touches_workflows(c.path)]
+        status, created = self._tree(tree_body, refusable=bool(workflows))
+        if status:  # GitHub refuses an App without `workflows: write` here, not at the ref
+            raise WorkspaceError(
+                f"GitHub refused the commit's tree ({status} {created.get('message', '')}): it "
+                f"creates or changes workflow files ({', '.join(workflows[:5])}), and the App "
+                "has no `workflows: write` permission", code=WORKFLOW_PERMISSION,
+                retry_class=RetryClass.NEEDS_HUMAN,
+                hint="an owner can grant the App `workflows: write` in its installation "
+                     "settings, or someone makes the workflow change by hand")
         return str(created["sha"])
+
+    def _tree(self, body: dict[str, Any], *, refusable: bool) -> tuple[int, dict[str, Any]]:
+        """POST git/trees: (0, the tree), or, when `refusable`, GitHub's 403/404 and its answer
+        (what it says to an App lacking `workflows: write` for a tree touching workflows)."""
+        self.calls += 1
+
+        def run(gh: Any) -> tuple[int, dict[str, Any]]:
+            try:
+                return 0, response_json(gh.git.create_tree(self.owner, self.name, data=body))
+            except RequestFailed as exc:
+                if not refusable or exc.response.status_code not in (403, 404) or \
+                        rate_limit(exc, now=time.time()) is not None or \
+                        SUSPENDED_WORDS in exc.response.text.lower():
+                    raise
+                try:
+                    answer = exc.response.json()
+                except ValueError:
+                    answer = {"message": exc.response.text[:300]}
+                return exc.response.status_code, answer if isinstance(answer, dict) else {}
+
+        result: tuple[int, dict[str, Any]] = self.client._call(run)
+        return result
 
     def _upload_blob(self, sha: str, data: bytes) -> None:
         blob = {"content": base64.b64encode(data).decode(), "encoding": "base64"}

@@ -9,6 +9,7 @@ are what the record says happened, never an estimate. Recording never fails the 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -275,15 +276,16 @@ def counted_delivery(endpoint: Callable[..., Awaitable[Any]]) -> Callable[..., A
             event if event in GITHUB_EVENTS else "other")
         if request is not None and getattr(response, "background", True) is None:
             response.background = BackgroundTask(
-                record_soon, request.app.state.redis,
+                record_soon, request.app.state.webhook_lane, request.app.state.redis,
                 [(DELIVERIES, {"event": label, "outcome": outcome}, 1.0),
                  (ACK_SECONDS, {"outcome": outcome}, seconds)])
         return response
     return wrapper
 
 
-async def record_soon(connection: redis.Redis, items: list[tuple[Spec, dict[str, str], float]]
-                      ) -> None:
-    """`record` on the event loop once the answer is sent: one pipelined round trip is cheaper
-    than the hop to a thread a plain function as a background task would take."""
-    record(connection, items)
+async def record_soon(lane: Any, connection: redis.Redis,
+                      items: list[tuple[Spec, dict[str, str], float]]) -> None:
+    """`record` once the answer is sent, on the webhook's Redis lane (bot/web/redis_deadline.py):
+    a hung Redis costs the count, never the event loop."""
+    with contextlib.suppress(TimeoutError):
+        await lane.run(record, connection, items)

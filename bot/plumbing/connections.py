@@ -1,8 +1,9 @@
 """Redis clients per role, with explicit timeouts (never the client library's defaults).
 
-- The web app (`web_redis`) and a worker's own calls (`worker_redis`: the store, leases, the
-  reaper) give up on one call after STEPWISE_REDIS_SOCKET_TIMEOUT_S: a hung Redis fails a call,
-  it does not stall a webhook or a lease renewal.
+- The web app (`web_redis`) gives up on a call within its request deadline
+  (STEPWISE_WEB_REDIS_DEADLINE_S, 2 s) and never retries one (bot/web/redis_deadline.py).
+- A worker's own calls (`worker_redis`: the store, leases, the reaper) give up on one call after
+  STEPWISE_REDIS_SOCKET_TIMEOUT_S: a hung Redis fails a call, it does not stall a lease renewal.
 - RQ's blocking wait for work (`dequeue_redis`) lasts up to STEPWISE_DEQUEUE_TIMEOUT_S, so its
   socket timeout is longer than that wait. redis-py 8 defaults every socket to a 5 s timeout;
   with it, each idle wait would end in a TimeoutError that RQ logs as "could not connect to
@@ -47,10 +48,14 @@ def _options(settings: Settings, *, socket_timeout: float, retries: int) -> dict
 
 
 def web_redis(settings: Settings) -> Redis:
-    """The web app's client: every call answers or fails within the socket timeout (GitHub gives
-    a delivery 10 s)."""
-    return Redis.from_url(settings.redis_url, **_options(
-        settings, socket_timeout=settings.redis_socket_timeout_s, retries=1))
+    """The web app's client: a call (connecting included) fails within the request's deadline
+    (STEPWISE_WEB_REDIS_DEADLINE_S) and is never retried: the deadline is for the whole
+    request, and a retry on a hung Redis only holds a thread longer (bot/web/redis_deadline.py)."""
+    deadline = settings.web_redis_deadline_s
+    options = _options(settings, socket_timeout=min(deadline, settings.redis_socket_timeout_s),
+                       retries=0)
+    options["socket_connect_timeout"] = min(deadline, settings.redis_connect_timeout_s)
+    return Redis.from_url(settings.redis_url, **options)
 
 
 def worker_redis(settings: Settings) -> Redis:

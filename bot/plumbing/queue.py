@@ -2,9 +2,17 @@
 finding one that will never finish by itself, queueing it again, and the ids of waiting or
 started tasks.
 
-A task is queued as a call of `bot.server.worker.perform(task, payload)`, named by its dotted
-path (PERFORM): RQ stores that path with every queued job, so it is the wire name workers of
-any version run, and the web app queues tasks without importing the workers' code.
+A task is queued as a call of `perform(task, payload)` under a stable entry-point name (PERFORM):
+RQ stores the name with every queued job and a worker resolves it at run time through its table
+of entry points (bot/server/worker.py `StableJob`), never by importing it as a code location.
+So the code may move while tasks wait in Redis, and the web app queues tasks without importing
+the workers' code. The rules that keep rolling upgrades working (docs/operating.md, "Upgrading"):
+
+- An entry-point name is never retired while a supported release may have queued it: every name
+  a release ever queued stays in ENTRY_POINTS (FORMER_ENTRY_POINTS) for at least one release.
+- The name queued (PERFORM) is one the previous release's workers can run too. It is the dotted
+  path the 0.1 workers import; it changes only to a name every running worker already resolves.
+- A task name (`advance`, `event`, ...) is never renamed, only added; the old one keeps working.
 """
 
 from __future__ import annotations
@@ -25,7 +33,10 @@ from bot.plumbing.keys import lease_key, rq_id, step_task_id
 
 QUEUE_NAME = "stepwise"
 STEP_TASK = "advance"  # the step task's wire name: tasks queued by older versions carry it
-PERFORM = "bot.server.worker.perform"  # the function RQ runs, by its stored dotted path
+PERFORM = "bot.server.worker.perform"  # the entry point queued (0.1 workers import this path)
+# Names older releases queued, resolved to the same entry point (kept at least one release).
+FORMER_ENTRY_POINTS = ("jobs.worker.perform",)
+ENTRY_POINTS = (PERFORM, *FORMER_ENTRY_POINTS)
 BACKOFF_S = (5, 15, 45)
 STEP_TIMEOUT_S = 3600  # an RQ job is one step; commands inside have their own timeouts
 

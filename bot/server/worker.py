@@ -1,5 +1,6 @@
 """The worker side of RQ: the task handlers a worker installs, the one function RQ runs
-(`perform`, stored by dotted path with every queued task: bot.plumbing.queue.PERFORM), the
+(`perform`, found by the entry-point name stored with every queued task: `StableJob`,
+bot.plumbing.queue.ENTRY_POINTS), the
 worker loop that outlives Redis outages, which of RQ's worker classes runs it, and its health
 probe.
 
@@ -35,11 +36,12 @@ from typing import Any
 
 import redis
 from rq import Worker
+from rq.job import Job as RQJob
 from rq.utils import import_worker_class
 from rq.worker import BaseWorker
 
 from bot.log_context import split_trace, traced
-from bot.plumbing.queue import queue
+from bot.plumbing.queue import ENTRY_POINTS, queue
 from jobs.basics.errors import BadInputError
 
 Handler = Callable[[dict[str, Any]], None]
@@ -67,6 +69,18 @@ def perform(task: str, payload: dict[str, Any]) -> None:
         handler(payload)
 
 
+class StableJob(RQJob):
+    """An RQ job whose function is found by its entry-point name (bot.plumbing.queue
+    ENTRY_POINTS: today's and former names all run `perform`), not imported from wherever the
+    code lives now; other names are imported as RQ does."""
+
+    @property
+    def func(self) -> Any:
+        if self.func_name in ENTRY_POINTS and not self.instance:
+            return perform
+        return super().func
+
+
 RECONNECT_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0)  # then every 15 s until Redis answers
 WORKER_TTL_MARGIN_S = 15  # RQ waits worker_ttl - 15 s for work (rq.worker.BaseWorker)
 
@@ -86,7 +100,7 @@ def run_worker(connect: Callable[[], redis.Redis], *, burst: bool = False,
     worked = False
     while True:
         connection = connect()
-        worker = worker_class([queue(connection)], connection=connection,
+        worker = worker_class([queue(connection)], connection=connection, job_class=StableJob,
                               worker_ttl=dequeue_timeout_s + WORKER_TTL_MARGIN_S)
         # RQ's own retries while idle back off up to a minute: no longer than ours.
         worker.max_connection_wait_time = max(reconnect_backoff_s, default=1.0)

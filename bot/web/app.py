@@ -8,11 +8,13 @@ from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 
+from bot.observability.version import running_version
 from bot.plumbing.connections import web_redis
 from bot.settings import Settings, load_settings
 from bot.taskcenter.auth import PageViewer
 from bot.taskcenter.mount import install as install_task_center
 from bot.web import metrics_route, webhooks
+from bot.web.redis_deadline import HEALTH_THREADS, WEBHOOK_THREADS, RedisDeadlineExceeded, RedisLane
 from bot.web.webhook_body import MAX_BUFFERED_BYTES, BodyBudget
 from jobs.composition import install
 
@@ -20,14 +22,20 @@ from jobs.composition import install
 def create_app(settings: Settings | None = None, connection: redis.Redis | None = None) -> FastAPI:
     install()  # the task center reads stored specs and records
     settings = settings or load_settings("web")
-    app = FastAPI(title="Stepwise", version="0.1.0", docs_url=None, redoc_url=None,
+    app = FastAPI(title="Stepwise", version=running_version(), docs_url=None, redoc_url=None,
                   description="Long maintenance jobs in small, validated, reversible steps.")
     app.state.webhook_secrets = settings.webhook_secrets()
     app.state.app_slug = settings.app_slug
     app.state.max_payload_bytes = webhooks.MAX_PAYLOAD_BYTES
     app.state.body_budget = BodyBudget(MAX_BUFFERED_BYTES)
-    # The webhook route calls Redis on the event loop: a hung Redis must fail it, not stall it.
+    # Redis work runs on lanes with one deadline each: a hung Redis fails a request, it never
+    # stalls the event loop, and /healthz never waits behind webhooks (bot/web/redis_deadline.py).
     app.state.redis = connection or web_redis(settings)
+    deadline_s = settings.web_redis_deadline_s
+    app.state.webhook_lane = RedisLane("webhook-redis", threads=WEBHOOK_THREADS,
+                                       deadline_s=deadline_s)
+    app.state.health_lane = RedisLane("health-redis", threads=HEALTH_THREADS,
+                                      deadline_s=deadline_s)
     app.include_router(webhooks.router)
     app.include_router(metrics_route.router)
     install_task_center(app, settings)
@@ -39,13 +47,17 @@ def create_app(settings: Settings | None = None, connection: redis.Redis | None 
                                    title="Stepwise API")
 
     @app.get("/healthz")
-    def healthz(request: Request) -> JSONResponse:
-        """Reports whether Redis answers."""
+    async def healthz(request: Request) -> JSONResponse:
+        """Whether Redis answers within the deadline (503 when it does not), on a lane of its
+        own: it never queues behind webhooks waiting for a hung Redis."""
+        state = request.app.state
         try:
-            request.app.state.redis.ping()
-        except redis.RedisError as exc:
-            return JSONResponse({"status": "unhealthy", "redis": type(exc).__name__},
-                                status_code=503)
-        return JSONResponse({"status": "ok", "redis": "ok"})
+            await state.health_lane.run(state.redis.ping)
+        except (redis.RedisError, RedisDeadlineExceeded) as exc:
+            hung = isinstance(exc, RedisDeadlineExceeded | redis.TimeoutError)
+            reason = "no answer" if hung else type(exc).__name__
+            return JSONResponse({"status": "unhealthy", "redis": reason,
+                                 "version": running_version()}, status_code=503)
+        return JSONResponse({"status": "ok", "redis": "ok", "version": running_version()})
 
     return app

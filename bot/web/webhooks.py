@@ -21,6 +21,7 @@ from bot.plumbing.queue import enqueue_new, requeue, task_abandoned
 from bot.plumbing.suspension_marks import SUSPEND, UNSUSPEND, is_suspended, mark
 from bot.plumbing.trigger_labels import forget_trigger_label
 from bot.web.noops import noop_reason
+from bot.web.redis_deadline import RedisDeadlineExceeded, RedisLane
 from bot.web.webhook_body import (
     MAX_PAYLOAD_BYTES,
     BodyBudget,
@@ -117,8 +118,9 @@ async def receive_webhook(
 ) -> JSONResponse:
     """Acknowledge a GitHub delivery in milliseconds; the work happens on a worker.
 
-    It runs on the event loop: its Redis calls are a few local round trips (the client has a
-    socket timeout), cheaper than the hop to a thread pool a plain `def` route would take."""
+    Verify and parse on the event loop (no I/O), then hand the delivery's Redis work to the
+    webhook lane (bot/web/redis_deadline.py): a hung Redis costs a 503 after the deadline, never
+    a stalled process."""
     if received.status == 401:
         return answer(401, "invalid signature", hint="check STEPWISE_WEBHOOK_SECRET")
     if received.status == 503:  # the body budget is spent by other deliveries right now
@@ -139,7 +141,22 @@ async def receive_webhook(
     except (ValueError, RecursionError, MalformedPayloadError) as exc:
         return answer(400, "malformed payload", problem=str(exc)[:200])
     extra = {"event": x_github_event, "delivery": event.delivery_id}
-    connection: redis.Redis = request.app.state.redis
+    lane: RedisLane = request.app.state.webhook_lane
+    try:  # every Redis call of the delivery, off the event loop, under one deadline
+        return await lane.run(route_delivery, request.app.state.redis, event,
+                              request.app.state.app_slug, extra)
+    except (redis.RedisError, RedisDeadlineExceeded) as exc:  # down or hung: never a 500
+        log.warning("Redis is unavailable: the delivery was not queued (GitHub's redelivery, "
+                    "or the reconciler's, queues it once Redis is back)",
+                    extra={**extra, "error": type(exc).__name__})
+        return queue_unavailable()
+
+
+def route_delivery(connection: redis.Redis, event: Event, app_slug: str,
+                   extra: dict[str, Any]) -> JSONResponse:
+    """What a verified, parsed delivery needs from Redis: installation bookkeeping, the
+    suspension and no-op filters, then the dedupe and the enqueue (a Redis error propagates
+    from the enqueue; the filters fail open so the enqueue reports it)."""
     if event.kind is Kind.INSTALLATION:
         log.info("installation event", extra={**extra, "action": event.reason,
                                               "installation_id": event.installation_id,
@@ -154,7 +171,7 @@ async def receive_webhook(
     if event.config_changed:  # the trigger label the no-op filter knows may be stale now
         with contextlib.suppress(redis.RedisError):
             forget_trigger_label(connection, event.repo)
-    if not wants_worker(event, request.app.state.app_slug):
+    if not wants_worker(event, app_slug):
         return answer(202, "ignored", reason=event.reason or event.kind.value)
     try:
         reason = noop_reason(event, connection)
@@ -162,13 +179,7 @@ async def receive_webhook(
         reason = ""  # the enqueue below reports Redis being down
     if reason:
         return answer(202, "ignored", reason=reason)
-    try:
-        return enqueue_delivery(connection, event, extra)
-    except redis.RedisError as exc:  # Redis is down or hung: say so, never a 500 with a traceback
-        log.warning("Redis is unavailable: the delivery was not queued (redeliver it from the "
-                    "App's advanced settings once Redis is back)",
-                    extra={**extra, "error": type(exc).__name__})
-        return queue_unavailable()
+    return enqueue_delivery(connection, event, extra)
 
 
 def queue_unavailable() -> JSONResponse:
@@ -200,4 +211,5 @@ def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any
             connection.delete(key)  # let GitHub's redelivery try again
         log.warning("could not enqueue a delivery", extra={**extra, "error": type(exc).__name__})
         return queue_unavailable()
+    log.info("delivery accepted", extra={**extra, "task": task_id})
     return answer(202, "queued")

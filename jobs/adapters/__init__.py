@@ -14,8 +14,9 @@
   repository path, environment binds), `sandbox_hardening.py` (what bubblewrap takes
   away: every capability, nested user namespaces, and the syscalls its seccomp filter denies);
   `egress.py` (the allowlisting egress proxy) and `egress_forward.py` (its
-  forwarder inside the sandbox), `allowlist_cache.py` (the default egress allowlist, once per
-  base commit).
+  forwarder inside the sandbox), `egress_defaults.py` (the default allowlist: the ecosystems'
+  registries and the configured package indexes, each with why), `allowlist_cache.py` (its
+  part a commit decides, once per base commit).
 - `environments.py` (the environment cache) with `toolchain.py` (the toolchain part of its key)
   and `baselines.py` (recorded baseline results reused).
 - `store.py` (the file store) and `codec.py` (the document format both stores share),

@@ -19,12 +19,12 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs.decisions.network_failure import no_resolution, not_allowed, unreachable
 from jobs.inputs import caps
-from jobs.inputs.globs import glob_match
 
 log = logging.getLogger(__name__)
 
@@ -42,18 +42,6 @@ DENIED_NETWORKS = tuple(ipaddress.ip_network(net) for net in (
     "240.0.0.0/4", "::/128", "::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
     "64:ff9b:1::/48", "2001::/32", "100::/64", "2001:db8::/32",
 ))
-
-# The registries of each ecosystem, the allowlist when `network_allow` is empty.
-ECOSYSTEM_HOSTS = {
-    "python": ("pypi.org", "files.pythonhosted.org"),
-    "node": ("registry.npmjs.org",),
-}
-ECOSYSTEM_MARKERS = {
-    "python": ("pyproject.toml", "setup.py", "setup.cfg", "requirements*.txt", "Pipfile",
-               "tox.ini"),
-    "node": ("package.json", "package-lock.json", "npm-shrinkwrap.json"),
-}
-
 
 @dataclass(frozen=True)
 class EgressRecord:
@@ -122,16 +110,6 @@ class Allowlist:
             elif host == name:
                 return True
         return False
-
-
-def default_allowlist(tracked_files: Iterable[str]) -> tuple[str, ...]:
-    """The registries of the ecosystems a repository uses, judged by its tracked files."""
-    names = [path.rsplit("/", 1)[-1] for path in tracked_files]
-    hosts: list[str] = []
-    for ecosystem, markers in ECOSYSTEM_MARKERS.items():
-        if any(glob_match(name, marker) for marker in markers for name in names):
-            hosts.extend(ECOSYSTEM_HOSTS[ecosystem])
-    return tuple(hosts)
 
 
 class EgressProxy:
@@ -220,18 +198,21 @@ class EgressProxy:
             await _answer(writer, 405, "only HTTPS (CONNECT) is proxied")
             return
         host, port = _host_port(target)
-        address, reason = await self._check(host, port)
-        self._record(EgressRecord(host, port, address is not None, reason, address or ""))
-        if address is None:
+        upstream, reason = await self._check(host, port)
+        if upstream is None:
+            self._record(EgressRecord(host, port, False, reason))
             log.info("egress refused: %s:%s (%s)", host, port, reason)
             await _answer(writer, 403, reason)
             return
         try:
             up_reader, up_writer = await asyncio.wait_for(
-                asyncio.open_connection(address, port), CONNECT_TIMEOUT_S)
+                asyncio.open_connection(*upstream), CONNECT_TIMEOUT_S)
         except (TimeoutError, OSError) as exc:
-            await _answer(writer, 502, f"could not reach {host}:{port}: {exc}")
+            reason = unreachable(host, port, str(exc) or type(exc).__name__)
+            self._record(EgressRecord(host, port, False, reason, upstream[0]))
+            await _answer(writer, 502, reason)
             return
+        self._record(EgressRecord(host, port, True, "", upstream[0]))
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
         await writer.drain()
         activity = _Activity(time.monotonic())
@@ -244,14 +225,16 @@ class EgressProxy:
         else:
             self.dropped += 1
 
-    async def _check(self, host: str, port: int) -> tuple[str | None, str]:
+    async def _check(self, host: str, port: int) -> tuple[tuple[str, int] | None, str]:
+        """Where a tunnel to `host:port` goes (the address checked, and the port), or None and
+        why not."""
         if not self.allowlist.admits(host, port):
-            return None, f"{host}:{port} is not on network_allow"
+            return None, not_allowed(host, port)
         try:
             infos = await asyncio.get_running_loop().getaddrinfo(
                 host, port, type=socket.SOCK_STREAM)
         except OSError as exc:
-            return None, f"{host} does not resolve: {exc}"
+            return None, no_resolution(host, str(exc))
         addresses = sorted({str(info[4][0]) for info in infos})
         for address in addresses:
             why = denied_address(address)
@@ -259,7 +242,7 @@ class EgressProxy:
                 why = f"{address} belongs to Stepwise's own services"
             if why is not None:
                 return None, why if host == address else f"{host} resolves to {address}, and {why}"
-        return (addresses[0], "") if addresses else (None, f"{host} has no address")
+        return ((addresses[0], port), "") if addresses else (None, f"{host} has no address")
 
 
 def _resolve_all(hosts: Sequence[str]) -> set[str]:

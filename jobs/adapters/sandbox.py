@@ -165,6 +165,8 @@ class BubblewrapSandbox:
         The network namespace is always private (a loopback only); with `egress_socket` the
         command reaches the egress proxy through it, and nothing else."""
         cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        # pid 1 is bubblewrap's init, outside the seccomp filter: /proc/1/mem would reach it.
+        cmd += ["--tmpfs", "/proc/1", "--remount-ro", "/proc/1"]
         cmd += ["--tmpfs", TMP, "--dir", str(SANDBOX_HOME), "--unshare-all"]
         cmd += hardening.namespace_args(self.bwrap)
         if seccomp_fd is not None:  # loaded last, just before the command runs
@@ -210,7 +212,7 @@ class BubblewrapSandbox:
             if policy.network:
                 proxy = stack.enter_context(EgressProxy(policy.network_allow,
                                                         deny_hosts=policy.network_deny_hosts))
-            program = stack.enter_context(hardening.filter_fd())
+            program = stack.enter_context(hardening.filter_fd(network=policy.network))
             cmd = self.command(argv, cwd=cwd, policy=policy, env=env, writable=writable,
                                empty_file=Path(empty.name),
                                egress_socket=proxy.socket_path if proxy else None,

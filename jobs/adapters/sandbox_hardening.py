@@ -12,7 +12,9 @@ kernel escape and introspection syscalls answer EPERM instead of running, so too
 for them degrade rather than die. Compiled once with libseccomp (through `pyseccomp`) into a
 classic BPF program; `filter_fd` hands it to bwrap in a memfd. What it denies (docs/security.md
 lists the same families):
-- debugging and reading other processes: ptrace, process_vm_readv/writev;
+- debugging and reading other processes: ptrace, process_vm_readv/writev, pidfd_getfd (another
+  process's descriptors);
+- io_uring (io_uring_setup/enter/register): its own path to most syscalls, past this filter;
 - kernel code and state: kexec_*, init/finit/delete_module, bpf, perf_event_open, iopl,
   ioperm, reboot, swapon/off, the kernel keyring (keyctl, add_key, request_key), userfaultfd,
   open_by_handle_at;
@@ -20,7 +22,14 @@ lists the same families):
   mount API, unshare, setns, clone with any CLONE_NEW* flag, and clone3 (whose flags a filter
   cannot read: ENOSYS, so libc falls back to clone, as Docker's default profile does);
 - personality changes: only the default persona (0) and the query (0xffffffff) pass;
+- sockets of any family but unix, IPv4 and IPv6 (EAFNOSUPPORT, as a kernel without the family
+  answers); netlink only for route queries and only in a command with network (resolvers ask
+  it which address families the host has; glibc falls back without it);
 - every other syscall ABI: i386 (`int 0x80`) and x32 entries on x86_64 answer EPERM.
+
+The sandbox's pid 1 (bubblewrap's init, outside this filter) is hidden by the sandbox itself
+(`/proc/1` under an empty read-only tmpfs, jobs/adapters/sandbox.py): `/proc/1/mem` is the one
+ptrace-class access no syscall rule can see.
 """
 
 from __future__ import annotations
@@ -69,6 +78,9 @@ DENIED_SYSCALLS: tuple[str, ...] = (
     "iopl", "ioperm", "reboot", "swapon", "swapoff",
     # The mount API of Linux 5.2+ (and 5.12's mount_setattr): mounts by other names.
     "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
+    # io_uring runs its operations in kernel workers a seccomp filter never sees.
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "pidfd_getfd",
 )  # fmt: skip
 
 # clone's flags that make a new namespace (CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER,
@@ -76,6 +88,11 @@ DENIED_SYSCALLS: tuple[str, ...] = (
 NAMESPACE_CLONE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000,
                          0x20000000, 0x40000000)
 PERSONALITY_DEFAULT, PERSONALITY_QUERY = 0x0, 0xFFFFFFFF
+AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
+SOCKET_FAMILIES = (AF_UNIX, AF_INET, AF_INET6)  # what every command may create
+NETLINK_ROUTE = 0
+AF_MAX = 64  # above every family Linux has (46 in 6.x); everything from here up is refused
+INT_BITS = 0xFFFFFFFF  # socket()'s domain and protocol are ints: the kernel reads 32 bits
 
 
 class SeccompUnavailableError(RuntimeError):
@@ -104,8 +121,25 @@ def _personality_rules(sc: Any) -> list[tuple[Any, ...]]:
     return rules
 
 
-def build_program() -> bytes:
-    """The filter as bwrap reads it: an array of `struct sock_filter` for the native ABI."""
+def _socket_rules(sc: Any, program: Any, *, netlink_route: bool) -> None:
+    """Refuse `socket` for every family but SOCKET_FAMILIES (and netlink route queries when
+    `netlink_route`). Rules are ORed, so each refused family is one rule."""
+    refuse = sc.ERRNO(errno.EAFNOSUPPORT)
+    for family in range(AF_MAX):
+        if family in SOCKET_FAMILIES or family == AF_NETLINK:
+            continue
+        program.add_rule(refuse, "socket", sc.Arg(0, sc.MASKED_EQ, INT_BITS, family))
+    program.add_rule(refuse, "socket", sc.Arg(0, sc.GE, AF_MAX))  # high bits set included
+    if netlink_route:
+        program.add_rule(refuse, "socket", sc.Arg(0, sc.MASKED_EQ, INT_BITS, AF_NETLINK),
+                         sc.Arg(2, sc.NE, NETLINK_ROUTE))
+    else:
+        program.add_rule(refuse, "socket", sc.Arg(0, sc.MASKED_EQ, INT_BITS, AF_NETLINK))
+
+
+def build_program(*, netlink_route: bool = False) -> bytes:
+    """The filter as bwrap reads it: an array of `struct sock_filter` for the native ABI.
+    `netlink_route`: a command with network may open netlink route sockets."""
     sc = _library()
     deny = sc.ERRNO(errno.EPERM)
     program = sc.SyscallFilter(sc.ALLOW)
@@ -122,6 +156,7 @@ def build_program() -> bytes:
         program.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
     for args in _personality_rules(sc):
         program.add_rule(deny, "personality", *args)
+    _socket_rules(sc, program, netlink_route=netlink_route)
     fd = os.memfd_create("stepwise-seccomp", os.MFD_CLOEXEC)
     try:
         with open(fd, "w+b", closefd=False) as out:
@@ -136,20 +171,21 @@ def build_program() -> bytes:
 
 
 @functools.cache
-def compiled_program() -> bytes | None:
-    """The program, built once per process; None (with one warning) where libseccomp is missing."""
+def compiled_program(*, network: bool = False) -> bytes | None:
+    """The program for a command without (or with) network, built once per process; None
+    (with one warning) where libseccomp is missing."""
     try:
-        return build_program()
+        return build_program(netlink_route=network)
     except SeccompUnavailableError as exc:
         log.warning("sandboxed commands run without a seccomp filter: %s", exc)
         return None
 
 
 @contextlib.contextmanager
-def filter_fd() -> Iterator[int | None]:
+def filter_fd(*, network: bool = False) -> Iterator[int | None]:
     """A readable descriptor positioned at the start of the program, for `--seccomp FD` and the
     child's `pass_fds`; None where no filter can be built. Closed on exit."""
-    program = compiled_program()
+    program = compiled_program(network=network)
     if program is None:
         yield None
         return

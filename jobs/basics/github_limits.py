@@ -20,6 +20,7 @@ ANNOTATIONS_PER_RUN = 1_000  # Stepwise's own bound per run (20 requests), not G
 ISSUE_TITLE_CHARS = 256  # issue and pull request titles
 LABEL_NAME_CHARS = 50  # label names
 LABEL_DESCRIPTION_CHARS = 100
+BLOB_BYTES = 100 * 1024 * 1024  # one file's content (GitHub refuses pushes and blobs over 100 MiB)
 CHECK_NAME_CHARS = 255  # the fake's bound for check-run names (GitHub documents none smaller)
 
 # A line a maintainer acts on: it shows a command in backticks ("To continue: `/stepwise approve`").

@@ -3,8 +3,9 @@ batches), `guard.py` (the unidiff policy: what a batch's diff may do) with `guar
 (reading the staged diff), `reconcile.py` (what the branch's commits mean: adopt batch K at sha
 S, a revert of batch K, our note, someone else's commit, a rewrite), `resume.py` (an ended job
 carried on), `verdicts.py` (the final review's verdict, whether a revert may happen and what
-it did) and `ci.py` (what the forge observes of a commit's checks, and the shape of CI's verdict
-that jobs/features/ci computes).
+it did), `network_failure.py` (a failed command's network cause: a refused host, a name that
+does not resolve, an untrusted certificate, with the fix) and `ci.py` (what the forge observes
+of a commit's checks, and the shape of CI's verdict that jobs/features/ci computes).
 
 Contract: values in, values out; the engine applies a decision to the record and does the I/O.
 """

@@ -6,14 +6,14 @@ decide and reaches the outside only through the ports (jobs/ports.py).
 - `context.py`: what every step works with: the record, the services, the worktree, opening a
   gate; `Feature` and its named hook points (safe point, after push, adopt, before a milestone
   ends, after revert, at end, the batch hooks, the edit, the environment, the planned and
-  start checks).
+  start checks, the validation and the verdict before a commit).
+- `validation_hooks.py`: what a feature adds to a batch's validation (a probe around the run:
+  coverage) and the verdict just before its commit (the evidence's gates).
 - `start.py` (a new job and where it starts), `planning.py` (the work planned, the base's version
   from git for the version tools), `baseline.py` (the starting commit validated, a failed baseline
   run again), `batch_run.py` (a batch's attempt and its record, milestone gates), `attempt.py` (one
   batch attempt) with `attempt_outcome.py` (what an attempt came to and leaves: what a committed
-  batch changed, a failed validation's whole output and tried diff kept as files),
-  `measure.py` (what a feature measures of a validation run: the `Measurement` a feature's
-  `measure` hook gives, e.g. the test runner's report).
+  batch changed, a failed validation's whole output and tried diff kept as files).
 - `branch_sync.py` (the branch's commits gathered, `reconcile` applied, the accepted commits by
   people read from git); `review.py` (the final review's evidence),
   `revert.py`, `endings.py` (failed, cancelled), `note_commit.py`, `recover.py`.

@@ -22,7 +22,13 @@ from jobs.engine.attempt_outcome import (
     write_attempt_artifacts,
 )
 from jobs.engine.attempt_outcome import Result as Result  # re-exported
-from jobs.engine.measure import Measurement
+from jobs.engine.validation_hooks import (
+    TreeUnderTest,
+    ValidationHook,
+    ValidationRequest,
+    ValidationResult,
+    VerifyHook,
+)
 from jobs.inputs.config import RepoConfig
 from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
 from jobs.inputs.spec import DoneWhen, Recipe
@@ -87,31 +93,29 @@ def commit_message(job: Job, batch: Batch, summary: str) -> str:
 
 
 def run_commands(sandbox: Sandbox, argvs: list[list[str]], *, cwd: Path, policy: SandboxPolicy,
-                 logs: list[str] | None = None, measurement: Measurement | None = None,
+                 logs: list[str] | None = None, request: ValidationRequest | None = None,
                  ) -> tuple[list[CommandEvidence], CommandEvidence | None]:
     """Run each command in order, stopping at the first failure; return evidence and the failure
-    (`logs` gets each command's output as far as it was kept, for a failed attempt's log). A
-    `measurement` (jobs/engine/measure.py) runs each argv as it asks and is told the end; the
-    evidence names the commands as written."""
+    (`logs` gets each command's output as far as it was kept, for a failed attempt's log).
+    `request` adds a validation hook's environment, writable directories and options to each
+    command; the evidence names the command as the config wrote it."""
     evidence: list[CommandEvidence] = []
-    try:
-        for index, argv in enumerate(argvs):
-            run = measurement.argv(index, list(argv)) if measurement is not None else argv
-            result = sandbox.run(run, cwd=cwd, policy=policy,
-                                 writable=measurement.writable if measurement is not None else ())
-            result = replace(result, argv=tuple(argv))
-            if result.cancelled:
-                raise CommandCancelled(result.summary())
-            if logs is not None:
-                logs.append(log_entry(result))
-            item = command_evidence(result)
-            evidence.append(item)
-            if item.exit_code != 0 or item.timed_out:
-                return evidence, item
-        return evidence, None
-    finally:
-        if measurement is not None:
-            measurement.finish(evidence)
+    for index, argv in enumerate(argvs):
+        added = request.environment(index) if request is not None else {}
+        ran_with = replace(policy, env={**added, **policy.env}) if added else policy
+        result = sandbox.run(request.argv(index, argv) if request is not None else argv,
+                             cwd=cwd, policy=ran_with,
+                             writable=request.writable if request is not None else ())
+        result = replace(result, argv=tuple(argv))
+        if result.cancelled:
+            raise CommandCancelled(result.summary())
+        if logs is not None:
+            logs.append(log_entry(result))
+        item = command_evidence(result)
+        evidence.append(item)
+        if item.exit_code != 0 or item.timed_out:
+            return evidence, item
+    return evidence, None
 
 
 @dataclass
@@ -130,13 +134,14 @@ class AttemptRunner:
     # reset, since nothing can be laid over it read-only.
     environment: EnvironmentCall | None = None
     edit: EditCall | None = None  # the editor's apply within the features' `edit` hooks
+    # The features' hooks around the validation of a batch's candidate tree and just before it
+    # is committed (jobs/engine/validation_hooks.py); `current` is the batch and attempt being
+    # run, so a validation asked for during the edit (llm's checks) is measured the same way.
+    validation: ValidationHook | None = None
+    verify: VerifyHook | None = None
+    current: tuple[Batch, Attempt] | None = None
     widened: set[int] = field(default_factory=set)  # batches that gave files to a wider one
     notify: Callable[[str], None] = lambda _text: None  # progress notices (the llm editor's rounds)
-    # The features' measurements of a tree's validation run, and their say on a validated batch
-    # before its commit (jobs/engine/context.py: the `measure` and `before_commit` hooks).
-    measure: Callable[[str], Measurement | None] = lambda _tree: None
-    before_commit: Callable[[Batch, Attempt, str], AttemptOutcome | None] = \
-        lambda _batch, _attempt, _tree: None
     # Validation results per tree, so a tree an editor already had checked is not run twice.
     validated: dict[str, tuple[list[CommandEvidence], CommandEvidence | None, str]] = \
         field(default_factory=dict)
@@ -181,12 +186,26 @@ class AttemptRunner:
             if setup_failure is not None:
                 return [], setup_failure, "setup_failed"  # not kept: setup is retried
             logs: list[str] = []
-            evidence, failure = run_commands(self.sandbox, job.config.validate_argvs(),
-                                             cwd=self.worktree.path, policy=self.policy,
-                                             logs=logs, measurement=self.measure(tree))
-            self.validated[tree] = (evidence, failure, "validation_failed")
+            argvs = job.config.validate_argvs()
+
+            def run(request: ValidationRequest) -> ValidationResult:
+                evidence, failure = run_commands(self.sandbox, argvs, cwd=self.worktree.path,
+                                                 policy=self.policy, logs=logs, request=request)
+                return evidence, failure, "validation_failed"
+
+            request = ValidationRequest(argvs=tuple(tuple(a) for a in argvs))
+            if self.validation is not None and self.current is not None:
+                batch, attempt = self.current
+                self.validated[tree] = self.validation(job, batch, attempt,
+                                                       self.under_test(job, tree), request, run)
+            else:
+                self.validated[tree] = run(request)
             self.logs[tree] = "\n".join(logs)
         return self.validated[tree]
+
+    def under_test(self, job: Job, tree: str) -> TreeUnderTest:
+        return TreeUnderTest(repository=self.repository, worktree=self.worktree, tree=tree,
+                             parent=job.head_sha)
 
     def remaining(self, job: Job, tree: str, files: list[str]) -> list[Target]:
         """The `find` matches left in `files` as they are in `tree`."""
@@ -235,12 +254,15 @@ class AttemptRunner:
 
     def run(self, job: Job, batch: Batch, attempt: Attempt) -> AttemptOutcome:
         self.widened = set()
+        self.current = (batch, attempt)
         try:
             outcome = self._run(job, batch, attempt)
         except PlatformWait:
             raise  # not the attempt's fault: the worker waits for GitHub or parks the job
         except StepwiseError as exc:
             outcome = failed_outcome(exc.code, exc.retry_class, exc.message, exc.hint, exc.evidence)
+        finally:
+            self.current = None
         outcome.touched = sorted(self.widened)
         return outcome
 
@@ -313,8 +335,8 @@ class AttemptRunner:
                             "widen `replace`/`run` so it handles these, or skip the batch",
                             {"remaining": left[:50]})
         attempt.remaining_targets = left
-        stopped = self.before_commit(batch, attempt, tree)  # a feature's gate (tests_weakened)
-        if stopped is not None:
+        if self.verify is not None and \
+                (stopped := self.verify(job, batch, attempt, self.under_test(job, tree))) is not None:
             return stopped
         message = commit_message(job, batch, edit.summary)
         commit = wt.commit_tree(tree, job.head_sha, message)

@@ -21,6 +21,7 @@ from pathlib import Path
 from jobs.adapters.sandbox_view import REPO_MOUNT
 from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.basics.redact import redact
+from jobs.decisions.network_failure import network_cause
 from jobs.inputs.caps import ARTIFACT_BYTES
 from jobs.inputs.sandboxing import CommandResult
 from jobs.inputs.spec import Recipe
@@ -67,10 +68,14 @@ def failed_outcome(code: str, retry_class: RetryClass, message: str, hint: str,
 
 
 def command_failed_outcome(code: str, failed: CommandEvidence, what: str) -> AttemptOutcome:
+    """A failed setup or validation command; the network's part first when it is the cause."""
     timed = " (timed out)" if failed.timed_out else ""
+    cause = network_cause(failed, who="setup" if code == "setup_failed" else "validation")
     return failed_outcome(
         code, RetryClass.NEEDS_HUMAN,
-        f"{what}: `{failed.display}` exited {failed.exit_code}{timed}",
+        (f"{cause.what}; " if cause is not None else "")
+        + f"{what}: `{failed.display}` exited {failed.exit_code}{timed}",
+        f"{cause.fix}; then retry or skip the batch" if cause is not None else
         "read the output tail; fix the code or the spec, then retry or skip the batch",
         {"command": failed.display, "exit_code": failed.exit_code,
          "output_tail": failed.output_tail, "output_lines": failed.output_lines},

@@ -11,7 +11,7 @@ from jobs.engine.attempt import AttemptRunner, run_commands
 from jobs.engine.context import JobContext
 from jobs.kernel.job import Job
 from jobs.kernel.model import Gate
-from jobs.notes.note_parts import baseline_failure, short
+from jobs.notes.note_parts import baseline_failure, baseline_network_cause, short
 from jobs.ports import Publication
 
 
@@ -33,14 +33,27 @@ def baseline_hint(job: Job) -> str:
             "new job from the fixed commit ({{cancel}}, commit the fix, `stepwise run` again)")
 
 
+# After a fix to the network settings: how the plan and the baseline are made again.
+RELOAD_WORDS = {
+    True: "a change to `.github/stepwise.yml` on the default branch is taken by {{reload-config}}, "
+          "a change where Stepwise runs by {{approve}} (the baseline runs again first)",
+    False: "a change to `.github/stepwise.yml` (committed or not) is taken by "
+           "{{approve --reload-config}}, a change where Stepwise runs by {{approve}} "
+           "(the baseline runs again first)",
+}
+
+
 def baseline_report(job: Job) -> ErrorInfo:
     """The failing baseline as a gate report: what failed, its output tail, what to do."""
     failing = [c for c in job.baseline if c.exit_code != 0 or c.timed_out]
     tail = failing[-1].output_tail if failing else ""
+    cause = baseline_network_cause(job)
     return ErrorInfo(
         code="baseline_failed", retry_class=RetryClass.NEEDS_HUMAN,
-        message=f"validation fails on the starting commit {short(job.baseline_sha)}",
-        hint=baseline_hint(job),
+        message=(f"{cause.what}: " if cause is not None else "")
+        + f"validation fails on the starting commit {short(job.baseline_sha)}",
+        hint=f"{cause.fix}; {RELOAD_WORDS[job.server.installation_id is not None]}"
+        if cause is not None else baseline_hint(job),
         evidence={"output_tail": tail})
 
 
@@ -80,9 +93,7 @@ def run_baseline(engine: JobContext, *, reuse: bool = True) -> None:
             engine.event("plan", f"baseline reused from {job.baseline_from}")
             return
         evidence, failure = run_commands(runner.sandbox, job.config.validate_argvs(),
-                                         cwd=engine.worktree.path, policy=runner.policy,
-                                         measurement=engine.measurement(
-                                             engine.worktree.head_tree()))
+                                         cwd=engine.worktree.path, policy=runner.policy)
         if failure is None and evidence:
             store.put(key, RecordedBaseline(job=f"issue-{job.number}", commit=job.head_sha,
                                             evidence=evidence))

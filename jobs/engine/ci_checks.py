@@ -7,11 +7,19 @@ forge finds a run again by its external id, so publishing twice never makes a se
 
 from __future__ import annotations
 
+import hashlib
 from contextlib import suppress
 
 from jobs.adapters.sandbox_view import REPO_MOUNT
 from jobs.basics.voice import LOCAL, Voice
 from jobs.engine.context import CancelSignal, JobContext
+from jobs.kernel.feature_parts import (
+    LineMark,
+    batch_marks,
+    check_batch_lines,
+    check_job_lines,
+    job_marks,
+)
 from jobs.kernel.gates import gate_choices
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import JobStatus
@@ -47,10 +55,16 @@ def publish_batch_check(engine: JobContext, batch: Batch) -> None:
                                         roots=(str(REPO_MOUNT), str(engine.worktree.path)),
                                         title=f"attempt {previous.number}: {failed.display}")
         annotations += [Annotation(a.path, a.line, a.message, "warning", a.title) for a in found]
+    annotations += [_annotation(mark) for mark in batch_marks(job, batch)]
     engine.services.forge.publish_check_run(job, batch_check(
         job_id=job.id, number=batch.number, total=len(job.batches),
         files=batch.changed_files or batch.files, head_sha=batch.commit,
-        commands=attempt.commands, earlier_failures=earlier, annotations=annotations))
+        commands=attempt.commands, earlier_failures=earlier, annotations=annotations,
+        evidence=check_batch_lines(job, batch)))
+
+
+def _annotation(mark: LineMark) -> Annotation:
+    return Annotation(mark.path, mark.line, mark.message, mark.level, mark.title)
 
 
 def job_check_state(job: Job, voice: Voice = LOCAL) -> tuple[JobCheckState, str, str]:
@@ -79,7 +93,10 @@ def publish_job_check(engine: JobContext) -> None:
     if job.status in (JobStatus.QUEUED, JobStatus.PLANNING) or not job.approved_digest:
         return  # nothing is pushed before the plan is approved
     state, headline, command = job_check_state(job, engine.services.voice)
+    evidence = check_job_lines(job)  # the features' (evidence: changed lines run by the tests)
     said = f"{job.head_sha}|{state}|{headline}|{command}"
+    if evidence:  # a digest: the record keeps what was said small
+        said += "|" + hashlib.sha256("\n".join(evidence).encode()).hexdigest()[:16]
     if job.job_check_said == said:
         return
     command, _, meaning = command.partition("\t")
@@ -88,7 +105,8 @@ def publish_job_check(engine: JobContext) -> None:
     report = gate_prompt(job, voice=engine.services.voice) if state is JobCheckState.AT_GATE else ""
     engine.services.forge.publish_check_run(job, job_check(
         job_id=job.id, head_sha=job.head_sha, state=state, headline=headline,
-        command=command, meaning=meaning, card=report))
+        command=command, meaning=meaning, card=report, evidence=evidence,
+        annotations=[_annotation(mark) for mark in job_marks(job)]))
     job.job_check_said = said
     # Remembered, so the next step does not send it again; if the record changed meanwhile
     # (a command), the next step sends it again.

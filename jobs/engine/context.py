@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
-from jobs.adapters.allowlist_cache import cached_default_allowlist
+from jobs.adapters.allowlist_cache import admitted, default_network_hosts
+from jobs.adapters.egress_defaults import index_variables
 from jobs.basics.errors import ErrorInfo
 from jobs.basics.voice import LOCAL, Voice
 from jobs.decisions.ci import CiVerdict
@@ -24,7 +25,12 @@ from jobs.engine.attempt import (
     EnvironmentCall,
     sandbox_policy,
 )
-from jobs.engine.measure import Measurement, combine
+from jobs.engine.validation_hooks import (
+    ValidationHook,
+    VerifyHook,
+    around_validation,
+    first_stop,
+)
 from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
 from jobs.inputs.spec import TaskSpec
 from jobs.kernel.feature_parts import FeatureParts
@@ -149,22 +155,6 @@ class EnvironmentHook(Protocol):
                  ) -> tuple[EnvironmentLayer | None, CommandEvidence | None]: ...
 
 
-class MeasureHook(Protocol):
-    """Before the validation commands run on `tree` (the baseline's, or an attempt's edited
-    tree): the feature's measurement of the run (evidence: the test runner's report), or None."""
-
-    def __call__(self, engine: JobContext, tree: str, /) -> Measurement | None: ...
-
-
-class BeforeCommitHook(Protocol):
-    """`batch`'s edited `tree` passed validation and its completion check, before its commit:
-    an outcome that stops the attempt (a gate of the feature, or a failure the next attempt is
-    told about), or None to let it commit (evidence: the `tests_weakened` gate)."""
-
-    def __call__(self, engine: JobContext, batch: Batch, attempt: Attempt, tree: str,
-                 /) -> AttemptOutcome | None: ...
-
-
 @dataclass(frozen=True)
 class Feature:
     """One feature's part of the loop: its hooks at the loop's named points, each optional and
@@ -188,8 +178,8 @@ class Feature:
     start_check: StartCheck | None = None  # refuse a spec it cannot run (llm: no endpoint)
     edit: EditHook | None = None  # around an attempt's edit (llm: the editor's extras)
     environment: EnvironmentHook | None = None  # the job's environment (environments: `setup`)
-    measure: MeasureHook | None = None  # a validation run's instruments (evidence: test reports)
-    before_commit: BeforeCommitHook | None = None  # a validated batch (evidence: tests_weakened)
+    validation: ValidationHook | None = None  # around a batch's validation (evidence: coverage)
+    verify: VerifyHook | None = None  # a validated batch before its commit (evidence's gates)
     parts: FeatureParts | None = None
 
 
@@ -312,15 +302,17 @@ class JobContext:
                                     should_stop=self.cancel_requested,
                                     network_allow=self.network_allow(),
                                     deny_hosts=self.services.network_deny_hosts,
-                                    extra_env=self.job.git_version.env
-                                    if self.job.git_version is not None else None)
+                                    extra_env=self.extra_env())
             editor = editor_for(self.job.spec, sandbox=self.services.sandbox, policy=policy,
                                 llm=self.services.llm)
             self._runner = AttemptRunner(repo, worktree, self.services.sandbox, policy, editor,
                                          self.services.clock, environment=self.environment_hook(),
                                          edit=self.edit_hook(editor.apply),
-                                         measure=self.measurement,
-                                         before_commit=self.before_commit)
+                                         validation=around_validation(
+                                             [f.validation for f in self.features()
+                                              if f.validation is not None]),
+                                         verify=first_stop([f.verify for f in self.features()
+                                                            if f.verify is not None]))
             self._runner.notify = lambda text: self.publish(Publication.NOTICE, text)
         return self._runner
 
@@ -349,29 +341,30 @@ class JobContext:
             return wrapped(request)
         return call
 
-    def measurement(self, tree: str) -> Measurement | None:
-        """The active features' measurements of a validation run on `tree`, as one."""
-        return combine([found for f in self.features() if f.measure is not None
-                        if (found := f.measure(self, tree)) is not None])
-
-    def before_commit(self, batch: Batch, attempt: Attempt, tree: str) -> AttemptOutcome | None:
-        """The first active feature's outcome that stops a validated batch before its commit."""
-        return next((stopped for f in self.features() if f.before_commit is not None
-                     if (stopped := f.before_commit(self, batch, attempt, tree)) is not None),
-                    None)
-
     @property
     def worktree(self) -> Checkout:
         return self.runner.worktree
 
     def network_allow(self) -> list[str]:
         """The hosts the egress proxy admits: `network_allow`, or by default the registries of
-        the ecosystems the repository uses (read from its files when the network is on, once
-        per base commit: jobs/adapters/allowlist_cache.py)."""
+        the ecosystems the repository uses and the package indexes configured in it or where
+        Stepwise runs (jobs/adapters/allowlist_cache.py), recorded with their reasons on the
+        job for the plan."""
         config = self.job.config
         if not config.network or config.network_allow:
+            self.job.network_hosts = []
             return list(config.network_allow)
-        return list(cached_default_allowlist(self.services.repository, self.job.base_sha))
+        self.job.network_hosts = default_network_hosts(
+            self.services.repository, self.job.base_sha, env=config.env)
+        return admitted(self.job.network_hosts)
+
+    def extra_env(self) -> dict[str, str]:
+        """What Stepwise adds below the config's `env`: the version from git, and with the
+        network on the package index variables set where Stepwise runs (without credentials)."""
+        extra = dict(self.job.git_version.env) if self.job.git_version is not None else {}
+        if self.job.config.network:
+            extra |= index_variables()
+        return extra
 
     def close(self) -> None:
         """Let go of the worktree: it stays on disk while the job runs (its next step, on

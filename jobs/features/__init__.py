@@ -12,8 +12,9 @@ of its hooks.
 - llm/: the llm recipe's ties to the loop: the endpoint check, the edit hooks, the `budget`
   gate, drafted specs, the model usage in the note.
 - campaigns/: one spec across many repositories.
-- evidence/: what each batch shows beyond green: the tests before and after (the
-  `tests_weakened` gate).
+- evidence/: what a batch's tests ran of its changed lines (`uncovered_change`), whether it made
+  the tests check less (`tests_weakened`), its edit shapes (`gates.auto_approve_known_shapes`)
+  and the plan's forecast; the change note's `## Evidence`.
 
 Contract: features are independent of each other (an import contract); what two features share
 goes through the composition (e.g. bisect asks CI for candidates through a protocol it declares).

@@ -27,6 +27,7 @@ from jobs.inputs.config_errors import (
     config_error,
     config_errors,
 )
+from jobs.inputs.evidence_config import EvidenceConfig, GatesConfig
 from jobs.inputs.globs import unsafe_path_reason
 from jobs.inputs.llm_config import LlmConfig
 from jobs.inputs.programs import BLOCKED_PROGRAMS, split_command
@@ -68,6 +69,8 @@ _CONFIG_EXAMPLES = {
     "cache_key": 'cache_key: ["requirements*.txt", "package-lock.json"]',
     "ci": "ci: {wait: per_milestone, checks: [\"tests\"], timeout: 60}",
     "llm": "llm: {edit_format: search_replace, restate_every: 8}",
+    "evidence": "evidence: {coverage: auto, min_changed_coverage: 80}",
+    "gates": "gates: {auto_approve_known_shapes: true}",
 }
 
 
@@ -104,7 +107,9 @@ class RepoConfig(BaseModel):
     metadata, whatever `network_allow` says."""
     network_allow: list[str] = []
     """Hosts the egress proxy admits (HTTPS): `pypi.org`, `*.example.org`, `host:8443`; empty:
-    the package registries of the ecosystems the repository uses (PyPI, npm)."""
+    the registries of the ecosystems the repository holds (PyPI for Python files, the npm
+    registry for `package.json`) and the package indexes configured in it or where Stepwise runs
+    (pip/uv index URLs, npm registry); the plan names each host and why."""
     cache_key: list[str] = []
     """Globs of files whose content, with `setup`, keys the cached environment (e.g.
     `requirements*.txt`, `package-lock.json`): a change rebuilds it."""
@@ -114,6 +119,11 @@ class RepoConfig(BaseModel):
     llm: LlmConfig = LlmConfig()
     """How the model edits batches (recipe `llm`): `edit_format`, `restate_every`, one row each
     below."""
+    evidence: EvidenceConfig = EvidenceConfig()
+    """What each batch's evidence measures besides green: `coverage`, `min_changed_coverage`,
+    one row each below."""
+    gates: GatesConfig = GatesConfig()
+    """Gates that may pass on their own: `auto_approve_known_shapes`, below."""
     batch_size: BatchSize = 5
     """Files per batch (a spec's `batch_size` overrides it), or `auto`: start at 2, double
     after each passing batch, halve after a failure, up to `batch_size_max`."""

@@ -1,7 +1,8 @@
 """The job and its rules (pure): `model.py` (the two state machines: the job's and the batch's
 statuses, their transition tables and the one `transition()`; and the gate table `GATES`: when each
 gate opens, the verbs it takes, its prompt's choices, its exit code), `job.py` (the job, its
-batches, its open gate; `Job.parts` keeps each feature's own part), `records.py` (evidence,
+batches, its open gate; `Job.parts` and `Batch.parts` keep each
+feature's own part), `records.py` (evidence,
 attempts, model calls, events), `record_upgrades.py` (records of earlier versions read), `gates.py`
 (opening gates, applying the verbs, what a gate prompt recommends), `gate_passes.py` (what passing
 each gate does: one row per gate kind, one sub-row per typed cause of `failure`),

@@ -57,6 +57,18 @@ class NoteSection:
 
 
 @dataclass(frozen=True)
+class LineMark:
+    """A file-and-line finding a feature shows on a check run (an annotation: the uncovered
+    changed lines of the evidence feature), at GitHub's levels."""
+
+    path: str
+    line: int
+    message: str
+    level: str = "notice"  # failure | warning | notice
+    title: str = ""
+
+
+@dataclass(frozen=True)
 class CardSection:
     """A feature's lines in the plan and the progress card (jobs/notes/progress.py), each optional:
     a place it has nothing to say gets nothing."""
@@ -66,6 +78,13 @@ class CardSection:
     batch: Callable[[Job, Batch], str] | None = None  # words at the end of a batch's card line
     milestone: Callable[[Job, int], list[str]] | None = None  # under a milestone's batches
     closing: Callable[[Job], list[str]] | None = None  # the card's last lines, after the batches
+    gate: Callable[[Job], list[str]] | None = None  # the open gate's prompt, after its reason
+    # Stepwise's check runs: lines in `Stepwise / batch K`'s and `Stepwise`'s summaries, and
+    # their annotations (sent 50 a request).
+    check_batch: Callable[[Job, Batch], list[str]] | None = None
+    check_job: Callable[[Job], list[str]] | None = None
+    marks_batch: Callable[[Job, Batch], list[LineMark]] | None = None
+    marks_job: Callable[[Job], list[LineMark]] | None = None
 
 
 @dataclass(frozen=True)
@@ -160,3 +179,25 @@ def card_milestone_lines(job: Job, milestone: int) -> list[str]:
 
 def card_closing_lines(job: Job) -> list[str]:
     return [line for s in card_sections() if s.closing is not None for line in s.closing(job)]
+
+
+def gate_lines(job: Job) -> list[str]:
+    return [line for s in card_sections() if s.gate is not None for line in s.gate(job)]
+
+
+def check_batch_lines(job: Job, batch: Batch) -> list[str]:
+    return [line for s in card_sections() if s.check_batch is not None
+            for line in s.check_batch(job, batch)]
+
+
+def check_job_lines(job: Job) -> list[str]:
+    return [line for s in card_sections() if s.check_job is not None for line in s.check_job(job)]
+
+
+def batch_marks(job: Job, batch: Batch) -> list[LineMark]:
+    return [mark for s in card_sections() if s.marks_batch is not None
+            for mark in s.marks_batch(job, batch)]
+
+
+def job_marks(job: Job) -> list[LineMark]:
+    return [mark for s in card_sections() if s.marks_job is not None for mark in s.marks_job(job)]

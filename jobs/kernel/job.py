@@ -39,6 +39,7 @@ from jobs.kernel.records import (
     FinalReview,
     LeftOut,
     LlmUsage,
+    NetworkHost,
     OutboxEntry,
     PendingIssue,
     Record,
@@ -72,6 +73,9 @@ class Batch(Record):
     split_from: int | None = None  # set aside from that batch's split
     split_kind: CauseKind | None = None
     auto_size: int = 0  # `batch_size: auto`: the size chosen when it started
+    # A feature's own part of this batch's record, under its name (kept with the batch, so a
+    # job of many batches keeps a small document; the feature reads it with its model).
+    parts: dict[str, dict[str, Any]] = {}
 
     def set_status(self, new: BatchStatus) -> None:
         transition(self, new)
@@ -138,6 +142,7 @@ class Job(Record):
     baseline_from: str = ""  # "issue-<N>/<commit>" when a recorded baseline was reused
     left_out: list[LeftOut] = []
     environment: EnvironmentRecord | None = None  # what `setup` built (None without setup)
+    network_hosts: list[NetworkHost] = []  # the default allowlist and why (network_allow empty)
     git_version: GitVersion | None = None  # the version from git given to the version tools
     issue_file: str | None = None  # local mode: the issue file the job was started from
     instructions: list[str] = []

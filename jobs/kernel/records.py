@@ -166,6 +166,18 @@ class EnvironmentRecord(Record):
     entries: list[str] = []
     setup: list[CommandEvidence] = []
     rebuilt_because: list[str] = []  # what changed since the environment built before it
+    failed: str = ""  # why setup failed to build it for this job (then nothing is cached)
+    failed_before: str = ""  # what failed when an earlier job last tried to build this key
+
+
+class NetworkHost(Record):
+    """A host the egress proxy admits when `network_allow` is empty, and why (`Python files`,
+    `PIP_INDEX_URL`, "`.npmrc` registry="); `left_out` says why a configured index is not
+    admitted after all (plain HTTP, a loopback or private address)."""
+
+    host: str
+    why: str
+    left_out: str = ""
 
 
 class PendingIssue(Record):

@@ -85,9 +85,11 @@ def batch_check_name(number: int) -> str:
 
 def batch_check(*, job_id: str, number: int, total: int, files: Sequence[str], head_sha: str,
                 commands: Sequence[Evidence], earlier_failures: Sequence[Evidence] = (),
-                annotations: Sequence[Annotation] = (), details_url: str = "") -> CheckRunDraft:
-    """The run on batch `number`'s commit: the commands that validated it, and the failed
-    attempts before (with their annotations, as warnings: they were fixed by this commit)."""
+                annotations: Sequence[Annotation] = (), details_url: str = "",
+                evidence: Sequence[str] = ()) -> CheckRunDraft:
+    """The run on batch `number`'s commit: the commands that validated it, the failed attempts
+    before (with their annotations, as warnings: they were fixed by this commit) and the
+    features' `evidence` lines (changed lines run by the tests, edit shapes, ...)."""
     passed = all(item.exit_code == 0 and not item.timed_out for item in commands)
     noun = "file" if len(files) == 1 else "files"
     title = (f"Batch {number}/{total} validated: {len(commands)} "
@@ -101,6 +103,8 @@ def batch_check(*, job_id: str, number: int, total: int, files: Sequence[str], h
                     f"{'attempt' if len(earlier_failures) == 1 else 'attempts'} before this one:",
                     "", "| command | exit | took |", "|---|---:|---:|"]
         summary += [_row(item) for item in earlier_failures]
+    if evidence:
+        summary += ["", *evidence]
     text = "\n\n".join(_tail(item) for item in [*commands, *earlier_failures] if item.output_tail)
     files_list = "\n".join(f"- {md.code(path)}" for path in files[:200])
     return CheckRunDraft(
@@ -112,9 +116,11 @@ def batch_check(*, job_id: str, number: int, total: int, files: Sequence[str], h
 
 def job_check(*, job_id: str, head_sha: str, state: JobCheckState, headline: str,
               command: str = "", meaning: str = "", card: str = "",
-              annotations: Sequence[Annotation] = (), details_url: str = "") -> CheckRunDraft:
+              annotations: Sequence[Annotation] = (), details_url: str = "",
+              evidence: Sequence[str] = ()) -> CheckRunDraft:
     """The run on the pull request head: in progress while working, `action_required` at a
-    gate (naming the exact command that answers it), success when the job completed."""
+    gate (naming the exact command that answers it), success when the job completed; the
+    features' `evidence` lines follow the headline."""
     status, conclusion = {
         JobCheckState.WORKING: ("in_progress", None),
         JobCheckState.AT_GATE: ("completed", "action_required"),
@@ -123,6 +129,8 @@ def job_check(*, job_id: str, head_sha: str, state: JobCheckState, headline: str
         JobCheckState.FAILED: ("completed", "failure"),
     }[state]
     summary = headline
+    if evidence:
+        summary += "\n\n" + "\n".join(evidence)
     if command:
         summary += f"\n\nTo continue, comment:\n\n{md.block(command)}"
         if meaning:

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from jobs.basics import markdown_safe as md
+from jobs.decisions.network_failure import NetworkCause, network_cause
 from jobs.inputs.batch_sizes import batch_size_limit, is_auto
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus
@@ -40,13 +41,27 @@ def output_block(evidence: CommandEvidence, *, lines: int = 15) -> list[str]:
 
 
 def baseline_failure(job: Job) -> str:
-    """Why the baseline does not pass, in one sentence (for gates and notices)."""
+    """Why the baseline does not pass, in one sentence (for gates and notices): the network's
+    part first when the network is the cause (jobs/decisions/network_failure.py)."""
     failing = next((c for c in job.baseline if c.exit_code != 0 or c.timed_out), None)
     where = short(job.baseline_sha or job.base_sha)
     if failing is None:
         return f"the baseline validation fails on `{where}`"
+    cause = baseline_network_cause(job)
+    if cause is not None:
+        return (f"{cause.what}, so the baseline validation fails on `{where}` "
+                f"({command_line(failing)})")
     return (f"the baseline validation fails on `{where}` ({command_line(failing)}): no batch "
             "can pass validation until the base passes it")
+
+
+def baseline_network_cause(job: Job) -> NetworkCause | None:
+    """The network's part in the baseline's failure (setup's, or a validation command's)."""
+    failing = next((c for c in job.baseline if c.exit_code != 0 or c.timed_out), None)
+    if failing is None:
+        return None
+    who = "setup" if failing.argv in job.config.setup_argvs() else "validation"
+    return network_cause(failing, who=who)
 
 
 def batch_commands(batch: Batch, codemod: str | None = None) -> str:

@@ -14,6 +14,7 @@ from jobs.kernel.feature_parts import (
     card_closing_lines,
     card_milestone_lines,
     card_status_lines,
+    gate_lines,
     plan_lines,
 )
 from jobs.kernel.gates import gate_choices
@@ -57,14 +58,24 @@ def files_label(files: Sequence[str], limit: int = 3) -> str:
 
 
 def network_lines(job: Job) -> list[str]:
-    """Who may use the network, and where to."""
+    """Who may use the network, and where to: `network_allow`, or each host of the default with
+    the reason it is admitted (and the configured indexes left out, with why)."""
     config = job.config
     if not config.network:
         return []
     who = "setup only" if config.network == "setup" else "every command"
-    hosts = md.codes(config.network_allow) or \
-        "the package registries of the repository's ecosystems"
-    return [f"- Network: {who}, through Stepwise's egress proxy, to {hosts}"]
+    if config.network_allow:
+        return [f"- Network: {who}, through Stepwise's egress proxy, to "
+                f"{md.codes(config.network_allow)} (`network_allow`)"]
+    admitted = [f"{md.code(h.host)}: {md.message(h.why)}" for h in job.network_hosts
+                if not h.left_out]
+    hosts = "; ".join(admitted) if admitted else \
+        "no host (no Python files, `package.json` or configured package index)"
+    lines = [f"- Network: {who}, through Stepwise's egress proxy, to {hosts}"
+             + (" (the default: `network_allow` is empty)" if admitted else "")]
+    lines += [f"- Not admitted: {md.code(h.host)} ({md.message(h.why)}): {md.message(h.left_out)}"
+              for h in job.network_hosts if h.left_out]
+    return lines
 
 
 def config_source_lines(job: Job) -> list[str]:
@@ -192,6 +203,8 @@ def gate_prompt(job: Job, *, voice: Voice = LOCAL) -> str:
         if isinstance(tail, str) and tail and not shown_by_plan:  # the plan prints it once
             paragraphs.append(f"Output tail:\n{md.block(tail.rstrip())}")
         paragraphs += artifact_lines(report.evidence)
+    if evidence := gate_lines(job):  # the features' (evidence: coverage, edit shapes, forecast)
+        paragraphs.append("\n".join(evidence))
     paragraphs += gate_choices(job, gate).lines(voice)
     return voice.speak("\n\n".join(paragraphs))
 

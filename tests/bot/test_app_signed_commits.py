@@ -144,7 +144,8 @@ def test_signed_base_workflow_change_and_retry_end_in_a_mergeable_verified_pull_
                 reason = job.gate.reason
                 assert workflows == "none" and f"`{WORKFLOW}`" in reason
                 assert "no `workflows: write` permission" in reason
-                assert "refusing to allow a GitHub App to create or update workflow" in reason
+                # GitHub refuses the Git Data API at the tree, before any ref moves
+                assert "403 Resource not accessible by integration" in reason
                 assert "git merge origin/main" in reason and "**Update branch**" in reason
                 update_branch(world.gh, world.repo, pull)  # the maintainer presses the button
                 world.send("push", ref=f"refs/heads/{job.branch}", sender="maria")
@@ -165,6 +166,12 @@ def test_signed_base_workflow_change_and_retry_end_in_a_mergeable_verified_pull_
         assert not [r for r in world.gh.requests if r.path.endswith("/rerequest")]
         commits = branch_commits(world, job.branch)
         assert len(commits) >= 5 and all(verified(world, c.sha) for c in commits)
+        human = {m.commit for m in job.base_merges if m.by == "human"}  # the Update button's
+        assert {c.author.split(" <")[0] for c in commits if c.sha not in human} == \
+            {"stepwise[bot]"}  # the App's bot user: GitHub signs no commit with a custom author
         client = world.gh.client()  # kept: githubkit's namespaces need their client alive
+        pulls = client.rest("2022-11-28").pulls
+        states = [pulls.get(*REPO.split("/"), pull).json() for _ in range(2)]
+        assert states[-1]["mergeable"] is True and states[-1]["mergeable_state"] == "clean"
         merged = client.rest("2022-11-28").pulls.merge(*REPO.split("/"), pull)
         assert merged.json()["merged"] is True

@@ -101,15 +101,20 @@ def test_a_previous_webhook_secret_is_accepted_after_the_current_one(
 
 
 def test_redis_timeouts_and_the_dequeue_timeout_are_settings(clean_env: pytest.MonkeyPatch) -> None:
-    from bot.plumbing.connections import dequeue_redis, web_redis
+    from bot.plumbing.connections import dequeue_redis, web_redis, worker_redis
 
     clean_env.setenv("STEPWISE_WEBHOOK_SECRET", "s")
     clean_env.setenv("STEPWISE_REDIS_SOCKET_TIMEOUT_S", "2.5")
+    clean_env.setenv("STEPWISE_WEB_REDIS_DEADLINE_S", "1.5")
     clean_env.setenv("STEPWISE_DEQUEUE_TIMEOUT_S", "60")
     settings = load_settings("web")
     web = web_redis(settings).connection_pool.connection_kwargs
+    own = worker_redis(settings).connection_pool.connection_kwargs
     blocking = dequeue_redis(settings).connection_pool.connection_kwargs
-    assert web["socket_timeout"] == 2.5 and web["socket_connect_timeout"] == 5.0
+    # The web app's calls fit in its request deadline, connecting included, and are not retried.
+    assert web["socket_timeout"] == 1.5 and web["socket_connect_timeout"] == 1.5
+    assert web["retry"].get_retries() == 0
+    assert own["socket_timeout"] == 2.5 and own["socket_connect_timeout"] == 5.0
     assert blocking["socket_timeout"] > 60  # the blocking wait never trips its own timeout
     clean_env.setenv("STEPWISE_DEQUEUE_TIMEOUT_S", "0")
     with pytest.raises(SettingsError) as caught:

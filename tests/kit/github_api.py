@@ -74,6 +74,7 @@ BODY_MAX_CHARS = 65536  # issue, pull request and comment bodies: characters
 TITLE_MAX_CHARS = 256  # issue and pull request titles
 LABEL_MAX_CHARS = 50
 CHECK_OUTPUT_MAX_BYTES = 65535  # check-run output title, summary, text: UTF-8 bytes
+BLOB_MAX_BYTES = 100 * 1024 * 1024  # one file's content (blobs, tree entries, pushes): 100 MiB
 
 
 def too_long(resource: str, field_name: str = "body", maximum: int = BODY_MAX_CHARS) -> ApiError:

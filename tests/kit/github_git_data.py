@@ -26,6 +26,12 @@ def workflow_refusal(path: str) -> str:
             "`workflows` permission")
 
 
+def touches_workflows(path: str) -> bool:
+    """Whether a tree entry at `path` is, holds or replaces a workflow file."""
+    path = path.strip("/")
+    return path in (".github", WORKFLOWS_DIR) or path.startswith(WORKFLOWS_DIR + "/")
+
+
 def object_kind(repo: Path, sha: str) -> str | None:
     try:
         return git_text(repo, "cat-file", "-t", sha)
@@ -90,6 +96,20 @@ def signed_commit(repo: Path, *, tree: str, parents: Sequence[str], message: str
                input_bytes=text.encode()).decode().strip()
 
 
+def unsigned_commit(repo: Path, *, tree: str, parents: Sequence[str], message: str,
+                    author: tuple[str, str], when: datetime, committer: tuple[str, str],
+                    committed: datetime, signature: str | None) -> str:
+    """A commit object made through the API with a custom author, committer or signature:
+    GitHub writes it as asked and does not sign it."""
+    lines = [f"tree {tree}", *(f"parent {p}" for p in parents),
+             f"author {_ident(author, when)}", f"committer {_ident(committer, committed)}"]
+    if signature:
+        lines.append("gpgsig " + signature.strip().replace("\n", "\n "))
+    text = "\n".join(lines) + "\n\n" + message
+    return git(repo, "hash-object", "-t", "commit", "-w", "--stdin",
+               input_bytes=text.encode()).decode().strip()
+
+
 def commit_fields(repo: Path, sha: str) -> dict[str, Any]:
     """tree, parents, author/committer (name, email, epoch) and message of commit `sha`."""
     raw = git(repo, "cat-file", "commit", sha).decode(errors="replace")
@@ -101,6 +121,8 @@ def commit_fields(repo: Path, sha: str) -> dict[str, Any]:
             fields["tree"] = value
         elif key == "parent":
             fields["parents"].append(value)
+        elif key == "gpgsig":
+            fields["gpgsig"] = value
         elif key in ("author", "committer"):
             name, _, rest = value.partition(" <")
             email, _, stamp = rest.partition("> ")

@@ -85,6 +85,7 @@ class PullRequest(Issue):
     merged_by: str | None = None
     merge_commit_sha: str | None = None
     requested_reviewers: list[str] = field(default_factory=list)
+    mergeable_computed: str = ""  # the `base..head` GitHub last computed mergeability for
 
     @property
     def node_id(self) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 from tests.kit import github_git
+from tests.kit.github_mergeability import mergeability
 from tests.kit.github_model import (
     REPORTED_PERMISSION,
     Comment,
@@ -249,10 +250,10 @@ class Renderer:
         if simple:
             return data
         commits, additions, deletions, files = self._diff_stats(repo, pr)
+        mergeable, mergeable_state = mergeability(self.state, repo, pr)
         return {
-            **data, "merged": pr.merged, "mergeable": None if pr.state == "closed" else True,
-            "rebaseable": True,
-            "mergeable_state": "draft" if pr.draft else "clean",
+            **data, "merged": pr.merged, "mergeable": mergeable,
+            "rebaseable": mergeable, "mergeable_state": mergeable_state,
             "merged_by": self.user(pr.merged_by) if pr.merged_by else None, "comments": len(pr.comments),
             "review_comments": 0, "maintainer_can_modify": False, "commits": commits,
             "additions": additions, "deletions": deletions, "changed_files": files,

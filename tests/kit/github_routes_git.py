@@ -1,8 +1,10 @@
 """REST endpoints of the fake GitHub for the Git Data API (blobs, trees with `base_tree`, commits
 GitHub signs, refs updated only by fast-forward unless forced), a commit with its `verification`,
 the required-signatures rule of branch protection and merging a pull request (405 when the
-base requires signed commits and one is not verified). Writes need `contents: write`; a ref
-update that creates or changes `.github/workflows/**` also needs `workflows: write`."""
+base requires signed commits and one is not verified). Writes need `contents: write`; a tree
+with an entry under `.github/workflows/` (403 "Resource not accessible by integration", where
+GitHub refuses it) and a ref update that creates or changes a workflow file also need
+`workflows: write`."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from typing import Any
 
 from tests.kit import github_git
 from tests.kit import github_git_data as data
-from tests.kit.github_api import REPO, ApiError, Call, Reply, route
+from tests.kit.github_api import BLOB_MAX_BYTES, REPO, ApiError, Call, Reply, route
+from tests.kit.github_mergeability import requires_signatures, unverified
 from tests.kit.github_model import FakeRepo, Token
+from tests.kit.github_permissions import NOT_ACCESSIBLE
 from tests.kit.github_render import ts
 from tests.kit.github_state import GitHubState
 
@@ -52,6 +56,9 @@ def create_blob(call: Call) -> Reply:
         raw = data.decode_content(content, str(call.field("encoding") or "utf-8"))
     except (binascii.Error, ValueError) as exc:
         raise _invalid(f"Invalid request.\n\n{exc}") from None
+    if len(raw) > BLOB_MAX_BYTES:
+        raise _invalid(f"Invalid request.\n\nBlob is too large ({len(raw)} bytes; the maximum "
+                       f"is {BLOB_MAX_BYTES} bytes)")
     sha = data.write_blob(call.r.path, raw)
     call.state.effect(f"{call.r.full_name}:blob-created:{sha[:7]}")
     return Reply(201, {"sha": sha, "url": f"{_api(call)}/git/blobs/{sha}"})
@@ -66,6 +73,11 @@ def create_tree(call: Call) -> Reply:
     entries = call.field("tree")
     if not isinstance(entries, list):
         raise _invalid("Invalid request.\n\n\"tree\" wasn't supplied.")
+    if not _may_change_workflows(call.token) and any(
+            isinstance(e, dict) and data.touches_workflows(str(e.get("path", ""))) for e in entries):
+        # GitHub refuses here, not at the ref update, an App without `workflows: write`
+        raise ApiError(403, NOT_ACCESSIBLE,
+                       headers={"X-Accepted-GitHub-Permissions": "contents=write,workflows=write"})
     for entry in entries:
         if not isinstance(entry, dict) or not entry.get("path") or not entry.get("mode"):
             raise _invalid("Invalid tree info")
@@ -84,13 +96,15 @@ def create_tree(call: Call) -> Reply:
 
 
 def verification(call: Call, sha: str) -> dict[str, Any]:
-    """GitHub's verdict on a commit: verified when it was made through the API (signed by
-    GitHub), `unsigned` when it was pushed."""
+    """GitHub's verdict on a commit: verified when GitHub signed it (made through the API with
+    no custom author, committer or signature, or by its merge button), `unsigned` when it was
+    pushed or made with a custom author, `unknown_key` for a signature GitHub cannot check."""
     if sha in call.state.signed_commits:
         return {"verified": True, "reason": "valid", "signature": data.FAKE_SIGNATURE,
                 "payload": f"tree {sha}\n", "verified_at": ts(call.state.signed_commits[sha])}
-    return {"verified": False, "reason": "unsigned", "signature": None, "payload": None,
-            "verified_at": None}
+    signature = data.commit_fields(call.r.path, sha).get("gpgsig")
+    return {"verified": False, "reason": "unknown_key" if signature else "unsigned",
+            "signature": signature, "payload": None, "verified_at": None}
 
 
 def git_commit_body(call: Call, sha: str) -> dict[str, Any]:
@@ -115,6 +129,14 @@ def git_commit_body(call: Call, sha: str) -> dict[str, Any]:
     }
 
 
+def _person(given: Any, default: tuple[str, str]) -> tuple[str, str]:
+    if not isinstance(given, dict):
+        return default
+    if not given.get("name") or not given.get("email"):
+        raise _invalid("Invalid request.\n\n\"name\" and \"email\" are required.")
+    return str(given["name"]), str(given["email"])
+
+
 @route("POST", REPO + r"/git/commits", permissions=CONTENTS_WRITE)
 def create_commit(call: Call) -> Reply:
     repo = call.r.path
@@ -127,16 +149,23 @@ def create_commit(call: Call) -> Reply:
     if not isinstance(parents, list) or any(data.object_kind(repo, str(p)) != "commit"
                                             for p in parents):
         raise _invalid("Parent SHA does not exist or is not a commit object")
-    if call.field("signature"):
-        raise _invalid("a custom signature is not verified by the fake")
     now = call.state.clock()
-    author = call.field("author") or {}
+    author, committer = call.field("author"), call.field("committer")
+    signature = call.field("signature")
     bot = call.state.bot_login
-    who = (str(author.get("name") or bot),
-           str(author.get("email") or f"{call.state.user_id(bot)}+{bot}@users.noreply.github.com"))
-    sha = data.signed_commit(repo, tree=tree, parents=[str(p) for p in parents], message=message,
-                             author=who, when=_parse_date(author.get("date"), now), committed=now)
-    call.state.signed_commits[sha] = call.state.clock()
+    bot_person = (bot, f"{call.state.user_id(bot)}+{bot}@users.noreply.github.com")
+    if not author and not committer and not signature:  # the only commits GitHub signs
+        sha = data.signed_commit(repo, tree=tree, parents=[str(p) for p in parents],
+                                 message=message, author=bot_person, when=now, committed=now)
+        call.state.signed_commits[sha] = now
+    else:  # as asked, unsigned (a custom signature is kept but GitHub cannot verify it)
+        who = _person(author or committer, bot_person)
+        by = _person(committer, who) if committer else who
+        sha = data.unsigned_commit(
+            repo, tree=tree, parents=[str(p) for p in parents], message=message,
+            author=who, when=_parse_date((author or committer or {}).get("date"), now),
+            committer=by, committed=_parse_date((committer or author or {}).get("date"), now),
+            signature=str(signature) if signature else None)
     call.state.effect(f"{call.r.full_name}:commit-created:{sha[:7]}")
     return Reply(201, git_commit_body(call, sha))
 
@@ -235,15 +264,6 @@ def update_ref(call: Call) -> Reply:
 # --- signatures required, and merging ----------------------------------------------------------
 
 
-def requires_signatures(repo: FakeRepo, branch: str) -> bool:
-    """Branch protection's required signatures, or an active ruleset's `required_signatures`."""
-    if branch in repo.ci.signed_branches:
-        return True
-    return any(rs.required_signatures and rs.enforcement == "active" and branch in
-               {repo.default_branch if b == "~DEFAULT_BRANCH" else b for b in rs.branches}
-               for rs in repo.ci.rulesets)
-
-
 @route("GET", REPO + r"/branches/(?P<branch>.+)/protection/required_signatures",
        permissions="administration=read")
 def get_required_signatures(call: Call) -> Reply:
@@ -268,11 +288,9 @@ def merge_pull(call: Call) -> Reply:
     base = github_git.branch_head(repo.path, pr.base_ref)
     if call.field("sha") and call.field("sha") != head:
         raise ApiError(409, "Head branch was modified. Review and try the merge again.")
-    if head and base and requires_signatures(repo, pr.base_ref):
-        unsigned = [c.sha for c in github_git.log(repo.path, f"{base}..{head}")
-                    if c.sha not in call.state.signed_commits]
-        if unsigned:
-            raise ApiError(405, "Commits must have verified signatures.")
+    if head and base and requires_signatures(repo, pr.base_ref) and \
+            unverified(call.state, repo, base, head):
+        raise ApiError(405, "Commits must have verified signatures.")
     method = str(call.field("merge_method") or "merge")
     sha = call.state.merge_pull(repo, pr.number, method=method, user=call.state.bot_login)
     call.state.signed_commits[sha] = call.state.clock()  # GitHub signs what its merge button writes

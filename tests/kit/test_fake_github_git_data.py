@@ -1,8 +1,11 @@
 """The fake GitHub's Git Data API and the rules around it, driven by githubkit and git over
-HTTP: commits made through the API are signed (verified, a sha of their own) and pushed ones
-are not; refs move by fast-forward only; an App without `workflows: write` may neither push
-nor move a ref to a workflow change (a merge of the base's change included); a base that
-requires signed commits refuses to merge a pull request holding an unsigned one (405)."""
+HTTP: commits made through the API without a custom author, committer or signature are signed
+(verified, a sha of their own, the App's bot user their author) and pushed ones, or ones made
+with a custom author, committer or signature, are not; refs move by fast-forward only; an App
+without `workflows: write` may neither push nor move a ref to a workflow change (a merge of the
+base's change included); a base that requires signed commits refuses to merge a pull request
+holding an unsigned one (405) and shows it `blocked` once GitHub has computed its mergeability
+(null before)."""
 
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ def http_gh(fake_github_factory: Any) -> FakeGitHub:
 
 
 def api_commit(client: GitHub[Any], parent: str, files: dict[str, str | None],
-               message: str = "api change") -> str:
+               message: str = "api change", **custom: Any) -> str:
     rest = client.rest("2022-11-28")
     base_tree = rest.git.get_commit(OWNER, NAME, parent).json()["tree"]["sha"]
     entries = []
@@ -44,9 +47,7 @@ def api_commit(client: GitHub[Any], parent: str, files: dict[str, str | None],
     tree = rest.git.create_tree(OWNER, NAME, data={"base_tree": base_tree,
                                                    "tree": entries}).json()["sha"]
     return str(rest.git.create_commit(OWNER, NAME, data={
-        "message": message, "tree": tree, "parents": [parent],
-        "author": {"name": "Stepwise", "email": "stepwise@example.invalid",
-                   "date": "2026-12-01T10:00:00Z"}}).json()["sha"])
+        "message": message, "tree": tree, "parents": [parent], **custom}).json()["sha"])
 
 
 def verification(client: GitHub[Any], sha: str) -> dict[str, Any]:
@@ -66,8 +67,8 @@ def test_api_commits_are_verified_and_refs_move_only_forward(http_gh: FakeGitHub
     assert verification(client, main) == {"verified": False, "reason": "unsigned",
                                           "signature": None, "payload": None, "verified_at": None}
     commit = rest.git.get_commit(OWNER, NAME, sha).json()
-    assert commit["committer"]["name"] == "GitHub" and commit["author"]["name"] == "Stepwise"
-    assert commit["author"]["date"] == "2026-12-01T10:00:00Z"
+    assert commit["committer"]["name"] == "GitHub" and commit["author"]["name"] == "stepwise[bot]"
+    assert commit["author"]["email"].endswith("+stepwise[bot]@users.noreply.github.com")
     with pytest.raises(RequestFailed) as missing:
         rest.git.update_ref(OWNER, NAME, "heads/feature", data={"sha": sha, "force": False})
     assert missing.value.response.json()["message"] == "Reference does not exist"
@@ -83,14 +84,41 @@ def test_api_commits_are_verified_and_refs_move_only_forward(http_gh: FakeGitHub
     assert http_gh.effects[-1] == f"{OWNER}/{NAME}:ref-updated:feature:{gone[:7]}"
 
 
+@pytest.mark.parametrize("entry", [
+    {"path": WORKFLOW, "mode": "100644", "type": "blob", "content": "on: [push]\n"},
+    {"path": WORKFLOW, "mode": "100644", "type": "blob", "sha": None},
+    {"path": ".github/workflows/new.yml", "mode": "100644", "type": "blob", "content": "x\n"},
+    {"path": ".github", "mode": "040000", "type": "tree", "sha": None}])
+def test_an_app_without_workflows_write_is_refused_the_tree_touching_workflows(
+        http_gh: FakeGitHub, entry: dict[str, Any]) -> None:
+    """Where GitHub refuses it: POST git/trees, 403 "Resource not accessible by integration"."""
+    del http_gh.installations[1].permissions["workflows"]  # an installation from before
+    client = http_gh.client()
+    rest = client.rest("2022-11-28")
+    main = http_gh.branch_head(f"{OWNER}/{NAME}", "main")
+    assert main is not None
+    base_tree = rest.git.get_commit(OWNER, NAME, main).json()["tree"]["sha"]
+    with pytest.raises(RequestFailed) as refused:
+        rest.git.create_tree(OWNER, NAME, data={"base_tree": base_tree, "tree": [entry]})
+    assert refused.value.response.status_code == 403
+    assert refused.value.response.json()["message"] == "Resource not accessible by integration"
+    assert "workflows=write" in refused.value.response.headers["x-accepted-github-permissions"]
+    ok = rest.git.create_tree(OWNER, NAME, data={"base_tree": base_tree, "tree": [
+        {"path": ".github/dependabot.yml", "mode": "100644", "type": "blob", "content": "v\n"}]})
+    assert ok.status_code == 201
+
+
 def test_an_app_without_workflows_write_may_not_move_a_ref_to_a_workflow_change(
         http_gh: FakeGitHub) -> None:
     client = http_gh.client()
     rest = client.rest("2022-11-28")
     main = http_gh.branch_head(f"{OWNER}/{NAME}", "main")
     assert main is not None
+    http_gh.installations[1].permissions["workflows"] = "write"
+    changed = api_commit(http_gh.client(), main, {WORKFLOW: "on: [push]\n"})
     del http_gh.installations[1].permissions["workflows"]  # an installation from before
-    changed = api_commit(client, main, {WORKFLOW: "on: [push]\n"})
+    client = http_gh.client()
+    rest = client.rest("2022-11-28")
     with pytest.raises(RequestFailed) as refused:
         rest.git.create_ref(OWNER, NAME, data={"ref": "refs/heads/ci", "sha": changed})
     assert refused.value.response.status_code == 422
@@ -140,6 +168,40 @@ def test_a_push_that_merges_the_bases_workflow_change_is_refused_without_the_per
     assert push(http_gh, work, "HEAD:refs/heads/feature", granted).returncode == 0
 
 
+SOMEONE = {"name": "Stepwise", "email": "stepwise@example.invalid",
+           "date": "2026-12-01T10:00:00Z"}
+
+
+@pytest.mark.parametrize(("custom", "reason"), [
+    ({"author": SOMEONE}, "unsigned"), ({"committer": SOMEONE}, "unsigned"),
+    ({"author": SOMEONE, "committer": SOMEONE}, "unsigned"),
+    ({"signature": "-----BEGIN PGP SIGNATURE-----\n\nabc\n-----END PGP SIGNATURE-----"},
+     "unknown_key")])
+def test_github_does_not_sign_a_commit_made_with_a_custom_author_committer_or_signature(
+        http_gh: FakeGitHub, custom: dict[str, Any], reason: str) -> None:
+    """GitHub's "Signature verification for bots": an App's API commit is signed only when the
+    request names no author, committer or signature; code sending one would get unverified
+    commits on GitHub, and does against the fake."""
+    client = http_gh.client()
+    main = http_gh.branch_head(f"{OWNER}/{NAME}", "main")
+    assert main is not None
+    sha = api_commit(client, main, {"src/a.py": "x = 3\n"}, **custom)
+    shown = verification(client, sha)
+    assert shown["verified"] is False and shown["reason"] == reason
+    commit = client.rest("2022-11-28").git.get_commit(OWNER, NAME, sha).json()
+    person = custom.get("author") or custom.get("committer")
+    if person:
+        assert commit["author"]["name"] == "Stepwise"
+        assert commit["author"]["date"] == "2026-12-01T10:00:00Z"
+    plain = api_commit(client, main, {"src/a.py": "x = 3\n"})
+    assert verification(client, plain)["verified"] is True and plain != sha
+
+
+def mergeable(client: GitHub[Any], pr: int) -> tuple[Any, str]:
+    data = client.rest("2022-11-28").pulls.get(OWNER, NAME, pr).json()
+    return data["mergeable"], data["mergeable_state"]
+
+
 @pytest.mark.parametrize("rule", ["protection", "ruleset"])
 def test_a_base_requiring_signatures_refuses_to_merge_unsigned_commits(
         http_gh: FakeGitHub, rule: str) -> None:
@@ -156,8 +218,13 @@ def test_a_base_requiring_signatures_refuses_to_merge_unsigned_commits(
     assert main is not None
     signed = api_commit(client, main, {"src/a.py": "x = 9\n"})
     rest.git.create_ref(OWNER, NAME, data={"ref": "refs/heads/feature", "sha": signed})
-    pr = rest.pulls.create(OWNER, NAME, title="t", head="feature", base="main").json()["number"]
+    opened = rest.pulls.create(OWNER, NAME, title="t", head="feature", base="main").json()
+    pr = opened["number"]
+    assert opened["mergeable"] is None  # GitHub computes it in the background
+    assert mergeable(client, pr) == (True, "clean")
     http_gh.push_files(full, "feature", {"src/c.py": "z = 1\n"}, "pushed, unsigned")
+    assert mergeable(client, pr) == (None, "unknown")  # the head moved: computed again
+    assert mergeable(client, pr) == (True, "blocked")
     with pytest.raises(RequestFailed) as refused:
         rest.pulls.merge(OWNER, NAME, pr)
     assert refused.value.response.status_code == 405
@@ -174,6 +241,8 @@ def test_a_base_requiring_signatures_refuses_to_merge_unsigned_commits(
     assert head is not None
     fixed = api_commit(client, main, {"src/a.py": "x = 9\n", "src/c.py": "z = 1\n"})
     rest.git.update_ref(OWNER, NAME, "heads/feature", data={"sha": fixed, "force": True})
+    assert mergeable(client, pr) == (None, "unknown")
+    assert mergeable(client, pr) == (True, "clean")
     merged = rest.pulls.merge(OWNER, NAME, pr).json()
     assert merged["merged"] is True
     assert verification(client, merged["sha"])["verified"] is True

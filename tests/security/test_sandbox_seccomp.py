@@ -36,10 +36,11 @@ X86_64 = {
     "setns": 308, "open_by_handle_at": 304, "iopl": 172, "ioperm": 173, "reboot": 169,
     "swapon": 167, "swapoff": 168, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
     "fspick": 433, "move_mount": 429, "open_tree": 428, "mount_setattr": 442,
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "pidfd_getfd": 438,
 }  # fmt: skip
 EVERYDAY = {"read": 0, "write": 1, "mmap": 9, "openat": 257, "execve": 59, "wait4": 61,
-            "socket": 41, "getpid": 39, "futex": 202, "prctl": 157}
-CLONE, CLONE3, PERSONALITY, SIGCHLD = 56, 435, 135, 17
+            "getpid": 39, "futex": 202, "prctl": 157}
+CLONE, CLONE3, PERSONALITY, SIGCHLD, SOCKET = 56, 435, 135, 17, 41
 PTHREAD_CLONE_FLAGS = 0x003D0F00  # what glibc's pthread_create passes to clone
 
 
@@ -71,6 +72,21 @@ def test_clone_is_refused_only_with_a_namespace_flag(program: bytes) -> None:
     for flag in seccomp.NAMESPACE_CLONE_FLAGS:
         assert evaluate(program, nr=CLONE, args=[flag | SIGCHLD]) == EPERM, hex(flag)
     assert evaluate(program, nr=CLONE3) == ENOSYS  # libc falls back to clone
+
+
+@pytest.mark.parametrize("network", [False, True])
+def test_sockets_only_of_the_families_a_command_needs(network: bool) -> None:
+    built = seccomp.compiled_program(network=network)
+    assert built is not None
+    no_family = errno_action(errno.EAFNOSUPPORT)
+    for family in (1, 2, 10):  # unix, IPv4, IPv6
+        assert evaluate(built, nr=SOCKET, args=[family, 1, 0]) == SECCOMP_RET_ALLOW
+    for family in (0, 3, 9, 15, 17, 29, 31, 38, 40, 44, 45, 63, 64, 1 << 20, 2 | 1 << 32):
+        assert evaluate(built, nr=SOCKET, args=[family, 1, 0]) == no_family, family
+    route = evaluate(built, nr=SOCKET, args=[16, 3, 0])
+    assert route == (SECCOMP_RET_ALLOW if network else no_family)
+    for protocol in (9, 15, 4, 0 | 1 << 32):  # audit, uevent, sock_diag, route in disguise
+        assert evaluate(built, nr=SOCKET, args=[16, 3, protocol]) == no_family, protocol
 
 
 def test_only_the_default_persona_and_the_query_pass(program: bytes) -> None:
@@ -168,7 +184,7 @@ def test_without_the_filter_the_same_probes_get_through(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The control: the attack test above can fail (the filter, not the namespaces or the
     missing capabilities, is what answers these with EPERM)."""
-    monkeypatch.setattr(seccomp, "compiled_program", lambda: None)
+    monkeypatch.setattr(seccomp, "compiled_program", lambda **_: None)
     results = _probe(tmp_path, {name: ATTEMPTS[name] for name in DISCRIMINATING})
     assert all(got != [-1, errno.EPERM] for got in results.values()), results
 

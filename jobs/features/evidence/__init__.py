@@ -1,14 +1,42 @@
-"""Evidence that a batch is right, not just green (DESIGN.md "Evidence"; issue 39): what each
-batch's validation shows beyond its exit codes, in the gate, the card, the check runs, the task
-center and the change note's `## Evidence` section.
+"""Evidence that a batch is right, not just green (DESIGN.md, "Evidence"): what the tests ran of
+the batch's changed lines, whether the batch made the tests check less, the kinds of edit it made
+(edit shapes) and, before approval, a forecast of what the job will cost.
 
-- The test-integrity guard (integrity*.py): the tests collected and passed before and after each
-  batch (the runner's report: integrity_argv.py asks for it, integrity_reports.py reads it) and
-  the test files and test configuration the batch changed (integrity_python.py, integrity_js.py,
-  integrity_config.py), compared by integrity.py (its data: integrity_shapes.py). A batch that
-  makes the tests check less stops at the gate `tests_weakened` (exit 4; `approve` commits it,
-  named in the note with who accepted it; `retry`, `skip`, `cancel`); with recipe llm the
-  finding goes back to the model once first. Record part `tests_integrity` (integrity_parts.py);
-  hooks `measure` and `before_commit` (integrity_hooks.py); its `Feature` is
-  integrity_wiring.py.
+Contract:
+- Config: the `evidence:` block (`coverage: auto | off`, `min_changed_coverage`) and the
+  `gates:` block (`auto_approve_known_shapes`) of `.github/stepwise.yml`. Their models stay in
+  jobs/inputs/evidence_config.py because `RepoConfig` types them.
+- Record: the feature's part of each batch, `Batch.parts["evidence"]`, one key per facet
+  (`coverage`, `shapes`, ...), and of the job, `Job.parts["evidence"]` (the forecast, the shapes
+  approved at gates); record.py reads and writes them with each facet's model.
+- Gates: `uncovered_change` (coverage.py's facet, exit code 4): the tests ran fewer of the
+  batch's changed lines than `evidence.min_changed_coverage`; `approve` commits it, `retry`,
+  `skip`, `cancel`. Each facet brings its own rows.
+- Hooks (wiring.py): around the validation that accepts a batch (a facet's probe: coverage runs
+  there), just before the batch is committed (a facet's verdict may stop it at its gate), once
+  the plan is made (the edit shapes of a dry run, the forecast's history) and before a milestone
+  ends (a milestone of known shapes passes on its own).
+- Text: one vocabulary everywhere: the batch's evidence lines are the same in the gate, the PR
+  card, the `Stepwise` check runs (uncovered lines as annotations) and the change note's
+  `## Evidence` section (parts.py installs them).
+
+How a facet plugs in (one line each, no edit of the shared files):
+- its pure texts: a `FacetTexts` (texts.py) added to `FACETS` in facets.py: the batch's lines,
+  the card's words, the milestone's, the plan's and the job's lines, its annotations, its gates;
+- its hooks: a `FacetHooks` (hooks.py) added to `HOOKS` in wiring.py: a probe around the
+  validation, a verdict before the commit;
+- its record: a model stored with `put_batch_facet(batch, "<facet>", model)` (record.py).
+
+Modules:
+- record.py: the feature's part of the record, read and written per facet (pure).
+- texts.py: `FacetTexts` and the shared words (pure); facets.py: the facets' texts, in order.
+- parts.py: the gate rows, the note section and the card, gate and check-run lines (pure).
+- hooks.py: `FacetHooks` and how the facets' hooks are run as the feature's.
+- wiring.py: `FEATURE` (the features' tuple's entry).
+- The `tests` facet, the test-integrity guard: integrity.py compares what the tests check before
+  and after a batch (its data: integrity_shapes.py), reading Python test files through `ast`
+  (integrity_python.py), JavaScript/TypeScript ones by pattern (integrity_js.py), configuration
+  that selects tests (integrity_config.py) and the runners' reports (integrity_reports.py; asked
+  for by integrity_argv.py); integrity_parts.py holds its record, the `tests_weakened` gate and
+  its words (all pure); integrity_hooks.py its probe and verdict.
 """

@@ -13,7 +13,7 @@ excerpt of the diff.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from jobs.decisions.guard import is_test_path
 from jobs.features.evidence import integrity_config, integrity_js, integrity_python
@@ -114,7 +114,7 @@ def file_findings(change: FileChange) -> list[Finding]:
 
 
 def run_findings(before: RunReport | None, after: RunReport | None,
-                 named: Iterable[str] = ()) -> list[Finding]:
+                 named: Sequence[str] = ()) -> list[Finding]:
     """What the runner's reports say was lost: tests no longer collected or no longer passing
     (by id where both reports name their tests; else by count). Tests a finding of the files
     already names (`named`, bare test names) are not named again."""
@@ -126,17 +126,19 @@ def run_findings(before: RunReport | None, after: RunReport | None,
         return test_id.replace("::", ".").split(".")[-1].split("[")[0]
 
     if before.ids and after.ids:
-        gone = [t for t in before.ids if t not in after.ids and bare(t) not in seen]
-        not_passing = [t for t in before.passed_ids
+        gone = [t for t in sorted(before.ids) if t not in after.ids and bare(t) not in seen]
+        not_passing = [t for t in sorted(before.passed_ids)
                        if t in after.ids and t not in after.passed_ids and bare(t) not in seen]
         return [*(Finding(t, "no longer collected by the test runner") for t in gone),
                 *(Finding(t, "no longer passes (skipped or expected to fail now)")
                   for t in not_passing)]
     findings = []
-    if after.collected < before.collected and not seen:
+    named_tests = any("::" in name for name in named)  # the files' findings explain it
+    if after.collected < before.collected and not named_tests:
         findings.append(Finding("the test run", f"fewer tests collected: {before.collected} → "
                                                  f"{after.collected} ({after.source})"))
-    if after.passed < before.passed and not seen:
+    lost = max(before.collected - after.collected, 0)  # not passing because not collected
+    if after.passed < before.passed - lost and not named_tests:
         findings.append(Finding("the test run", f"fewer tests passed: {before.passed} → "
                                                  f"{after.passed} ({after.source})"))
     return findings
@@ -146,7 +148,7 @@ def deleted_tests(change: FileChange) -> list[str]:
     """The tests of a deleted test file (a finding names the file; its tests are named too)."""
     if change.after is not None or change.before is None or not readable_test_path(change.path):
         return []
-    return list(read_tests(change.path, change.before).tests)
+    return [f"{change.path}::{name}" for name in read_tests(change.path, change.before).tests]
 
 
 def findings_for(changes: Sequence[FileChange], before: RunReport | None,

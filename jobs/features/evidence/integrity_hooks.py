@@ -1,10 +1,10 @@
-"""The test-integrity guard at the loop's hooks: `measure` asks each validation run's test runner
-for its report (a fresh host folder the sandbox may write, read back without following links
-and capped, then removed) and keeps the run's figures per tree under the state directory
-(`evidence/tests/<tree>.json`, a bounded number of files); `before_commit` compares a validated
-batch with its parent (the changed files read from git, both runs' figures) and stops a batch
-that makes the tests check less at the `tests_weakened` gate, or, for recipe llm, sends the
-finding back to the model once first.
+"""The test-integrity guard's hooks (the evidence's `tests` facet): `validation` asks each
+validation command's test runner for its report (a fresh host folder the sandbox may write, read
+back without following links and capped, then removed) and keeps the run's figures per tree under
+the state directory (`evidence/tests/<tree>.json`, a bounded number of files); `verify` compares
+a validated batch with its parent (the changed files read from git, both runs' figures; the
+baseline's from its summary lines) and stops a batch that makes the tests check less at the
+`tests_weakened` gate, or, for recipe llm, sends the finding back to the model once first.
 """
 
 from __future__ import annotations
@@ -14,13 +14,19 @@ import json
 import shutil
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from jobs.adapters.safe_paths import UnsafePathError, read_regular
 from jobs.basics.errors import RetryClass
 from jobs.engine.attempt import AttemptOutcome, Result
 from jobs.engine.attempt_outcome import failed_outcome
-from jobs.engine.context import JobContext
+from jobs.engine.validation_hooks import (
+    RunValidation,
+    TreeUnderTest,
+    ValidationRequest,
+    ValidationResult,
+)
 from jobs.features.evidence.integrity import findings_for
 from jobs.features.evidence.integrity_argv import Instrumented, ReportKind, instrument
 from jobs.features.evidence.integrity_parts import (
@@ -30,7 +36,7 @@ from jobs.features.evidence.integrity_parts import (
     batch_tests,
     gate_reason,
     model_feedback,
-    write_batch,
+    put_batch_tests,
 )
 from jobs.features.evidence.integrity_reports import (
     REPORT_BYTES,
@@ -44,7 +50,7 @@ from jobs.features.evidence.integrity_reports import (
 from jobs.features.evidence.integrity_shapes import FileChange
 from jobs.inputs.caps import FileTooLargeError
 from jobs.inputs.spec import Recipe
-from jobs.kernel.job import Batch
+from jobs.kernel.job import Batch, Job
 from jobs.kernel.records import Attempt, CommandEvidence
 from jobs.ports import Workspace
 
@@ -124,10 +130,33 @@ class RunReports:
                 shutil.rmtree(self.folder)
 
 
-def measure(engine: JobContext, tree: str) -> RunReports | None:
-    if not engine.job.config.validate_argvs():
-        return None
-    return RunReports(runs_dir(engine.services.repository), tree, engine.worktree.path)
+def validation(job: Job, batch: Batch, attempt: Attempt, under_test: TreeUnderTest,
+               request: ValidationRequest, run: RunValidation) -> ValidationResult:
+    """Around the validation of a batch's candidate tree: each runner asked for its report in a
+    fresh folder the sandbox may write, the run's figures kept for the tree."""
+    if not request.argvs:
+        return run(request)
+    reports = RunReports(runs_dir(under_test.repository), under_test.tree,
+                         under_test.worktree.path)
+    argv_for = dict(request.argv_for)
+    for index, argv in enumerate(request.argvs):
+        asked = reports.argv(index, request.argv(index, list(argv)))
+        if asked != list(argv):
+            argv_for[index] = tuple(asked)
+    evidence: list[CommandEvidence] = []
+    try:
+        result = run(replace(request, argv_for=argv_for,
+                             writable=(*request.writable, *reports.writable)))
+        evidence = result[0]
+        return result
+    finally:
+        reports.finish(evidence)
+
+
+def baseline_run(job: Job) -> RunReport | None:
+    """The baseline's figures, from its commands' summary lines (the baseline runs unmeasured)."""
+    reports = [found for item in job.baseline if (found := parse_summary(item.output_tail))]
+    return combined(reports)
 
 
 def changed_files(repository: Workspace, parent: str, tree: str) -> list[FileChange]:
@@ -141,30 +170,38 @@ def changed_files(repository: Workspace, parent: str, tree: str) -> list[FileCha
     return [FileChange(path, before.get(path), after.get(path)) for path in paths]
 
 
-def before_commit(engine: JobContext, batch: Batch, attempt: Attempt,
-                  tree: str) -> AttemptOutcome | None:
-    job, repository = engine.job, engine.services.repository
-    parent_tree = repository.git("rev-parse", f"{job.head_sha}^{{tree}}").strip()
+def verify(job: Job, batch: Batch, attempt: Attempt,
+           under_test: TreeUnderTest) -> AttemptOutcome | None:
+    """A validated batch compared with its parent: the `tests_weakened` gate (recipe llm: the
+    model is told once first), or None to commit it."""
+    repository = under_test.repository
+    parent_tree = repository.git("rev-parse", f"{under_test.parent}^{{tree}}").strip()
     folder = runs_dir(repository)
-    before, after = load_run(folder, parent_tree), load_run(folder, tree)
-    findings = findings_for(changed_files(repository, job.head_sha, tree), before, after)
-    earlier = batch_tests(job, batch.number) or BatchTests()
+    before = load_run(folder, parent_tree)
+    if before is None and under_test.parent == job.baseline_sha:
+        before = baseline_run(job)
+    after = load_run(folder, under_test.tree)
+    findings = findings_for(changed_files(repository, under_test.parent, under_test.tree),
+                            before, after)
+    earlier = batch_tests(batch) or BatchTests()
     tests = BatchTests(
-        before=before.words() if before else "not measured", after=after.words() if after
-        else "not measured", findings=[f.line() for f in findings[:FINDINGS_KEPT]],
+        before=before.words() if before else "not measured",
+        after=after.words() if after else "not measured",
+        findings=[f.line() for f in findings[:FINDINGS_KEPT]],
         more=max(len(findings) - FINDINGS_KEPT, 0), told_model=earlier.told_model,
         accepted_by=earlier.accepted_by, accepted=earlier.accepted)
-    if not findings or (TESTS_WEAKENED in batch.approved_gates
-                        and set(tests.findings) <= set(earlier.accepted)):
+    approved = TESTS_WEAKENED in batch.approved_gates and \
+        set(tests.findings) <= set(earlier.accepted)
+    if not findings or approved:
         if not findings:
             tests.accepted_by, tests.accepted = "", []
-        write_batch(job, batch.number, tests)
+        put_batch_tests(batch, tests)
         return None
     if job.spec.recipe is Recipe.LLM and not earlier.told_model:
         tests.told_model = True
-        write_batch(job, batch.number, tests)
+        put_batch_tests(batch, tests)
         return failed_outcome("tests_weakened", RetryClass.NEEDS_HUMAN, model_feedback(findings),
                               "restore the tests and fix the code; a second weakening stops "
                               "at the `tests_weakened` gate", {"findings": tests.findings})
-    write_batch(job, batch.number, tests)
-    return AttemptOutcome(Result.GATED, gate=TESTS_WEAKENED, reason=gate_reason(findings, tests))
+    put_batch_tests(batch, tests)
+    return AttemptOutcome(Result.GATED, gate=TESTS_WEAKENED, reason=gate_reason(findings))

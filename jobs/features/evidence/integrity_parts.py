@@ -1,8 +1,8 @@
-"""The test-integrity guard's pure parts: its record part (per batch, the tests before and after
-and what weakened them, who accepted it), the gate `tests_weakened` (when it opens, what it takes,
-what passing it does), the words of the gate, the card and the change note's `## Evidence`
-lines. One vocabulary everywhere: "tests: 12 collected, 12 passed → 11 collected, 11 passed",
-"the tests check less after this batch", "accepted by <who>".
+"""The test-integrity guard's pure parts, the evidence's `tests` facet: its record (per batch, the
+tests before and after, what weakened them, who accepted it), the gate `tests_weakened` (when it
+opens, what it takes, what passing it does) and its words in the gate, the card, the check runs
+and the change note's `## Evidence`. One vocabulary everywhere: "tests: 12 collected, 12 passed
+→ 11 collected, 11 passed", "the tests check less", "accepted by <who>".
 """
 
 from __future__ import annotations
@@ -12,16 +12,17 @@ from typing import Final
 
 from pydantic import Field
 
-from jobs.basics import markdown_safe as md
 from jobs.features.evidence.integrity_shapes import MAX_FINDINGS, Finding
-from jobs.kernel.feature_parts import CardSection, FeatureParts, GateRow, NoteSection, NoteSlot
+from jobs.features.evidence.record import batch_facet, put_batch_facet
+from jobs.features.evidence.texts import FacetTexts
+from jobs.kernel.feature_parts import GateRow
 from jobs.kernel.gate_passes import PassRow
 from jobs.kernel.job import Batch, Job, OpenGate
 from jobs.kernel.model import GateRule, Verb
 from jobs.kernel.records import Record
 
 TESTS_WEAKENED: Final = "tests_weakened"  # the gate's kind, as records store it
-PART: Final = "tests_integrity"  # the record part's name (Job.parts)
+FACET: Final = "tests"  # the facet's key in the batch's evidence record
 FINDINGS_KEPT = 20  # per batch in the record; the rest are counted
 GATE_HEAD = "the tests check less after this batch ({count}):"
 FOR_MODEL = ("you weakened {tests}: restore {them} and fix the code instead (Stepwise stops a "
@@ -31,31 +32,21 @@ FOR_MODEL = ("you weakened {tests}: restore {them} and fix the code instead (Ste
 class BatchTests(Record):
     """One batch's tests before and after, and what made them check less."""
 
-    before: str = ""  # "12 collected, 12 passed" or "not measured (why)"
-    after: str = ""
-    findings: list[str] = Field(default_factory=list)  # Finding.line(), at most FINDINGS_KEPT
+    before: str = "not measured"  # "12 collected, 12 passed" or "not measured (why)"
+    after: str = "not measured"
+    findings: list[str] = Field(default_factory=list)  # Finding.line(), FINDINGS_KEPT at most
     more: int = 0  # findings left out of `findings`
     told_model: bool = False  # recipe llm: the finding went back to the model once
     accepted_by: str = ""  # who passed the gate with `approve`
     accepted: list[str] = Field(default_factory=list)  # what they accepted
 
 
-class IntegrityPart(Record):
-    batches: dict[str, BatchTests] = Field(default_factory=dict)
+def batch_tests(batch: Batch) -> BatchTests | None:
+    return batch_facet(batch, FACET, BatchTests)
 
 
-def read_part(job: Job) -> IntegrityPart:
-    return IntegrityPart.model_validate(job.parts.get(PART, {}))
-
-
-def batch_tests(job: Job, number: int) -> BatchTests | None:
-    return read_part(job).batches.get(str(number))
-
-
-def write_batch(job: Job, number: int, tests: BatchTests) -> None:
-    part = read_part(job)
-    part.batches[str(number)] = tests
-    job.parts[PART] = part.model_dump(mode="json")
+def put_batch_tests(batch: Batch, tests: BatchTests) -> None:
+    put_batch_facet(batch, FACET, tests)
 
 
 def plural(count: int, noun: str) -> str:
@@ -63,20 +54,19 @@ def plural(count: int, noun: str) -> str:
 
 
 def run_words(tests: BatchTests) -> str:
-    """"tests: 12 collected, 12 passed → 11 collected, 11 passed" (each side may be
-    "not measured (why)")."""
-    return f"tests: {tests.before or 'not measured'} → {tests.after or 'not measured'}"
+    """"tests: 12 collected, 12 passed → 11 collected, 11 passed"."""
+    return f"tests: {tests.before} → {tests.after}"
 
 
-def gate_reason(findings: Sequence[Finding], tests: BatchTests) -> str:
+def gate_reason(findings: Sequence[Finding]) -> str:
     shown = [f"- {finding.line()}" for finding in findings[:MAX_FINDINGS]]
     if len(findings) > MAX_FINDINGS:
         shown.append(f"- … and {len(findings) - MAX_FINDINGS} more")
-    return "\n".join([GATE_HEAD.format(count=plural(len(findings), "finding")), *shown,
-                      run_words(tests)])
+    return "\n".join([GATE_HEAD.format(count=plural(len(findings), "finding")), *shown])
 
 
 def model_feedback(findings: Sequence[Finding]) -> str:
+    """What the model is told of its weakening, once, as the reason its attempt failed."""
     tests = sorted({f.test for f in findings})
     named = ", ".join(f"`{t}`" for t in tests[:5]) + (f" and {len(tests) - 5} more"
                                                       if len(tests) > 5 else "")
@@ -87,18 +77,18 @@ def model_feedback(findings: Sequence[Finding]) -> str:
 
 def passing(job: Job, gate: OpenGate, verb: Verb, batch: Batch | None) -> str:
     """`approve`: commit the batch as it is, named in the note with who accepted it; `retry`:
-    run the batch again (recipe llm: the model is told again). `skip` went the shared way."""
+    run the batch again. (`skip` went the shared way.)"""
     if batch is None:
         return f"gate {gate.kind} passed"
     if verb is not Verb.APPROVE:
         return f"batch {batch.number} will be retried"
     batch.approved_gates.append(TESTS_WEAKENED)
-    tests = batch_tests(job, batch.number) or BatchTests()
+    tests = batch_tests(batch) or BatchTests()
     tests.accepted_by = gate.answered_by or "someone who may steer the job"
     tests.accepted = list(tests.findings)
-    write_batch(job, batch.number, tests)
+    put_batch_tests(batch, tests)
     return (f"batch {batch.number}: the weakened tests are accepted by {tests.accepted_by} "
-            "(named in the change note); the batch is committed when it validates again")
+            "(named in the change note); the batch is committed once it validates again")
 
 
 GATE = GateRow(
@@ -111,37 +101,28 @@ GATE = GateRow(
     PassRow(passing))
 
 
-def batch_words(job: Job, batch: Batch) -> str:
-    """" — tests weakened, accepted by @alice" after a batch's card line."""
-    tests = batch_tests(job, batch.number)
+def batch_lines(_job: Job, batch: Batch) -> list[str]:
+    """The batch's tests before → after, and what weakened them: accepted (with who and each
+    finding, once committed), or waiting at the gate."""
+    tests = batch_tests(batch)
+    if tests is None:
+        return []
+    if tests.accepted_by and batch.commit is not None:
+        more = [f"… and {tests.more} more accepted"] if tests.more else []
+        return [f"{run_words(tests)}; the tests check less, accepted by {tests.accepted_by}:",
+                *(f"accepted: {item}" for item in tests.accepted), *more]
+    if tests.findings and batch.commit is None:
+        count = plural(len(tests.findings) + tests.more, "finding")
+        return [f"{run_words(tests)}; the tests check less ({count})"]
+    return [f"{run_words(tests)}; nothing weakened"]
+
+
+def card_words(_job: Job, batch: Batch) -> str:
+    """"tests weakened, accepted by @alice" on a committed batch's card line."""
+    tests = batch_tests(batch)
     if tests is None or not tests.accepted_by or batch.commit is None:
         return ""
-    return f" — tests weakened, accepted by {md.text(tests.accepted_by)}"
+    return f"tests weakened, accepted by {tests.accepted_by}"
 
 
-def note_lines(job: Job) -> list[str]:
-    """The change note's `## Evidence` lines on the tests: per committed batch, before → after,
-    and each accepted weakening with who accepted it."""
-    lines: list[str] = []
-    for batch in job.batches:
-        tests = batch_tests(job, batch.number)
-        if tests is None or batch.commit is None:
-            continue
-        accepted = f"; the tests check less, accepted by {md.text(tests.accepted_by)}:" \
-            if tests.accepted_by else "; nothing weakened"
-        lines.append(f"- batch {batch.number}: {md.message(run_words(tests))}{accepted}")
-        lines += [f"  - {md.message(item)}" for item in tests.accepted]
-        if tests.accepted_by and tests.more:
-            lines.append(f"  - … and {tests.more} more")
-    if not lines:
-        return []
-    return ["", "## Evidence", "", "Tests checked before and after each batch (the runner's "
-            "report; the test files read for removed, skipped or loosened tests):", "", *lines]
-
-
-PARTS = FeatureParts(
-    name="tests_integrity",
-    gates=(GATE,),
-    note_sections=(NoteSection(NoteSlot.EVIDENCE, note_lines),),
-    card_sections=(CardSection(batch=batch_words),),
-)
+TEXTS = FacetTexts(name=FACET, batch=batch_lines, words=card_words, gates=(GATE,))

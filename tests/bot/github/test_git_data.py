@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from bot.github.app import GitHubApp
+from bot.github.errors import ForgeError
 from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
+from jobs.adapters.worktree import identity_env
 from jobs.basics.errors import RetryClass, WorkspaceError
 from jobs.features.base_moves.texts import WORKFLOW_PERMISSION
 from tests.kit import github_git
@@ -46,7 +48,8 @@ def git(root: Path, *args: str, env: dict[str, str] | None = None,
 
 
 def commit_files(repo: MirroredRepository, parent: str, files: dict[str, bytes | None],
-                 message: str, *, parents: tuple[str, ...] = ()) -> str:
+                 message: str, *, parents: tuple[str, ...] = (),
+                 identity: dict[str, str] | None = None) -> str:
     """A local commit of `files` (None deletes) on `parent`, as the engine writes one."""
     index = repo.root.parent / "test-index"
     env = {"GIT_INDEX_FILE": str(index)}
@@ -62,7 +65,8 @@ def commit_files(repo: MirroredRepository, parent: str, files: dict[str, bytes |
     tree = git(repo.root, "write-tree", env=env)
     index.unlink()
     extra = [arg for p in parents for arg in ("-p", p)]
-    return git(repo.root, "commit-tree", tree, "-p", parent, *extra, "-m", message)
+    return git(repo.root, "commit-tree", tree, "-p", parent, *extra, "-m", message,
+               env=identity)
 
 
 def verified(gh: FakeGitHub, sha: str) -> bool:
@@ -87,7 +91,14 @@ def test_a_batch_lands_as_a_verified_commit_with_the_validated_tree(gh: FakeGitH
     assert git(repo.root, "rev-parse", f"refs/heads/{BRANCH}") == landed
     assert git(repo.root, "rev-parse", f"{landed}^{{tree}}") == \
         git(repo.root, "rev-parse", f"{local}^{{tree}}")
-    assert gh.commits(REPO, BRANCH)[0].message.endswith("Stepwise-Job: j1")
+    # GitHub signs only a commit made with no custom author: the App's bot user is its author,
+    # and the person who authored the local commit is credited in a trailer.
+    message = gh.commits(REPO, BRANCH)[0].message
+    assert message.endswith("Stepwise-Job: j1\nCo-authored-by: Fake Human <human@example.invalid>")
+    [sent_commit] = [r.json for r in gh.requests_to("POST", r"/git/commits$")]
+    assert set(sent_commit) == {"message", "tree", "parents"}
+    shown = gh.client().request("GET", f"/repos/{REPO}/git/commits/{landed}").json()
+    assert shown["author"]["name"] == "stepwise[bot]" and shown["committer"]["name"] == "GitHub"
     assert verified(gh, landed) and not verified(gh, base)
     # Text rides in the tree request; only the binary file is a blob of its own, and
     # src/copy.py's content (GitHub has it) is sent by sha.
@@ -99,6 +110,18 @@ def test_a_batch_lands_as_a_verified_commit_with_the_validated_tree(gh: FakeGitH
     assert sent["src/m7.py"]["content"] == "v = 7\n" and sent["README.md"]["sha"] is None
     # a blob, the tree, the commit, and a ref update that finds no branch, then creates it
     assert repo.api is not None and repo.api.calls == 1 + 4
+
+
+def test_a_commit_the_app_authored_names_no_co_author(gh: FakeGitHub, tmp_path: Path) -> None:
+    repo = api_mirror(gh, tmp_path / "work")
+    repo.identity = identity_env("stepwise[bot]", "7+stepwise[bot]@users.noreply.github.com")
+    base = repo.branch_head("main")
+    assert base is not None
+    local = commit_files(repo, base, {"a": b"1\n"}, "batch 1\n\nStepwise-Job: j1\n",
+                         identity=repo.identity)
+    landed = repo.advance_branch(BRANCH, local, base)
+    assert gh.commits(REPO, BRANCH)[0].message.rstrip() == "batch 1\n\nStepwise-Job: j1"
+    assert verified(gh, landed)
 
 
 def test_a_merge_commit_keeps_both_parents_and_sends_no_blob_the_base_has(
@@ -148,8 +171,47 @@ def test_changing_a_workflow_without_the_permission_is_refused_for_a_human(
         repo.advance_branch(BRANCH, change, base)
     assert caught.value.code == WORKFLOW_PERMISSION
     assert caught.value.retry_class is RetryClass.NEEDS_HUMAN
-    assert f"`{WORKFLOW}` without `workflows` permission" in caught.value.message
+    if via == "git":  # the push is refused
+        assert f"`{WORKFLOW}` without `workflows` permission" in caught.value.message
+    else:  # GitHub refuses the Git Data API at the tree already
+        assert caught.value.message == (
+            "GitHub refused the commit's tree (403 Resource not accessible by integration): it "
+            f"creates or changes workflow files ({WORKFLOW}), and the App has no "
+            "`workflows: write` permission")
+        assert [r.status for r in gh.requests_to("POST", r"/git/trees$")] == [403]
+        assert not gh.requests_to("POST", r"/git/commits$")
+    assert "`workflows: write`" in caught.value.hint
     assert gh.branch_head(REPO, BRANCH) is None
+
+
+@pytest.mark.parametrize("status", [403, 404])
+def test_a_tree_refused_for_its_workflow_files_reads_as_the_workflows_refusal(
+        gh: FakeGitHub, tmp_path: Path, status: int) -> None:
+    """GitHub answers 403 or 404 to the tree; with workflow paths in it that is the missing
+    `workflows` permission (which the base-merge gate explains), never a do-not-retry 403."""
+    gh.installations[1].permissions.pop("workflows", None)
+    if status == 404:
+        gh.fail("POST", r"/git/trees$", 404, body={"message": "Not Found"})
+    repo = api_mirror(gh, tmp_path / "work")
+    base = repo.branch_head("main")
+    assert base is not None
+    change = commit_files(repo, base, {WORKFLOW: None, "src/a.py": b"x = 5\n"}, "drop ci\n")
+    with pytest.raises(WorkspaceError) as caught:
+        repo.advance_branch(BRANCH, change, base)
+    assert caught.value.code == WORKFLOW_PERMISSION
+    assert f"{status} " in caught.value.message and WORKFLOW in caught.value.message
+
+
+def test_a_tree_without_workflow_files_refused_403_stays_a_permission_error(
+        gh: FakeGitHub, tmp_path: Path) -> None:
+    gh.installations[1].permissions.pop("workflows", None)
+    gh.fail("POST", r"/git/trees$", 403, body={"message": "Resource not accessible by integration"})
+    repo = api_mirror(gh, tmp_path / "work")
+    base = repo.branch_head("main")
+    assert base is not None
+    with pytest.raises(ForgeError) as caught:
+        repo.advance_branch(BRANCH, commit_files(repo, base, {"b": b"2\n"}, "two\n"), base)
+    assert caught.value.code == "github_403"
 
 
 def test_with_the_workflows_permission_a_workflow_change_lands(gh: FakeGitHub,
@@ -161,3 +223,20 @@ def test_with_the_workflows_permission_a_workflow_change_lands(gh: FakeGitHub,
     change = commit_files(repo, base, {WORKFLOW: b"on: [push, pull_request]\n"}, "ci\n")
     landed = repo.advance_branch(BRANCH, change, base)
     assert gh.branch_head(REPO, BRANCH) == landed
+
+
+def test_a_file_over_githubs_size_limit_is_refused_before_anything_is_sent(
+        gh: FakeGitHub, tmp_path: Path) -> None:
+    repo = api_mirror(gh, tmp_path / "work")
+    base = repo.branch_head("main")
+    assert base is not None
+    huge = b"\0" * (100 * 1024 * 1024 + 1)  # GitHub refuses one file over 100 MiB
+    change = commit_files(repo, base, {"data/big.bin": huge, "src/a.py": b"x = 7\n"}, "big\n")
+    before = len(gh.requests)
+    with pytest.raises(WorkspaceError) as caught:
+        repo.advance_branch(BRANCH, change, base)
+    assert caught.value.code == "blob_too_large"
+    assert caught.value.message == ("the commit holds files over GitHub's limit of 100 MiB a "
+                                    "file: data/big.bin (100.0 MiB); nothing was sent")
+    assert "Git LFS" in caught.value.hint
+    assert not [r for r in gh.requests[before:] if r.method == "POST"]

@@ -11,6 +11,7 @@ import httpx
 import pytest
 import redis
 
+from bot.observability.version import running_version
 from bot.settings import Settings
 from bot.web.app import create_app
 from tests.bot.conftest import SECRET, World, served
@@ -88,7 +89,8 @@ def test_comments_without_a_command_are_not_queued(world: World) -> None:
 
 def test_health_reports_redis(world: World) -> None:
     with httpx.Client(base_url=world.url, trust_env=False) as client:
-        assert client.get("/healthz").json() == {"status": "ok", "redis": "ok"}
+        assert client.get("/healthz").json() == {"status": "ok", "redis": "ok",
+                                                 "version": running_version()}
 
 
 def test_health_is_503_when_redis_is_down() -> None:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from jobs.adapters.egress import Allowlist, EgressProxy, default_allowlist, denied_address
+from jobs.adapters.egress import Allowlist, EgressProxy, denied_address
 
 
 @pytest.mark.parametrize("address", [
@@ -37,14 +37,6 @@ def test_allowlist_matches_hosts_subdomains_and_ports() -> None:
     assert not allow.admits("pythonhosted.org.evil.com", 443)
     assert allow.admits("registry.example.com", 8443)
     assert not allow.admits("registry.example.com", 443)
-
-
-def test_default_allowlist_follows_the_ecosystems() -> None:
-    assert default_allowlist(["src/a.py", "pyproject.toml"]) == ("pypi.org", "files.pythonhosted.org")
-    assert default_allowlist(["web/package.json"]) == ("registry.npmjs.org",)
-    assert default_allowlist(["README.md", "src/main.rs"]) == ()
-    both = default_allowlist(["requirements-dev.txt", "package-lock.json"])
-    assert set(both) == {"pypi.org", "files.pythonhosted.org", "registry.npmjs.org"}
 
 
 @pytest.fixture

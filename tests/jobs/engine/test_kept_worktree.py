@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.adapters.allowlist_cache import allowlist_path, cached_default_allowlist
+from jobs.adapters.allowlist_cache import admitted, allowlist_path, cached_commit_hosts
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
@@ -17,6 +17,7 @@ from jobs.kernel.model import JobStatus
 from tests.kit.features import WITHOUT_BISECT
 from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_job
+from tests.kit.registries import isolate_operator
 from tests.kit.repos import commit_all, git, make_repo, write_files
 
 FILES: dict[str, str | bytes] = {"a.py": "x = 1\n", "pkg/b.py": "y = 2\n",
@@ -105,7 +106,9 @@ class CountingRepository(Repository):
         return super().tracked_files(sha)
 
 
-def test_the_default_allowlist_is_listed_once_per_base(repository: Repository) -> None:
+def test_the_default_allowlist_is_listed_once_per_base(
+        repository: Repository, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate_operator(monkeypatch, tmp_path / "operator")
     counting = CountingRepository(repository.root)
     job = job_at(counting)
     job.config = job.config.model_copy(update={"network": True, "network_allow": []})
@@ -116,7 +119,7 @@ def test_the_default_allowlist_is_listed_once_per_base(repository: Repository) -
     assert allowlist_path(counting, job.base_sha).is_file()
     write_files(repository.root, {"package.json": "{}\n"})
     newer = commit_all(repository.root, "node too")
-    assert "registry.npmjs.org" in cached_default_allowlist(counting, newer)
+    assert "registry.npmjs.org" in admitted(cached_commit_hosts(counting, newer))
     assert CountingRepository.listings == 2
 
 
@@ -125,4 +128,25 @@ def test_an_unreadable_cached_allowlist_is_computed_again(repository: Repository
     path = allowlist_path(repository, sha)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("{not json")
-    assert cached_default_allowlist(repository, sha) == ("pypi.org", "files.pythonhosted.org")
+    assert admitted(cached_commit_hosts(repository, sha)) == ["pypi.org", "files.pythonhosted.org"]
+
+
+def test_a_configured_index_joins_the_default_and_reaches_the_commands(
+        repository: Repository, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate_operator(monkeypatch, tmp_path / "operator")
+    monkeypatch.setenv("PIP_INDEX_URL", "https://mirror.example/simple")
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "https://me:token@private.example/simple")
+    job = job_at(repository)
+    job.config = job.config.model_copy(update={"network": "setup", "network_allow": []})
+    context = JobContext(services(repository), job)
+    assert context.network_allow() == ["pypi.org", "files.pythonhosted.org", "mirror.example",
+                                       "private.example"]
+    assert [(h.host, h.why) for h in job.network_hosts][2:] == [
+        ("mirror.example", "PIP_INDEX_URL"), ("private.example", "PIP_EXTRA_INDEX_URL")]
+    # The index variable reaches the commands; the one holding a credential does not.
+    assert context.runner.policy.env["PIP_INDEX_URL"] == "https://mirror.example/simple"
+    assert "PIP_EXTRA_INDEX_URL" not in context.runner.policy.env
+    # With `network_allow` set, it is the whole list and nothing is added.
+    job.config = job.config.model_copy(update={"network_allow": ["corp.example"]})
+    assert JobContext(services(repository), job).network_allow() == ["corp.example"]
+    assert job.network_hosts == []

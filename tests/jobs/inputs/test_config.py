@@ -12,6 +12,7 @@ from jobs.inputs.config import (
     load_config,
 )
 from jobs.inputs.config_errors import InvalidConfigError
+from jobs.inputs.evidence_config import EvidenceConfig, GatesConfig
 from jobs.inputs.llm_config import LlmConfig
 
 DESIGN_DEFAULTS = {
@@ -26,6 +27,8 @@ DESIGN_DEFAULTS = {
     "cache_key": [],
     "ci": CiConfig(wait="per_milestone", checks=[], timeout=60),
     "llm": LlmConfig(edit_format=None, restate_every=None),
+    "evidence": EvidenceConfig(coverage="auto", min_changed_coverage=None),  # issue 39
+    "gates": GatesConfig(auto_approve_known_shapes=False),
     "batch_size": 5,
     "batch_size_max": 16,  # with `batch_size: auto` (DESIGN, "Split batches")
     "batches_per_milestone": 4,

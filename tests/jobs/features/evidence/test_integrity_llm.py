@@ -80,8 +80,8 @@ EXPECTED = {
                  "(or suppress) that does not re-raise"], "3 collected, 3 passed"),
     "deselect_config": (["`pytest.ini (addopts)`: test selection changed: deselects tests: "
                          "`--q` / `+-q --deselect tests/test_rect.py::test_perimeter`",
-                         "`tests/test_rect.py::test_perimeter`: no longer collected by the test "
-                         "runner"], "2 collected, 2 passed"),
+                         "`the test run`: fewer tests collected: 3 → 2 (JUnit XML)"],
+                        "2 collected, 2 passed"),
     "delete_file": (["`tests/test_rect.py`: test file deleted (2 tests: test_area, "
                      "test_perimeter)"], "1 collected, 1 passed"),
 }
@@ -96,15 +96,16 @@ def test_each_weakening_is_told_to_the_model_once_then_stops_at_the_gate(
     assert code == 4, output
     findings, after = EXPECTED[way]
     count = f"{len(findings)} finding{'s' if len(findings) > 1 else ''}"
-    reason = HEAD.format(count=count) + "".join(f"- {f}\n" for f in findings) + \
-        f"tests: 3 collected, 3 passed → {after}"
+    reason = HEAD.format(count=count) + "\n".join(f"- {f}" for f in findings)
     job = load_job(repo, NUMBER)
     assert job.gate is not None and job.gate.kind == "tests_weakened"
     assert job.gate.reason == reason
     # The CLI shows the same words (rendered: code spans without their backticks).
     assert "Waiting at gate tests_weakened (tests_weakened-2): batch 1: the tests check less " \
         f"after this batch ({count}):" in output
-    assert f"tests: 3 collected, 3 passed → {after}" in output
+    # The evidence of the batch, as the card, the check run and the note say it.
+    assert f"Evidence of batch 1:\n- tests: 3 collected, 3 passed → {after}; the tests check " \
+        f"less ({count})" in output
     assert "To commit the batch with its weakened tests (named in the note): stepwise approve" \
         in output
     # The model was told once, by name, before the gate opened.
@@ -132,9 +133,8 @@ def test_an_honest_edit_commits_and_the_note_shows_the_tests_before_and_after(
     assert job.batch(1).commit is not None and job.gate is None
     assert len(server.requests) == 1  # nothing was sent back
     note = show(repo, job.branch, job.note_path)
-    assert "## Evidence\n\nTests checked before and after each batch (the runner's report; the " \
-        "test files read for removed, skipped or loosened tests):\n\n- batch 1: tests: 3 " \
-        "collected, 3 passed → 3 collected, 3 passed; nothing weakened\n" in note
+    assert "## Evidence\n\n- Batch 1:\n  - tests: 3 collected, 3 passed → 3 collected, 3 " \
+        "passed; nothing weakened\n" in note
 
 
 def test_approve_commits_the_weakened_batch_and_the_note_names_who_accepted_what(
@@ -150,9 +150,9 @@ def test_approve_commits_the_weakened_batch_and_the_note_names_who_accepted_what
     assert job.batch(1).commit is not None
     assert "@pytest.mark.skip" in show(repo, job.batch(1).commit, RECT_TESTS)
     note = show(repo, job.branch, job.note_path)
-    assert (f"- batch 1: tests: 3 collected, 3 passed → 3 collected, 2 passed; the tests check "
-            f"less, accepted by {local_user()}:\n"
-            "  - `tests/test_rect.py::test_area`: `skip` marker added\n") in note
+    assert ("- Batch 1:\n  - tests: 3 collected, 3 passed → 3 collected, 2 passed; the tests "
+            f"check less, accepted by {local_user()}:\n"
+            "  - accepted: `tests/test_rect.py::test_area`: `skip` marker added\n") in note
     status = cli("status", "--repo", repo, "--number", str(NUMBER))
     assert f"tests weakened, accepted by {local_user()}" in status.text
 

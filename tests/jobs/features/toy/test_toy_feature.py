@@ -95,4 +95,4 @@ def test_a_feature_gate_may_not_take_another_gate_s_name() -> None:
 def test_the_safe_point_runs_a_cancel_then_the_features_in_the_tuple_s_order() -> None:
     assert [hook.__name__ for hook in SAFE_POINT] == ["_cancel"]
     assert [feature.name for feature in FEATURES] == ["bisect", "ci", "branch", "base_moves", "llm",
-                                                     "environments"]
+                                                     "environments", "evidence"]

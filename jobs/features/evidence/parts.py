@@ -1,0 +1,85 @@
+"""The evidence feature's pure parts (installed by the composition roots): its facets' gate rows,
+the change note's `## Evidence` section and its lines in the plan, the card, the gates and
+Stepwise's check runs, the same lines in each."""
+
+from __future__ import annotations
+
+from jobs.basics import markdown_safe as md
+from jobs.features.evidence.facets import FACETS
+from jobs.features.evidence.texts import SECTION
+from jobs.kernel.feature_parts import CardSection, FeatureParts, LineMark, NoteSection, NoteSlot
+from jobs.kernel.job import Batch, Job
+
+
+def batch_lines(job: Job, batch: Batch) -> list[str]:
+    """The batch's evidence, facet by facet: the words of its gate, check run and note."""
+    return [line for facet in FACETS if facet.batch is not None for line in facet.batch(job, batch)]
+
+
+def job_lines(job: Job) -> list[str]:
+    return [line for facet in FACETS if facet.job is not None for line in facet.job(job)]
+
+
+def plan_lines(job: Job) -> list[str]:
+    return [line for facet in FACETS if facet.plan is not None for line in facet.plan(job)]
+
+
+def milestone_lines(job: Job, milestone: int) -> list[str]:
+    return [line for facet in FACETS if facet.milestone is not None
+            for line in facet.milestone(job, milestone)]
+
+
+def card_milestone_lines(job: Job, milestone: int) -> list[str]:
+    """Under a milestone's batches on the card, unless its gate is open (the prompt says it)."""
+    if job.gate is not None and job.gate.milestone == milestone:
+        return []
+    return milestone_lines(job, milestone)
+
+
+def card_words(job: Job, batch: Batch) -> str:
+    words = [said for facet in FACETS if facet.words is not None if (said := facet.words(job, batch))]
+    return "".join(f" · {said}" for said in words)
+
+
+def marks(job: Job, batch: Batch) -> list[LineMark]:
+    return [mark for facet in FACETS if facet.marks is not None for mark in facet.marks(job, batch)]
+
+
+def all_marks(job: Job) -> list[LineMark]:
+    return [mark for batch in job.batches if batch.commit for mark in marks(job, batch)]
+
+
+def note_lines(job: Job) -> list[str]:
+    """`## Evidence`: the job-wide lines, then each batch's evidence under its number."""
+    body = [f"- {md.message(line)}" for line in job_lines(job)]
+    for batch in job.batches:
+        lines = batch_lines(job, batch)
+        if lines:
+            body += [f"- Batch {batch.number}:", *[f"  - {md.message(line)}" for line in lines]]
+    return ["", f"## {SECTION}", "", *body] if body else []
+
+
+def gate_lines(job: Job) -> list[str]:
+    """At a batch's gate its evidence; at a milestone's, the milestone's."""
+    gate = job.gate
+    if gate is None:
+        return []
+    if gate.batch is not None:
+        lines = batch_lines(job, job.batch(gate.batch))
+        return [f"{SECTION} of batch {gate.batch}:", *[f"- {line}" for line in lines]] \
+            if lines else []
+    if gate.milestone is not None:
+        lines = milestone_lines(job, gate.milestone)
+        return [f"{SECTION} of milestone {gate.milestone}:", *[f"- {line}" for line in lines]] \
+            if lines else []
+    return []
+
+
+PARTS = FeatureParts(
+    name="evidence",
+    gates=tuple(row for facet in FACETS for row in facet.gates),
+    note_sections=(NoteSection(NoteSlot.EVIDENCE, note_lines),),
+    card_sections=(CardSection(plan=plan_lines, batch=card_words, milestone=card_milestone_lines,
+                               gate=gate_lines, check_batch=batch_lines, check_job=job_lines,
+                               marks_batch=marks, marks_job=all_marks),),
+)

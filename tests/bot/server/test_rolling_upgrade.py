@@ -1,0 +1,174 @@
+"""A rolling upgrade from the previous release (0.1.0, commit PREVIOUS_RELEASE) with work in
+flight, in both directions, as docs/operating.md "Upgrading" tells it: real redis-server, real
+`stepwise serve` and `stepwise worker` processes of both versions (the old one from `git
+archive` of its commit, run through PYTHONPATH), the fake GitHub.
+
+1. Old web app and old worker: a job reaches its plan gate; the worker stops; the maintainer's
+   `approve` is queued by the old web app while no worker runs.
+2. New web app and new worker: the new worker runs the task the old version queued (the job
+   completes); a second job reaches its plan gate; the worker stops; its `approve` is queued by
+   the new web app.
+3. Only the old worker again (a rollback, or an old worker still running mid-rollout): it runs
+   the task the new version queued (the second job completes).
+
+No task may fail on the way (RQ's failed registry stays empty, the workers log no
+"Invalid attribute name" nor "no handler").
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from rq.registry import FailedJobRegistry
+
+from bot.plumbing.queue import queue
+from bot.plumbing.redis_store import RedisStore
+from jobs.kernel.job import Job
+from jobs.kernel.model import Gate, JobStatus
+from tests.kit.chaos.killing import wait_past_second_of
+from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE, sample_repo
+from tests.kit.chaos.settings import SHORT
+from tests.kit.github import FakeGitHub
+from tests.kit.github_model import FakeRepo
+from tests.kit.redis_server import running_redis
+from tests.kit.stepwise_procs import SECRET, base_env, stepwise_serve, stepwise_worker, stop
+from tests.kit.webhooks import deliver, make_event
+
+# The last commit of 0.1.0: main when 0.2.0 began. Move it to the previous release's last
+# commit at each release.
+PREVIOUS_RELEASE = "ba4a086"
+ROOT = Path(__file__).resolve().parents[3]
+OLD_STEPWISE = [sys.executable, "-c", "import sys; from bot.cli.main import app; "
+                "sys.argv[0] = 'stepwise'; app()"]
+MAINTAINER = "maria"
+SETTLE_S = 120.0
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(420)]
+
+
+@pytest.fixture(scope="module")
+def previous_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The previous release's source tree (its `bot/` and `jobs/`)."""
+    target = tmp_path_factory.mktemp("previous-release")
+    archived = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", PREVIOUS_RELEASE,
+                               "bot", "jobs"], capture_output=True, check=False)
+    assert archived.returncode == 0, (
+        f"the previous release's commit {PREVIOUS_RELEASE} is not in this clone "
+        f"({archived.stderr.decode()[:200]}); fetch the full history (git fetch --unshallow)")
+    with tarfile.open(fileobj=io.BytesIO(archived.stdout)) as tar:
+        tar.extractall(target, filter="data")
+    return target
+
+
+def old_env(env: dict[str, str], tree: Path) -> dict[str, str]:
+    return {**env, "PYTHONPATH": str(tree)}
+
+
+def deliver_label(web: str, repo: FakeRepo) -> None:
+    payload = make_event("issues.labeled", repo=repo, issue_number=1, sender=MAINTAINER,
+                         label="stepwise")
+    response = deliver(web, "issues", payload, secret=SECRET, delivery_id=f"label-{repo.name}")
+    assert response.status_code == 202, response.text
+
+
+def approve(web: str, gh: FakeGitHub, repo: FakeRepo, job: Job) -> None:
+    assert job.gate is not None
+    wait_past_second_of(job.gate.opened_at)
+    posted = gh.add_comment(repo, 1, "/stepwise approve", user=MAINTAINER)
+    payload = make_event("issue_comment.created", repo=repo, issue_number=1,
+                         comment_body="/stepwise approve", comment_user=MAINTAINER,
+                         sender=MAINTAINER, comment_id=posted.id)
+    payload["comment"]["created_at"] = posted.created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    response = deliver(web, "issue_comment", payload, secret=SECRET,
+                       delivery_id=f"approve-{repo.name}")
+    assert response.status_code == 202, response.text
+
+
+def wait_for(store: RedisStore, repo: FakeRepo, *, gate: Gate | None = None,
+             status: JobStatus | None = None, logs: list[Path]) -> Job:
+    deadline = time.monotonic() + SETTLE_S
+    job = None
+    while time.monotonic() < deadline:
+        job = store.find(repo.full_name, 1)
+        if job is not None and (
+                (gate is not None and job.gate is not None and job.gate.kind is gate)
+                or (status is not None and job.status is status)):
+            return job
+        time.sleep(0.2)
+    tails = "\n".join(f"--- {log.name}\n{log.read_text()[-3000:]}" for log in logs if log.exists())
+    raise AssertionError(f"job of {repo.full_name}: {job and job.status}@"
+                         f"{job and job.gate and job.gate.kind}, wanted {gate or status}\n{tails}")
+
+
+@pytest.fixture
+def installation(tmp_path: Path) -> Iterator[tuple[FakeGitHub, str, dict[str, str]]]:
+    with running_redis() as url, FakeGitHub(root=tmp_path / "github") as gh:
+        env = base_env(url, tmp_path / "work", STEPWISE_APP_ID=str(gh.app_id),
+                       STEPWISE_PRIVATE_KEY=gh.private_key_pem,
+                       STEPWISE_GITHUB_API_URL=gh.base_url, **SHORT)
+        yield gh, url, env
+
+
+def new_repo(gh: FakeGitHub, name: str) -> FakeRepo:
+    repo = gh.add_repo("octo-org", name, sample_repo(files=2, require_plan_approval=True))
+    gh.add_issue(repo, ISSUE_TITLE, ISSUE_BODY, user=MAINTAINER)
+    gh.set_permission(repo, MAINTAINER, "maintain")
+    return repo
+
+
+def test_tasks_queued_by_either_version_run_on_the_other(
+        tmp_path: Path, previous_release: Path,
+        installation: tuple[FakeGitHub, str, dict[str, str]]) -> None:
+    gh, url, env = installation
+    connection = redis.Redis.from_url(url)
+    store = RedisStore(connection)
+    old = old_env(env, previous_release)
+    logs = [tmp_path / n for n in ("old-web.log", "old-worker.log", "new-web.log",
+                                   "new-worker.log")]
+    first, second = new_repo(gh, "first"), new_repo(gh, "second")
+
+    # 1. The previous release runs; its approve waits in the queue with no worker running.
+    with stepwise_serve(old, logs[0], command=OLD_STEPWISE) as old_web:
+        worker = stepwise_worker(old, logs[1], command=OLD_STEPWISE, cwd=previous_release)
+        try:
+            deliver_label(old_web, first)
+            at_plan = wait_for(store, first, gate=Gate.PLAN, logs=logs)
+        finally:
+            stop(worker)
+        approve(old_web, gh, first, at_plan)
+    assert queue(connection).count == 1  # the old version's task, waiting for the upgrade
+
+    # 2. The new release: its worker runs the old task; a new task waits for the rollback.
+    with stepwise_serve(env, logs[2]) as new_web:
+        worker = stepwise_worker(env, logs[3])
+        try:
+            wait_for(store, first, status=JobStatus.COMPLETED, logs=logs)
+            deliver_label(new_web, second)
+            at_plan = wait_for(store, second, gate=Gate.PLAN, logs=logs)
+        finally:
+            stop(worker)
+        approve(new_web, gh, second, at_plan)
+    assert queue(connection).count == 1
+
+    # 3. The old worker again: it runs the task the new version queued.
+    worker = stepwise_worker(old, logs[1], command=OLD_STEPWISE, cwd=previous_release)
+    try:
+        wait_for(store, second, status=JobStatus.COMPLETED, logs=logs)
+    finally:
+        stop(worker)
+    assert FailedJobRegistry(queue=queue(connection)).count == 0
+    for log in logs:
+        text = log.read_text()
+        assert "Invalid attribute name" not in text and "no handler installed" not in text, \
+            log.name
+    assert '"version": "0.2.0"' in logs[3].read_text()  # the new worker said what it runs
+    assert os.environ.get("PYTHONPATH", "") != str(previous_release)
