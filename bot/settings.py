@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -29,34 +29,42 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
 
     app_id: int | None = Field(default=None, gt=0)  # required by workers (the App's identity)
+    # The App's slug: comments may start with `@<slug>` as well as `/stepwise`.
     app_slug: str = Field(default="stepwise", pattern=r"^[a-z0-9][a-z0-9-]{0,38}$")
+    # The App's private key (PEM), given inline or as a file; workers need one of the two.
     private_key: SecretStr | None = None
-    private_key_path: Path | None = None
+    private_key_path: Path | None = None  # the PEM file, when not given inline
     webhook_secret: SecretStr | None = Field(default=None, min_length=1)  # required by the web app
     # Also accepted while the secret is rotated (docs/operating.md, "Rotating secrets").
     webhook_secret_previous: SecretStr | None = Field(default=None, min_length=1)
+    # Redis for the queue and the job records, shared by the web app and every worker.
     redis_url: str = "redis://127.0.0.1:6379/0"
     # Each Redis call of the web app and of a worker's own code gives up after this long; a
     # worker's blocking wait for work gets dequeue_timeout_s plus a margin (bot.plumbing.connections).
     redis_socket_timeout_s: float = Field(default=5.0, gt=0, le=300)
-    redis_connect_timeout_s: float = Field(default=5.0, gt=0, le=300)
+    redis_connect_timeout_s: float = Field(default=5.0, gt=0, le=300)  # seconds to connect to Redis
     # The web app's Redis work for one request (a webhook's dedupe and enqueue, a health check)
     # is given up after this long: 503 with Retry-After, well within GitHub's 10 s.
     web_redis_deadline_s: float = Field(default=2.0, gt=0, le=9)
     # How long one blocking wait of an idle worker lasts before it re-registers (RQ's 405 s).
     dequeue_timeout_s: int = Field(default=405, ge=1, le=3600)
+    # GitHub's REST API; GitHub Enterprise Server: https://HOST/api/v3.
     github_api_url: str = Field(default="https://api.github.com", pattern=r"^https?://")
     # Sent as X-GitHub-Api-Version on every REST call; GitHub Enterprise Server knows only 2022-11-28.
     github_api_version: ApiVersion = DEFAULT_API_VERSION
-    workdir: Path = Path("/var/lib/stepwise")
+    workdir: Path = Path("/var/lib/stepwise")  # clones, worktrees, environments and artifacts
     env_cache_mb: int = Field(default=4096, ge=1)  # job environments kept per worker (LRU)
+    # The web app's address (`stepwise serve`): all interfaces by default.
     host: str = "0.0.0.0"  # noqa: S104 - the web app listens on all interfaces by default
-    port: int = Field(default=8000, gt=0, lt=65536)
-    llm_base_url: str | None = None
-    llm_model: str | None = None
-    llm_api_key: SecretStr | None = None
+    port: int = Field(default=8000, gt=0, lt=65536)  # the web app's port (`stepwise serve`)
+    llm_base_url: str | None = None  # an OpenAI-compatible endpoint for `recipe: llm`
+    llm_model: str | None = None  # the model `recipe: llm` asks
+    llm_api_key: SecretStr | None = None  # the model endpoint's key (never logged)
+    # The task center's login token; unset, the task center and its API are closed.
     dashboard_token: SecretStr | None = None
+    # The task center's public address, for links in comments and check runs.
     task_center_url: str | None = None
+    # Run validation without bubblewrap on a server (refused at start otherwise).
     allow_unsandboxed: bool = False
     lease_ttl_s: int = Field(default=30, ge=1, le=3600)  # how fast a dead worker is noticed
     log_format: Literal["text", "json"] = "text"  # json: one JSON object per line
@@ -72,12 +80,17 @@ class Settings(BaseSettings):
     ci_poll_s: int = Field(default=60, ge=1, le=3600)
     # Days an ended job's record stays in Redis before the reconciler removes it (0: forever).
     retain_ended_days: int = Field(default=90, ge=0, le=36500)
-    max_running_per_repo: int = Field(default=1, ge=1, le=100)
+    max_running_per_repo: int = Field(default=1, ge=1, le=100)  # jobs of one repository at once
     # Per installation id, overriding max_running_per_repo, e.g. '{"12345": 3}'.
     installation_limits: dict[int, int] = {}
     # Jobs of one installation running at once across its repositories (0: no limit), so that
     # one organisation's many repositories cannot hold every worker.
     max_running_per_installation: int = Field(default=0, ge=0, le=10_000)
+    # Owner-level allowlist of campaign control repositories, e.g. '["acme/platform"]': an owner
+    # named here runs campaigns only from the repositories (names or globs) listed for it.
+    campaign_control_repos: list[
+        Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._*?-]+$")]
+    ] = Field(default=[], max_length=1000)
 
     def running_limit(self, installation_id: int) -> int:
         return self.installation_limits.get(installation_id, self.max_running_per_repo)

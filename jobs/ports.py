@@ -173,6 +173,12 @@ class EnvironmentStore(Protocol):
 
     def latest_inputs(self) -> dict[str, object] | None: ...
 
+    def record_failure(self, key: str, *, what: str, job: str) -> None:
+        """Setup failed to build `key`: what failed, kept for the next job's plan."""
+        ...
+
+    def last_failure(self, key: str) -> str: ...
+
 
 class Commit(Protocol):
     """One commit as the branch's reading needs it (a frozen record in the adapter)."""

@@ -1,5 +1,6 @@
 """Shared fixtures: temporary git repositories built from a dict of files and a real redis-server;
-every test that uses the server is marked `integration`."""
+every test that uses the server is marked `integration`, every test of the pure rooms alone `pure`
+(tests/kit/pure_tests.py)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,12 @@ def github_openapi_check() -> Iterator[None]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    from tests.kit.pure_tests import is_pure_test
+
     for item in items:
-        if "redis_url" in getattr(item, "fixturenames", ()):
+        fixtures = tuple(getattr(item, "fixturenames", ()))
+        if "redis_url" in fixtures:
             item.add_marker(pytest.mark.integration)
+        parameters = getattr(getattr(item, "callspec", None), "params", {})
+        if is_pure_test(Path(str(item.fspath)), tuple(set(fixtures) - set(parameters))):
+            item.add_marker(pytest.mark.pure)

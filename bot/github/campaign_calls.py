@@ -1,6 +1,6 @@
 """The GitHub calls campaigns add to an installation's client: the repositories it can reach
-(with the facts a campaign selects on), tracking issues created once, and the dashboard written
-into the campaign issue's body."""
+(with the facts a campaign selects on and who may see them), who can read a repository, tracking
+issues created once, and the dashboard written into the campaign issue's body."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ class InstalledRepo:
     fork: bool
     default_branch: str
     clone_url: str
+    public: bool = False  # `visibility: public`; private and internal ones are not
+
+
 
 
 def installation_repositories(client: Installation) -> list[InstalledRepo]:
@@ -35,10 +38,31 @@ def installation_repositories(client: Installation) -> list[InstalledRepo]:
         found += [InstalledRepo(full_name=r["full_name"], topics=tuple(r.get("topics") or ()),
                                 language=r.get("language"), archived=bool(r.get("archived")),
                                 fork=bool(r.get("fork")), default_branch=r["default_branch"],
-                                clone_url=r["clone_url"]) for r in batch]
+                                clone_url=r["clone_url"],
+                                public=r.get("visibility", "private" if r.get("private")
+                                             else "public") == "public") for r in batch]
         if len(batch) < PER_PAGE:
             break
     return found
+
+
+def readers(client: Installation, owner: str, name: str) -> frozenset[str] | None:
+    """The logins (lower case) who can read a repository, from its collaborators (GitHub lists
+    outside collaborators, members through teams or the organisation's base role, and owners);
+    None when there are more than one listing holds, so no comparison can rely on it."""
+    found: set[str] = set()
+    for page in range(1, MAX_PAGES + 1):
+
+        def fetch(gh: Any, page: int = page) -> Any:
+            return response_json(gh.repos.list_collaborators(
+                owner, name, affiliation="all", per_page=PER_PAGE, page=page))
+
+        batch = client._call(fetch)
+        found |= {str(c["login"]).lower() for c in batch
+                  if (c.get("permissions") or {}).get("pull")}
+        if len(batch) < PER_PAGE:
+            return frozenset(found)
+    return None
 
 
 def find_issue_by_marker(client: Installation, owner: str, name: str, *, creator: str,

@@ -45,6 +45,7 @@ class CampaignDoc(BaseModel):
     approvers: list[str] = []    # the control repository's `approvers`
     approver_ids: dict[str, int] = {}  # their account ids when it started (bot/steering.py)
     approved_by: str = ""        # who last approved: per-repository effects need their rights
+    approved_by_id: int = 0      # their account id (from the webhook): approvers match by id
     dashboard_digest: str = ""   # of the dashboard last written: unchanged, nothing is sent
     closed_by: str = ""          # who closed the campaign issue (it cancelled the campaign)
 

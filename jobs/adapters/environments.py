@@ -160,9 +160,29 @@ class EnvironmentCache:
         if final.exists():
             shutil.rmtree(final)
         staging.rename(final)
+        self.failure_path(key).unlink(missing_ok=True)
         self.evict(keep=key)
         return Environment(key, final, tuple(entries), size, from_cache=False,
                            setup_evidence=tuple(setup_evidence))
+
+    def failure_path(self, key: str) -> Path:
+        return self.root / f".failed-{key}.json"
+
+    def record_failure(self, key: str, *, what: str, job: str) -> None:
+        """Setup failed to build `key` (nothing was kept): what failed, for the next job's plan.
+        A later build of the key that succeeds removes it."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        _write_json(self.failure_path(key), {"key": key, "what": what, "job": job,
+                                             "when": time.time()})
+
+    def last_failure(self, key: str) -> str:
+        """What failed when `key` was last built and failed ("" when it was not, or it was
+        built since): `issue-3: setup could not reach ...`."""
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            failed = json.loads(self.failure_path(key).read_text())
+            if failed["key"] == key:
+                return f"{failed['job']}: {failed['what']}"
+        return ""
 
     def ready_caches(self, environment: EnvironmentLayer) -> Path:
         """The environment's tool cache directory, made if missing, emptied when it holds more

@@ -50,12 +50,21 @@ class NetworkCause:
     fix: str
 
 
+# What a `host:port` the proxy parsed may look like; anything else the sandboxed command wrote
+# in its CONNECT line is named as such, never repeated into a comment.
+_WHERE = re.compile(r"[a-z0-9._*\[\]:-]{1,300}")
+
+
 def refusals(egress: Sequence[str]) -> list[tuple[str, str]]:
     """The refused tunnels of one command as (`host:port`, reason), in the order asked."""
     found = []
     for line in egress:
         where, sep, reason = line.partition(" refused: ")
-        if sep and (where, reason) not in found:
+        if not sep:
+            continue
+        if not _WHERE.fullmatch(where):
+            where, reason = "a malformed host name", "refused by the egress proxy"
+        if (where, reason) not in found:
             found.append((where, reason))
     return found
 
@@ -90,9 +99,9 @@ def network_cause(failed: CommandEvidence, *, who: str) -> NetworkCause | None:
 def _off_the_list(who: str, where: str, _reason: str) -> NetworkCause:
     return NetworkCause(
         f"{who} could not reach {where} (not on `network_allow`)",
-        f"add it to `network_allow` in {CONFIG} (the list then replaces the default registries: "
-        "name them too), or configure it as a package index where Stepwise admits one by default "
-        "(`PIP_INDEX_URL`, `pip.conf`, `uv.toml`, `.npmrc` `registry=`)")
+        f"add it to `network_allow` in {CONFIG} (which then replaces the default: list the "
+        "registries too), or configure it as a package index (`PIP_INDEX_URL`, `pip.conf`, "
+        "`uv.toml`, `.npmrc` `registry=`)")
 
 
 def _no_name(who: str, where: str, reason: str) -> NetworkCause:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from jobs.adapters.discovery import never_in_scope
 from jobs.adapters.evidence import command_evidence
+from jobs.adapters.sandbox_view import REPO_MOUNT
 from jobs.basics.errors import PlatformWait, RetryClass, StepwiseError
 from jobs.decisions.guard import GuardPolicy, GuardVerdict, Rule, check_diff
 from jobs.decisions.plan import compile_patterns, matching_lines, select_scope
@@ -102,7 +103,7 @@ def run_commands(sandbox: Sandbox, argvs: list[list[str]], *, cwd: Path, policy:
     evidence: list[CommandEvidence] = []
     for index, argv in enumerate(argvs):
         added = request.environment(index) if request is not None else {}
-        ran_with = replace(policy, env={**added, **policy.env}) if added else policy
+        ran_with = replace(policy, env={**policy.env, **added}) if added else policy
         result = sandbox.run(request.argv(index, argv) if request is not None else argv,
                              cwd=cwd, policy=ran_with,
                              writable=request.writable if request is not None else ())
@@ -205,7 +206,9 @@ class AttemptRunner:
 
     def under_test(self, job: Job, tree: str) -> TreeUnderTest:
         return TreeUnderTest(repository=self.repository, worktree=self.worktree, tree=tree,
-                             parent=job.head_sha)
+                             parent=job.head_sha,
+                             seen_at=REPO_MOUNT if self.sandbox.isolated else self.worktree.path,
+                             isolated=self.sandbox.isolated)
 
     def remaining(self, job: Job, tree: str, files: list[str]) -> list[Target]:
         """The `find` matches left in `files` as they are in `tree`."""

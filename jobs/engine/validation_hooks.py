@@ -33,6 +33,8 @@ class TreeUnderTest:
     worktree: Checkout
     tree: str
     parent: str
+    seen_at: Path  # where the sandboxed commands see the worktree (bubblewrap: a fixed path)
+    isolated: bool  # the commands run in bubblewrap (else only with a scrubbed environment)
 
     @cached_property
     def diff(self) -> str:
@@ -46,8 +48,9 @@ class TreeUnderTest:
 @dataclass(frozen=True)
 class ValidationRequest:
     """The validation commands of one tree as they will run: `argvs` (as the config says; the
-    record shows these), `env` added to each command's environment (below the config's own
-    `env`, which wins unless a hook says otherwise), host directories bound writable."""
+    record shows these), `env` laid over each command's environment (over the config's own
+    `env`: a hook that sets a variable the config sets, such as PYTHONPATH, merges the two
+    itself), host directories bound writable at the same path."""
 
     argvs: tuple[tuple[str, ...], ...]
     env: Mapping[str, str] = field(default_factory=dict)

@@ -170,6 +170,8 @@ def reload_config(job: Job, config: RepoConfig, *, source: str | None = None) ->
                                 "new one")
     changed = config != job.config
     job.config, job.config_source = config, source
+    if changed:
+        job.environment = None  # its key was made of the config read before
     job.baseline, job.baseline_ok, job.baseline_sha = [], None, None
     job.gate = None
     job.set_status(JobStatus.PLANNING)

@@ -49,7 +49,7 @@ def baseline_failure(job: Job) -> str:
         return f"the baseline validation fails on `{where}`"
     cause = baseline_network_cause(job)
     if cause is not None:
-        return (f"{cause.what}, so the baseline validation fails on `{where}` "
+        return (f"{cause.what}; {cause.fix}. So the baseline validation fails on `{where}` "
                 f"({command_line(failing)})")
     return (f"the baseline validation fails on `{where}` ({command_line(failing)}): no batch "
             "can pass validation until the base passes it")

@@ -24,6 +24,7 @@ from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.kernel.outbox import refused_note, waiting_note
 from jobs.notes.note_parts import (
     artifact_lines,
+    baseline_network_cause,
     batch_size_words,
     code_label,
     command_line,
@@ -166,7 +167,9 @@ def baseline_label(job: Job) -> str:
         return "not run"
     if not job.baseline:
         return "no validation commands configured"
-    verdict = "passes" if job.baseline_ok else "FAILS — batches cannot pass validation until it is fixed"
+    cause = None if job.baseline_ok else baseline_network_cause(job)
+    verdict = "passes" if job.baseline_ok else f"FAILS — {cause.what}; {cause.fix}" \
+        if cause is not None else "FAILS — batches cannot pass validation until it is fixed"
     reused = f"; baseline reused from {job.baseline_from} (same tree, commands and " \
         "environment), not run again" if job.baseline_from else ""
     return f"{verdict} ({'; '.join(command_line(c) for c in job.baseline)}){reused}"

@@ -45,3 +45,16 @@ def list_issues(call: Call) -> Reply:
              and (creator is None or i.user == creator)]
     return paginate(call, [call.render.issue(call.r, i) for i in found],
                     f"/repos/{call.r.full_name}/issues")
+
+
+@route("GET", REPO + r"/collaborators", permissions="metadata=read")
+def list_collaborators(call: Call) -> Reply:
+    """Everyone with access (`affiliation=all`, the default), each with its permission flags as
+    GitHub lists them; `outside`/`direct` narrow nothing here (the fake has no teams' access)."""
+    affiliation = call.query.get("affiliation", "all")
+    if affiliation not in ("all", "outside", "direct"):
+        raise ApiError(422, "Validation Failed", [{"resource": "Collaborator", "code": "invalid",
+                                                   "field": "affiliation"}])
+    people = [call.render.permission(call.r, login)["user"]
+              for login, role in sorted(call.r.collaborators.items()) if role != "none"]
+    return paginate(call, people, f"/repos/{call.r.full_name}/collaborators")

@@ -7,5 +7,7 @@ jobs/features/campaigns/ start, read and steer each repository's ordinary job.
   reconciler pass ticks it and rewrites the dashboard in the issue's body when it changed.
 - `port.py`: each repository's job: a tracking issue, an ordinary job, its plan gate passed for
   the approved preview by someone who may steer there.
+- `access.py`: who may see a repository in a campaign (the viewer reads it, and so does everyone
+  who reads the control issue) and which control repositories an owner allows.
 - `closing.py`: closing the campaign issue cancels it; reopening says how to run it again.
 """

@@ -52,6 +52,7 @@ def campaign_closed(ctx: ServerContext, event: Event) -> bool:
         who = f"@{event.sender}" if event.sender else "someone"
         doc.campaign.status_reason = f"{who} closed the campaign issue"
         doc.closed_by, doc.approved_by = event.sender, event.sender  # cancels in their name
+        doc.approved_by_id = event.sender_id
         port = ServerCampaignPort(ctx, doc)
         said = carry_out(doc.campaign, doc.settings, steered, port, now)
         write_dashboard(ctx, doc)

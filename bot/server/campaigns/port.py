@@ -1,7 +1,8 @@
-"""The campaign port on GitHub: repositories are the installation's; a preview reads a mirror;
-each repository's job is an ordinary job on a tracking issue the App opens there, started and
-steered as a labelled issue's would be (its plan gate passed only for the plan the campaign
-approved, and only when the person who approved may steer in that repository)."""
+"""The campaign port on GitHub: repositories are the installation's, those its viewer may see
+(access.py); a preview reads a mirror; each repository's job is an ordinary job on a tracking
+issue the App opens there, started and steered as a labelled issue's would be: nothing is
+created or rewritten in a repository unless the person who steers the campaign may steer there,
+and its plan gate is passed only for the plan the campaign approved."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from bot.github.campaign_calls import (
     installation_repositories,
     update_issue_body,
 )
+from bot.github.client import Installation
 from bot.plumbing.campaign_store import CampaignDoc
 from bot.plumbing.keys import cancelled_task_id
 from bot.plumbing.queue import enqueue
+from bot.server.campaigns.access import Audience
 from bot.server.context import ServerContext
 from bot.server.steps import queue_next_step
-from bot.steering import steering_decision
+from bot.steering import resolve_approvers, steering_decision
 from jobs.basics.errors import StepwiseError
 from jobs.engine.engine import Base, create_job
 from jobs.engine.scope_preview import preview_scope
@@ -32,6 +35,8 @@ from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 
 REPO_MARKER = "<!-- stepwise-campaign-repo:{id} -->"
+NO_ACCESS = ("waiting for someone with access: @{who} may not start a job here ({why}); "
+             "`approve {repo}` by someone who may")
 _VERBS = {JobAction.APPROVE: Verb.APPROVE, JobAction.RETRY: Verb.RETRY,
           JobAction.CANCEL: Verb.CANCEL}
 
@@ -45,11 +50,25 @@ def web_host(api_url: str) -> str:
 
 
 class ServerCampaignPort:
-    def __init__(self, ctx: ServerContext, doc: CampaignDoc) -> None:
-        self.ctx, self.doc = ctx, doc
-        self.client = ctx.installation(doc.installation_id)
+    """`viewer`: who the previews and `add` answer (the starter, or who said `add`); only
+    repositories they may see (access.py) are previewed or added."""
+
+    def __init__(self, ctx: ServerContext, doc: CampaignDoc, *, viewer: str = "") -> None:
+        self.ctx, self.doc, self.viewer = ctx, doc, viewer
+        self.client: Installation = ctx.installation(doc.installation_id)
         self._installed: dict[str, InstalledRepo] | None = None
+        self._audience: Audience | None = None
         self.web = web_host(ctx.settings.github_api_url)
+
+    def audience(self) -> Audience:
+        if self._audience is None:
+            self._audience = Audience(self.client, viewer=self.viewer,
+                                      control=self.installed().get(self.doc.control.lower()))
+        return self._audience
+
+    def visible(self) -> list[InstalledRepo]:
+        """The installation's repositories the viewer may see in this campaign."""
+        return [repo for repo in self.installed().values() if self.audience().may_see(repo)]
 
     def task(self) -> IssueTask:
         return parse_issue(self.doc.title, self.issue_body())
@@ -65,9 +84,11 @@ class ServerCampaignPort:
                 self.client)}
         return self._installed
 
-    def resolve(self, target: str) -> str:
+    def resolve(self, target: str) -> str | None:
+        """None alike for a repository that does not exist, the App does not reach, or the
+        viewer or the control issue's readers may not see: the answer reveals none of them."""
         found = self.installed().get(target.strip().lower())
-        return found.full_name if found is not None else target.strip()
+        return found.full_name if found is not None and self.audience().may_see(found) else None
 
     def facts(self, name: str) -> RepoFacts:
         found = self.installed().get(name.lower())
@@ -93,11 +114,25 @@ class ServerCampaignPort:
         return Preview(files=len(scope.files), targets=scope.targets,
                        digest=plan_digest(scope.files))
 
+    def may_start(self, repo: str, approvers: list[str]) -> tuple[str, dict[str, int]]:
+        """'' when the person steering the campaign may start a job in `repo`, else why not in
+        words; and the repository's approvers' account ids, as every job records them."""
+        approver_ids = resolve_approvers(self.client, approvers)
+        decision = steering_decision(self.client, repo, login=self.doc.approved_by,
+                                     approvers=approvers, action="start a campaign job",
+                                     actor_id=self.doc.approved_by_id,
+                                     approver_ids=approver_ids)
+        return ("" if decision.allowed else decision.reason), approver_ids
+
     def start(self, entry: RepoEntry) -> JobView:
         owner, name = entry.name.split("/", 1)
         try:
             info = self.client.repo(owner, name)
             config = load_config(self.client.file(owner, name, CONFIG_PATH, info.default_branch))
+            refused, approver_ids = self.may_start(entry.name, list(config.approvers))
+            if refused:  # checked before anything is created there
+                return JobView(state=RepoState.NO_ACCESS, reason=NO_ACCESS.format(
+                    who=self.doc.approved_by or "nobody", why=refused, repo=entry.name))
             number = create_issue_once(
                 self.client, owner, name, title=self.doc.title, body=self.issue_body(),
                 marker=REPO_MARKER.format(id=self.doc.campaign.id),
@@ -115,6 +150,7 @@ class ServerCampaignPort:
                                  repo_name=entry.name,
                                  base=Base(branch=info.default_branch, sha=sha, config=config))
                 job.server.installation_id = self.doc.installation_id
+                job.server.approver_ids = approver_ids  # matched by account id, as every job
                 job.untrusted_spec = True  # written by the App: only an approval passes `plan`
                 self.ctx.store.save(job)
                 queue_next_step(self.ctx, job)
@@ -168,6 +204,10 @@ class ServerCampaignPort:
         text and the job re-plans its files not done (its spec_changed gate passed in the name
         of whoever resumed; its next plan gate passes because of `replanning`)."""
         owner, name = job.repo.split("/", 1)
+        refused, _ids = self.may_start(job.repo, list(job.config.approvers))
+        if refused:  # nothing is rewritten where the person who resumed may not steer
+            return self._view(job, f"@{self.doc.approved_by} may not steer in {job.repo}: "
+                                   f"{refused}")
         body = self.issue_body()
         note_spec_change(job, title=self.doc.title, body=body, now=self.ctx.clock())
         entry.replanning = True
@@ -187,6 +227,7 @@ class ServerCampaignPort:
         who = self.doc.approved_by
         decision = steering_decision(self.client, job.repo, login=who,
                                      approvers=job.config.approvers, action=f"`{verb}`",
+                                     actor_id=self.doc.approved_by_id,
                                      approver_ids=job.server.approver_ids)
         if not decision.allowed:
             return f"@{who} may not steer in {job.repo}: {decision.reason}"

@@ -16,6 +16,7 @@ from bot.github.campaign_calls import update_issue_body
 from bot.plumbing import campaign_store
 from bot.plumbing.campaign_store import CampaignDoc
 from bot.plumbing.leases import job_lock
+from bot.server.campaigns.access import NOT_A_CONTROL, control_allowed
 from bot.server.campaigns.port import ServerCampaignPort
 from bot.server.context import ServerContext
 from bot.steering import resolve_approvers, steering_decision
@@ -49,6 +50,10 @@ def start_campaign(ctx: ServerContext, event: Event, config: RepoConfig) -> None
     """The campaign label: preview every repository the block selects, wait at the plan gate."""
     client = ctx.installation(event.installation_id)
     owner, name = event.repo.split("/", 1)
+    if not control_allowed(event.repo, ctx.settings.campaign_control_repos):
+        reply(ctx, event, f"Stepwise did not start the campaign: "
+                           f"{NOT_A_CONTROL.format(owner=owner)}.")
+        return
     approver_ids = resolve_approvers(client, config.approvers)  # matched by account id
     decision = steering_decision(client, event.repo, login=event.sender,
                                  approvers=config.approvers, action="start a campaign",
@@ -77,9 +82,9 @@ def start_campaign(ctx: ServerContext, event: Event, config: RepoConfig) -> None
         installation_id=event.installation_id, title=parsed.task.title,
         task_body=parsed.task.body, issue_text=text, approvers=list(config.approvers),
         approver_ids=approver_ids)
-    port = ServerCampaignPort(ctx, doc)
+    port = ServerCampaignPort(ctx, doc, viewer=event.sender)
     named = {n.lower() for n in parsed.settings.repositories}
-    for repo in port.installed().values():
+    for repo in port.visible():  # the others are left out silently: no name, reason or count
         if repo.full_name.lower() == event.repo.lower() and repo.full_name.lower() not in named:
             continue  # the control repository takes part only when named
         entry = preview_entry(repo.full_name, parsed.settings, port)
@@ -138,7 +143,8 @@ def steer_campaign(ctx: ServerContext, event: Event, text: str) -> str:
             return f"{exc.message}. {exc.hint}"
         if steered.actions or command.verb == "approve":
             doc.approved_by = event.sender  # per-repository effects happen in their name
-        port = ServerCampaignPort(ctx, doc)
+            doc.approved_by_id = event.sender_id
+        port = ServerCampaignPort(ctx, doc, viewer=event.sender)
         said = carry_out(doc.campaign, doc.settings, steered, port, now)
         if doc.campaign.status not in campaign_store.ENDED:  # an ended one keeps what it said
             drive(doc.campaign, doc.settings, port, now)

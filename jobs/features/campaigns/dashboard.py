@@ -15,6 +15,7 @@ GROUPS: tuple[tuple[RepoState, str, bool], ...] = (  # state, heading, folded
     (RepoState.NEEDS_HUMAN, "Needs a human", False),
     (RepoState.WAITING, "Waiting at a gate", False),
     (RepoState.WORKING, "Working", False),
+    (RepoState.NO_ACCESS, "Waiting for someone with access", False),
     (RepoState.APPROVED, "Approved, waiting for a wave", True),
     (RepoState.PREVIEWED, "In the preview, not approved yet", False),
     (RepoState.COMPLETED, "Completed", True),

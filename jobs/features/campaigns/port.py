@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from jobs.features.campaigns.dashboard import plain
 from jobs.features.campaigns.record import (
     OPEN_STATES,
     Campaign,
@@ -58,8 +59,14 @@ class JobView:
     ci: str = ""
 
 
+NOT_ADDED = ("{target}: not added. Stepwise adds a repository only when the App is installed "
+             "there, you can read it, and everyone who can read this issue can read it too.")
+
+
 class CampaignPort(Protocol):
-    def resolve(self, target: str) -> str: ...  # the campaign's name for what `add` was given
+    # The campaign's name for what `add` was given; None when it may not be added, for any
+    # reason (absent, not installed, not readable): the answer reveals none of them.
+    def resolve(self, target: str) -> str | None: ...
     def facts(self, name: str) -> RepoFacts: ...
     def preview(self, name: str) -> Preview: ...  # raises LeftOut
     def start(self, entry: RepoEntry) -> JobView: ...
@@ -95,6 +102,8 @@ def record_view(entry: RepoEntry, view: JobView) -> None:
     if entry.state is RepoState.SKIPPED:
         return  # skipped by a command: its job's own ending does not bring it back
     entry.state, entry.gate, entry.answer = view.state, view.gate, view.answer
+    if view.state is RepoState.NO_ACCESS:
+        entry.wave = None  # not started: someone with access approves it again
     entry.reason = view.reason
     entry.batches_done, entry.batches_total = view.batches_done, view.batches_total
     entry.files_done = view.files_done
@@ -135,7 +144,11 @@ def carry_out(campaign: Campaign, settings: CampaignSettings, steered: Steered,
     said: list[str] = []
     for name, action in steered.actions:
         if action is JobAction.PREVIEW:
-            name = port.resolve(name)
+            resolved = port.resolve(name)
+            if resolved is None:
+                said.append(NOT_ADDED.format(target=plain(name)))
+                continue
+            name = resolved
             if name in campaign.repos:
                 said.append(f"{name} is already in the campaign.")
                 continue

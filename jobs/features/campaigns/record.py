@@ -29,6 +29,8 @@ class RepoState(StrEnum):
     LEFT_OUT = "left_out"        # not in the campaign (the reason says why)
     PREVIEWED = "previewed"      # in the preview, not approved yet
     APPROVED = "approved"        # approved, waiting for its wave
+    NO_ACCESS = "no_access"      # its wave came, but who steers may not start a job there:
+                                 # waiting for someone with access to approve it
     WORKING = "working"          # its job is running
     WAITING = "waiting"          # its job waits at a decision gate (plan, milestone, ...)
     NEEDS_HUMAN = "needs_human"  # its job needs a human (failure, ci_failed, ...)

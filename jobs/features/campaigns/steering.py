@@ -106,7 +106,7 @@ def _approve(campaign: Campaign, target: str, now: datetime) -> Steered:
     if campaign.status in (CampaignStatus.CANCELLED, CampaignStatus.COMPLETED):
         return Steered(f"The campaign is {campaign.status}; nothing to approve.")
     chosen = campaign.entries() if target.lower() == "all" else [find_entry(campaign, target)]
-    approved = [e for e in chosen if e.state is RepoState.PREVIEWED]
+    approved = [e for e in chosen if e.state in (RepoState.PREVIEWED, RepoState.NO_ACCESS)]
     for entry in approved:
         entry.state = RepoState.APPROVED
     actions = tuple((e.name, JobAction.APPROVE) for e in chosen if e.state in OPEN_STATES and (

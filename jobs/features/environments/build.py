@@ -18,6 +18,7 @@ from pathlib import Path
 from jobs.adapters.environments import capture_outputs, digest_inputs, key_inputs
 from jobs.adapters.evidence import command_evidence
 from jobs.adapters.toolchain import key_changes, setup_programs, toolchain_identity
+from jobs.decisions.network_failure import network_cause
 from jobs.inputs.config import RepoConfig
 from jobs.inputs.globs import matches_any
 from jobs.inputs.sandboxing import SandboxPolicy
@@ -107,12 +108,16 @@ def prepare_job_environment(job: Job, *, repository: Workspace, cache: Environme
             read=lambda paths: repository.read_texts(job.base_sha, paths),
             ref=job.base_branch, commit=job.base_sha)
 
-    key = job.environment.key if job.environment is not None else digest_inputs(inputs())
+    recorded = job.environment
+    key = recorded.key if recorded is not None and not recorded.failed \
+        else digest_inputs(inputs())
     found = cache.get(key)
     because: list[str] = []
+    failed_before = ""
     if found is None:
         made_of = inputs()
         because = rebuild_reasons(cache.latest_inputs(), made_of, key=key)
+        failed_before = cache.last_failure(key)
         scratch = repository.open_worktree(cache.root / f"scratch-{key}-{os.getpid()}",
                                            job.base_sha)
         try:
@@ -122,19 +127,34 @@ def prepare_job_environment(job: Job, *, repository: Workspace, cache: Environme
         finally:
             scratch.remove()
         if outcome.environment is None:
+            if outcome.failure is not None:
+                what = failure_words(outcome.failure)
+                cache.record_failure(key, what=what, job=f"issue-{job.number}")
+                job.environment = EnvironmentRecord(key=key, setup=list(outcome.evidence),
+                                                    failed=what, failed_before=failed_before)
             return outcome
         found = outcome.environment
         evidence = list(outcome.evidence)
     else:
         evidence = []
     cache.ready_caches(found)
-    if job.environment is None or job.environment.key != key:
+    if job.environment is None or job.environment.key != key or job.environment.failed:
         job.environment = EnvironmentRecord(key=key, from_cache=found.from_cache,
                                             entries=list(found.entries), setup=evidence,
-                                            rebuilt_because=because)
+                                            rebuilt_because=because,
+                                            failed_before=failed_before)
     elif evidence:  # rebuilt on this worker: keep the newest setup evidence
         job.environment.setup = evidence
     return EnvironmentOutcome(found, tuple(evidence))
+
+
+def failure_words(failure: CommandEvidence) -> str:
+    """What made setup fail, in one sentence: the network's part when it is the cause."""
+    cause = network_cause(failure, who="setup")
+    if cause is not None:
+        return cause.what
+    timed = " (timed out)" if failure.timed_out else ""
+    return f"`{failure.display}` exited {failure.exit_code}{timed}"
 
 
 def rebuild_reasons(previous: Mapping[str, object] | None, now: Mapping[str, object], *,

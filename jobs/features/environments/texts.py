@@ -13,11 +13,18 @@ def setup_lines(job: Job) -> list[str]:
     if not job.config.setup:
         return []
     env = job.environment
-    how = ("reused from the cache" if env.from_cache else "built for this job") \
-        if env is not None else "not built yet"
+    if env is not None and env.failed:
+        how = f"not built: {md.message(env.failed)}"
+    else:
+        how = ("reused from the cache" if env.from_cache else "built for this job") \
+            if env is not None else "not built yet"
     lines = [f"- Setup: {md.codes(job.config.setup)}; environment {how}"
              + (f" (key `{env.key[:12]}`)" if env is not None else "")]
-    if env is not None and env.rebuilt_because and not env.from_cache:
+    if env is not None and env.failed_before:
+        lines.append("- The last build of this environment failed, in job "
+                     + md.message(env.failed_before)
+                     + ("" if env.failed else "; built now"))
+    if env is not None and env.rebuilt_because and not env.from_cache and not env.failed:
         lines.append("- Environment rebuilt because of a change to "
                      + "; ".join(md.message(why) for why in env.rebuilt_because))
     return lines

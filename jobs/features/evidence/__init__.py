@@ -33,6 +33,13 @@ Modules:
 - parts.py: the gate rows, the note section and the card, gate and check-run lines (pure).
 - hooks.py: `FacetHooks` and how the facets' hooks are run as the feature's.
 - wiring.py: `FEATURE` (the features' tuple's entry).
+- changed_lines.py: the lines a batch added, per file, from its diff (pure).
+- Changed-line coverage: coverage_record.py (its record), coverage_texts.py (its words and the
+  `uncovered_change` gate, pure), coverage_probe.py (the probe around the validation: which
+  commands, PYTHONPATH's `sitecustomize`, `NODE_V8_COVERAGE`, the repository's own coverage
+  kept), coverage_starter.py (the `sitecustomize` copied into the sandbox), coverage_read.py
+  (the probes' reports read within caps and mapped onto the changed lines), coverage_gate.py
+  (the verdict before the commit).
 - The `tests` facet, the test-integrity guard: integrity.py compares what the tests check before
   and after a batch (its data: integrity_shapes.py), reading Python test files through `ast`
   (integrity_python.py), JavaScript/TypeScript ones by pattern (integrity_js.py), configuration

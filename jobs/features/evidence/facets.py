@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from jobs.features.evidence import integrity_parts
+from jobs.features.evidence import coverage_texts, integrity_parts
 from jobs.features.evidence.texts import FacetTexts
 
 FACETS: tuple[FacetTexts, ...] = (
+    coverage_texts.TEXTS,  # changed lines run by the tests; the `uncovered_change` gate
     integrity_parts.TEXTS,  # tests before → after; the `tests_weakened` gate
 )

@@ -91,7 +91,9 @@ def test_the_baseline_failure_names_the_refused_host_first() -> None:
                     .model_copy(update={"argv": ["python", "-m", "pip", "install", "--target",
                                                  "deps", "inflection"]})]
     job.baseline_sha = "abc1234def"
-    assert baseline_failure(job).startswith(
-        "setup could not reach pypi.org:443 (not on `network_allow`), so the baseline "
-        "validation fails on `abc1234` (`python -m pip install --target deps inflection` → "
-        "exit 1)")
+    assert baseline_failure(job) == (
+        "setup could not reach pypi.org:443 (not on `network_allow`); add it to "
+        "`network_allow` in .github/stepwise.yml (which then replaces the default: list the "
+        "registries too), or configure it as a package index (`PIP_INDEX_URL`, `pip.conf`, "
+        "`uv.toml`, `.npmrc` `registry=`). So the baseline validation fails on `abc1234` "
+        "(`python -m pip install --target deps inflection` → exit 1)")

@@ -1,0 +1,31 @@
+"""The coverage facet's record of a batch (pure): which of its changed lines the validating
+tests ran, the ones they did not (`path:line`), and the files not measured, with why."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+FACET = "coverage"
+UNCOVERED_KEPT = 1_000  # `path:line` items kept in the record; the count says how many in all
+UNMEASURED_KEPT = 50
+
+
+class CoverageRecord(BaseModel):
+    """`measured` false: nothing could be measured (`why` says why), and nothing is claimed."""
+
+    measured: bool
+    why: str = ""  # why nothing (or some file) was measured
+    run: int = 0  # changed executable lines the tests ran
+    total: int = 0  # changed executable lines in measured files
+    uncovered: list[str] = Field(default=[], max_length=UNCOVERED_KEPT)  # `path:line`, in order
+    uncovered_count: int = 0
+    unmeasured: dict[str, str] = {}  # a changed file not measured -> why
+    tools: list[str] = []  # what measured: "coverage.py 7.6.1", "NODE_V8_COVERAGE"
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.run / self.total if self.total else 100.0
+
+
+def not_measured(why: str) -> CoverageRecord:
+    return CoverageRecord(measured=False, why=why)
