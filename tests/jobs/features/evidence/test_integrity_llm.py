@@ -104,8 +104,9 @@ def test_each_weakening_is_told_to_the_model_once_then_stops_at_the_gate(
     assert "Waiting at gate tests_weakened (tests_weakened-2): batch 1: the tests check less " \
         f"after this batch ({count}):" in output
     # The evidence of the batch, as the card, the check run and the note say it.
-    assert f"Evidence of batch 1:\n- tests: 3 collected, 3 passed → {after}; the tests check " \
-        f"less ({count})" in output
+    evidence = output[output.index("Evidence of batch 1:\n"):]
+    assert f"\n- tests: 3 collected, 3 passed → {after}; the tests check less ({count})\n" \
+        in evidence.split("\n\n")[0] + "\n"
     assert "To commit the batch with its weakened tests (named in the note): stepwise approve" \
         in output
     # The model was told once, by name, before the gate opened.
@@ -133,8 +134,9 @@ def test_an_honest_edit_commits_and_the_note_shows_the_tests_before_and_after(
     assert job.batch(1).commit is not None and job.gate is None
     assert len(server.requests) == 1  # nothing was sent back
     note = show(repo, job.branch, job.note_path)
-    assert "## Evidence\n\n- Batch 1:\n  - tests: 3 collected, 3 passed → 3 collected, 3 " \
-        "passed; nothing weakened\n" in note
+    evidence = note[note.index("## Evidence\n\n- Batch 1:\n"):]
+    assert "\n  - tests: 3 collected, 3 passed → 3 collected, 3 passed; nothing weakened\n" \
+        in evidence
 
 
 def test_approve_commits_the_weakened_batch_and_the_note_names_who_accepted_what(
@@ -150,9 +152,10 @@ def test_approve_commits_the_weakened_batch_and_the_note_names_who_accepted_what
     assert job.batch(1).commit is not None
     assert "@pytest.mark.skip" in show(repo, job.batch(1).commit, RECT_TESTS)
     note = show(repo, job.branch, job.note_path)
-    assert ("- Batch 1:\n  - tests: 3 collected, 3 passed → 3 collected, 2 passed; the tests "
-            f"check less, accepted by {local_user()}:\n"
-            "  - accepted: `tests/test_rect.py::test_area`: `skip` marker added\n") in note
+    evidence = note[note.index("## Evidence\n\n- Batch 1:\n"):]
+    assert ("\n  - tests: 3 collected, 3 passed → 3 collected, 2 passed; the tests check less, "
+            f"accepted by {local_user()}:\n"
+            "  - accepted: `tests/test_rect.py::test_area`: `skip` marker added\n") in evidence
     status = cli("status", "--repo", repo, "--number", str(NUMBER))
     assert f"tests weakened, accepted by {local_user()}" in status.text
 
