@@ -134,7 +134,8 @@ def test_an_honest_edit_commits_and_the_note_shows_the_tests_before_and_after(
     assert job.batch(1).commit is not None and job.gate is None
     assert len(server.requests) == 1  # nothing was sent back
     note = show(repo, job.branch, job.note_path)
-    evidence = note[note.index("## Evidence\n\n- Batch 1:\n"):]
+    evidence = note[note.index("## Evidence\n"):note.index("## Final review")]
+    assert "\n- Batch 1:\n" in evidence
     assert "\n  - tests: 3 collected, 3 passed → 3 collected, 3 passed; nothing weakened\n" \
         in evidence
 
@@ -152,7 +153,7 @@ def test_approve_commits_the_weakened_batch_and_the_note_names_who_accepted_what
     assert job.batch(1).commit is not None
     assert "@pytest.mark.skip" in show(repo, job.batch(1).commit, RECT_TESTS)
     note = show(repo, job.branch, job.note_path)
-    evidence = note[note.index("## Evidence\n\n- Batch 1:\n"):]
+    evidence = note[note.index("## Evidence\n"):note.index("## Final review")]
     assert ("\n  - tests: 3 collected, 3 passed → 3 collected, 2 passed; the tests check less, "
             f"accepted by {local_user()}:\n"
             "  - accepted: `tests/test_rect.py::test_area`: `skip` marker added\n") in evidence
