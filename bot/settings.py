@@ -162,7 +162,7 @@ def load_settings(role: Role = "all") -> Settings:
             return settings
     raise SettingsError(
         "server settings are missing or malformed: " + "; ".join(problems),
-        hint="set the named STEPWISE_* environment variables (see README, 'Install the app')",
+        hint="set the named STEPWISE_* environment variables (see docs/getting-started/install-app.md)",
     ) from None
 
 

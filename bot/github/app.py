@@ -149,6 +149,26 @@ class GitHubApp:
         except Exception as exc:
             raise classify(exc) from None
 
+    def installation(self, installation_id: int) -> dict[str, Any] | None:
+        """The installation as GitHub has it now (asked as the App); None when GitHub no longer
+        has it (uninstalled)."""
+        return self._app_read(lambda rest: rest.apps.get_installation(installation_id))
+
+    def repository_installation(self, owner: str, name: str) -> int | None:
+        """The id of the installation that covers the repository now; None when none does."""
+        data = self._app_read(lambda rest: rest.apps.get_repo_installation(owner, name))
+        return None if data is None else int(data["id"])
+
+    def _app_read(self, call: Callable[[Any], Any]) -> dict[str, Any] | None:
+        try:
+            return dict(response_json(call(self.rest(self._app))))
+        except RequestFailed as exc:
+            if exc.response.status_code == 404:
+                return None
+            raise classify(exc) from None
+        except Exception as exc:
+            raise classify(exc) from None
+
     def client(self, installation_id: int) -> Installation:
         return Installation(self, installation_id)
 

@@ -11,6 +11,7 @@
   slots:<repo>          the jobs of a repository running now; waiting:<repo> those in line
   comment:<id>          one comment's progress: commands applied, answers, done
   delivery:<id>         a webhook delivery already taken (dedupe, three days)
+  delivery-body:<sha256> a delivery body already taken, whatever its id (a replay, thirty days)
   ci:<repo>@<sha>       a set: the jobs waiting for the repository's CI on that commit
   idle:<kind>           a set: the jobs a reconciler pass looks at (owing, gate, ci), kept by
                         every save; idle:indexed marks that the sets were built
@@ -94,6 +95,10 @@ def comment_key(comment_id: int | str) -> str:
 
 def delivery_key(delivery_id: str) -> str:
     return f"{PREFIX}delivery:{delivery_id}"
+
+
+def delivery_body_key(digest: str) -> str:
+    return f"{PREFIX}delivery-body:{digest}"
 
 
 def ci_key(repo: str, sha: str) -> str:

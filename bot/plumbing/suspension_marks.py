@@ -1,6 +1,7 @@
 """A suspended installation's mark in Redis (`installation:<id>:suspended`, holding who and
-since when), set as soon as `installation.suspend` arrives (by the web app, so the next delivery
-is already ignored) or a call answers "suspended", and cleared by `installation.unsuspend`.
+since when), set once GitHub confirms an `installation.suspend` delivery (by the worker,
+bot/server/confirmations.py: a replayed body must not park anything) or a call answers
+"suspended", and cleared by a confirmed `installation.unsuspend`.
 What a worker does about it (parking and resuming jobs) is bot/server/suspensions.py."""
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ def is_suspended(connection: redis.Redis, installation_id: int | None) -> bool:
 
 
 def mark(connection: redis.Redis, event: Event, *, at: datetime) -> None:
-    """Record a suspend or unsuspend as soon as it arrives (the web app does, so the next
-    delivery is already ignored)."""
+    """Record a suspend or unsuspend GitHub confirmed."""
     if event.reason == SUSPEND:
         connection.set(suspended_key(event.installation_id), f"{event.account}|{at.isoformat()}")
     elif event.reason == UNSUSPEND:

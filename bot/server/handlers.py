@@ -19,6 +19,7 @@ from bot.server.campaigns.tasks import campaign_edited, start_campaign
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
 from bot.server.config_check import check_config_push
+from bot.server.confirmations import closed_on_github
 from bot.server.context import ServerContext
 from bot.server.installations import end_removed_jobs
 from bot.server.rebuild import job_for
@@ -90,6 +91,8 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
         return
     # Closing is steering: only someone who may cancel the job cancels it by closing.
     client = ctx.installation(event.installation_id)
+    if not closed_on_github(client, event):  # a replayed close of a reopened issue
+        return
     what = "pull request" if event.kind is Kind.PULL_CLOSED else "issue"
     decision = steering_decision(client, event.repo, login=event.sender,
                                  approvers=job.config.approvers,

@@ -7,6 +7,7 @@ import logging
 
 from bot.events import Event
 from bot.plumbing.suspension_marks import SUSPEND, UNSUSPEND
+from bot.server.confirmations import confirmed_installation_event
 from bot.server.context import ServerContext
 from bot.server.steps import queue_next_step
 from bot.server.suspensions import on_suspension
@@ -37,7 +38,14 @@ def concerned(job: Job, event: Event) -> bool:
 def end_removed_jobs(ctx: ServerContext, event: Event) -> None:
     """End every open job the uninstall or removal cuts off; park (or resume) the open jobs
     of a suspended (or unsuspended) installation; other installation events only get
-    recorded (by the web app)."""
+    recorded (by the web app). Each is confirmed with GitHub first (a replayed body changes
+    nothing)."""
+    if event.reason not in (SUSPEND, UNSUSPEND, *ENDING_ACTIONS):
+        return
+    confirmed = confirmed_installation_event(ctx, event)
+    if confirmed is None:
+        return
+    event = confirmed
     if event.reason in (SUSPEND, UNSUSPEND):
         on_suspension(ctx, event, queue_next_step=queue_next_step)
         return

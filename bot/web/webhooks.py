@@ -1,11 +1,11 @@
-"""The webhook path: verify the signature, parse, normalise, dedupe the delivery, enqueue. Nothing else."""
+"""The webhook path: verify the signature, parse (a payload of its event's shape), normalise, dedupe the
+delivery (by id, then by body), enqueue. Nothing else."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import redis
@@ -18,9 +18,11 @@ from bot.events import Event, Kind, MalformedPayloadError, normalise
 from bot.observability.metrics import counted_delivery
 from bot.plumbing.keys import INSTALLATIONS_LOG, delivery_key, event_lease, event_task_id, installation_key
 from bot.plumbing.queue import enqueue_new, requeue, task_abandoned
-from bot.plumbing.suspension_marks import SUSPEND, UNSUSPEND, is_suspended, mark
+from bot.plumbing.suspension_marks import SUSPEND, UNSUSPEND, is_suspended
 from bot.plumbing.trigger_labels import forget_trigger_label
+from bot.web import replays
 from bot.web.noops import noop_reason
+from bot.web.payload_shapes import shape_problem
 from bot.web.redis_deadline import RedisDeadlineExceeded, RedisLane
 from bot.web.webhook_body import (
     MAX_PAYLOAD_BYTES,
@@ -137,6 +139,8 @@ async def receive_webhook(
         return answer(400, "missing X-GitHub-Event or X-GitHub-Delivery header")
     try:
         payload = decode_payload(body, content_type)
+        if problem := shape_problem(x_github_event, payload):  # a body sent as another event
+            return answer(400, "payload does not match its event", problem=problem)
         event = normalise(x_github_event, x_github_delivery[:100], payload)
     except (ValueError, RecursionError, MalformedPayloadError) as exc:
         return answer(400, "malformed payload", problem=str(exc)[:200])
@@ -144,7 +148,7 @@ async def receive_webhook(
     lane: RedisLane = request.app.state.webhook_lane
     try:  # every Redis call of the delivery, off the event loop, under one deadline
         return await lane.run(route_delivery, request.app.state.redis, event,
-                              request.app.state.app_slug, extra)
+                              request.app.state.app_slug, extra, replays.body_digest(body))
     except (redis.RedisError, RedisDeadlineExceeded) as exc:  # down or hung: never a 500
         log.warning("Redis is unavailable: the delivery was not queued (GitHub's redelivery, "
                     "or the reconciler's, queues it once Redis is back)",
@@ -153,7 +157,7 @@ async def receive_webhook(
 
 
 def route_delivery(connection: redis.Redis, event: Event, app_slug: str,
-                   extra: dict[str, Any]) -> JSONResponse:
+                   extra: dict[str, Any], digest: str) -> JSONResponse:
     """What a verified, parsed delivery needs from Redis: installation bookkeeping, the
     suspension and no-op filters, then the dedupe and the enqueue (a Redis error propagates
     from the enqueue; the filters fail open so the enqueue reports it)."""
@@ -161,9 +165,7 @@ def route_delivery(connection: redis.Redis, event: Event, app_slug: str,
         log.info("installation event", extra={**extra, "action": event.reason,
                                               "installation_id": event.installation_id,
                                               "account": event.account})
-        record_installation(connection, event)
-        with contextlib.suppress(redis.RedisError):  # the worker marks it too
-            mark(connection, event, at=datetime.now(UTC))
+        record_installation(connection, event)  # marked suspended once GitHub confirms it
     elif suspended_installation(connection, event):
         log.info("delivery ignored: the App's installation is suspended", extra={
             **extra, "installation_id": event.installation_id})
@@ -179,7 +181,7 @@ def route_delivery(connection: redis.Redis, event: Event, app_slug: str,
         reason = ""  # the enqueue below reports Redis being down
     if reason:
         return answer(202, "ignored", reason=reason)
-    return enqueue_delivery(connection, event, extra)
+    return enqueue_delivery(connection, event, extra, digest=digest)
 
 
 def queue_unavailable() -> JSONResponse:
@@ -191,8 +193,10 @@ def queue_unavailable() -> JSONResponse:
     return response
 
 
-def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any]) -> JSONResponse:
-    """Dedupe the delivery by its id and queue its task (a Redis error propagates)."""
+def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any], *,
+                     digest: str) -> JSONResponse:
+    """Dedupe the delivery by its id, then by its body's digest (a replay under a new id), and
+    queue its task (a Redis error propagates)."""
     key = delivery_key(event.delivery_id)
     task_id = event_task_id(event.delivery_id)
     if not connection.set(key, "1", nx=True, ex=DELIVERY_TTL_S):
@@ -201,6 +205,10 @@ def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any
             requeue(connection, task_id)
             return answer(202, "requeued")
         return answer(202, "duplicate")
+    if not replays.first_time(connection, digest):
+        log.warning("delivery refused: its body was delivered before under another id",
+                    extra=extra)
+        return answer(202, "duplicate", reason="replayed body")
     try:  # the dedupe key proves the id is new: one more round trip queues it
         with connection.pipeline(transaction=True) as pipe:
             enqueue_new(pipe, connection, "event", event.model_dump(mode="json"),
@@ -209,6 +217,7 @@ def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any
     except Exception as exc:
         with contextlib.suppress(redis.RedisError):
             connection.delete(key)  # let GitHub's redelivery try again
+            replays.forget(connection, digest)
         log.warning("could not enqueue a delivery", extra={**extra, "error": type(exc).__name__})
         return queue_unavailable()
     log.info("delivery accepted", extra={**extra, "task": task_id})

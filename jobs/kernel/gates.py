@@ -254,16 +254,3 @@ def gate_choices(job: Job, gate: OpenGate) -> Choices:
                 "issue (the job re-plans); if an earlier batch broke this one, "
                 "{{revert <batch>}} undoes it.")
     return Choices("retry", rule.meaning, ("skip <reason>", "cancel"))
-
-
-def gate_table() -> str:
-    """The gate table (README's generated copy): every installed gate, when it opens, what
-    `approve` does there, its other answers and its exit code in local mode."""
-    lines = ["| gate | opened when | approve | other verbs | local exit |", "|---|---|---|---|---|"]
-    for kind, rule in GATES.items():
-        approve = rule.meaning if rule.verb is Verb.APPROVE else (
-            "retry the batch" if Verb.APPROVE in rule.verbs else "—")
-        others = sorted({*(str(v) for v in rule.verbs if v is not Verb.APPROVE), "cancel"})
-        lines.append(f"| `{kind}` | {rule.opened_when} | {approve} | {', '.join(others)} | "
-                     f"{rule.exit_code} |")
-    return "\n".join(lines)

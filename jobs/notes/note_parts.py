@@ -70,8 +70,14 @@ def batch_commands(batch: Batch, codemod: str | None = None) -> str:
     if attempt is None or not attempt.commands:
         return "—"
     return "; ".join(codemod_words(cmd) if codemod is not None and cmd.argv[:1] == [codemod]
-                     and index == 0 else command_line(cmd)
+                     and index == 0 else network_first(cmd)
                      for index, cmd in enumerate(attempt.commands))
+
+
+def network_first(evidence: CommandEvidence) -> str:
+    """A command in words, led by the network's part when that is why it failed."""
+    cause = network_cause(evidence, who="validation")
+    return command_line(evidence) if cause is None else f"{cause.what}: {command_line(evidence)}"
 
 
 def codemod_words(evidence: CommandEvidence) -> str:

@@ -72,11 +72,18 @@ class World:
     def __init__(self, gh: FakeGitHub, url: str, connection: redis.Redis, ctx: ServerContext):
         self.gh, self.url, self.redis, self.ctx = gh, url, connection, ctx
         self.repo = gh.repos[REPO]
+        self.sent = 0  # events sent: each one's body is its own, as GitHub's are
 
     def send(self, event: str, *, delivery_id: str | None = None, **overrides: Any
              ) -> httpx.Response:
         payload = make_event(event, repo=REPO, **overrides)
         self._account_ids(payload)
+        self._stamp(payload)
+        if event in ("issues.closed", "pull_request.closed") and not overrides.get("merged"):
+            # GitHub closed it before telling: the worker asks GitHub before it cancels.
+            number = int(overrides.get("issue_number") or overrides.get("pr_number") or 1)
+            if number in self.repo.issues:
+                self.gh.close_issue(REPO, number)
         if "comment" in payload:
             created = self.ctx.clock().replace(microsecond=0)  # the app's clock: a test may shift it
             payload["comment"]["created_at"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -85,6 +92,19 @@ class World:
         with httpx.Client(base_url=self.url, trust_env=False) as client:
             return deliver(client, event.split(".")[0], payload, secret=SECRET,
                            delivery_id=delivery_id)
+
+    def _stamp(self, payload: dict[str, Any]) -> None:
+        """A new event changes its subject's `updated_at` (a push its repository's
+        `pushed_at`): two events GitHub sends never have the same body (a body seen twice is a
+        replay, bot/web/replays.py)."""
+        self.sent += 1
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_577_836_800 + self.sent))
+        for key in ("issue", "pull_request", "check_run", "check_suite", "workflow_run"):
+            if isinstance(payload.get(key), dict):
+                payload[key]["updated_at"] = stamp
+                return
+        if isinstance(payload.get("repository"), dict):
+            payload["repository"]["pushed_at"] = 1_577_836_800 + self.sent
 
     def _account_ids(self, payload: Any) -> None:
         """The fake GitHub's account id on every user of the payload (a renamed account keeps

@@ -114,6 +114,11 @@ def test_the_trigger_label_matches_case_insensitively(world: World) -> None:
 
 
 def uninstall(world: World, event: str, action: str) -> None:
+    """The owner uninstalls the App (or removes the repository) on GitHub; GitHub says so."""
+    if event == "installation":
+        world.gh.uninstall(1)
+    else:
+        world.gh.remove_from_installation(1, REPO)
     payload = make_event("installation.created", repo=REPO)
     payload["action"] = action
     if event == "installation_repositories":
@@ -142,8 +147,10 @@ def test_an_uninstall_or_removal_ends_the_repositorys_jobs(world: World, event: 
 def test_an_installation_event_for_another_repository_leaves_the_job_alone(world: World) -> None:
     at_first_milestone(world)
     payload = make_event("installation.created", repo=REPO)
-    payload.update(action="removed", repositories_removed=[{"id": 1, "full_name": "octo-org/other",
-                                                            "name": "other"}])
+    payload.pop("repositories", None)
+    payload.update(action="removed", repository_selection="selected", repositories_added=[],
+                   repositories_removed=[{"id": 1, "full_name": "octo-org/other",
+                                          "name": "other"}])
     world.post("installation_repositories", json.dumps(payload).encode())
     world.work()
     assert world.job().status is JobStatus.AWAITING_HUMAN

@@ -124,6 +124,22 @@ class GitHubState:
             inst = self.installations[installation_id]
             inst.suspended_at, inst.suspended_by = (self.clock(), by) if by else (None, "")
 
+    def uninstall(self, installation_id: int) -> None:
+        """An owner uninstalls the App: GitHub forgets the installation (404 as the App) and
+        revokes its tokens (401)."""
+        with self.lock:
+            self.installations.pop(installation_id, None)
+            for value, token in list(self.tokens.items()):
+                if token.installation_id == installation_id:
+                    del self.tokens[value]
+
+    def remove_from_installation(self, installation_id: int, full_name: str) -> None:
+        """An owner takes one repository out of the installation."""
+        with self.lock:
+            repos = self.installations[installation_id].repos
+            if full_name in repos:
+                repos.remove(full_name)
+
     def add_repo(
         self,
         owner: str,

@@ -7,10 +7,12 @@ import pytest
 
 from jobs.decisions.network_failure import network_cause
 from jobs.inputs.config import RepoConfig
-from jobs.kernel.records import CommandEvidence, NetworkHost
+from jobs.kernel.job import Batch
+from jobs.kernel.records import Attempt, CommandEvidence, NetworkHost
+from jobs.notes.change_note import render_note
 from jobs.notes.note_parts import baseline_failure
 from jobs.notes.progress import network_lines
-from tests.kit.records import make_job
+from tests.kit.records import T0, make_job
 
 
 def test_the_plan_names_each_default_host_and_why() -> None:
@@ -97,3 +99,20 @@ def test_the_baseline_failure_names_the_refused_host_first() -> None:
         "registries too), or configure it as a package index (`PIP_INDEX_URL`, `pip.conf`, "
         "`uv.toml`, `.npmrc` `registry=`). So the baseline validation fails on `abc1234` "
         "(`python -m pip install --target deps inflection` → exit 1)")
+
+
+def test_the_change_note_names_the_refusal_first() -> None:
+    job = make_job()
+    job.config = RepoConfig(setup=["pip install x"], allow_commands=["pip", "python", "ruff"],
+                            network=True)
+    job.baseline = [failed("pypi.org:443 refused: pypi.org:443 is not on network_allow")
+                    .model_copy(update={"argv": ["pip", "install", "x"]})]
+    job.baseline_ok = False
+    job.batches = [Batch(number=1, milestone=1, files=["src/a.py"])]
+    job.batches[0].attempts = [Attempt(number=1, started_at=T0, commands=[failed(
+        "corp.example:443 refused: corp.example:443 is not on network_allow")])]
+    note = render_note(job, now=T0)
+    assert ("Baseline validation on `aaaaaaa`: FAILS — setup could not reach pypi.org:443 (not on "
+            "`network_allow`); add it to `network_allow`") in note, note
+    assert ("validation could not reach corp.example:443 (not on `network_allow`): "
+            "`python -m pip install inflection` → exit 1") in note, note
