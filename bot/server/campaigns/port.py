@@ -160,6 +160,7 @@ class ServerCampaignPort:
                                  base=Base(branch=info.default_branch, sha=sha, config=config))
                 job.server.installation_id = self.doc.installation_id
                 job.server.approver_ids = approver_ids  # matched by account id, as every job
+                job.server.part_of = f"{self.doc.control}#{self.doc.number}"  # card and note
                 job.untrusted_spec = True  # written by the App: only an approval passes `plan`
                 self.ctx.store.save(job)
                 queue_next_step(self.ctx, job)
