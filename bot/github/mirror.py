@@ -99,13 +99,13 @@ class MirroredRepository(Repository):
         return new
 
     def own_commits(self, commits: Sequence[Commit]) -> frozenset[str]:
-        """Committed as the App's bot user and, when commits land through the API, signed by
-        GitHub as made by it (a push can copy the identity, never GitHub's signature)."""
-        own = super().own_commits(commits)
+        """Through the API: the commits GitHub signed as authored by the App's bot user
+        (GitHub commits them as itself); a push can copy the bot's name, never GitHub's
+        signature. With git: committed as the App's bot user."""
         if self.api is None:
-            return own
+            return super().own_commits(commits)
         email = self.identity.get("GIT_AUTHOR_EMAIL", "")
-        return frozenset(sha for sha in own if self.api.signed_by_app(sha, email))
+        return frozenset(c.sha for c in commits if self.api.signed_by_app(c.sha, email))
 
     def withdraw(self, branch: str, candidate: str, to: str) -> None:
         """Withdraw our own CI-rejected `candidate` from the remote branch, only while the branch
