@@ -1,7 +1,7 @@
 # Stepwise: one image for the web app (`stepwise serve`) and the workers (`stepwise worker`).
 # The toolchains repositories' `setup` and `validate` commands find: Python (3.12 by default,
 # `--build-arg PYTHON_VERSION=3.11` for 3.11; venv and pip included) and Node.js 22 (a maintained
-# LTS release, with npm). For another toolchain, build FROM this image (see the README).
+# LTS release, with npm). For another toolchain, build FROM this image (see docs/guides/environments.md).
 # Linted by hadolint in the test suite (tests/test_deploy_files.py); no container engine runs
 # there, so the image itself is built by whoever deploys it (docs/operating.md).
 ARG PYTHON_VERSION=3.12

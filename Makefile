@@ -1,6 +1,6 @@
 # The project's make targets; a bare `make` lists them (one line each, from the `## ` comments).
 .DEFAULT_GOAL := help
-.PHONY: help demo test test-fast test-pure bench bench-llm chaos fuzz readme docs docs-serve lock
+.PHONY: help demo test test-fast test-pure bench bench-llm chaos fuzz docs docs-serve lock
 
 DEV = STEPWISE_EXTRAS='[dev]' bash -c 'source scripts/_venv.sh && "$$0" "$$@"'
 
@@ -31,9 +31,6 @@ chaos: ## Kill workers and Redis while jobs run; count duplicate, lost or stuck 
 
 fuzz: ## Hostile webhooks, comments, specs and diffs against the real app
 	$(DEV) python -m bench.fuzz
-
-readme: ## Rewrite the README's generated tables from the code
-	$(DEV) python scripts/readme_tables.py
 
 docs: ## Build the documentation site into site/ (mkdocs build --strict)
 	NO_MKDOCS_2_WARNING=1 $(DEV) mkdocs build --strict --site-dir site

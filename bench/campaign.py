@@ -53,7 +53,8 @@ def record_part(sizes: list[int], url: str) -> None:
             name = f"{OWNER}/service-with-a-long-name-{index:04d}"
             campaign.repos[name] = RepoEntry(name=name, state=states[index % 4], files=12,
                                              targets=30, wave=index // 10, batches_total=3,
-                                             gate="milestone", answer=f"/stepwise approve on {name}#1")
+                                             gate="milestone", answers=["/stepwise approve"],
+                                             where=f"{name}#1")
         doc = campaign_store.CampaignDoc(
             campaign=campaign, settings=settings, control=f"{OWNER}/control", number=size,
             installation_id=1, title="Move to new()", task_body="body", issue_text="text")

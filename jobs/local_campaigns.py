@@ -5,8 +5,10 @@ the issue file (`.stepwise-campaigns/<issue name>/`)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import shlex
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,24 +23,38 @@ from jobs.engine.scope_preview import preview_scope
 from jobs.engine.start import local_base
 from jobs.features.campaigns.dashboard import render_dashboard
 from jobs.features.campaigns.port import (
+    SAMPLE_FILES,
     JobView,
     LeftOut,
     Preview,
     apply_spec_change,
     carry_out,
     drive,
+    gate_answers,
     job_state,
     plan_digest,
     preview_entry,
 )
-from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, RepoState
+from jobs.features.campaigns.record import (
+    OPEN_STATES,
+    Campaign,
+    CampaignStatus,
+    RepoEntry,
+    RepoState,
+)
 from jobs.features.campaigns.selection import RepoFacts
 from jobs.features.campaigns.settings import CampaignTask, parse_campaign_text
-from jobs.features.campaigns.steering import JobAction, apply, parse_command, quote_command
+from jobs.features.campaigns.steering import (
+    CampaignVerb,
+    JobAction,
+    apply,
+    parse_command,
+    quote_command,
+)
 from jobs.inputs.config_errors import InvalidConfigError
 from jobs.inputs.spec import IssueTask
 from jobs.kernel.gates import Verb
-from jobs.kernel.model import BatchStatus
+from jobs.kernel.model import BatchStatus, JobStatus
 from jobs.local import LocalSession, read_issue_text
 from jobs.ports import Publication
 
@@ -115,7 +131,8 @@ class LocalCampaignPort:
         except StepwiseError as exc:
             raise LeftOut(exc.message) from None
         return Preview(files=len(found.files), targets=found.targets,
-                       digest=plan_digest(found.files))
+                       digest=plan_digest(found.files), paths=found.files[:SAMPLE_FILES],
+                       validate=tuple(base.config.validate_commands))
 
     def _session(self, entry: RepoEntry, number: int) -> LocalSession:
         log = self.state_dir / "logs" / f"{entry.name.replace('/', '__')}.log"
@@ -129,7 +146,14 @@ class LocalCampaignPort:
     def start(self, entry: RepoEntry) -> JobView:
         path = self._path(entry.name)
         try:
-            number = max([0, *FileStore(Repository(path).state_dir).numbers()]) + 1
+            store = FileStore(Repository(path).state_dir)
+            earlier = self._earlier_job(store)
+            if earlier is not None:  # a re-run (its record lost): that job, not a duplicate
+                entry.job = str(earlier)
+                return self._view(entry, f"an earlier job of this change (issue #{earlier}) was "
+                                         "found in the checkout and is followed instead of "
+                                         "starting another")
+            number = max([0, *store.numbers()]) + 1
             session = self._session(entry, number)
             session.run_file(self.issue_file, yes=False)  # stops at its own plan gate
             entry.job = str(number)
@@ -144,12 +168,24 @@ class LocalCampaignPort:
             return JobView(state=RepoState.FAILED, job=entry.job, reason=exc.message)
         return self._view(entry)
 
+    def _earlier_job(self, store: FileStore) -> int | None:
+        """A job of the same change in this checkout, started by an earlier run of the campaign
+        and not cancelled or failed (its branch may be unmerged): the newest one."""
+        for number in sorted(store.numbers(), reverse=True):
+            job = store.load(number)
+            if job is not None and job.title == self.task.title and job.status not in (
+                    JobStatus.CANCELLED, JobStatus.FAILED):
+                return number
+        return None
+
     def read(self, entry: RepoEntry, *, passes_gates: bool) -> JobView:
         return self._view(entry)  # a local job's plan gate is passed only when it starts
 
     def act(self, entry: RepoEntry, action: JobAction) -> JobView:
         verbs = {JobAction.APPROVE: Verb.APPROVE, JobAction.RETRY: Verb.RETRY,
-                 JobAction.CANCEL: Verb.CANCEL}
+                 JobAction.CANCEL: Verb.CANCEL, JobAction.SKIP: Verb.CANCEL}
+        if action is JobAction.SKIP and (not entry.job or entry.state not in OPEN_STATES):
+            return self._view(entry)  # nothing started there to cancel
         try:
             session = self._session(entry, int(entry.job))
             if action is JobAction.REPLAN:
@@ -178,9 +214,11 @@ class LocalCampaignPort:
         gate = str(job.gate.kind) if job.gate is not None else ""
         where = f"--repo {quote_command(str(self._path(entry.name)))} --number {job.number}"
         state = job_state(job)
-        answer = f"stepwise status {where}" if state is RepoState.NEEDS_HUMAN else (
-            f"stepwise approve {where}" if state is RepoState.WAITING else "")
-        return JobView(state=state, job=str(job.number), gate=gate, answer=answer,
+        # Only answers that run as printed (a `<reason>` placeholder would not).
+        answers = tuple(f"stepwise {words} {where}" for words in gate_answers(job)
+                        if "<" not in words) if state in (RepoState.NEEDS_HUMAN,
+                                                          RepoState.WAITING) else ()
+        return JobView(state=state, job=str(job.number), gate=gate, answers=answers,
                        reason=reason or (_first_line(message)
                                          if state is RepoState.NEEDS_HUMAN else ""),
                        batches_done=len(done), batches_total=len(job.batches),
@@ -219,10 +257,17 @@ def _exit_code(campaign: Campaign) -> int:
     return 3
 
 
+def steer_command(issue_file: Path, words: str) -> str:
+    """The campaign command that says `words`, quoted for a POSIX shell: it runs as printed."""
+    return f"stepwise campaign --issue {shlex.quote(str(issue_file))} --command {shlex.quote(words)}"
+
+
 def run_campaign(issue_file: Path, repo_dirs: Sequence[Path], *, command: str | None = None,
-                 state_dir: Path | None = None,
+                 yes: bool = False, state_dir: Path | None = None,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> CampaignResult:
-    """Start (preview, then the plan gate), resume, or steer the campaign of `issue_file`."""
+    """Start (preview, then the plan gate), resume, or steer the campaign of `issue_file`;
+    `yes` approves the campaign's plan gate (`approve all` while it is at its preview), as
+    `run --yes` passes a job's."""
     parsed = parse_campaign_file(issue_file)
     folder = state_dir or default_state_dir(issue_file)
     folder.mkdir(parents=True, exist_ok=True)
@@ -249,12 +294,15 @@ def run_campaign(issue_file: Path, repo_dirs: Sequence[Path], *, command: str | 
     for name in repos:
         if name not in campaign.repos:
             campaign.repos[name] = preview_entry(name, parsed.settings, port)
-    if steered is not None:
-        result = apply(campaign, steered, now)
+    commands = [steered] if steered is not None else []
+    if yes and campaign.status is CampaignStatus.PLAN and (
+            steered is None or steered.verb is not CampaignVerb.CANCEL):
+        commands.append(parse_command("approve all"))
+    for each in commands:
+        result = apply(campaign, each, now)
         said.append(result.message)
         said += carry_out(campaign, parsed.settings, result, port, now)
     drive(campaign, parsed.settings, port, now)
-    where = quote_command(str(issue_file))
-    dashboard = render_dashboard(campaign, steer=f"stepwise campaign --issue {where} --command")
+    dashboard = render_dashboard(campaign, steer=functools.partial(steer_command, issue_file))
     _save(folder, campaign, dashboard, port.repos)
     return CampaignResult(dashboard, _exit_code(campaign), tuple(said))

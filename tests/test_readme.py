@@ -1,5 +1,8 @@
-"""The README against the code: the state diagrams and the transition tables in
-jobs/kernel/model.py, the generated command and key tables, the layout and the modules."""
+"""The README and the pages that describe the code, against the code: the README starts people
+(the two commands first, at most 150 lines, every link alive), the state diagrams of
+docs/reference/state-machine.md match the transition tables of jobs/kernel/model.py, the
+architecture page maps every folder, the install guide lists exactly app.yml's permissions, and
+every section the README once held has a home in the site."""
 
 from __future__ import annotations
 
@@ -11,13 +14,14 @@ from pathlib import Path
 from bot.commands import COMMANDS
 from jobs.composition import BUILT_IN
 from jobs.kernel.model import BATCH_TRANSITIONS, JOB_TRANSITIONS
+from tests.kit.docs import DOCS, page
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 EDGE = re.compile(r"^\s*(\w+) --> (\w+)")
 
 
 def diagram_edges() -> list[set[tuple[str, str]]]:
-    blocks = re.findall(r"```mermaid\n(.*?)```", README.read_text(), flags=re.S)
+    blocks = re.findall(r"```mermaid\n(.*?)```", page("reference/state-machine.md"), flags=re.S)
     return [
         {m.groups() for line in block.splitlines() if (m := EDGE.match(line))} for block in blocks
     ]
@@ -43,20 +47,8 @@ def test_readme_first_screen_gives_the_two_commands() -> None:
     assert "./scripts/test" in ci
 
 
-def test_readme_command_table_is_the_generated_help() -> None:
-    from bot.commands import help_table
-
-    text = README.read_text()
-    start = text.index("<!-- commands:start")
-    body = text[text.index("\n", start) + 1 : text.index("<!-- commands:end -->")].strip()
-    assert body == help_table()
-
-
-
 def layout_section() -> str:
-    text = README.read_text()
-    start = text.index("## Layout\n")
-    return text[start:text.index("\n## ", start + 1)]
+    return page("contributing/architecture.md")
 
 
 def packages() -> list[Path]:
@@ -72,8 +64,8 @@ def contract_of(package: Path) -> str:
     return ast.get_docstring(tree) or ""
 
 
-def test_readme_layout_is_a_map_of_every_folder() -> None:
-    """The Layout names every package of jobs/ and bot/ by its path (`jobs/engine/`), and only
+def test_the_architecture_page_is_a_map_of_every_folder() -> None:
+    """The architecture page names every package of jobs/ and bot/ by its path (`jobs/engine/`), and only
     folders that exist."""
     layout = layout_section()
     missing = [f"{package}/" for package in packages() if f"`{package}/`" not in layout]
@@ -106,36 +98,10 @@ def test_every_folder_opens_with_a_contract_naming_its_modules() -> None:
     assert "one module per recipe" in contract_of(Path("jobs/recipes"))
 
 
-def generated_block(name: str) -> str:
-    text = README.read_text()
-    start = text.index(f"<!-- {name}:start")
-    return text[text.index("\n", start) + 1 : text.index(f"<!-- {name}:end -->")].strip()
-
-
-def test_readme_spec_key_table_is_generated_from_the_spec_model() -> None:
-    from jobs.inputs.key_docs import spec_table
-    from jobs.inputs.spec import TaskSpec
-
-    assert generated_block("spec-keys") == spec_table()
-    for name, info in TaskSpec.model_fields.items():  # every key is documented
-        assert info.description, f"spec key `{name}` has no docstring"
-        assert f"| `{name}` |" in spec_table()
-
-
-def test_readme_config_key_table_is_generated_from_the_config_model() -> None:
-    from jobs.inputs.config import RepoConfig
-    from jobs.inputs.key_docs import config_table
-
-    assert generated_block("config-keys") == config_table()
-    for name, info in RepoConfig.model_fields.items():
-        assert info.description, f"config key `{info.alias or name}` has no docstring"
-        key = info.alias or name
-        assert f"| `{key}` |" in config_table() or f"| `{key}." in config_table()  # `ci.wait`
-
-
-def test_readme_explains_what_a_newcomer_needs_without_design_md() -> None:
-    text = README.read_text()
-    local = text[text.index("## Using it on your repository"):text.index("### Safety rules")]
+def test_the_docs_explain_what_a_newcomer_needs_without_design_md() -> None:
+    local = "\n".join(page(name) for name in (
+        "getting-started/first-local-job.md", "guides/writing-a-task.md",
+        "guides/repository-config.md", "guides/environments.md"))
     assert "../shared/DESIGN.md" not in local  # a clone has no DESIGN.md beside it
     for topic in ("{files}", "exit code is evidence", "done_when", "`setup`", "`env`",
                   "`command_timeout`", "`allow_test_edits`", "`protected_paths`",
@@ -144,32 +110,67 @@ def test_readme_explains_what_a_newcomer_needs_without_design_md() -> None:
         assert topic in local, topic
 
 
-def test_make_readme_rewrites_exactly_the_generated_tables() -> None:
-    """`make readme` (scripts/readme_tables.py) leaves a current README as it is, and puts back
-    a table that went stale (a new verb or recipe needs no hand edit of the README)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("readme_tables", README.parent / "scripts" /
-                                                  "readme_tables.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    text = README.read_text()
-    assert module.rendered(text) == text
-    start = text.index("<!-- commands:start")
-    stale = text[:start] + text[start:].replace("| `/stepwise approve` |", "| `/stepwise approve-old` |", 1)
-    assert stale != text and module.rendered(stale) == text
-
-
-def test_readme_permission_list_is_exactly_app_yml() -> None:
-    """Every permission `app.yml` asks for is in the README's list at its level, with a reason,
+def test_the_install_guides_permission_list_is_exactly_app_yml() -> None:
+    """Every permission `app.yml` asks for is in the install guide's list at its level, with a reason,
     and the list names nothing the manifest does not ask for."""
     import yaml
 
     manifest = yaml.safe_load((README.parent / "app.yml").read_text(encoding="utf-8"))
     block = re.search(r"<!-- permissions:start -->(.*?)<!-- permissions:end -->",
-                      README.read_text(), flags=re.S)
+                      page("getting-started/install-app.md"), flags=re.S)
     assert block is not None
     listed = re.findall(r"^\s*- `(\w+): (\w+)`[^:]*: \S", block.group(1), flags=re.M)
     assert dict(listed) == manifest["default_permissions"]
     assert len(listed) == len(dict(listed))
+
+
+def test_readme_is_a_front_page() -> None:
+    """At most 150 lines: what it does and never does, the two commands, installing the CLI, a
+    first job, the App in five steps, how it works, a map of the docs, contributing and licence."""
+    text = README.read_text()
+    assert len(text.splitlines()) <= 150
+    for heading in ("## What it does, and what it never does", "## Install the CLI",
+                    "## A first job, in ten lines", "## On GitHub, in five steps",
+                    "## How it works", "## Documentation", "## Contributing, status and licence"):
+        assert heading in text, heading
+    assert "```mermaid" in text and "docs/taskcenter.png" in text
+
+
+def test_readme_links_lead_somewhere() -> None:
+    text = README.read_text()
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    assert targets
+    missing = [target for target in targets if not (README.parent / target).exists()]
+    assert missing == []
+
+
+# Every section the README held before the site (the README of 0.1.0) and the page that holds it.
+OLD_README_SECTIONS = {
+    "Using it on your repository (local mode)": "getting-started/first-local-job.md",
+    "The `stepwise` block: every key": "guides/writing-a-task.md",
+    "Repository config: `.github/stepwise.yml`": "guides/repository-config.md",
+    "When the base branch moves: `update_from_base`": "guides/base-moves.md",
+    "Environments: what `setup` builds": "guides/environments.md",
+    "Safety rules": "guides/safety.md",
+    "Split batches: when a batch of several files fails": "guides/failures.md",
+    "Language-model edits (`recipe: llm`)": "guides/llm.md",
+    "Campaigns: one change across many repositories": "guides/campaigns.md",
+    "State machine": "reference/state-machine.md",
+    "Layout": "contributing/architecture.md",
+    "Server mode: the GitHub App": "getting-started/install-app.md",
+    "Commits GitHub signs": "guides/signed-commits.md",
+    "The repository's CI as a verifier": "guides/ci.md",
+    "GitHub's limits and rate limits": "operating/github-limits.md",
+    "Commands (in an issue or PR comment)": "reference/commands.md",
+    "Install the app on your repositories": "getting-started/install-app.md",
+    "Task center and observability": "guides/task-center.md",
+    "Metrics: `GET /metrics` (Prometheus)": "reference/metrics.md",
+    "Structured logs": "reference/logs.md",
+    "More documentation": "index.md",
+}
+
+
+def test_every_old_readme_section_has_a_home_in_the_site() -> None:
+    homeless = [f"{section} -> {name}" for section, name in OLD_README_SECTIONS.items()
+                if not (DOCS / name).is_file() or len(page(name).splitlines()) < 5]
+    assert homeless == []

@@ -21,6 +21,9 @@ def campaign(
     command: Annotated[str | None, typer.Option(
         "--command", help="Steer it: approve <repo>|all, retry-failed, skip <repo> <reason>, "
         "pause, resume, cancel, add <dir>.")] = None,
+    yes: Annotated[bool, typer.Option(
+        "--yes", help="Approve the campaign's plan gate (`approve all` at the preview), as "
+        "`run --yes` passes a job's.")] = False,
     state: Annotated[Path | None, typer.Option(
         "--state", help="Where the campaign's record lives "
         "(default: .stepwise-campaigns/<issue name>/ beside the issue file).")] = None,
@@ -31,7 +34,8 @@ def campaign(
     repositories), 4 halted or a repository needs a human, 5 cancelled, 2 bad input.
     """
     def action() -> None:
-        result = run_campaign(issue, repos or [], command=command, state_dir=state)
+        result = run_campaign(issue, repos or [], command=command, yes=yes,
+                              state_dir=state)
         for line in result.said:
             console.print(plain(line))
         console.print(verbatim(result.dashboard))

@@ -21,7 +21,8 @@ from bot.commands import help as help_command
 from bot.commands.spec import PREFIX, CommandSpec
 from jobs.basics.voice import Voice, github_voice
 
-# The order of the README's command table; `/stepwise help` and that table are rendered from it.
+# The order of the docs' command table (docs/reference/commands.md); `/stepwise help` and that
+# table are rendered from it.
 COMMANDS: list[CommandSpec] = [
     approve.SPEC,
     retry.SPEC,

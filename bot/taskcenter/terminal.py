@@ -46,7 +46,7 @@ def connect(url: str) -> redis.Redis:
         connection.ping()
     except redis.RedisError as exc:
         raise StepwiseError(f"cannot reach Redis at {redact(url)}: {type(exc).__name__}",
-                            hint=f"set {REDIS_ENV} to the server's Redis (see README)",
+                            hint=f"set {REDIS_ENV} to the server's Redis (see docs/operating.md)",
                             code="redis_unreachable") from None
     return connection
 

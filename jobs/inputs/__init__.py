@@ -7,7 +7,7 @@ blocks `ci_config.py` (`ci:`), `llm_config.py` (`llm:`) and `evidence_config.py`
 strict YAML reading and error wording both share); `globs.py`, `programs.py` (the command
 allowlist), `batch_sizes.py` (a number or `auto`, and the size a plan starts with), `sandboxing.py`
 (what a command may do and how it ended), `caps.py` (every cap on what is kept from untrusted code)
-and `key_docs.py` (the README's key tables, from the models).
+and `key_docs.py` (the key reference tables, from the models).
 
 Contract: a bad input is refused at plan time with a message that names the problem and the
 fix; everything a job would refuse later is refused here first. No I/O.

@@ -77,7 +77,7 @@ _CONFIG_EXAMPLES = {
 class RepoConfig(BaseModel):
     """`.github/stepwise.yml`: every field and its default (the README shows an example)."""
 
-    # Each field's docstring is its documentation: README.md's key table is generated from it.
+    # Each field's docstring is its documentation: the docs' key reference is generated from it.
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True,
                               use_attribute_docstrings=True)
 

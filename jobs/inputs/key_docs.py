@@ -1,7 +1,8 @@
-"""README tables of every spec and config key, generated from the pydantic models themselves.
+"""Tables of every spec and config key, generated from the pydantic models themselves (the docs
+site's reference pages, scripts/docs_reference.py).
 
 Each field's docstring is its meaning; the type, default and bounds come from the field, so
-the README cannot drift from the code (tests/test_readme.py compares them).
+the reference cannot drift from the code (tests/test_docs_site.py checks them).
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ class DoneWhen(StrEnum):
 class TaskSpec(BaseModel):
     """What to change, where, and how to tell it is done."""
 
-    # Each field's docstring is its documentation: README.md's key table is generated from it.
+    # Each field's docstring is its documentation: the docs' key reference is generated from it.
     # extra="allow": the keys of a registered recipe's `options` (checked by `_check_recipe`;
     # `_parse_block` refuses any key no recipe registered).
     model_config = ConfigDict(frozen=True, extra="allow", strict=True,

@@ -2,7 +2,7 @@
 `transition()` that applies them, and the gate table (when each gate opens, what passes it, the
 other choices, its exit code, who may answer). The records they govern are in jobs/kernel/job.py.
 
-The tables below and the Mermaid diagrams in README.md ("State machine") change together.
+The tables below and the Mermaid diagrams in docs/reference/state-machine.md change together.
 """
 
 from __future__ import annotations

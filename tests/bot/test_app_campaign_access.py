@@ -77,7 +77,7 @@ def test_a_public_control_issue_shows_nothing_of_private_repositories(
         body = CAMPAIGN.replace("octo-org/svc-*", "octo-org/*")
         label(world, body)
         first = dashboard(world)
-        assert "| octo-org/svc-a | 1 files, 2 targets |" in first
+        assert "| octo-org/svc-a | 1 files, 2 targets: `app/user.py` |" in first
 
         # The attack: edit `find` and watch the counts, a character at a time.
         for guess in ("ghp_s", "ghp_x", "TOKEN"):
@@ -119,8 +119,8 @@ def test_a_private_control_issue_shows_private_repositories_only_its_readers_can
         add_service(world, "svc-a")
         label(world, CAMPAIGN)
         page = dashboard(world)
-        assert "| octo-org/svc-team | 1 files, 2 targets |" in page
-        assert "| octo-org/svc-a | 1 files, 2 targets |" in page
+        assert "| octo-org/svc-team | 1 files, 2 targets: `app/user.py` |" in page
+        assert "| octo-org/svc-a | 1 files, 2 targets: `app/user.py` |" in page
         seen = everything_readable(world, caplog)
         assert "svc-inner" not in seen and "svc-hidden" not in seen
         # One collaborator listing per private repository and one for the control issue; one

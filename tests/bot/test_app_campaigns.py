@@ -66,8 +66,10 @@ def test_a_campaign_runs_through_the_app(tmp_path: Path, redis_url: str) -> None
         body = dashboard(world)
         assert body.startswith("Every service moves") and "```stepwise" in body  # kept
         assert "This is the preview" in body and "`/stepwise campaign approve all`" in body
-        assert "| octo-org/svc-a | 1 files, 2 targets |" in body
-        assert "octo-org/tools" in body and "not named in \\`campaign.repositories\\`" in body
+        # What a reviewer approves, per repository: the files by name, the validation command.
+        assert ("| octo-org/svc-a | 1 files, 2 targets: `app/user.py` | "
+                "`python -m unittest discover -s tests -q` |") in body
+        assert "octo-org/tools" in body and "not named in `campaign.repositories`" in body
         assert not any(":issue-created" in e for e in world.gh.effects)
 
         # Someone with read access cannot steer it.
@@ -86,18 +88,43 @@ def test_a_campaign_runs_through_the_app(tmp_path: Path, redis_url: str) -> None
         assert states["octo-org/svc-b"] is RepoState.NEEDS_HUMAN
         assert states["octo-org/svc-c"] is RepoState.APPROVED  # the wave never started
         assert doc.campaign.status is CampaignStatus.HALTED
-        assert "Status: **halted**: 1 of 2 started repositories need a human" in dashboard(world)
+        page = dashboard(world)
+        assert "Status: **halted**: 1 of 2 started repositories need a human" in page
+        # svc-b's row: the commands that answer its failure gate, linked where they are said
+        # (its tracking issue: its only batch failed, so it has no pull request).
+        assert world.gh.pull_for(f"{OWNER}/svc-b", "stepwise/issue-1") is None
+        web = world.gh.base_url.replace("/api/v3", "").rstrip("/")
+        assert ("`/stepwise retry` or `/stepwise approve` or `/stepwise skip <reason>` on "
+                f"[octo-org/svc-b\\#\u200b1]({web}/{OWNER}/svc-b/issues/1) |") in page, page
+        assert "more than `halt_when_failing` 40%" in page  # code spans render as code
+        assert "/stepwise status on" not in page
         svc_a = world.gh.repos[f"{OWNER}/svc-a"]
         tracking = svc_a.issues[1]
         assert "Part of the Stepwise campaign octo-org/widgets#2" in (tracking.body or "")
         pull = world.gh.pull_for(svc_a, "stepwise/issue-1")
         assert pull is not None
+        # The pull request's card and the change note link the campaign issue.
+        assert "tracks #1. Part of octo-org/widgets#2." in (pull.body or "")
+        job = world.ctx.store.find(f"{OWNER}/svc-a", 1)
+        assert job is not None and job.note_path
+        note = world.gh.read_file(svc_a, job.note_path, ref="stepwise/issue-1") or ""
+        assert "- Part of octo-org/widgets#2\n" in note, note
         assert "return new(x) * 2" in world.gh.read_file(svc_a, "app/user.py",
                                                          ref="stepwise/issue-1")
 
         # Resume: the next wave runs; skipping svc-b ends the campaign.
         world.comment("/stepwise campaign resume", by="maria", on=2)
         settle(world)
+        # A skip by someone who may steer the campaign but not svc-b is refused and changes
+        # nothing: no reason lands in svc-b's row.
+        world.gh.set_permission(REPO, "nora", "write")
+        world.comment("/stepwise campaign skip octo-org/svc-b not my repository", by="nora", on=2)
+        settle(world)
+        assert any("octo-org/svc-b: `skip` refused: @nora may not steer in octo-org/svc-b" in b
+                   for b in world.bodies(2)), world.bodies(2)
+        assert "not my repository" not in dashboard(world)
+        assert campaign_store.find(world.redis, REPO, 2).campaign.repos[
+            f"{OWNER}/svc-b"].state is RepoState.NEEDS_HUMAN
         world.comment("/stepwise campaign skip octo-org/svc-b its fix lands upstream", by="maria",
                       on=2)
         settle(world)
@@ -107,7 +134,18 @@ def test_a_campaign_runs_through_the_app(tmp_path: Path, redis_url: str) -> None
         for name in ("svc-c", "svc-d"):
             assert doc.campaign.repos[f"{OWNER}/{name}"].state is RepoState.COMPLETED
         assert world.ctx.store.find(f"{OWNER}/svc-b", 1).status.value == "cancelled"
-        assert "Status: **completed**" in dashboard(world)
+        page = dashboard(world)
+        assert "Status: **completed**" in page
+        # One tally for every figure: the preview's 4 files in scope (one per service), 3
+        # done, svc-b's skipped; every completed row links its pull request.
+        assert "Burndown: 3 of 3 files done" in page, page
+        web = world.gh.base_url.replace("/api/v3", "").rstrip("/")
+        for name in ("svc-a", "svc-c", "svc-d"):
+            pull = world.gh.pull_for(f"{OWNER}/{name}", "stepwise/issue-1")
+            assert pull is not None
+            entry = doc.campaign.repos[f"{OWNER}/{name}"]
+            assert entry.pull == f"{web}/{OWNER}/{name}/pull/{pull.number}", entry.pull
+            assert f"]({entry.pull})" in page, (name, page)
         assert campaign_store.active_keys(world.redis) == []  # the reconciler stops ticking it
 
 

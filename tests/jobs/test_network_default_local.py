@@ -26,7 +26,7 @@ from jobs.kernel.model import Gate
 from jobs.local import LocalSession
 from jobs.ports import Publication
 from tests.kit.local_e2e import Recorder, cli
-from tests.kit.registries import PROBE, isolate_operator, route_registries
+from tests.kit.registries import FETCH, PROBE, SelfSignedServer, isolate_operator, route_registries
 from tests.kit.repos import git, make_repo
 
 pytestmark = pytest.mark.skipif(not bubblewrap_available() and not os.environ.get("CI"),
@@ -138,3 +138,45 @@ def test_the_refusal_record_and_the_gate_report_in_the_job(tmp_path: Path) -> No
     assert job.environment.failed == REFUSAL.split(";")[0]
     assert f"{REFUSED}:443 refused: {REFUSED}:443 is not on network_allow" in \
         job.environment.setup[0].egress
+
+
+def test_a_name_that_does_not_resolve_is_named_at_the_gate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The operator's index is admitted by default, but its name does not resolve where the
+    proxy runs: the gate says so, not 'not on network_allow'."""
+    isolate_operator(monkeypatch, tmp_path / "operator")
+    monkeypatch.setenv("PIP_INDEX_URL", "https://mirror.invalid/simple")
+    repo = python_only_repo(tmp_path / "repo", "https://mirror.invalid/simple/x/")
+    code, job, _ = run(repo, 4)
+    assert code == 3 and job.gate is not None and job.gate.kind is Gate.PLAN
+    assert job.gate.reason.startswith(
+        "the plan is ready, but setup could not reach mirror.invalid:443: the name "
+        "mirror.invalid does not resolve where Stepwise runs ("), job.gate.reason
+    assert "check the host name (in `network_allow` or the package index that names it)" in \
+        job.gate.reason
+    assert job.network_hosts[-1].host == "mirror.invalid"
+
+
+def test_a_tls_inspecting_proxy_is_named_at_the_gate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyPI's host is admitted and the tunnel opens, but what answers shows a certificate no
+    trust store holds (as a TLS-inspecting gateway does): the gate names the certificate and
+    the trust store variables Stepwise passes on."""
+    isolate_operator(monkeypatch, tmp_path / "operator")
+    repo = python_only_repo(tmp_path / "repo", "https://pypi.org/simple/x/")
+    config = yaml.safe_load((repo / ".github/stepwise.yml").read_text())
+    config["setup"] = ["python fetch.py https://pypi.org/simple/x/"]
+    (repo / ".github/stepwise.yml").write_text(yaml.safe_dump(config))
+    (repo / "fetch.py").write_text(FETCH)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "fetch with urllib")
+    inspecting = SelfSignedServer("pypi.org", tmp_path / "certs")
+    with route_registries(monkeypatch, servers={"pypi.org": inspecting}):
+        code, job, _ = run(repo, 5)
+    assert code == 3 and job.gate is not None and job.gate.kind is Gate.PLAN
+    assert job.gate.reason.startswith(
+        "the plan is ready, but setup reached pypi.org:443 through Stepwise's egress proxy but "
+        "did not trust the certificate it was shown (a TLS-inspecting proxy between Stepwise "
+        "and the registry?); set `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `PIP_CERT` or "
+        "`NODE_EXTRA_CA_CERTS` where Stepwise runs"), job.gate.reason
+    assert job.baseline[0].egress == ["pypi.org:443 allowed"]

@@ -12,7 +12,9 @@ sees only the settings it writes.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import socket
+import ssl
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -83,9 +85,12 @@ def routed_proxy(upstreams: Mapping[str, int]) -> type[EgressProxy]:
 
 
 @contextlib.contextmanager
-def route_registries(monkeypatch: pytest.MonkeyPatch, *names: str) -> Iterator[dict[str, EchoServer]]:
-    """An echo server per registry name, and the sandbox's proxy routing those names to them."""
-    servers = {name: EchoServer(name) for name in names}
+def route_registries(monkeypatch: pytest.MonkeyPatch, *names: str,
+                     servers: Mapping[str, EchoServer] | None = None,
+                     ) -> Iterator[dict[str, EchoServer]]:
+    """An echo server per registry name (or the `servers` given), and the sandbox's proxy
+    routing those names to them."""
+    servers = {**{name: EchoServer(name) for name in names}, **(servers or {})}
     monkeypatch.setattr(sandbox, "EgressProxy",
                         routed_proxy({name: s.port for name, s in servers.items()}))
     try:
@@ -117,4 +122,51 @@ for url in sys.argv[1:]:
         except OSError as exc:  # a real registry speaks TLS first: no echo
             print("reached", host, "no echo:", exc)
 sys.exit(1 if failed else 0)
+'''
+
+
+class SelfSignedServer(EchoServer):
+    """A registry stand-in behind a TLS-inspecting proxy: it answers TLS with a certificate
+    for `name` that no trust store holds."""
+
+    def __init__(self, name: str, directory: Path) -> None:
+        super().__init__(name)
+        cert, key = self_signed(name, directory)
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(cert, key)
+
+    def _serve(self, conn: socket.socket) -> None:
+        with contextlib.suppress(OSError), self.context.wrap_socket(conn, server_side=True) as tls:
+            tls.sendall(tls.recv(1024))
+
+
+def self_signed(name: str, directory: Path) -> tuple[Path, Path]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Inspecting Proxy CA")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+            .sign(key, hashes.SHA256()))
+    directory.mkdir(parents=True, exist_ok=True)
+    cert_path, key_path = directory / f"{name}.pem", directory / f"{name}.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+FETCH = r'''"""Fetches each URL given through HTTPS_PROXY with urllib, as pip's and npm's HTTP does."""
+import sys, urllib.request
+for url in sys.argv[1:]:
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        print("fetched", url, answer.status)
 '''

@@ -1,6 +1,6 @@
 """The fake GitHub as strict as GitHub (tests/kit/github_permissions.py), driven by the real
 githubkit client: the App permissions app.yml grants and the 403s without them, API versions,
-custom roles and team membership, and the README's install steps naming every permission."""
+custom roles and team membership, and the install guide's steps naming every permission."""
 
 from __future__ import annotations
 

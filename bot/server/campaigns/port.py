@@ -23,8 +23,16 @@ from bot.steering import resolve_approvers, steering_decision
 from jobs.basics.errors import StepwiseError
 from jobs.engine.engine import Base, create_job
 from jobs.engine.scope_preview import preview_scope
-from jobs.features.campaigns.port import JobView, LeftOut, Preview, job_state, plan_digest
-from jobs.features.campaigns.record import RepoEntry, RepoState
+from jobs.features.campaigns.port import (
+    SAMPLE_FILES,
+    JobView,
+    LeftOut,
+    Preview,
+    gate_answers,
+    job_state,
+    plan_digest,
+)
+from jobs.features.campaigns.record import OPEN_STATES, RepoEntry, RepoState
 from jobs.features.campaigns.selection import RepoFacts
 from jobs.features.campaigns.steering import JobAction
 from jobs.inputs.config import CONFIG_PATH, load_config
@@ -112,7 +120,8 @@ class ServerCampaignPort:
         except StepwiseError as exc:
             raise LeftOut(exc.message) from None
         return Preview(files=len(scope.files), targets=scope.targets,
-                       digest=plan_digest(scope.files))
+                       digest=plan_digest(scope.files), paths=scope.files[:SAMPLE_FILES],
+                       validate=tuple(config.validate_commands))
 
     def may_start(self, repo: str, approvers: list[str]) -> tuple[str, dict[str, int]]:
         """'' when the person steering the campaign may start a job in `repo`, else why not in
@@ -151,6 +160,7 @@ class ServerCampaignPort:
                                  base=Base(branch=info.default_branch, sha=sha, config=config))
                 job.server.installation_id = self.doc.installation_id
                 job.server.approver_ids = approver_ids  # matched by account id, as every job
+                job.server.part_of = f"{self.doc.control}#{self.doc.number}"  # card and note
                 job.untrusted_spec = True  # written by the App: only an approval passes `plan`
                 self.ctx.store.save(job)
                 queue_next_step(self.ctx, job)
@@ -192,6 +202,8 @@ class ServerCampaignPort:
 
     def act(self, entry: RepoEntry, action: JobAction) -> JobView:
         job = self._job(entry)
+        if action is JobAction.SKIP:
+            return self._skip(entry, job)
         if job is None:
             return self.read(entry, passes_gates=False)
         if action is JobAction.REPLAN:
@@ -221,6 +233,21 @@ class ServerCampaignPort:
         update_issue_body(self.client, owner, name, job.number, body)
         return self._view(self._job(entry) or job)
 
+    def _skip(self, entry: RepoEntry, job: Job | None) -> JobView:
+        """`skip`: refused unless whoever said it may steer in that repository; its open job is
+        cancelled first."""
+        who = self.doc.approved_by
+        decision = steering_decision(
+            self.client, entry.name, login=who, action="`skip`", actor_id=self.doc.approved_by_id,
+            approvers=job.config.approvers if job is not None else [],
+            approver_ids=job.server.approver_ids if job is not None else None)
+        if not decision.allowed:
+            return JobView(state=entry.state, refused=f"@{who} may not steer in {entry.name}: "
+                                                      f"{decision.reason}")
+        if job is not None and entry.state in OPEN_STATES:
+            self._steer(job, Verb.CANCEL)
+        return self._view(job) if job is not None else JobView(state=entry.state)
+
     def _steer(self, job: Job, verb: Verb) -> str:
         """Answer the job's gate in the name of the person who steered the campaign; '' when
         done, else why not (their permission in that repository comes first)."""
@@ -247,15 +274,16 @@ class ServerCampaignPort:
         done = [b for b in job.batches if b.status is BatchStatus.COMPLETED]
         pull = job.server.pull
         where = f"{job.repo}#{pull.number if pull is not None else job.number}"
-        link = f"{self.web}/{job.repo}/" + (f"pull/{pull.number}" if pull is not None
-                                           else f"issues/{job.number}")
+        issue = f"{self.web}/{job.repo}/issues/{job.number}"
+        pull_link = f"{self.web}/{job.repo}/pull/{pull.number}" if pull is not None else ""
         gate = str(job.gate.kind) if job.gate is not None else ""
         state = RepoState.NEEDS_HUMAN if needs_human else job_state(job)
-        answer = f"/stepwise status on {where}" if state is RepoState.NEEDS_HUMAN else (
-            f"/stepwise approve on {where}" if state is RepoState.WAITING else "")
-        return JobView(state=state, job=f"{job.repo}#{job.number}", gate=gate, answer=answer,
+        answers = tuple(f"/stepwise {words}" for words in gate_answers(job)) if state in (
+            RepoState.NEEDS_HUMAN, RepoState.WAITING) else ()
+        return JobView(state=state, job=f"{job.repo}#{job.number}", gate=gate,
+                       answers=answers, where=where if answers else "", pull=pull_link,
                        reason=reason or (job.gate.reason.splitlines()[0][:200]
                                          if job.gate is not None and state is
                                          RepoState.NEEDS_HUMAN and job.gate.reason else ""),
                        batches_done=len(done), batches_total=len(job.batches),
-                       files_done=sum(len(b.files) for b in done), link=link)
+                       files_done=sum(len(b.files) for b in done), link=pull_link or issue)

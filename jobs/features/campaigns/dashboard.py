@@ -6,6 +6,7 @@ are, by folding groups and naming what was left out."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, RepoState
 
@@ -24,13 +25,20 @@ GROUPS: tuple[tuple[RepoState, str, bool], ...] = (  # state, heading, folded
     (RepoState.SKIPPED, "Skipped", True),
     (RepoState.LEFT_OUT, "Left out", True),
 )
+# Rows that show the files in scope by name (folded beyond FILES_SHOWN): not started yet.
+BEFORE_START = frozenset({RepoState.PREVIEWED, RepoState.APPROVED, RepoState.NO_ACCESS})
+FILES_SHOWN = 3
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
 
 
 def plain(text: str) -> str:
     """Untrusted text shown as text: Markdown and HTML inert, mentions and references unlinked,
     one line."""
-    text = _SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    return _inert(" ".join(text.split()))
+
+
+def _inert(text: str) -> str:
+    text = _SPECIAL.sub(r"\\\1", text)
     return text.replace("@", "@\u200b").replace("#", "#\u200b")
 
 
@@ -39,21 +47,61 @@ def _bar(done: int, total: int, width: int = 20) -> str:
     return "▓" * filled + "░" * (width - filled)
 
 
+def code(text: str) -> str:
+    """Text as one inline code span inside a table cell: inert whatever it holds (a span's
+    content is not Markdown; a longer run of backticks fences one inside; `|` would end the
+    cell even there, so it is escaped as GitHub's tables want)."""
+    text = " ".join(text.split()).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def cell(text: str) -> str:
+    """Untrusted text for a table cell where `code spans` stay code: the parts between pairs of
+    backticks become code spans, the rest `plain` (reasons name config keys as `this`; escaping
+    their backticks showed them literally on GitHub)."""
+    parts = " ".join(text.split()).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: all of it is plain text
+        return plain(text)
+    return "".join(code(part) if index % 2 else _inert(part)
+                   for index, part in enumerate(parts) if part or not index % 2)
+
+
+def _link(text: str, url: str) -> str:
+    return f"[{plain(text)}]({url})" if re.fullmatch(r"https?://[^\s()<>]+", url) else plain(text)
+
+
+def _answers(entry: RepoEntry) -> str:
+    commands = entry.answers or ([entry.answer] if entry.answer else [])
+    if not commands:
+        return ""
+    said = " or ".join(code(command) for command in commands)
+    if not entry.where:
+        return said
+    return f"{said} on {_link(entry.where, entry.pull or entry.link)}"
+
+
 def _row(entry: RepoEntry) -> str:
-    link = f"[{plain(entry.name)}]({entry.link})" if entry.link.startswith("https://") \
-        else plain(entry.name)
+    name = _link(entry.name, entry.link)
+    if entry.pull and entry.pull != entry.link:
+        name += f" ({_link('pull request', entry.pull)})"
     batches = f"{entry.batches_done}/{entry.batches_total}" if entry.batches_total else "—"
     scope = f"{entry.files} files" + (f", {entry.targets} targets" if entry.targets else "")
-    gate = f"`{entry.gate}`" if entry.gate else ""
-    answer = f"`{entry.answer}`" if entry.answer else ""
-    return (f"| {link} | {scope} | {batches} | {plain(entry.ci) or '—'} | "
-            f"{gate} {plain(entry.reason)} | {answer} |")
+    gate = code(entry.gate) if entry.gate else ""
+    if entry.state in BEFORE_START and entry.paths:  # what a reviewer approves
+        shown = entry.paths[:FILES_SHOWN]
+        scope += ": " + ", ".join(code(path) for path in shown) + (
+            f" and {entry.files - len(shown)} more" if entry.files > len(shown) else "")
+    checks = " ".join(code(command) for command in entry.checks) or "—"
+    return (f"| {name} | {scope} | {checks} | {batches} | {plain(entry.ci) or '—'} | "
+            f"{gate} {cell(entry.reason)} | {_answers(entry)} |")
 
 
 def _group(heading: str, entries: list[RepoEntry], folded: bool, cap: int) -> str:
     shown = entries[:cap]
-    lines = ["| repository | scope | batches | CI | gate or reason | to answer |",
-             "|---|---|---|---|---|---|", *(_row(e) for e in shown)]
+    lines = ["| repository | scope | validation | batches | CI | gate or reason | to answer |",
+             "|---|---|---|---|---|---|---|", *(_row(e) for e in shown)]
     if len(entries) > len(shown):
         lines.append(f"\n… and {len(entries) - len(shown)} more (the task center lists all).")
     table = "\n".join(lines)
@@ -63,20 +111,22 @@ def _group(heading: str, entries: list[RepoEntry], folded: bool, cap: int) -> st
     return f"### {title}\n\n{table}"
 
 
-def render_dashboard(campaign: Campaign, *, steer: str = "/stepwise campaign",
+def render_dashboard(campaign: Campaign, *, steer: str | Callable[[str], str] = "/stepwise campaign",
                      task_center: str = "", limit: int = BODY_LIMIT) -> str:
-    """The dashboard Markdown, at most `limit` characters."""
+    """The dashboard Markdown, at most `limit` characters. `steer`: the prefix of a campaign
+    command, or what makes the whole command from its words (locally, quoted for a shell)."""
+    say = steer if callable(steer) else (lambda words, prefix=steer: f"{prefix} {words}")
     in_scope = len(campaign.repos) - campaign.count(RepoState.LEFT_OUT)
     files_total, files_done = campaign.tally["files_planned"], campaign.tally["files_done"]
     done = campaign.count(RepoState.COMPLETED)
-    status = f"**{campaign.status}**" + (f": {plain(campaign.status_reason)}"
+    status = f"**{campaign.status}**" + (f": {cell(campaign.status_reason)}"
                                          if campaign.status_reason else "")
     head = [MARKER.format(id=campaign.id), f"## Campaign: {plain(campaign.title)}", "",
             f"Status: {status} · {done} of {in_scope} repositories completed · "
             f"{campaign.waves_started} wave(s) started", "",
             f"Burndown: {files_done} of {files_total} files done `{_bar(files_done, files_total)}`",
             ""]
-    head += _next_moves(campaign, steer)
+    head += _next_moves(campaign, say)
     if task_center:
         head.append(f"\nEvery repository, with its history: {task_center}")
     groups = [(heading, campaign.entries(state), folded)
@@ -90,17 +140,19 @@ def render_dashboard(campaign: Campaign, *, steer: str = "/stepwise campaign",
         cap //= 2
 
 
-def _next_moves(campaign: Campaign, steer: str) -> list[str]:
+def _next_moves(campaign: Campaign, say: Callable[[str], str]) -> list[str]:
+    def c(words: str) -> str:
+        return code(say(words))
     if campaign.status is CampaignStatus.PLAN:
-        return [f"This is the preview; no repository was changed. To start: `{steer} approve all`"
-                f" (or `{steer} approve <repo>` for one), or `{steer} cancel`."]
+        return [f"This is the preview; no repository was changed. To start: {c('approve all')}"
+                f" (or {c('approve <repo>')} for one), or {c('cancel')}."]
     if campaign.status is CampaignStatus.HALTED:
-        return [f"Halted. Fix the spec or the repositories, then `{steer} resume`; "
-                f"`{steer} retry-failed` retries the repositories that need a human."]
+        return [f"Halted. Fix the spec or the repositories, then {c('resume')}; "
+                f"{c('retry-failed')} retries the repositories that need a human."]
     if campaign.status is CampaignStatus.PAUSED:
-        return [f"Paused. `{steer} resume` starts the next wave."]
+        return [f"Paused. {c('resume')} starts the next wave."]
     if campaign.status is CampaignStatus.RUNNING:
-        return [f"Commands: `{steer} approve all` passes every plan and milestone gate, "
-                f"`{steer} retry-failed`, `{steer} skip <repo> <reason>`, `{steer} pause`, "
-                f"`{steer} cancel`, `{steer} add <repo>`."]
+        return [f"Commands: {c('approve all')} passes every plan and milestone gate, "
+                f"{c('retry-failed')}, {c('skip <repo> <reason>')}, {c('pause')}, "
+                f"{c('cancel')}, {c('add <repo>')}."]
     return []

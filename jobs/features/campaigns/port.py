@@ -22,7 +22,7 @@ from jobs.features.campaigns.selection import RepoFacts, left_out_reason
 from jobs.features.campaigns.settings import CampaignSettings
 from jobs.features.campaigns.steering import JobAction, Steered
 from jobs.kernel.job import Job
-from jobs.kernel.model import JobStatus
+from jobs.kernel.model import GATES, JobStatus
 
 
 def plan_digest(files: Sequence[str]) -> str:
@@ -41,6 +41,11 @@ class Preview:
     files: int
     targets: int
     digest: str  # of the files in scope: a job whose plan differs stops at its own plan gate
+    paths: tuple[str, ...] = ()     # the files in scope, the first SAMPLE_FILES of them
+    validate: tuple[str, ...] = ()  # the validation commands that will judge it
+
+
+SAMPLE_FILES = 5  # files in scope a preview keeps by name; the dashboard folds beyond 3
 
 
 @dataclass(frozen=True)
@@ -50,13 +55,25 @@ class JobView:
     state: RepoState
     job: str = ""
     gate: str = ""
-    answer: str = ""
     reason: str = ""
     batches_done: int = 0
     batches_total: int = 0
     files_done: int = 0
     link: str = ""
     ci: str = ""
+    answers: tuple[str, ...] = ()  # the commands that answer its gate, as the mode says them
+    pull: str = ""                 # its pull request's address
+    where: str = ""                # where the answers are said (server: `owner/repo#N`)
+    refused: str = ""              # the command was refused there: why (nothing changed)
+
+
+def gate_answers(job: Job) -> tuple[str, ...]:
+    """The answers the job's open gate takes (its usual one first, with their arguments as
+    `<placeholders>`), from the gate table; cancel is the campaign's own `skip`."""
+    if job.gate is None:
+        return ()
+    rule = GATES[job.gate.kind]
+    return (str(rule.verb), *(c for c in rule.other_choices if c != "cancel"))
 
 
 NOT_ADDED = ("{target}: not added. Stepwise adds a repository only when the App is installed "
@@ -101,13 +118,15 @@ def record_view(entry: RepoEntry, view: JobView) -> None:
     """One repository event: O(1) on the record."""
     if entry.state is RepoState.SKIPPED:
         return  # skipped by a command: its job's own ending does not bring it back
-    entry.state, entry.gate, entry.answer = view.state, view.gate, view.answer
+    entry.state, entry.gate, entry.answer = view.state, view.gate, ""
     if view.state is RepoState.NO_ACCESS:
         entry.wave = None  # not started: someone with access approves it again
     entry.reason = view.reason
     entry.batches_done, entry.batches_total = view.batches_done, view.batches_total
     entry.files_done = view.files_done
     entry.job, entry.link, entry.ci = view.job or entry.job, view.link or entry.link, view.ci
+    entry.answers, entry.where = list(view.answers), view.where
+    entry.pull = view.pull or entry.pull
 
 
 def preview_entry(name: str, settings: CampaignSettings, port: CampaignPort) -> RepoEntry:
@@ -119,7 +138,8 @@ def preview_entry(name: str, settings: CampaignSettings, port: CampaignPort) -> 
     except LeftOut as exc:
         return RepoEntry(name=name, state=RepoState.LEFT_OUT, reason=str(exc))
     return RepoEntry(name=name, state=RepoState.PREVIEWED, files=found.files,
-                     targets=found.targets, preview_digest=found.digest)
+                     targets=found.targets, preview_digest=found.digest,
+                     paths=list(found.paths[:SAMPLE_FILES]), checks=list(found.validate))
 
 
 def drive(campaign: Campaign, settings: CampaignSettings, port: CampaignPort,
@@ -160,6 +180,14 @@ def carry_out(campaign: Campaign, settings: CampaignSettings, steered: Steered,
             continue
         entry = campaign.repos[name]
         view = port.act(entry, action)
+        if view.refused:  # refused in that repository: the record keeps what it had
+            said.append(f"{name}: `{action}` refused: {view.refused}")
+            continue
+        if action is JobAction.SKIP:
+            entry.state, entry.reason = RepoState.SKIPPED, steered.reason
+            campaign.log(now, f"skip {entry.name}: {steered.reason}")
+            said.append(f"{name}: skipped")
+            continue
         if entry.state is not RepoState.SKIPPED:
             record_view(entry, view)
         said.append(f"{name}: {action} → {view.state}" + (f" ({view.reason})" if view.reason
@@ -183,6 +211,7 @@ def apply_spec_change(campaign: Campaign, digest: str, settings: CampaignSetting
         fresh = preview_entry(entry.name, settings, port)
         entry.files, entry.targets = fresh.files, fresh.targets
         entry.preview_digest = fresh.preview_digest
+        entry.paths, entry.checks = fresh.paths, fresh.checks
         if fresh.state is RepoState.LEFT_OUT:
             entry.state, entry.reason = RepoState.LEFT_OUT, fresh.reason
     campaign.replan = [entry.name for entry in campaign.entries(*OPEN_STATES)]

@@ -61,6 +61,8 @@ class RepoEntry(BaseModel):
     files: int = 0                 # files in scope at the preview
     targets: int = 0               # `find` matches at the preview
     preview_digest: str = ""       # what was approved: a later plan that differs stops
+    paths: list[str] = Field(default_factory=list)     # the first files in scope, by name
+    checks: list[str] = Field(default_factory=list)    # its validation commands
     wave: int | None = None        # 0: the canaries; None: not started
     job: str = ""                  # the job's handle in its mode (local: its issue number)
     link: str = ""                 # its pull request (server) or branch (local)
@@ -68,7 +70,10 @@ class RepoEntry(BaseModel):
     batches_total: int = 0
     files_done: int = 0
     gate: str = ""                 # the open gate of its job, if any
-    answer: str = ""               # the command that answers that gate
+    answer: str = ""               # (records before `answers`) the command that answers it
+    answers: list[str] = Field(default_factory=list)  # the commands that answer its gate
+    pull: str = ""                 # its pull request's address, once it has one
+    where: str = ""                # where `answers` are said: `owner/repo#N` (server)
     ci: str = ""                   # its CI state, where the mode has CI
     acknowledged: bool = False     # needs a human, and `resume` was said since: not counted again
     replanning: bool = False       # re-planned after a spec change `resume` approved: its next
@@ -104,7 +109,10 @@ def contribution(entry: RepoEntry) -> dict[str, int]:
                             and not entry.acknowledged),
             "files_planned": entry.files if entry.state not in (RepoState.LEFT_OUT,
                                                                 RepoState.SKIPPED) else 0,
-            "files_done": entry.files_done if entry.state is not RepoState.LEFT_OUT else 0}
+            # The same entries as files_planned, and never more than planned: one tally feeds
+            # every figure ("12 of 11 files done" counted a skipped repository's work).
+            "files_done": min(entry.files_done, entry.files) if entry.state not in (
+                RepoState.LEFT_OUT, RepoState.SKIPPED) else 0}
 
 
 def recount(entries: list[RepoEntry]) -> dict[str, int]:

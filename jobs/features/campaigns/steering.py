@@ -43,6 +43,8 @@ class JobAction(StrEnum):
     CANCEL = "cancel"
     PREVIEW = "preview"  # `add`: the mode previews the repository, then it waits for approval
     REPLAN = "replan"    # `resume` after a spec change: the job re-plans its files not done
+    SKIP = "skip"        # `skip`: its job (if open) is cancelled, then it is marked skipped,
+                         # only when whoever said it may steer in that repository
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Steered:
 
     message: str
     actions: tuple[tuple[str, JobAction], ...] = ()
+    reason: str = ""  # `skip`'s reason, recorded once the repository accepted it
 
 
 def parse_command(text: str) -> CampaignCommand:
@@ -146,11 +149,10 @@ def apply(campaign: Campaign, command: CampaignCommand, now: datetime, *,
                        " that needed a human.", tuple((e.name, JobAction.RETRY) for e in retry))
     if verb is CampaignVerb.SKIP:
         entry = find_entry(campaign, command.target)
-        was_open = entry.state in OPEN_STATES
-        entry.state, entry.reason = RepoState.SKIPPED, command.reason
-        campaign.log(now, f"skip {entry.name}: {command.reason}")
-        return Steered(f"{entry.name} is skipped.",
-                       ((entry.name, JobAction.CANCEL),) if was_open else ())
+        if entry.state in (RepoState.SKIPPED, RepoState.LEFT_OUT):
+            return Steered(f"{entry.name} is {entry.state.replace('_', ' ')} already.")
+        return Steered(f"Skipping {entry.name}.", ((entry.name, JobAction.SKIP),),
+                       reason=command.reason)
     if verb is CampaignVerb.PAUSE:
         if campaign.status is not CampaignStatus.RUNNING:
             return Steered(f"The campaign is {campaign.status}, not running; nothing to pause.")

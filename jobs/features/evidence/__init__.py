@@ -40,4 +40,17 @@ Modules:
   kept), coverage_starter.py (the `sitecustomize` copied into the sandbox), coverage_read.py
   (the probes' reports read within caps and mapped onto the changed lines), coverage_gate.py
   (the verdict before the commit).
+- Edit shapes (the grouping itself is jobs/decisions/edit_shapes.py, which campaigns sum too):
+  shapes_texts.py (the batches', milestones' and the plan's shapes, what was approved, why a
+  milestone needs a person, pure), shapes_hooks.py (shapes recorded before each commit, the
+  plan's dry run, a milestone of known shapes passing its gate on its own).
+- Forecast: forecast.py (the forecast and the actual figures, pure), forecast_texts.py (the plan's
+  and the note's lines, pure), forecast_store.py (what earlier jobs measured, kept per
+  repository; the forecast fixed at approval).
+- The `tests` facet, the test-integrity guard: integrity.py compares what the tests check before
+  and after a batch (its data: integrity_shapes.py), reading Python test files through `ast`
+  (integrity_python.py), JavaScript/TypeScript ones by pattern (integrity_js.py), configuration
+  that selects tests (integrity_config.py) and the runners' reports (integrity_reports.py; asked
+  for by integrity_argv.py); integrity_parts.py holds its record, the `tests_weakened` gate and
+  its words (all pure); integrity_hooks.py its probe and verdict.
 """

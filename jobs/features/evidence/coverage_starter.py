@@ -40,6 +40,8 @@ def _start(config: dict[str, Any]) -> None:
             why = f"coverage.py could not be imported by {sys.executable} ({exc})"
             _write(out, "failed", {"why": why})
             return
+    if sys.version_info >= (3, 12):  # sys.monitoring: code outside the batch's files runs free
+        os.environ.setdefault("COVERAGE_CORE", "sysmon")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         measure = coverage.Coverage(data_file=None, include=list(config["include"]),

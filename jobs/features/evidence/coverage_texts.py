@@ -11,7 +11,7 @@ from jobs.features.evidence.texts import FacetTexts, listed, share
 from jobs.kernel.feature_parts import GateRow, LineMark
 from jobs.kernel.gate_passes import PassRow
 from jobs.kernel.job import Batch, Job, OpenGate
-from jobs.kernel.model import GateRule, Verb
+from jobs.kernel.model import BatchStatus, GateRule, Verb
 
 UNCOVERED_CHANGE = "uncovered_change"  # the gate's kind, as records store it
 RUN = "changed lines run by the tests"
@@ -108,6 +108,20 @@ def marks(job: Job, batch: Batch) -> list[LineMark]:
     return found
 
 
+def holds(job: Job, batch: Batch) -> str:
+    """Why the batch's coverage needs a person: not measured, under the floor, or (without a
+    floor) a changed line no test ran."""
+    if batch.status is not BatchStatus.COMPLETED:
+        return ""
+    record = record_of(batch)
+    if record is None or not record.measured:
+        return "its changed lines were not measured"
+    if below(job, record) or (job.config.evidence.min_changed_coverage is None
+                              and record.run < record.total):
+        return f"the tests ran {share(record.run, record.total)} of its changed lines"
+    return ""
+
+
 def passing(job: Job, gate: OpenGate, verb: Verb, batch: Batch | None) -> str:
     """`approve` commits the batch as it is (the next attempt lets it past the floor once)."""
     if batch is None:
@@ -128,4 +142,4 @@ GATE = GateRow(
     PassRow(passing))
 
 TEXTS = FacetTexts(FACET, batch=batch_lines, words=card_words, milestone=milestone_lines,
-                   job=job_lines, marks=marks, gates=(GATE,))
+                   job=job_lines, marks=marks, gates=(GATE,), holds=holds)

@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobs.engine.context import Feature, JobContext, JobHook, MilestoneEndHook, Outcome
+from jobs.engine.context import (
+    Feature,
+    JobContext,
+    JobHook,
+    MilestoneEndHook,
+    Outcome,
+    SafePointHook,
+)
 from jobs.engine.validation_hooks import (
     ValidationHook,
     VerifyHook,
@@ -27,6 +34,7 @@ class FacetHooks:
     planned: JobHook | None = None  # the plan is made, before the baseline and the plan gate
     before_milestone_end: MilestoneEndHook | None = None
     at_end: JobHook | None = None
+    safe_point: SafePointHook | None = None  # before the next piece of work (never holds it)
 
 
 def feature(name: str, hooks: Sequence[FacetHooks], parts: FeatureParts) -> Feature:
@@ -34,6 +42,10 @@ def feature(name: str, hooks: Sequence[FacetHooks], parts: FeatureParts) -> Feat
     planned = [h.planned for h in hooks if h.planned is not None]
     ends = [h.before_milestone_end for h in hooks if h.before_milestone_end is not None]
     at_end = [h.at_end for h in hooks if h.at_end is not None]
+    safe_points = [h.safe_point for h in hooks if h.safe_point is not None]
+
+    def run_safe_points(engine: JobContext) -> Outcome | bool | None:
+        return next((taken for hook in safe_points if (taken := hook(engine))), None)
 
     def run_planned(engine: JobContext) -> None:
         for hook in planned:
@@ -54,4 +66,5 @@ def feature(name: str, hooks: Sequence[FacetHooks], parts: FeatureParts) -> Feat
         planned=run_planned if planned else None,
         before_milestone_end=milestone_end if ends else None,
         at_end=run_at_end if at_end else None,
+        safe_point=run_safe_points if safe_points else None,
         parts=parts)

@@ -21,7 +21,9 @@ def job_lines(job: Job) -> list[str]:
 
 
 def plan_lines(job: Job) -> list[str]:
-    return [line for facet in FACETS if facet.plan is not None for line in facet.plan(job)]
+    """Each facet's plan lines as an item of the plan's list, its later lines under it."""
+    return [("- " if index == 0 else "  - ") + line for facet in FACETS if facet.plan is not None
+            for index, line in enumerate(facet.plan(job))]
 
 
 def milestone_lines(job: Job, milestone: int) -> list[str]:

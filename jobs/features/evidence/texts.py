@@ -21,7 +21,7 @@ class FacetTexts:
     and the note's `## Evidence`; `words` a few words for the card's batch line; `milestone`
     lines summed over a milestone (the card, the milestone gate); `plan` lines in the plan and
     at the plan gate; `job` job-wide lines (the note's section head, the `Stepwise` check run);
-    `marks` the batch's annotations on its check runs."""
+    `marks` the batch's annotations on its check runs; `holds` why the batch needs a person."""
 
     name: str
     batch: Callable[[Job, Batch], list[str]] | None = None
@@ -31,6 +31,9 @@ class FacetTexts:
     job: Callable[[Job], list[str]] | None = None
     marks: Callable[[Job, Batch], list[LineMark]] | None = None
     gates: tuple[GateRow, ...] = ()
+    # Why a committed batch needs a person's look ("" when nothing): a milestone passes its gate
+    # on its own (`gates.auto_approve_known_shapes`) only when no facet holds any of its batches.
+    holds: Callable[[Job, Batch], str] | None = None
 
 
 def listed(items: Sequence[str], limit: int = LIST_LIMIT) -> str:

@@ -1,7 +1,7 @@
 """The recipe registry (jobs/inputs/recipes.py, filled by jobs/recipes/__init__.py's
 `install_recipes`): a toy recipe defined in this one module and registered with one line
 parses, is checked, shows in the plan and carries a real local job to completion; a spec read
-before any recipe is installed fails naming the fix, and the README's key table names every
+before any recipe is installed fails naming the fix, and the spec key reference names every
 built-in recipe's keys. (Which process installs them: tests/jobs/test_composition.py.)"""
 
 from __future__ import annotations
@@ -31,8 +31,6 @@ from jobs.recipes import (
 )
 from tests.kit.local_e2e import Recorder, assert_exit, build_sample, issue, load_job, session
 from tests.kit.repos import git
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 class UpperOptions(BaseModel):
@@ -99,12 +97,13 @@ def test_the_built_in_recipes_are_registered_with_their_keys() -> None:
         "replace": True, "command": True, "llm": False}
 
 
-def test_the_readme_key_table_names_every_built_in_recipes_keys() -> None:
-    readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("<!-- spec-keys:start"):readme.index("<!-- spec-keys:end -->")]
+def test_the_spec_key_reference_names_every_built_in_recipes_keys() -> None:
+    from jobs.inputs.key_docs import spec_table
+
+    table = spec_table()  # the docs site's "Task spec keys" page (scripts/docs_reference.py)
     for recipe in BUILT_IN:
         for key in recipe.rules.keys:
-            assert f"| `{key}` |" in table, f"README's spec key table lacks `{key}`"
+            assert f"| `{key}` |" in table, f"the spec key reference lacks `{key}`"
         assert f"`{recipe.rules.name}`" in table  # the `recipe` row names it
 
 

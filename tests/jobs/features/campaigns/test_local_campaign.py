@@ -50,8 +50,10 @@ def test_preview_changes_nothing_and_waits_at_the_plan_gate(tmp_path: Path) -> N
     result = run_campaign(issue(tmp_path), repos)
     assert result.exit_code == 3
     assert "This is the preview" in result.dashboard
-    assert "| one | 1 files, 2 targets |" in result.dashboard
-    assert "no \\`find\\` match" in result.dashboard  # `two` is left out, with the reason
+    # Per repository: the files in scope by name, and the validation that will judge it.
+    assert ("| one | 1 files, 2 targets: `app/user.py` | "
+            "`python -m unittest discover -s tests -q` |") in result.dashboard
+    assert "no `find` match: nothing to change" in result.dashboard  # `two`, with the reason
     for repo in repos:  # no job, no branch anywhere
         assert FileStore(Repository(repo).state_dir).numbers() == []
         assert git(repo, "branch", "--list", "stepwise/*") == ""
@@ -175,3 +177,68 @@ def test_reading_a_repository_back_reads_its_job_record_once(
     assert loads == [1]
     # What the one read gave: the state, and the reason from the job's status message.
     assert again.dashboard == halted.dashboard and "`failure`" in again.dashboard
+
+
+def printed_commands(dashboard: str, start: str) -> list[str]:
+    """The commands the dashboard prints in code spans, beginning with `start`."""
+    import re
+    return [c for c in re.findall(r"`([^`]+)`", dashboard) if c.startswith(start)]
+
+
+def test_every_printed_command_runs_as_printed(tmp_path: Path) -> None:
+    """Pasted into a POSIX shell as printed, the dashboard's commands work, paths with spaces
+    and all: the preview's `approve all`, then the answer a repository's gate prints."""
+    import subprocess
+
+    from tests.kit.local_e2e import STEPWISE
+
+    home = tmp_path / "my campaigns"
+    home.mkdir()
+    repos = [checkout(home, "svc one"), checkout(home, "svc two", broken=True)]
+    path = issue(home, "canary: 2\n  halt_when_failing: 1")
+    preview = run_campaign(path, repos)
+    approve = printed_commands(preview.dashboard, "stepwise campaign")
+    assert approve[0] == (f"stepwise campaign --issue '{path}' --command 'approve all'"), approve
+    env = {"PATH": f"{STEPWISE.parent}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run(approve[0], shell=True, capture_output=True, text=True, timeout=300,
+                          env=env, check=False)
+    assert done.returncode == 4, done.stderr  # ran: `svc two` needs a human
+    dashboard = (default_state_dir(path) / "dashboard.md").read_text()
+    retry = printed_commands(dashboard, "stepwise retry")
+    assert retry == [f"stepwise retry --repo '{home / 'svc two'}' --number 1"], dashboard
+    done = subprocess.run(retry[0], shell=True, capture_output=True, text=True, timeout=300,
+                          env=env, check=False)
+    assert done.returncode == 4 and "no such option" not in done.stderr.lower(), done.stderr
+    assert "Batch 1" in done.stdout or "failure" in done.stdout + done.stderr
+
+
+def test_yes_approves_the_campaigns_plan_gate_as_run_yes_does(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.kit.local_e2e import STEPWISE
+
+    repos = [checkout(tmp_path, "a"), checkout(tmp_path, "b")]
+    path = issue(tmp_path, "canary: 1\n  wave: 1")
+    done = subprocess.run([str(STEPWISE), "campaign", "--issue", str(path),
+                           *map(str, repos), "--yes"], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 repositories approved" in done.stdout
+    assert "Status: **completed**" in (default_state_dir(path) / "dashboard.md").read_text()
+    for repo in repos:
+        assert "return new(x) * 2" in committed(repo)
+
+
+def test_a_rerun_follows_the_earlier_job_instead_of_starting_a_duplicate(tmp_path: Path) -> None:
+    """The campaign's state folder is lost (another machine, a clean-up): running it again
+    over the same checkout finds the job an earlier run started there, its branch unmerged."""
+    import shutil
+
+    repo = checkout(tmp_path, "svc")
+    path = issue(tmp_path, "canary: 1")
+    assert run_campaign(path, [repo], yes=True).exit_code == 0
+    shutil.rmtree(default_state_dir(path))
+    again = run_campaign(path, [repo], yes=True)
+    assert FileStore(Repository(repo).state_dir).numbers() == [1]  # no second job
+    assert git(repo, "branch", "--list", "stepwise/*").split() == ["stepwise/issue-1"]
+    assert again.exit_code == 0 and "1 of 1 repositories completed" in again.dashboard

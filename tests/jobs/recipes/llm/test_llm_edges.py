@@ -1,5 +1,5 @@
 """Edges of the llm editor: batches too large for the context, the scope gate, the demo's script,
-and the README's settings table."""
+and the docs' settings table (docs/guides/llm.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from jobs.local import LocalSession, read_issue
 from jobs.recipes.llm_settings import ENV_PREFIX, LlmSettings
 from tests.kit.llm import answer, good_reply, head_text, llm_issue, llm_session, unified
 from tests.kit.local_e2e import (
-    ROOT,
     VALIDATE,
     Recorder,
     assert_exit,
@@ -113,8 +112,10 @@ def test_the_scripted_demo_shows_every_kind_of_feedback(tmp_path: Path) -> None:
     assert any("model round 1" in text for _, text in recorder.seen)
 
 
-def test_the_readme_documents_every_llm_setting() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_document_every_llm_setting() -> None:
+    from tests.kit.docs import page
+
+    readme = page("guides/llm.md")
     for name in LlmSettings.model_fields:
         assert f"`{ENV_PREFIX}{name.upper()}`" in readme, name
     assert "stepwise demo --llm-scripted" in readme
