@@ -120,6 +120,10 @@ class ServerCommands:
     def __init__(self, ctx: ServerContext, event: Event) -> None:
         self.ctx, self.event = ctx, event
 
+    @property
+    def actor(self) -> str:
+        return f"@{self.event.sender}"
+
     def help_table(self) -> str:
         return help_table()
 
