@@ -98,13 +98,16 @@ def run_commands(sandbox: Sandbox, argvs: list[list[str]], *, cwd: Path, policy:
                  ) -> tuple[list[CommandEvidence], CommandEvidence | None]:
     """Run each command in order, stopping at the first failure; return evidence and the failure
     (`logs` gets each command's output as far as it was kept, for a failed attempt's log).
-    `request` adds a validation hook's environment and writable directories to each command."""
+    `request` adds a validation hook's environment, writable directories and options to each
+    command; the evidence names the command as the config wrote it."""
     evidence: list[CommandEvidence] = []
     for index, argv in enumerate(argvs):
         added = request.environment(index) if request is not None else {}
         ran_with = replace(policy, env={**policy.env, **added}) if added else policy
-        result = sandbox.run(argv, cwd=cwd, policy=ran_with,
+        result = sandbox.run(request.argv(index, argv) if request is not None else argv,
+                             cwd=cwd, policy=ran_with,
                              writable=request.writable if request is not None else ())
+        result = replace(result, argv=tuple(argv))
         if result.cancelled:
             raise CommandCancelled(result.summary())
         if logs is not None:

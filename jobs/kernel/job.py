@@ -96,6 +96,7 @@ class OpenGate(Record):
     shown_at: datetime | None = None  # when GitHub confirmed the gate's comment (server mode)
     while_planning: bool = False  # it stopped the job before a plan existed: passing it plans
     cause: FailureCauseKind | None = None  # a `failure` gate's reason, its row in the pass table
+    answered_by: str = ""  # who answered it ("@login"; locally the user), set as it is passed
 
     @model_validator(mode="before")
     @classmethod
