@@ -37,6 +37,7 @@ import pytest
 from tests.kit import (
     github_routes,
     github_routes_actions,
+    github_routes_app,
     github_routes_campaigns,
     github_routes_checks,
     github_routes_git,
@@ -65,8 +66,8 @@ if TYPE_CHECKING:
 LIVE_FAKES: list[FakeGitHub] = []
 
 # Importing them registers their routes.
-ENDPOINT_MODULES = (github_routes, github_routes_campaigns, github_routes_orgs, github_routes_people,
-                    github_routes_pulls, github_routes_checks, github_routes_statuses,
+ENDPOINT_MODULES = (github_routes, github_routes_app, github_routes_campaigns, github_routes_orgs,
+                    github_routes_people, github_routes_pulls, github_routes_checks, github_routes_statuses,
                     github_routes_actions, github_routes_git)
 
 
