@@ -7,8 +7,9 @@ a real pytest suite of a few hundred tests) is moved to `new_api` by a local job
 `--batch-size` files, run by the real engine in the real sandbox, twice in the same run: with
 the evidence feature (changed-line coverage under coverage.py limited to the batch's files, the
 edit shapes, the plan's dry run and forecast) and without it (the feature left out of the
-features' tuple). Prints per batch the median validation seconds and the job's wall seconds of
-each, and their ratios (target <= 1.3); then the forecast's error on the jobs: a first job
+features' tuple). Prints per batch the median validation seconds, the job's wall seconds and
+its CPU seconds (this process and its children: steadier than wall time on a shared machine)
+of each, and their ratios (target <= 1.3); then the forecast's error on the jobs: a first job
 (the baseline only) and a second one on the same repository (with the first one's figures).
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -105,14 +107,22 @@ def build(path: Path, modules: int, batch_size: int) -> None:
     git(path, "commit", "-q", "-m", "init")
 
 
-def run_job(path: Path, number: int, *, evidence: bool) -> tuple[Job, float]:
+def cpu_seconds() -> float:
+    """CPU time of this process and of every finished child (git, bubblewrap and what it ran):
+    on a machine shared with other work, it moves far less than wall time does."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), \
+        resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def run_job(path: Path, number: int, *, evidence: bool) -> tuple[Job, float, float]:
     features = FEATURES if evidence else tuple(f for f in FEATURES if f.name != "evidence")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds()
     session = LocalSession(path, number, sink=lambda kind, text: None, features=features)
     outcome = session.run(parse_issue_file(ISSUE), yes=True)
-    took = time.perf_counter() - started
+    took, spent = time.perf_counter() - started, cpu_seconds() - cpu
     assert outcome.exit_code == 0, outcome.message
-    return session.load(), took
+    return session.load(), took, spent
 
 
 def validation_s(job: Job) -> list[float]:
@@ -130,7 +140,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
     figures: dict[str, list[float]] = {"with": [], "without": [], "wall_with": [],
-                                       "wall_without": []}
+                                       "wall_without": [], "cpu_with": [], "cpu_without": []}
     errors: dict[str, list[float]] = {"runs_first": [], "wall_first": [], "runs_second": [],
                                       "wall_second": []}
     with tempfile.TemporaryDirectory(prefix="stepwise-bench-evidence-") as tmp:
@@ -138,14 +148,15 @@ def main() -> None:
             for evidence in (False, True):
                 repo = Path(tmp) / f"repo-{run}-{evidence}"
                 build(repo, args.modules, args.batch_size)
-                job, took = run_job(repo, 1, evidence=evidence)
+                job, took, spent = run_job(repo, 1, evidence=evidence)
                 batches = len(job.batches)
                 key = "with" if evidence else "without"
                 figures[key] += validation_s(job)
                 figures[f"wall_{key}"].append(took / batches)
+                figures[f"cpu_{key}"].append(spent / batches)
                 if not evidence:
                     continue
-                second, _ = run_job(repo, 2, evidence=True)  # the same work, after the first
+                second, _, _ = run_job(repo, 2, evidence=True)  # the same work, after the first
                 for label, measured in (("first", job), ("second", second)):
                     stated, done = job_facet(measured, FACET, Forecast), actual(measured)
                     assert stated is not None and done is not None
@@ -158,6 +169,8 @@ def main() -> None:
           f"the evidence: {med['with'] / med['without']:.2f}x (target <= 1.3)")
     print(f"  job wall per batch:   {med['wall_without']:.2f} s without, {med['wall_with']:.2f} s "
           f"with: {med['wall_with'] / med['wall_without']:.2f}x")
+    print(f"  job CPU per batch:    {med['cpu_without']:.2f} s without, {med['cpu_with']:.2f} s "
+          f"with: {med['cpu_with'] / med['cpu_without']:.2f}x (this process and its children)")
     for label, words in (("first", "first job (baseline only)"),
                          ("second", "second job (with the first's figures)")):
         print(f"  forecast error, {words}: validation runs "
