@@ -132,4 +132,6 @@ def probe(job: Job, batch: Batch, attempt: Attempt, under_test: TreeUnderTest,
             reports = coverage_read.read_reports(out, v8)
             put_batch_facet(batch, FACET, coverage_read.measure(
                 changed=changed, texts=texts, reports=reports, roots=roots, skipped=skipped))
+        else:  # a failed run is no evidence of what the tests run (an earlier attempt's goes)
+            put_batch_facet(batch, FACET, None)
     return result
