@@ -13,6 +13,7 @@ from bot.github.campaign_calls import (
     update_issue_body,
 )
 from bot.github.client import Installation
+from bot.github.write_budget import WriteBudgetWait
 from bot.plumbing.campaign_store import CampaignDoc
 from bot.plumbing.keys import cancelled_task_id
 from bot.plumbing.queue import enqueue
@@ -24,6 +25,7 @@ from jobs.basics.errors import StepwiseError
 from jobs.engine.engine import Base, create_job
 from jobs.engine.scope_preview import preview_scope
 from jobs.features.campaigns.port import (
+    PACED_ROW,
     SAMPLE_FILES,
     JobView,
     LeftOut,
@@ -164,6 +166,8 @@ class ServerCampaignPort:
                 job.untrusted_spec = True  # written by the App: only an approval passes `plan`
                 self.ctx.store.save(job)
                 queue_next_step(self.ctx, job)
+        except WriteBudgetWait:  # GitHub's write limit: it starts in a later pass, by itself
+            return JobView(state=RepoState.APPROVED, job=entry.job, reason=PACED_ROW)
         except StepwiseError as exc:
             return JobView(state=RepoState.FAILED, job=entry.job, reason=exc.message)
         return JobView(state=RepoState.WORKING, job=entry.job,
