@@ -73,6 +73,11 @@ class Settings(BaseSettings):
     backoff_s: tuple[float, ...] = Field(default=(5.0, 15.0, 45.0), min_length=1, max_length=10)
     # Waits between the tries of one repeat-safe GitHub call, retried in place (bot.github.errors).
     call_backoff_s: tuple[float, ...] = Field(default=(0.5, 1.0, 2.0), max_length=10)
+    # Each installation's content-creating GitHub requests (bot.github.write_budget): GitHub's
+    # secondary limits are 80 a minute and 500 an hour; up to the burst go at once, then spaced.
+    github_writes_per_minute: int = Field(default=80, ge=1, le=10_000)
+    github_writes_per_hour: int = Field(default=500, ge=1, le=100_000)  # GitHub's hourly limit
+    github_write_burst: int = Field(default=10, ge=1, le=1_000)  # writes sent at once, then spaced
     # How often the reconciler re-publishes what GitHub has not confirmed (bot.server.reconciler).
     reconcile_interval_s: int = Field(default=20, ge=1, le=3600)
     # How long a job waiting for CI goes without its checks read before the reconciler queues a

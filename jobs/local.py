@@ -5,6 +5,7 @@ and gives the features to the engine explicitly; nothing is registered by import
 
 from __future__ import annotations
 
+import getpass
 import shlex
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -65,6 +66,14 @@ def local_environments(state_dir: Path) -> EnvironmentCache:
 
 def read_issue(path: Path) -> IssueTask:
     return parse_issue_file(read_issue_text(path))
+
+
+def local_user() -> str:
+    """Who answers a gate locally, as the record names them: the user running the CLI."""
+    try:
+        return f"{getpass.getuser()} (local)"
+    except (KeyError, OSError):
+        return "the local user"
 
 
 class LocalWiring:
@@ -262,7 +271,8 @@ class LocalSession:
                 # Nobody else holds the lock: the job's process is gone. Resume it.
                 return "resuming the interrupted job", Engine(self.services, job).run()
             wiring = LocalWiring(self)
-            message = usecases.steer(wiring, job, verb, reason=reason, files=files)
+            message = usecases.steer(wiring, job, verb, reason=reason, files=files,
+                                     by=local_user())
             return message, wiring.outcome
 
     def revert(self, batch: int) -> tuple[str, Outcome]:

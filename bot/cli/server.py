@@ -62,7 +62,9 @@ def worker(
         from bot.plumbing.connections import dequeue_redis, warn_unless_noeviction, worker_redis
         from bot.server.context import ServerContext
         from bot.server.handlers import handlers
+        from bot.server.heartbeat import Heartbeat
         from bot.server.reaper import reap, run_reaper
+        from bot.server.recovery import recover_jobs
         from bot.server.worker import (
             RECONNECT_BACKOFF_S,
             install_handlers,
@@ -83,12 +85,17 @@ def worker(
         warn_unless_noeviction(context.redis)
         install_handlers(with_log_context(handlers(context)))  # job_id, repo, ... on each line
         context.warm_up()  # imports and clients every forked work horse would build again
+        heartbeat = Heartbeat(context.redis, recover=lambda: recover_jobs(context))
+        heartbeat.tick()  # counted at once; a Redis that lost its data is noticed at start
+        threading.Thread(target=heartbeat.run, args=(stop,), daemon=True,
+                         name="heartbeat").start()
         reap(context)  # recover jobs whose worker died, then keep looking in a thread
         threading.Thread(target=run_reaper, args=(context, stop), daemon=True,
                          name="reaper").start()
         try:
             run_worker(lambda: dequeue_redis(settings), burst=burst, worker_class=chosen,
-                       dequeue_timeout_s=settings.dequeue_timeout_s, stop=stop)
+                       dequeue_timeout_s=settings.dequeue_timeout_s, stop=stop,
+                       heartbeat=heartbeat)
         finally:
             stop.set()
     guarded(action)

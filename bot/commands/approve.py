@@ -10,7 +10,7 @@ from jobs.kernel.job import Job
 
 def handle(context: CommandContext, job: Job | None, command: Command) -> str:
     assert job is not None  # needs_job
-    usecases.steer(context, job, Verb.APPROVE)
+    usecases.steer(context, job, Verb.APPROVE, by=context.actor)
     return ""
 
 

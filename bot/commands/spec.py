@@ -35,6 +35,11 @@ class CommandContext(Protocol):
     implements it for the worker); `save`, `go_on` and `revert` make it the `Wiring` the
     shared use cases (jobs/engine/usecases.py) take."""
 
+    @property
+    def actor(self) -> str:
+        """Who sent the command, as the record names them (`@login`)."""
+        ...
+
     def help_table(self) -> str:
         """The command table."""
         ...

@@ -14,6 +14,8 @@
 - `ci.py`: the repository's CI: checks, statuses, required checks, annotations, job logs,
   re-runs, Stepwise's own check runs; `check_run_publish.py`: a check run with all its
   annotations, 50 a request.
+- `write_budget.py`: each installation's content-creating writes within GitHub's secondary
+  limits (80 a minute, 500 an hour, spaced), shared by all workers through Redis.
 - `campaign_calls.py`: the installation's repositories, tracking issues created once, the
   campaign issue's body.
 

@@ -33,6 +33,7 @@ from bot.github.client import DEFAULT_API_VERSION, TOKEN_MARGIN_S, ApiVersion, I
 from bot.github.conditional import ConditionalReads
 from bot.github.errors import NO_RETRY, CallRetry, ForgeError, classify, retry_after_s
 from bot.github.observer import CallObserver, ObservedRetry, event_hooks
+from bot.github.write_budget import WritePacer, is_content_creating
 from jobs.adapters.worktree import identity_env
 from jobs.basics.errors import RetryClass
 
@@ -69,13 +70,15 @@ class GitHubApp:
                  clock: Callable[[], float] = time.time, retry: CallRetry | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  api_version: ApiVersion = DEFAULT_API_VERSION,
-                 observer: CallObserver | None = None) -> None:
+                 observer: CallObserver | None = None,
+                 budget: WritePacer | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.api_version: ApiVersion = api_version
         self.team_answers: dict[tuple[int, str, str, str], tuple[bool, float]] = {}
         self.timeout = timeout
         self.retry = retry or NO_RETRY
         self.observer = observer
+        self.budget = budget  # each installation's content-creating writes take a slot first
         self.auto_retry: bool | CallRetry | ObservedRetry = retry if retry is not None else \
             auto_retry
         if observer is not None and (retry is not None or auto_retry is False):
@@ -92,10 +95,13 @@ class GitHubApp:
 
     def _client(self, auth: Any, acting_as: str) -> GitHub[Any]:
         """A githubkit client: `acting_as` is "app" or the installation id it calls as."""
+        hooks = event_hooks(self.observer, acting_as) or {}
+        if self.budget is not None and acting_as != "app":
+            hooks["request"] = [*hooks.get("request", []), budget_hook(self.budget, acting_as)]
         return GitHub(auth, base_url=self.base_url, timeout=self.timeout,
                       auto_retry=self.auto_retry, trust_env=False,
                       ssl_verify=shared_tls_context(), http_cache=False,
-                      event_hooks=event_hooks(self.observer, acting_as))
+                      event_hooks=hooks or None)
 
     def reset_after_fork(self) -> None:
         """In a forked child (an RQ work horse): new locks and clients, since another thread
@@ -197,6 +203,15 @@ def _utc_timestamp(text: str) -> float:
 # Its bot user, `<slug>[bot] <<id>+<slug>[bot]@users.noreply.<host>>`, as GitHub shows the App's
 # own web edits (the host is github.com, or the GitHub Enterprise Server's web host). The bot
 # user's id is read once from `GET /users/<slug>[bot]` and kept for the life of the process.
+def budget_hook(budget: WritePacer, installation: str) -> Callable[[httpx.Request], None]:
+    """An httpx request hook: a content-creating request takes a slot of the installation's
+    write budget before it is sent (a spent budget raises WriteBudgetWait, re-queuing the step)."""
+    def hook(request: httpx.Request) -> None:
+        if is_content_creating(request.method, request.url.path):
+            budget.spend(installation)
+    return hook
+
+
 def noreply_host(api_url: str) -> str:
     """github.com, or a GitHub Enterprise Server's web host (its API is `https://HOST/api/v3`)."""
     if not urlsplit(api_url).path.rstrip("/").endswith("/api/v3"):

@@ -67,10 +67,19 @@ def readers(client: Installation, owner: str, name: str) -> frozenset[str] | Non
 
 def find_issue_by_marker(client: Installation, owner: str, name: str, *, creator: str,
                          marker: str) -> int | None:
-    """The number of an issue `creator` opened whose body holds `marker` (newest 100)."""
-    data = client._call(lambda gh: response_json(gh.issues.list_for_repo(
-        owner, name, creator=creator, state="all", per_page=PER_PAGE)))
-    return next((int(i["number"]) for i in data if marker in (i.get("body") or "")), None)
+    """The number of an issue `creator` opened whose body holds `marker`, newest first, paged
+    past the first 100 (a repository where the App opened hundreds of issues)."""
+    for page in range(1, MAX_PAGES + 1):
+
+        def fetch(gh: Any, page: int = page) -> Any:
+            return response_json(gh.issues.list_for_repo(
+                owner, name, creator=creator, state="all", per_page=PER_PAGE, page=page))
+
+        data = client._call(fetch)
+        found = next((int(i["number"]) for i in data if marker in (i.get("body") or "")), None)
+        if found is not None or len(data) < PER_PAGE:
+            return found
+    return None
 
 
 def create_issue_once(client: Installation, owner: str, name: str, *, title: str, body: str,

@@ -107,7 +107,7 @@ def is_transient(exc: BaseException) -> bool:
     """A githubkit failure worth trying again: GitHub's trouble, a timeout or a lost connection."""
     if isinstance(exc, RequestFailed):
         return transient_status(exc.response.status_code, exc.response.text)
-    return isinstance(exc, RequestError)
+    return isinstance(exc, RequestError) and not isinstance(exc.exc, StepwiseError)
 
 
 def _method_and_path(exc: GitHubException) -> tuple[str, str] | None:
@@ -240,8 +240,8 @@ def classify(exc: Exception) -> ForgeError:
         return ForgeError(message, code=f"github_{status}", retry_class=RetryClass.NEEDS_HUMAN,
                           hint="check the App's permissions and installation on this repository",
                           evidence=evidence)
-    if isinstance(exc, RequestError) and isinstance(exc.exc, RequestFailed):
-        return classify(exc.exc)  # a token mint that failed inside another call
+    if isinstance(exc, RequestError) and isinstance(exc.exc, (RequestFailed, ForgeError)):
+        return classify(exc.exc)  # a token mint inside another call, or a spent write budget
     if isinstance(exc, RequestError):
         return ForgeError(f"could not reach GitHub: {type(exc.exc).__name__}",
                           code="github_unreachable", retry_class=RetryClass.AUTO_RETRY,

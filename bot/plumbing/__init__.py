@@ -11,7 +11,8 @@
   that would write nothing new), with `idle_index.py` (the jobs a reconciler pass looks at,
   kept by every save); `campaign_store.py`: a campaign's record (a hash of a header, one field
   per repository, the running counters).
-- `suspension_marks.py` (a suspended installation's mark), `pruned.py` (what is left of a job
+- `worker_beats.py` (the workers' heartbeats: who is alive, idle or busy),
+  `suspension_marks.py` (a suspended installation's mark), `pruned.py` (what is left of a job
   retention removed), `trigger_labels.py` (the labels a worker last read from the config, for
   the web app).
 

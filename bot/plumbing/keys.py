@@ -32,6 +32,10 @@
                         the last job id a pass took, per kind of work
   retention:round       one retention pass per interval; retention:after the creation time a
                         pass got to
+  workers:beats         a sorted set: each live worker's name by its last heartbeat (seconds);
+                        workers:states its state (idle, busy) and host, as `state host`
+  data-marker           set once in a Redis that holds Stepwise's data: a worker that finds it
+                        missing knows Redis lost its data (bot/server/heartbeat.py)
 
 Lease and lock names (inside `lease:` and `lock:`), the running lines of an installation, and
 RQ's task ids (RQ keeps a task under `rq:job:<id>`) are spelled here too: see the functions
@@ -51,6 +55,9 @@ INSTALLATIONS_LOG = f"{PREFIX}installations:log"
 RECONCILE_ROUND = f"{PREFIX}reconcile:round"
 RETENTION_ROUND = f"{PREFIX}retention:round"
 RETENTION_CURSOR = f"{PREFIX}retention:after"
+WORKER_BEATS = f"{PREFIX}workers:beats"
+WORKER_STATES = f"{PREFIX}workers:states"
+DATA_MARKER = f"{PREFIX}data-marker"
 
 
 def job_key(job_id: str) -> str:

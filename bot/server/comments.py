@@ -32,7 +32,7 @@ from bot.plumbing.queue import enqueue
 from bot.plumbing.trigger_labels import DEFAULT_TRIGGER_LABEL
 from bot.server.campaigns.tasks import steer_campaign
 from bot.server.context import ServerContext
-from bot.server.rebuild import job_for
+from bot.server.rebuild import NO_JOB, job_for
 from bot.server.resume import resume_ended
 from bot.server.start_job import CANNOT_START, StartRequest, start_job
 from bot.server.start_job import default_config as start_config
@@ -120,6 +120,10 @@ class ServerCommands:
     def __init__(self, ctx: ServerContext, event: Event) -> None:
         self.ctx, self.event = ctx, event
 
+    @property
+    def actor(self) -> str:
+        return f"@{self.event.sender}"
+
     def help_table(self) -> str:
         return help_table()
 
@@ -197,7 +201,7 @@ def _apply(ctx: ServerContext, event: Event, job: Job | None,
         gone = pruned_for_issue(ctx.redis, event.repo, event.number)
         if gone is not None:  # retention removed it (STEPWISE_RETAIN_ENDED_DAYS)
             return quoted + f"{gone.message()}. {PRUNED_HINT}.", False, job
-        return quoted + "There is no Stepwise job on this issue or pull request.", False, job
+        return quoted + NO_JOB, False, job
     if spec.access is Access.ANYONE:
         return spec.handle(ServerCommands(ctx, event), job, command), False, job
     assert job is not None  # every steering verb needs a job

@@ -19,6 +19,7 @@ from bot.github.errors import CallRetry
 from bot.github.forge import GitHubForge
 from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
+from bot.github.write_budget import BudgetLimits, WriteBudget
 from bot.observability.github_metrics import GitHubCallMetrics
 from bot.plumbing.connections import worker_redis
 from bot.plumbing.redis_store import RedisStore
@@ -58,7 +59,11 @@ class ServerContext:
                              base_url=settings.github_api_url,
                              api_version=settings.github_api_version,
                              retry=CallRetry(backoff_s=settings.call_backoff_s),
-                             observer=GitHubCallMetrics(client)),
+                             observer=GitHubCallMetrics(client),
+                             budget=WriteBudget(client, BudgetLimits(
+                                 per_minute=settings.github_writes_per_minute,
+                                 per_hour=settings.github_writes_per_hour,
+                                 burst=settings.github_write_burst))),
             sandbox=sandbox or make_sandbox(require_isolation=not settings.allow_unsandboxed),
         )
 

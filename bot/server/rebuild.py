@@ -23,6 +23,9 @@ from jobs.kernel.job import Job
 from jobs.kernel.outbox import GATE_PREFIX
 from jobs.kernel.records import PullRequest
 
+NO_JOB = ("There is no Stepwise job on this issue or pull request. If one ran here and its "
+          "record was lost before it pushed anything, remove the trigger label and add it again "
+          "to start it over.")
 BRANCH = re.compile(r"^stepwise/issue-(\d+)(?:-\d+)?$")
 GATE_ID = re.compile(rf"^{re.escape(GATE_PREFIX)}[a-z_]+-(\d+)$")  # gate:<kind>-<n>
 

@@ -18,11 +18,10 @@ how a task runs, named as RQ's `--worker-class` names it.
   growth, at the price of rebuilding those clients every step).
 Any importable subclass of RQ's BaseWorker is accepted; anything else is refused with the fix.
 
-Health (`stepwise worker --check`, the container's probe): a worker is healthy when RQ has a
-live registration for it: one on this host (the container's hostname) whose key has not
-expired. RQ renews the key at every wait for work and before each step for that step's whole
-timeout, so a worker that hangs, lost Redis for good or exited shows up as missing once its TTL
-runs out. Exit 0 when healthy, 1 otherwise, with one line saying why.
+Health (`stepwise worker --check`, the container's probe): a worker is healthy when one of this
+host (the container's hostname) has beaten within BEAT_TTL_S (bot/server/heartbeat.py; RQ's own
+registration lasts a step's whole timeout, so a killed worker would stay listed up to an hour).
+Exit 0 when healthy, 1 otherwise, with one line saying why.
 """
 
 from __future__ import annotations
@@ -42,6 +41,8 @@ from rq.worker import BaseWorker
 
 from bot.log_context import split_trace, traced
 from bot.plumbing.queue import ENTRY_POINTS, queue
+from bot.plumbing.worker_beats import BEAT_TTL_S, live_workers
+from bot.server.heartbeat import Heartbeat
 from jobs.basics.errors import BadInputError
 
 Handler = Callable[[dict[str, Any]], None]
@@ -88,7 +89,7 @@ WORKER_TTL_MARGIN_S = 15  # RQ waits worker_ttl - 15 s for work (rq.worker.BaseW
 def run_worker(connect: Callable[[], redis.Redis], *, burst: bool = False,
                worker_class: type[BaseWorker] = Worker, dequeue_timeout_s: int = 405,
                reconnect_backoff_s: tuple[float, ...] = RECONNECT_BACKOFF_S,
-               stop: threading.Event | None = None) -> bool:
+               stop: threading.Event | None = None, heartbeat: Heartbeat | None = None) -> bool:
     """Work the `stepwise` queue (with RQ's scheduler for delayed retries) with one of RQ's
     worker classes (`worker_class`), on connections made by `connect`.
 
@@ -102,6 +103,8 @@ def run_worker(connect: Callable[[], redis.Redis], *, burst: bool = False,
         connection = connect()
         worker = worker_class([queue(connection)], connection=connection, job_class=StableJob,
                               worker_ttl=dequeue_timeout_s + WORKER_TTL_MARGIN_S)
+        if heartbeat is not None:  # it reports this worker's state and re-registers it
+            heartbeat.worker = worker
         # RQ's own retries while idle back off up to a minute: no longer than ours.
         worker.max_connection_wait_time = max(reconnect_backoff_s, default=1.0)
         try:
@@ -171,14 +174,15 @@ def worker_class(name: str | None) -> type[BaseWorker]:
 
 
 def check_worker(connection: redis.Redis, *, hostname: str | None = None) -> tuple[bool, str]:
-    """Whether a live RQ worker of the `stepwise` queue is registered from `hostname`."""
+    """Whether a worker of this host (`hostname`) has beaten within BEAT_TTL_S."""
     host = hostname or socket.gethostname()
     try:
-        workers = Worker.all(queue=queue(connection))
+        workers = live_workers(connection)
     except redis.RedisError as exc:
         return False, f"Redis does not answer ({type(exc).__name__}); the worker is waiting for it"
-    mine = [w for w in workers if w.hostname == host]
+    mine = [w for w in workers if w.host == host]
     if not mine:
-        return False, f"no worker registered from {host} (of {len(workers)} on the queue)"
-    states = ", ".join(f"{w.name} {w.get_state()}" for w in mine)
+        return False, (f"no worker of {host} has beaten in the last {BEAT_TTL_S:.0f} s (of "
+                       f"{len(workers)} live on the queue)")
+    states = ", ".join(f"{w.name} {w.state}" for w in mine)
     return True, f"ok: {states}"

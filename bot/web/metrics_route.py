@@ -17,7 +17,7 @@ from prometheus_client.core import (
     HistogramMetricFamily,
     Metric,
 )
-from rq import Queue, Worker
+from rq import Queue
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from bot.observability import github_metrics
@@ -26,6 +26,7 @@ from bot.observability.metrics import SPECS as metrics_specs
 from bot.observability.process_metrics import PROCESS, REDIS_UP
 from bot.plumbing.connections import as_text
 from bot.plumbing.queue import queue
+from bot.plumbing.worker_beats import live_workers
 from bot.taskcenter.records import HeadCache, JobHead, all_job_ids
 from jobs.kernel.model import JobStatus
 
@@ -114,13 +115,13 @@ def gate_families(heads: list[JobHead], now: float) -> Iterator[Metric]:
 
 
 def worker_families(connection: redis.Redis) -> Iterator[Metric]:
-    """Workers registered with RQ on the queue (a worker's entry expires when it stops
-    renewing it), by state: idle, busy, ..."""
-    alive = GaugeMetricFamily("stepwise_workers", "Workers alive (registered with RQ and "
-                              "renewing), by state.", labels=["state"])
+    """Workers whose heartbeat is recent (bot/plumbing/worker_beats.py: a killed worker drops
+    out within BEAT_TTL_S), by state: idle, busy, ..."""
+    alive = GaugeMetricFamily("stepwise_workers", "Workers alive (a heartbeat within the last "
+                              "35 s, BEAT_TTL_S), by state.", labels=["state"])
     states: dict[str, int] = {"idle": 0, "busy": 0}
-    for worker in Worker.all(queue=queue(connection)):
-        state = str(worker.get_state() or "unknown")[:20]
+    for worker in live_workers(connection):
+        state = worker.state[:20]
         states[state] = states.get(state, 0) + 1
     for state, count in sorted(states.items()):
         alive.add_metric([state], count)

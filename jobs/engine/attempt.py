@@ -98,13 +98,16 @@ def run_commands(sandbox: Sandbox, argvs: list[list[str]], *, cwd: Path, policy:
                  ) -> tuple[list[CommandEvidence], CommandEvidence | None]:
     """Run each command in order, stopping at the first failure; return evidence and the failure
     (`logs` gets each command's output as far as it was kept, for a failed attempt's log).
-    `request` adds a validation hook's environment and writable directories to each command."""
+    `request` adds a validation hook's environment, writable directories and options to each
+    command; the evidence names the command as the config wrote it."""
     evidence: list[CommandEvidence] = []
     for index, argv in enumerate(argvs):
         added = request.environment(index) if request is not None else {}
         ran_with = replace(policy, env={**policy.env, **added}) if added else policy
-        result = sandbox.run(argv, cwd=cwd, policy=ran_with,
+        result = sandbox.run(request.argv(index, argv) if request is not None else argv,
+                             cwd=cwd, policy=ran_with,
                              writable=request.writable if request is not None else ())
+        result = replace(result, argv=tuple(argv))
         if result.cancelled:
             raise CommandCancelled(result.summary())
         if logs is not None:
@@ -140,6 +143,9 @@ class AttemptRunner:
     current: tuple[Batch, Attempt] | None = None
     widened: set[int] = field(default_factory=set)  # batches that gave files to a wider one
     notify: Callable[[str], None] = lambda _text: None  # progress notices (the llm editor's rounds)
+    # Lands a batch's commit after recording its validated tree (JobContext.land); None: moves
+    # the branch without a record (nothing it lands can be adopted later).
+    land: Callable[[Batch, str], str] | None = None
     # Validation results per tree, so a tree an editor already had checked is not run twice.
     validated: dict[str, tuple[list[CommandEvidence], CommandEvidence | None, str]] = \
         field(default_factory=dict)
@@ -340,7 +346,8 @@ class AttemptRunner:
             return stopped
         message = commit_message(job, batch, edit.summary)
         commit = wt.commit_tree(tree, job.head_sha, message)
-        commit = self.repository.advance_branch(job.branch, commit, job.head_sha)
+        commit = self.land(batch, commit) if self.land is not None else \
+            self.repository.advance_branch(job.branch, commit, job.head_sha)
         batch.summary = edit.summary
         batch.file_summaries = dict(edit.file_summaries)
         return AttemptOutcome(Result.COMMITTED, commit=commit, leftovers=left,

@@ -120,8 +120,12 @@ def record_changes(repository: Workspace, job: Job, batch: Batch, attempt: Attem
     findings = with_line_texts(repository, batch.commit, codemod_findings(
         codemod.output_tail, batch.files, roots=(str(REPO_MOUNT), str(worktree))))
     batch.leftovers = sorted({*batch.leftovers, *findings}, key=target_key)
+    deleted = [] if batch.commit is None else sorted(name for name in repository.git(
+        "-c", "core.quotepath=false", "diff-tree", "--no-commit-id", "--diff-filter=D",
+        "--name-only", "-r", "-z", batch.commit).split("\0") if name)
     batch.summary = codemod_summary(codemod, changed=batch.changed_files,
-                                    planned=len(batch.files), findings=len(findings))
+                                    planned=len(batch.files), findings=len(findings),
+                                    deleted=deleted)
 
 
 OUTPUT_LOG = "output.log"

@@ -44,10 +44,10 @@ class Wiring(Protocol):
 
 
 def steer(wiring: Wiring, job: Job, verb: Verb, *, reason: str = "",
-          files: Sequence[str] = ()) -> str:
-    """Answer the open gate with `verb` (or cancel), save, and carry on; what happened.
-    Raises RefusedError, changing nothing, when the verb does not apply."""
-    message = apply_verb(job, verb, reason=reason, files=files)
+          files: Sequence[str] = (), by: str = "") -> str:
+    """Answer the open gate with `verb` (or cancel) on behalf of `by`, save, and carry on; what
+    happened. Raises RefusedError, changing nothing, when the verb does not apply."""
+    message = apply_verb(job, verb, reason=reason, files=files, by=by)
     wiring.save(job)
     wiring.go_on(job)
     return message

@@ -2,11 +2,12 @@
 the evidence: coverage of the changed lines, the test-integrity guard, the edit shapes).
 
 `ValidationHook` wraps the validation of one candidate tree, like an `EditHook` wraps the edit:
-it may add environment and writable host directories to the commands (a probe's output, never
-the argv the record shows), call `run`, then read what the probe left (untrusted: it came out of
-the sandbox). `VerifyHook` runs once the tree passed validation and the completion check, just
-before it is committed: it may stop the attempt at a gate (`uncovered_change`, `tests_weakened`)
-or fail it. Both see the tree under test as a `TreeUnderTest`.
+it may add environment and writable host directories to the commands and run a command with
+added options (a probe's output; the record shows the argv the config wrote), call `run`, then
+read what the probe left (untrusted: it came out of the sandbox). `VerifyHook` runs once the
+tree passed validation and the completion check, just before it is committed: it may stop the
+attempt at a gate (`uncovered_change`, `tests_weakened`) or fail it. Both see the tree under
+test as a `TreeUnderTest`.
 """
 
 from __future__ import annotations
@@ -57,9 +58,15 @@ class ValidationRequest:
     # Per command (by index), environment for that command only (a probe that measures one
     # runner but not another); merged over `env`.
     env_for: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+    # Per command (by index), the argv it runs instead: the same command asking its runner for
+    # a report (`--junitxml`, the test-integrity guard); the record still shows `argvs`.
+    argv_for: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
     def environment(self, index: int) -> dict[str, str]:
         return {**self.env, **self.env_for.get(index, {})}
+
+    def argv(self, index: int, argv: list[str]) -> list[str]:
+        return list(self.argv_for.get(index, argv))
 
 
 # The validation's result: the commands' evidence, the failing one (or None) and its code.

@@ -58,9 +58,10 @@ def open_gate(
 
 
 def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = None,
-               files: Sequence[str] = ()) -> str:
+               files: Sequence[str] = (), by: str = "") -> str:
     """Apply `verb` to the open gate; return what happened. Raises RefusedError, changing nothing.
-    `skip` with `files` drops only those files of the paused batch and runs the rest again."""
+    `skip` with `files` drops only those files of the paused batch and runs the rest again;
+    `by` names who answered (a row that records acceptances reads it: `tests_weakened`)."""
     gate = job.gate
     if verb is Verb.CANCEL:
         return _cancel(job)
@@ -94,6 +95,7 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
                                "a.py broken by the codemod`")
         message = skip_files(job, job.batch(gate.batch or 0), files, reason.strip())
     else:
+        gate.answered_by = by
         message = _pass(job, gate, verb, reason.strip())
     job.gate = None
     return message

@@ -44,6 +44,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
         + (f"; excluded {md.codes(spec.exclude)}" if spec.exclude else ""),
         f"- Baseline validation on `{short(job.baseline_sha or job.base_sha)}`: "
         f"{baseline_label(job)}",
+        *([f"- Part of {job.server.part_of}"] if job.server.part_of else []),
         "",
         "## Goal",
         "",

@@ -214,9 +214,15 @@ def codemod_findings(tail: str, files: Sequence[str], *, roots: Sequence[str] = 
 
 
 def codemod_summary(evidence: CommandEvidence, *, changed: Sequence[str], planned: int,
-                    findings: int) -> str:
-    """A `command` batch in words: what the codemod changed and what it reported."""
-    what = f"{md.code(evidence.display)} changed {plural(len(changed), 'file')} of {planned}"
+                    findings: int, deleted: Sequence[str] = ()) -> str:
+    """A `command` batch in words: what the codemod changed (and deleted) and what it
+    reported."""
+    edited = len(changed) - len(deleted)
+    what = f"{md.code(evidence.display)} changed {plural(edited, 'file')} of {planned}"
+    if deleted:
+        what = (f"{md.code(evidence.display)} changed {plural(edited, 'file')} and deleted "
+                f"{len(deleted)} ({md.codes(deleted[:5])}{', …' if len(deleted) > 5 else ''}) "
+                f"of {planned}")
     if evidence.exit_code == 0:
         return f"{what}; it reported no problem"
     left = f"{plural(findings, 'finding')} it did not fix (listed as leftovers)" if findings \

@@ -37,6 +37,7 @@ import pytest
 from tests.kit import (
     github_routes,
     github_routes_actions,
+    github_routes_app,
     github_routes_campaigns,
     github_routes_checks,
     github_routes_git,
@@ -65,8 +66,8 @@ if TYPE_CHECKING:
 LIVE_FAKES: list[FakeGitHub] = []
 
 # Importing them registers their routes.
-ENDPOINT_MODULES = (github_routes, github_routes_campaigns, github_routes_orgs, github_routes_people,
-                    github_routes_pulls, github_routes_checks, github_routes_statuses,
+ENDPOINT_MODULES = (github_routes, github_routes_app, github_routes_campaigns, github_routes_orgs,
+                    github_routes_people, github_routes_pulls, github_routes_checks, github_routes_statuses,
                     github_routes_actions, github_routes_git)
 
 
@@ -125,6 +126,13 @@ class FakeGitHub(FaultInjection, GitHubState):
     def base_url(self) -> str:
         """The REST root for githubkit (GHES mode: .../api/v3, with GraphQL at /api/graphql)."""
         return self.web_url + self.api_prefix + "/"
+
+    @property
+    def noreply_domain(self) -> str:
+        """Where the bot's commit address lives: `users.noreply.github.com`, on GitHub Enterprise
+        Server `users.noreply.<its host>`."""
+        host = self.web_url.split("://", 1)[1].split("/", 1)[0].split(":", 1)[0]
+        return f"users.noreply.{host}" if self.enterprise else "users.noreply.github.com"
 
     def start(self) -> FakeGitHub:
         if self._thread is None:

@@ -187,6 +187,12 @@ def dispatch(call: Call, *, jwt_check: Callable[[str], str | None]) -> Reply:
             needed = UNDECLARED if permissions is None else permissions
             authenticate(call, auth, jwt_check)
             require(call, needed)
+            if call.token is not None:  # the installation's primary and secondary limits
+                now = call.state.clock().timestamp()
+                refused = call.state.rate_limits.admit(call.token.installation_id, call.method, now)
+                if refused is not None:
+                    raise ApiError(*refused, headers=call.state.rate_limits.headers(
+                        call.token.installation_id, now))
         except ApiError as error:
             return error.reply()
         try:
@@ -195,6 +201,10 @@ def dispatch(call: Call, *, jwt_check: Callable[[str], str | None]) -> Reply:
             reply = error.reply()
         if needed:  # GitHub names the accepted permissions on every answer, not only on a 403
             reply.headers.setdefault("X-Accepted-GitHub-Permissions", needed)
+        if call.token is not None:
+            for key, value in call.state.rate_limits.headers(
+                    call.token.installation_id, call.state.clock().timestamp()).items():
+                reply.headers.setdefault(key, value)
         return reply
     if known_path:
         return ApiError(405, "Method Not Allowed").reply()

@@ -38,11 +38,14 @@ def create_issue(call: Call) -> Reply:
 
 @route("GET", REPO + r"/issues", permissions="issues=read; pull_requests=read")
 def list_issues(call: Call) -> Reply:
-    """Issues (not pull requests), newest first, filtered by `creator` and `state` as GitHub does."""
+    """Issues (not pull requests), newest first, filtered by `creator`, `state` and `labels`
+    (comma-separated, every one required, case-insensitive) as GitHub does."""
     state, creator = call.query.get("state", "open"), call.query.get("creator")
+    wanted = {n.strip().casefold() for n in call.query.get("labels", "").split(",") if n.strip()}
     found = [i for i in sorted(call.r.issues.values(), key=lambda i: -i.number)
              if not i.is_pull and (state == "all" or i.state == state)
-             and (creator is None or i.user == creator)]
+             and (creator is None or i.user == creator)
+             and wanted <= {label.casefold() for label in i.labels}]
     return paginate(call, [call.render.issue(call.r, i) for i in found],
                     f"/repos/{call.r.full_name}/issues")
 

@@ -27,6 +27,7 @@ from tests.kit.github_model import (
     Token,
     utc_now,
 )
+from tests.kit.github_rate_limits import RateLimits
 from tests.kit.webhooks import login_id
 
 _app_ids = itertools.count(FIRST_APP_ID)
@@ -56,6 +57,7 @@ class GitHubState:
         self.effects: list[str] = []
         self.signed_commits: dict[str, datetime] = {}  # commits GitHub signed (Git Data API, merges) -> when
         self.user_ids: dict[str, int] = {}
+        self.rate_limits = RateLimits()  # GitHub's primary and content-creation limits
         self.freed_logins: set[str] = set()  # renamed away and not claimed again (404)
         self.custom_roles: dict[str, str] = {}  # organisation custom repository role -> base role
         self.teams: dict[tuple[str, str], set[str]] = {}  # (org, team slug) -> member logins

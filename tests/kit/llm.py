@@ -71,3 +71,86 @@ def good_reply(repo: Path, files: Iterable[str] = ALPHA) -> Reply:
     files = list(files)
     return Reply(answer(good_diff(repo, files),
                         {p: "calls legacy.new_sum() instead of old_sum()" for p in files}))
+
+
+# --- a pytest repository whose tests a scripted model weakens (issue 39) ----------------------
+RECT = "rect.py"
+RECT_TESTS = "tests/test_rect.py"
+PYTEST_INI = "pytest.ini"
+RECT_SOURCE = '''"""Rectangles."""
+
+
+def area(width, height):
+    return width * height
+
+
+def perimeter(width, height):
+    return 2 * (width + height)
+'''
+RECT_HINTED = RECT_SOURCE.replace("(width, height):", "(width: int, height: int) -> int:")
+RECT_TEST_SOURCE = '''import pytest
+
+from rect import area, perimeter
+
+
+def test_area():
+    assert area(2, 3) == 6
+    assert area(0, 5) == 0
+
+
+def test_perimeter():
+    assert perimeter(2, 3) == 10
+'''
+SWALLOWED = '''def test_area():
+    try:
+        assert area(2, 3) == 6
+        assert area(0, 5) == 0
+    except AssertionError:
+        pass
+'''
+_AREA = RECT_TEST_SOURCE[RECT_TEST_SOURCE.index("def test_area"):RECT_TEST_SOURCE.index("\n\n\ndef test_p")]
+# Each way an editor weakens the tests to get green: the files it writes (None: deleted).
+WEAKENINGS: dict[str, dict[str, str | None]] = {
+    "delete_assert": {RECT_TESTS: RECT_TEST_SOURCE.replace("    assert area(0, 5) == 0\n", "")},
+    "skip": {RECT_TESTS: RECT_TEST_SOURCE.replace(
+        "def test_area", "@pytest.mark.skip(reason=\"slow\")\ndef test_area")},
+    "xfail": {RECT_TESTS: RECT_TEST_SOURCE.replace(
+        "def test_perimeter", "@pytest.mark.xfail\ndef test_perimeter")},
+    "expected_value": {RECT: RECT_HINTED.replace("return width * height",
+                                                 "return width * height + width // 2"),
+                       RECT_TESTS: RECT_TEST_SOURCE.replace("== 6", "== 7")},
+    "delete_test": {RECT_TESTS: RECT_TEST_SOURCE[:RECT_TEST_SOURCE.index("\n\ndef test_per")]},
+    "swallow": {RECT_TESTS: RECT_TEST_SOURCE.replace(_AREA, SWALLOWED.rstrip("\n"))},
+    "deselect_config": {PYTEST_INI: "[pytest]\naddopts = -q --deselect "
+                                    "tests/test_rect.py::test_perimeter\n"},
+    "delete_file": {RECT_TESTS: None},
+}
+
+
+def rect_files(*, config: str) -> dict[str, str | bytes]:
+    return {"README.md": "# rect\n", ".github/stepwise.yml": config, RECT: RECT_SOURCE,
+            "tests/__init__.py": "", RECT_TESTS: RECT_TEST_SOURCE, PYTEST_INI: "[pytest]\naddopts = -q\n",
+            "tests/test_square.py": "from rect import perimeter\n\n\ndef test_square():\n"
+                                    "    assert perimeter(3, 3) == 12\n"}
+
+
+def edit_diff(repo: Path, files: Mapping[str, str | None]) -> str:
+    """A unified diff writing `files` (None: deleting the file) over the repository's HEAD."""
+    parts = []
+    for path, new in files.items():
+        old = head_text(repo, path)
+        if new is None:
+            parts.append(unified(path, old, "").replace(f"+++ b/{path}", "+++ /dev/null", 1))
+        else:
+            parts.append(unified(path, old, new))
+    return "".join(parts)
+
+
+def weakening_reply(repo: Path, way: str) -> Reply:
+    """The model's answer: type hints on rect.py, and the tests weakened in `way`."""
+    files: dict[str, str | None] = {RECT: RECT_HINTED, **WEAKENINGS[way]}
+    return Reply(answer(edit_diff(repo, files), {RECT: "adds type hints"}))
+
+
+def honest_reply(repo: Path) -> Reply:
+    return Reply(answer(edit_diff(repo, {RECT: RECT_HINTED}), {RECT: "adds type hints"}))

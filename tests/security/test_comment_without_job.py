@@ -19,6 +19,7 @@ def test_commands_on_an_issue_without_a_job_are_answered_once(world: World) -> N
     assert any("/stepwise help" in b and "|" in b for b in replies), replies  # the help table
     refusals = [b for b in world.bodies(number) if "There is no Stepwise job" in b]
     assert len(refusals) == 1, world.bodies(number)
+    assert "remove the trigger label and add it again to start it over" in refusals[0]
     assert FailedJobRegistry(queue=queue(world.redis)).count == 0
     assert world.queued() == 0  # nothing left to retry
     assert world.ctx.store.find(REPO, number) is None

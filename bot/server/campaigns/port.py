@@ -13,6 +13,7 @@ from bot.github.campaign_calls import (
     update_issue_body,
 )
 from bot.github.client import Installation
+from bot.github.write_budget import WriteBudgetWait
 from bot.plumbing.campaign_store import CampaignDoc
 from bot.plumbing.keys import cancelled_task_id
 from bot.plumbing.queue import enqueue
@@ -24,6 +25,7 @@ from jobs.basics.errors import StepwiseError
 from jobs.engine.engine import Base, create_job
 from jobs.engine.scope_preview import preview_scope
 from jobs.features.campaigns.port import (
+    PACED_ROW,
     SAMPLE_FILES,
     JobView,
     LeftOut,
@@ -160,9 +162,12 @@ class ServerCampaignPort:
                                  base=Base(branch=info.default_branch, sha=sha, config=config))
                 job.server.installation_id = self.doc.installation_id
                 job.server.approver_ids = approver_ids  # matched by account id, as every job
+                job.server.part_of = f"{self.doc.control}#{self.doc.number}"  # card and note
                 job.untrusted_spec = True  # written by the App: only an approval passes `plan`
                 self.ctx.store.save(job)
                 queue_next_step(self.ctx, job)
+        except WriteBudgetWait:  # GitHub's write limit: it starts in a later pass, by itself
+            return JobView(state=RepoState.APPROVED, job=entry.job, reason=PACED_ROW)
         except StepwiseError as exc:
             return JobView(state=RepoState.FAILED, job=entry.job, reason=exc.message)
         return JobView(state=RepoState.WORKING, job=entry.job,

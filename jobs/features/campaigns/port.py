@@ -76,6 +76,11 @@ def gate_answers(job: Job) -> tuple[str, ...]:
     return (str(rule.verb), *(c for c in rule.other_choices if c != "cancel"))
 
 
+# A start the mode's write budget put off (server: GitHub's 80 content-creating requests a
+# minute and 500 an hour): the repository stays approved and starts in a later pass.
+PACED = ("paced: GitHub allows 80 content-creating requests a minute and 500 an hour; the "
+         "approved repositories start by themselves as the App's write budget has room")
+PACED_ROW = "paced: starts when the write budget has room"
 NOT_ADDED = ("{target}: not added. Stepwise adds a repository only when the App is installed "
              "there, you can read it, and everyone who can read this issue can read it too.")
 
@@ -119,8 +124,8 @@ def record_view(entry: RepoEntry, view: JobView) -> None:
     if entry.state is RepoState.SKIPPED:
         return  # skipped by a command: its job's own ending does not bring it back
     entry.state, entry.gate, entry.answer = view.state, view.gate, ""
-    if view.state is RepoState.NO_ACCESS:
-        entry.wave = None  # not started: someone with access approves it again
+    if view.state in (RepoState.NO_ACCESS, RepoState.APPROVED):
+        entry.wave = None  # not started: someone with access approves it, or a later pass
     entry.reason = view.reason
     entry.batches_done, entry.batches_total = view.batches_done, view.batches_total
     entry.files_done = view.files_done
@@ -150,12 +155,43 @@ def drive(campaign: Campaign, settings: CampaignSettings, port: CampaignPort,
     for entry in campaign.entries(*OPEN_STATES):
         record_view(entry, port.read(entry, passes_gates=passing))
     settle(campaign, settings, now)
+    if not _start(campaign, settings, port, now, paced_names(campaign, settings), again=True):
+        return  # still paced: no new wave before the last one has started whole
     while names := next_wave(campaign, settings):
         mark_started(campaign, names)
-        campaign.log(now, f"wave {campaign.waves_started - 1} started: " + ", ".join(names))
-        for name in names:
-            record_view(campaign.repos[name], port.start(campaign.repos[name]))
-        settle(campaign, settings, now)
+        campaign.log(now, f"wave {campaign.waves_started - 1} started: " + ", ".join(names[:20])
+                     + (f" and {len(names) - 20} more" if len(names) > 20 else ""))
+        if not _start(campaign, settings, port, now, names):
+            break  # the rest waits for the write budget; the dashboard says so
+
+
+def paced_names(campaign: Campaign, settings: CampaignSettings) -> list[str]:
+    """The repositories of the last wave whose start the write budget put off, within the
+    open-PR limit: they start before any new wave (they are that wave's)."""
+    if campaign.status is not CampaignStatus.RUNNING:
+        return []
+    room = settings.max_open_prs - campaign.count(*OPEN_STATES)
+    return [e.name for e in campaign.entries(RepoState.APPROVED) if e.reason == PACED_ROW][
+        :max(room, 0)]
+
+
+def _start(campaign: Campaign, settings: CampaignSettings, port: CampaignPort, now: datetime,
+           names: list[str], *, again: bool = False) -> bool:
+    """Start `names` until the mode's write budget says wait (the others stay approved, paced);
+    False when it did."""
+    paced = False
+    for name in names:
+        entry = campaign.repos[name]
+        if again:
+            entry.wave = max(campaign.waves_started - 1, 0)
+        view = JobView(state=RepoState.APPROVED, reason=PACED_ROW) if paced else port.start(entry)
+        record_view(entry, view)
+        paced = paced or view.state is RepoState.APPROVED
+    still = any(e.reason == PACED_ROW for e in campaign.entries(RepoState.APPROVED))
+    if campaign.status is CampaignStatus.RUNNING and (still or campaign.status_reason == PACED):
+        campaign.status_reason = PACED if still else ""
+    settle(campaign, settings, now)
+    return not paced
 
 
 def carry_out(campaign: Campaign, settings: CampaignSettings, steered: Steered,

@@ -49,4 +49,10 @@ Modules:
 - Forecast: forecast.py (the forecast and the actual figures, pure), forecast_texts.py (the plan's
   and the note's lines, pure), forecast_store.py (what earlier jobs measured, kept per
   repository; the forecast fixed at approval).
+- The `tests` facet, the test-integrity guard: integrity.py compares what the tests check before
+  and after a batch (its data: integrity_shapes.py), reading Python test files through `ast`
+  (integrity_python.py), JavaScript/TypeScript ones by pattern (integrity_js.py), configuration
+  that selects tests (integrity_config.py) and the runners' reports (integrity_reports.py; asked
+  for by integrity_argv.py); integrity_parts.py holds its record, the `tests_weakened` gate and
+  its words (all pure); integrity_hooks.py its probe and verdict.
 """

@@ -25,6 +25,8 @@ class Recorder:
     def __init__(self) -> None:
         self.effects: list[str] = []
 
+    actor = "@octocat"
+
     def help_table(self) -> str:
         return "the table"
 

@@ -9,6 +9,8 @@ import pytest
 from jobs.basics.errors import BadInputError, StateError
 from jobs.basics.voice import LOCAL
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.evidence.coverage_texts import UNCOVERED_CHANGE
+from jobs.features.evidence.integrity_parts import TESTS_WEAKENED
 from jobs.features.llm.budget import BUDGET
 from jobs.kernel.gates import RefusedError, Verb, apply_verb, open_gate
 from jobs.kernel.job import Batch, Job
@@ -28,9 +30,11 @@ DESIGN_VERBS: dict[str, set[Verb]] = {
     Gate.INTERRUPTED: {Verb.APPROVE, Verb.CANCEL},
     BUDGET: {Verb.APPROVE, Verb.SKIP, Verb.CANCEL},
     CI_FAILED: {Verb.APPROVE, Verb.RETRY, Verb.SKIP, Verb.CANCEL},
+    TESTS_WEAKENED: {Verb.APPROVE, Verb.RETRY, Verb.SKIP, Verb.CANCEL},
+    UNCOVERED_CHANGE: {Verb.APPROVE, Verb.RETRY, Verb.SKIP, Verb.CANCEL},
 }
 BATCHED_GATES = {Gate.LARGE_CHANGE, Gate.DELETION, Gate.SCOPE, Gate.FAILURE, BUDGET,
-                 CI_FAILED}  # ci_failed: about one batch with `ci.wait: per_batch`
+                 CI_FAILED, TESTS_WEAKENED, UNCOVERED_CHANGE}  # ci_failed: one batch with per_batch
 
 
 def gated_job(kind: str, *, batch_status: BatchStatus | None = None,
@@ -64,7 +68,8 @@ def test_accepted_matches_design() -> None:
 
 
 def test_batch_gates() -> None:
-    assert [Gate.DELETION, Gate.LARGE_CHANGE, Gate.SCOPE] == BATCH_GATES
+    assert [Gate.DELETION, Gate.LARGE_CHANGE, Gate.SCOPE, TESTS_WEAKENED,
+            UNCOVERED_CHANGE] == BATCH_GATES
 
 
 # --- open_gate -----------------------------------------------------------------------------

@@ -1,0 +1,115 @@
+"""Benchmark: what a user pays per batch, against doing the same git work by hand (issue 47).
+
+    .venv/bin/python -m bench.batch_floor [--batches 40] [--runs 3]
+
+A repository of N one-line modules, each with one call to rename. The floor is a shell loop in
+a worktree that does per file what a careful person would: `sed` the call, `python -c pass`,
+`git add`, `git commit` with a trailer. Against it, in the same run and alternating with it,
+the real CLI: `stepwise run --yes` (one batch per file, validation `python -c pass`, no plan
+approval), once with `evidence.coverage: off` (the engine's own cost) and once with the
+default `auto` (what changed-line coverage adds to a trivial suite). Prints the median seconds
+of each, the ratio to the floor (target: engine <= 1.5x) and Stepwise's own milliseconds per
+batch over the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STEPWISE = Path(sys.executable).with_name("stepwise")
+GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid",
+           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.invalid"}
+ISSUE = """# Rename old_call to new_call
+
+```stepwise
+recipe: replace
+paths: ["*.py"]
+find: ['old_call\\(']
+replace: 'new_call('
+```
+"""
+FLOOR = """set -e
+git worktree add -q ../floor -b floor
+cd ../floor
+for f in m*.py; do
+  sed -i 's/old_call(/new_call(/' "$f"
+  python -c pass
+  git add "$f"
+  git commit -q -m "batch: $f" -m "Stepwise-Job: floor"
+done
+"""
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, env=GIT_ENV, check=True, capture_output=True)
+
+
+def make_repo(where: Path, batches: int, coverage: str) -> Path:
+    repo = where / "repo"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    for index in range(batches):
+        (repo / f"m{index:03}.py").write_text(f"def f{index}():\n    return old_call({index})\n")
+    (repo / ".github").mkdir()
+    (repo / ".github" / "stepwise.yml").write_text(
+        'validate: ["python -c pass"]\nbatch_size: 1\nbatches_per_milestone: 1000\n'
+        f'require_plan_approval: false\nallow_commands: [python]\nevidence:\n  coverage: "{coverage}"\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    (where / "issue.md").write_text(ISSUE)
+    return repo
+
+
+def timed(command: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=GIT_ENV, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:3])} exited {done.returncode}:\n{done.stdout[-2000:]}"
+                         f"{done.stderr[-2000:]}")
+    return elapsed
+
+
+def one_round(batches: int) -> dict[str, float]:
+    figures = {}
+    for name in ("floor", "engine", "engine+coverage"):
+        with tempfile.TemporaryDirectory(prefix="stepwise-floor-") as tmp:
+            repo = make_repo(Path(tmp), batches, "auto" if name == "engine+coverage" else "off")
+            if name == "floor":
+                figures[name] = timed(["bash", "-c", FLOOR], repo)
+            else:
+                figures[name] = timed([str(STEPWISE), "run", "--repo", str(repo), "--issue",
+                                       str(Path(tmp) / "issue.md"), "--yes"], Path(tmp))
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    if not STEPWISE.exists() or shutil.which("git") is None:
+        raise SystemExit(f"needs git and the stepwise CLI beside this Python ({STEPWISE})")
+    rounds = [one_round(args.batches) for _ in range(args.runs)]
+    floor = statistics.median(r["floor"] for r in rounds)
+    print(f"{args.batches} one-file batches, validation `python -c pass`, {args.runs} runs "
+          "(medians; alternating)")
+    print(f"  shell floor (sed, python, git add, git commit): {floor:6.2f} s")
+    for name in ("engine", "engine+coverage"):
+        median = statistics.median(r[name] for r in rounds)
+        own_ms = (median - floor) / args.batches * 1000
+        print(f"  stepwise run --yes ({name:15}):   {median:6.2f} s  = {median / floor:4.2f}x the "
+              f"floor, {own_ms:5.0f} ms a batch over it")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,207 @@
+"""The test-integrity guard's hooks (the evidence's `tests` facet): `validation` asks each
+validation command's test runner for its report (a fresh host folder the sandbox may write, read
+back without following links and capped, then removed) and keeps the run's figures per tree under
+the state directory (`evidence/tests/<tree>.json`, a bounded number of files); `verify` compares
+a validated batch with its parent (the changed files read from git, both runs' figures; the
+baseline's from its summary lines) and stops a batch that makes the tests check less at the
+`tests_weakened` gate, or, for recipe llm, sends the finding back to the model once first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from jobs.adapters.safe_paths import UnsafePathError, read_regular
+from jobs.basics.errors import RetryClass
+from jobs.engine.attempt import AttemptOutcome, Result
+from jobs.engine.attempt_outcome import failed_outcome
+from jobs.engine.validation_hooks import (
+    RunValidation,
+    TreeUnderTest,
+    ValidationRequest,
+    ValidationResult,
+)
+from jobs.features.evidence.integrity import findings_for
+from jobs.features.evidence.integrity_argv import Instrumented, ReportKind, instrument
+from jobs.features.evidence.integrity_parts import (
+    FINDINGS_KEPT,
+    TESTS_WEAKENED,
+    BatchTests,
+    batch_tests,
+    gate_reason,
+    model_feedback,
+    put_batch_tests,
+)
+from jobs.features.evidence.integrity_reports import (
+    REPORT_BYTES,
+    RunReport,
+    combined,
+    not_measured,
+    parse_jest_json,
+    parse_junit,
+    parse_summary,
+)
+from jobs.features.evidence.integrity_shapes import FileChange
+from jobs.inputs.caps import FileTooLargeError
+from jobs.inputs.spec import Recipe
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.records import Attempt, CommandEvidence
+from jobs.ports import Workspace
+
+KEPT_RUNS = 400  # run files kept under evidence/tests (the oldest go first)
+STORED_IDS_CHARS = 2 * 1024 * 1024  # a run's ids past this are not kept (only its counts)
+MAX_CHANGED_FILES = 2_000  # a batch's changed files read (more: the rest are not compared)
+
+
+def runs_dir(repository: Workspace) -> Path:
+    return repository.state_dir / "evidence" / "tests"
+
+
+def store_run(folder: Path, tree: str, run: RunReport) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    ids = sorted(run.ids)
+    keep_ids = sum(len(i) for i in ids) <= STORED_IDS_CHARS
+    document = {"collected": run.collected, "passed": run.passed, "source": run.source,
+                "problem": run.problem, "ids": ids if keep_ids else [],
+                "passed_ids": sorted(run.passed_ids) if keep_ids else []}
+    (folder / f"{tree}.json").write_text(json.dumps(document), encoding="utf-8")
+    runs = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    for old in runs[:-KEPT_RUNS]:
+        old.unlink(missing_ok=True)
+
+
+def load_run(folder: Path, tree: str) -> RunReport | None:
+    path = folder / f"{tree}.json"
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        return RunReport(int(document["collected"]), int(document["passed"]),
+                         frozenset(document["ids"]), frozenset(document["passed_ids"]),
+                         str(document["source"]), str(document["problem"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+class RunReports:
+    """One validation run's reports: each command asks its runner for one in `folder`."""
+
+    def __init__(self, store: Path, tree: str, worktree: Path) -> None:
+        self.store, self.tree, self.worktree = store, tree, worktree
+        self.folder = Path(tempfile.mkdtemp(prefix="stepwise-tests-"))
+        self.plans: dict[int, Instrumented] = {}
+
+    @property
+    def writable(self) -> Sequence[Path]:
+        return [self.folder]
+
+    def argv(self, index: int, argv: list[str]) -> list[str]:
+        plan = instrument(argv, str(self.folder), index)
+        self.plans[index] = plan
+        return plan.argv
+
+    def report(self, index: int, item: CommandEvidence) -> RunReport | None:
+        plan = self.plans.get(index)
+        if plan is None or plan.kind is None:
+            return parse_summary(item.output_tail)
+        root, rel = (self.worktree, plan.report) if plan.in_repository \
+            else (self.folder, Path(plan.report).name)
+        try:
+            data = read_regular(root, rel, limit=REPORT_BYTES)
+        except FileTooLargeError:
+            return not_measured(f"the report of `{item.display}` is over {REPORT_BYTES:,} bytes")
+        except (UnsafePathError, OSError):
+            return parse_summary(item.output_tail) or not_measured(
+                f"`{item.display}` wrote no readable report")
+        return parse_junit(data) if plan.kind is ReportKind.JUNIT else parse_jest_json(data)
+
+    def finish(self, evidence: Sequence[CommandEvidence]) -> None:
+        try:
+            reports = [found for index, item in enumerate(evidence)
+                       if (found := self.report(index, item)) is not None]
+            run = combined(reports) or not_measured("no validation command reported tests")
+            store_run(self.store, self.tree, run)
+        finally:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(self.folder)
+
+
+def validation(job: Job, batch: Batch, attempt: Attempt, under_test: TreeUnderTest,
+               request: ValidationRequest, run: RunValidation) -> ValidationResult:
+    """Around the validation of a batch's candidate tree: each runner asked for its report in a
+    fresh folder the sandbox may write, the run's figures kept for the tree."""
+    if not request.argvs:
+        return run(request)
+    reports = RunReports(runs_dir(under_test.repository), under_test.tree,
+                         under_test.worktree.path)
+    argv_for = dict(request.argv_for)
+    for index, argv in enumerate(request.argvs):
+        asked = reports.argv(index, request.argv(index, list(argv)))
+        if asked != list(argv):
+            argv_for[index] = tuple(asked)
+    evidence: list[CommandEvidence] = []
+    try:
+        result = run(replace(request, argv_for=argv_for,
+                             writable=(*request.writable, *reports.writable)))
+        evidence = result[0]
+        return result
+    finally:
+        reports.finish(evidence)
+
+
+def baseline_run(job: Job) -> RunReport | None:
+    """The baseline's figures, from its commands' summary lines (the baseline runs unmeasured)."""
+    reports = [found for item in job.baseline if (found := parse_summary(item.output_tail))]
+    return combined(reports)
+
+
+def changed_files(repository: Workspace, parent: str, tree: str) -> list[FileChange]:
+    out = repository.git("-c", "core.quotepath=false", "diff-tree", "-r", "--no-renames",
+                         "--name-status", "-z", parent, tree)
+    fields = [f for f in out.split("\0") if f]
+    pairs = list(zip(fields[::2], fields[1::2], strict=False))[:MAX_CHANGED_FILES]
+    paths = [path for _, path in pairs]
+    before = repository.read_texts(parent, [p for s, p in pairs if not s.startswith("A")])
+    after = repository.read_texts(tree, [p for s, p in pairs if not s.startswith("D")])
+    return [FileChange(path, before.get(path), after.get(path)) for path in paths]
+
+
+def verify(job: Job, batch: Batch, attempt: Attempt,
+           under_test: TreeUnderTest) -> AttemptOutcome | None:
+    """A validated batch compared with its parent: the `tests_weakened` gate (recipe llm: the
+    model is told once first), or None to commit it."""
+    repository = under_test.repository
+    parent_tree = repository.git("rev-parse", f"{under_test.parent}^{{tree}}").strip()
+    folder = runs_dir(repository)
+    before = load_run(folder, parent_tree)
+    if before is None and under_test.parent == job.baseline_sha:
+        before = baseline_run(job)
+    after = load_run(folder, under_test.tree)
+    findings = findings_for(changed_files(repository, under_test.parent, under_test.tree),
+                            before, after)
+    earlier = batch_tests(batch) or BatchTests()
+    tests = BatchTests(
+        before=before.words() if before else "not measured",
+        after=after.words() if after else "not measured",
+        findings=[f.line() for f in findings[:FINDINGS_KEPT]],
+        more=max(len(findings) - FINDINGS_KEPT, 0), told_model=earlier.told_model,
+        accepted_by=earlier.accepted_by, accepted=earlier.accepted)
+    approved = TESTS_WEAKENED in batch.approved_gates and \
+        set(tests.findings) <= set(earlier.accepted)
+    if not findings or approved:
+        if not findings:
+            tests.accepted_by, tests.accepted = "", []
+        put_batch_tests(batch, tests)
+        return None
+    if job.spec.recipe is Recipe.LLM and not earlier.told_model:
+        tests.told_model = True
+        put_batch_tests(batch, tests)
+        return failed_outcome("tests_weakened", RetryClass.NEEDS_HUMAN, model_feedback(findings),
+                              "restore the tests and fix the code; a second weakening stops "
+                              "at the `tests_weakened` gate", {"findings": tests.findings})
+    put_batch_tests(batch, tests)
+    return AttemptOutcome(Result.GATED, gate=TESTS_WEAKENED, reason=gate_reason(findings))
