@@ -89,6 +89,14 @@ class ApiCommits:
         self._move(branch, sha, old)
         return sha
 
+    def signed_by_app(self, sha: str, email: str) -> bool:
+        """Whether GitHub signed commit `sha` as made by the App's bot user (`email`): what
+        an API commit without a custom author is, and what nobody else's push can be."""
+        commit = self._api(lambda gh: gh.git.get_commit(self.owner, self.name, sha))
+        verification = commit.get("verification") or {}
+        author = commit.get("author") or {}
+        return bool(verification.get("verified")) and author.get("email") == email
+
     def _create_tree(self, repo: Repository, commit: LocalCommit) -> str:
         base = repo.git("rev-parse", f"{commit.parents[0]}^{{tree}}").strip() \
             if commit.parents else EMPTY_TREE
