@@ -89,6 +89,14 @@ class ApiCommits:
         self._move(branch, sha, old)
         return sha
 
+    def signed_by_app(self, sha: str, email: str) -> bool:
+        """Whether GitHub signed commit `sha` as made by the App's bot user (`email`): what
+        an API commit without a custom author is, and what nobody else's push can be."""
+        commit = self._api(lambda gh: gh.git.get_commit(self.owner, self.name, sha))
+        verification = commit.get("verification") or {}
+        author = commit.get("author") or {}
+        return bool(verification.get("verified")) and author.get("email") == email
+
     def _create_tree(self, repo: Repository, commit: LocalCommit) -> str:
         base = repo.git("rev-parse", f"{commit.parents[0]}^{{tree}}").strip() \
             if commit.parents else EMPTY_TREE
@@ -242,8 +250,9 @@ SIGNATURES_FIX = ("remove `commit_via: git` (the default, `api`, makes commits G
 
 def requires_signed_commits(client: Installation, full_name: str, branch: str) -> bool:
     """Whether `branch` accepts only signed commits: a ruleset's `required_signatures` rule
-    (readable with `metadata: read`) or branch protection's (readable only with
-    `administration: read`, which the App does not ask for: a 403 there counts as "no")."""
+    (readable with `metadata: read`) or branch protection's (readable with
+    `administration: read`, which app.yml asks for; an installation that has not accepted it
+    gets 403 there, which counts as "no")."""
     owner, name = full_name.split("/", 1)
     rules = RepositoryCi(client, full_name)._branch_rules(branch)
     if any(rule.get("type") == "required_signatures" for rule in rules):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +22,7 @@ from jobs.basics.errors import RetryClass, WorkspaceError
 
 if TYPE_CHECKING:
     from bot.github.git_data import ApiCommits
+    from jobs.ports import Commit
 
 AuthArgs = Callable[[], list[str]]
 
@@ -96,6 +97,15 @@ class MirroredRepository(Repository):
                 code="push_rejected", retry_class=RetryClass.AUTO_RETRY,
             ) from None
         return new
+
+    def own_commits(self, commits: Sequence[Commit]) -> frozenset[str]:
+        """Through the API: the commits GitHub signed as authored by the App's bot user
+        (GitHub commits them as itself); a push can copy the bot's name, never GitHub's
+        signature. With git: committed as the App's bot user."""
+        if self.api is None:
+            return super().own_commits(commits)
+        email = self.identity.get("GIT_AUTHOR_EMAIL", "")
+        return frozenset(c.sha for c in commits if self.api.signed_by_app(c.sha, email))
 
     def withdraw(self, branch: str, candidate: str, to: str) -> None:
         """Withdraw our own CI-rejected `candidate` from the remote branch, only while the branch

@@ -19,6 +19,7 @@ from jobs.adapters.index_state import KnownTrees
 from jobs.adapters.known_commits import KnownCommits
 from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree
 from jobs.basics.errors import WorkspaceError
+from jobs.ports import Commit
 
 __all__ = ["BOT_EMAIL", "BOT_IDENTITY", "BOT_NAME", "CommitInfo", "Repository",
            "WithdrawRefusedError", "Worktree", "run_git"]
@@ -39,6 +40,8 @@ class CommitInfo:
     subject: str
     body: str
     trailers: dict[str, str]
+    tree: str = ""
+    committer_email: str = ""
 
     @property
     def reverted_sha(self) -> str | None:
@@ -209,7 +212,7 @@ class Repository:
 
     def commits(self, base: str, head: str, *, exclude: Sequence[str] = ()) -> list[CommitInfo]:
         """Commits reachable from `head` and not from `base` (nor `exclude`), oldest first."""
-        fmt = "%H%x00%P%x00%s%x00%(trailers:only,unfold)%x00%b%x1e"
+        fmt = "%H%x00%P%x00%T%x00%ce%x00%s%x00%(trailers:only,unfold)%x00%b%x1e"
         out = self.git("log", "--reverse", f"--format={fmt}", f"{base}..{head}",
                        *(f"^{sha}" for sha in exclude))
         commits = []
@@ -217,16 +220,22 @@ class Repository:
             record = record.strip("\n")
             if not record:
                 continue
-            sha, parents, subject, trailer_text, body = record.split("\x00", 4)
+            sha, parents, tree, email, subject, trailer_text, body = record.split("\x00", 6)
             trailers = {}
             for line in trailer_text.splitlines():
                 key, sep, value = line.partition(":")
                 if sep:
                     trailers[key.strip()] = value.strip()
             commits.append(
-                CommitInfo(sha, tuple(parents.split()), subject, body, trailers)
+                CommitInfo(sha, tuple(parents.split()), subject, body, trailers, tree, email)
             )
         return commits
+
+    def own_commits(self, commits: Sequence[Commit]) -> frozenset[str]:
+        """Which of `commits` Stepwise made: committed as this repository's identity (the
+        server's mirror also asks GitHub whether it signed them, bot/github/mirror.py)."""
+        email = self.identity.get("GIT_COMMITTER_EMAIL", "")
+        return frozenset(c.sha for c in commits if email and c.committer_email == email)
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         if self.known_commits.is_ancestor(ancestor, descendant):

@@ -116,8 +116,6 @@ def _escape_marker(match: re.Match[str]) -> str:
 
 
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
-# The one link a message may carry: Stepwise's own "[details](https://...)" to a check run.
-_DETAILS_LINK = re.compile(r"\[details\]\((https://[^\s()<>`\\]+)\)")
 _FENCE_LINE = re.compile(r" {0,3}(`{3,})[^`]*")
 _BULLET = "- "
 
@@ -125,7 +123,9 @@ _BULLET = "- "
 def message(value: object, *, in_table: bool = False) -> str:
     """A message Stepwise wrote around untrusted values (an error, a gate's reason, a hint):
     its code spans, fenced blocks and `- ` bullets are kept (code is inert, and a block is
-    fenced again so nothing inside closes it); everything else is `text`, line by line."""
+    fenced again so nothing inside closes it); everything else is `text`, line by line. No
+    link is kept, whatever it looks like: the message cannot tell Stepwise's words from an
+    issue title or a model's summary inside it (a link of Stepwise's own is shown as code)."""
     lines, out, index = _LINE_BREAK.split(str(value)), [], 0
     while index < len(lines):
         line = lines[index]
@@ -148,13 +148,8 @@ def _inline_message(line: str, *, in_table: bool) -> str:
 
 
 def _segments(line: str, *, in_table: bool) -> str:
-    parts, position = [], 0
-    for link in _DETAILS_LINK.finditer(line):
-        parts.append(_segments(line[position:link.start()], in_table=in_table))
-        parts.append(f"[details]({link[1]})")
-        position = link.end()
-    if parts:
-        return "".join(parts) + _segments(line[position:], in_table=in_table)
+    parts: list[str] = []
+    position = 0
     for span in _CODE_SPAN.finditer(line):
         if line[position:span.start()]:
             parts.append(_escape_inline(line[position:span.start()]))

@@ -5,6 +5,12 @@ what they mean: batch K committed at sha S (ours, adopted), a revert of batch K 
 human's), our change note, our merge of the base branch (never a batch), somebody else's
 work, or a rewritten history. The engine gathers the
 facts with git and applies the decision (jobs/engine/branch_sync.py); nothing here runs git.
+
+Trailers are public and anyone who may push can write them: a commit is ours only when it is
+Stepwise's own (`facts.own`: its identity, and in server mode GitHub's signature as the App)
+and its tree is the one the record holds for it, recorded before it landed (the batch's
+validated tree, or one of `job.landing_trees` for a note, revert or base merge). Anything else
+carrying our trailers is somebody else's commit.
 """
 
 from __future__ import annotations
@@ -31,18 +37,21 @@ class BranchCommit(Protocol):
     def trailers(self) -> Mapping[str, str]: ...
     @property
     def reverted_sha(self) -> str | None: ...
+    @property
+    def tree(self) -> str: ...
 
 
 @dataclass(frozen=True)
 class BranchFacts:
     """What git says about the branch: its head (None: deleted), whether it descends from the
-    recorded head, the commits since it (oldest first), and, after a rewrite, the recorded
-    batch commits that are no longer on it."""
+    recorded head, the commits since it (oldest first), which of them Stepwise made (`own`),
+    and, after a rewrite, the recorded batch commits that are no longer on it."""
 
     head: str | None
     descends: bool = True
     commits: Sequence[BranchCommit] = ()
     lost_commits: frozenset[str] = frozenset()
+    own: frozenset[str] = frozenset()
 
 
 class SyncKind(StrEnum):
@@ -84,9 +93,27 @@ Meaning = Adopt | Reverted | NoteFound | BaseMergeFound
 
 
 
-def is_base_merge(job_id: str, commit: BranchCommit) -> bool:
-    """Whether `commit` is job `job_id`'s own merge of its base branch (by its trailers)."""
-    return commit.trailers.get(JOB) == job_id and BASE_MERGE in commit.trailers
+def is_base_merge(job: Job, commit: BranchCommit) -> bool:
+    """Whether `commit` carries `job`'s base-merge trailers and a tree recorded for one (any
+    tree in a record from before trees were recorded)."""
+    return commit.trailers.get(JOB) == job.id and BASE_MERGE in commit.trailers and \
+        (commit.tree in job.landing_trees or not job.trees_recorded)
+
+
+def ours(job: Job, commit: BranchCommit, own: frozenset[str]) -> bool:
+    """Whether `commit` is one Stepwise landed for `job`: its trailers, made by Stepwise, and
+    a tree the record holds for such a commit."""
+    trailers = commit.trailers
+    if trailers.get(JOB) != job.id or commit.sha not in own:
+        return False
+    if BATCH in trailers and BASE_MERGE not in trailers:
+        number = trailers[BATCH]
+        batch = next((b for b in job.batches if str(b.number) == number), None)
+        if batch is None:
+            return False
+        return commit.tree == batch.tree if batch.tree else not job.trees_recorded
+    return bool(trailers.keys() & {BASE_MERGE, REVERT, NOTE}) and \
+        (commit.tree in job.landing_trees or not job.trees_recorded)
 
 
 @dataclass(frozen=True)
@@ -128,7 +155,7 @@ def reconcile(job: Job, facts: BranchFacts, *, accept: bool = False,
         return BranchDecision(SyncKind.HUMAN_COMMIT, foreign=("its history was rewritten",),
                               gate_reason=f"the history of `{job.branch}` was rewritten "
                               "(the recorded head is no longer on it)")
-    meanings, foreign = explain_commits(job, facts.commits)
+    meanings, foreign = explain_commits(job, facts.commits, facts.own)
     if foreign and not accept and open_gates:
         listed = ", ".join(foreign[:5])
         return BranchDecision(SyncKind.HUMAN_COMMIT, meanings=meanings, foreign=foreign,
@@ -137,14 +164,18 @@ def reconcile(job: Job, facts: BranchFacts, *, accept: bool = False,
     return BranchDecision(SyncKind.ADVANCE, head=facts.head, meanings=meanings, foreign=foreign)
 
 
-def explain_commits(job: Job, commits: Sequence[BranchCommit]
+def explain_commits(job: Job, commits: Sequence[BranchCommit], own: frozenset[str] = frozenset()
                     ) -> tuple[tuple[Meaning, ...], tuple[str, ...]]:
-    """The meanings of our commits (as they apply, in order) and the descriptions of the rest."""
+    """The meanings of our commits (as they apply, in order) and the descriptions of the rest
+    (`own`: the commits Stepwise made)."""
     state = {b.number: (b.status, b.commit) for b in job.batches}
+    recorded = recorded_commits(job)
     meanings: list[Meaning] = []
     foreign: list[str] = []
     for commit in commits:
-        meaning = _meaning(job, state, commit)
+        if commit.sha in recorded:  # the record already says what it is
+            continue
+        meaning = _meaning(job, state, commit, ours(job, commit, own))
         if isinstance(meaning, str):
             foreign.append(meaning)
         elif meaning is not None:
@@ -156,21 +187,27 @@ def explain_commits(job: Job, commits: Sequence[BranchCommit]
 State = dict[int, tuple[BatchStatus, str | None]]
 
 
-def _meaning(job: Job, state: State, commit: BranchCommit) -> Meaning | str | None:
+def recorded_commits(job: Job) -> frozenset[str]:
+    """The commits the record names: batches, reverts, notes and base merges."""
+    shas = {b.commit for b in job.batches} | {b.revert_commit for b in job.batches} | \
+        {job.note_commit} | {merge.commit for merge in job.base_merges}
+    return frozenset(sha for sha in shas if sha)
+
+
+def _meaning(job: Job, state: State, commit: BranchCommit, is_ours: bool
+             ) -> Meaning | str | None:
     """The meaning of one commit; None: ours but changes nothing; a string: somebody else's
     (its description)."""
     trailers = commit.trailers
-    if trailers.get(JOB) == job.id:
+    if is_ours:
         if BASE_MERGE in trailers:  # checked first: a merge is never a batch
             return BaseMergeFound(commit.sha, trailers[BASE_MERGE])
         if BATCH in trailers:
             number = int(trailers[BATCH])
-            status, recorded = _batch_state(job, state, number)
-            if status in (BatchStatus.COMPLETED, BatchStatus.REVERTED, BatchStatus.AWAITING_CI) \
-                    and recorded == commit.sha:
-                return None
+            status, _ = _batch_state(job, state, number)
             return None if status is BatchStatus.SKIPPED else Adopt(number, commit.sha)
-        if REVERT in trailers:
+        if REVERT in trailers and trailers[REVERT].isdigit() and \
+                any(b.number == int(trailers[REVERT]) for b in job.batches):
             return _revert(job, state, int(trailers[REVERT]), commit.sha,
                            "reverted with {{revert}}")
         if NOTE in trailers:

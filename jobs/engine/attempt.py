@@ -143,6 +143,9 @@ class AttemptRunner:
     current: tuple[Batch, Attempt] | None = None
     widened: set[int] = field(default_factory=set)  # batches that gave files to a wider one
     notify: Callable[[str], None] = lambda _text: None  # progress notices (the llm editor's rounds)
+    # Lands a batch's commit after recording its validated tree (JobContext.land); None: moves
+    # the branch without a record (nothing it lands can be adopted later).
+    land: Callable[[Batch, str], str] | None = None
     # Validation results per tree, so a tree an editor already had checked is not run twice.
     validated: dict[str, tuple[list[CommandEvidence], CommandEvidence | None, str]] = \
         field(default_factory=dict)
@@ -343,7 +346,8 @@ class AttemptRunner:
             return stopped
         message = commit_message(job, batch, edit.summary)
         commit = wt.commit_tree(tree, job.head_sha, message)
-        commit = self.repository.advance_branch(job.branch, commit, job.head_sha)
+        commit = self.land(batch, commit) if self.land is not None else \
+            self.repository.advance_branch(job.branch, commit, job.head_sha)
         batch.summary = edit.summary
         batch.file_summaries = dict(edit.file_summaries)
         return AttemptOutcome(Result.COMMITTED, commit=commit, leftovers=left,

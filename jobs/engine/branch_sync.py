@@ -23,7 +23,9 @@ from jobs.decisions.reconcile import (
     describe,
     explain_commits,
     is_base_merge,
+    ours,
     reconcile,
+    recorded_commits,
 )
 from jobs.engine.context import JobContext
 from jobs.kernel import trailers
@@ -46,20 +48,29 @@ def branch_facts(repo: Workspace, job: Job) -> BranchFacts:
     commits = repo.commits(job.head_sha, head)
     if any(len(commit.parents) > 1 for commit in commits):
         commits = without_base_commits(repo, job, head, commits)
-    return BranchFacts(head=head, commits=tuple(commits))
+    return BranchFacts(head=head, commits=tuple(commits), own=own_commits(repo, job, commits))
+
+
+def own_commits(repo: Workspace, job: Job, commits: Sequence[Commit]) -> frozenset[str]:
+    """Which of the commits carrying this job's trailers (and not yet in the record) Stepwise
+    made: asked of the workspace (in server mode, of GitHub) only for those."""
+    recorded = recorded_commits(job)
+    claimed = [c for c in commits if c.trailers.get(trailers.JOB) == job.id
+               and c.sha not in recorded]
+    return repo.own_commits(claimed) if claimed else frozenset()
 
 
 def without_base_commits(repo: Workspace, job: Job, head: str,
                          commits: Sequence[Commit]) -> list[Commit]:
     """Leave out the base's own commits that a merge of the base (ours or a maintainer's)
     brought onto the branch: they are not the branch's work (our own commits always stay)."""
-    merged = [parent for c in commits if is_base_merge(job.id, c) for parent in c.parents[1:]]
+    merged = [parent for c in commits if is_base_merge(job, c) for parent in c.parents[1:]]
     base = repo.branch_head(job.base_branch) if job.base_branch != "HEAD" else None
     exclude = [*merged, *([base] if base else [])]
     if not exclude:
         return list(commits)
     kept = {c.sha for c in repo.commits(job.head_sha, head, exclude=exclude)}
-    return [c for c in commits if c.sha in kept or c.trailers.get(trailers.JOB) == job.id]
+    return [c for c in commits if c.sha in kept or is_base_merge(job, c)]
 
 
 def sync(engine: JobContext, *, open_gates: bool = True) -> bool:
@@ -127,7 +138,7 @@ def foreign_commits(engine: JobContext) -> list[str]:
         return []
     if not facts.descends:
         return ["its history was rewritten"]
-    return list(explain_commits(job, facts.commits)[1])
+    return list(explain_commits(job, facts.commits, facts.own)[1])
 
 
 def adopt_only(engine: JobContext) -> None:
@@ -168,14 +179,16 @@ def people_commits(repo: Workspace, job: Job, facts: BranchFacts,
 
 def rewritten_by_people(repo: Workspace, job: Job, head: str) -> list[BranchCommit]:
     """On a rewritten branch: the commits since it forked from the recorded head that are not
-    this job's (a rebase keeps our trailers) nor the base's."""
+    this job's nor the base's."""
     fork = repo.git("merge-base", job.head_sha, head, check=False).strip()
     if not fork:
         return []
     base = repo.branch_head(job.base_branch) if job.base_branch != "HEAD" else None
     exclude = [sha for sha in (job.base_sha, base) if sha]
-    return [commit for commit in repo.commits(fork, head, exclude=exclude)
-            if commit.trailers.get(trailers.JOB) != job.id]
+    found = repo.commits(fork, head, exclude=exclude)
+    own = own_commits(repo, job, found)  # a rebase keeps our trailers, tree and identity
+    return [commit for commit in found if commit.sha not in recorded_commits(job)
+            and not ours(job, commit, own)]
 
 
 def read_commit(repo: Workspace, sha: str) -> HumanCommit:

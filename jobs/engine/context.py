@@ -55,6 +55,7 @@ from jobs.recipes import EditRequest, EditResult, editor_for
 from jobs.recipes.llm_settings import LlmSettings
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 5
+MAX_LANDING_TREES = 200  # the newest note, revert and base-merge trees the record keeps
 
 
 @dataclass(frozen=True)
@@ -261,6 +262,20 @@ class JobContext:
                 raise CancelSignal from None
             raise
 
+    def land(self, commit: str, *, batch: Batch | None = None) -> str:
+        """Move the job branch to `commit` (a child of the recorded head) after recording its
+        tree, durably, as the tree this batch (or a note, revert or base merge) lands: only a
+        commit of a recorded tree is ever adopted as ours (jobs/decisions/reconcile.py).
+        Returns the sha it landed as (server mode: GitHub's)."""
+        job, repo = self.job, self.services.repository
+        tree = repo.git("rev-parse", f"{commit}^{{tree}}").strip()
+        if batch is not None:
+            batch.tree = tree
+        elif tree not in job.landing_trees:
+            job.landing_trees = [*job.landing_trees[-(MAX_LANDING_TREES - 1):], tree]
+        self.save(touched=() if batch is None else (batch.number,))
+        return repo.advance_branch(job.branch, commit, job.head_sha)
+
     def event(self, kind: str, message: str, batch: int | None = None) -> None:
         self.job.events.append(Event(at=self.now(), kind=kind, message=message, batch=batch))
 
@@ -314,6 +329,7 @@ class JobContext:
                                          verify=first_stop([f.verify for f in self.features()
                                                             if f.verify is not None]))
             self._runner.notify = lambda text: self.publish(Publication.NOTICE, text)
+            self._runner.land = lambda batch, commit: self.land(commit, batch=batch)
         return self._runner
 
     def environment_hook(self) -> EnvironmentCall | None:

@@ -40,7 +40,7 @@ def commit_note(engine: JobContext, label: str) -> str | None:
         + trailers.trailer_lines((trailers.JOB, job.id), (trailers.NOTE, label))
     )
     commit = worktree.commit_tree(tree, job.head_sha, message)
-    commit = engine.services.repository.advance_branch(job.branch, commit, job.head_sha)
+    commit = engine.land(commit)
     job.head_sha = commit
     job.note_commit = commit
     engine.event("note", f"change note committed ({label})")

@@ -59,7 +59,7 @@ def revert_batch(engine: JobContext, number: int) -> str:
         + trailers.trailer_lines((trailers.JOB, job.id), (trailers.REVERT, number))
     )
     commit = worktree.commit_tree(tree, job.head_sha, message)
-    commit = engine.services.repository.advance_branch(job.branch, commit, job.head_sha)
+    commit = engine.land(commit)
     job.head_sha = commit
     batch.set_status(BatchStatus.REVERTED)
     batch.reason, batch.revert_commit = "reverted with {{revert}}", commit

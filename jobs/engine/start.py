@@ -143,5 +143,6 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
         spec_digest=issue.spec.digest(), spec_text=issue.spec_text, config=config,
         base_branch=base.branch, base_sha=base_sha, branch=branch,
         head_sha=base_sha, note_path=note_path, config_source=base.config_source,
+        trees_recorded=orphan is None,  # a rebuilt record knows no tree of what it finds
     )
 

@@ -58,6 +58,9 @@ class Batch(Record):
     consecutive_failures: int = 0
     approved_gates: list[GateKind] = []
     commit: str | None = None
+    # The validated tree, recorded before its commit lands: only a commit of this tree can be
+    # adopted as this batch ("": a record from before trees were recorded, see Job.trees_recorded).
+    tree: str = ""
     adopted: bool = False
     summary: str = ""
     file_summaries: dict[str, str] = {}
@@ -148,6 +151,14 @@ class Job(Record):
     instructions: list[str] = []
     note_path: str = ""
     note_commit: str | None = None
+    # The trees of the note, revert and base-merge commits Stepwise lands, each recorded before
+    # its commit lands: a commit with those trailers is ours only with one of these trees.
+    landing_trees: list[str] = []
+    # Whether this record was started by a release that records trees before landing. False:
+    # a record of an earlier release, or one rebuilt from the branch after it was lost; a
+    # commit for which it holds no tree is then adopted when Stepwise made it (its identity,
+    # and in server mode GitHub's signature as the App), as before.
+    trees_recorded: bool = False
     final_review: FinalReview | None = None
     error: ErrorInfo | None = None
     events: list[Event] = Field(default_factory=list)

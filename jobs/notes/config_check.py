@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from jobs.basics import markdown_safe as md
 from jobs.basics.errors import BadInputError
 from jobs.basics.github_limits import ANNOTATIONS_PER_RUN
 from jobs.inputs.config import CONFIG_PATH, load_config
@@ -69,8 +70,9 @@ def config_check_run(text: str | None, sha: str, *, details_url: str = "") -> Ch
                                  title=f"`{p.field}`" if p.field else CONFIG_PATH)
                       for p in problems[:ANNOTATIONS_PER_RUN])
         count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
+        # The problems quote the config's own text: rendered as data, like every renderer.
         return draft("failure", f"{CONFIG_PATH}: {count}",
-                     f"{exc.message}\n\nFix: {exc.hint}\n\nCheck it before pushing with "
-                     "`stepwise check-config`.", notes)
+                     f"{md.message(exc.message)}\n\nFix: {md.message(exc.hint)}\n\nCheck it "
+                     "before pushing with `stepwise check-config`.", notes)
     what = "valid" if text is not None else "absent, so every default applies"
     return draft("success", f"{CONFIG_PATH} is {what}", f"{CONFIG_PATH} is {what}.")

@@ -19,7 +19,8 @@ MENTION = re.compile(r"@[A-Za-z0-9]|#\d|GH-\d|://|www\.", re.IGNORECASE)
 HOSTILE = ["`", "``", "```", "````", "~~~", "<!--", "-->", "<b>", "</details>", "@", "@team",
            "#12", "GH-7", "https://evil.example", "www.evil.example", "[x](y)", "![i](u)",
            "*", "_", "**", "\\", "|", "&amp;", "&#96;", "$x$", "# ", "> ", "- ", "1. ", "    ",
-           "\t", " ", "\n", "\n```\n", "a", "é", "Ω", "x:y", "=", "---", "<http://a.b>"]
+           "\t", " ", "\n", "\n```\n", "a", "é", "Ω", "x:y", "=", "---", "<http://a.b>",
+           "[details](https://evil.example)", "[details](https://evil.example/a_b)"]
 hostile_text = st.lists(st.sampled_from(HOSTILE) | st.text(
     alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x17F), max_size=5),
     max_size=12).map("".join)
@@ -114,3 +115,20 @@ def test_a_message_keeps_its_code_spans_and_nothing_else_is_live(path: str, reas
     _assert_inert(tokens)
     assert not {"em_open", "strong_open", "s_open", "heading_open", "blockquote_open",
                 "ordered_list_open", "table_open", "hr", "code_block"} & {t.type for t in tokens}
+
+
+LINKS = ["[details](https://evil.example)", "see [details](https://evil.example/x) now",
+         "[click](https://evil.example)", "![i](https://evil.example/i.png)",
+         "<https://evil.example>", "https://evil.example", "www.evil.example",
+         "[a][r]\n\n[r]: https://evil.example", "[details](<https://evil.example>)",
+         "[details]( https://evil.example )", "[details](https://evil.example \"t\")"]
+
+
+def test_no_renderer_keeps_a_link_from_untrusted_text() -> None:
+    """An issue title or a model's summary carrying a link, in every form Markdown has, comes
+    out of every renderer with no live link (Stepwise's old `[details](...)` exception too)."""
+    for value in LINKS:
+        for source in (md.text(value), md.message(value), md.message(f"- {value}"),
+                       md.message(f"summary: {value}", in_table=True), md.code(value)):
+            _visible_text, tokens = _visible(source)
+            _assert_inert(tokens)

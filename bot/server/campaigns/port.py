@@ -13,6 +13,7 @@ from bot.github.campaign_calls import (
     update_issue_body,
 )
 from bot.github.client import Installation
+from bot.github.write_budget import WriteBudgetWait
 from bot.plumbing.campaign_store import CampaignDoc
 from bot.plumbing.keys import cancelled_task_id
 from bot.plumbing.queue import enqueue
@@ -24,13 +25,14 @@ from jobs.basics.errors import StepwiseError
 from jobs.engine.engine import Base, create_job
 from jobs.engine.scope_preview import preview_scope
 from jobs.features.campaigns.port import (
-    SAMPLE_FILES,
+    PACED_ROW,
     JobView,
     LeftOut,
     Preview,
     gate_answers,
     job_state,
     plan_digest,
+    preview_of,
 )
 from jobs.features.campaigns.record import OPEN_STATES, RepoEntry, RepoState
 from jobs.features.campaigns.selection import RepoFacts
@@ -119,9 +121,8 @@ class ServerCampaignPort:
             raise LeftOut(f"its .github/stepwise.yml is invalid: {exc.message}") from None
         except StepwiseError as exc:
             raise LeftOut(exc.message) from None
-        return Preview(files=len(scope.files), targets=scope.targets,
-                       digest=plan_digest(scope.files), paths=scope.files[:SAMPLE_FILES],
-                       validate=tuple(config.validate_commands))
+        return preview_of(mirror, sha, self.task(), scope.files, scope.targets,
+                          config.validate_commands)
 
     def may_start(self, repo: str, approvers: list[str]) -> tuple[str, dict[str, int]]:
         """'' when the person steering the campaign may start a job in `repo`, else why not in
@@ -164,6 +165,8 @@ class ServerCampaignPort:
                 job.untrusted_spec = True  # written by the App: only an approval passes `plan`
                 self.ctx.store.save(job)
                 queue_next_step(self.ctx, job)
+        except WriteBudgetWait:  # GitHub's write limit: it starts in a later pass, by itself
+            return JobView(state=RepoState.APPROVED, job=entry.job, reason=PACED_ROW)
         except StepwiseError as exc:
             return JobView(state=RepoState.FAILED, job=entry.job, reason=exc.message)
         return JobView(state=RepoState.WORKING, job=entry.job,

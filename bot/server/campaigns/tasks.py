@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 from bot.events import Event
 from bot.github.campaign_calls import update_issue_body
+from bot.github.write_budget import WriteBudgetWait
 from bot.plumbing import campaign_store
 from bot.plumbing.campaign_store import CampaignDoc
 from bot.plumbing.leases import job_lock
@@ -105,7 +106,10 @@ def write_dashboard(ctx: ServerContext, doc: CampaignDoc) -> None:
         return
     owner, name = doc.control.split("/", 1)
     body = f"{doc.issue_text}\n\n{START}\n{dashboard}\n{END}\n"
-    update_issue_body(ctx.installation(doc.installation_id), owner, name, doc.number, body)
+    try:
+        update_issue_body(ctx.installation(doc.installation_id), owner, name, doc.number, body)
+    except WriteBudgetWait:
+        return  # the App's write budget is spent: a later pass writes it (the digest is old)
     doc.dashboard_digest = digest
 
 

@@ -177,7 +177,7 @@ def _merge(engine: JobContext, decision: BaseDecision, preview: MergePreview) ->
                                 commands=ran.get(r.batch, [])) for r in decision.replays]))
     engine.save(touched=())  # recorded before the push: a worker dying now finds it again
     try:
-        landed = repo.advance_branch(job.branch, commit, job.head_sha)
+        landed = engine.land(commit)
     except StepwiseError as exc:  # refused (someone pushed meanwhile): it never landed
         job.base_merges.pop()
         engine.save(touched=())

@@ -262,7 +262,7 @@ class BisectHooks:
         changed = runner.worktree.staged_paths()
         commit = runner.worktree.commit_tree(tree, job.head_sha, message)
         # Server mode re-creates the commit through GitHub's API (signed): record what landed.
-        commit = engine.services.repository.advance_branch(job.branch, commit, job.head_sha)
+        commit = engine.land(commit, batch=batch)
         batch.summary = summary
         state.committed = True
         leftovers = [str(t) for t in runner.remaining(job, tree, passing)]

@@ -18,11 +18,28 @@ from jobs.features.campaigns.record import (
     RepoState,
 )
 from jobs.features.campaigns.rollout import mark_started, next_wave, settle
+from jobs.features.campaigns.sample import sample_diff
 from jobs.features.campaigns.selection import RepoFacts, left_out_reason
 from jobs.features.campaigns.settings import CampaignSettings
 from jobs.features.campaigns.steering import JobAction, Steered
+from jobs.inputs.spec import IssueTask
 from jobs.kernel.job import Job
 from jobs.kernel.model import GATES, JobStatus
+from jobs.ports import Workspace
+
+
+def preview_of(workspace: Workspace, sha: str, task: IssueTask, files: Sequence[str],
+               targets: int, checks: Sequence[str]) -> Preview:
+    """A repository's preview from its scope: the files, the validation commands, and for
+    `replace` a dry-run diff of its first file in scope."""
+    sample = ""
+    if task.spec.recipe == "replace" and files and task.spec.find:
+        text = workspace.show_file(sha, files[0])
+        if text is not None:
+            sample = sample_diff(files[0], text, find=task.spec.find,
+                                 replace=task.spec.replace or "")
+    return Preview(files=len(files), targets=targets, digest=plan_digest(files),
+                   paths=tuple(files[:SAMPLE_FILES]), validate=tuple(checks), sample=sample)
 
 
 def plan_digest(files: Sequence[str]) -> str:
@@ -43,6 +60,7 @@ class Preview:
     digest: str  # of the files in scope: a job whose plan differs stops at its own plan gate
     paths: tuple[str, ...] = ()     # the files in scope, the first SAMPLE_FILES of them
     validate: tuple[str, ...] = ()  # the validation commands that will judge it
+    sample: str = ""                # a dry-run diff of one file (deterministic `replace`)
 
 
 SAMPLE_FILES = 5  # files in scope a preview keeps by name; the dashboard folds beyond 3
@@ -76,6 +94,11 @@ def gate_answers(job: Job) -> tuple[str, ...]:
     return (str(rule.verb), *(c for c in rule.other_choices if c != "cancel"))
 
 
+# A start the mode's write budget put off (server: GitHub's 80 content-creating requests a
+# minute and 500 an hour): the repository stays approved and starts in a later pass.
+PACED = ("paced: GitHub allows 80 content-creating requests a minute and 500 an hour; the "
+         "approved repositories start by themselves as the App's write budget has room")
+PACED_ROW = "paced: starts when the write budget has room"
 NOT_ADDED = ("{target}: not added. Stepwise adds a repository only when the App is installed "
              "there, you can read it, and everyone who can read this issue can read it too.")
 
@@ -119,8 +142,8 @@ def record_view(entry: RepoEntry, view: JobView) -> None:
     if entry.state is RepoState.SKIPPED:
         return  # skipped by a command: its job's own ending does not bring it back
     entry.state, entry.gate, entry.answer = view.state, view.gate, ""
-    if view.state is RepoState.NO_ACCESS:
-        entry.wave = None  # not started: someone with access approves it again
+    if view.state in (RepoState.NO_ACCESS, RepoState.APPROVED):
+        entry.wave = None  # not started: someone with access approves it, or a later pass
     entry.reason = view.reason
     entry.batches_done, entry.batches_total = view.batches_done, view.batches_total
     entry.files_done = view.files_done
@@ -139,7 +162,8 @@ def preview_entry(name: str, settings: CampaignSettings, port: CampaignPort) -> 
         return RepoEntry(name=name, state=RepoState.LEFT_OUT, reason=str(exc))
     return RepoEntry(name=name, state=RepoState.PREVIEWED, files=found.files,
                      targets=found.targets, preview_digest=found.digest,
-                     paths=list(found.paths[:SAMPLE_FILES]), checks=list(found.validate))
+                     paths=list(found.paths[:SAMPLE_FILES]), checks=list(found.validate),
+                     sample=found.sample)
 
 
 def drive(campaign: Campaign, settings: CampaignSettings, port: CampaignPort,
@@ -150,12 +174,43 @@ def drive(campaign: Campaign, settings: CampaignSettings, port: CampaignPort,
     for entry in campaign.entries(*OPEN_STATES):
         record_view(entry, port.read(entry, passes_gates=passing))
     settle(campaign, settings, now)
+    if not _start(campaign, settings, port, now, paced_names(campaign, settings), again=True):
+        return  # still paced: no new wave before the last one has started whole
     while names := next_wave(campaign, settings):
         mark_started(campaign, names)
-        campaign.log(now, f"wave {campaign.waves_started - 1} started: " + ", ".join(names))
-        for name in names:
-            record_view(campaign.repos[name], port.start(campaign.repos[name]))
-        settle(campaign, settings, now)
+        campaign.log(now, f"wave {campaign.waves_started - 1} started: " + ", ".join(names[:20])
+                     + (f" and {len(names) - 20} more" if len(names) > 20 else ""))
+        if not _start(campaign, settings, port, now, names):
+            break  # the rest waits for the write budget; the dashboard says so
+
+
+def paced_names(campaign: Campaign, settings: CampaignSettings) -> list[str]:
+    """The repositories of the last wave whose start the write budget put off, within the
+    open-PR limit: they start before any new wave (they are that wave's)."""
+    if campaign.status is not CampaignStatus.RUNNING:
+        return []
+    room = settings.max_open_prs - campaign.count(*OPEN_STATES)
+    return [e.name for e in campaign.entries(RepoState.APPROVED) if e.reason == PACED_ROW][
+        :max(room, 0)]
+
+
+def _start(campaign: Campaign, settings: CampaignSettings, port: CampaignPort, now: datetime,
+           names: list[str], *, again: bool = False) -> bool:
+    """Start `names` until the mode's write budget says wait (the others stay approved, paced);
+    False when it did."""
+    paced = False
+    for name in names:
+        entry = campaign.repos[name]
+        if again:
+            entry.wave = max(campaign.waves_started - 1, 0)
+        view = JobView(state=RepoState.APPROVED, reason=PACED_ROW) if paced else port.start(entry)
+        record_view(entry, view)
+        paced = paced or view.state is RepoState.APPROVED
+    still = any(e.reason == PACED_ROW for e in campaign.entries(RepoState.APPROVED))
+    if campaign.status is CampaignStatus.RUNNING and (still or campaign.status_reason == PACED):
+        campaign.status_reason = PACED if still else ""
+    settle(campaign, settings, now)
+    return not paced
 
 
 def carry_out(campaign: Campaign, settings: CampaignSettings, steered: Steered,
@@ -211,7 +266,7 @@ def apply_spec_change(campaign: Campaign, digest: str, settings: CampaignSetting
         fresh = preview_entry(entry.name, settings, port)
         entry.files, entry.targets = fresh.files, fresh.targets
         entry.preview_digest = fresh.preview_digest
-        entry.paths, entry.checks = fresh.paths, fresh.checks
+        entry.paths, entry.checks, entry.sample = fresh.paths, fresh.checks, fresh.sample
         if fresh.state is RepoState.LEFT_OUT:
             entry.state, entry.reason = RepoState.LEFT_OUT, fresh.reason
     campaign.replan = [entry.name for entry in campaign.entries(*OPEN_STATES)]

@@ -49,9 +49,10 @@ def checks_of(verdict: CiVerdict) -> list[CiCheck]:
 
 
 def check_words(check: CiCheck) -> str:
-    """"`tests` success ([details](url))" — one check with its conclusion and link."""
+    """"`tests` success (details: `url`)" — one check with its conclusion and its page (as
+    code: a check's URL is the reporting app's to choose, and no message keeps a link)."""
     state = check.conclusion if check.status == "completed" else check.status
-    link = f" ([details]({check.url}))" if check.url else ""
+    link = f" (details: {md.code(check.url)})" if check.url else ""
     return f"{md.code(check.name)} {state or 'pending'}{link}"
 
 
@@ -152,7 +153,7 @@ def failure_report(job: Job, wait: CiWait, verdict: CiVerdict,
                f"{job.config.ci.timeout} min: {failing} still pending" if timed else
                f"CI failed on {what}'s head `{short(wait.sha)}`: {failing}")
     lines = [message]
-    lines += [f"- {md.code(f.check)}: [details]({f.url})" for f in failures if f.url]
+    lines += [f"- {md.code(f.check)}: details {md.code(f.url)}" for f in failures if f.url]
     if annotations:
         lines += ["", "Annotations:"]
         lines += [f"- {md.code(f'{a.path}:{a.line}')}: {md.code(a.message)}"

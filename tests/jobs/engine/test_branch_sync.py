@@ -3,6 +3,8 @@ with the in-memory forge: what reconcile() decided reaches the record and the fo
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ import pytest
 from jobs.adapters.sandbox import make_sandbox
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
+from jobs.adapters.worktree import BOT_IDENTITY
 from jobs.basics.errors import RetryClass, StepwiseError
 from jobs.engine import branch_sync
 from jobs.engine.context import JobContext, Services
@@ -19,7 +22,7 @@ from jobs.ports import Publication
 from tests.kit.features import WITHOUT_BISECT
 from tests.kit.forge import InMemoryForge
 from tests.kit.records import make_batch, make_job
-from tests.kit.repos import commit_all, git, make_repo, write_files
+from tests.kit.repos import GIT_ENV, commit_all, git, make_repo, write_files
 
 
 def context(tmp_path: Path) -> tuple[JobContext, Path, InMemoryForge]:
@@ -46,20 +49,55 @@ def commit_on_branch(repo: Path, message: str) -> str:
     return sha
 
 
+def as_stepwise(repo: Path, message: str) -> str:
+    """Commit on the job branch as Stepwise does (its identity), recording nothing."""
+    git(repo, "checkout", "-q", "stepwise/issue-7")
+    write_files(repo, {"a.py": f"# {message}\n"})
+    git(repo, "add", "-A")
+    subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, check=True,
+                   env={**os.environ, **GIT_ENV, **BOT_IDENTITY})
+    sha = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "main")
+    return sha
+
+
 def stored(ctx: JobContext) -> Job:
     job = ctx.services.store.reload(ctx.job)
     assert job is not None
     return job
 
 
+BATCH_1 = "batch 1\n\nStepwise-Job: 7-abc123def456\nStepwise-Batch: 1"
+
+
 def test_our_batch_commit_is_adopted_saved_and_nothing_is_published(tmp_path: Path) -> None:
     ctx, repo, forge = context(tmp_path)
-    sha = commit_on_branch(repo, "batch 1\n\nStepwise-Job: 7-abc123def456\nStepwise-Batch: 1")
+    sha = as_stepwise(repo, BATCH_1)
+    ctx.job.trees_recorded, ctx.job.batch(1).tree = True, git(repo, "rev-parse", f"{sha}^{{tree}}")
     assert branch_sync.sync(ctx)
     job = stored(ctx)
     assert job.head_sha == sha and job.batch(1).status is BatchStatus.COMPLETED
     assert job.batch(1).adopted and forge.effects == []
     assert not branch_sync.sync(ctx)  # the branch is where the record says now
+
+
+@pytest.mark.parametrize("forgery", ["a writer's commit", "Stepwise's identity, another tree"])
+def test_a_commit_with_forged_trailers_opens_the_human_commit_gate(tmp_path: Path,
+                                                                   forgery: str) -> None:
+    """The job id and batch number are public: a writer's commit carrying them, or one made
+    as Stepwise but not of the tree recorded before batch 1 landed, is not adopted."""
+    ctx, repo, _ = context(tmp_path)
+    ctx.job.trees_recorded, ctx.job.batch(1).tree = True, "0" * 40
+    if forgery == "a writer's commit":
+        sha = commit_on_branch(repo, BATCH_1)
+        ctx.job.batch(1).tree = git(repo, "rev-parse", f"{sha}^{{tree}}")
+    else:
+        sha = as_stepwise(repo, BATCH_1)
+    assert branch_sync.sync(ctx)
+    job = stored(ctx)
+    assert job.gate is not None and job.gate.kind is Gate.HUMAN_COMMIT
+    assert job.batch(1).status is BatchStatus.PENDING and not job.batch(1).adopted
+    assert f"{sha[:7]} 'batch 1'" in job.gate.reason
 
 
 def test_someone_elses_commit_opens_the_gate_owed_before_it_is_published(tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """The attempt's start is written without fsync: a crash that loses it is recovered all the same.
 
 A power cut after the attempt committed but before its durable record leaves the disk with
-the record as it was before the attempt started (the unsynced write is lost) and a commit on
-the branch that no record names: the next run adopts that commit and does not redo the batch.
+the record as it was durably written last (the unsynced start is lost; the validated tree,
+recorded durably before the commit landed, is there) and a commit on the branch that no record
+names: the next run adopts that commit (Stepwise's, of the recorded tree) and does not redo
+the batch.
 """
 
 from __future__ import annotations
@@ -51,6 +53,15 @@ def test_a_lost_attempt_start_and_a_commit_no_record_names_are_recovered(
     synced: dict[Path, bytes] = {}  # what the disk held before the first unsynced write
     fsyncs_in_unsynced: list[int] = []
     real_save_unsynced, real_fsync = FileStore.save_unsynced, os.fsync
+    real_save = FileStore.save
+
+    def durable(self: FileStore, job: Job, *, touched: Collection[int] | None = None,
+                durable: bool = True) -> Job:
+        saved = real_save(self, job, touched=touched, durable=durable)
+        if synced and durable:  # what a power cut keeps from now on
+            synced.clear()
+            synced.update({path: path.read_bytes() for path in record_files(self)})
+        return saved
 
     def remembering(self: FileStore, job: Job, *, touched: Collection[int] | None = None) -> Job:
         if not synced:
@@ -71,13 +82,14 @@ def test_a_lost_attempt_start_and_a_commit_no_record_names_are_recovered(
         raise PowerCut
 
     monkeypatch.setattr(FileStore, "save_unsynced", remembering)
+    monkeypatch.setattr(FileStore, "save", durable)
     monkeypatch.setattr(batch_run, "record_changes", power_cut)
     with pytest.raises(PowerCut):
         session(repo).run(issue(), yes=True)
     assert synced and fsyncs_in_unsynced == []
     lost = load_job(repo)
     first = lost.batch(1)
-    assert first.status is BatchStatus.PENDING and first.attempts == [] and first.commit is None
+    assert first.commit is None and first.tree  # recorded before it landed
     made = branch_head(repo, lost.branch)
     assert made is not None and made != lost.head_sha  # the attempt's commit, on the branch
 
@@ -101,7 +113,10 @@ def test_each_batch_makes_one_durable_record_write(tmp_path: Path,
     def counting(self: FileStore, job: Job, *, touched: Collection[int] | None = None,
                  durable: bool = True) -> Job:
         running = any(b.status is BatchStatus.IN_PROGRESS for b in job.batches)
-        writes.append("durable" if durable else "unsynced running" if running else "unsynced")
+        landing = any(b.status is BatchStatus.IN_PROGRESS and b.tree and not b.commit
+                      for b in job.batches)
+        writes.append("landing" if landing else "durable" if durable else
+                      "unsynced running" if running else "unsynced")
         return real_save(self, job, touched=touched, durable=durable)
 
     monkeypatch.setattr(FileStore, "save", counting)
@@ -113,6 +128,8 @@ def test_each_batch_makes_one_durable_record_write(tmp_path: Path,
     starts = [n for n, kind in enumerate(writes) if kind == "unsynced running"]
     assert len(starts) == batches  # each attempt's start, unsynced
     # Between one attempt's start and the next, one durable write: the attempt's end (the
-    # base check between batches is written unsynced: git is asked again if it is lost).
+    # base check between batches is written unsynced: git is asked again if it is lost), and
+    # before it the validated tree, recorded durably before the commit lands (issue 40).
     between = [writes[a:b].count("durable") for a, b in pairwise(starts)]
     assert between == [1] * (batches - 1), writes
+    assert [writes[a:b].count("landing") for a, b in pairwise(starts)] == [1] * (batches - 1)

@@ -1,9 +1,16 @@
-"""The reading tools: `list_files`, `search` and `read_file` over the tracked files in scope."""
+"""The reading tools: `list_files`, `search` and `read_file` over the tracked files in scope.
+
+`search` runs a pattern the model chose, so it runs under a deadline (the `regex` engine's
+`timeout`: Python's `re` cannot be interrupted, and `(a+)+$` on a long line backtracks for
+hours) over lines cut at MAX_LINE_CHARS (a minified file's one line is the same hazard).
+"""
 
 from __future__ import annotations
 
-import re
+import time
 from collections import Counter
+
+import regex
 
 from jobs.recipes.llm.tools.scope import Scope, ToolFailure, clean_path
 
@@ -11,6 +18,8 @@ MAX_LISTED = 300
 MAX_HITS = 50
 MAX_HIT_CHARS = 200
 MAX_SEARCHED_BYTES = 2_000_000
+MAX_LINE_CHARS = 4_000  # each line is searched up to here
+SEARCH_SECONDS = 3.0  # one search, all files together
 RANGE_CAP = 2_000
 TAIL_CAP = 1_000
 WHOLE_LIMIT = 4_000
@@ -49,8 +58,8 @@ def list_files(scope: Scope, *, path: str = ".", depth: int = 2) -> str:
 
 def search(scope: Scope, *, pattern: str, path: str = ".") -> str:
     try:
-        regex = re.compile(pattern)
-    except re.error as exc:
+        compiled = regex.compile(pattern, flags=regex.VERSION0)
+    except (regex.error, ValueError, OverflowError) as exc:
         raise ToolFailure("bad_pattern", f"`{pattern}` is not a valid regular expression "
                           f"({exc}); escape special characters like `(` as `\\(`") from None
     where = clean_path(path)
@@ -61,6 +70,7 @@ def search(scope: Scope, *, pattern: str, path: str = ".") -> str:
     hits: list[str] = []
     total = 0
     matched_files: set[str] = set()
+    deadline = time.monotonic() + SEARCH_SECONDS
     for file in files:
         try:
             text = scope.read_text(file)
@@ -69,7 +79,7 @@ def search(scope: Scope, *, pattern: str, path: str = ".") -> str:
         if len(text) > MAX_SEARCHED_BYTES:
             continue
         for number, line in enumerate(text.splitlines(), 1):
-            if regex.search(line):
+            if _matches(compiled, line[:MAX_LINE_CHARS], deadline, pattern):
                 total += 1
                 matched_files.add(file)
                 if len(hits) < MAX_HITS:
@@ -80,6 +90,15 @@ def search(scope: Scope, *, pattern: str, path: str = ".") -> str:
     if total > len(hits):
         lines.append(f"… {total - len(hits)} more matches: narrow the pattern or the path")
     return "\n".join(lines)
+
+
+def _matches(compiled: regex.Pattern[str], line: str, deadline: float, pattern: str) -> bool:
+    try:
+        return compiled.search(line, timeout=max(0.0, deadline - time.monotonic())) is not None
+    except TimeoutError:
+        raise ToolFailure("pattern_too_slow", f"`{pattern}` took more than {SEARCH_SECONDS:g} s "
+                          "(nested repetition such as `(a+)+` backtracks without end); search "
+                          "for a plain word or a simpler pattern, or narrow the path") from None
 
 
 def read_file(scope: Scope, *, path: str, start_line: int | None = None,

@@ -146,13 +146,16 @@ class Commit:
     subject: str = "a commit"
     trailers: dict[str, str] = field(default_factory=dict)
     reverted_sha: str | None = None
+    tree: str = "e" * 40
 
 
 def test_reconcile_reads_our_merge_commit_as_no_batch() -> None:
     job = job_with()
+    job.trees_recorded, job.landing_trees = True, ["e" * 40]  # recorded before it landed
     merge = Commit(MERGE, trailers={"Stepwise-Job": job.id, "Stepwise-Base-Merge": BASE,
                                     "Stepwise-Batch": "2"})  # a batch trailer is not believed
-    decision = reconcile(job, BranchFacts(head=MERGE, commits=[merge]))
+    decision = reconcile(job, BranchFacts(head=MERGE, commits=[merge],
+                                          own=frozenset({MERGE})))
     assert decision.kind is SyncKind.ADVANCE and decision.foreign == ()
     assert decision.meanings == (BaseMergeFound(MERGE, BASE),)
     assert not any(isinstance(m, Adopt) for m in decision.meanings)

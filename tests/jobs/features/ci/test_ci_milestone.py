@@ -116,7 +116,7 @@ def test_green_milestone_opens_the_gate_with_each_check_and_the_job_completes(
     assert job.ci_wait is None
     report = ci_rig.forge.published(Publication.MILESTONE_REPORT)[-1]
     assert f"CI on `{sha[:7]}` passed" in report
-    assert "`tests` success ([details](https://ci.example/tests/2))" in report
+    assert "`tests` success (details: `https://ci.example/tests/2`)" in report
     assert "`lint` success" in report
 
     apply_verb(job, Verb.APPROVE)

@@ -228,3 +228,29 @@ def test_compaction_keeps_paths_identifiers_and_decisions_verbatim() -> None:
     assert compaction.size(compacted) < compaction.size(messages)  # type: ignore[arg-type]
     again = compaction.compact([*compacted, *messages[2:12]])  # type: ignore[arg-type]
     assert '- edit_file {"path": "pkg/mod_0.py"' in str(again[2]["content"])
+
+
+@pytest.mark.parametrize("pattern", [r"(a+)+$", r"(a|aa)+$", r"(.*a){20}$"])
+def test_search_ends_a_pattern_that_backtracks_without_end(tmp_path: Path,
+                                                           pattern: str) -> None:
+    """A model-chosen regex that backtracks exponentially (issue 40): with `re` it held the
+    worker for an hour; here the tool answers a soft error naming the problem and the fix."""
+    (tmp_path / "slow.txt").write_text("a" * 3000 + "!\n")
+    slow = Scope.of(tmp_path, ["slow.txt"], [])
+    failed = failure(lambda: search(slow, pattern=pattern))
+    assert failed.kind == "pattern_too_slow"
+    assert f"`{pattern}` took more than 3 s" in str(failed)
+    assert "simpler pattern" in str(failed)
+
+
+def test_search_reads_each_line_up_to_its_cap(tmp_path: Path) -> None:
+    """A minified file's one long line is searched up to MAX_LINE_CHARS, and a hit shows
+    at most MAX_HIT_CHARS of it."""
+    from jobs.recipes.llm.tools.reading import MAX_HIT_CHARS, MAX_LINE_CHARS
+    line = "x" * (MAX_LINE_CHARS - 10) + "early" + "y" * 100 + "late"
+    (tmp_path / "min.js").write_text(line + "\n")
+    scoped = Scope.of(tmp_path, ["min.js"], [])
+    assert search(scoped, pattern="late").startswith("no match for `late`")
+    found = search(scoped, pattern="early").split("\n")
+    assert found[0] == "1 match(es) in 1 file(s):"
+    assert len(found[1]) == len("min.js:1: ") + MAX_HIT_CHARS

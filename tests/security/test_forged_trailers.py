@@ -1,0 +1,74 @@
+"""Forged trailers (issue 40), through the App: a writer who is not an approver pushes a commit
+carrying the job's id and a batch number (both public in the pull request), or a note, revert or
+base-merge trailer, even under the App's bot name. The fake GitHub signs only what the App makes
+through the API, as GitHub does; the worker asks GitHub. Nothing forged is adopted: the
+`human_commit` gate opens naming it, and once a maintainer takes it in, it is listed among the
+commits by people."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobs.kernel.model import BatchStatus, Gate
+from tests.bot.conftest import REPO, World
+from tests.bot.test_app_events import at_first_milestone
+
+FORGED = {
+    "batch": "Stepwise-Batch: 2\nStepwise-Milestone: 1",
+    "note": "Stepwise-Note: milestone 1/2",
+    "revert": "Stepwise-Revert: 1",
+    "base merge": "Stepwise-Base-Merge: " + "0" * 40,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FORGED))
+@pytest.mark.parametrize("as_the_app", [False, True])
+def test_a_writers_commit_with_our_trailers_is_a_human_commit(world: World, kind: str,
+                                                              as_the_app: bool) -> None:
+    at_first_milestone(world)
+    job = world.job()
+    bot = world.gh.bot_login
+    author = (bot, f"{world.gh.user_id(bot)}+{bot}@users.noreply.github.com") if as_the_app \
+        else ("Wally Writer", "wally@example.invalid")
+    target = job.batch(2).files[0]
+    message = (f"stepwise(#1): {kind} — {target}\n\n"
+               f"Stepwise-Job: {job.id}\n{FORGED[kind]}\n")
+    forged = world.gh.push_files(REPO, job.branch, {target: "FORGED = True\n"}, message,
+                                 author=author)
+    world.send("push", ref=f"refs/heads/{job.branch}", sender="wally")
+    pull = world.gh.pull_for(world.repo, job.branch)
+    world.comment("/stepwise approve", by="maria", on=pull.number)
+    world.work()
+    job = world.job()
+    assert job.gate is not None and job.gate.kind is Gate.HUMAN_COMMIT, (job.status, job.gate)
+    assert forged[:7] in job.gate.reason
+    assert job.batch(2).status is BatchStatus.PENDING and not job.batch(2).adopted
+    assert job.note_commit != forged and all(m.commit != forged for m in job.base_merges)
+    assert job.batch(1).status is BatchStatus.COMPLETED  # a forged revert reverts nothing
+    world.comment("/stepwise approve", by="maria", on=pull.number)
+    world.work()
+    job = world.job()
+    assert [c.sha for c in job.human_commits] == [forged]  # "Commits by people"
+    assert job.batch(2).commit != forged
+
+
+def test_stepwises_own_signed_commits_are_still_adopted_after_a_lost_save(world: World) -> None:
+    """The control: batch 1's commit, made by the App (signed by GitHub, of the tree recorded
+    before it landed), whose record was lost after it landed (the worker died), is adopted:
+    not redone, not gated."""
+    at_first_milestone(world)
+    job = world.job()
+    batch = job.batch(1)
+    commit = batch.commit
+    assert commit and batch.tree and job.head_sha == commit
+    batch.status, batch.commit, batch.adopted = BatchStatus.IN_PROGRESS, None, False
+    job.head_sha = job.base_sha  # as saved before it landed
+    world.ctx.store.save(job)
+    pull = world.gh.pull_for(world.repo, job.branch)
+    world.comment("/stepwise approve", by="maria", on=pull.number)
+    world.work()
+    job = world.job()
+    assert job.gate is None or job.gate.kind is not Gate.HUMAN_COMMIT, job.gate
+    assert job.batch(1).commit == commit and job.batch(1).adopted
+    assert job.human_commits == []
+    assert world.gh.requests_to("GET", rf"^/repos/{REPO}/git/commits/{commit}$")  # asked GitHub
