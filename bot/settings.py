@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bot.github.client import DEFAULT_API_VERSION, ApiVersion
+from bot.github.api_versions import DEFAULT_API_VERSION, ApiVersion
 from jobs.basics.errors import BadInputError
 
 ENV_PREFIX = "STEPWISE_"
