@@ -4,7 +4,8 @@
   TLS context for every client.
 - `client.py`: an installation's REST and GraphQL calls, with `records.py` (the records it
   answers with) and `errors.py` (a failed call: `ForgeError`, the failure classified, call-level
-  retries and rate limits).
+  retries and rate limits); `api_versions.py`: the REST API versions spoken (read by the
+  settings without importing githubkit).
 - `conditional.py`: ETag reads, a bounded store; `observer.py`: every call's answer and retry seen
   at the githubkit client (route templates, rate-limit headers).
 - `forge.py`: the forge port (jobs/ports.py) on GitHub, with `conversation.py` (who a gate
@@ -15,7 +16,9 @@
   re-runs, Stepwise's own check runs; `check_run_publish.py`: a check run with all its
   annotations, 50 a request.
 - `write_budget.py`: each installation's content-creating writes within GitHub's secondary
-  limits (80 a minute, 500 an hour, spaced), shared by all workers through Redis.
+  limits (80 a minute, 500 an hour, spaced), shared by all workers through Redis; `limited.py`
+  (a rate limit GitHub answered stops every request of the installation until it is over);
+  `coalesce.py` (a working job's card and check run sent at most once a minute, never unchanged).
 - `campaign_calls.py`: the installation's repositories, tracking issues created once, the
   campaign issue's body.
 
