@@ -27,6 +27,7 @@ from jobs.engine.validation_hooks import (
     ValidationRequest,
     ValidationResult,
 )
+from jobs.features.evidence.failures import with_flaky_passed
 from jobs.features.evidence.integrity import findings_for
 from jobs.features.evidence.integrity_argv import Instrumented, ReportKind, instrument
 from jobs.features.evidence.integrity_parts import (
@@ -175,12 +176,12 @@ def verify(job: Job, batch: Batch, attempt: Attempt,
     """A validated batch compared with its parent: the `tests_weakened` gate (recipe llm: the
     model is told once first), or None to commit it."""
     repository = under_test.repository
-    parent_tree = repository.git("rev-parse", f"{under_test.parent}^{{tree}}").strip()
+    parent_tree = repository.tree_of(under_test.parent)
     folder = runs_dir(repository)
     before = load_run(folder, parent_tree)
     if before is None and under_test.parent == job.baseline_sha:
         before = baseline_run(job)
-    after = load_run(folder, under_test.tree)
+    after = with_flaky_passed(load_run(folder, under_test.tree), attempt.failure_check)
     findings = findings_for(changed_files(repository, under_test.parent, under_test.tree),
                             before, after)
     earlier = batch_tests(batch) or BatchTests()
