@@ -268,7 +268,7 @@ class JobContext:
         commit of a recorded tree is ever adopted as ours (jobs/decisions/reconcile.py).
         Returns the sha it landed as (server mode: GitHub's)."""
         job, repo = self.job, self.services.repository
-        tree = repo.git("rev-parse", f"{commit}^{{tree}}").strip()
+        tree = repo.tree_of(commit)  # a commit this process wrote: from memory
         if batch is not None:
             batch.tree = tree
         elif tree not in job.landing_trees:
