@@ -1,15 +1,17 @@
 """Benchmark: what the evidence (issue 39) costs per batch, and how far the forecast is off.
 
-    .venv/bin/python -m bench.evidence_cost [--modules 12] [--batch-size 3] [--runs 2]
+    .venv/bin/python -m bench.evidence_cost [--modules 12] [--batch-size 3] [--runs 2] [--python python3.12]
 
 A Python package of `--modules` modules (each a function calling `old_api`, with its own tests:
-a real pytest suite of a few hundred tests) is moved to `new_api` by a local job in batches of
+a unittest suite, so any interpreter runs it) is moved to `new_api` by a local job in batches of
 `--batch-size` files, run by the real engine in the real sandbox, twice in the same run: with
 the evidence feature (changed-line coverage under coverage.py limited to the batch's files, the
 edit shapes, the plan's dry run and forecast) and without it (the feature left out of the
-features' tuple). Prints per batch the median validation seconds and the job's wall seconds of
-each, and their ratios (target <= 1.3); then the forecast's error on the jobs: a first job
-(the baseline only) and a second one on the same repository (with the first one's figures).
+features' tuple), for each `--python` given as the repository's interpreter (coverage.py
+traces with its C tracer before Python 3.12, with `sys.monitoring` from 3.12 on). Prints per
+batch the median validation seconds and the job's wall seconds of each, and their ratios
+(target <= 1.3); then the forecast's error on the jobs: a first job (the baseline only) and a
+second one on the same repository (with the first one's figures).
 """
 
 from __future__ import annotations
@@ -66,20 +68,42 @@ def describe_{n}(value):
     words = [str(part) for part in range(value % 7)]
     return "-".join(words) + str(old_api(value))
 '''
-TESTS = '''import pytest
+TESTS = '''import unittest
 
+from pkg import work
 from pkg.m{n} import compute_{n}, describe_{n}
 
 
-@pytest.mark.parametrize("size", range(30))
-def test_compute_{n}(size):
-    values = list(range(size * 10))
-    assert compute_{n}(values) == compute_{n}(list(values))
+class Test{n}(unittest.TestCase):
+    def test_compute(self):
+        for size in range(30):
+            values = list(range(size * 10))
+            self.assertEqual(compute_{n}(values), compute_{n}(list(values)))
+
+    def test_the_rest_of_the_library(self):  # what a suite mostly runs: code the batch left alone
+        self.assertEqual(len(work.crunch({n} + 400)), {n} + 400)
+
+    def test_describe(self):
+        for value in range(10):
+            self.assertTrue(describe_{n}(value).endswith(str(value * 2)))
+'''
 
 
-@pytest.mark.parametrize("value", range(10))
-def test_describe_{n}(value):
-    assert describe_{n}(value).endswith(str(value * 2))
+WORK = '''"""The rest of the library: code no batch changes, which the tests run a lot."""
+
+
+def step(value):
+    return (value * 31 + 7) % 1009
+
+
+def crunch(size):
+    table = {}
+    for row in range(size):
+        total = 0
+        for column in range(1500):
+            total = step(total + row * column)
+        table[row] = total
+    return table
 '''
 
 
@@ -87,16 +111,18 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, check=True)
 
 
-def build(path: Path, modules: int, batch_size: int) -> None:
-    files = {".github/stepwise.yml": "validate: ['python -m pytest -q -p no:cacheprovider']\n"
+def build(path: Path, modules: int, batch_size: int, python: str) -> None:
+    files = {".github/stepwise.yml": f"validate: ['{python} -m unittest discover -s tests -q']\n"
              f"allow_commands: [python]\nbatch_size: {batch_size}\nbatches_per_milestone: 100\n"
              "require_plan_approval: false\nenv: {PYTHONPATH: src}\n",
              "src/pkg/__init__.py": "",
+             "src/pkg/work.py": WORK,
              "src/pkg/api.py": "def old_api(x):\n    return x * 2\n\n\ndef new_api(x):\n"
                                "    return x * 2\n"}
     for n in range(modules):
         files[f"src/pkg/m{n}.py"] = MODULE.format(n=n)
         files[f"tests/test_m{n}.py"] = TESTS.format(n=n)
+    files["tests/__init__.py"] = ""
     for name, text in files.items():
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_text(text)
@@ -123,12 +149,7 @@ def error(stated: float, done: float) -> float:
     return abs(stated - done) / done if done else 0.0
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--modules", type=int, default=12)
-    parser.add_argument("--batch-size", type=int, default=3)
-    parser.add_argument("--runs", type=int, default=2)
-    args = parser.parse_args()
+def measure(args: argparse.Namespace, python: str) -> None:
     figures: dict[str, list[float]] = {"with": [], "without": [], "wall_with": [],
                                        "wall_without": []}
     errors: dict[str, list[float]] = {"runs_first": [], "wall_first": [], "runs_second": [],
@@ -137,12 +158,11 @@ def main() -> None:
         for run in range(args.runs):
             for evidence in (False, True):
                 repo = Path(tmp) / f"repo-{run}-{evidence}"
-                build(repo, args.modules, args.batch_size)
+                build(repo, args.modules, args.batch_size, python)
                 job, took = run_job(repo, 1, evidence=evidence)
-                batches = len(job.batches)
                 key = "with" if evidence else "without"
                 figures[key] += validation_s(job)
-                figures[f"wall_{key}"].append(took / batches)
+                figures[f"wall_{key}"].append(took / len(job.batches))
                 if not evidence:
                     continue
                 second, _ = run_job(repo, 2, evidence=True)  # the same work, after the first
@@ -152,8 +172,9 @@ def main() -> None:
                     errors[f"runs_{label}"].append(error(stated.runs, done.runs))
                     errors[f"wall_{label}"].append(error(stated.wall_s, done.wall_s))
     med = {key: statistics.median(values) for key, values in figures.items()}
-    print(f"evidence cost per batch ({args.modules} modules, batches of {args.batch_size}, "
-          f"{args.runs} runs; real pytest in the sandbox)")
+    version = subprocess.run([python, "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"{version} ({python}): {args.modules} modules, batches of {args.batch_size}, "
+          f"{args.runs} runs")
     print(f"  validation per batch: {med['without']:.2f} s without, {med['with']:.2f} s with "
           f"the evidence: {med['with'] / med['without']:.2f}x (target <= 1.3)")
     print(f"  job wall per batch:   {med['wall_without']:.2f} s without, {med['wall_with']:.2f} s "
@@ -163,6 +184,22 @@ def main() -> None:
         print(f"  forecast error, {words}: validation runs "
               f"{100 * statistics.mean(errors[f'runs_{label}']):.0f}%, wall time "
               f"{100 * statistics.mean(errors[f'wall_{label}']):.0f}%")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--modules", type=int, default=12)
+    parser.add_argument("--batch-size", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--python", action="append", default=[],
+                        help="the repository's interpreter (repeat for several; default python)")
+    args = parser.parse_args()
+    print("evidence cost per batch (real tests in the sandbox, with against without)")
+    for python in args.python or ["python"]:
+        if "/" in python:  # a path: the config names the program, found first on PATH
+            os.environ["PATH"] = f"{Path(python).parent}{os.pathsep}{os.environ['PATH']}"
+            python = Path(python).name
+        measure(args, python)
 
 
 if __name__ == "__main__":

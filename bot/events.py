@@ -27,6 +27,7 @@ class Kind(StrEnum):
     CONFIG_PUSH = "config_push"  # a push to another branch that changes .github/stepwise.yml
     INSTALLATION = "installation"
     CI = "ci"  # a check run created or completed, a suite or workflow run completed, a status
+    CHECK_RERUN = "check_rerun"  # check_run.rerequested: "Re-run" pressed on a check run
     IGNORED = "ignored"
 
 
@@ -63,6 +64,7 @@ class Event(BaseModel):
     check_name: str = ""  # CI events: the check run, workflow, suite's app or status context
     check_app: str = ""  # CI events: the slug of the app that reported it ("" for a status)
     check_app_id: int = 0
+    check_run_id: int = 0  # check_run.rerequested: the run to publish again
 
 
 class MalformedPayloadError(ValueError):
@@ -230,6 +232,13 @@ def ci_event(event_name: str, action: str, payload: dict[str, Any], common: dict
         return Event(kind=Kind.CI, reason=f"status.{state}", sha=str(_get(payload, "sha")),
                      check_name=str(payload.get("context") or ""), **common)
     body = _get(payload, event_name)
+    if event_name == "check_run" and action == "rerequested":
+        app = body.get("app") if isinstance(body, dict) else None
+        app = app if isinstance(app, dict) else {}
+        return Event(kind=Kind.CHECK_RERUN, reason="check_run.rerequested",
+                     sha=str(_get(body, "head_sha")), check_name=str(body.get("name") or ""),
+                     check_app=str(app.get("slug") or ""), check_app_id=int(app.get("id") or 0),
+                     check_run_id=int(_get(body, "id")), **common)
     if action != "completed" and not (event_name == "check_run" and action == "created"):
         return Event(kind=Kind.IGNORED, reason=f"{event_name}.{action}", **common)
     app = body.get("app") if isinstance(body, dict) else None

@@ -23,7 +23,6 @@ from jobs.engine.scope_preview import preview_scope
 from jobs.engine.start import local_base
 from jobs.features.campaigns.dashboard import render_dashboard
 from jobs.features.campaigns.port import (
-    SAMPLE_FILES,
     JobView,
     LeftOut,
     Preview,
@@ -34,6 +33,7 @@ from jobs.features.campaigns.port import (
     job_state,
     plan_digest,
     preview_entry,
+    preview_of,
 )
 from jobs.features.campaigns.record import (
     OPEN_STATES,
@@ -130,9 +130,8 @@ class LocalCampaignPort:
             raise LeftOut(f"its .github/stepwise.yml is invalid: {exc.message}") from None
         except StepwiseError as exc:
             raise LeftOut(exc.message) from None
-        return Preview(files=len(found.files), targets=found.targets,
-                       digest=plan_digest(found.files), paths=found.files[:SAMPLE_FILES],
-                       validate=tuple(base.config.validate_commands))
+        return preview_of(repo, base.sha, self.task, found.files, found.targets,
+                          base.config.validate_commands)
 
     def _session(self, entry: RepoEntry, number: int) -> LocalSession:
         log = self.state_dir / "logs" / f"{entry.name.replace('/', '__')}.log"

@@ -15,7 +15,9 @@
   re-runs, Stepwise's own check runs; `check_run_publish.py`: a check run with all its
   annotations, 50 a request.
 - `write_budget.py`: each installation's content-creating writes within GitHub's secondary
-  limits (80 a minute, 500 an hour, spaced), shared by all workers through Redis.
+  limits (80 a minute, 500 an hour, spaced), shared by all workers through Redis; `limited.py`
+  (a rate limit GitHub answered stops every request of the installation until it is over);
+  `coalesce.py` (a working job's card and check run sent at most once a minute, never unchanged).
 - `campaign_calls.py`: the installation's repositories, tracking issues created once, the
   campaign issue's body.
 

@@ -31,7 +31,15 @@ from githubkit.exception import RequestFailed
 
 from bot.github.client import DEFAULT_API_VERSION, TOKEN_MARGIN_S, ApiVersion, Installation, response_json
 from bot.github.conditional import ConditionalReads
-from bot.github.errors import NO_RETRY, CallRetry, ForgeError, classify, retry_after_s
+from bot.github.errors import (
+    NO_RETRY,
+    CallRetry,
+    ForgeError,
+    classify,
+    rate_limit_of_answer,
+    retry_after_s,
+)
+from bot.github.limited import LimitedUntil
 from bot.github.observer import CallObserver, ObservedRetry, event_hooks
 from bot.github.write_budget import WritePacer, is_content_creating
 from jobs.adapters.worktree import identity_env
@@ -71,7 +79,8 @@ class GitHubApp:
                  sleep: Callable[[float], None] = time.sleep,
                  api_version: ApiVersion = DEFAULT_API_VERSION,
                  observer: CallObserver | None = None,
-                 budget: WritePacer | None = None) -> None:
+                 budget: WritePacer | None = None,
+                 limited: LimitedUntil | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.api_version: ApiVersion = api_version
         self.team_answers: dict[tuple[int, str, str, str], tuple[bool, float]] = {}
@@ -79,6 +88,7 @@ class GitHubApp:
         self.retry = retry or NO_RETRY
         self.observer = observer
         self.budget = budget  # each installation's content-creating writes take a slot first
+        self.limited = limited  # a rate limit GitHub answered stops every path until it is over
         self.auto_retry: bool | CallRetry | ObservedRetry = retry if retry is not None else \
             auto_retry
         if observer is not None and (retry is not None or auto_retry is False):
@@ -96,8 +106,11 @@ class GitHubApp:
     def _client(self, auth: Any, acting_as: str) -> GitHub[Any]:
         """A githubkit client: `acting_as` is "app" or the installation id it calls as."""
         hooks = event_hooks(self.observer, acting_as) or {}
-        if self.budget is not None and acting_as != "app":
-            hooks["request"] = [*hooks.get("request", []), budget_hook(self.budget, acting_as)]
+        if acting_as != "app" and (self.budget is not None or self.limited is not None):
+            hooks["request"] = [pacing_hook(self.budget, self.limited, acting_as)]
+        if acting_as != "app" and self.limited is not None:
+            hooks["response"] = [*hooks.get("response", []),
+                                 limit_hook(self.limited, acting_as)]
         return GitHub(auth, base_url=self.base_url, timeout=self.timeout,
                       auto_retry=self.auto_retry, trust_env=False,
                       ssl_verify=shared_tls_context(), http_cache=False,
@@ -203,12 +216,29 @@ def _utc_timestamp(text: str) -> float:
 # Its bot user, `<slug>[bot] <<id>+<slug>[bot]@users.noreply.<host>>`, as GitHub shows the App's
 # own web edits (the host is github.com, or the GitHub Enterprise Server's web host). The bot
 # user's id is read once from `GET /users/<slug>[bot]` and kept for the life of the process.
-def budget_hook(budget: WritePacer, installation: str) -> Callable[[httpx.Request], None]:
-    """An httpx request hook: a content-creating request takes a slot of the installation's
-    write budget before it is sent (a spent budget raises WriteBudgetWait, re-queuing the step)."""
+def pacing_hook(budget: WritePacer | None, limited: LimitedUntil | None,
+                installation: str) -> Callable[[httpx.Request], None]:
+    """An httpx request hook: nothing is sent while GitHub limits the installation (LimitedWait),
+    and a content-creating request takes a slot of its write budget first (WriteBudgetWait when
+    spent): either re-queues the step for later, the request unsent."""
     def hook(request: httpx.Request) -> None:
-        if is_content_creating(request.method, request.url.path):
+        if limited is not None:
+            limited.check(installation)
+        if budget is not None and is_content_creating(request.method, request.url.path):
             budget.spend(installation)
+    return hook
+
+
+def limit_hook(limited: LimitedUntil, installation: str) -> Callable[[httpx.Response], None]:
+    """An httpx response hook: a rate limit GitHub answered is recorded for every worker."""
+    def hook(response: httpx.Response) -> None:
+        if response.status_code not in (403, 429):
+            return
+        response.read()
+        found = rate_limit_of_answer(response.status_code, response.headers, response.text,
+                                     now=limited.clock())
+        if found is not None:
+            limited.limit(installation, *found)
     return hook
 
 

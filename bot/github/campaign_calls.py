@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.github.client import MAX_PAGES, PER_PAGE, Installation, response_json
+from jobs.basics.github_limits import fit_title
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def create_issue_once(client: Installation, owner: str, name: str, *, title: str
     if found is not None:
         return found
     data = client._call(lambda gh: response_json(gh.issues.create(
-        owner, name, title=title, body=body)))
+        owner, name, title=fit_title(title), body=body)))
     return int(data["number"])
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.github.ci import JOB_CHECK_SUFFIX, RepositoryCi, shows
+from bot.github.client import response_json
 from jobs.basics.github_limits import ANNOTATIONS_PER_REQUEST
 from jobs.kernel.job import Job
 from jobs.kernel.records import JobCheckRun
@@ -73,3 +74,50 @@ def upsert_with_annotations(ci: RepositoryCi, body: dict[str, Any]) -> int:
 
 def _update(ci: RepositoryCi, run_id: int, update: dict[str, Any]) -> None:
     ci.client._call(lambda gh: gh.checks.update(ci.owner, ci.name, run_id, data=update))
+
+
+def republish(ci: RepositoryCi, run_id: int, *, superseded_by: str = "") -> int:
+    """"Re-run" pressed on one of Stepwise's runs (check_run.rerequested): GitHub expects a new
+    run from the App. The new run says what the old one said (its status, conclusion, output and
+    annotations, read back from GitHub), on the same commit; `superseded_by` (the job's head
+    moved on) makes it a `neutral` run pointing there instead. Its id."""
+    old = ci.client._call(lambda gh: response_json(gh.checks.get(ci.owner, ci.name, run_id)))
+    output = old.get("output") or {}
+    body: dict[str, Any] = {
+        "name": old["name"], "head_sha": old["head_sha"], "status": old.get("status"),
+        "external_id": old.get("external_id") or "",
+        "output": {"title": output.get("title") or old["name"],
+                   "summary": output.get("summary") or "", "text": output.get("text") or ""}}
+    if old.get("details_url"):
+        body["details_url"] = old["details_url"]
+    if old.get("status") == "completed":
+        body["conclusion"] = old.get("conclusion") or "neutral"
+    if superseded_by:
+        body.update(status="completed", conclusion="neutral", output={
+            "title": f"Superseded by {superseded_by[:7]}",
+            "summary": f"The branch moved on: see the run on `{superseded_by[:7]}`."})
+    else:
+        body["output"]["annotations"] = [
+            {"path": a.path, "start_line": a.line, "end_line": a.line, "message": a.message,
+             "annotation_level": a.level if a.level in ("notice", "warning", "failure")
+             else "warning", **({"title": a.title} if a.title else {})}
+            for a in ci.annotations(run_id)]
+    notes = body["output"].get("annotations") or []
+    first = {**body, "output": {**body["output"], "annotations": notes[:ANNOTATIONS_PER_REQUEST]}}
+    if len(notes) > ANNOTATIONS_PER_REQUEST:
+        first["status"] = "in_progress"
+        first.pop("conclusion", None)
+    created = ci.client._call(lambda gh: response_json(gh.checks.create(ci.owner, ci.name,
+                                                                        data=first)))
+    new_id = int(created["id"])
+    rest = notes[ANNOTATIONS_PER_REQUEST:]
+    words = {k: v for k, v in body["output"].items() if k != "annotations"}
+    for at in range(0, len(rest), ANNOTATIONS_PER_REQUEST):
+        last = at + ANNOTATIONS_PER_REQUEST >= len(rest)
+        update: dict[str, Any] = {"status": body["status"] if last else "in_progress",
+                                  "output": {**words,
+                                             "annotations": rest[at:at + ANNOTATIONS_PER_REQUEST]}}
+        if last and body.get("conclusion"):
+            update["conclusion"] = body["conclusion"]
+        _update(ci, new_id, update)
+    return new_id

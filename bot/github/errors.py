@@ -86,20 +86,21 @@ def rate_limit(exc: BaseException, *, now: float) -> tuple[str, float | None] | 
 
 def rate_limit_of_answer(status: int, headers: Mapping[str, str], text: str, *,
                          now: float) -> tuple[str, float | None] | None:
-    """Whether an answer is one of GitHub's rate limits, as `rate_limit` says. Primary limits say
-    when they reset (`x-ratelimit-remaining: 0`, `x-ratelimit-reset`); secondary ones may send
-    `Retry-After`."""
+    """Whether an answer is one of GitHub's rate limits, as `rate_limit` says. A primary limit
+    says when it resets (`x-ratelimit-remaining: 0`, `x-ratelimit-reset`), on a 403 or a 429:
+    read first, so such an answer waits for the reset rather than a secondary limit's minutes.
+    Secondary ones may send `Retry-After`."""
     if status not in (403, 429):
         return None
     text = text.lower()
+    reset = headers.get("x-ratelimit-reset", "")
+    if headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
+        return "primary", max(0.0, float(reset) - now)
     after = headers.get("retry-after", "")
     if after.isdigit():
         return "secondary", float(after)
     if "secondary rate limit" in text or status == 429:
         return "secondary", None
-    reset = headers.get("x-ratelimit-reset", "")
-    if headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
-        return "primary", max(0.0, float(reset) - now)
     return ("secondary", None) if "rate limit" in text else None
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from bot.commands.registry import voice as server_voice
+from bot.github import coalesce
 from bot.github.check_run_publish import send_check_run
 from bot.github.ci import RepositoryCi, ci_failures
 from bot.github.client import Installation
@@ -32,7 +33,7 @@ from bot.github.conversation import (
 )
 from bot.github.errors import ForgeError, refused
 from jobs.basics.errors import RetryClass
-from jobs.basics.github_limits import BODY_CHARS, ISSUE_TITLE_CHARS, cut_chars, fit_chars
+from jobs.basics.github_limits import BODY_CHARS, fit_chars, fit_title
 from jobs.basics.redact import redact
 from jobs.decisions.ci import CheckObservation
 from jobs.kernel import outbox
@@ -117,6 +118,8 @@ class GitHubForge:
             return True
         if entry.refused:
             return False
+        if coalesce.put_off(job, key, entry.text, self.clock()):
+            return False  # sent a moment ago: the newest goes with a later publication
         try:
             self._send(job, entry.key, entry.text)
         except ForgeError as exc:
@@ -131,6 +134,7 @@ class GitHubForge:
             log.warning("publication left for the reconciler", extra={
                 "job_id": job.id, "publication": key, "code": exc.code})
             return False
+        coalesce.sent(job, key, self.clock())
         for shown in self._same_comment(job, key):
             outbox.settle(job, shown, now=self.clock())
         if key.startswith(outbox.GATE_PREFIX) and job.server.pull is not None and \
@@ -268,17 +272,21 @@ class GitHubForge:
             return  # GitHub refuses a pull request without commits
         pull = job.server.pull
         if pull is None:
+            body = self.pull_body(job)
             opened, draft = self.client.create_pull(
                 self.owner, self.name,
-                title=cut_chars(f"stepwise: {job.title}", ISSUE_TITLE_CHARS - 8) + f" (#{job.number})",
-                head=job.branch, base=job.base_branch, body=self.pull_body(job))
+                title=fit_title(f"stepwise: {job.title}", f" (#{job.number})"),
+                head=job.branch, base=job.base_branch, body=body)
+            coalesce.remember(job, "card", body)
             job.server.pull = PullRequest(number=opened.number, node_id=opened.node_id,
                                           url=opened.html_url, draft=draft)
             self.assign_starter(job, opened.number)
             self.send_plan(job)
             return
-        self.client.update_pull_body(self.owner, self.name, pull.number,
-                                     self.pull_body(job))
+        body = self.pull_body(job)
+        if not coalesce.unchanged(job, "card", body):  # an edit only when the text changed
+            self.client.update_pull_body(self.owner, self.name, pull.number, body)
+            coalesce.remember(job, "card", body)
 
     def finish(self, job: Job) -> None:
         self.refresh_pull(job)

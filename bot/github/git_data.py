@@ -250,8 +250,9 @@ SIGNATURES_FIX = ("remove `commit_via: git` (the default, `api`, makes commits G
 
 def requires_signed_commits(client: Installation, full_name: str, branch: str) -> bool:
     """Whether `branch` accepts only signed commits: a ruleset's `required_signatures` rule
-    (readable with `metadata: read`) or branch protection's (readable only with
-    `administration: read`, which the App does not ask for: a 403 there counts as "no")."""
+    (readable with `metadata: read`) or branch protection's (readable with
+    `administration: read`, which app.yml asks for; an installation that has not accepted it
+    gets 403 there, which counts as "no")."""
     owner, name = full_name.split("/", 1)
     rules = RepositoryCi(client, full_name)._branch_rules(branch)
     if any(rule.get("type") == "required_signatures" for rule in rules):

@@ -10,7 +10,8 @@
   started from the label or `/stepwise retry-start`), `comments.py` (comment commands, applied once
   each), `rebuild.py` (the job an event is about, found, or rebuilt from GitHub when lost),
   `resume.py` (an ended job carried on, and the offer to when its issue or pull request is
-  reopened), `config_check.py` (the `Stepwise config` check run on a push changing the config).
+  reopened), `config_check.py` (the `Stepwise config` check run on a push changing the config),
+  `check_rerun.py` ("Re-run" pressed on one of Stepwise's check runs: published again).
 - `steps.py`: the step task (one step of a job under its lease), revert, cancel;
   `rate_limits.py` (waiting for GitHub's rate limits without a worker).
 - `reaper.py` (unleased jobs queued again), `reconciler.py` (publishes what GitHub has not

@@ -18,6 +18,7 @@ from bot.github.client import Installation, preload_api_modules
 from bot.github.errors import CallRetry
 from bot.github.forge import GitHubForge
 from bot.github.git_data import ApiCommits
+from bot.github.limited import LimitedUntil
 from bot.github.mirror import MirroredRepository, open_mirror
 from bot.github.write_budget import BudgetLimits, WriteBudget
 from bot.observability.github_metrics import GitHubCallMetrics
@@ -63,7 +64,8 @@ class ServerContext:
                              budget=WriteBudget(client, BudgetLimits(
                                  per_minute=settings.github_writes_per_minute,
                                  per_hour=settings.github_writes_per_hour,
-                                 burst=settings.github_write_burst))),
+                                 burst=settings.github_write_burst)),
+                             limited=LimitedUntil(client)),
             sandbox=sandbox or make_sandbox(require_isolation=not settings.allow_unsandboxed),
         )
 

@@ -16,6 +16,7 @@ from bot.plumbing.trigger_labels import is_trigger, remember_trigger_label
 from bot.server import reconciler, steps
 from bot.server.campaigns.closing import campaign_closed, campaign_reopened
 from bot.server.campaigns.tasks import campaign_edited, start_campaign
+from bot.server.check_rerun import on_check_rerun
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
 from bot.server.config_check import check_config_push
@@ -189,7 +190,8 @@ def handle_event(ctx: ServerContext, payload: dict[str, Any]) -> None:
               Kind.PULL_CLOSED: on_closed, Kind.ISSUE_REOPENED: on_reopened,
               Kind.PULL_REOPENED: on_reopened, Kind.PUSH: on_push, Kind.BASE_PUSH: on_push,
               Kind.CONFIG_PUSH: on_push,
-              Kind.INSTALLATION: end_removed_jobs, Kind.CI: on_ci_event}
+              Kind.INSTALLATION: end_removed_jobs, Kind.CI: on_ci_event,
+              Kind.CHECK_RERUN: on_check_rerun}
     route = routes.get(event.kind)
     if route is not None and event.repo and not event.installation_id:
         # GitHub's schema lets a delivery lack `installation`: ask which one holds the repo.

@@ -38,6 +38,10 @@ class ServerContext(Protocol):
     def redis(self) -> Redis: ...
 
 log = logging.getLogger(__name__)
+# Waits Stepwise keeps by itself, before asking GitHub: the limit GitHub answered is not over
+# yet (bot/github/limited.py), or the write budget is spent (bot/github/write_budget.py). They
+# are not limits met again, so a secondary limit's wait does not grow with them.
+OWN_WAITS = frozenset({"limited", "write_budget"})
 MAX_WAIT_S = 3900.0  # a primary limit resets within the hour; a little margin
 RESET_MARGIN_S = 1.0  # GitHub's reset second itself may still be limited
 
@@ -62,7 +66,8 @@ def wait_for_rate_limit(ctx: ServerContext, job: Job, exc: StepwiseError,
     is over (bot/server/steps.py queues it with RQ's scheduler)."""
     wait = rate_limit_wait_s(exc, job.server.rate_limit_waits)
     until = ctx.clock() + timedelta(seconds=wait)
-    job.server.rate_limit_waits += 1
+    if exc.evidence.get("rate_limit") not in OWN_WAITS:  # a limit GitHub answered, met anew
+        job.server.rate_limit_waits += 1
     job.server.rate_limited_until, job.server.retry_scheduled = until, True
     ctx.store.save(job)
     record_rate_limit_wait(ctx.redis, str(exc.evidence.get("rate_limit", "")))

@@ -162,6 +162,13 @@ def took_turn(redis: Redis, kind: str, job_id: str) -> None:
     redis.set(reconcile_cursor_key(kind), job_id)
 
 
+def limited_now(ctx: ServerContext, installation_id: int) -> bool:
+    """Whether GitHub rate-limited the installation and the limit is not over (no request is
+    sent for it meanwhile: bot/github/limited.py)."""
+    limited = ctx.github.limited
+    return limited is not None and limited.until(str(installation_id)) > limited.clock()
+
+
 def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
     with Lease(ctx.redis, job_id, ttl_s=ctx.settings.lease_ttl_s, holder=RECONCILER) as lease:
         if not lease.held:
@@ -169,7 +176,8 @@ def publish_owed(ctx: ServerContext, job_id: str, result: Pass) -> None:
         job = ctx.store.load_id(job_id)
         if job is None or job.is_active or job.server.installation_id is None:
             return
-        if is_suspended(ctx.redis, job.server.installation_id):  # no call until unsuspended
+        if is_suspended(ctx.redis, job.server.installation_id) or limited_now(
+                ctx, job.server.installation_id):  # no call until unsuspended, or the limit ends
             result.still_owed.append(job_id)
             return
         forge = ctx.forge(ctx.installation(job.server.installation()), job.repo)

@@ -68,6 +68,8 @@ def wants_worker(event: Event, app_slug: str) -> bool:
         return not event.sender_is_bot and (PREFIX in lowered or f"@{app_slug}" in lowered)
     if event.kind is Kind.CI:  # what Stepwise's own check runs report wakes nothing
         return event.check_app != app_slug
+    if event.kind is Kind.CHECK_RERUN:  # "Re-run" on one of Stepwise's own runs only
+        return event.check_app == app_slug
     # Only the App's own pushes are its own: another bot's push is someone else's commit.
     return not (event.kind is Kind.PUSH and event.sender.casefold() == f"{app_slug}[bot]")
 

@@ -51,6 +51,12 @@ def cut_chars(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def fit_title(head: str, suffix: str = "", limit: int = ISSUE_TITLE_CHARS) -> str:
+    """An issue or pull request title within GitHub's limit: `head` cut (with an ellipsis) so
+    that the whole of `suffix` (" (#12345)": a number of any length) still fits after it."""
+    return cut_chars(head, limit - len(suffix)) + suffix
+
+
 def cut_bytes(text: str, limit: int) -> str:
     """A one-line field cut to `limit` UTF-8 bytes without splitting a character."""
     if utf8_len(text) <= limit:

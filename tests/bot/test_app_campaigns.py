@@ -70,6 +70,10 @@ def test_a_campaign_runs_through_the_app(tmp_path: Path, redis_url: str) -> None
         assert ("| octo-org/svc-a | 1 files, 2 targets: `app/user.py` | "
                 "`python -m unittest discover -s tests -q` |") in body
         assert "octo-org/tools" in body and "not named in `campaign.repositories`" in body
+        # The edit, dry-run on one file of each (identical here: shown once, for all four).
+        assert ("octo-org/svc-a, octo-org/svc-b, octo-org/svc-c, octo-org/svc-d:\n\n```diff\n"
+                "--- a/app/user.py\n+++ b/app/user.py\n") in body, body
+        assert "-    return old(x) * 2\n+    return new(x) * 2\n```" in body
         assert not any(":issue-created" in e for e in world.gh.effects)
 
         # Someone with read access cannot steer it.

@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
 from jobs.kernel.model import JobStatus
 from tests.bot.conftest import REPO, World, open_world
+from tests.bot.taskcenter.conftest import TOKEN
 from tests.jobs.features.evidence.coverage_repos import HELPERS, python_module
 
 pytestmark = pytest.mark.slow
@@ -44,7 +46,7 @@ def files() -> dict[str, str | bytes]:
 
 @pytest.fixture
 def evidence_world(tmp_path: Path, redis_url: str) -> Iterator[World]:
-    with open_world(tmp_path, redis_url, files=files()) as opened:
+    with open_world(tmp_path, redis_url, files=files(), dashboard_token=TOKEN) as opened:
         opened.gh.add_issue(REPO, "Use new_helper", ISSUE, user="maria")
         yield opened
 
@@ -71,6 +73,10 @@ def test_uncovered_changes_stop_at_their_gate_and_every_place_says_the_same(
     at_gate = [r for r in world.gh.repos[REPO].ci.runs.values() if r.name == "Stepwise"]
     assert at_gate and at_gate[-1].conclusion == "action_required"
     assert figure in (at_gate[-1].text or "")
+    with httpx.Client(base_url=world.url, trust_env=False) as client:  # the task center
+        client.post("/login", data={"token": TOKEN, "next": "/jobs"})
+        page = client.get(f"/jobs/{job.id}").text
+    assert "changed lines run by the tests: 1 of 61 (1%), below" in page
 
     world.comment("/stepwise approve", by="maria", on=2)
     world.work()

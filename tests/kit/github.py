@@ -127,6 +127,13 @@ class FakeGitHub(FaultInjection, GitHubState):
         """The REST root for githubkit (GHES mode: .../api/v3, with GraphQL at /api/graphql)."""
         return self.web_url + self.api_prefix + "/"
 
+    @property
+    def noreply_domain(self) -> str:
+        """Where the bot's commit address lives: `users.noreply.github.com`, on GitHub Enterprise
+        Server `users.noreply.<its host>`."""
+        host = self.web_url.split("://", 1)[1].split("/", 1)[0].split(":", 1)[0]
+        return f"users.noreply.{host}" if self.enterprise else "users.noreply.github.com"
+
     def start(self) -> FakeGitHub:
         if self._thread is None:
             self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},

@@ -153,7 +153,8 @@ def create_commit(call: Call) -> Reply:
     author, committer = call.field("author"), call.field("committer")
     signature = call.field("signature")
     bot = call.state.bot_login
-    bot_person = (bot, f"{call.state.user_id(bot)}+{bot}@users.noreply.github.com")
+    domain = getattr(call.state, "noreply_domain", "users.noreply.github.com")
+    bot_person = (bot, f"{call.state.user_id(bot)}+{bot}@{domain}")
     if not author and not committer and not signature:  # the only commits GitHub signs
         sha = data.signed_commit(repo, tree=tree, parents=[str(p) for p in parents],
                                  message=message, author=bot_person, when=now, committed=now)

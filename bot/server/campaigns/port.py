@@ -26,13 +26,13 @@ from jobs.engine.engine import Base, create_job
 from jobs.engine.scope_preview import preview_scope
 from jobs.features.campaigns.port import (
     PACED_ROW,
-    SAMPLE_FILES,
     JobView,
     LeftOut,
     Preview,
     gate_answers,
     job_state,
     plan_digest,
+    preview_of,
 )
 from jobs.features.campaigns.record import OPEN_STATES, RepoEntry, RepoState
 from jobs.features.campaigns.selection import RepoFacts
@@ -121,9 +121,8 @@ class ServerCampaignPort:
             raise LeftOut(f"its .github/stepwise.yml is invalid: {exc.message}") from None
         except StepwiseError as exc:
             raise LeftOut(exc.message) from None
-        return Preview(files=len(scope.files), targets=scope.targets,
-                       digest=plan_digest(scope.files), paths=scope.files[:SAMPLE_FILES],
-                       validate=tuple(config.validate_commands))
+        return preview_of(mirror, sha, self.task(), scope.files, scope.targets,
+                          config.validate_commands)
 
     def may_start(self, repo: str, approvers: list[str]) -> tuple[str, dict[str, int]]:
         """'' when the person steering the campaign may start a job in `repo`, else why not in

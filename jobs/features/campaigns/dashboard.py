@@ -28,6 +28,7 @@ GROUPS: tuple[tuple[RepoState, str, bool], ...] = (  # state, heading, folded
 # Rows that show the files in scope by name (folded beyond FILES_SHOWN): not started yet.
 BEFORE_START = frozenset({RepoState.PREVIEWED, RepoState.APPROVED, RepoState.NO_ACCESS})
 FILES_SHOWN = 3
+SAMPLES_SHOWN = 5  # distinct dry-run edits the preview shows
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
 
 
@@ -127,6 +128,8 @@ def render_dashboard(campaign: Campaign, *, steer: str | Callable[[str], str] = 
             f"Burndown: {files_done} of {files_total} files done `{_bar(files_done, files_total)}`",
             ""]
     head += _next_moves(campaign, say)
+    if campaign.status is CampaignStatus.PLAN:
+        head += _samples(campaign.entries(RepoState.PREVIEWED))
     if task_center:
         head.append(f"\nEvery repository, with its history: {task_center}")
     groups = [(heading, campaign.entries(state), folded)
@@ -138,6 +141,35 @@ def render_dashboard(campaign: Campaign, *, steer: str | Callable[[str], str] = 
         if len(body) <= limit or cap == 0:
             return body if len(body) <= limit else body[: limit - 40] + "\n\n… (cut at GitHub's limit)"
         cap //= 2
+
+
+def fenced(text: str, info: str = "") -> str:
+    """Text in a fenced block no line of it can close (the fence outgrows its backtick runs)."""
+    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def _samples(entries: list[RepoEntry]) -> list[str]:
+    """The dry-run edits of the preview, each distinct one once, with the repositories it
+    stands for (identical edits across repositories are the common case)."""
+    groups: dict[str, list[str]] = {}
+    for entry in entries:
+        if entry.sample:
+            body = "\n".join(entry.sample.splitlines()[2:])  # without its file-name header
+            groups.setdefault(body, []).append(entry.name)
+    if not groups:
+        return []
+    lines = ["", f"### Sample edits ({len(groups)} distinct, one file of each repository; "
+                 "each job's plan shows its whole first batch)"]
+    samples = {body: next(e.sample for e in entries if e.name == names[0])
+               for body, names in groups.items()}
+    for body, names in list(groups.items())[:SAMPLES_SHOWN]:
+        who = ", ".join(plain(name) for name in names[:5]) + (
+            f" and {len(names) - 5} more" if len(names) > 5 else "")
+        lines += ["", f"{who}:", "", fenced(samples[body], "diff")]
+    if len(groups) > SAMPLES_SHOWN:
+        lines += ["", f"… and {len(groups) - SAMPLES_SHOWN} other distinct edits."]
+    return lines
 
 
 def _next_moves(campaign: Campaign, say: Callable[[str], str]) -> list[str]:

@@ -18,11 +18,28 @@ from jobs.features.campaigns.record import (
     RepoState,
 )
 from jobs.features.campaigns.rollout import mark_started, next_wave, settle
+from jobs.features.campaigns.sample import sample_diff
 from jobs.features.campaigns.selection import RepoFacts, left_out_reason
 from jobs.features.campaigns.settings import CampaignSettings
 from jobs.features.campaigns.steering import JobAction, Steered
+from jobs.inputs.spec import IssueTask
 from jobs.kernel.job import Job
 from jobs.kernel.model import GATES, JobStatus
+from jobs.ports import Workspace
+
+
+def preview_of(workspace: Workspace, sha: str, task: IssueTask, files: Sequence[str],
+               targets: int, checks: Sequence[str]) -> Preview:
+    """A repository's preview from its scope: the files, the validation commands, and for
+    `replace` a dry-run diff of its first file in scope."""
+    sample = ""
+    if task.spec.recipe == "replace" and files and task.spec.find:
+        text = workspace.show_file(sha, files[0])
+        if text is not None:
+            sample = sample_diff(files[0], text, find=task.spec.find,
+                                 replace=task.spec.replace or "")
+    return Preview(files=len(files), targets=targets, digest=plan_digest(files),
+                   paths=tuple(files[:SAMPLE_FILES]), validate=tuple(checks), sample=sample)
 
 
 def plan_digest(files: Sequence[str]) -> str:
@@ -43,6 +60,7 @@ class Preview:
     digest: str  # of the files in scope: a job whose plan differs stops at its own plan gate
     paths: tuple[str, ...] = ()     # the files in scope, the first SAMPLE_FILES of them
     validate: tuple[str, ...] = ()  # the validation commands that will judge it
+    sample: str = ""                # a dry-run diff of one file (deterministic `replace`)
 
 
 SAMPLE_FILES = 5  # files in scope a preview keeps by name; the dashboard folds beyond 3
@@ -144,7 +162,8 @@ def preview_entry(name: str, settings: CampaignSettings, port: CampaignPort) -> 
         return RepoEntry(name=name, state=RepoState.LEFT_OUT, reason=str(exc))
     return RepoEntry(name=name, state=RepoState.PREVIEWED, files=found.files,
                      targets=found.targets, preview_digest=found.digest,
-                     paths=list(found.paths[:SAMPLE_FILES]), checks=list(found.validate))
+                     paths=list(found.paths[:SAMPLE_FILES]), checks=list(found.validate),
+                     sample=found.sample)
 
 
 def drive(campaign: Campaign, settings: CampaignSettings, port: CampaignPort,
@@ -247,7 +266,7 @@ def apply_spec_change(campaign: Campaign, digest: str, settings: CampaignSetting
         fresh = preview_entry(entry.name, settings, port)
         entry.files, entry.targets = fresh.files, fresh.targets
         entry.preview_digest = fresh.preview_digest
-        entry.paths, entry.checks = fresh.paths, fresh.checks
+        entry.paths, entry.checks, entry.sample = fresh.paths, fresh.checks, fresh.sample
         if fresh.state is RepoState.LEFT_OUT:
             entry.state, entry.reason = RepoState.LEFT_OUT, fresh.reason
     campaign.replan = [entry.name for entry in campaign.entries(*OPEN_STATES)]

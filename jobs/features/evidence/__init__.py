@@ -37,7 +37,9 @@ Modules:
 - Changed-line coverage: coverage_record.py (its record), coverage_texts.py (its words and the
   `uncovered_change` gate, pure), coverage_probe.py (the probe around the validation: which
   commands, PYTHONPATH's `sitecustomize`, `NODE_V8_COVERAGE`, the repository's own coverage
-  kept), coverage_starter.py (the `sitecustomize` copied into the sandbox), coverage_read.py
+  kept), coverage_starter.py (the `sitecustomize` copied into the sandbox), line_probe.py (copied
+  beside it: before Python 3.12, the batch's files compiled with a record per statement),
+  coverage_read.py
   (the probes' reports read within caps and mapped onto the changed lines), coverage_gate.py
   (the verdict before the commit).
 - Edit shapes (the grouping itself is jobs/decisions/edit_shapes.py, which campaigns sum too):

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 
 import coverage
 
+from jobs.decisions.guard import is_test_path
 from jobs.engine.validation_hooks import (
     RunValidation,
     TreeUnderTest,
@@ -40,6 +41,7 @@ NOT_TEST_RUNNERS = frozenset({"ruff", "mypy", "dmypy", "black", "flake8", "pylin
 PYTEST_CONFIGS = ("pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini")
 _OWN_COVERAGE = re.compile(r"--cov\b")
 STARTER = Path(__file__).with_name("coverage_starter.py")
+LINE_PROBE = Path(__file__).with_name("line_probe.py")
 
 
 def own_coverage(job: Job, under_test: TreeUnderTest) -> str:
@@ -112,9 +114,11 @@ def probe(job: Job, batch: Batch, attempt: Attempt, under_test: TreeUnderTest,
             site = work / "site"
             site.mkdir()
             shutil.copyfile(STARTER, site / "sitecustomize.py")
+            shutil.copyfile(LINE_PROBE, site / "stepwise_line_probe.py")
             config = {"out": str(out), "coverage_path": str(_coverage_package(work)),
                       "include": [str(under_test.seen_at / path) for path in sorted(changed)
-                                  if PurePosixPath(path).suffix in coverage_read.PYTHON_SUFFIXES]}
+                                  if PurePosixPath(path).suffix in coverage_read.PYTHON_SUFFIXES
+                                  and not is_test_path(path)]}
             (work / "config.json").write_text(json.dumps(config))
             theirs = job.config.env.get("PYTHONPATH")
             env |= {CONFIG: str(work / "config.json"),
@@ -132,4 +136,6 @@ def probe(job: Job, batch: Batch, attempt: Attempt, under_test: TreeUnderTest,
             reports = coverage_read.read_reports(out, v8)
             put_batch_facet(batch, FACET, coverage_read.measure(
                 changed=changed, texts=texts, reports=reports, roots=roots, skipped=skipped))
+        else:  # a failed run is no evidence of what the tests run (an earlier attempt's goes)
+            put_batch_facet(batch, FACET, None)
     return result

@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlparse
 
 from coverage.parser import PythonParser
 
+from jobs.decisions.guard import is_test_path
 from jobs.features.evidence.coverage_record import (
     UNCOVERED_KEPT,
     UNMEASURED_KEPT,
@@ -195,7 +196,9 @@ def measure(*, changed: dict[str, list[int]], texts: dict[str, str | None], repo
     for path, numbers in sorted(changed.items()):
         suffix = PurePosixPath(path).suffix.lower()
         text = texts.get(path)
-        if suffix in PYTHON_SUFFIXES | NODE_SUFFIXES and text is None:
+        if is_test_path(path):
+            tally.unmeasured[path] = "a test file: the tests themselves are not measured"
+        elif suffix in PYTHON_SUFFIXES | NODE_SUFFIXES and text is None:
             tally.unmeasured[path] = "its text could not be read"
         elif suffix in PYTHON_SUFFIXES and text is not None:
             if "python" in skipped or not reports.python_reported:

@@ -1,8 +1,10 @@
 """Copied into the sandbox as `sitecustomize.py` (never imported by Stepwise): in every Python
-process a validation command starts, it measures the batch's changed files with coverage.py and,
-at exit, writes the lines run as JSON where Stepwise reads them (jobs/features/evidence/
-coverage_probe.py). It never changes what the command does: any problem is written down as the
-reason nothing was measured, and the repository's own `sitecustomize` still runs after it.
+process a validation command starts, it measures the batch's changed files (with coverage.py from
+Python 3.12 on, through `sys.monitoring`; before it with line_probe.py, which compiles only those
+files with a record of each statement) and, at exit, writes the lines run as JSON where Stepwise
+reads them (jobs/features/evidence/coverage_probe.py). It never changes what the command does: any
+problem is written down as the reason nothing was measured, and the repository's own
+`sitecustomize` still runs after it.
 
 It runs under the repository's interpreter, so it keeps to what Python 3.8 has. The repository's
 own coverage.py is used when it has one; else the worker's copy, bound read-only, is appended to
@@ -25,10 +27,30 @@ def _write(out: str, name: str, document: dict[str, Any]) -> None:
         json.dump(document, handle)
 
 
+def _lines(config: dict[str, Any]) -> None:
+    """Before Python 3.12: the batch's files compiled with a record of each statement run."""
+    import atexit
+
+    from stepwise_line_probe import install  # type: ignore[import-not-found]  # copied beside
+
+    out = str(config["out"])
+    hits: dict[str, set[int]] = {}
+    install({os.path.realpath(path) for path in config["include"]}, hits)
+
+    def save() -> None:
+        tool = f"line probe (Python {sys.version_info[0]}.{sys.version_info[1]})"
+        _write(out, "python", {"tool": tool, "lines": {k: sorted(v) for k, v in hits.items()}})
+
+    atexit.register(save)
+
+
 def _start(config: dict[str, Any]) -> None:
     import atexit
     import warnings
 
+    if sys.version_info < (3, 12):  # coverage.py's tracer would slow every line of every module
+        _lines(config)
+        return
     out = str(config["out"])
     try:
         import coverage
@@ -40,8 +62,7 @@ def _start(config: dict[str, Any]) -> None:
             why = f"coverage.py could not be imported by {sys.executable} ({exc})"
             _write(out, "failed", {"why": why})
             return
-    if sys.version_info >= (3, 12):  # sys.monitoring: code outside the batch's files runs free
-        os.environ.setdefault("COVERAGE_CORE", "sysmon")
+    os.environ.setdefault("COVERAGE_CORE", "sysmon")  # code outside the batch's files runs free
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         measure = coverage.Coverage(data_file=None, include=list(config["include"]),

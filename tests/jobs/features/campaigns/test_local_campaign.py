@@ -54,6 +54,10 @@ def test_preview_changes_nothing_and_waits_at_the_plan_gate(tmp_path: Path) -> N
     assert ("| one | 1 files, 2 targets: `app/user.py` | "
             "`python -m unittest discover -s tests -q` |") in result.dashboard
     assert "no `find` match: nothing to change" in result.dashboard  # `two`, with the reason
+    # The edit itself, dry-run on one file (nothing written): what approving means.
+    assert ("one:\n\n```diff\n--- a/app/user.py\n+++ b/app/user.py\n@@ -1 +1 @@\n"
+            "-from app.lib import old\n+from app.lib import new\n@@ -5 +5 @@\n"
+            "-    return old(x) * 2\n+    return new(x) * 2\n```") in result.dashboard
     for repo in repos:  # no job, no branch anywhere
         assert FileStore(Repository(repo).state_dir).numbers() == []
         assert git(repo, "branch", "--list", "stepwise/*") == ""

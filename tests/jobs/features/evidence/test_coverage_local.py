@@ -22,6 +22,7 @@ from tests.jobs.features.evidence.coverage_repos import (
     python_repo,
 )
 from tests.kit.local_e2e import NUMBER, Recorder, load_job, show
+from tests.kit.repos import git
 
 
 def run(repo: Path, issue: Callable[[], IssueTask] = python_issue,
@@ -137,3 +138,20 @@ def test_node_v8_coverage_maps_blocks_onto_changed_lines(tmp_path: Path) -> None
     # used.js: line 7 ran, line 5 (the negative branch) did not; orphan.js was never loaded
     assert (record.run, record.total) == (1, 4)
     assert record.uncovered == ["lib/orphan.js:5", "lib/orphan.js:7", "lib/used.js:5"]
+
+
+def test_the_repository_s_own_pythonpath_is_kept_beside_the_probe(tmp_path: Path) -> None:
+    """`env: {PYTHONPATH: src}` (a src layout): the probe's folder goes in front of it, so the
+    package still imports and its lines are measured."""
+    repo = python_repo(tmp_path / "repo", config={"env": {"PYTHONPATH": "src"}})
+    for name in ("__init__.py", "helpers.py", "used.py", "orphan.py"):
+        (repo / "src" / "pkg").mkdir(parents=True, exist_ok=True)
+        (repo / "pkg" / name).rename(repo / "src" / "pkg" / name)
+    (repo / "pkg").rmdir()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "src layout")
+    run(repo, lambda: python_issue(paths=["src/pkg/*.py"], exclude=["src/pkg/helpers.py"]))
+    job = load_job(repo)
+    assert job.status is JobStatus.COMPLETED, job.error
+    record = coverage_of(repo)
+    assert (record.run, record.total, record.uncovered) == (1, 2, ["src/pkg/orphan.py:7"])

@@ -100,12 +100,15 @@ def test_v8_ranges_past_the_file_mean_a_transformed_copy(tmp_path: Path) -> None
 def test_other_files_are_named_with_why_they_were_not_measured(tmp_path: Path) -> None:
     out, v8 = folders(tmp_path)
     (out / "python-1-a.json").write_text(json.dumps({"lines": {f"{ROOT}/a.py": [1, 2, 4]}}))
-    record = measure(changed={"a.py": [4], "README.md": [1], "m.go": [3], "c.ts": [1]},
+    record = measure(changed={"a.py": [4], "README.md": [1], "m.go": [3], "c.ts": [1],
+                              "tests/test_a.py": [2]},
                      texts={"a.py": TEXT}, reports=read_reports(out, v8), roots=(ROOT,),
                      skipped={})
     assert (record.run, record.total) == (1, 1)
     assert record.unmeasured == {"README.md": "not code", "c.ts": "no coverage for .ts files "
-                                 "(they run transformed)", "m.go": "no coverage tool for .go files"}
+                                 "(they run transformed)", "m.go": "no coverage tool for .go files",
+                                 "tests/test_a.py": "a test file: the tests themselves are not "
+                                 "measured"}
 
 
 def test_changed_lines_are_the_added_lines_of_kept_files() -> None:

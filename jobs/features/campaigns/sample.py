@@ -1,0 +1,28 @@
+"""A dry-run edit of one sample file per repository for the campaign preview: what `replace`
+would make of it, as a short unified diff, computed in process from the file's text at the
+previewed commit (nothing is written anywhere). Other recipes show their edit in each job's plan,
+where a dry run in the sandbox makes it."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+
+MAX_LINES = 12  # diff lines a preview keeps; the job's plan shows the whole batch
+MAX_LINE_CHARS = 160
+
+
+def sample_diff(path: str, text: str, *, find: Sequence[str], replace: str) -> str:
+    """The unified diff `replace` would make of `text` (empty when it changes nothing), cut to
+    MAX_LINES lines of at most MAX_LINE_CHARS characters each."""
+    after = text
+    for pattern in find:
+        after = re.compile(pattern, re.MULTILINE).sub(replace, after)
+    if after == text:
+        return ""
+    lines = difflib.unified_diff(text.splitlines(), after.splitlines(), f"a/{path}",
+                                 f"b/{path}", n=0, lineterm="")
+    kept = [line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS - 1] + "…"
+            for line in lines]
+    return "\n".join(kept[:MAX_LINES] + (["…"] if len(kept) > MAX_LINES else []))
