@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bot.github.client import DEFAULT_API_VERSION, ApiVersion
+from bot.github.api_versions import DEFAULT_API_VERSION, ApiVersion
 from jobs.basics.errors import BadInputError
 
 ENV_PREFIX = "STEPWISE_"

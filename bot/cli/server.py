@@ -76,7 +76,7 @@ def worker(
 
         chosen = rq_worker_class(worker_class)  # a wrong name fails before anything starts
         settings = load_settings("worker")  # workers never need the webhook secret
-        setup_logging(settings)
+        setup_logging(settings, capture_stderr=True)  # RQ's scheduler's tracebacks too
         log_start("worker", settings)
         stop = threading.Event()
         if not wait_for_redis(lambda: worker_redis(settings), RECONNECT_BACKOFF_S, stop):

@@ -4,7 +4,8 @@
   TLS context for every client.
 - `client.py`: an installation's REST and GraphQL calls, with `records.py` (the records it
   answers with) and `errors.py` (a failed call: `ForgeError`, the failure classified, call-level
-  retries and rate limits).
+  retries and rate limits); `api_versions.py`: the REST API versions spoken (read by the
+  settings without importing githubkit).
 - `conditional.py`: ETag reads, a bounded store; `observer.py`: every call's answer and retry seen
   at the githubkit client (route templates, rate-limit headers).
 - `forge.py`: the forge port (jobs/ports.py) on GitHub, with `conversation.py` (who a gate

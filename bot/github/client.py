@@ -12,13 +12,16 @@ import base64
 import binascii
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal, Protocol, TypeVar, get_args
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 from githubkit import GitHub, TokenAuthStrategy
 from githubkit.exception import RequestFailed
 
 from bot.authz import base_role
+from bot.github.api_versions import API_VERSIONS as API_VERSIONS
+from bot.github.api_versions import DEFAULT_API_VERSION as DEFAULT_API_VERSION
+from bot.github.api_versions import ApiVersion as ApiVersion
 from bot.github.conditional import ConditionalReads
 from bot.github.errors import CallRetry, ForgeError, classify, response_body, validation_errors
 from bot.github.records import CommentInfo, IssueInfo, PullInfo, RepoInfo, comment_info, pull_info
@@ -58,10 +61,6 @@ class GitHubApp(Protocol):
 
 TOKEN_MARGIN_S = 300  # mint a new installation token this long before the old one expires
 TEAM_CACHE_S = 60  # how long a team membership answer is trusted
-# REST API versions whose githubkit schema packages are pinned (GHES documents only 2022-11-28).
-ApiVersion = Literal["2022-11-28", "2026-03-10"]
-API_VERSIONS: tuple[str, ...] = get_args(ApiVersion)
-DEFAULT_API_VERSION: ApiVersion = "2022-11-28"
 PER_PAGE = 100
 MAX_PAGES = 50
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
+import sys
 from typing import Any
 
 from bot.observability.jsonlog import json_uvicorn_config, use_json_lines
+from bot.observability.outages import RepeatFilter, StderrToLog
 from bot.settings import Settings
 from jobs.basics.redact import RedactingFilter, register_secret
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _FILTER = RedactingFilter()
+_REPEATS = RepeatFilter()
 
 
 def register_settings_secrets(settings: Settings) -> None:
@@ -33,8 +36,11 @@ def install_filter(logger: logging.Logger | None = None) -> None:
             handler.addFilter(_FILTER)
 
 
-def setup_logging(settings: Settings | None = None, *, level: int = logging.INFO) -> None:
-    """Standard logging to stderr with every handler of every logger redacting; idempotent."""
+def setup_logging(settings: Settings | None = None, *, level: int = logging.INFO,
+                  capture_stderr: bool = False) -> None:
+    """Standard logging to stderr with every handler of every logger redacting and repeated
+    warnings held back (bot/observability/outages.py); idempotent. With `capture_stderr` (a
+    worker writing JSON), what bypasses logging on stderr is logged too."""
     root = logging.getLogger()
     if not root.handlers:
         logging.basicConfig(format=LOG_FORMAT)
@@ -43,7 +49,12 @@ def setup_logging(settings: Settings | None = None, *, level: int = logging.INFO
         register_settings_secrets(settings)
         if settings.log_format == "json":
             use_json_lines(root)
+            if capture_stderr and not isinstance(sys.stderr, StderrToLog):
+                sys.stderr = StderrToLog(logging.getLogger("stderr"))  # handlers keep the real one
     install_filter(root)
+    for handler in root.handlers:
+        if not any(isinstance(f, RepeatFilter) for f in handler.filters):
+            handler.addFilter(_REPEATS)
     for logger in list(logging.Logger.manager.loggerDict.values()):
         if isinstance(logger, logging.Logger) and logger.handlers:
             install_filter(logger)

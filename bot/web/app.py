@@ -3,6 +3,8 @@ Redis are injected."""
 
 from __future__ import annotations
 
+import logging
+
 import redis
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -16,7 +18,10 @@ from bot.taskcenter.mount import install as install_task_center
 from bot.web import metrics_route, webhooks
 from bot.web.redis_deadline import HEALTH_THREADS, WEBHOOK_THREADS, RedisDeadlineExceeded, RedisLane
 from bot.web.webhook_body import MAX_BUFFERED_BYTES, BodyBudget
+from bot.web.webhooks import RETRY_AFTER_S
 from jobs.composition import install
+
+log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None, connection: redis.Redis | None = None) -> FastAPI:
@@ -45,6 +50,15 @@ def create_app(settings: Settings | None = None, connection: redis.Redis | None 
         """The OpenAPI UI, behind the task center's login (off with the task center)."""
         return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json",
                                    title="Stepwise API")
+
+    @app.exception_handler(redis.RedisError)
+    async def redis_unavailable(request: Request, exc: redis.RedisError) -> JSONResponse:
+        """The task center and the API without Redis: 503 with Retry-After, never a 500."""
+        log.warning("Redis is unavailable: %s answered 503", request.url.path,
+                    extra={"error": type(exc).__name__})
+        return JSONResponse({"status": "unavailable", "error": "redis_unavailable",
+                             "hint": "Redis does not answer; try again shortly"},
+                            status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 
     @app.get("/healthz")
     async def healthz(request: Request) -> JSONResponse:

@@ -5,7 +5,8 @@
   `worktree_restore.py` (its reset at the cost of what changed) and `dir_scan.py` (the walk for
   planted `.git`, specials and empty directories, rereading only changed directories),
   `staging.py` (what a command left, read as data) with `blob_writer.py` (its blobs written as
-  loose objects) and `index_state.py` (what the private index holds), `merging.py` (the base
+  loose objects), `index_state.py` (what the private index holds) and `known_commits.py` (the
+  commits this process wrote: their trees, their ancestry), `merging.py` (the base
   merged in the object store: `git merge-tree`, the merge commit), `discovery.py` (`git grep`).
 - files: `safe_paths.py` (files opened without following links), `tree_fd.py` (host-side work
   on sandbox-written trees from directory descriptors, never by path).

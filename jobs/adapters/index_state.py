@@ -40,6 +40,8 @@ class IndexState:
     staged: dict[str, bytes | None] = field(default_factory=dict)
     stamp: Stamp | None = None
     staged_read: tuple[list[str], str] | None = None  # the staged paths and diff, once read
+    # (head, tree, diff): the staged diff read just before `tree` was written from it
+    written_diff: tuple[str, str, str] | None = None
 
     @classmethod
     def load(cls, index: Path) -> IndexState:
@@ -115,6 +117,13 @@ def parse_patch_with_raw(out: bytes) -> tuple[list[str], bytes]:
             raise ValueError("git diff --patch-with-raw printed no separator before the patch")
         offset += 1
     return sorted(paths), out[offset:]
+
+
+def found_renames(patch: str) -> bool:
+    """Whether a `git diff -M` patch paired a removed and an added file as a rename (its
+    extended header says so); without one, the patch is the `--no-renames` one too."""
+    return any(line.startswith(("similarity index ", "rename from ", "copy from "))
+               for line in patch.splitlines())
 
 
 class KnownTrees:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.index_state import KnownTrees
+from jobs.adapters.known_commits import KnownCommits
 from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree
 from jobs.basics.errors import WorkspaceError
 from jobs.ports import Commit
@@ -83,6 +84,7 @@ class Repository:
         self.git_dir = Path(found[2]).resolve()  # the common directory: objects, refs, config
         self.state_dir = self.git_dir / "stepwise"
         self.known_trees = KnownTrees()  # written by this process's worktrees
+        self.known_commits = KnownCommits()  # and the commits they made
         self.identity = dict(BOT_IDENTITY)  # who authors and commits (the server: its bot user)
 
     def git(self, *args: str, check: bool = True) -> str:
@@ -159,8 +161,14 @@ class Repository:
         """`tree` is `base` with `staged` (path -> bytes, None for a removal) in place."""
         self.known_trees.remember(tree, base, staged)
 
-    def remember_commit(self, commit: str, tree: str) -> None:
+    def remember_commit(self, commit: str, tree: str, parent: str) -> None:
         self.known_trees.alias(commit, tree)
+        self.known_commits.remember(commit, tree, parent)
+
+    def tree_of(self, commit: str) -> str:
+        """The tree of `commit` (a commit this process wrote is answered from memory)."""
+        return self.known_commits.tree_of(commit) or \
+            self.git("rev-parse", f"{commit}^{{tree}}").strip()
 
     def _read_one(self, sha: str, path: str) -> str | None:
         code, data, _ = self._process(["cat-file", "blob", f"{sha}:{path}"])
@@ -230,6 +238,8 @@ class Repository:
         return frozenset(c.sha for c in commits if email and c.committer_email == email)
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        if self.known_commits.is_ancestor(ancestor, descendant):
+            return True
         return self._process(["merge-base", "--is-ancestor", ancestor, descendant])[0] == 0
 
     def open_worktree(self, path: Path, sha: str, *, keep: bool = False) -> Worktree:

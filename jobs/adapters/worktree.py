@@ -17,7 +17,7 @@ from typing import Protocol
 from jobs.adapters import dir_scan
 from jobs.adapters.blob_writer import write_blobs
 from jobs.adapters.git_runner import git_process, run_git
-from jobs.adapters.index_state import IndexState, parse_patch_with_raw
+from jobs.adapters.index_state import IndexState, found_renames, parse_patch_with_raw
 from jobs.adapters.staging import Change, clean_worktree, collect_changes, index_info, remove_entry
 from jobs.adapters.worktree_restore import (
     STATUS_ARGS,
@@ -39,7 +39,7 @@ class ObjectStore(Protocol):
 
     def remember_tree(self, tree: str, base: str, staged: dict[str, bytes | None]) -> None: ...
 
-    def remember_commit(self, commit: str, tree: str) -> None: ...
+    def remember_commit(self, commit: str, tree: str, parent: str) -> None: ...
 
 BOT_NAME = "Stepwise"
 BOT_EMAIL = "stepwise-bot@users.noreply.localhost"
@@ -267,14 +267,25 @@ class Worktree:
         """The index as a tree; a tree written from a known index is told to the repository
         with the bytes that differ from its base, so reading its files needs no git call."""
         known = self.index.trusted()
-        base, staged = self.index.base, dict(self.index.staged)
+        base, staged, read = self.index.base, dict(self.index.staged), self.index.staged_read
         tree = self._git("write-tree").strip()  # may write the index (its cache tree)
         if known and base is not None:
             self.repository.remember_tree(tree, base, staged)
             self.index.known(tree)
+            if read is not None:
+                self.index.written_diff = (self._head, tree, read[1])
         else:
             self.index.forget()
         return tree
+
+    def diff_written(self, parent: str, tree: str) -> str | None:
+        """The diff from `parent` to `tree` as `git diff --no-renames` prints it, when it is the
+        staged diff this worktree read just before writing `tree` on `parent` and that found
+        no rename (the same text); None otherwise (ask git)."""
+        written = self.index.written_diff
+        if written is None or written[:2] != (parent, tree) or found_renames(written[2]):
+            return None
+        return written[2]
 
     def head_tree(self) -> str:
         return self._git("rev-parse", f"{self.head}^{{tree}}").strip()
@@ -290,7 +301,7 @@ class Worktree:
         """A commit of exactly `tree` on `parent` (no hooks run, nothing else is included)."""
         commit = self._git("commit-tree", tree, "-p", parent, "-F", "-", stdin=message,
                            env=getattr(self.repository, "identity", BOT_IDENTITY)).strip()
-        self.repository.remember_commit(commit, tree)
+        self.repository.remember_commit(commit, tree, parent)
         if self.index.holds(tree):
             self.index.now_commit(commit)  # the same tree: a reset to it needs no diff
         return commit

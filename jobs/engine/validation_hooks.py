@@ -39,7 +39,11 @@ class TreeUnderTest:
     @cached_property
     def diff(self) -> str:
         """The unified diff from `parent` to `tree` (paths unquoted, no external diff or
-        textconv driver: attributes in the tree never choose a program)."""
+        textconv driver: attributes in the tree never choose a program); the worktree's own
+        when it read that very diff before writing the tree."""
+        known = self.worktree.diff_written(self.parent, self.tree)
+        if known is not None:
+            return known
         return self.repository.git("-c", "core.quotepath=false", "diff", "--no-ext-diff",
                                    "--no-textconv", "--no-color", "--no-renames",
                                    self.parent, self.tree)

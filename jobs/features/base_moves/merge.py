@@ -106,12 +106,11 @@ def _pair(base: str, head: str) -> str:
 
 def _checked(engine: JobContext, base: str) -> bool:
     """Remember that `base` needs no merge into this head, so the next safe point does not
-    ask git again (a new batch commit may conflict where the last one did not)."""
+    ask git again (a new batch commit may conflict where the last one did not). Kept with
+    the step's next save (the batch's start, a gate, the end), not one of its own: if it is
+    lost, git is asked again."""
     job = engine.job
-    checked = _pair(base, job.head_sha)
-    if job.base_checked != checked or job.base_moved_at is not None:
-        job.base_checked, job.base_moved_at = checked, None
-        engine.save(touched=(), durable=False)  # if a crash loses it, git is asked again
+    job.base_checked, job.base_moved_at = _pair(base, job.head_sha), None
     return False
 
 

@@ -78,7 +78,7 @@ def instrument(argv: list[str], folder: str, index: int) -> Instrumented:
     runner, start = _runner(argv)
     own = argv[start:]
     if runner == "pytest":
-        if any(arg.startswith("-p") and "junitxml" in arg for arg in own):
+        if any(arg.endswith("no:junitxml") for arg in own):
             return Instrumented(argv)  # the repository turned the plugin off
         named = _option_value(own, ("--junitxml", "--junit-xml"))
         if named is not None:

@@ -175,7 +175,7 @@ def verify(job: Job, batch: Batch, attempt: Attempt,
     """A validated batch compared with its parent: the `tests_weakened` gate (recipe llm: the
     model is told once first), or None to commit it."""
     repository = under_test.repository
-    parent_tree = repository.git("rev-parse", f"{under_test.parent}^{{tree}}").strip()
+    parent_tree = repository.tree_of(under_test.parent)
     folder = runs_dir(repository)
     before = load_run(folder, parent_tree)
     if before is None and under_test.parent == job.baseline_sha:

@@ -150,8 +150,9 @@ def test_approve_commits_the_weakened_batch_and_the_note_names_who_accepted_what
     assert done.code == 0, done.text
     assert "the weakened tests are accepted by " + local_user() in done.text
     job = load_job(repo, NUMBER)
-    assert job.batch(1).commit is not None
-    assert "@pytest.mark.skip" in show(repo, job.batch(1).commit, RECT_TESTS)
+    commit = job.batch(1).commit
+    assert commit is not None
+    assert "@pytest.mark.skip" in show(repo, commit, RECT_TESTS)
     note = show(repo, job.branch, job.note_path)
     evidence = note[note.index("## Evidence\n"):note.index("## Final review")]
     assert ("\n  - tests: 3 collected, 3 passed → 3 collected, 2 passed; the tests check less, "
@@ -170,8 +171,9 @@ def test_retry_at_the_gate_runs_the_batch_again_and_skip_leaves_it_out(
     done = cli("retry", "--repo", repo, "--number", str(NUMBER), env=llm_env(server))
     assert done.code == 0, done.text
     job = load_job(repo, NUMBER)
-    assert job.batch(1).commit is not None
-    assert "def test_perimeter" in show(repo, job.batch(1).commit, RECT_TESTS)
+    commit = job.batch(1).commit
+    assert commit is not None
+    assert "def test_perimeter" in show(repo, commit, RECT_TESTS)
 
     other = tmp_path / "other"
     other.mkdir()
