@@ -12,6 +12,9 @@ wrote. Flat from 50 to 1,000: the rules read counters, the save writes one field
 
 Part 2, through the App with real RQ workers (bench/campaign_app.py), for each size in
 `--repos` and each count in `--workers`.
+
+Part 3, hundreds of repositories (bench/campaign_scale.py), for the sizes in `--scale`: the
+preview's time and GitHub requests a repository, and the rollout's dashboard edits an event.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import redis
 
 from bench._common import machine_facts
 from bench.campaign_app import Run, app_run
+from bench.campaign_scale import scale_part
 from bot.plumbing import campaign_store
 from jobs.features.campaigns.dashboard import BODY_LIMIT, render_dashboard
 from jobs.features.campaigns.port import JobView, record_view
@@ -99,11 +103,14 @@ def main() -> None:
     parser.add_argument("--reconcile", type=int, default=2, help="seconds between ticks")
     parser.add_argument("--wave", type=int, default=10)
     parser.add_argument("--records", default="50,500,1000")
+    parser.add_argument("--scale", default="30,300", help="preview sizes, e.g. 30,300 ('': none)")
     options = parser.parse_args()
     logging.getLogger("rq").setLevel(logging.WARNING)
     print(f"bench.campaign on {machine_facts()}")
     with running_redis() as url:
         record_part([int(size) for size in options.records.split(",")], url)
+    if options.scale:
+        scale_part([int(size) for size in options.scale.split(",")])
     for size in (int(n) for n in options.repos.split(",") if n):
         for count in (int(n) for n in options.workers.split(",") if n):
             app_run(Run(repos=size, broken=options.broken, workers=count, halt=options.halt,

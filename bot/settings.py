@@ -5,8 +5,11 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, model_validator
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.github.api_versions import DEFAULT_API_VERSION, ApiVersion
@@ -103,6 +106,14 @@ class Settings(BaseSettings):
     def installation_running_limit(self) -> int | None:
         return self.max_running_per_installation or None
 
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url_parses(cls, value: str) -> str:
+        problem = redis_url_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
     @model_validator(mode="after")
     def _key_path_exists(self) -> Settings:
         if self.private_key_path is not None and not self.private_key_path.is_file():
@@ -119,6 +130,8 @@ class Settings(BaseSettings):
             if self.private_key is None and self.private_key_path is None:
                 missing.append(f"{ENV_PREFIX}PRIVATE_KEY or {ENV_PREFIX}PRIVATE_KEY_PATH: set "
                                "STEPWISE_PRIVATE_KEY (the PEM text) or STEPWISE_PRIVATE_KEY_PATH")
+            elif role == "worker" and (problem := private_key_problem(self)):
+                missing.append(problem)
         if role in ("web", "all") and self.webhook_secret is None:
             missing.append(f"{ENV_PREFIX}WEBHOOK_SECRET: required by the web app")
         return missing
@@ -148,6 +161,48 @@ class Settings(BaseSettings):
             raise SettingsError("no webhook secret: set STEPWISE_WEBHOOK_SECRET",
                                 hint="the web app checks each delivery's signature with it")
         return secrets
+
+
+ENCODE_HINT = ("percent-encode the password (`/` as %2F, `@` as %40, `:` as %3A, `#` as %23, `?` "
+               "as %3F, `%` as %25): python3 -c 'import sys, urllib.parse; "
+               "print(urllib.parse.quote(sys.argv[1], safe=\"\"))' 'PASSWORD'")
+
+
+def redis_url_problem(url: str) -> str:
+    """Why STEPWISE_REDIS_URL cannot be used ("" when it can), never quoting it (it may hold
+    the password)."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        return "" if parts.path else "a unix:// URL needs the socket's path (unix:///path/redis.sock)"
+    if parts.scheme not in ("redis", "rediss"):
+        return "the Redis URL must start with redis://, rediss:// or unix://"
+    try:
+        parts.port  # noqa: B018 - parsing it is the check
+    except ValueError:
+        return ("the Redis URL's port is not a number: a password holding a character URLs "
+                f"reserve cuts the URL short; {ENCODE_HINT}")
+    if "@" in parts.path or "@" in parts.query or "@" in parts.fragment or "#" in url:
+        return (f"the Redis URL's password holds a character URLs reserve; {ENCODE_HINT}")
+    if not parts.hostname:
+        return "the Redis URL names no host (redis://[:password@]host:6379/0)"
+    if parts.path not in ("", "/") and not parts.path[1:].isdigit():
+        return ("the Redis URL's database (after the host's `/`) is not a number "
+                f"(redis://[:password@]host:6379/0); if a password holds `/`, {ENCODE_HINT}")
+    return ""
+
+
+def private_key_problem(settings: Settings) -> str:
+    """Why the App's private key cannot sign GitHub's JWT ("" when it can): caught at start,
+    not at the first call."""
+    name = f"{ENV_PREFIX}PRIVATE_KEY" if settings.private_key is not None \
+        else f"{ENV_PREFIX}PRIVATE_KEY_PATH"
+    try:
+        load_pem_private_key(settings.app_private_key().strip().encode(), password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm, OSError) as exc:
+        reason = str(exc).split(". ")[0][:100] if str(exc) else type(exc).__name__
+        return (f"{name}: not a PEM private key ({reason}); give the whole .pem file GitHub "
+                "generated for the App, from its -----BEGIN line to its -----END line")
+    return ""
 
 
 def load_settings(role: Role = "all") -> Settings:

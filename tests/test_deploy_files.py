@@ -65,6 +65,7 @@ def test_compose_services_have_healthchecks_restarts_and_their_own_settings() ->
     for name, service in services.items():
         assert service["restart"] == "unless-stopped", name
     assert "noeviction" in services["redis"]["command"]
+    assert "--maxmemory" in services["redis"]["command"]
     worker, web = services["worker"], services["web"]
     # The key is a Docker secret for the workers only, never in .env.
     assert worker["secrets"] == ["stepwise_app_key"]
@@ -195,7 +196,8 @@ def check_scaled_object(doc: dict[str, Any]) -> None:
     queries = [t["metadata"]["query"] for t in spec["triggers"]]
     assert all(t["type"] == "prometheus" and float(t["metadata"]["threshold"]) > 0
                for t in spec["triggers"])
-    assert any("stepwise_queue_depth" in q for q in queries)
+    assert any("stepwise_queue_depth" in q and 'stepwise_workers{state="busy"}' in q
+               for q in queries)  # queued and busy: a busy cluster is not scaled down
     assert any("stepwise_queue_oldest_age_seconds" in q for q in queries)
 
 
@@ -217,6 +219,10 @@ def test_the_chart_gives_each_role_only_its_secrets_and_the_sandbox_what_it_need
     assert web["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault"
     probe = worker["containers"][0]["livenessProbe"]["exec"]["command"]
     assert probe == ["stepwise", "worker", "--check"]
+    redis_spec = by_name(docs, "StatefulSet", "sw-stepwise-redis")["spec"]["template"]["spec"]
+    started = " ".join(redis_spec["containers"][0]["command"])
+    assert "--maxmemory 768mb" in started and "--maxmemory-policy noeviction" in started
+    assert by_name(docs, "Deployment", "sw-stepwise-web")["spec"]["replicas"] >= 2
 
 
 def test_an_external_redis_and_no_autoscaler_render_without_them() -> None:

@@ -13,7 +13,9 @@ decide and reaches the outside only through the ports (jobs/ports.py).
   from git for the version tools), `baseline.py` (the starting commit validated, a failed baseline
   run again), `batch_run.py` (a batch's attempt and its record, milestone gates), `attempt.py` (one
   batch attempt) with `attempt_outcome.py` (what an attempt came to and leaves: what a committed
-  batch changed, a failed validation's whole output and tried diff kept as files).
+  batch changed, a failed validation's whole output and tried diff kept as files) and
+  `failure_check.py` (a failed validation's failing tests run again on the batch and its
+  parent, to tell whose failure it is).
 - `branch_sync.py` (the branch's commits gathered, `reconcile` applied, the accepted commits by
   people read from git); `review.py` (the final review's evidence),
   `revert.py`, `endings.py` (failed, cancelled), `note_commit.py`, `recover.py`.

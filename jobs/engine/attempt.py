@@ -24,6 +24,7 @@ from jobs.engine.attempt_outcome import (
     write_attempt_artifacts,
 )
 from jobs.engine.attempt_outcome import Result as Result  # re-exported
+from jobs.engine.failure_check import examined
 from jobs.engine.validation_hooks import (
     TreeUnderTest,
     ValidationHook,
@@ -326,17 +327,19 @@ class AttemptRunner:
         evidence, failure, code = self.validate(job, tree)  # at most once per tree
         attempt.commands.extend(evidence)
         if failure is not None:
-            failed = command_failed_outcome(code, failure, "a setup command failed"
-                                      if code == "setup_failed" else "validation failed")
-            failed.tree = tree
-            if failed.error is not None and tree in self.logs:
-                kept = write_attempt_artifacts(
-                    attempt_dir(self.repository.state_dir, job.number, batch.number,
-                                attempt.number),
-                    log=self.logs[tree], diff=wt.staged_diff(), root=self.repository.root)
-                failed.error.evidence.update(kept)
-                attempt.artifacts = list(kept.values())
-            return failed
+            diff = wt.staged_diff()
+            # Whose failure it is: its failing tests run again (None: a flaky test, and the
+            # rest of the validation passed, so the batch goes on to its commit).
+            failed = examined(self, job, batch, attempt, tree, failure, code)
+            if failed is not None:
+                if failed.error is not None and tree in self.logs:
+                    kept = write_attempt_artifacts(
+                        attempt_dir(self.repository.state_dir, job.number, batch.number,
+                                    attempt.number),
+                        log=self.logs[tree], diff=diff, root=self.repository.root)
+                    failed.error.evidence.update(kept)
+                    attempt.artifacts = list(kept.values())
+                return failed
         left = [str(target) for target in self.remaining(job, tree, batch.files)]
         if left and job.spec.done_when is DoneWhen.NO_MATCHES:
             return failed_outcome("targets_remain", RetryClass.NEEDS_HUMAN,

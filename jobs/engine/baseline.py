@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from jobs.adapters.baselines import BaselineStore, RecordedBaseline
+from jobs.adapters.baselines import BaselineStore, RecordedBaseline, command_identity
 from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.engine.attempt import AttemptRunner, run_commands
 from jobs.engine.context import JobContext
@@ -58,14 +58,17 @@ def baseline_report(job: Job) -> ErrorInfo:
 
 
 def baseline_key(job: Job, runner: AttemptRunner, tree: str) -> str:
-    """What a baseline's result depends on: the tree, the commands and what they run with."""
+    """What a baseline's result depends on: the tree, the commands, what they run with and what
+    they resolve to where Stepwise runs (programs, Python prefix, variables)."""
     config = job.config
+    identity = command_identity([*config.setup_argvs(), *config.validate_argvs()],
+                                cwd=runner.worktree.path, policy=runner.policy)
     document = {
         "tree": tree, "setup": config.setup_argvs(), "validate": config.validate_argvs(),
         "env": dict(sorted(runner.policy.env.items())), "allow": sorted(config.allow_commands),
         "timeout": config.command_timeout, "network": str(config.network),
         "environment": job.environment.key if job.environment is not None else "",
-        "isolated": runner.sandbox.isolated,
+        "isolated": runner.sandbox.isolated, "resolved": identity,
     }
     encoded = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(encoded).hexdigest()[:40]
@@ -114,3 +117,15 @@ def recheck_baseline(engine: JobContext) -> None:
     job.approved_digest = None
     engine.open(Gate.PLAN, "the plan was approved, but " + baseline_failure(job)
                 + " (it was run again)", report=baseline_report(job))
+
+
+def forget_reused_baseline(engine: JobContext) -> None:
+    """A batch failed the way a changed environment does, on the job's starting commit too:
+    the recorded baseline this job reused is no longer true here, so no later job reuses it."""
+    job = engine.job
+    if not job.baseline_from:
+        return
+    store = BaselineStore(engine.services.repository.state_dir / "baselines")
+    dropped = store.forget_matching(job.baseline_from)
+    engine.event("plan", f"the environment changed: the baseline reused from {job.baseline_from} "
+                 f"no longer holds ({dropped} recorded result dropped)")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import shlex
 
 from jobs.basics.errors import ErrorInfo
+from jobs.decisions.blame import NOT_THE_EDITS, Cause
 from jobs.engine import ci_checks
 from jobs.engine.attempt import AttemptOutcome, Result
 from jobs.engine.attempt_outcome import record_changes
+from jobs.engine.baseline import forget_reused_baseline
 from jobs.engine.context import JobContext
 from jobs.engine.note_commit import commit_note
 from jobs.inputs.spec import Recipe
@@ -109,14 +111,20 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
                   batch=batch.number, touched=touched)
     else:
         attempt.error = outcome.error
-        batch.consecutive_failures += 1
+        code = outcome.error.code if outcome.error else ""
         batch.set_status(BatchStatus.FAILED)
         engine.event("attempt", f"batch {batch.number} attempt {attempt.number} failed: "
-                   f"{outcome.error.code if outcome.error else 'unknown'}", batch.number)
+                   f"{code or 'unknown'}", batch.number)
+        if code in NOT_THE_EDITS.values():  # not counted against the edit: a human fixes it
+            if code == NOT_THE_EDITS[Cause.ENVIRONMENT]:
+                forget_reused_baseline(engine)
+            engine.open(Gate.FAILURE, outcome.reason, batch=batch.number, report=outcome.error,
+                        touched=touched)
+            return
+        batch.consecutive_failures += 1
         if any(hooks.batch_failed(engine, batch, attempt, outcome)
                for hooks in engine.batch_hooks()):
             return  # a multi-file batch failed validation: a feature splits it (jobs/features)
-        code = outcome.error.code if outcome.error else ""
         deterministic = DETERMINISTIC_FOR_LLM if job.spec.recipe is Recipe.LLM \
             else DETERMINISTIC_FAILURES
         timed_out = any(c.timed_out for c in attempt.commands)

@@ -24,7 +24,7 @@ from jobs.inputs.spec import Recipe
 from jobs.kernel.gate_passes import PASSES, failure_row, pass_gate
 from jobs.kernel.job import Batch, Job, OpenGate
 from jobs.kernel.model import GATES, BatchStatus, FailureCause, Gate, JobStatus, Verb
-from jobs.kernel.records import PendingIssue
+from jobs.kernel.records import NOT_THE_EDIT_CODES, PendingIssue
 
 __all__ = ["DETERMINISTIC_RECIPES", "Choices", "RefusedError", "Verb", "apply_verb", "gate_choices",
            "note_spec_change", "open_gate", "reload_config", "repeats_itself", "skip_files",
@@ -235,7 +235,8 @@ def repeats_itself(job: Job, gate: OpenGate) -> bool:
     report = gate.report
     return (gate.kind is Gate.FAILURE and gate.batch is not None
             and job.spec.recipe in DETERMINISTIC_RECIPES
-            and (report is None or report.retry_class is not RetryClass.AUTO_RETRY))
+            and (report is None or (report.retry_class is not RetryClass.AUTO_RETRY
+                                    and report.code not in NOT_THE_EDIT_CODES.values())))
 
 
 def gate_choices(job: Job, gate: OpenGate) -> Choices:

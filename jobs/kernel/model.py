@@ -151,8 +151,9 @@ GATES: dict[str, GateRule] = {
     Gate.SCOPE: GateRule("an edit touches in-scope files outside the batch", _A,
                          "accept the wider batch", frozenset({_A, _R, _S}),
                          ("retry", "skip <reason>", "cancel"), 3, lets_batch_through=True),
-    Gate.FAILURE: GateRule("a batch failed `max_failed_attempts` times, a fault outlasted its "
-                           "retries, or the final review failed", _R,
+    Gate.FAILURE: GateRule("a batch failed `max_failed_attempts` times, failed where its parent "
+                           "commit fails too (not the edit's), a fault outlasted its retries, "
+                           "or the final review failed", _R,
                            "retry the batch with the attempt counter reset",
                            frozenset({_A, _R, _S}), ("approve", "skip <reason>", "cancel"), 4),
     Gate.HUMAN_COMMIT: GateRule("the job branch holds a commit Stepwise did not make", _A,

@@ -101,6 +101,22 @@ class LlmUsage(Record):
         return self.tokens_in + self.tokens_out
 
 
+# The error codes of failed validations that are not the edit's (jobs/decisions/blame.py): a
+# retry at their gate is the move once the cause is fixed, the same edit or not.
+NOT_THE_EDIT_CODES = {"pre_existing": "pre_existing_failure", "environment": "environment_changed"}
+
+
+class FailureCheck(Record):
+    """Whose a failed validation was (jobs/decisions/blame.py): the cause, the command and the
+    tests that failed, the parent commit re-run on, and the re-runs that decided it."""
+
+    cause: str  # edit | flaky | pre_existing | environment
+    command: str
+    tests: list[str] = []
+    parent: str = ""
+    reruns: list[CommandEvidence] = []
+
+
 class Attempt(Record):
     number: int
     started_at: datetime
@@ -117,6 +133,7 @@ class Attempt(Record):
     # A failed validation's output.log and attempt.diff (jobs/engine/attempt_outcome.py)
     artifacts: list[str] = []
     ci_checks: list[CiCheck] = []  # per_batch: the red checks that withdrew this attempt's commit
+    failure_check: FailureCheck | None = None  # a failed validation examined (its re-runs)
 
 
 class Event(Record):

@@ -7,6 +7,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    NoEncryption,
+    PrivateFormat,
+)
 
 from bot.settings import SettingsError, load_settings
 
@@ -82,9 +88,11 @@ def test_the_web_app_needs_no_app_key_and_workers_no_webhook_secret(
     assert "STEPWISE_APP_ID" in caught.value.message
     clean_env.delenv("STEPWISE_WEBHOOK_SECRET")
     clean_env.setenv("STEPWISE_APP_ID", "7")
-    clean_env.setenv("STEPWISE_PRIVATE_KEY", "-----BEGIN RSA PRIVATE KEY-----")
-    worker = load_settings("worker")
-    assert worker.app_credentials() == (7, "-----BEGIN RSA PRIVATE KEY-----")
+    pem = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        Encoding.PEM, PrivateFormat.TraditionalOpenSSL, NoEncryption()).decode()
+    clean_env.setenv("STEPWISE_PRIVATE_KEY", pem)
+    worker = load_settings("worker")  # a worker's key must be a PEM key (checked at start)
+    assert worker.app_credentials() == (7, pem)
     with pytest.raises(SettingsError) as caught:
         load_settings("web")
     assert "STEPWISE_WEBHOOK_SECRET" in caught.value.message

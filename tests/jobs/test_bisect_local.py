@@ -68,11 +68,12 @@ def test_a_culprit_in_a_batch_of_six_is_set_aside_and_the_rest_committed(tmp_pat
     for path in first.files:
         assert "NEW_NAME" in branch_file(repo, job, path)
     assert "OLD_NAME" in branch_file(repo, job, module_path(3))
-    # baseline + the whole batch once + the bisection + the culprit alone: within 2·log2(6)
+    # baseline + the whole batch once + its failing tests on the batch and on the parent (the
+    # edit's: jobs/decisions/blame.py) + the bisection + the culprit alone: within 2·log2(6)
     state = first.split
     assert state is not None and state.finished and not state.gave_up
     assert len(state.results) - 1 <= 6  # 2·log2(6) ≈ 5.2 extra runs for the one culprit
-    assert sandbox.validations == 1 + len(state.results) + 1
+    assert sandbox.validations == 1 + 2 + len(state.results) + 1
     # The card says the batch was split and why; the culprit's line says where it came from.
     card = sink.texts(Publication.PROGRESS)[-1]
     assert "split after" in card and "set aside as batch 2" in card
@@ -140,7 +141,8 @@ def test_every_good_file_is_committed_before_the_first_gate(tmp_path: Path) -> N
 def test_a_crash_in_the_middle_resumes_without_validating_decided_halves(
         tmp_path: Path) -> None:
     repo = build(tmp_path / "repo", 6, culprits=[4])
-    broken = CountingSandbox(break_at=4)  # baseline, the whole batch, one half, then killed
+    # baseline, the whole batch, its re-runs on the batch and the parent, one half, then killed
+    broken = CountingSandbox(break_at=6)
     with pytest.raises(Killed):
         run(repo, broken)
     job = LocalSession(repo, NUMBER, sink=Recorder()).store.load(NUMBER)

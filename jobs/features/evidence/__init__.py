@@ -29,6 +29,8 @@ How a facet plugs in (one line each, no edit of the shared files):
 
 Modules:
 - record.py: the feature's part of the record, read and written per facet (pure).
+- failures.py: the facet of failed validations examined: flaky, pre-existing, a changed
+  environment or the edit's (pure; the engine decides it: jobs/decisions/blame.py).
 - texts.py: `FacetTexts` and the shared words (pure); facets.py: the facets' texts, in order.
 - parts.py: the gate rows, the note section and the card, gate and check-run lines (pure).
 - hooks.py: `FacetHooks` and how the facets' hooks are run as the feature's.

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from jobs.features.evidence import coverage_texts, forecast_texts, integrity_parts, shapes_texts
+from jobs.features.evidence.failures import FAILURES
 from jobs.features.evidence.texts import FacetTexts
 
 FACETS: tuple[FacetTexts, ...] = (
@@ -11,4 +12,5 @@ FACETS: tuple[FacetTexts, ...] = (
     shapes_texts.TEXTS,  # the batches' edit shapes, outliers first; the plan's dry run
     forecast_texts.TEXTS,  # the plan's forecast; the note's forecast against the actual
     integrity_parts.TEXTS,  # tests before → after; the `tests_weakened` gate
+    FAILURES,  # whose each failed validation was: flaky, pre-existing, environment, the edit's
 )

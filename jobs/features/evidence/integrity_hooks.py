@@ -27,6 +27,7 @@ from jobs.engine.validation_hooks import (
     ValidationRequest,
     ValidationResult,
 )
+from jobs.features.evidence.failures import with_flaky_passed
 from jobs.features.evidence.integrity import findings_for
 from jobs.features.evidence.integrity_argv import Instrumented, ReportKind, instrument
 from jobs.features.evidence.integrity_parts import (
@@ -180,7 +181,7 @@ def verify(job: Job, batch: Batch, attempt: Attempt,
     before = load_run(folder, parent_tree)
     if before is None and under_test.parent == job.baseline_sha:
         before = baseline_run(job)
-    after = load_run(folder, under_test.tree)
+    after = with_flaky_passed(load_run(folder, under_test.tree), attempt.failure_check)
     findings = findings_for(changed_files(repository, under_test.parent, under_test.tree),
                             before, after)
     earlier = batch_tests(batch) or BatchTests()
