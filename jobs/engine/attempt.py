@@ -88,7 +88,7 @@ def sandbox_policy(config: RepoConfig, *, hidden: tuple[Path, ...],
 def commit_message(job: Job, batch: Batch, summary: str) -> str:
     return (
         f"stepwise(#{job.number}): batch {batch.number}/{len(job.batches)} — "
-        f"{files_label(batch.files)}\n\n{summary}\n\n"
+        f"{files_label(batch.files, markdown=False)}\n\n{summary}\n\n"
         + trailers.trailer_lines((trailers.JOB, job.id), (trailers.BATCH, batch.number),
                                  (trailers.MILESTONE, batch.milestone),
                                  (trailers.SPEC, job.spec_digest[:16]))

@@ -269,7 +269,7 @@ class JobContext:
         `also`: other batches changed since the last save (files a wider batch took).
         Returns the sha it landed as (server mode: GitHub's)."""
         job, repo = self.job, self.services.repository
-        tree = repo.git("rev-parse", f"{commit}^{{tree}}").strip()
+        tree = repo.tree_of(commit)  # a commit this process wrote: from memory
         if batch is not None:
             batch.tree = tree
         elif tree not in job.landing_trees:
