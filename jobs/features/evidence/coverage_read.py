@@ -17,6 +17,8 @@ from coverage.parser import PythonParser
 
 from jobs.decisions.guard import is_test_path
 from jobs.features.evidence.coverage_record import (
+    NOT_CODE,
+    TEST_FILE,
     UNCOVERED_KEPT,
     UNMEASURED_KEPT,
     CoverageRecord,
@@ -197,7 +199,7 @@ def measure(*, changed: dict[str, list[int]], texts: dict[str, str | None], repo
         suffix = PurePosixPath(path).suffix.lower()
         text = texts.get(path)
         if is_test_path(path):
-            tally.unmeasured[path] = "a test file: the tests themselves are not measured"
+            tally.unmeasured[path] = TEST_FILE
         elif suffix in PYTHON_SUFFIXES | NODE_SUFFIXES and text is None:
             tally.unmeasured[path] = "its text could not be read"
         elif suffix in PYTHON_SUFFIXES and text is not None:
@@ -213,7 +215,7 @@ def measure(*, changed: dict[str, list[int]], texts: dict[str, str | None], repo
         elif suffix in TRANSPILED_SUFFIXES:
             tally.unmeasured[path] = f"no coverage for {suffix} files (they run transformed)"
         elif suffix in NOT_CODE_SUFFIXES:
-            tally.unmeasured[path] = "not code"
+            tally.unmeasured[path] = NOT_CODE
         else:
             tally.unmeasured[path] = f"no coverage tool for {suffix} files"
     kept = dict(sorted(tally.unmeasured.items())[:UNMEASURED_KEPT])

@@ -27,5 +27,15 @@ class CoverageRecord(BaseModel):
         return 100.0 * self.run / self.total if self.total else 100.0
 
 
+NOT_CODE = "not code"
+TEST_FILE = "a test file: the tests themselves are not measured"
+
+
+def nothing_to_measure(record: CoverageRecord) -> bool:
+    """Whether the batch changed no code to measure (only text, data or test files)."""
+    return bool(record.unmeasured) and record.total == 0 and \
+        all(why in (NOT_CODE, TEST_FILE) for why in record.unmeasured.values())
+
+
 def not_measured(why: str) -> CoverageRecord:
     return CoverageRecord(measured=False, why=why)

@@ -5,7 +5,7 @@ gate `uncovered_change`."""
 
 from __future__ import annotations
 
-from jobs.features.evidence.coverage_record import FACET, CoverageRecord
+from jobs.features.evidence.coverage_record import FACET, CoverageRecord, nothing_to_measure
 from jobs.features.evidence.record import batch_facet
 from jobs.features.evidence.texts import FacetTexts, listed, share
 from jobs.kernel.feature_parts import GateRow, LineMark
@@ -114,6 +114,8 @@ def holds(job: Job, batch: Batch) -> str:
     if batch.status is not BatchStatus.COMPLETED:
         return ""
     record = record_of(batch)
+    if record is not None and nothing_to_measure(record):
+        return ""  # text, data or tests only: nothing a test could run
     if record is None or not record.measured:
         return "its changed lines were not measured"
     if below(job, record) or (job.config.evidence.min_changed_coverage is None

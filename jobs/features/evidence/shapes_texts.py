@@ -43,11 +43,13 @@ def shapes_of(batch: Batch) -> ShapeSummary | None:
 
 def approved_keys(job: Job) -> set[str]:
     """The shapes a person approved: the plan's dry run once the plan gate was passed (when it
-    is shown: `require_plan_approval`), every batch of an approved milestone, and batches passed
-    at a gate that shows their hunks (`uncovered_change`, `tests_weakened`)."""
+    is shown, `require_plan_approval`, and not passed by `--yes`), every batch of an approved
+    milestone, and batches passed at a gate that shows their hunks (`uncovered_change`,
+    `tests_weakened`)."""
     keys: set[str] = set()
     preview = job_facet(job, PREVIEW, Preview)
-    if preview is not None and job.approved_digest and job.config.require_plan_approval:
+    if preview is not None and job.approved_digest and job.config.require_plan_approval and \
+            not passed_by_yes(job, "plan-"):
         keys |= preview.shapes.keys()
     for batch in job.batches:
         looked = batch.milestone in job.approved_milestones or \
@@ -55,6 +57,12 @@ def approved_keys(job: Job) -> set[str]:
         if looked and batch.commit and (found := shapes_of(batch)) is not None:
             keys |= found.keys()
     return keys
+
+
+def passed_by_yes(job: Job, gate_id_prefix: str) -> bool:
+    """Whether a gate of that kind was passed by `--yes` (local mode), which no person saw."""
+    return any(e.kind == "gate" and e.message.startswith(gate_id_prefix)
+               and e.message.endswith("passed by --yes") for e in job.events)
 
 
 def shape_line(summary: ShapeSummary, shape: Shape, approved: set[str]) -> str:

@@ -13,6 +13,7 @@ from jobs.features.evidence import coverage_read
 from jobs.features.evidence.changed_lines import changed_lines
 from jobs.features.evidence.coverage_probe import measured_commands, named_coverage
 from jobs.features.evidence.coverage_read import measure, read_reports
+from jobs.features.evidence.coverage_record import nothing_to_measure
 
 ROOT = "/tmp/stepwise/repo"
 TEXT = "def f(x):\n    y = (x +\n         1)\n    return y\n\n\ndef g():\n    return 2  # pragma: no cover\n"
@@ -143,3 +144,13 @@ def test_linters_and_type_checkers_are_not_measured() -> None:
 def test_a_repository_s_own_coverage_is_recognised_where_it_is_named(
         argvs: list[list[str]], env: dict[str, str], texts: dict[str, str], named: str) -> None:
     assert named_coverage(argvs, env, texts) == named
+
+
+def test_a_batch_of_text_or_tests_only_has_nothing_to_measure(tmp_path: Path) -> None:
+    out, v8 = folders(tmp_path)
+    record = measure(changed={"README.md": [1], "tests/test_a.py": [2]}, texts={},
+                     reports=read_reports(out, v8), roots=(ROOT,), skipped={})
+    assert not record.measured and nothing_to_measure(record)
+    code = measure(changed={"README.md": [1], "m.go": [2]}, texts={},
+                   reports=read_reports(out, v8), roots=(ROOT,), skipped={})
+    assert not nothing_to_measure(code)  # a Go file is code this cannot measure: a person looks
