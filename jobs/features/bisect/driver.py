@@ -26,7 +26,7 @@ from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, Gate
 from jobs.kernel.records import Attempt, CiWait, CommandEvidence
 from jobs.kernel.split_record import SplitCause, SplitState, SubsetResult, cause_words
-from jobs.notes.progress import render_card
+from jobs.notes.progress import files_label, render_card
 from jobs.ports import CiFailure, Publication
 
 # What a split-off batch's failure at the gate says (with `replace` and `command` the
@@ -187,7 +187,8 @@ class BisectHooks:
                      f"{len(state.files)} files {verdict}", batch.number)
         engine.save(touched=[batch.number])
         engine.publish(Publication.NOTICE, f"batch {batch.number} split: "
-                       f"{len(result.files)} of {len(state.files)} files {verdict}")
+                       f"{files_label(result.files)} ({len(result.files)} of "
+                       f"{len(state.files)} files) {verdict}")
 
     def _validate(self, engine: JobContext, state: SplitState,
                   files: list[str]) -> SubsetResult | None:

@@ -84,6 +84,11 @@ class JobView:
     pull: str = ""                 # its pull request's address
     where: str = ""                # where the answers are said (server: `owner/repo#N`)
     refused: str = ""              # the command was refused there: why (nothing changed)
+    baseline: str = ""             # its validation on the base: "passes", "fails" ('' not run)
+
+
+def baseline_word(job: Job) -> str:
+    return "" if job.baseline_ok is None else ("passes" if job.baseline_ok else "fails")
 
 
 def gate_answers(job: Job) -> tuple[str, ...]:
@@ -151,6 +156,7 @@ def record_view(entry: RepoEntry, view: JobView) -> None:
     entry.job, entry.link, entry.ci = view.job or entry.job, view.link or entry.link, view.ci
     entry.answers, entry.where = list(view.answers), view.where
     entry.pull = view.pull or entry.pull
+    entry.baseline = view.baseline or entry.baseline
 
 
 def preview_entry(name: str, settings: CampaignSettings, port: CampaignPort) -> RepoEntry:
