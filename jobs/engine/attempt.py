@@ -33,8 +33,9 @@ from jobs.engine.validation_hooks import (
     VerifyHook,
 )
 from jobs.inputs.config import RepoConfig
+from jobs.inputs.recipes import rules_for
 from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
-from jobs.inputs.spec import DoneWhen, Recipe
+from jobs.inputs.spec import DoneWhen
 from jobs.kernel import trailers
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, Gate, GateKind
@@ -307,7 +308,7 @@ class AttemptRunner:
             wt.stage_all()
         staged = wt.staged_paths()
         if not staged:
-            if job.spec.recipe is Recipe.COMMAND and not before:
+            if rules_for(job.spec.recipe).may_change_nothing and not before:
                 return AttemptOutcome(Result.SKIPPED, reason=NOTHING_TO_CHANGE)
             return failed_outcome("edit_changed_nothing", RetryClass.NEEDS_HUMAN,
                             f"the edit changed nothing while {len(before)} targets remain",
