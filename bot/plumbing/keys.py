@@ -34,6 +34,8 @@
                         pass got to
   workers:beats         a sorted set: each live worker's name by its last heartbeat (seconds);
                         workers:states its state (idle, busy) and host, as `state host`
+  redeliver:round       one pass over the App's failed deliveries per interval; redelivered:<guid>
+                        a failed delivery asked again (one try per guid and interval)
   data-marker           set once in a Redis that holds Stepwise's data: a worker that finds it
                         missing knows Redis lost its data (bot/server/heartbeat.py)
 
@@ -58,6 +60,11 @@ RETENTION_CURSOR = f"{PREFIX}retention:after"
 WORKER_BEATS = f"{PREFIX}workers:beats"
 WORKER_STATES = f"{PREFIX}workers:states"
 DATA_MARKER = f"{PREFIX}data-marker"
+REDELIVER_ROUND = f"{PREFIX}redeliver:round"
+
+
+def redelivered_key(guid: str) -> str:
+    return f"{PREFIX}redelivered:{guid}"
 
 
 def job_key(job_id: str) -> str:

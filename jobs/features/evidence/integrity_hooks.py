@@ -50,7 +50,7 @@ from jobs.features.evidence.integrity_reports import (
 )
 from jobs.features.evidence.integrity_shapes import FileChange
 from jobs.inputs.caps import FileTooLargeError
-from jobs.inputs.spec import Recipe
+from jobs.inputs.recipes import rules_for
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.records import Attempt, CommandEvidence
 from jobs.ports import Workspace
@@ -212,7 +212,7 @@ def verify(job: Job, batch: Batch, attempt: Attempt,
         return None
     # Told once, when a retry remains (the told attempt counts as failed toward the pause).
     retry_left = batch.consecutive_failures + 1 < job.config.max_failed_attempts
-    if job.spec.recipe is Recipe.LLM and not earlier.told_model and retry_left:
+    if rules_for(job.spec.recipe).uses_model and not earlier.told_model and retry_left:
         tests.told_model = True
         put_batch_tests(batch, tests)
         return failed_outcome("tests_weakened", RetryClass.NEEDS_HUMAN, model_feedback(findings),
