@@ -50,7 +50,7 @@ from jobs.features.evidence.integrity_reports import (
 )
 from jobs.features.evidence.integrity_shapes import FileChange
 from jobs.inputs.caps import FileTooLargeError
-from jobs.inputs.spec import Recipe
+from jobs.inputs.recipes import rules_for
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.records import Attempt, CommandEvidence
 from jobs.ports import Workspace
@@ -210,7 +210,7 @@ def verify(job: Job, batch: Batch, attempt: Attempt,
             tests.accepted_by, tests.accepted = "", []
         put_batch_tests(batch, tests)
         return None
-    if job.spec.recipe is Recipe.LLM and not earlier.told_model:
+    if rules_for(job.spec.recipe).uses_model and not earlier.told_model:
         tests.told_model = True
         put_batch_tests(batch, tests)
         return failed_outcome("tests_weakened", RetryClass.NEEDS_HUMAN, model_feedback(findings),
