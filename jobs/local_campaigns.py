@@ -27,6 +27,7 @@ from jobs.features.campaigns.port import (
     LeftOut,
     Preview,
     apply_spec_change,
+    baseline_word,
     carry_out,
     drive,
     gate_answers,
@@ -221,7 +222,8 @@ class LocalCampaignPort:
                        reason=reason or (_first_line(message)
                                          if state is RepoState.NEEDS_HUMAN else ""),
                        batches_done=len(done), batches_total=len(job.batches),
-                       files_done=sum(len(b.files) for b in done), link=job.branch)
+                       files_done=sum(len(b.files) for b in done), link=job.branch,
+                       baseline=baseline_word(job))
 
 
 def _first_line(text: str, limit: int = 200) -> str:

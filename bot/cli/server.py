@@ -58,6 +58,8 @@ def worker(
         return
 
     def action() -> None:
+        import redis
+
         from bot.log_context import with_log_context
         from bot.plumbing.connections import dequeue_redis, warn_unless_noeviction, worker_redis
         from bot.server.context import ServerContext
@@ -86,7 +88,8 @@ def worker(
         install_handlers(with_log_context(handlers(context)))  # job_id, repo, ... on each line
         context.warm_up()  # imports and clients every forked work horse would build again
         heartbeat = Heartbeat(context.redis, recover=lambda: recover_jobs(context))
-        heartbeat.tick()  # counted at once; a Redis that lost its data is noticed at start
+        with contextlib.suppress(redis.RedisError):  # counted at once (else at the next beat)
+            heartbeat.tick()
         threading.Thread(target=heartbeat.run, args=(stop,), daemon=True,
                          name="heartbeat").start()
         reap(context)  # recover jobs whose worker died, then keep looking in a thread

@@ -11,6 +11,7 @@
   slots:<repo>          the jobs of a repository running now; waiting:<repo> those in line
   comment:<id>          one comment's progress: commands applied, answers, done
   delivery:<id>         a webhook delivery already taken (dedupe, three days)
+  session:<id>          a task-center session (a login), until it expires or its logout
   delivery-body:<sha256> a delivery body already taken, whatever its id (a replay, thirty days)
   ci:<repo>@<sha>       a set: the jobs waiting for the repository's CI on that commit
   idle:<kind>           a set: the jobs a reconciler pass looks at (owing, gate, ci), kept by
@@ -34,6 +35,8 @@
                         pass got to
   workers:beats         a sorted set: each live worker's name by its last heartbeat (seconds);
                         workers:states its state (idle, busy) and host, as `state host`
+  redeliver:round       one pass over the App's failed deliveries per interval; redelivered:<guid>
+                        a failed delivery asked again (one try per guid and interval)
   data-marker           set once in a Redis that holds Stepwise's data: a worker that finds it
                         missing knows Redis lost its data (bot/server/heartbeat.py)
 
@@ -58,6 +61,11 @@ RETENTION_CURSOR = f"{PREFIX}retention:after"
 WORKER_BEATS = f"{PREFIX}workers:beats"
 WORKER_STATES = f"{PREFIX}workers:states"
 DATA_MARKER = f"{PREFIX}data-marker"
+REDELIVER_ROUND = f"{PREFIX}redeliver:round"
+
+
+def redelivered_key(guid: str) -> str:
+    return f"{PREFIX}redelivered:{guid}"
 
 
 def job_key(job_id: str) -> str:
@@ -102,6 +110,10 @@ def comment_key(comment_id: int | str) -> str:
 
 def delivery_key(delivery_id: str) -> str:
     return f"{PREFIX}delivery:{delivery_id}"
+
+
+def session_key(session_id: str) -> str:
+    return f"{PREFIX}session:{session_id}"
 
 
 def delivery_body_key(digest: str) -> str:

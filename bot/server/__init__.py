@@ -3,7 +3,8 @@
 - `worker.py`: the task table, the function RQ runs (found by its stable entry-point name), the
   loop that rides out Redis outages, which RQ worker class runs the steps, the health probe
   (`stepwise worker --check`); `heartbeat.py` (each worker's beat, and the data marker that
-  tells a Redis that lost its data), `recovery.py` (the jobs GitHub shows, rebuilt then).
+  tells a Redis that lost its data), `recovery.py` (the jobs GitHub shows, rebuilt then),
+  `redeliveries.py` (deliveries GitHub could not make, asked again through the App's API).
 - `context.py`: the server's composition root: the engine's services for a job (its mirror,
   forge, environment cache) with the features of jobs/composition.py.
 - `handlers.py`: the event tasks (labels, closes, reopenings, edits, pushes); `start_job.py` (a job

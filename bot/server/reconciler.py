@@ -42,6 +42,7 @@ from bot.plumbing.suspension_marks import is_suspended
 from bot.server import ci_poll
 from bot.server.campaigns.tasks import tick_all
 from bot.server.context import ServerContext
+from bot.server.redeliveries import redeliver_failed
 from bot.server.retention import retention_round
 from bot.server.steps import RECONCILER, queue_next_step
 from jobs.adapters.store import ConflictError
@@ -294,6 +295,10 @@ def run_pass(ctx: ServerContext) -> None:
     `delivery_id: null, trigger: reconciler` (no webhook started it)."""
     with traced(None, "reconciler"):
         result = reconcile(ctx)
+        try:  # deliveries GitHub could not make (a web restart): asked again
+            redeliver_failed(ctx)
+        except Exception:  # GitHub or Redis trouble: the next pass tries again
+            log.warning("could not look for failed deliveries", exc_info=True)
         tick_all(ctx)
         retention_round(ctx.redis, retain_days=ctx.settings.retain_ended_days, now=ctx.clock(),
                         lease_ttl_s=ctx.settings.lease_ttl_s)

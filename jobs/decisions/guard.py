@@ -3,13 +3,14 @@ rules, the verdict, which paths are tests or manifests); reading the diff is gua
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Literal
 
 from jobs.decisions.guard_diff import DiffParseError, parse_diff
+from jobs.decisions.new_names import collision, name_problem
 from jobs.inputs.globs import matches_any, unsafe_path_reason
 
 __all__ = ["CI_CONFIG_GLOBS", "DiffParseError", "GuardPolicy", "GuardVerdict", "Rule", "Violation",
@@ -67,6 +68,7 @@ class Rule(StrEnum):
     MODE_CHANGE = "mode_change"
     UNSAFE_PATH = "unsafe_path"
     SUBMODULE = "submodule"
+    NEW_NAME = "new_name"
 
 
 _RULE_ORDER = {rule: index for index, rule in enumerate(Rule)}
@@ -92,6 +94,7 @@ _DETAILS = {
     Rule.UNSAFE_PATH: "is an unsafe path: {reason}",
     Rule.SUBMODULE: "is a git submodule (gitlink); Stepwise never adds, moves or removes "
     "submodules",
+    Rule.NEW_NAME: "is a new file name Stepwise refuses: {reason}; no setting allows it",
 }
 
 
@@ -152,11 +155,14 @@ def check_diff(
     batch_files: Collection[str],
     scope_files: Collection[str],
     policy: GuardPolicy,
+    existing_files: Callable[[], Collection[str]] = lambda: (),
 ) -> GuardVerdict:
     """Judge a staged diff against `policy`; raises DiffParseError when it is not a git diff.
 
     `scope_files` should list every file inside the job's `paths` in the edited tree, so
     that new files the edit created inside `paths` are recognised as in scope.
+    `existing_files` gives the tracked files before the edit (asked only when it names new
+    files), which a new name must not collide with on a case-insensitive file system.
     """
     entries, lines_added, lines_removed = parse_diff(diff_text)
     batch, scope = set(batch_files), set(scope_files)
@@ -183,6 +189,15 @@ def check_diff(
             policy.allow_deletions is True and policy.allow_new_files
         ):
             refuse(dst, Rule.RENAME, source=src)
+        if entry.kind in ("add", "copy", "rename"):
+            problem = name_problem(dst)
+            if problem is None:
+                others = [p for p in existing_files() if p != src]
+                clash = collision(dst, others)
+                problem = None if clash is None else \
+                    f"differs from the existing `{clash}` only in case or Unicode form"
+            if problem is not None:
+                refuse(dst, Rule.NEW_NAME, reason=problem)
         # The paths whose content changes: a copy leaves its source as it was.
         for path in [src, dst] if entry.kind == "rename" else [shown]:
             reason = unsafe_path_reason(path)

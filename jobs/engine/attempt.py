@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -32,8 +33,9 @@ from jobs.engine.validation_hooks import (
     VerifyHook,
 )
 from jobs.inputs.config import RepoConfig
+from jobs.inputs.recipes import rules_for
 from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
-from jobs.inputs.spec import DoneWhen, Recipe
+from jobs.inputs.spec import DoneWhen
 from jobs.kernel import trailers
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, Gate, GateKind
@@ -87,7 +89,7 @@ def sandbox_policy(config: RepoConfig, *, hidden: tuple[Path, ...],
 def commit_message(job: Job, batch: Batch, summary: str) -> str:
     return (
         f"stepwise(#{job.number}): batch {batch.number}/{len(job.batches)} — "
-        f"{files_label(batch.files)}\n\n{summary}\n\n"
+        f"{files_label(batch.files, markdown=False)}\n\n{summary}\n\n"
         + trailers.trailer_lines((trailers.JOB, job.id), (trailers.BATCH, batch.number),
                                  (trailers.MILESTONE, batch.milestone),
                                  (trailers.SPEC, job.spec_digest[:16]))
@@ -233,11 +235,14 @@ class AttemptRunner:
                                   never=never_in_scope(job.config)))
         diff = self.worktree.staged_diff()
         policy = guard_policy(job.config, batch.approved_gates)
-        verdict = check_diff(diff, batch_files=batch.files, scope_files=scope, policy=policy)
+        existing = functools.cache(lambda: self.repository.tracked_files(job.head_sha))
+        verdict = check_diff(diff, batch_files=batch.files, scope_files=scope, policy=policy,
+                             existing_files=existing)
         if Gate.SCOPE in batch.approved_gates and verdict.gate == Gate.SCOPE:
             wider = sorted({*batch.files, *(v.path for v in verdict.violations
                                            if v.rule is Rule.OUTSIDE_BATCH_IN_SCOPE)})
-            verdict = check_diff(diff, batch_files=wider, scope_files=scope, policy=policy)
+            verdict = check_diff(diff, batch_files=wider, scope_files=scope, policy=policy,
+                                 existing_files=existing)
             if verdict.ok:
                 moved = set(wider) - set(batch.files)
                 batch.files = wider
@@ -303,7 +308,7 @@ class AttemptRunner:
             wt.stage_all()
         staged = wt.staged_paths()
         if not staged:
-            if job.spec.recipe is Recipe.COMMAND and not before:
+            if rules_for(job.spec.recipe).may_change_nothing and not before:
                 return AttemptOutcome(Result.SKIPPED, reason=NOTHING_TO_CHANGE)
             return failed_outcome("edit_changed_nothing", RetryClass.NEEDS_HUMAN,
                             f"the edit changed nothing while {len(before)} targets remain",

@@ -23,8 +23,8 @@ from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.basics.redact import redact
 from jobs.decisions.network_failure import network_cause
 from jobs.inputs.caps import ARTIFACT_BYTES
+from jobs.inputs.recipes import rules_for
 from jobs.inputs.sandboxing import CommandResult
-from jobs.inputs.spec import Recipe
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.records import Attempt, CommandEvidence, line_text
 from jobs.notes.note_parts import codemod_findings, codemod_summary, target_key
@@ -113,7 +113,7 @@ def record_changes(repository: Workspace, job: Job, batch: Batch, attempt: Attem
     become leftovers."""
     batch.changed_files = sorted(changed) if changed is not None \
         else changed_by(repository, batch.commit)
-    if job.spec.recipe is not Recipe.COMMAND or not attempt.commands:
+    if not rules_for(job.spec.recipe).reports_findings or not attempt.commands:
         return
     codemod = attempt.commands[0]  # the edit's command comes before validation's
     worktree = repository.state_dir / "worktrees" / f"issue-{job.number}"

@@ -12,7 +12,7 @@ from jobs.engine.attempt_outcome import record_changes
 from jobs.engine.baseline import forget_reused_baseline
 from jobs.engine.context import JobContext
 from jobs.engine.note_commit import commit_note
-from jobs.inputs.spec import Recipe
+from jobs.inputs.recipes import rules_for
 from jobs.kernel.gates import open_gate
 from jobs.kernel.job import Batch
 from jobs.kernel.model import BatchStatus, Gate
@@ -125,8 +125,8 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
         if any(hooks.batch_failed(engine, batch, attempt, outcome)
                for hooks in engine.batch_hooks()):
             return  # a multi-file batch failed validation: a feature splits it (jobs/features)
-        deterministic = DETERMINISTIC_FOR_LLM if job.spec.recipe is Recipe.LLM \
-            else DETERMINISTIC_FAILURES
+        deterministic = DETERMINISTIC_FAILURES if rules_for(job.spec.recipe).deterministic \
+            else DETERMINISTIC_FOR_LLM
         timed_out = any(c.timed_out for c in attempt.commands)
         if code in deterministic and not timed_out:
             engine.open(Gate.FAILURE, f"batch {batch.number} failed with `{code}`, which "

@@ -262,18 +262,19 @@ class JobContext:
                 raise CancelSignal from None
             raise
 
-    def land(self, commit: str, *, batch: Batch | None = None) -> str:
+    def land(self, commit: str, *, batch: Batch | None = None, also: Iterable[int] = ()) -> str:
         """Move the job branch to `commit` (a child of the recorded head) after recording its
         tree, durably, as the tree this batch (or a note, revert or base merge) lands: only a
         commit of a recorded tree is ever adopted as ours (jobs/decisions/reconcile.py).
+        `also`: other batches changed since the last save (files a wider batch took).
         Returns the sha it landed as (server mode: GitHub's)."""
         job, repo = self.job, self.services.repository
-        tree = repo.git("rev-parse", f"{commit}^{{tree}}").strip()
+        tree = repo.tree_of(commit)  # a commit this process wrote: from memory
         if batch is not None:
             batch.tree = tree
         elif tree not in job.landing_trees:
             job.landing_trees = [*job.landing_trees[-(MAX_LANDING_TREES - 1):], tree]
-        self.save(touched=() if batch is None else (batch.number,))
+        self.save(touched=() if batch is None else (batch.number, *also))
         return repo.advance_branch(job.branch, commit, job.head_sha)
 
     def event(self, kind: str, message: str, batch: int | None = None) -> None:
@@ -329,7 +330,8 @@ class JobContext:
                                          verify=first_stop([f.verify for f in self.features()
                                                             if f.verify is not None]))
             self._runner.notify = lambda text: self.publish(Publication.NOTICE, text)
-            self._runner.land = lambda batch, commit: self.land(commit, batch=batch)
+            self._runner.land = lambda batch, commit: self.land(
+                commit, batch=batch, also=self._runner.widened if self._runner else ())
         return self._runner
 
     def environment_hook(self) -> EnvironmentCall | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from jobs.basics.voice import local_voice
 from jobs.engine.context import JobContext
 from jobs.kernel import trailers
 from jobs.notes.change_note import render_note
@@ -30,7 +31,10 @@ def commit_note(engine: JobContext, label: str) -> str | None:
     worktree.reset(job.head_sha)
     path = worktree.path / job.note_path
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_note(job, now=engine.now(), voice=engine.services.voice), encoding="utf-8")
+    voice = engine.services.voice
+    if not voice.on_github:  # committed: the checkout's path on this machine is nobody else's
+        voice = local_voice(f"--repo . --number {job.number}")
+    path.write_text(render_note(job, now=engine.now(), voice=voice), encoding="utf-8")
     worktree.stage_files([job.note_path])
     tree = worktree.write_tree()
     if tree == worktree.head_tree():

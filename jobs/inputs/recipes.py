@@ -35,15 +35,33 @@ class RecipeRules(Generic[SpecT]):
     (the built-in recipes'); `options` is a pydantic model of the keys of a recipe that adds
     its own (kept in the spec as they were written, validated by this model). `check` raises
     `jobs.inputs.yaml_input.InputProblem` for a spec the recipe cannot carry out.
-    `replayable`: the recipe edits the same way every time, so when the base branch moves it
-    can be run again on the base's version of a conflicting file (jobs/features/base_moves/rules.py)."""
+    What the recipe is, for the loop and the features, which never compare recipe names:
+    `deterministic`: the same files get the same edit every time, so a failure that does not
+    depend on chance would come back on a retry (the `failure` gate opens at once and recommends
+    another answer than `retry`; a failing multi-file batch is split at once);
+    `replayable`: when the base branch moves it can be run again on the base's version of a
+    conflicting file (jobs/features/base_moves/rules.py);
+    `may_change_nothing`: an edit that changes nothing with no `find` target left is "nothing to
+    change" (a codemod with nothing to fix), not a failure;
+    `reports_findings`: its edit command prints `path:line` findings it did not fix, which
+    become leftovers for a human to confirm;
+    `needs_environment`: its edit runs a program, so the job's environment is built first;
+    `uses_model`: its edits are a language model's, which spend tokens (the forecast counts them);
+    `preview`: the recipe's edit of one file's text, made in this process with no side effect
+    (a campaign's sample diff); None when the edit needs a sandbox or a model."""
 
     name: str
     check: Callable[[SpecT], None]
     fields: tuple[str, ...] = ()
     options: type[BaseModel] | None = None
     examples: Mapping[str, str] = field(default_factory=dict)  # key -> a line of YAML
+    deterministic: bool = False
     replayable: bool = False
+    may_change_nothing: bool = False
+    reports_findings: bool = False
+    needs_environment: bool = False
+    uses_model: bool = False
+    preview: Callable[[str, SpecT], str] | None = None
     summary: str = ""  # what it does, in a few words (the README's `recipe` row)
 
     @property

@@ -20,13 +20,13 @@ from datetime import datetime
 from jobs.basics.errors import BadInputError, ErrorInfo, RetryClass
 from jobs.basics.voice import Voice, cmd
 from jobs.inputs.config import RepoConfig
-from jobs.inputs.spec import Recipe
+from jobs.inputs.recipes import rules_for
 from jobs.kernel.gate_passes import PASSES, failure_row, pass_gate
 from jobs.kernel.job import Batch, Job, OpenGate
 from jobs.kernel.model import GATES, BatchStatus, FailureCause, Gate, JobStatus, Verb
 from jobs.kernel.records import NOT_THE_EDIT_CODES, PendingIssue
 
-__all__ = ["DETERMINISTIC_RECIPES", "Choices", "RefusedError", "Verb", "apply_verb", "gate_choices",
+__all__ = ["Choices", "RefusedError", "Verb", "apply_verb", "gate_choices",
            "note_spec_change", "open_gate", "reload_config", "repeats_itself", "skip_files",
            "split_skip_words"]
 
@@ -207,9 +207,6 @@ def note_spec_change(job: Job, *, title: str, body: str, now: datetime) -> None:
                   reason="the issue's spec changed after the plan was approved", now=now)
 
 
-DETERMINISTIC_RECIPES = frozenset({Recipe.REPLACE, Recipe.COMMAND})
-
-
 @dataclass(frozen=True)
 class Choices:
     """The recommended answer (a usage line and what it does), the others, and a sentence on
@@ -234,7 +231,7 @@ def repeats_itself(job: Job, gate: OpenGate) -> bool:
     """A retry of this failed batch would make the same edit and fail the same way."""
     report = gate.report
     return (gate.kind is Gate.FAILURE and gate.batch is not None
-            and job.spec.recipe in DETERMINISTIC_RECIPES
+            and rules_for(job.spec.recipe).deterministic
             and (report is None or (report.retry_class is not RetryClass.AUTO_RETRY
                                     and report.code not in NOT_THE_EDIT_CODES.values())))
 

@@ -53,8 +53,10 @@ STATUS_MARKS = {
 RATE_LIMIT_WAIT = "Waiting for GitHub's rate limit until"
 
 
-def files_label(files: Sequence[str], limit: int = 3) -> str:
-    shown = ", ".join(md.text(name) for name in files[:limit])
+def files_label(files: Sequence[str], limit: int = 3, *, markdown: bool = True) -> str:
+    """The first `limit` files and how many more; `markdown=False` for plain text (a commit
+    subject: no Markdown escapes)."""
+    shown = ", ".join(md.text(name) if markdown else name for name in files[:limit])
     return shown if len(files) <= limit else f"{shown} and {len(files) - limit} more"
 
 
@@ -104,14 +106,14 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
         f"- Done when: {md.code(spec.done_when)}",
         f"- Files in scope: {len(job.scope_files)}" + (
             f"; targets: {job.target_count} in {sum(len(b.files) for b in job.batches)} files"
-            if spec.find else "; every file is batched (no `find`: a command recipe has no "
-            "targets)"),
+            if spec.find else "; every file in scope is batched (no `find`, so no targets)"),
         f"- {plural(len(job.batches), 'batch')} in {plural(job.milestone_count, 'milestone')} "
         f"({batch_size_words(job)}, "
         f"{job.config.batches_per_milestone} batches per milestone)",
         f"- Validation: {md.codes(job.config.validate_commands) or 'none'}",
         *config_source_lines(job),
-        *version_lines(job.git_version, base=job.base_sha),
+        *version_lines(job.git_version, base=job.base_sha, sandboxed=not unsandboxed(job)),
+        *sandbox_lines(job),
         f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
         f"- Branch: {md.code(job.branch)}",
         *plan_lines(job),  # the features' (CI: what it waits for; llm; environments)
@@ -133,14 +135,15 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
         if listed + len(batches) > PLAN_BATCH_LINES and listed:
             rest = [b for b in job.batches if b.milestone >= milestone]
             lines += ["", f"… and {len(rest)} more batches in milestones {milestone}–"
-                      f"{job.milestone_count} ({sum(len(b.files) for b in rest)} files, "
-                      f"{sum(b.targets for b in rest)} targets)"]
+                      f"{job.milestone_count} ({sum(len(b.files) for b in rest)} files"
+                      + (f", {sum(b.targets for b in rest)} targets)" if spec.find else ")")]
             break
         lines += ["", f"### Milestone {milestone}"]
         for batch in batches:
             kept_mark = f" — {batch.status}, kept" if batch.status in FINISHED else ""
-            lines.append(f"- batch {batch.number}: {code_label(batch.files, 5)} "
-                         f"({plural(batch.targets, 'target')}){kept_mark}")
+            targets = f" ({plural(batch.targets, 'target')})" if spec.find else ""
+            lines.append(f"- batch {batch.number}: {code_label(batch.files, 5)}"
+                         f"{targets}{kept_mark}")
         listed += len(batches)
     if not job.batches:
         lines += ["", f"Nothing to do: {nothing_to_do(job)}."]
@@ -160,6 +163,22 @@ def nothing_to_do(job: Job) -> str:
     """Why a plan has no batch (the job then ends at once)."""
     return (f"`find` matches nothing in the {plural(len(job.scope_files), 'file')} in scope, "
             "so the job ends here: no baseline was run and nothing was committed")
+
+
+UNSANDBOXED = ("- Sandbox: none — bubblewrap is not available here, so setup and validation run "
+               "unsandboxed (a scrubbed environment and timeouts only); install bubblewrap "
+               "(Debian `bubblewrap`) to isolate them")
+
+
+def unsandboxed(job: Job) -> bool:
+    """Whether the job's commands ran without a sandbox (their evidence says so)."""
+    ran = [*job.baseline, *(c for b in job.batches for a in b.attempts for c in a.commands)]
+    return bool(ran) and not any(command.isolated for command in ran)
+
+
+def sandbox_lines(job: Job) -> list[str]:
+    """"Sandbox: none" when the commands ran unsandboxed (plan, card, note); else nothing."""
+    return [UNSANDBOXED] if unsandboxed(job) else []
 
 
 def baseline_label(job: Job) -> str:
@@ -253,6 +272,7 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
         f"branch {md.code(job.branch)} at `{short(job.head_sha)}`",
         "",
         counted.files_line().capitalize(),
+        *sandbox_lines(job),
     ]
     position = job.server.queue_position
     if position:

@@ -28,7 +28,7 @@ class Tally:
     reverted: int = 0
     unfinished: int = 0  # pending, in progress, failed or waiting for CI
     split_off: int = 0  # batches a split made of a failing batch's culprits
-    files_committed: int = 0
+    files_committed: int = 0  # distinct files the committed batches changed
     files_skipped: int = 0  # files of skipped batches (nothing to change included)
     files_reverted: int = 0
     leftovers: tuple[str, ...] = ()  # `path:line` targets left for a human, sorted
@@ -82,11 +82,15 @@ def tally(job: Job) -> Tally:
     review = job.final_review.leftovers if job.final_review is not None else []
     leftovers = sorted({item for b in job.batches for item in b.leftovers} | set(review),
                        key=target_key)
+    # The distinct files the committed batches changed (a file two batches touched, or one a
+    # codemod left alone, is not counted per batch); a record without `changed_files`: its files.
+    changed = {path for b in job.batches if b.status is BatchStatus.COMPLETED
+               for path in (b.changed_files or b.files)}
     return Tally(
         total=len(job.batches), committed=counts[BatchStatus.COMPLETED], unchanged=unchanged,
         skipped=counts[BatchStatus.SKIPPED] - unchanged, reverted=counts[BatchStatus.REVERTED],
         unfinished=sum(n for s, n in counts.items() if s not in FINISHED_BATCH_STATUSES),
-        split_off=split_off, files_committed=files[BatchStatus.COMPLETED],
+        split_off=split_off, files_committed=len(changed),
         files_skipped=files[BatchStatus.SKIPPED], files_reverted=files[BatchStatus.REVERTED],
         leftovers=tuple(leftovers), by_people=len(job.human_commits))
 

@@ -85,5 +85,7 @@ def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
 
 
 RULES = RecipeRules(name="command", check=check, fields=("run", "fallback"), examples=EXAMPLES,
-                    replayable=True, summary="a codemod you name in `run`")
+                    deterministic=True, replayable=True, may_change_nothing=True,
+                    reports_findings=True, needs_environment=True,
+                    summary="a codemod you name in `run`")
 RECIPE = RecipeDefinition(rules=RULES, editor=make_editor)

@@ -18,6 +18,21 @@ EXAMPLES = {"replace": "replace: 'log.info('"}
 FIND_EXAMPLE = "find: ['\\bprint\\(']"
 
 
+def substituted(text: str, patterns: list[re.Pattern[str]], template: str) -> tuple[str, int]:
+    """`text` with every pattern's matches replaced by the template, and how many there were."""
+    count = 0
+    for pattern in patterns:
+        text, made = pattern.subn(template, text)
+        count += made
+    return text, count
+
+
+def preview(text: str, spec: TaskSpec) -> str:
+    """The edit of one file's text, in this process (a campaign's sample diff)."""
+    patterns = [re.compile(pattern, re.MULTILINE) for pattern in spec.find]
+    return substituted(text, patterns, spec.replace or "")[0]
+
+
 def check(spec: TaskSpec) -> None:
     if not spec.find:
         raise InputProblem("find", "is required by recipe replace", f"add `{FIND_EXAMPLE}`")
@@ -53,10 +68,7 @@ class ReplaceEditor:
                     f"cannot read {rel} as UTF-8 text: {exc}",
                     hint="exclude the file from `paths` or convert it to UTF-8",
                 ) from exc
-            count = 0
-            for pattern in patterns:
-                text, made = pattern.subn(template, text)
-                count += made
+            text, count = substituted(text, patterns, template)
             if count:
                 write_regular(request.worktree, rel, text.encode("utf-8"))
                 file_summaries[rel] = f"{count} replacement{'s' if count != 1 else ''}"
@@ -72,5 +84,6 @@ def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
 
 
 RULES = RecipeRules(name="replace", check=check, fields=("replace",), examples=EXAMPLES,
-                    replayable=True, summary="a regex substitution")
+                    deterministic=True, replayable=True, preview=preview,
+                    summary="a regex substitution")
 RECIPE = RecipeDefinition(rules=RULES, editor=make_editor)

@@ -143,6 +143,7 @@ def test_a_campaign_runs_through_the_app(tmp_path: Path, redis_url: str) -> None
         # One tally for every figure: the preview's 4 files in scope (one per service), 3
         # done, svc-b's skipped; every completed row links its pull request.
         assert "Burndown: 3 of 3 files done" in page, page
+        assert page.count("(baseline passes)") == 4  # svc-b breaks only after the change
         web = world.gh.base_url.replace("/api/v3", "").rstrip("/")
         for name in ("svc-a", "svc-c", "svc-d"):
             pull = world.gh.pull_for(f"{OWNER}/{name}", "stepwise/issue-1")
@@ -221,5 +222,8 @@ def test_a_plan_gate_that_opens_again_waits_for_a_human_instead_of_looping(
         job = world.ctx.store.find(f"{OWNER}/svc-a", 1)
         assert job is not None and job.gate is not None and job.gate.kind == "plan"
         assert "Needs a human (1)" in dashboard(world)
+        # The baseline where it was run, beside the validation command that ran it.
+        assert "`python -m unittest discover -s tests -q` (baseline **fails**) |" in \
+            dashboard(world)
         again = [e for e in job.events if "the plan was approved, but the baseline" in e.message]
         assert len(again) == 1, again  # approved once, not once per tick

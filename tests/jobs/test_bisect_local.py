@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.workspace import Repository
+from jobs.basics import markdown_safe as md
 from jobs.kernel.gates import Verb
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
@@ -74,6 +75,11 @@ def test_a_culprit_in_a_batch_of_six_is_set_aside_and_the_rest_committed(tmp_pat
     assert state is not None and state.finished and not state.gave_up
     assert len(state.results) - 1 <= 6  # 2·log2(6) ≈ 5.2 extra runs for the one culprit
     assert sandbox.validations == 1 + 2 + len(state.results) + 1
+    # Each subset's notice names its files: two that fail never read the same.
+    notices = [n for n in sink.texts(Publication.NOTICE) if n.startswith("batch 1 split: ")]
+    assert len(notices) == len(set(notices)) == len(state.results) - 1
+    assert f"batch 1 split: {md.text(module_path(3))} (1 of 6 files) failed (`python -m " \
+        "unittest discover -s tests -q`)" in notices
     # The card says the batch was split and why; the culprit's line says where it came from.
     card = sink.texts(Publication.PROGRESS)[-1]
     assert "split after" in card and "set aside as batch 2" in card

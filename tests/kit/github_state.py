@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from tests.kit import github_git
+from tests.kit.github_hooks import HookLog
 from tests.kit.github_model import (
     BASE_ROLES,
     CONFIG_PATH,
@@ -61,6 +62,7 @@ class GitHubState:
         self.freed_logins: set[str] = set()  # renamed away and not claimed again (404)
         self.custom_roles: dict[str, str] = {}  # organisation custom repository role -> base role
         self.teams: dict[tuple[str, str], set[str]] = {}  # (org, team slug) -> member logins
+        self.hooks = HookLog()  # the App's webhook deliveries (tests/kit/github_hooks.py)
         self._ids = {"repo": 100_000, "issue": 200_000, "comment": 300_000, "reaction": 400_000,
                      "check_suite": 500_000, "check_run": 600_000, "status": 700_000,
                      "workflow_run": 800_000}

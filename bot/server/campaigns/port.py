@@ -29,6 +29,7 @@ from jobs.features.campaigns.port import (
     JobView,
     LeftOut,
     Preview,
+    baseline_word,
     gate_answers,
     job_state,
     plan_digest,
@@ -289,4 +290,5 @@ class ServerCampaignPort:
                                          if job.gate is not None and state is
                                          RepoState.NEEDS_HUMAN and job.gate.reason else ""),
                        batches_done=len(done), batches_total=len(job.batches),
-                       files_done=sum(len(b.files) for b in done), link=pull_link or issue)
+                       files_done=sum(len(b.files) for b in done), link=pull_link or issue,
+                       baseline=baseline_word(job))

@@ -19,13 +19,14 @@ from jobs.features.bisect.candidates import candidate_tree
 from jobs.features.bisect.notes import set_aside_into, set_aside_words
 from jobs.features.bisect.resize import resize_before
 from jobs.features.bisect.rules import Decided, extra_run_budget, next_step_named_first
-from jobs.inputs.spec import DoneWhen, Recipe
+from jobs.inputs.recipes import rules_for
+from jobs.inputs.spec import DoneWhen
 from jobs.kernel import trailers
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, Gate
 from jobs.kernel.records import Attempt, CiWait, CommandEvidence
 from jobs.kernel.split_record import SplitCause, SplitState, SubsetResult, cause_words
-from jobs.notes.progress import render_card
+from jobs.notes.progress import files_label, render_card
 from jobs.ports import CiFailure, Publication
 
 # What a split-off batch's failure at the gate says (with `replace` and `command` the
@@ -67,7 +68,7 @@ class BisectHooks:
                      outcome: AttemptOutcome) -> bool:
         job = engine.job
         code = outcome.error.code if outcome.error else ""
-        deterministic = job.spec.recipe is not Recipe.LLM
+        deterministic = rules_for(job.spec.recipe).deterministic
         if batch.split_from is not None:
             if not deterministic or code != "validation_failed":
                 return False  # a model may do better on the file alone: its attempts go on
@@ -85,7 +86,7 @@ class BisectHooks:
     def batch_failed_ci(self, engine: JobContext, batch: Batch, wait: CiWait,
                         failures: Sequence[CiFailure], error: ErrorInfo) -> bool:
         job = engine.job
-        deterministic = job.spec.recipe is not Recipe.LLM
+        deterministic = rules_for(job.spec.recipe).deterministic
         if batch.split_from is not None:
             return deterministic and self._set_aside_failed(engine, batch, error)
         if not self.enabled or len(batch.files) < 2 or batch.split is not None:
@@ -186,7 +187,8 @@ class BisectHooks:
                      f"{len(state.files)} files {verdict}", batch.number)
         engine.save(touched=[batch.number])
         engine.publish(Publication.NOTICE, f"batch {batch.number} split: "
-                       f"{len(result.files)} of {len(state.files)} files {verdict}")
+                       f"{files_label(result.files)} ({len(result.files)} of "
+                       f"{len(state.files)} files) {verdict}")
 
     def _validate(self, engine: JobContext, state: SplitState,
                   files: list[str]) -> SubsetResult | None:

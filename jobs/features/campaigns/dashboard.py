@@ -95,6 +95,8 @@ def _row(entry: RepoEntry) -> str:
         scope += ": " + ", ".join(code(path) for path in shown) + (
             f" and {entry.files - len(shown)} more" if entry.files > len(shown) else "")
     checks = " ".join(code(command) for command in entry.checks) or "—"
+    if entry.baseline:
+        checks += f" (baseline {'passes' if entry.baseline == 'passes' else '**fails**'})"
     return (f"| {name} | {scope} | {checks} | {batches} | {plain(entry.ci) or '—'} | "
             f"{gate} {cell(entry.reason)} | {_answers(entry)} |")
 

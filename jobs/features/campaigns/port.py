@@ -22,6 +22,7 @@ from jobs.features.campaigns.sample import sample_diff
 from jobs.features.campaigns.selection import RepoFacts, left_out_reason
 from jobs.features.campaigns.settings import CampaignSettings
 from jobs.features.campaigns.steering import JobAction, Steered
+from jobs.inputs.recipes import rules_for
 from jobs.inputs.spec import IssueTask
 from jobs.kernel.job import Job
 from jobs.kernel.model import GATES, JobStatus
@@ -31,13 +32,13 @@ from jobs.ports import Workspace
 def preview_of(workspace: Workspace, sha: str, task: IssueTask, files: Sequence[str],
                targets: int, checks: Sequence[str]) -> Preview:
     """A repository's preview from its scope: the files, the validation commands, and for
-    `replace` a dry-run diff of its first file in scope."""
+    a recipe with an in-process `preview` (`replace`) a dry-run diff of its first file in scope."""
     sample = ""
-    if task.spec.recipe == "replace" and files and task.spec.find:
+    preview = rules_for(task.spec.recipe).preview
+    if preview is not None and files and task.spec.find:
         text = workspace.show_file(sha, files[0])
         if text is not None:
-            sample = sample_diff(files[0], text, find=task.spec.find,
-                                 replace=task.spec.replace or "")
+            sample = sample_diff(files[0], text, edit=lambda before: preview(before, task.spec))
     return Preview(files=len(files), targets=targets, digest=plan_digest(files),
                    paths=tuple(files[:SAMPLE_FILES]), validate=tuple(checks), sample=sample)
 
@@ -83,6 +84,11 @@ class JobView:
     pull: str = ""                 # its pull request's address
     where: str = ""                # where the answers are said (server: `owner/repo#N`)
     refused: str = ""              # the command was refused there: why (nothing changed)
+    baseline: str = ""             # its validation on the base: "passes", "fails" ('' not run)
+
+
+def baseline_word(job: Job) -> str:
+    return "" if job.baseline_ok is None else ("passes" if job.baseline_ok else "fails")
 
 
 def gate_answers(job: Job) -> tuple[str, ...]:
@@ -150,6 +156,7 @@ def record_view(entry: RepoEntry, view: JobView) -> None:
     entry.job, entry.link, entry.ci = view.job or entry.job, view.link or entry.link, view.ci
     entry.answers, entry.where = list(view.answers), view.where
     entry.pull = view.pull or entry.pull
+    entry.baseline = view.baseline or entry.baseline
 
 
 def preview_entry(name: str, settings: CampaignSettings, port: CampaignPort) -> RepoEntry:

@@ -64,6 +64,7 @@ class RepoEntry(BaseModel):
     paths: list[str] = Field(default_factory=list)     # the first files in scope, by name
     checks: list[str] = Field(default_factory=list)    # its validation commands
     sample: str = ""               # a dry-run diff of one file in scope (`replace`)
+    baseline: str = ""             # its job's validation on the base: passes, fails ('': not run)
     wave: int | None = None        # 0: the canaries; None: not started
     job: str = ""                  # the job's handle in its mode (local: its issue number)
     link: str = ""                 # its pull request (server) or branch (local)

@@ -1,24 +1,21 @@
-"""A dry-run edit of one sample file per repository for the campaign preview: what `replace`
+"""A dry-run edit of one sample file per repository for the campaign preview: what the recipe
 would make of it, as a short unified diff, computed in process from the file's text at the
-previewed commit (nothing is written anywhere). Other recipes show their edit in each job's plan,
-where a dry run in the sandbox makes it."""
+previewed commit (nothing is written anywhere) by the recipe's own `preview` (`replace` has
+one). Other recipes show their edit in each job's plan, where a dry run in the sandbox makes it."""
 
 from __future__ import annotations
 
 import difflib
-import re
-from collections.abc import Sequence
+from collections.abc import Callable
 
 MAX_LINES = 12  # diff lines a preview keeps; the job's plan shows the whole batch
 MAX_LINE_CHARS = 160
 
 
-def sample_diff(path: str, text: str, *, find: Sequence[str], replace: str) -> str:
-    """The unified diff `replace` would make of `text` (empty when it changes nothing), cut to
+def sample_diff(path: str, text: str, *, edit: Callable[[str], str]) -> str:
+    """The unified diff `edit` makes of `text` (empty when it changes nothing), cut to
     MAX_LINES lines of at most MAX_LINE_CHARS characters each."""
-    after = text
-    for pattern in find:
-        after = re.compile(pattern, re.MULTILINE).sub(replace, after)
+    after = edit(text)
     if after == text:
         return ""
     lines = difflib.unified_diff(text.splitlines(), after.splitlines(), f"a/{path}",

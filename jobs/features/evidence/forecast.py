@@ -10,7 +10,7 @@ from statistics import median
 
 from pydantic import BaseModel
 
-from jobs.inputs.spec import Recipe
+from jobs.inputs.recipes import rules_for
 from jobs.kernel.job import Job
 
 FACET = "forecast"  # Job.parts["evidence"]["forecast"]: the forecast as the plan stated it
@@ -73,7 +73,7 @@ def forecast(job: Job, history: History) -> Forecast | None:
     runs = max(len(todo), round(len(todo) * runs_per_batch))
     budget = sum(job.config.max_failed_attempts + split_budget(len(b.files)) for b in todo)
     tokens = 0
-    if job.spec.recipe is Recipe.LLM:
+    if rules_for(job.spec.recipe).uses_model:
         measured = [m.tokens_per_batch for m in earlier if m.tokens_per_batch]
         per_batch = median(measured) if measured else \
             history.scope_bytes * TOKENS_PER_BYTE * LLM_ROUNDS / max(1, len(job.batches))
@@ -82,7 +82,7 @@ def forecast(job: Job, history: History) -> Forecast | None:
     if earlier:
         basis += f" and {len(earlier)} earlier {'job' if len(earlier) == 1 else 'jobs'} on this " \
             "repository"
-    elif job.spec.recipe is Recipe.LLM:
+    elif rules_for(job.spec.recipe).uses_model:
         basis += "; no earlier job measured tokens, so from the files' size"
     return Forecast(runs=runs, runs_budget=max(budget, runs), run_s=round(run_s, 3),
                     wall_s=round(runs * run_s + len(todo) * edit_s, 1), tokens=tokens,
@@ -120,7 +120,7 @@ def plan_lines(job: Job, history: History | None, stated: Forecast | None) -> li
              f"{expected.runs_budget} with every retry `max_failed_attempts` allows and the "
              f"splits of failing batches), about {duration(expected.wall_s)} in all "
              f"({duration(expected.run_s)} a run), from {expected.basis}"]
-    if job.spec.recipe is Recipe.LLM:
+    if rules_for(job.spec.recipe).uses_model:
         lines.append(f"forecast of model tokens: about {expected.tokens:,}")
     return lines
 
@@ -132,6 +132,6 @@ def against_lines(job: Job, stated: Forecast | None) -> list[str]:
         return []
     line = (f"forecast against actual: validation runs {stated.runs} expected, {done.runs} run; "
             f"wall time about {duration(stated.wall_s)} expected, {duration(done.wall_s)} taken")
-    if job.spec.recipe is Recipe.LLM:
+    if rules_for(job.spec.recipe).uses_model:
         line += f"; model tokens about {stated.tokens:,} expected, {done.tokens:,} used"
     return [line]

@@ -22,7 +22,7 @@ from jobs.features.evidence.forecast import (
     forecast,
 )
 from jobs.features.evidence.record import job_facet, put_job_facet
-from jobs.inputs.spec import Recipe
+from jobs.inputs.recipes import rules_for
 from jobs.kernel.model import JobStatus
 
 KEPT = 50
@@ -47,7 +47,7 @@ def planned(engine: JobContext) -> None:
     """Keep what earlier jobs on the repository measured, and the scope's size, for the plan."""
     job = engine.job
     size = 0
-    if job.spec.recipe == Recipe.LLM:
+    if rules_for(job.spec.recipe).uses_model:
         texts = engine.services.repository.read_texts(job.head_sha, job.scope_files[:2000])
         size = sum(len(text.encode()) for text in texts.values() if text)
     put_job_facet(job, HISTORY, History(jobs=read_history(history_path(engine)), scope_bytes=size))

@@ -97,6 +97,12 @@ def readable_test_path(path: str) -> bool:
         and not path.endswith("conftest.py")
 
 
+def is_read(path: str) -> bool:
+    """Whether a changed file can hold a finding: a test file, or configuration that selects
+    tests."""
+    return integrity_config.selects_tests(path) or readable_test_path(path)
+
+
 def file_findings(change: FileChange) -> list[Finding]:
     """The findings of one changed file: a test file's tests, or test-selecting config."""
     path = change.path

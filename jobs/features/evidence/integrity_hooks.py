@@ -28,7 +28,7 @@ from jobs.engine.validation_hooks import (
     ValidationResult,
 )
 from jobs.features.evidence.failures import with_flaky_passed
-from jobs.features.evidence.integrity import findings_for
+from jobs.features.evidence.integrity import findings_for, is_read
 from jobs.features.evidence.integrity_argv import Instrumented, ReportKind, instrument
 from jobs.features.evidence.integrity_parts import (
     FINDINGS_KEPT,
@@ -50,7 +50,7 @@ from jobs.features.evidence.integrity_reports import (
 )
 from jobs.features.evidence.integrity_shapes import FileChange
 from jobs.inputs.caps import FileTooLargeError
-from jobs.inputs.spec import Recipe
+from jobs.inputs.recipes import rules_for
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.records import Attempt, CommandEvidence
 from jobs.ports import Workspace
@@ -161,14 +161,26 @@ def baseline_run(job: Job) -> RunReport | None:
 
 
 def changed_files(repository: Workspace, parent: str, tree: str) -> list[FileChange]:
+    """The batch's changed test files and test configuration, before and after (the rest of
+    its files are not read)."""
     out = repository.git("-c", "core.quotepath=false", "diff-tree", "-r", "--no-renames",
                          "--name-status", "-z", parent, tree)
     fields = [f for f in out.split("\0") if f]
-    pairs = list(zip(fields[::2], fields[1::2], strict=False))[:MAX_CHANGED_FILES]
+    pairs = [(status, path) for status, path in zip(fields[::2], fields[1::2], strict=False)
+             if is_read(path)][:MAX_CHANGED_FILES]
     paths = [path for _, path in pairs]
     before = repository.read_texts(parent, [p for s, p in pairs if not s.startswith("A")])
     after = repository.read_texts(tree, [p for s, p in pairs if not s.startswith("D")])
     return [FileChange(path, before.get(path), after.get(path)) for path in paths]
+
+
+def earlier_run(job: Job, repository: Workspace, folder: Path) -> RunReport | None:
+    """The last committed batch's figures, when the head is not its commit (a note commit, a
+    merge of the base since): the tests the parent runs are the ones it ran."""
+    last = next((b.commit for b in reversed(job.batches) if b.commit is not None), None)
+    if last is None:
+        return None
+    return load_run(folder, repository.tree_of(last))
 
 
 def verify(job: Job, batch: Batch, attempt: Attempt,
@@ -178,7 +190,7 @@ def verify(job: Job, batch: Batch, attempt: Attempt,
     repository = under_test.repository
     parent_tree = repository.tree_of(under_test.parent)
     folder = runs_dir(repository)
-    before = load_run(folder, parent_tree)
+    before = load_run(folder, parent_tree) or earlier_run(job, repository, folder)
     if before is None and under_test.parent == job.baseline_sha:
         before = baseline_run(job)
     after = with_flaky_passed(load_run(folder, under_test.tree), attempt.failure_check)
@@ -198,7 +210,9 @@ def verify(job: Job, batch: Batch, attempt: Attempt,
             tests.accepted_by, tests.accepted = "", []
         put_batch_tests(batch, tests)
         return None
-    if job.spec.recipe is Recipe.LLM and not earlier.told_model:
+    # Told once, when a retry remains (the told attempt counts as failed toward the pause).
+    retry_left = batch.consecutive_failures + 1 < job.config.max_failed_attempts
+    if rules_for(job.spec.recipe).uses_model and not earlier.told_model and retry_left:
         tests.told_model = True
         put_batch_tests(batch, tests)
         return failed_outcome("tests_weakened", RetryClass.NEEDS_HUMAN, model_feedback(findings),

@@ -19,7 +19,7 @@ from jobs.features.evidence.shapes_texts import (
     Preview,
     auto_passed,
 )
-from jobs.inputs.spec import Recipe
+from jobs.inputs.recipes import rules_for
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import FINISHED_BATCH_STATUSES
 from jobs.kernel.records import Attempt
@@ -39,14 +39,14 @@ def dry_run(engine: JobContext) -> None:
     the kinds of edit the job will make before anyone approves it (llm: no dry run)."""
     job = engine.job
     pending = next((b for b in job.batches if b.status not in FINISHED_BATCH_STATUSES), None)
-    if job.spec.recipe is Recipe.LLM or pending is None:
+    if not rules_for(job.spec.recipe).deterministic or pending is None:
         return
     runner = engine.runner
     worktree = runner.worktree
     try:
         worktree.reset(job.head_sha)
         targets = runner.remaining(job, job.head_sha, pending.files)
-        if job.spec.recipe is Recipe.COMMAND and runner.ensure_setup(job) is not None:
+        if rules_for(job.spec.recipe).needs_environment and runner.ensure_setup(job) is not None:
             return  # setup fails: the baseline says so
         runner.editor.apply(EditRequest(worktree=worktree.path, files=tuple(pending.files),
                                         spec=job.spec, goal=job.title, targets=tuple(targets),

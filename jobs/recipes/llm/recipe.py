@@ -31,5 +31,5 @@ def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
 
 # A model answers differently each time: its batches are not replayed on a moved base.
 RULES = RecipeRules(name="llm", check=check, fields=("instructions",), examples=EXAMPLES,
-                    summary='a language model, see "Language-model edits"')
+                    uses_model=True, summary='a language model, see "Language-model edits"')
 RECIPE = RecipeDefinition(rules=RULES, editor=make_editor)

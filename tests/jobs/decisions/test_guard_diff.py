@@ -45,7 +45,8 @@ def test_c_quoted_new_file_name(repo: Path) -> None:
     name = 'src/new "quoted"\tfile.py'
     write_files(repo, {name: "n = 1\n"})
     verdict = guard(repo, batch=("src/app.py",), scope=(*SCOPE, name))
-    assert found(verdict) == {(name, Rule.NEW_FILE)}
+    # read back exactly (C-quoted by git), and refused twice: new, and a tab in its name
+    assert found(verdict) == {(name, Rule.NEW_FILE), (name, Rule.NEW_NAME)}
 
 
 # --- unparseable input ------------------------------------------------------------------

@@ -352,7 +352,8 @@ def test_counts_agree_once_every_batch_is_finished_and_command_plans_show_no_tar
     assert batch_counts(working) == "batches 2/4 completed (1 had nothing to change)"
     base = make_job(batches=[make_batch(1)])
     plan = render_plan(base.model_copy(update={"spec": base.spec.model_copy(update={"find": []})}))
-    assert "targets: 0" not in plan and "every file is batched" in plan
+    assert "targets: 0" not in plan
+    assert "every file in scope is batched (no `find`, so no targets)" in plan
 
 
 def test_a_failing_baseline_s_output_is_printed_once_by_plan_and_gate_together() -> None:

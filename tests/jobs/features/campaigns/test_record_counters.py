@@ -104,3 +104,24 @@ def test_a_record_written_before_the_counters_is_counted_on_load() -> None:
     assert loaded.tally == recount(loaded.entries()) == found.tally
     assert list(loaded.repos) == NAMES[:4]  # the rollout order is kept
     assert [e.order for e in loaded.entries()] == [0, 1, 2, 3]
+
+
+def test_one_tally_feeds_every_figure_after_skips_reverts_and_failures() -> None:
+    """The burndown counts the same repositories for files done as for files planned, and a
+    repository never more done than planned (its reverted or retried files counted twice once
+    gave "12 of 11 files done")."""
+    from jobs.features.campaigns.dashboard import render_dashboard
+
+    campaign = Campaign(id="c", title="t", spec_digest="d", created_at=NOW, updated_at=NOW,
+                        status=CampaignStatus.RUNNING)
+    rows = {"acme/done": (RepoState.COMPLETED, 4, 4), "acme/skipped": (RepoState.SKIPPED, 3, 2),
+            "acme/failed": (RepoState.FAILED, 2, 1), "acme/redone": (RepoState.COMPLETED, 2, 5),
+            "acme/out": (RepoState.LEFT_OUT, 0, 0)}
+    for name, (state, files, done) in rows.items():
+        campaign.repos[name] = RepoEntry(name=name, state=state, files=files, files_done=done,
+                                         wave=0)
+    assert campaign.tally == recount(campaign.entries())
+    assert (campaign.tally["files_planned"], campaign.tally["files_done"]) == (8, 7)
+    assert "Burndown: 7 of 8 files done" in render_dashboard(campaign)
+    campaign.repos["acme/redone"].files_done = 1  # a batch reverted
+    assert "Burndown: 6 of 8 files done" in render_dashboard(campaign)

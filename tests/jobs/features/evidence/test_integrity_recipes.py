@@ -12,7 +12,7 @@ import yaml
 
 from jobs.local import local_user
 from tests.kit.llm import RECT, RECT_SOURCE, RECT_TEST_SOURCE, RECT_TESTS
-from tests.kit.local_e2e import build_sample, cli, load_job, show, write_issue
+from tests.kit.local_e2e import build_sample, cli, config_text, load_job, show, write_issue
 from tests.kit.repos import make_repo
 
 NUMBER = 4
@@ -107,7 +107,8 @@ def test_node_reports_its_tests_and_a_skipped_js_test_is_named(tmp_path: Path) -
 
 
 def test_a_job_that_leaves_the_tests_alone_runs_as_before(tmp_path: Path) -> None:
-    repo = build_sample(tmp_path / "repo")  # allow_test_edits false, a unittest suite
+    # allow_test_edits false, a unittest suite; a note commit after each milestone
+    repo = build_sample(tmp_path / "repo", config=config_text(notes="per_milestone"))
     done = cli("run", "--repo", repo, "--issue", write_issue(tmp_path / "issue.md"), "--yes")
     assert done.code == 0, done.text
     job = load_job(repo, 1)
@@ -115,5 +116,7 @@ def test_a_job_that_leaves_the_tests_alone_runs_as_before(tmp_path: Path) -> Non
     evidence = note[note.index("## Evidence\n"):note.index("## Final review")]
     for batch in job.batches:
         assert batch.commit is not None and len(batch.attempts) == 1
-    assert evidence.count("; nothing weakened\n") == len(job.batches)
-    assert "  - tests: 6 collected, 6 passed → 6 collected, 6 passed; nothing weakened" in evidence
+    # Every batch compared with the last one's report, also across a milestone's note commit.
+    assert job.note_commit is not None and len(job.batches) == 3
+    assert evidence.count("  - tests: 6 collected, 6 passed → 6 collected, 6 passed; nothing "
+                          "weakened\n") == len(job.batches)

@@ -1,0 +1,78 @@
+"""Deliveries across a web restart: GitHub (the fake, which sends and logs deliveries as GitHub
+does) delivers a label while the real `stepwise serve` is down; a real `stepwise worker`'s
+reconciler finds it failed in the App's delivery log and asks GitHub to redeliver it once the
+web app is back: the job starts, and a delivery that succeeded is never asked for again."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from bot.plumbing.redis_store import RedisStore
+from bot.server.redeliveries import failed_guids
+from jobs.kernel.model import Gate
+from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE, sample_repo
+from tests.kit.chaos.settings import SHORT
+from tests.kit.github import FakeGitHub
+from tests.kit.redis_server import free_port, running_redis
+from tests.kit.stepwise_procs import SECRET, base_env, stepwise_serve, stepwise_worker, stop
+from tests.kit.webhooks import make_event
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(240)]
+MAINTAINER = "maria"
+
+
+def test_failed_guids_are_those_no_attempt_of_which_succeeded() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime.now(UTC)
+
+    def item(ident: int, guid: str, code: int, age_s: float = 10) -> dict[str, object]:
+        at = (now - timedelta(seconds=age_s)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return {"id": ident, "guid": guid, "status_code": code, "delivered_at": at}
+
+    found = failed_guids([item(1, "a", 0), item(2, "a", 502, 5), item(3, "b", 503),
+                          item(4, "b", 202, 1), item(5, "c", 200), item(6, "d", 0, 2 * 86400)],
+                         now)
+    assert found == {"a": 2}  # b succeeded later, c succeeded, d is too old
+
+
+def test_deliveries_refused_during_a_web_restart_are_redelivered(tmp_path: Path) -> None:
+    with running_redis() as url, FakeGitHub(root=tmp_path / "github") as gh:
+        env = base_env(url, tmp_path / "work", STEPWISE_APP_ID=str(gh.app_id),
+                       STEPWISE_PRIVATE_KEY=gh.private_key_pem,
+                       STEPWISE_GITHUB_API_URL=gh.base_url, **SHORT)
+        store = RedisStore(redis.Redis.from_url(url))
+        repo = gh.add_repo("octo-org", "restarted", sample_repo(files=2,
+                                                                require_plan_approval=True))
+        gh.add_issue(repo, ISSUE_TITLE, ISSUE_BODY, user=MAINTAINER, labels=["stepwise"])
+        gh.set_permission(repo, MAINTAINER, "maintain")
+        port = free_port()
+        gh.hooks.target, gh.hooks.secret = f"http://127.0.0.1:{port}", SECRET
+        worker = stepwise_worker(env, tmp_path / "worker.log")
+        try:
+            # The web app is down (restarting): GitHub's delivery fails to connect.
+            labeled = gh.hooks.send("issues", make_event(
+                "issues.labeled", repo=repo, issue_number=1, sender=MAINTAINER,
+                label="stepwise"))
+            assert labeled.status_code == 0
+            with stepwise_serve(env, tmp_path / "web.log", port=port):
+                deadline = time.monotonic() + 90
+                job = None
+                while time.monotonic() < deadline:
+                    job = store.find(repo.full_name, 1)
+                    if job is not None and job.gate is not None:
+                        break
+                    time.sleep(0.5)
+                assert job is not None and job.gate is not None and job.gate.kind is Gate.PLAN, \
+                    (tmp_path / "worker.log").read_text()[-3000:]
+                attempts = [d for d in gh.hooks.deliveries if d.guid == labeled.guid]
+                assert [d.redelivery for d in attempts] == [False, True]
+                assert attempts[1].status_code == 202
+                time.sleep(2 * int(SHORT["STEPWISE_RECONCILE_INTERVAL_S"]))  # more passes
+                assert len([d for d in gh.hooks.deliveries if d.guid == labeled.guid]) == 2
+        finally:
+            stop(worker)
