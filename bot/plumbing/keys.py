@@ -64,6 +64,17 @@ DATA_MARKER = f"{PREFIX}data-marker"
 REDELIVER_ROUND = f"{PREFIX}redeliver:round"
 
 
+def github_writes_key(installation: str) -> str:
+    """An installation's write budget (bot/github/write_budget.py): a sorted set of write times,
+    with its bucket's `:tat` and `:seq` beside it."""
+    return f"{PREFIX}github-writes:{installation}"
+
+
+def github_limited_key(installation: str) -> str:
+    """Until when GitHub rate-limited an installation (bot/github/limited.py)."""
+    return f"{PREFIX}github-limited:{installation}"
+
+
 def redelivered_key(guid: str) -> str:
     return f"{PREFIX}redelivered:{guid}"
 
