@@ -78,3 +78,23 @@ def test_closing_the_campaign_issue_cancels_it_and_reopening_restarts_nothing(
         for name in ("svc-b", "svc-c"):  # never started: no tracking issue, no job
             assert not world.gh.repos[f"{OWNER}/{name}"].issues
             assert world.ctx.store.find(f"{OWNER}/{name}", 1) is None
+
+
+def test_a_replayed_close_of_an_open_campaign_issue_cancels_nothing(
+        tmp_path: Path, redis_url: str) -> None:
+    """A captured `issues.closed` body sent while the campaign issue is open on GitHub: GitHub
+    does not confirm the close, so the campaign goes on (issue 40, replayed webhooks)."""
+    import json
+
+    with open_world(tmp_path, redis_url) as world:
+        add_service(world, "svc-a")
+        world.gh.add_issue(REPO, "Move every service to new()", CAMPAIGN, user="maria")
+        world.send("issues.labeled", issue_number=2, label="stepwise-campaign", sender="maria")
+        world.work()
+        payload = make_event("issues.closed", repo=REPO, issue_number=2, sender="maria")
+        assert world.post("issues", json.dumps(payload).encode()).json()["status"] == "queued"
+        world.work()
+        doc = campaign_store.find(world.redis, REPO, 2)
+        assert doc is not None and doc.campaign.status is not CampaignStatus.CANCELLED
+        assert world.gh.repo(REPO).issues[2].state == "open"
+        assert not any("closed the campaign" in body for body in world.bodies(2))

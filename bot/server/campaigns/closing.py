@@ -9,6 +9,7 @@ from bot.events import Event
 from bot.plumbing import campaign_store
 from bot.server.campaigns.port import ServerCampaignPort
 from bot.server.campaigns.tasks import STEER, held, reply, write_dashboard
+from bot.server.confirmations import closed_on_github
 from bot.server.context import ServerContext
 from bot.steering import steering_decision
 from jobs.features.campaigns.port import carry_out
@@ -37,6 +38,8 @@ def campaign_closed(ctx: ServerContext, event: Event) -> bool:
     if doc.campaign.status in campaign_store.ENDED:
         return True
     client = ctx.installation(event.installation_id)
+    if not closed_on_github(client, event):  # a replayed close of an issue open again
+        return True
     decision = steering_decision(client, event.repo, login=event.sender, approvers=doc.approvers,
                                  action="cancelling the campaign by closing its issue",
                                  actor_id=event.sender_id, approver_ids=doc.approver_ids)
