@@ -4,10 +4,10 @@ listing them)."""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from jobs.basics.errors import BadInputError
+from jobs.basics.voice import shell_words
 from jobs.kernel.job import Job
 from jobs.local import local_jobs
 
@@ -40,7 +40,7 @@ def number_for_command(repo: Path, command: str) -> int:
         return live[0].number
     if not live and len(jobs) == 1:
         return jobs[0].number
-    root = shlex.quote(str(repo))
+    root = shell_words(str(repo))
     if not jobs:
         raise BadInputError("there is no job in this repository",
                             hint=f"start one with `stepwise run --repo {root} --issue FILE.md`",

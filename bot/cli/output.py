@@ -22,6 +22,9 @@ from jobs.ports import Publication
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
+# Lines that may hold a command are printed with soft_wrap=True: never wrapped by Stepwise (the
+# terminal folds a long line only on screen), so a command copied from an 80-column terminal
+# keeps its `--repo PATH`.
 
 _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")  # a Markdown backslash escape
 _BARE_UNDERSCORE = re.compile(r"(?<!\\)_")  # not escaped already
@@ -71,7 +74,7 @@ def show(kind: Publication, text: str) -> None:
     if kind is Publication.GATE:
         return  # the command ends at the gate and prints its prompt, with the exact commands
     if kind is Publication.NOTICE:
-        console.print(Text("→ ", style="cyan") + plain(text))
+        console.print(Text("→ ", style="cyan") + plain(text), soft_wrap=True)
         return
     if kind is Publication.PROGRESS:
         status_line = next((line for line in text.splitlines() if line.startswith("Status:")), "")
@@ -83,10 +86,10 @@ def show(kind: Publication, text: str) -> None:
 
 def finish(outcome: Outcome, message: str | None = None) -> None:
     if message:
-        console.print(plain(message, style="bold"))
+        console.print(plain(message, style="bold"), soft_wrap=True)
     waiting = outcome.exit_code in (3, 4)
     colour = "green" if outcome.exit_code == 0 else "yellow" if waiting else "red"
-    console.print(plain(outcome.message, style=colour))
+    console.print(plain(outcome.message, style=colour), soft_wrap=True)
     raise typer.Exit(outcome.exit_code)
 
 
@@ -97,17 +100,18 @@ def guarded(action: Callable[[], None]) -> None:
     try:
         action()
     except BadInputError as exc:
-        errors.print(Text("error: ", style="red") + Text(LOCAL.speak(exc.message)))
+        errors.print(Text("error: ", style="red") + Text(LOCAL.speak(exc.message)), soft_wrap=True)
         if exc.hint:
-            errors.print(Text("fix: ", style="dim") + Text(LOCAL.speak(exc.hint)))
+            errors.print(Text("fix: ", style="dim") + Text(LOCAL.speak(exc.hint)), soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from None
     except BusyError as exc:
-        errors.print(Text("busy: ", style="yellow") + Text(LOCAL.speak(exc.message)))
-        errors.print(Text("hint: ", style="dim") + Text(LOCAL.speak(exc.hint)))
+        errors.print(Text("busy: ", style="yellow") + Text(LOCAL.speak(exc.message)), soft_wrap=True)
+        errors.print(Text("hint: ", style="dim") + Text(LOCAL.speak(exc.hint)), soft_wrap=True)
         raise typer.Exit(EXIT_BUSY) from None
     except StepwiseError as exc:
         errors.print(Text("error ", style="red") + Text(f"`{exc.code}` ({exc.retry_class}): "
-                                                        f"{LOCAL.speak(exc.message)}"))
+                                                        f"{LOCAL.speak(exc.message)}"),
+                     soft_wrap=True)
         if exc.hint:
-            errors.print(Text("hint: ", style="dim") + Text(LOCAL.speak(exc.hint)))
+            errors.print(Text("hint: ", style="dim") + Text(LOCAL.speak(exc.hint)), soft_wrap=True)
         raise typer.Exit(1) from None

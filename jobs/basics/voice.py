@@ -12,6 +12,7 @@ names a command with `cmd("revert", "3")`, a token each renderer writes in its o
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
 # The verbs a token may name: the comment commands and the CLI subcommands of the same meaning.
@@ -22,6 +23,13 @@ TOKEN_VERBS = ("approve", "retry", "skip", "cancel", "revert", "instruct", "stat
 _ARGUMENT = r"[\w <>.,:/-]*"
 _TOKEN = re.compile(r"\{\{(" + "|".join(re.escape(v) for v in TOKEN_VERBS)
                     + rf")(?: ({_ARGUMENT}))?\}}\}}")
+
+
+def shell_words(*words: str) -> str:
+    """Words as one command line a POSIX shell takes back as exactly these words (each quoted
+    with `shlex.quote` where it needs it): the one way Stepwise writes a command for pasting,
+    e.g. `shell_words("stepwise", "campaign", "approve", "all")`."""
+    return shlex.join(words)
 
 
 def cmd(verb: str, argument: str = "") -> str:

@@ -210,7 +210,9 @@ def verify(job: Job, batch: Batch, attempt: Attempt,
             tests.accepted_by, tests.accepted = "", []
         put_batch_tests(batch, tests)
         return None
-    if rules_for(job.spec.recipe).uses_model and not earlier.told_model:
+    # Told once, when a retry remains (the told attempt counts as failed toward the pause).
+    retry_left = batch.consecutive_failures + 1 < job.config.max_failed_attempts
+    if rules_for(job.spec.recipe).uses_model and not earlier.told_model and retry_left:
         tests.told_model = True
         put_batch_tests(batch, tests)
         return failed_outcome("tests_weakened", RetryClass.NEEDS_HUMAN, model_feedback(findings),

@@ -49,8 +49,8 @@ def llm_env(server: ScriptedServer) -> dict[str, str]:
             "STEPWISE_LLM_MAX_RETRIES": "0"}
 
 
-def start(tmp_path: Path) -> tuple[Path, Path]:
-    repo = make_repo(tmp_path / "repo", rect_files(config=CONFIG))
+def start(tmp_path: Path, config: str = CONFIG) -> tuple[Path, Path]:
+    repo = make_repo(tmp_path / "repo", rect_files(config=config))
     issue = tmp_path / "issue.md"
     issue.write_text(ISSUE, encoding="utf-8")
     return repo, issue
@@ -185,3 +185,15 @@ def test_retry_at_the_gate_runs_the_batch_again_and_skip_leaves_it_out(
     assert skipped.code == 0, skipped.text
     job = load_job(repo, NUMBER)
     assert job.batch(1).status == "skipped" and job.batch(1).reason == "keeps the xfail"
+
+
+def test_without_a_retry_left_the_weakening_goes_straight_to_the_gate(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    config = CONFIG + "max_failed_attempts: 1\n"  # telling the model would use the last try
+    repo, issue = start(tmp_path, config)
+    server.add(weakening_reply(repo, "skip"))
+    code, output = run(repo, issue, server)
+    assert code == 4, output
+    job = load_job(repo, NUMBER)
+    assert job.gate is not None and job.gate.kind == "tests_weakened"
+    assert len(server.requests) == 1 and len(job.batch(1).attempts) == 1
