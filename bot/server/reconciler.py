@@ -246,7 +246,7 @@ def unhandled_commands(ctx: ServerContext, job_id: str, *, grace_s: float,
                           sender_id=comment.author_id, body=comment.body,
                           comment_id=comment.id, created_at=comment.created_at,
                           is_pull_request=number != job_number)
-            enqueue(ctx.redis, "event", event.model_dump(mode="json"),
+            enqueue(ctx.redis, "event", event.model_dump(mode="json", exclude_defaults=True),
                     job_id=event_task_id(event.delivery_id))
             queued.append(comment.id)
     ctx.redis.set(comments_read_key(job_id), passed.isoformat(), ex=CURSOR_TTL_S)
