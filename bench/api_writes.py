@@ -36,6 +36,7 @@ from bench._common import STEPWISE, machine_facts, stepwise_env, stop
 from bench.scale_out import MAINTAINER, OWNER, SECRET, TERMINAL, sample_repo
 from bot.github.observer import route_template
 from bot.github.write_budget import BudgetLimits, WriteBudget, is_content_creating
+from bot.plumbing.keys import github_writes_key
 from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from bot.web.app import create_app
@@ -100,10 +101,10 @@ class SimClock:
 def budget_wait(connection: redis.Redis, batches: int, writes: float, step_s: float) -> float:
     """Seconds a `batches`-batch job waits for the budget, each batch `step_s` of work then
     `writes` writes (rounded per batch so the total is right)."""
-    connection.delete(*connection.keys("stepwise:github-writes:sim*") or ["-"])
+    connection.delete(*connection.keys(github_writes_key("sim*")) or ["-"])
     clock = SimClock()
     pacer = WriteBudget(connection, BudgetLimits(max_inline_wait_s=float("inf")), clock=clock,
-                        sleep=clock.sleep)
+                        sleep=clock.sleep, key=github_writes_key)
     for n in range(batches):
         clock.sleep(step_s)
         due = round(writes * (n + 1)) - round(writes * n)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -92,6 +93,25 @@ def one_round(batches: int) -> dict[str, float]:
     return figures
 
 
+def counted(batches: int) -> tuple[int, int] | None:
+    """Git processes and record saves of one engine run (coverage off), from `strace -f`: the
+    counts that do not move with the machine's load. None without strace."""
+    if shutil.which("strace") is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="stepwise-floor-") as tmp:
+        repo = make_repo(Path(tmp), batches, "off")
+        trace = Path(tmp) / "trace"
+        timed(["strace", "-f", "-qq", "-e", "trace=execve,rename", "-e", "signal=none", "-o",
+               str(trace), str(STEPWISE), "run", "--repo", str(repo), "--issue",
+               str(Path(tmp) / "issue.md"), "--yes"], Path(tmp))
+        lines = [line for line in trace.read_text(errors="replace").splitlines()
+                 if line.rstrip().endswith("= 0")]
+        gits = sum('execve("' in line and '/git", ["git"' in line for line in lines)
+        saves = sum("rename(" in line and re.search(r'/issue-\d+\.json"\)', line) is not None
+                    for line in lines)
+        return gits, saves
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=40)
@@ -109,6 +129,12 @@ def main(argv: list[str] | None = None) -> None:
         own_ms = (median - floor) / args.batches * 1000
         print(f"  stepwise run --yes ({name:15}):   {median:6.2f} s  = {median / floor:4.2f}x the "
               f"floor, {own_ms:5.0f} ms a batch over it")
+    counts = counted(args.batches)
+    if counts is None:
+        print("  (strace not installed: git processes and saves not counted)")
+    else:
+        print(f"  engine per batch: {counts[0] / args.batches:.1f} git processes, "
+              f"{counts[1] / args.batches:.1f} record saves (strace -f, one run, coverage off)")
 
 
 if __name__ == "__main__":

@@ -126,6 +126,9 @@ class LocalSession:
         self.number = number
         try:
             repository = Repository(repo)
+            # Local commits are authored by the person, as `git commit` would (a DCO or CLA check
+            # reads the author); Stepwise's own identity only when the checkout has none.
+            repository.authored_by_its_user()
         except WorkspaceError as exc:  # a wrong --repo is bad input (exit 2), not a failure
             raise BadInputError(exc.message, hint=exc.hint, code=exc.code) from None
         self.store = FileStore(repository.state_dir)

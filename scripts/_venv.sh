@@ -14,6 +14,7 @@ fi
 [ -n "$PY" ] || { echo "Stepwise needs Python 3.11 or newer on PATH (set PYTHON=/path/to/python3.11)." >&2; exit 2; }
 command -v git >/dev/null 2>&1 || { echo "Stepwise needs git on PATH." >&2; exit 2; }
 if [ ! -x "$VENV/bin/python" ]; then
+  echo "Creating the virtualenv $VENV (once)..." >&2
   "$PY" -m venv "$VENV"
 fi
 # Reinstall only when the project metadata or the pinned versions changed since the last install.
@@ -24,10 +25,13 @@ WANT="$HASH$EXTRAS"
 HAVE="$(cat "$STAMP" 2>/dev/null || true)"
 # An install with the dev extras also serves a plain run.
 if [ "$HAVE" != "$WANT" ] && [ "$HAVE" != "$HASH[dev]" ]; then
+  echo "Installing Stepwise and its pinned dependencies into $VENV (the first time takes about a minute; each package is named as it comes)..." >&2
   # The versions the project was tested with (requirements.lock), not whatever is newest today.
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+  "$VENV/bin/python" -m pip install --progress-bar off --disable-pip-version-check \
     -c "$ROOT/requirements.lock" -e "$ROOT$EXTRAS" 2>&1 \
-    | { grep -v "^WARNING: Location .* is ignored" || true; } >&2
+    | { grep --line-buffered -E "^(Collecting|Successfully installed|ERROR)" \
+        | sed -u -e 's/^Collecting /  getting /' -e 's/^Successfully installed .*/  installed./' \
+        || true; } >&2
   echo "$WANT" > "$STAMP"
 fi
 # Programs the project runs (python, stepwise) resolve to the virtualenv first.

@@ -7,6 +7,10 @@ run are sent at most once every COALESCE_S: a publication inside the window stay
 record (the outbox), its text replaced by the next one, so the one finally sent is the newest and
 the intermediate ones cost nothing. At a gate, a CI wait or the end they go at once, and the
 reconciler sends what is still owed after the window. The card is never sent unchanged.
+
+What was sent when is kept in the record's `server.comments` (marker key -> int) under keys no
+comment uses (`~sent-at:<key>`: epoch seconds; `~digest:<key>`: 60 bits of the text's sha-256):
+a record an older worker reads during a rolling upgrade has no field it does not know.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from jobs.kernel.job import Job
 from jobs.kernel.model import JobStatus
 
 COALESCE_S = 60.0
+SENT_AT, DIGEST = "~sent-at:", "~digest:"  # keys of `server.comments` no comment uses
 CARD = "card"
 JOB_CHECK_SUFFIX = ":job"
 
@@ -41,24 +46,24 @@ def _coalescible(job: Job, key: str, text: str) -> bool:
 def put_off(job: Job, key: str, text: str, now: datetime) -> bool:
     """Whether publishing `key` now waits: a working job's card or job check sent less than
     COALESCE_S ago."""
-    last = job.server.sent_at.get(key)
-    return (last is not None and (now - last).total_seconds() < COALESCE_S
+    last = job.server.comments.get(SENT_AT + key)
+    return (last is not None and now.timestamp() - last < COALESCE_S
             and _coalescible(job, key, text))
 
 
 def sent(job: Job, key: str, now: datetime) -> None:
     if key == CARD or (key.startswith(outbox.CHECK_PREFIX) and key.endswith(JOB_CHECK_SUFFIX)):
-        job.server.sent_at = {**job.server.sent_at, key: now}
+        job.server.comments = {**job.server.comments, SENT_AT + key: int(now.timestamp())}
 
 
-def digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+def digest(text: str) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)
 
 
 def unchanged(job: Job, key: str, text: str) -> bool:
     """Whether `text` is what GitHub shows for `key` already (as Stepwise last sent it)."""
-    return job.server.sent_digest.get(key) == digest(text)
+    return job.server.comments.get(DIGEST + key) == digest(text)
 
 
 def remember(job: Job, key: str, text: str) -> None:
-    job.server.sent_digest = {**job.server.sent_digest, key: digest(text)}
+    job.server.comments = {**job.server.comments, DIGEST + key: digest(text)}

@@ -19,8 +19,6 @@ from redis import Redis
 from bot.github.errors import RATE_LIMITED, SECONDARY_MIN_WAIT_S, ForgeWait
 from jobs.basics.errors import RetryClass
 
-KEY = "stepwise:github-limited:{key}"
-
 
 class LimitedWait(ForgeWait):
     """The installation is rate limited until a known time: nothing is sent before it."""
@@ -29,18 +27,21 @@ class LimitedWait(ForgeWait):
 class LimitedUntil:
     """Per installation: the time (epoch seconds) before which no request is sent."""
 
-    def __init__(self, redis: Redis, *, clock: Callable[[], float] = time.time) -> None:
-        self.redis, self.clock = redis, clock
+    def __init__(self, redis: Redis, *, key: Callable[[str], str],
+                 clock: Callable[[], float] = time.time) -> None:
+        """`key` spells an installation's Redis key (bot/plumbing/keys.py github_limited_key:
+        the GitHub adapter sits below the Redis plumbing, so the key is handed in)."""
+        self.redis, self.clock, self.key = redis, clock, key
 
     def until(self, key: str) -> float:
-        raw = self.redis.get(KEY.format(key=key))
+        raw = self.redis.get(self.key(key))
         return float(raw) if raw else 0.0
 
     def limit(self, key: str, kind: str, wait_s: float | None) -> float:
         """Record a limit met now (`wait_s` None: GitHub did not say how long); the time kept."""
         until = self.clock() + (wait_s if wait_s is not None else SECONDARY_MIN_WAIT_S)
         if until > self.until(key):
-            self.redis.set(KEY.format(key=key), repr(until),
+            self.redis.set(self.key(key), repr(until),
                            ex=max(1, int(until - self.clock()) + 1))
         return until
 

@@ -33,7 +33,6 @@ from bot.github.errors import RATE_LIMITED, ForgeWait
 from jobs.basics.errors import RetryClass
 
 CONTENT_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
-KEY = "stepwise:github-writes:{key}"  # a sorted set of write times, and its bucket's `:tat`
 WRITE_BUDGET = "write_budget"  # the kind of limit a WriteBudgetWait reports
 
 # KEYS: the log (sorted set), the bucket's theoretical arrival time, a sequence.
@@ -107,15 +106,18 @@ class WriteBudget:
     """One installation's write budget in Redis (see the module docstring)."""
 
     def __init__(self, redis: Redis, limits: BudgetLimits | None = None, *,
+                 key: Callable[[str], str],
                  clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], None] = time.sleep) -> None:
-        self.redis, self.limits = redis, limits or BudgetLimits()
+        """`key` spells an installation's Redis key (bot/plumbing/keys.py github_writes_key:
+        the GitHub adapter sits below the Redis plumbing, so the key is handed in)."""
+        self.redis, self.limits, self.key = redis, limits or BudgetLimits(), key
         self.clock, self.sleep = clock, sleep
         self._script: Any = redis.register_script(_TAKE)
         self.waited_s = 0.0  # slept in place by this process (the bench reads it)
 
     def _keys(self, key: str) -> list[str]:
-        log = KEY.format(key=key)
+        log = self.key(key)
         return [log, f"{log}:tat", f"{log}:seq"]
 
     def take(self, key: str) -> float:

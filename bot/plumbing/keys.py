@@ -11,6 +11,7 @@
   slots:<repo>          the jobs of a repository running now; waiting:<repo> those in line
   comment:<id>          one comment's progress: commands applied, answers, done
   delivery:<id>         a webhook delivery already taken (dedupe, three days)
+  session:<id>          a task-center session (a login), until it expires or its logout
   delivery-body:<sha256> a delivery body already taken, whatever its id (a replay, thirty days)
   ci:<repo>@<sha>       a set: the jobs waiting for the repository's CI on that commit
   idle:<kind>           a set: the jobs a reconciler pass looks at (owing, gate, ci), kept by
@@ -63,6 +64,17 @@ DATA_MARKER = f"{PREFIX}data-marker"
 REDELIVER_ROUND = f"{PREFIX}redeliver:round"
 
 
+def github_writes_key(installation: str) -> str:
+    """An installation's write budget (bot/github/write_budget.py): a sorted set of write times,
+    with its bucket's `:tat` and `:seq` beside it."""
+    return f"{PREFIX}github-writes:{installation}"
+
+
+def github_limited_key(installation: str) -> str:
+    """Until when GitHub rate-limited an installation (bot/github/limited.py)."""
+    return f"{PREFIX}github-limited:{installation}"
+
+
 def redelivered_key(guid: str) -> str:
     return f"{PREFIX}redelivered:{guid}"
 
@@ -109,6 +121,10 @@ def comment_key(comment_id: int | str) -> str:
 
 def delivery_key(delivery_id: str) -> str:
     return f"{PREFIX}delivery:{delivery_id}"
+
+
+def session_key(session_id: str) -> str:
+    return f"{PREFIX}session:{session_id}"
 
 
 def delivery_body_key(digest: str) -> str:

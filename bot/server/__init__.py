@@ -17,7 +17,8 @@
   `rate_limits.py` (waiting for GitHub's rate limits without a worker).
 - `reaper.py` (unleased jobs queued again), `reconciler.py` (publishes what GitHub has not
   confirmed), `retention.py` (ended jobs leave Redis after `STEPWISE_RETAIN_ENDED_DAYS`),
-  `installations.py` (uninstalls end their jobs), `confirmations.py` (uninstalls, suspensions,
+  `installations.py` (uninstalls end their jobs), `uninstall_files.py` (and delete their
+  clones, worktrees, artifacts and transcripts), `confirmations.py` (uninstalls, suspensions,
   removals and closes confirmed with GitHub before they act), `suspensions.py` (a suspended installation
   parks its jobs; unsuspended, they resume), `ci_events.py` (CI webhooks wake the jobs waiting
   on that commit), `ci_poll.py` (the reconciler reads the CI of waits whose webhook may be lost).

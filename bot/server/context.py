@@ -23,6 +23,7 @@ from bot.github.mirror import MirroredRepository, open_mirror
 from bot.github.write_budget import BudgetLimits, WriteBudget
 from bot.observability.github_metrics import GitHubCallMetrics
 from bot.plumbing.connections import worker_redis
+from bot.plumbing.keys import github_limited_key, github_writes_key
 from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from jobs.adapters.environments import EnvironmentCache
@@ -64,8 +65,9 @@ class ServerContext:
                              budget=WriteBudget(client, BudgetLimits(
                                  per_minute=settings.github_writes_per_minute,
                                  per_hour=settings.github_writes_per_hour,
-                                 burst=settings.github_write_burst)),
-                             limited=LimitedUntil(client)),
+                                 burst=settings.github_write_burst),
+                                 key=github_writes_key),
+                             limited=LimitedUntil(client, key=github_limited_key)),
             sandbox=sandbox or make_sandbox(require_isolation=not settings.allow_unsandboxed),
         )
 

@@ -1,5 +1,6 @@
 """Uninstalls and removed repositories: the jobs there can never post or push again, so they
-end `failed` (do_not_retry) with a record saying why."""
+end `failed` (do_not_retry) with a record saying why; then the private code the worker kept of
+those repositories is deleted (bot/server/uninstall_files.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import logging
 
 from bot.events import Event
 from bot.plumbing.suspension_marks import SUSPEND, UNSUSPEND
+from bot.server import uninstall_files
 from bot.server.confirmations import confirmed_installation_event
 from bot.server.context import ServerContext
 from bot.server.steps import queue_next_step
@@ -54,6 +56,7 @@ def end_removed_jobs(ctx: ServerContext, event: Event) -> None:
         return
     why = template.format(account=event.account or f"installation {event.installation_id}")
     by = f" by @{event.sender}" if event.sender else ""
+    ended: set[str] = set()
     for job_id in ctx.store.job_ids(limit=MAX_SCANNED_JOBS):
         for _attempt in range(3):  # a worker saving the same job meanwhile: read it again
             job = ctx.store.load_id(job_id)
@@ -74,4 +77,17 @@ def end_removed_jobs(ctx: ServerContext, event: Event) -> None:
                 continue
             log.info("job ended: installation removed", extra={"job_id": job.id,
                                                                "repo": job.repo})
+            ended.add(job.repo)
             break
+    forget_files(ctx, event, ended)
+
+
+def forget_files(ctx: ServerContext, event: Event, ended: set[str]) -> None:
+    """With every job there ended: delete the clones (worktrees, artifacts, transcripts
+    inside) and cached environments of what the App lost access to."""
+    workdir = ctx.settings.workdir
+    paths = [path for repo in sorted({*ended, *event.repos})
+             for path in uninstall_files.repository_dirs(workdir, repo)]
+    if event.reason == "installation.deleted" and event.account:
+        paths += uninstall_files.account_dirs(workdir, event.account)
+    uninstall_files.delete(paths, why=event.reason)

@@ -1,7 +1,8 @@
 """What stands between a guesser and the task center: a dashboard token strong enough not to
 be guessed (checked when the web app starts, refusing to start with a message naming the fix)
-and a limit on failed logins (per client address and in all, per minute), past which `/login`
-answers 429 with Retry-After."""
+and a limit on failed logins per client address (per minute), past which `/login`, and every
+request offering a Bearer token, answers 429 with Retry-After. Every failure counts, a wrong
+Bearer token as much as a wrong login form; one client's guesses never lock anyone else out."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from bot.settings import SettingsError
 MIN_TOKEN_CHARS = 32
 MIN_TOKEN_BITS = 100.0  # estimated from its characters and how often each appears (hex of 16 bytes: ~120)
 FAILURES_PER_CLIENT = 5
-FAILURES_IN_ALL = 30
 WINDOW_S = 60.0
 WEAK_HINT = ("set STEPWISE_DASHBOARD_TOKEN to a long random value, for example the output of "
              "`python3 -c 'import secrets; print(secrets.token_urlsafe(32))'`, or unset it to "
@@ -39,7 +39,7 @@ def check_token_strength(token: str) -> None:
 
 
 class LoginLimiter:
-    """Failed logins in the last WINDOW_S seconds, per client and in all (one web process)."""
+    """Failed logins in the last WINDOW_S seconds, per client (one web process)."""
 
     def __init__(self) -> None:
         self._failures: deque[tuple[float, str]] = deque()
@@ -55,8 +55,6 @@ class LoginLimiter:
         mine = [at for at, who in self._failures if who == client]
         if len(mine) >= FAILURES_PER_CLIENT:
             return WINDOW_S - (now - mine[0])
-        if len(self._failures) >= FAILURES_IN_ALL:
-            return WINDOW_S - (now - self._failures[0][0])
         return 0.0
 
     def failed(self, client: str) -> None:

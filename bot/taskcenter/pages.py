@@ -23,7 +23,9 @@ from bot.taskcenter.auth import (
     PageViewer,
     SettingsDep,
     StoreDep,
+    client_of,
     dashboard_token,
+    end_session,
     safe_next,
     secure_cookie,
     session_cookie,
@@ -100,7 +102,7 @@ async def login(request: Request, settings: SettingsDep) -> Response:
     if token is None:
         return render("off.html", 404)
     limiter: LoginLimiter = request.app.state.login_limiter
-    client = request.client.host if request.client is not None else "?"
+    client = client_of(request)
     wait = limiter.blocked(client)
     if wait > 0:
         refused = render("login.html", 429, next="/jobs", problem=TOO_MANY_LOGINS)
@@ -114,13 +116,17 @@ async def login(request: Request, settings: SettingsDep) -> Response:
         limiter.failed(client)
         return render("login.html", 401, next=target, problem=WRONG_LOGIN)
     response = RedirectResponse(target, status_code=303)
-    response.set_cookie(COOKIE, session_cookie(token), max_age=SESSION_MAX_AGE_S, httponly=True,
+    cookie = session_cookie(token, request.app.state.redis)
+    response.set_cookie(COOKIE, cookie, max_age=SESSION_MAX_AGE_S, httponly=True,
                         samesite="lax", secure=secure_cookie(request, settings), path="/")
     return response
 
 
 @router.post("/logout")
-def logout() -> RedirectResponse:
+def logout(request: Request, settings: SettingsDep) -> RedirectResponse:
+    """End the session in Redis (a copy of the cookie is good for nothing after), then drop
+    the cookie."""
+    end_session(dashboard_token(settings), request.cookies.get(COOKIE), request.app.state.redis)
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(COOKIE, path="/", httponly=True, samesite="lax")
     return response

@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from bot.observability.version import running_version
 from bot.plumbing.connections import web_redis
 from bot.settings import Settings, load_settings
-from bot.taskcenter.auth import PageViewer
+from bot.taskcenter.auth import ApiViewer, PageViewer
 from bot.taskcenter.mount import install as install_task_center
 from bot.web import metrics_route, webhooks
 from bot.web.redis_deadline import HEALTH_THREADS, WEBHOOK_THREADS, RedisDeadlineExceeded, RedisLane
@@ -21,13 +21,17 @@ from bot.web.webhook_body import MAX_BUFFERED_BYTES, BodyBudget
 from bot.web.webhooks import RETRY_AFTER_S
 from jobs.composition import install
 
+OPENAPI_PATH = "/openapi.json"
+
 log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None, connection: redis.Redis | None = None) -> FastAPI:
     install()  # the task center reads stored specs and records
     settings = settings or load_settings("web")
+    # The schema, like the UI, only behind the task center's login: /openapi.json below.
     app = FastAPI(title="Stepwise", version=running_version(), docs_url=None, redoc_url=None,
+                  openapi_url=None,
                   description="Long maintenance jobs in small, validated, reversible steps.")
     app.state.webhook_secrets = settings.webhook_secrets()
     app.state.app_slug = settings.app_slug
@@ -48,8 +52,13 @@ def create_app(settings: Settings | None = None, connection: redis.Redis | None 
     @app.get("/docs", include_in_schema=False)
     def docs(_: PageViewer) -> HTMLResponse:
         """The OpenAPI UI, behind the task center's login (off with the task center)."""
-        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json",
-                                   title="Stepwise API")
+        return get_swagger_ui_html(openapi_url=OPENAPI_PATH, title="Stepwise API")
+
+    @app.get(OPENAPI_PATH, include_in_schema=False)
+    def openapi(_: ApiViewer) -> JSONResponse:
+        """The OpenAPI schema, to whoever may open /docs (its session) or sends the token as
+        a Bearer header; 401 otherwise, 404 with the task center off."""
+        return JSONResponse(app.openapi())
 
     @app.exception_handler(redis.RedisError)
     async def redis_unavailable(request: Request, exc: redis.RedisError) -> JSONResponse:

@@ -214,6 +214,8 @@ def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any
     # Fields at their defaults are left out: a worker of the previous release, whose event
     # model forbids fields it does not know, still runs the task (docs/operating.md, Upgrading).
     try:  # the dedupe key proves the id is new: one more round trip queues it
+        # Only the fields this delivery sets: a field added later (and left at its default)
+        # never reaches an older worker that would refuse it, mid rolling upgrade.
         with connection.pipeline(transaction=True) as pipe:
             enqueue_new(pipe, connection, "event", event.model_dump(mode="json", exclude_defaults=True),
                         job_id=task_id)

@@ -17,7 +17,7 @@ from pathlib import Path
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.index_state import KnownTrees
 from jobs.adapters.known_commits import KnownCommits
-from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree
+from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree, identity_env
 from jobs.basics.errors import WorkspaceError
 from jobs.ports import Commit
 
@@ -86,6 +86,16 @@ class Repository:
         self.known_trees = KnownTrees()  # written by this process's worktrees
         self.known_commits = KnownCommits()  # and the commits they made
         self.identity = dict(BOT_IDENTITY)  # who authors and commits (the server: its bot user)
+
+    def authored_by_its_user(self) -> None:
+        """Author commits as the checkout's own git identity (`user.name` and `user.email`, as
+        `git commit` would), when both are set; the committer stays Stepwise's identity, which
+        is how its own commits are told from people's (`own_commits`)."""
+        name = self.git("config", "--get", "user.name", check=False).strip()
+        email = self.git("config", "--get", "user.email", check=False).strip()
+        if name and email:
+            author = identity_env(name, email)
+            self.identity |= {key: value for key, value in author.items() if "AUTHOR" in key}
 
     def git(self, *args: str, check: bool = True) -> str:
         return run_git(args, cwd=self.root, git_dir=self.checkout_git_dir,

@@ -85,7 +85,10 @@ def resume_message(job: Job) -> str:
     """"Resumed at batch 7 of 12; batches 1–6 are committed" (from the record, not a guess)."""
     done = [b.number for b in job.batches if b.status is BatchStatus.COMPLETED]
     nxt = next((b.number for b in job.batches if b.status not in FINISHED_BATCH_STATUSES), None)
-    where = f"batch {nxt} of {len(job.batches)}" if nxt else "the final review"
+    planning = not job.batches or (job.baseline_ok is None
+                                   and not any(b.attempts for b in job.batches))
+    where = "planning (the plan and its baseline were not finished)" if planning else \
+        f"batch {nxt} of {len(job.batches)}" if nxt else "the final review"
     committed = "no batch is committed yet" if not done else (
         f"batch {done[0]} is committed" if len(done) == 1 else
         f"batches {number_ranges(done)} are committed")

@@ -160,13 +160,15 @@ def git_version(files: Mapping[str, str | None], *, described: str,
                       notes=notes)
 
 
-def version_lines(found: GitVersion | None, *, base: str) -> list[str]:
-    """The plan's line: which tools, which version, from what, in which variables."""
+def version_lines(found: GitVersion | None, *, base: str, sandboxed: bool = True) -> list[str]:
+    """The plan's line: which tools, which version, from what, in which variables (`sandboxed`
+    False: the commands run without a sandbox, in a worktree whose `.git` is kept elsewhere)."""
     if found is None:
         return []
     origin = f"`git describe` of `{base[:7]}`: `{found.described}`" if found.described else \
         f"no tag reaches `{base[:7]}`"
     names = ", ".join(f"`{name}`" for name in sorted(found.env)) or "no variable"
-    line = (f"- Version from git ({', '.join(found.tools)}; the sandbox hides `.git`): "
+    hidden = "the sandbox hides `.git`" if sandboxed else "the worktree has no `.git`"
+    line = (f"- Version from git ({', '.join(found.tools)}; {hidden}): "
             f"`{found.version}` ({origin}) in {names} for setup and validation")
     return [line + ("; " + "; ".join(found.notes) if found.notes else "")]

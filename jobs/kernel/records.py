@@ -318,10 +318,6 @@ class ServerState(Record):
     queue_closed: bool = False  # the queue-position comment says the job has started
     cancelled_by: str = ""  # who ended it and how ("@maria closed the issue"), for the summary
     parked: str = ""  # why no GitHub call is made for it now (a suspended installation), or ""
-    # Publications kept few (bot/github/coalesce.py): when each was last sent, and a digest of
-    # what the pull request's body last said (not sent again unchanged).
-    sent_at: dict[str, datetime] = {}
-    sent_digest: dict[str, str] = {}
 
     def installation(self) -> int:
         """The installation id; a job started through a webhook always has one."""

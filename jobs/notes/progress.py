@@ -112,7 +112,8 @@ def render_plan(job: Job, *, voice: Voice = LOCAL) -> str:
         f"{job.config.batches_per_milestone} batches per milestone)",
         f"- Validation: {md.codes(job.config.validate_commands) or 'none'}",
         *config_source_lines(job),
-        *version_lines(job.git_version, base=job.base_sha),
+        *version_lines(job.git_version, base=job.base_sha, sandboxed=not unsandboxed(job)),
+        *sandbox_lines(job),
         f"- Baseline on `{short(job.baseline_sha or job.base_sha)}`: {baseline_label(job)}",
         f"- Branch: {md.code(job.branch)}",
         *plan_lines(job),  # the features' (CI: what it waits for; llm; environments)
@@ -162,6 +163,22 @@ def nothing_to_do(job: Job) -> str:
     """Why a plan has no batch (the job then ends at once)."""
     return (f"`find` matches nothing in the {plural(len(job.scope_files), 'file')} in scope, "
             "so the job ends here: no baseline was run and nothing was committed")
+
+
+UNSANDBOXED = ("- Sandbox: none — bubblewrap is not available here, so setup and validation run "
+               "unsandboxed (a scrubbed environment and timeouts only); install bubblewrap "
+               "(Debian `bubblewrap`) to isolate them")
+
+
+def unsandboxed(job: Job) -> bool:
+    """Whether the job's commands ran without a sandbox (their evidence says so)."""
+    ran = [*job.baseline, *(c for b in job.batches for a in b.attempts for c in a.commands)]
+    return bool(ran) and not any(command.isolated for command in ran)
+
+
+def sandbox_lines(job: Job) -> list[str]:
+    """"Sandbox: none" when the commands ran unsandboxed (plan, card, note); else nothing."""
+    return [UNSANDBOXED] if unsandboxed(job) else []
 
 
 def baseline_label(job: Job) -> str:
@@ -255,6 +272,7 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
         f"branch {md.code(job.branch)} at `{short(job.head_sha)}`",
         "",
         counted.files_line().capitalize(),
+        *sandbox_lines(job),
     ]
     position = job.server.queue_position
     if position:

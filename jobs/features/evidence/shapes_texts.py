@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from jobs.basics import markdown_safe as md
 from jobs.decisions.edit_shapes import Shape, ShapeSummary, sum_summaries
 from jobs.features.evidence.coverage_texts import UNCOVERED_CHANGE
 from jobs.features.evidence.record import batch_facet, job_facet
@@ -71,8 +72,10 @@ def shape_line(summary: ShapeSummary, shape: Shape, approved: set[str]) -> str:
     lead = "review first: " if summary.is_outlier(shape) else ""
     seen = ", seen once" if shape.count == 1 else f" ({share}%)"
     known = " (approved earlier)" if shape.key in approved else ""
-    return (f"{lead}{hunks}{seen} like `{shape.example}`: `{shape.before or '∅'}` → "
-            f"`{shape.after or '∅'}`{known}")
+    # The hunk's text is the repository's (and the spec's): shown through the one renderer of
+    # untrusted text, so a backtick in it cannot end the code span and make the rest live.
+    return (f"{lead}{hunks}{seen} like {md.code(shape.example)}: {md.code(shape.before or '∅')}"
+            f" → {md.code(shape.after or '∅')}{known}")
 
 
 def summary_lines(summary: ShapeSummary, *, limit: int, approved: set[str],

@@ -101,17 +101,19 @@ def check_candidate(runner: AttemptRunner, job: Job, batch: Batch) -> CandidateR
         kind = "gate" if verdict.gate is not None else "guard_refused"
         return CandidateReport(False, kind, guard_feedback(verdict, batch.files))
     tree = worktree.write_tree()
-    _, failure, kind = runner.validate(job, tree)
+    evidence, failure, kind = runner.validate(job, tree)
+    ran = "; ".join(f"`{c.display}` exited {c.exit_code}" + (" (timed out)" if c.timed_out else "")
+                    for c in evidence) or "no validation command"
     # Leave the files exactly as validated: what the commands wrote (caches, build output) must
     # not be staged with the edit when the runner stages the worktree again.
     worktree.restore(tree)
     if failure is not None:
-        return CandidateReport(False, kind, command_feedback(failure, kind))
+        return CandidateReport(False, kind, f"Ran: {ran}.\n" + command_feedback(failure, kind))
     if job.spec.done_when is DoneWhen.NO_MATCHES:
         left = [str(target) for target in runner.remaining(job, tree, batch.files)]
         if left:
             return CandidateReport(False, "targets_remain", targets_feedback(left))
-    return CandidateReport(True)
+    return CandidateReport(True, feedback=f"ran: {ran}")
 
 
 def transcript_link(runner: AttemptRunner, job: Job, batch: Batch, attempt: Attempt) -> None:

@@ -16,6 +16,7 @@ import redis
 from bot.github.app import GitHubApp
 from bot.github.errors import RATE_LIMITED, ForgeError, rate_limit_of_answer
 from bot.github.limited import LimitedUntil, LimitedWait
+from bot.plumbing.keys import github_limited_key
 from bot.server.reconciler import reconcile
 from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import open_world
@@ -85,8 +86,9 @@ def test_the_fakes_spent_primary_limit_answers_429_and_the_call_waits_for_the_re
 def test_a_limit_met_by_one_worker_stops_every_worker_until_it_is_over(
         gh: FakeGitHub, connection: redis.Redis) -> None:
     clock = Clock()
-    limited = LimitedUntil(connection, clock=clock)
-    first, second = worker(gh, limited), worker(gh, LimitedUntil(connection, clock=clock))
+    limited = LimitedUntil(connection, clock=clock, key=github_limited_key)
+    first, second = worker(gh, limited), worker(gh, LimitedUntil(connection, clock=clock,
+                                                                 key=github_limited_key))
     gh.fail_secondary_rate_limit("POST", r"/issues/1/comments$", retry_after=None)
     with pytest.raises(ForgeError) as met:
         first.client(1).create_comment(OWNER, NAME, 1, "hello")

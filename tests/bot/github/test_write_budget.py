@@ -22,6 +22,7 @@ from bot.github.write_budget import (
     WriteBudgetWait,
     is_content_creating,
 )
+from bot.plumbing.keys import github_writes_key
 from bot.server.rate_limits import rate_limit_wait_s
 from tests.kit.github import FakeGitHub
 
@@ -53,7 +54,7 @@ def connection(redis_url: str) -> Iterator[redis.Redis]:
 
 def budget(connection: redis.Redis, clock: Clock, **limits: float) -> WriteBudget:
     return WriteBudget(connection, BudgetLimits(**limits),  # type: ignore[arg-type]
-                       clock=clock, sleep=clock.sleep)
+                       clock=clock, sleep=clock.sleep, key=github_writes_key)
 
 
 def test_a_burst_goes_at_once_then_writes_are_spaced(connection: redis.Redis) -> None:

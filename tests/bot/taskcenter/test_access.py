@@ -121,11 +121,12 @@ def test_pages_carry_a_strict_content_security_policy(logged_in: TestClient) -> 
     assert response.headers["cache-control"] == "no-store"
 
 
-def test_a_session_expires(monkeypatch: pytest.MonkeyPatch) -> None:
-    fresh = session_cookie(TOKEN)
+def test_a_session_expires(monkeypatch: pytest.MonkeyPatch, connection: redis.Redis) -> None:
+    fresh = session_cookie(TOKEN, connection)
     long_ago = time.time() - SESSION_MAX_AGE_S - 5
     monkeypatch.setattr("itsdangerous.timed.time.time", lambda: long_ago)
-    old = session_cookie(TOKEN)
+    old = session_cookie(TOKEN, connection)
     monkeypatch.undo()
-    assert valid_session(TOKEN, fresh) and not valid_session(TOKEN, old)
-    assert not valid_session(TOKEN, fresh + "x") and not valid_session(TOKEN, None)
+    assert valid_session(TOKEN, fresh, connection) and not valid_session(TOKEN, old, connection)
+    assert not valid_session(TOKEN, fresh + "x", connection)
+    assert not valid_session(TOKEN, None, connection)

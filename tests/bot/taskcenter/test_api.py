@@ -88,8 +88,9 @@ def test_bad_filters_are_422(logged_in: TestClient) -> None:
     assert logged_in.get("/api/jobs", params={"page": 0}).status_code == 422
 
 
-def test_the_api_is_documented_in_openapi(client: TestClient) -> None:
-    schema = client.get("/openapi.json").json()
+def test_the_api_is_documented_in_openapi(logged_in: TestClient) -> None:
+    schema = logged_in.get("/openapi.json").json()
+    assert "/webhooks/github" in schema["paths"] and "/healthz" in schema["paths"]
     listing = schema["paths"]["/api/jobs"]["get"]
     assert {p["name"] for p in listing["parameters"]} == {"status", "repo", "q", "page", "per_page"}
     assert listing["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
@@ -106,3 +107,15 @@ def test_the_openapi_ui_is_behind_the_task_centers_login(client: TestClient) -> 
     page = client.get("/docs")
     assert page.status_code == 200 and "swagger" in page.text.lower()
     assert "/openapi.json" in page.text
+
+
+def test_the_openapi_schema_is_closed_with_the_same_token(client: TestClient) -> None:
+    """`/openapi.json` was public while `/docs` was closed (issue 40): now the same login or
+    Bearer token opens both; a guess is refused and counted."""
+    assert client.get("/openapi.json").status_code == 401
+    assert client.get("/openapi.json", headers={"Authorization": "Bearer wrong"}).status_code \
+        == 401
+    assert "/api/jobs" in client.get("/openapi.json", headers={
+        "Authorization": f"Bearer {TOKEN}"}).json()["paths"]
+    client.post("/login", data={"token": TOKEN, "next": "/docs"})
+    assert "/api/jobs" in client.get("/openapi.json").json()["paths"]

@@ -195,6 +195,7 @@ def test_gates_workers_and_the_oldest_queued_task_are_measured_at_scrape_time(
     from rq.worker import SimpleWorker
 
     from bot.plumbing.queue import enqueue, queue
+    from bot.plumbing.worker_beats import beat, forget
 
     waiting = [j for j in seeded.values() if j.status is JobStatus.AWAITING_HUMAN and j.gate]
     assert waiting
@@ -202,10 +203,13 @@ def test_gates_workers_and_the_oldest_queued_task_are_measured_at_scrape_time(
     assert task is not None
     worker = SimpleWorker([queue(connection)], connection=connection)
     worker.register_birth()
+    # A worker is counted by its heartbeat (bot/server/heartbeat.py), as `stepwise worker` beats.
+    beat(connection, worker.name, state="idle", host="here")
     try:
         time.sleep(1.1)
         samples = parse(client.get("/metrics").text)
     finally:
+        forget(connection, worker.name)
         worker.register_death()
     kinds = {str(j.gate.kind) for j in waiting if j.gate is not None}
     for kind in kinds:

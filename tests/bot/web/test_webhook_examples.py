@@ -71,9 +71,14 @@ def expected(event: str, payload: dict[str, Any]) -> dict[str, Any]:
 
 def expected_ci(event: str, payload: dict[str, Any]) -> dict[str, Any]:
     """CI events: a check run created or completed, a suite or workflow run completed, any
-    commit status; each names its commit and who reported it."""
+    commit status; each names its commit and who reported it. A check run re-run ("Re-run",
+    `rerequested`) names the run."""
     common = {"repo": payload["repository"]["full_name"]}
     action = payload.get("action")
+    if (event, action) == ("check_run", "rerequested"):
+        body = payload[event]
+        return {**common, "kind": Kind.CHECK_RERUN, "sha": body["head_sha"],
+                "check_run_id": body["id"]}
     if event == "status":
         return {**common, "kind": Kind.CI, "sha": payload["sha"], "check_app": ""}
     if action != "completed" and (event, action) != ("check_run", "created"):

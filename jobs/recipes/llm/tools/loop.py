@@ -220,8 +220,10 @@ class ToolAttempt:
                 raise ToolFailure("checks_spent", f"run_checks was used {self.settings.max_checks}"
                                   " times in this attempt; fix what it said, then call finish")
             report = self.hooks.check()
-            return "checks pass: the guard, validation and targets are all fine; call finish" \
-                if report.ok else f"checks failed ({report.kind}):\n{for_tools(report.feedback)}"
+            passed = f" ({report.feedback})" if report.feedback else ""
+            return f"checks pass: the guard, validation and targets are all fine{passed}; " \
+                "call finish" if report.ok else \
+                f"checks failed ({report.kind}):\n{for_tools(report.feedback)}"
         return self.finish(str(arguments.get("summary", "")))
 
     def finish(self, summary: str) -> str:

@@ -89,7 +89,10 @@ def test_the_model_reads_searches_edits_checks_and_finishes(tmp_path: Path,
     assert "    7|     return legacy.old_sum(4, 4, 4)" in near
     assert ("First difference: old_text has `return legacy.old_sum(4, 4, 4 )` where line 7 is "
             "`    return legacy.old_sum(4, 4, 4)`") in near
-    assert result_of(server, 8).startswith("checks pass")
+    # Each validation command with its exit code (issue 41.7).
+    assert result_of(server, 8) == ("checks pass: the guard, validation and targets are all "
+                                    "fine (ran: `python -m unittest discover -s tests -q` exited "
+                                    "0); call finish")
 
     job = load_job(repo)
     batch = job.batch(1)
