@@ -125,4 +125,14 @@ def card_words(_job: Job, batch: Batch) -> str:
     return f"tests weakened, accepted by {tests.accepted_by}"
 
 
-TEXTS = FacetTexts(name=FACET, batch=batch_lines, words=card_words, gates=(GATE,))
+def holds(job: Job, batch: Batch) -> str:
+    """Why the batch needs a person before its milestone may pass on its own
+    (`gates.auto_approve_known_shapes`): it made the tests check less, even if someone accepted
+    that at its `tests_weakened` gate (a milestone that weakens tests is never passed unseen)."""
+    tests = batch_tests(batch)
+    if tests is not None and (tests.findings or tests.accepted):
+        return "it made the tests check less"
+    return ""
+
+
+TEXTS = FacetTexts(name=FACET, batch=batch_lines, words=card_words, gates=(GATE,), holds=holds)
