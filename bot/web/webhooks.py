@@ -211,6 +211,8 @@ def enqueue_delivery(connection: redis.Redis, event: Event, extra: dict[str, Any
         log.warning("delivery refused: its body was delivered before under another id",
                     extra=extra)
         return answer(202, "duplicate", reason="replayed body")
+    # Fields at their defaults are left out: a worker of the previous release, whose event
+    # model forbids fields it does not know, still runs the task (docs/operating.md, Upgrading).
     try:  # the dedupe key proves the id is new: one more round trip queues it
         # Only the fields this delivery sets: a field added later (and left at its default)
         # never reaches an older worker that would refuse it, mid rolling upgrade.

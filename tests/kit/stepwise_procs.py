@@ -42,14 +42,15 @@ def stop(process: subprocess.Popen[bytes], *, timeout: float = 15) -> None:
 
 @contextlib.contextmanager
 def stepwise_serve(env: dict[str, str], log: Path, *, args: Sequence[str] = (),
-                   command: Sequence[str] | None = None, port: int | None = None) -> Iterator[str]:
+                   command: Sequence[str] | None = None, port: int | None = None,
+                   cwd: Path | None = None) -> Iterator[str]:
     """`stepwise serve` on `port` (a free one by default); yields its base URL once /healthz
     answers at all."""
     port = port or free_port()
     argv = [*(command or [str(STEPWISE)]), "serve", "--host", "127.0.0.1", "--port", str(port),
             *args]
     with log.open("wb") as out:
-        process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

@@ -18,7 +18,6 @@ No task may fail on the way (RQ's failed registry stays empty, the workers log n
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 import sys
 import tarfile
@@ -30,6 +29,7 @@ import pytest
 import redis
 from rq.registry import FailedJobRegistry
 
+from bot.observability.version import running_version
 from bot.plumbing.queue import queue
 from bot.plumbing.redis_store import RedisStore
 from jobs.kernel.job import Job
@@ -104,7 +104,10 @@ def wait_for(store: RedisStore, repo: FakeRepo, *, gate: Gate | None = None,
                 or (status is not None and job.status is status)):
             return job
         time.sleep(0.2)
-    tails = "\n".join(f"--- {log.name}\n{log.read_text()[-3000:]}" for log in logs if log.exists())
+    tails = "\n".join(f"--- {log.name}\n" + "\n".join(
+        line[-700:] for line in log.read_text().splitlines()
+        if "label-" in line or "approve-" in line or '"error"' in line or "Traceback" in line)
+        for log in logs if log.exists())
     raise AssertionError(f"job of {repo.full_name}: {job and job.status}@"
                          f"{job and job.gate and job.gate.kind}, wanted {gate or status}\n{tails}")
 
@@ -137,7 +140,7 @@ def test_tasks_queued_by_either_version_run_on_the_other(
     first, second = new_repo(gh, "first"), new_repo(gh, "second")
 
     # 1. The previous release runs; its approve waits in the queue with no worker running.
-    with stepwise_serve(old, logs[0], command=OLD_STEPWISE) as old_web:
+    with stepwise_serve(old, logs[0], command=OLD_STEPWISE, cwd=previous_release) as old_web:
         worker = stepwise_worker(old, logs[1], command=OLD_STEPWISE, cwd=previous_release)
         try:
             deliver_label(old_web, first)
@@ -170,5 +173,5 @@ def test_tasks_queued_by_either_version_run_on_the_other(
         text = log.read_text()
         assert "Invalid attribute name" not in text and "no handler installed" not in text, \
             log.name
-    assert '"version": "0.2.0"' in logs[3].read_text()  # the new worker said what it runs
-    assert os.environ.get("PYTHONPATH", "") != str(previous_release)
+    assert f'"version": "{running_version()}"' in logs[3].read_text()  # what the new one runs
+    assert "starting" not in logs[0].read_text()  # the old web app ran the old code (no such line)
