@@ -30,6 +30,7 @@ import redis
 from rq import Worker
 
 from bot.events import Event, Kind
+from bot.github.write_budget import is_content_creating
 from bot.plumbing import campaign_store
 from bot.plumbing.queue import queue
 from bot.server.campaigns.tasks import start_campaign, steer_campaign
@@ -175,6 +176,11 @@ def app_run(run: Run) -> None:
               f"ready in {wall:.1f} s ({wall / max(done_count, 1):.2f} s a repository, "
               f"{done_count / wall * 60:.1f} a minute)")
         print(f"GitHub calls: {(len(gh.requests) - calls) / run.repos:.1f} a repository")
+        rollout = gh.requests[calls:]
+        writes = sum(1 for r in rollout if is_content_creating(r.method, r.path))
+        print(f"content-creating writes (GitHub's secondary limit counts them): {writes} in all, "
+              f"{writes / run.repos:.1f} a campaign repository (tracking issue, job, PR, card, "
+              "checks, note and the control issue's share)")
         saves = 0
         for entry in doc.campaign.entries():
             if "#" in entry.job:
