@@ -16,6 +16,7 @@ import pytest
 from bot.server.context import ServerContext
 from bot.settings import Settings
 from jobs.adapters.sandbox import BubblewrapSandbox, SandboxPolicy
+from tests.kit.github_auth import shared_app_key
 from tests.kit.redis_server import redis_binary
 from tests.security import hostile
 
@@ -52,7 +53,7 @@ def test_a_redis_unix_socket_is_invisible_to_sandboxed_commands(
     unix_redis: Path, outside_tmp: Path,
 ) -> None:
     key = outside_tmp / "app.pem"
-    key.write_text("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\n")
+    key.write_text(shared_app_key()[0])  # a real PEM: a malformed key stops start-up
     settings = Settings(app_id=1, private_key_path=key, webhook_secret="s3cret-value",
                         redis_url=f"unix://{unix_redis}", workdir=outside_tmp / "work")
     ctx = ServerContext.from_settings(settings, sandbox=BubblewrapSandbox())
