@@ -123,6 +123,9 @@ def viewer_of(request: Request, token: str) -> Viewer | None:
         return Viewer("session")
     scheme, _, offered = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not offered.strip():
+        # Sessions live in Redis: while it is away no login can succeed, so the answer is the
+        # web app's 503 (its RedisError handler), not a login form that cannot work.
+        request.app.state.redis.ping()
         return None
     limiter: LoginLimiter = request.app.state.login_limiter
     client = client_of(request)
