@@ -66,6 +66,7 @@ def shape_problem(event_name: str, payload: Any) -> str:
     if event_name in WITHOUT_REPOSITORY and "repository" in payload:
         return f"a `{event_name}` payload names no repository; this one does"
     actions = ACTIONS.get(event_name)
-    if actions is not None and payload.get("action") not in actions:
+    action = payload.get("action")  # untrusted: any JSON value, a list included
+    if actions is not None and (not isinstance(action, str) or action not in actions):
         return f"`{event_name}` has no action {str(payload.get('action'))[:40]!r}"
     return ""

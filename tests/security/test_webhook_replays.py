@@ -161,3 +161,12 @@ def test_a_close_of_an_issue_or_pull_request_that_is_open_cancels_nothing(
     world.work()
     assert world.job().status is JobStatus.AWAITING_HUMAN
     assert world.gh.repo(REPO).issues[1 if event == "issues.closed" else pull].state == "open"
+
+
+@pytest.mark.parametrize("action", [[], {"x": 1}, 7, None])
+def test_an_action_that_is_no_string_is_a_400_not_a_500(world: World, action: object) -> None:
+    """Found by the webhook fuzzer: a list as `action` made the shape check raise (500)."""
+    payload = make_event("installation.created", repo=REPO, sender="maria")
+    payload["action"] = action
+    answer = world.post("installation", json.dumps(payload).encode())
+    assert answer.status_code == 400, answer.text
