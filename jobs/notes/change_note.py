@@ -82,7 +82,8 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     lines += note_sections(NoteSlot.EVIDENCE, job)
     lines += _review(job)
     lines += ["", "## Leftovers for a human to confirm", ""]
-    lines += [f"- {md.code(item)}" for item in counted.leftovers] or ["- none"]
+    lines += [*(f"- {item.words()}" for item in counted.undone),
+              *(f"- {md.code(item)}" for item in counted.leftovers)] or ["- none"]
     if job.status is JobStatus.CANCELLED:
         undone = [b.number for b in job.batches if b.status in (BatchStatus.PENDING,
                                                                BatchStatus.FAILED,
