@@ -1,8 +1,8 @@
 """How a failed batch is split, chosen from its size and what its validation costs (pure).
 
 - **Each file alone** for a batch of at most `ALONE_UP_TO` files, in order, up to the first
-  that fails (every file when on the failing tests), then the rest together: at most k + 1
-  runs, never more than halving's for k <= 4; above that, **halves** (rules.py).
+  that fails, then the rest together: at most k + 1 runs for one culprit, never more than
+  halving's for k <= 4; above that, **halves** (rules.py).
 - **The failing tests first** (`focus`): when the runner named the tests that failed
   (jobs/decisions/blame.py `failing_tests`, the same ids the failure check re-ran), the
   parts of the batch are validated on those tests only (a failing test proves a part fails),
