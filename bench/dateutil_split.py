@@ -33,8 +33,6 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,8 +40,10 @@ from typing import Any
 import yaml
 
 from bench._common import ROOT, machine_facts
-from jobs.features.bisect import driver
+from jobs.composition import with_feature
 from jobs.features.bisect.strategy import SplitPlan
+from jobs.features.bisect.wiring import bisect_feature
+from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
 from jobs.inputs.spec import parse_issue_file
 from jobs.kernel.model import BatchStatus
 from jobs.local import LocalSession
@@ -111,18 +111,6 @@ def issue(paths: list[str]) -> Any:
     return parse_issue_file(f"# Remove unused imports (F401)\n\n```stepwise\n{text}```\n")
 
 
-@contextmanager
-def plan(forced: SplitPlan | None) -> Iterator[None]:
-    """The split's plan as `forced` (None: the one strategy.py chooses)."""
-    chosen = driver.choose
-    if forced is not None:
-        driver.choose = lambda *_a, **_k: forced  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        driver.choose = chosen  # type: ignore[assignment]
-
-
 class TimedSandbox(CountingSandbox):
     """CountingSandbox, adding up the seconds of whole runs and of runs on named tests."""
 
@@ -157,9 +145,11 @@ def run_job(name: str, base: Path, where: Path, paths: list[str],
     shutil.copytree(base, repo, symlinks=True)
     sandbox = TimedSandbox()
     session = LocalSession(repo, NUMBER, sink=Recorder(), sandbox=sandbox)  # type: ignore[arg-type]
+    if forced is not None:
+        session.services.features = with_feature(session.services.features, bisect_feature(
+            ci=CI_CANDIDATES, plan=lambda *_args, **_kwargs: forced))
     started = time.perf_counter()
-    with plan(forced):
-        outcome = session.run(issue(paths), yes=True)
+    outcome = session.run(issue(paths), yes=True)
     seconds = time.perf_counter() - started
     job = session.store.load(NUMBER)
     assert job is not None

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 ALONE_UP_TO = 4
@@ -36,6 +36,10 @@ def choose(size: int, *, whole_s: float, focus: Sequence[str],
     assumed cheaper than all of them)."""
     pays = focus_s is None or focus_s < FOCUS_PAYS * whole_s
     return SplitPlan(alone=size <= ALONE_UP_TO, focus=tuple(focus) if focus and pays else ())
+
+
+# `choose`'s shape: the feature takes another for a benchmark's baseline (bench.dateutil_split).
+ChoosePlan = Callable[..., SplitPlan]
 
 
 def plan_words(plan: SplitPlan, *, size: int, tests: int, whole_s: float,
