@@ -10,7 +10,7 @@ read by Stepwise itself (regular files only) and written with `hash-object --no-
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -242,10 +242,16 @@ class Repository:
             )
         return commits
 
-    def own_commits(self, commits: Sequence[Commit]) -> frozenset[str]:
-        """Which of `commits` Stepwise made: committed as this repository's identity (locally
-        the person's own, so the recorded tree decides, jobs/decisions/reconcile.py; the
-        server's mirror also asks GitHub whether it signed them, bot/github/mirror.py)."""
+    def own_commits(self, commits: Sequence[Commit], *,
+                    made: Collection[str] | None = None) -> frozenset[str]:
+        """Which of `commits` Stepwise made. `made`: the ids of the commits it made to land,
+        recorded before each landed; a commit made with git carries no proof of its maker, so
+        only those are its own (a copy of its identity, trailers and tree is someone else's).
+        None (a record that holds none): committed as this repository's identity (locally the
+        person's own, so the recorded tree decides, jobs/decisions/reconcile.py). (The server's
+        mirror asks GitHub whether it signed them instead, bot/github/mirror.py.)"""
+        if made is not None:
+            return frozenset(c.sha for c in commits if c.sha in made)
         email = self.identity.get("GIT_COMMITTER_EMAIL", "")
         return frozenset(c.sha for c in commits if email and c.committer_email == email)
 
