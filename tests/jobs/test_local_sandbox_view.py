@@ -8,31 +8,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.jobs.adapters.sandbox_kit import needs_bwrap
+from tests.jobs.adapters.sandbox_kit import needs_bwrap, node_tools
 from tests.kit.local_e2e import VALIDATE, build_sample, cli, config_text, load_job, show, write_issue
 
 pytestmark = needs_bwrap
 
 
-def node_tools(root: Path) -> Path:
-    """npm's layout under `root` (the test's folder is under /tmp): `.bin/checker` links to the
-    package's script, which reads a file of another package."""
-    modules = root / "node_modules"
-    (modules / "checker" / "bin").mkdir(parents=True)
-    (modules / "rules").mkdir()
-    (modules / "rules" / "list.txt").write_text("2 rules checked\n")
-    script = modules / "checker" / "bin" / "checker"
-    script.write_text('#!/bin/sh\nhere=$(dirname "$(readlink -f "$0")")\n'
-                      'cat "$here/../../rules/list.txt"\n')
-    script.chmod(0o755)
-    (modules / ".bin").mkdir()
-    (modules / ".bin" / "checker").symlink_to("../checker/bin/checker")
-    return modules / ".bin"
-
-
 def test_a_linked_tool_under_the_temp_directory_validates_every_batch(tmp_path: Path) -> None:
     assert tmp_path.is_relative_to("/tmp")  # what the sandbox's private /tmp hides
-    tools = node_tools(tmp_path / "tools")
+    tools = node_tools(tmp_path / "tools", "checker", "2 rules checked")
     config = config_text(validate=[VALIDATE, "checker"], allow_commands=["python", "checker"])
     repo = build_sample(tmp_path / "repo", config=config)
     path = f"{tools}{os.pathsep}{os.environ['PATH']}"

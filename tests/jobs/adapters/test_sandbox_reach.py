@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.adapters.sandbox import BubblewrapSandbox, SandboxPolicy
-from tests.jobs.adapters.sandbox_kit import PY, needs_bwrap, py
+from jobs.adapters.sandbox import BubblewrapSandbox, CommandResult, SandboxPolicy
+from tests.jobs.adapters.sandbox_kit import PY, needs_bwrap, node_tools, py
 
 pytestmark = [needs_bwrap, pytest.mark.usefixtures("python_on_path")]
 
@@ -28,30 +28,21 @@ def in_tmp() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def node_tools(root: Path) -> Path:
-    """npm's layout: `.bin/tape` is a link to the package's script, which reads a dependency."""
-    modules = root / "node_modules"
-    (modules / "tape" / "bin").mkdir(parents=True)
-    (modules / "dep").mkdir()
-    (modules / "dep" / "index.txt").write_text("dependency read\n")
-    script = modules / "tape" / "bin" / "tape"
-    script.write_text('#!/bin/sh\nhere=$(dirname "$(readlink -f "$0")")\n'
-                      'cat "$here/../../dep/index.txt"\n')
-    script.chmod(0o755)
-    (modules / ".bin").mkdir()
-    (modules / ".bin" / "tape").symlink_to("../tape/bin/tape")
-    return modules / ".bin"
-
-
 def on_path(monkeypatch: pytest.MonkeyPatch, folder: Path | str) -> None:
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+def run_tool(tool: str, outside_tmp: Path) -> CommandResult:
+    """Run `tool` in bubblewrap from a worktree of its own under `outside_tmp`."""
+    work = outside_tmp / "work"
+    work.mkdir(exist_ok=True)
+    return BubblewrapSandbox().run([tool], cwd=work, policy=SandboxPolicy(allow_commands=(tool,)))
 
 
 def test_linked_tools_in_a_path_folder_under_the_temp_directory_run(
         in_tmp: Path, outside_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     on_path(monkeypatch, node_tools(in_tmp))
-    result = BubblewrapSandbox().run(["tape"], cwd=outside_tmp,
-                                     policy=SandboxPolicy(allow_commands=("tape",)))
+    result = run_tool("tape", outside_tmp)
     assert result.ok, result.output_tail
     assert result.output_tail == "dependency read"
 
@@ -63,10 +54,7 @@ def test_a_path_folder_reached_through_a_link_is_shown_where_path_names_it(
     node_tools(real)
     (in_tmp / "tools").symlink_to(real)
     on_path(monkeypatch, in_tmp / "tools" / "node_modules" / ".bin")
-    work = outside_tmp / "work"
-    work.mkdir()
-    result = BubblewrapSandbox().run(["tape"], cwd=work,
-                                     policy=SandboxPolicy(allow_commands=("tape",)))
+    result = run_tool("tape", outside_tmp)
     assert result.ok, result.output_tail
     assert result.output_tail == "dependency read"
 
@@ -78,10 +66,7 @@ def test_a_link_from_a_visible_path_folder_into_the_temp_directory_is_followed(
     shelf.mkdir()
     (shelf / "tape").symlink_to(in_tmp / "node_modules" / "tape" / "bin" / "tape")
     on_path(monkeypatch, shelf)
-    work = outside_tmp / "work"
-    work.mkdir()
-    result = BubblewrapSandbox().run(["tape"], cwd=work,
-                                     policy=SandboxPolicy(allow_commands=("tape",)))
+    result = run_tool("tape", outside_tmp)
     assert result.ok, result.output_tail
     assert result.output_tail == "dependency read"
 
@@ -95,10 +80,7 @@ def test_a_scripts_interpreter_under_the_temp_directory_is_shown(
     (shelf / "greet").write_text(f"#!{in_tmp}/interp/sh\necho greeted\n")
     (shelf / "greet").chmod(0o755)
     on_path(monkeypatch, shelf)
-    work = outside_tmp / "work"
-    work.mkdir()
-    result = BubblewrapSandbox().run(["greet"], cwd=work,
-                                     policy=SandboxPolicy(allow_commands=("greet",)))
+    result = run_tool("greet", outside_tmp)
     assert result.ok, result.output_tail
     assert result.output_tail == "greeted"
 
@@ -156,10 +138,7 @@ def test_a_relative_path_entry_is_named_instead_of_a_raw_execvp_error(
     (outside_tmp / "tools" / "lint").chmod(0o755)
     monkeypatch.chdir(outside_tmp)
     on_path(monkeypatch, "tools")
-    work = outside_tmp / "work"
-    work.mkdir()
-    result = BubblewrapSandbox().run(["lint"], cwd=work,
-                                     policy=SandboxPolicy(allow_commands=("lint",)))
+    result = run_tool("lint", outside_tmp)
     assert result.exit_code == 127
     assert result.output_tail == (
         f"`lint` resolves outside the sandbox to {outside_tmp}/tools/lint, through the "
