@@ -56,6 +56,7 @@ from jobs.recipes.llm_settings import LlmSettings
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 5
 MAX_LANDING_TREES = 200  # the newest note, revert and base-merge trees the record keeps
+MAX_LANDING_COMMITS = 10  # the newest commits made to land (only unsaved landings need one)
 
 
 @dataclass(frozen=True)
@@ -264,8 +265,9 @@ class JobContext:
 
     def land(self, commit: str, *, batch: Batch | None = None, also: Iterable[int] = ()) -> str:
         """Move the job branch to `commit` (a child of the recorded head) after recording its
-        tree, durably, as the tree this batch (or a note, revert or base merge) lands: only a
-        commit of a recorded tree is ever adopted as ours (jobs/decisions/reconcile.py).
+        tree, durably, as the tree this batch (or a note, revert or base merge) lands, and its
+        id as a commit Stepwise made: only a commit of a recorded tree, made by Stepwise, is
+        ever adopted as ours (jobs/decisions/reconcile.py).
         `also`: other batches changed since the last save (files a wider batch took).
         Returns the sha it landed as (server mode: GitHub's)."""
         job, repo = self.job, self.services.repository
@@ -274,6 +276,7 @@ class JobContext:
             batch.tree = tree
         elif tree not in job.landing_trees:
             job.landing_trees = [*job.landing_trees[-(MAX_LANDING_TREES - 1):], tree]
+        job.landing_commits = [*job.landing_commits[-(MAX_LANDING_COMMITS - 1):], commit]
         self.save(touched=() if batch is None else (batch.number, *also))
         return repo.advance_branch(job.branch, commit, job.head_sha)
 

@@ -154,6 +154,11 @@ class Job(Record):
     # The trees of the note, revert and base-merge commits Stepwise lands, each recorded before
     # its commit lands: a commit with those trailers is ours only with one of these trees.
     landing_trees: list[str] = []
+    # The ids of the newest commits Stepwise made to land, each recorded before it lands. A
+    # commit pushed with git (local mode, `commit_via: git`) carries no proof of who made it:
+    # it is Stepwise's own only when its id is one of these (a copy of Stepwise's identity,
+    # trailers and tree is someone else's). Empty: a record of an earlier release (identity).
+    landing_commits: list[str] = []
     # Whether this record was started by a release that records trees before landing. False:
     # a record of an earlier release, or one rebuilt from the branch after it was lost; a
     # commit for which it holds no tree is then adopted when Stepwise made it (its identity,
