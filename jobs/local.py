@@ -156,7 +156,9 @@ class LocalSession:
                 code="no_job")
         return job
 
-    def run(self, issue: IssueTask, *, yes: bool, issue_file: Path | None = None) -> Outcome:
+    def run(self, issue: IssueTask, *, yes: bool, issue_file: Path | None = None,
+            part_of: str = "") -> Outcome:
+        """Start or resume the job of `issue`; `part_of`: the campaign a new job belongs to."""
         with self.store.lock(self.number):
             job = self.store.load(self.number)
             started_from = str(issue_file.resolve()) if issue_file is not None else None
@@ -167,7 +169,7 @@ class LocalSession:
             if job is None:
                 job = create_job(issue, self.number, self.services)
                 self.repository.signoff = job.config.signoff
-                job.issue_file = started_from
+                job.issue_file, job.part_of = started_from, part_of
                 job = self.store.save(job)
                 self._mention_uncommitted(job)
             elif job.is_terminal:
@@ -181,12 +183,13 @@ class LocalSession:
                 self.services.forge.publish(job, Publication.NOTICE, moved)
             return engine.run()
 
-    def run_file(self, path: Path, *, yes: bool) -> Outcome:
+    def run_file(self, path: Path, *, yes: bool, part_of: str = "") -> Outcome:
         """`stepwise run --issue FILE`: the file's spec, or (recipe llm enabled) a drafted one."""
         text = read_issue_text(path)
         if has_spec_block(text) or not llm_enabled(self.services):
             try:
-                return self.run(parse_issue_file(text), yes=yes, issue_file=path)
+                return self.run(parse_issue_file(text), yes=yes, issue_file=path,
+                                part_of=part_of)
             except InvalidSpecError as exc:
                 if has_spec_block(text) or exc.field is not None:
                     raise

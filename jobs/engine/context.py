@@ -39,6 +39,7 @@ from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, JobStatus
 from jobs.kernel.records import Attempt, CiWait, CommandEvidence, Event
 from jobs.notes.progress import gate_prompt
+from jobs.notes.tally import outcome as job_outcome
 from jobs.ports import (
     Checkout,
     CiFailure,
@@ -221,7 +222,8 @@ def outcome_of(job: Job, *, voice: Voice = LOCAL) -> Outcome:
         return Outcome(job.status, EXIT_COMPLETED, "job completed with nothing to do (no "
                        "batch was planned, nothing was committed)")
     if job.status is JobStatus.COMPLETED:
-        return Outcome(job.status, EXIT_COMPLETED, f"job completed; change note {job.note_path}")
+        return Outcome(job.status, EXIT_COMPLETED,  # "completed with leftovers" when so
+                       f"job {job_outcome(job)}; change note {job.note_path}")
     if job.status is JobStatus.CANCELLED:
         return Outcome(job.status, EXIT_CANCELLED, "job cancelled")
     if job.status is JobStatus.CANCEL_REQUESTED:  # accepted, not a failure: it ends cancelled

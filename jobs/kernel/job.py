@@ -26,7 +26,12 @@ from jobs.kernel.model import (
     transition,
 )
 from jobs.kernel.plan_history import PlanRecord
-from jobs.kernel.record_upgrades import failure_cause, fields_from_extra, without_gate_once_ended
+from jobs.kernel.record_upgrades import (
+    failure_cause,
+    fields_from_extra,
+    part_of_from_server,
+    without_gate_once_ended,
+)
 from jobs.kernel.records import (
     Attempt,
     BaseConflict,
@@ -148,6 +153,9 @@ class Job(Record):
     network_hosts: list[NetworkHost] = []  # the default allowlist and why (network_allow empty)
     git_version: GitVersion | None = None  # the version from git given to the version tools
     issue_file: str | None = None  # local mode: the issue file the job was started from
+    # The campaign this job is one part of, named in its card and change note: the App's
+    # control issue (`owner/repo#N`) or, locally, the campaign's issue file; '' on its own.
+    part_of: str = ""
     instructions: list[str] = []
     note_path: str = ""
     note_commit: str | None = None
@@ -189,7 +197,7 @@ class Job(Record):
     @model_validator(mode="before")
     @classmethod
     def _fields_from_extra(cls, data: Any) -> Any:
-        return without_gate_once_ended(fields_from_extra(data))
+        return without_gate_once_ended(part_of_from_server(fields_from_extra(data)))
 
     def set_status(self, new: JobStatus) -> None:
         transition(self, new)

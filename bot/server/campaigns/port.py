@@ -34,6 +34,7 @@ from jobs.features.campaigns.port import (
     job_state,
     plan_digest,
     preview_of,
+    view_shapes,
 )
 from jobs.features.campaigns.record import OPEN_STATES, RepoEntry, RepoState
 from jobs.features.campaigns.selection import RepoFacts
@@ -162,7 +163,7 @@ class ServerCampaignPort:
                                  base=Base(branch=info.default_branch, sha=sha, config=config))
                 job.server.installation_id = self.doc.installation_id
                 job.server.approver_ids = approver_ids  # matched by account id, as every job
-                job.server.part_of = f"{self.doc.control}#{self.doc.number}"  # card and note
+                job.part_of = f"{self.doc.control}#{self.doc.number}"  # card and note
                 job.untrusted_spec = True  # written by the App: only an approval passes `plan`
                 self.ctx.store.save(job)
                 queue_next_step(self.ctx, job)
@@ -291,4 +292,4 @@ class ServerCampaignPort:
                                          RepoState.NEEDS_HUMAN and job.gate.reason else ""),
                        batches_done=len(done), batches_total=len(job.batches),
                        files_done=sum(len(b.files) for b in done), link=pull_link or issue,
-                       baseline=baseline_word(job))
+                       baseline=baseline_word(job), shapes=view_shapes(job))
