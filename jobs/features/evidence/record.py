@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from jobs.decisions.edit_shapes import ShapeSummary, sum_summaries
 from jobs.kernel.job import Batch, Job
+from jobs.kernel.record_parts import raw_part
 
 PART = "evidence"
 Model = TypeVar("Model", bound=BaseModel)
@@ -15,12 +18,12 @@ Model = TypeVar("Model", bound=BaseModel)
 
 def batch_facet(batch: Batch, facet: str, model: type[Model]) -> Model | None:
     """The facet's record of `batch` (None when it has none, or one this version cannot read)."""
-    return _read(batch.parts.get(PART, {}).get(facet), model)
+    return _read(raw_part(batch.parts, PART).get(facet), model)
 
 
 def put_batch_facet(batch: Batch, facet: str, value: BaseModel | None) -> None:
     """Record (None: forget) the facet's part of `batch`; the batch must be saved as touched."""
-    part = dict(batch.parts.get(PART, {}))
+    part = raw_part(batch.parts, PART)
     if value is None:
         part.pop(facet, None)
     else:
@@ -29,11 +32,11 @@ def put_batch_facet(batch: Batch, facet: str, value: BaseModel | None) -> None:
 
 
 def job_facet(job: Job, facet: str, model: type[Model]) -> Model | None:
-    return _read(job.parts.get(PART, {}).get(facet), model)
+    return _read(raw_part(job.parts, PART).get(facet), model)
 
 
 def put_job_facet(job: Job, facet: str, value: BaseModel | None) -> None:
-    part = dict(job.parts.get(PART, {}))
+    part = raw_part(job.parts, PART)
     if value is None:
         part.pop(facet, None)
     else:
@@ -48,3 +51,10 @@ def _read(data: object, model: type[Model]) -> Model | None:
         return model.model_validate(data)
     except ValidationError:  # a part written by another version: shown as not recorded
         return None
+
+
+def job_shapes(batches: Iterable[Batch]) -> ShapeSummary:
+    """The edit shapes recorded for the committed batches (their `shapes` facet), summed; a
+    campaign sums the jobs' in turn."""
+    return sum_summaries([found for batch in batches if batch.commit
+                          if (found := batch_facet(batch, "shapes", ShapeSummary)) is not None])
