@@ -122,11 +122,9 @@ class LocalSession:
         self.number = number
         try:
             repository = Repository(repo)
-            # Local commits are authored by the person, as `git commit` would (a DCO or CLA check
-            # reads the author); Stepwise's own identity only when the checkout has none.
-            repository.authored_by_its_user()
         except WorkspaceError as exc:  # a wrong --repo is bad input (exit 2), not a failure
             raise BadInputError(exc.message, hint=exc.hint, code=exc.code) from None
+        self.repository = repository
         self.store = FileStore(repository.state_dir)
         # Gate prompts print commands that work as printed, from any directory.
         self.suffix = f" --repo {shlex.quote(str(repository.root))}" + (
@@ -154,15 +152,20 @@ class LocalSession:
                 code="no_job")
         return job
 
-    def run(self, issue: IssueTask, *, yes: bool, issue_file: Path | None = None) -> Outcome:
+    def run(self, issue: IssueTask, *, yes: bool, issue_file: Path | None = None,
+            part_of: str = "") -> Outcome:
+        """Start or resume the job of `issue`; `part_of`: the campaign a new job belongs to."""
         with self.store.lock(self.number):
             job = self.store.load(self.number)
             started_from = str(issue_file.resolve()) if issue_file is not None else None
             if job is not None:
                 self._refuse_other_issue(job, started_from)
+            if job is None or not job.is_terminal:
+                self.commit_as_user(job)  # no identity: refused before anything is made
             if job is None:
                 job = create_job(issue, self.number, self.services)
-                job.issue_file = started_from
+                self.repository.signoff = job.config.signoff
+                job.issue_file, job.part_of = started_from, part_of
                 job = self.store.save(job)
                 self._mention_uncommitted(job)
             elif job.is_terminal:
@@ -176,13 +179,14 @@ class LocalSession:
                 self.services.forge.publish(job, Publication.NOTICE, notice)
             return engine.run()
 
-    def run_file(self, path: Path, *, yes: bool) -> Outcome:
+    def run_file(self, path: Path, *, yes: bool, part_of: str = "") -> Outcome:
         """`stepwise run --issue FILE`: the file's spec, or (recipe llm enabled) a drafted one."""
         text = read_issue_text(path)
         drafter = drafting(self.services.features)
         if has_spec_block(text) or drafter is None or not drafter.local(self.services):
             try:
-                return self.run(parse_issue_file(text), yes=yes, issue_file=path)
+                return self.run(parse_issue_file(text), yes=yes, issue_file=path,
+                                part_of=part_of)
             except InvalidSpecError as exc:
                 if has_spec_block(text) or exc.field is not None:
                     raise
@@ -196,6 +200,8 @@ class LocalSession:
         """An issue without a ```stepwise block: the model drafts one, the job stops at `plan`."""
         with self.store.lock(self.number):
             job = self.store.load(self.number)
+            if job is None or not job.is_terminal:
+                self.commit_as_user(job)
             if job is None:
                 job, comment = drafter.draft(self.services, title, body, self.number)
                 job = self.store.save(job)
@@ -206,6 +212,12 @@ class LocalSession:
             # A drafted spec is shown to a person first: --yes applies only once it is approved.
             return Engine(self.services, job,
                           auto_approve=yes and job.approved_digest is not None).run()
+
+    def commit_as_user(self, job: Job | None) -> None:
+        """Local commits are the person's, author and committer, as `git commit` makes them (a
+        DCO or CLA check reads them), with their Signed-off-by when the config's `signoff` asks;
+        git without an identity is refused before anything is made (exit 2, naming the fix)."""
+        self.repository.commit_as_its_user(signoff=job is not None and job.config.signoff)
 
     def free_number(self) -> int:
         return max([0, *self.store.numbers()]) + 1
@@ -264,6 +276,7 @@ class LocalSession:
             return message, wiring.outcome
         with self.store.lock(self.number):
             job = self.load()
+            self.commit_as_user(job)
             if verb is not Verb.CANCEL:
                 start_checks(self.services, job.spec)
             if verb in (Verb.APPROVE, Verb.RETRY) and job.status in RESUMABLE:
@@ -277,7 +290,9 @@ class LocalSession:
     def revert(self, batch: int) -> tuple[str, Outcome]:
         with self.store.lock(self.number):
             wiring = LocalWiring(self)
-            usecases.revert(wiring, self.load(), batch)
+            job = self.load()
+            self.commit_as_user(job)
+            usecases.revert(wiring, job, batch)
             return wiring.message, wiring.outcome
 
     def instruct(self, text: str) -> str:

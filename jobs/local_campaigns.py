@@ -35,6 +35,7 @@ from jobs.features.campaigns.port import (
     plan_digest,
     preview_entry,
     preview_of,
+    view_shapes,
 )
 from jobs.features.campaigns.record import (
     OPEN_STATES,
@@ -92,9 +93,10 @@ class LocalCampaignPort:
     """The campaign's port over local checkouts: previews read git, jobs are LocalSessions."""
 
     def __init__(self, repos: dict[str, Path], task: IssueTask, state_dir: Path,
-                 clock: Callable[[], datetime]) -> None:
+                 clock: Callable[[], datetime], *, campaign_file: Path) -> None:
         self.repos, self.task, self.state_dir, self.clock = repos, task, state_dir, clock
         self.issue_file = state_dir / ISSUE
+        self.part_of = str(campaign_file.resolve())  # each job's card and note name it
 
     def resolve(self, target: str) -> str:
         """`add <dir>`: the checkout joins under its folder's name."""
@@ -155,7 +157,8 @@ class LocalCampaignPort:
                                          "starting another")
             number = max([0, *store.numbers()]) + 1
             session = self._session(entry, number)
-            session.run_file(self.issue_file, yes=False)  # stops at its own plan gate
+            # It stops at its own plan gate.
+            session.run_file(self.issue_file, yes=False, part_of=self.part_of)
             entry.job = str(number)
             job = session.load()
             planned = [file for batch in job.batches for file in batch.files]
@@ -223,7 +226,7 @@ class LocalCampaignPort:
                                          if state is RepoState.NEEDS_HUMAN else ""),
                        batches_done=len(done), batches_total=len(job.batches),
                        files_done=sum(len(b.files) for b in done), link=job.branch,
-                       baseline=baseline_word(job))
+                       baseline=baseline_word(job), shapes=view_shapes(job))
 
 
 def _first_line(text: str, limit: int = 200) -> str:
@@ -287,7 +290,7 @@ def run_campaign(issue_file: Path, repo_dirs: Sequence[Path], *, command: str | 
     stored = json.loads((folder / REPOS).read_text()) if (folder / REPOS).exists() else {}
     repos = {name: Path(path) for name, path in stored.items()}
     repos.update(_names(repo_dirs))
-    port = LocalCampaignPort(repos, parsed.task, folder, clock)
+    port = LocalCampaignPort(repos, parsed.task, folder, clock, campaign_file=issue_file)
     if parsed.task.spec.digest() != campaign.spec_digest:
         (folder / ISSUE).write_text(issue_text, encoding="utf-8")
         said.append(apply_spec_change(campaign, parsed.task.spec.digest(), parsed.settings, port,

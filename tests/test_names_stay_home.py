@@ -54,6 +54,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
                                                          "replayed (a model may have edited it)",
     ("evidence", "evidence", "jobs/kernel/feature_parts.py"): "the note slot `evidence` (where "
                                                               "sections go), not the config key",
+    ("evidence", "evidence", "jobs/decisions/edit_shapes.py"): "a campaign sums its jobs' edit "
+        "shapes from evidence's part (features are independent: campaigns cannot import it)",
     ("ci", "ci", "bot/events.py"): "the webhook event kind `ci` (check runs, statuses)",
     ("ci", "ci", "bot/plumbing/idle_index.py"): "the idle index's bucket of jobs waiting for CI",
     ("ci", "ci", "bot/taskcenter/templates/_ci.html"): "the task center's CI panel shows the "

@@ -5,10 +5,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from jobs.adapters.workspace import BOT_EMAIL, BOT_NAME, run_git
+from jobs.adapters.git_identity import commit_identity
+from jobs.adapters.workspace import run_git
 from jobs.basics.errors import BadInputError
 
 SAMPLE = Path(__file__).parent / "sample"
+DEMO_NAME, DEMO_EMAIL = "Stepwise demo", "demo@stepwise.invalid"
 
 
 def copy_sample(destination: Path) -> None:
@@ -27,7 +29,12 @@ def prepare_demo(target: Path) -> tuple[Path, Path]:
     run_git(["init", "--quiet", "--initial-branch=main"], cwd=repo)
     git_dir = repo / ".git"
     run_git(["add", "-A"], cwd=repo, git_dir=git_dir, work_tree=repo)
-    run_git(["-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}",
+    if commit_identity(cwd=repo, git_dir=git_dir) is None:
+        # The demo's commits are yours, as a real job's are; with no git identity on this
+        # machine, the sample repository gets one of its own (a real checkout is refused).
+        for key, value in (("user.name", DEMO_NAME), ("user.email", DEMO_EMAIL)):
+            run_git(["config", key, value], cwd=repo, git_dir=git_dir)
+    run_git(["-c", f"user.name={DEMO_NAME}", "-c", f"user.email={DEMO_EMAIL}",
              "commit", "--quiet", "-m", "shelf: initial import"], cwd=repo, git_dir=git_dir,
             work_tree=repo)
     issue = target / "issue-1.md"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from jobs.kernel.job import Job, OpenGate
 from jobs.kernel.model import Gate, JobStatus
 from jobs.kernel.outbox import gate_key
-from jobs.notes.tally import outcome, tally
+from jobs.notes.tally import leftover_words, outcome, tally
 
 QUEUE_DONE = "Stepwise waited here for another job of this repository to finish; it has " \
     "started planning now (the plan follows in its own comment)."
@@ -75,9 +75,8 @@ def closing_head(job: Job) -> str:
         head += f" The change note is `{job.note_path}`"
         head += f" in #{pull.number}, now ready for review." if pull is not None else "."
     head += f"\n\n{counted.batches_line().capitalize()}; {counted.files_line()}."
-    if counted.leftovers:
-        head += (f" {len(counted.leftovers)} target(s) are left for a human to confirm: they "
-                 "are listed in the change note.")
+    if counted.left_for_human:
+        head += f" {leftover_words(counted)} in the change note."
     if job.error is not None:
         head += f"\n\nError `{job.error.code}` ({job.error.retry_class}): " \
                 f"{job.error.message}\n\nHint: {job.error.hint}"

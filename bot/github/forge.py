@@ -258,8 +258,7 @@ class GitHubForge:
         return f"the `Stepwise` check run's details and {center}"
 
     def pull_body(self, job: Job) -> str:
-        part_of = f" Part of {job.server.part_of}." if job.server.part_of else ""
-        tail = "\n\n".join([f"Closes nothing by itself: tracks #{job.number}.{part_of}",
+        tail = "\n\n".join([f"Closes nothing by itself: tracks #{job.number}.",
                              MERGE_ADVICE.format(revert=self.voice.usage("revert <batch>")),
                              marker(job, "card")])
         card = fit_chars(redact(self.card(job)), BODY_CHARS, reserve=len(tail) + 2,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -98,12 +98,13 @@ class MirroredRepository(Repository):
             ) from None
         return new
 
-    def own_commits(self, commits: Sequence[Commit]) -> frozenset[str]:
+    def own_commits(self, commits: Sequence[Commit], *,
+                    made: Collection[str] | None = None) -> frozenset[str]:
         """Through the API: the commits GitHub signed as authored by the App's bot user
         (GitHub commits them as itself); a push can copy the bot's name, never GitHub's
-        signature. With git: committed as the App's bot user."""
+        signature. With git: the commits it made (`made`, see Repository.own_commits)."""
         if self.api is None:
-            return super().own_commits(commits)
+            return super().own_commits(commits, made=made)
         email = self.identity.get("GIT_AUTHOR_EMAIL", "")
         return frozenset(c.sha for c in commits if self.api.signed_by_app(c.sha, email))
 

@@ -46,6 +46,7 @@ from bot.taskcenter.views import (
 )
 from jobs.basics.errors import StateError
 from jobs.basics.redact import redact
+from jobs.decisions.verdicts import undone_files
 from jobs.kernel.feature_parts import check_batch_lines, gate_lines
 from jobs.notes.progress import baseline_label, short
 
@@ -191,6 +192,7 @@ def job_page(job_id: str, _: PageViewer, store: StoreDep, links: LinksDep) -> HT
     return render("job.html", job=job, summary=summarise(job, links), gate=gate_view(job, links),
                   milestones=milestones(job), links=links, refresh=refresh_seconds(job),
                   events_by_batch=events_by_batch,
+                  undone={b.number: files for b in job.batches if (files := undone_files(b))},
                   validation=job.config.validate_commands,
                   # the features' evidence, as the gate and the check runs say it
                   gate_evidence=gate_lines(job),

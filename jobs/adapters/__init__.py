@@ -7,7 +7,8 @@
   `staging.py` (what a command left, read as data) with `blob_writer.py` (its blobs written as
   loose objects), `index_state.py` (what the private index holds) and `known_commits.py` (the
   commits this process wrote: their trees, their ancestry), `merging.py` (the base
-  merged in the object store: `git merge-tree`, the merge commit), `discovery.py` (`git grep`).
+  merged in the object store: `git merge-tree`, the merge commit), `discovery.py` (`git grep`),
+  `git_identity.py` (who local commits are made as, found as `git commit` finds it).
 - files: `safe_paths.py` (files opened without following links), `tree_fd.py` (host-side work
   on sandbox-written trees from directory descriptors, never by path).
 - the sandbox: `sandbox.py` (bubblewrap) with `sandbox_process.py` (the process group, timeout,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from jobs.adapters.git_identity import signed_off
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.workspace import BOT_IDENTITY
 from jobs.basics.errors import WorkspaceError
@@ -66,5 +67,5 @@ def absent_paths(repo: Workspace, sha: str, paths: Iterable[str]) -> frozenset[s
 def commit_merge(repo: Workspace, *, tree: str, head: str, base: str, message: str) -> str:
     """A merge commit of exactly `tree` with the parents `head` (first) and `base`."""
     return run_git(["commit-tree", tree, "-p", head, "-p", base, "-F", "-"], cwd=repo.root,
-                   git_dir=repo.git_dir, stdin=message,
+                   git_dir=repo.git_dir, stdin=signed_off(message, repo),
                    env=getattr(repo, "identity", BOT_IDENTITY)).strip()

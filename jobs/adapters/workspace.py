@@ -10,14 +10,15 @@ read by Stepwise itself (regular files only) and written with `hash-object --no-
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs.adapters.git_identity import commit_identity, no_identity_error
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.index_state import KnownTrees
 from jobs.adapters.known_commits import KnownCommits
-from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree, identity_env
+from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree
 from jobs.basics.errors import WorkspaceError
 from jobs.ports import Commit
 
@@ -86,16 +87,16 @@ class Repository:
         self.known_trees = KnownTrees()  # written by this process's worktrees
         self.known_commits = KnownCommits()  # and the commits they made
         self.identity = dict(BOT_IDENTITY)  # who authors and commits (the server: its bot user)
+        self.signoff = False  # local mode's `signoff`: a Signed-off-by line on every commit
 
-    def authored_by_its_user(self) -> None:
-        """Author commits as the checkout's own git identity (`user.name` and `user.email`, as
-        `git commit` would), when both are set; the committer stays Stepwise's identity, which
-        is how its own commits are told from people's (`own_commits`)."""
-        name = self.git("config", "--get", "user.name", check=False).strip()
-        email = self.git("config", "--get", "user.email", check=False).strip()
-        if name and email:
-            author = identity_env(name, email)
-            self.identity |= {key: value for key, value in author.items() if "AUTHOR" in key}
+    def commit_as_its_user(self, *, signoff: bool = False) -> None:
+        """Commit as the person whose checkout this is, author and committer, as `git commit`
+        would (jobs/adapters/git_identity.py); with `signoff`, every message ends with their
+        `Signed-off-by:`. Raises BadInputError naming the fix when git has no identity."""
+        identity = commit_identity(cwd=self.root, git_dir=self.checkout_git_dir)
+        if identity is None:
+            raise no_identity_error()
+        self.identity, self.signoff = identity, signoff
 
     def git(self, *args: str, check: bool = True) -> str:
         return run_git(args, cwd=self.root, git_dir=self.checkout_git_dir,
@@ -241,9 +242,16 @@ class Repository:
             )
         return commits
 
-    def own_commits(self, commits: Sequence[Commit]) -> frozenset[str]:
-        """Which of `commits` Stepwise made: committed as this repository's identity (the
-        server's mirror also asks GitHub whether it signed them, bot/github/mirror.py)."""
+    def own_commits(self, commits: Sequence[Commit], *,
+                    made: Collection[str] | None = None) -> frozenset[str]:
+        """Which of `commits` Stepwise made. `made`: the ids of the commits it made to land,
+        recorded before each landed; a commit made with git carries no proof of its maker, so
+        only those are its own (a copy of its identity, trailers and tree is someone else's).
+        None (a record that holds none): committed as this repository's identity (locally the
+        person's own, so the recorded tree decides, jobs/decisions/reconcile.py). (The server's
+        mirror asks GitHub whether it signed them instead, bot/github/mirror.py.)"""
+        if made is not None:
+            return frozenset(c.sha for c in commits if c.sha in made)
         email = self.identity.get("GIT_COMMITTER_EMAIL", "")
         return frozenset(c.sha for c in commits if email and c.committer_email == email)
 

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from jobs.adapters import dir_scan
 from jobs.adapters.blob_writer import write_blobs
+from jobs.adapters.git_identity import signed_off
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.index_state import IndexState, found_renames, parse_patch_with_raw
 from jobs.adapters.staging import Change, clean_worktree, collect_changes, index_info, remove_entry
@@ -299,7 +300,8 @@ class Worktree:
 
     def commit_tree(self, tree: str, parent: str, message: str) -> str:
         """A commit of exactly `tree` on `parent` (no hooks run, nothing else is included)."""
-        commit = self._git("commit-tree", tree, "-p", parent, "-F", "-", stdin=message,
+        commit = self._git("commit-tree", tree, "-p", parent, "-F", "-",
+                           stdin=signed_off(message, self.repository),
                            env=getattr(self.repository, "identity", BOT_IDENTITY)).strip()
         self.repository.remember_commit(commit, tree, parent)
         if self.index.holds(tree):

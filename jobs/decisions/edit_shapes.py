@@ -2,8 +2,7 @@
 placeholders: Python through its tokenizer, other languages through a Pygments lexer) and the
 hunks grouped by shape, with counts and one example each, outliers first (a shape seen once, or
 in under 5% of the hunks: "review these first"). A summary sums with others (`add`), so one
-review covers a milestone, a job or a campaign's repositories (jobs/features/evidence
-record.py `job_shapes` reads a job's)."""
+review covers a milestone, a job or a campaign's repositories; `job_shapes` reads a job's."""
 
 from __future__ import annotations
 
@@ -22,6 +21,9 @@ from pygments.token import Comment, Name, Number, String, Text, Whitespace, _Tok
 from pygments.util import ClassNotFound
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
+
+from jobs.kernel.job import Batch
+from jobs.kernel.record_parts import raw_part
 
 OUTLIER_SHARE = 0.05  # a shape in under 5% of the hunks is an outlier (and one seen once)
 SHAPES_KEPT = 200  # per summary; the rest are summed into `other_hunks`
@@ -188,3 +190,13 @@ def _lexed_word(kind: _TokenType, value: str) -> str:
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
+
+def job_shapes(batches: Iterable[Batch]) -> ShapeSummary:
+    """The shapes recorded for committed batches (`Batch.parts["evidence"]["shapes"]`, written by
+    jobs/features/evidence), summed; a campaign sums the jobs' in turn."""
+    found = []
+    for batch in batches:
+        data = raw_part(batch.parts, "evidence").get("shapes") if batch.commit else None
+        if data is not None:
+            found.append(ShapeSummary.model_validate(data))
+    return sum_summaries(found)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from jobs.basics import markdown_safe as md
 from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.kernel.gates import RefusedError
 from jobs.kernel.job import Batch, Job
@@ -80,9 +81,25 @@ def reverted_leftovers(batch: Batch, leftovers: Sequence[str]) -> list[str]:
             if any(item.startswith(f"{path}:") for path in batch.files)]
 
 
+def undone_files(batch: Batch) -> list[str]:
+    """The files a reverted batch's revert put back as they were: those its commit changed (a
+    record without `changed_files`: its files); none for a batch that is not reverted. Whatever
+    the recipe, they are left for a human to confirm (jobs/notes/tally.py)."""
+    if batch.status is not BatchStatus.REVERTED:
+        return []
+    return list(batch.changed_files or batch.files)
+
+
 def revert_summary(batch: Batch, commit: str) -> str:
-    """What a revert did, as the command's answer."""
+    """What a revert did, as the command's answer: the files it undid and the targets it brought
+    back, both left for a human."""
     verdict = "passes" if batch.revert_ok is not False else "does NOT pass"
-    back = f"; {len(batch.leftovers)} targets are back (leftovers)" if batch.leftovers else ""
+    files = undone_files(batch)
+    shown = md.codes(files[:5]) + (" …" if len(files) > 5 else "")
+    undone = f"; its change to {len(files)} file{'' if len(files) == 1 else 's'} is undone " \
+        f"({shown})" if files else ""
+    back = f"; {len(batch.leftovers)} target{'' if len(batch.leftovers) == 1 else 's'} " \
+        "came back" if batch.leftovers else ""
+    listed = ", listed as leftovers for a human to confirm" if files or batch.leftovers else ""
     return (f"batch {batch.number} reverted in {commit[:7]}; the reverted head {verdict} "
-            f"validation{back}")
+            f"validation{undone}{back}{listed}")

@@ -53,11 +53,14 @@ def branch_facts(repo: Workspace, job: Job) -> BranchFacts:
 
 def own_commits(repo: Workspace, job: Job, commits: Sequence[Commit]) -> frozenset[str]:
     """Which of the commits carrying this job's trailers (and not yet in the record) Stepwise
-    made: asked of the workspace (in server mode, of GitHub) only for those."""
+    made: asked of the workspace (in server mode, of GitHub) only for those. With git, only
+    the commits the record says it made to land (a record of an earlier release, which holds
+    none: its identity)."""
     recorded = recorded_commits(job)
     claimed = [c for c in commits if c.trailers.get(trailers.JOB) == job.id
                and c.sha not in recorded]
-    return repo.own_commits(claimed) if claimed else frozenset()
+    made = frozenset(job.landing_commits) if job.landing_commits else None
+    return repo.own_commits(claimed, made=made) if claimed else frozenset()
 
 
 def without_base_commits(repo: Workspace, job: Job, head: str,

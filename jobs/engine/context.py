@@ -40,6 +40,7 @@ from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, JobStatus
 from jobs.kernel.records import Attempt, CiWait, CommandEvidence, Event
 from jobs.notes.progress import gate_prompt
+from jobs.notes.tally import outcome as job_outcome
 from jobs.ports import (
     Checkout,
     CiFailure,
@@ -57,6 +58,7 @@ from jobs.recipes.llm_settings import LlmSettings
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 5
 MAX_LANDING_TREES = 200  # the newest note, revert and base-merge trees the record keeps
+MAX_LANDING_COMMITS = 10  # the newest commits made to land (only unsaved landings need one)
 
 
 @dataclass(frozen=True)
@@ -258,7 +260,8 @@ def outcome_of(job: Job, *, voice: Voice = LOCAL) -> Outcome:
         return Outcome(job.status, EXIT_COMPLETED, "job completed with nothing to do (no "
                        "batch was planned, nothing was committed)")
     if job.status is JobStatus.COMPLETED:
-        return Outcome(job.status, EXIT_COMPLETED, f"job completed; change note {job.note_path}")
+        return Outcome(job.status, EXIT_COMPLETED,  # "completed with leftovers" when so
+                       f"job {job_outcome(job)}; change note {job.note_path}")
     if job.status is JobStatus.CANCELLED:
         return Outcome(job.status, EXIT_CANCELLED, "job cancelled")
     if job.status is JobStatus.CANCEL_REQUESTED:  # accepted, not a failure: it ends cancelled
@@ -302,8 +305,9 @@ class JobContext:
 
     def land(self, commit: str, *, batch: Batch | None = None, also: Iterable[int] = ()) -> str:
         """Move the job branch to `commit` (a child of the recorded head) after recording its
-        tree, durably, as the tree this batch (or a note, revert or base merge) lands: only a
-        commit of a recorded tree is ever adopted as ours (jobs/decisions/reconcile.py).
+        tree, durably, as the tree this batch (or a note, revert or base merge) lands, and its
+        id as a commit Stepwise made: only a commit of a recorded tree, made by Stepwise, is
+        ever adopted as ours (jobs/decisions/reconcile.py).
         `also`: other batches changed since the last save (files a wider batch took).
         Returns the sha it landed as (server mode: GitHub's)."""
         job, repo = self.job, self.services.repository
@@ -312,6 +316,7 @@ class JobContext:
             batch.tree = tree
         elif tree not in job.landing_trees:
             job.landing_trees = [*job.landing_trees[-(MAX_LANDING_TREES - 1):], tree]
+        job.landing_commits = [*job.landing_commits[-(MAX_LANDING_COMMITS - 1):], commit]
         self.save(touched=() if batch is None else (batch.number, *also))
         return repo.advance_branch(job.branch, commit, job.head_sha)
 

@@ -22,7 +22,8 @@ from jobs.kernel import trailers
 from jobs.kernel.gates import RefusedError
 from jobs.kernel.job import Batch
 from jobs.kernel.model import BatchStatus, JobStatus
-from jobs.notes.progress import files_label
+from jobs.notes.progress import files_label, render_card
+from jobs.ports import Publication
 
 
 def revert_batch(engine: JobContext, number: int) -> str:
@@ -71,6 +72,8 @@ def revert_batch(engine: JobContext, number: int) -> str:
     if job.config.notes == "per_milestone" or job.is_terminal:
         commit_note(engine, f"revert of batch {number}")
     engine.run_hooks("after_revert")  # CI: at ci_failed, wait for CI on the new head again
+    # The card (the PR body) counts the revert and what it left for a human, even after the end.
+    engine.publish(Publication.PROGRESS, render_card(job, fold_finished=not job.is_terminal))
     return revert_summary(batch, commit)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 import uuid
 
-from jobs.adapters.discovery import plan_scope
+from jobs.adapters.discovery import nothing_matches_error, plan_scope, targets_at
 from jobs.basics.errors import BadInputError
 from jobs.engine.context import Base, Services
 from jobs.engine.recover import find_orphan
@@ -101,6 +101,19 @@ def start_checks(services: Services, spec: TaskSpec) -> None:
             feature.start_check(services, spec)
 
 
+def refuse_nothing_to_change(repo: Workspace, base: Base, spec: TaskSpec, scope: list[str], *,
+                             repo_name: str | None) -> None:
+    """Refuse (bad input, exit 2; on GitHub a comment, nothing created) a `find` that matches
+    nothing in scope at the base: such a job would change nothing, so it never starts."""
+    if not spec.find or targets_at(repo, base.sha, scope, spec.find):
+        return
+    branch = f"branch {base.branch}" if base.branch != "HEAD" else "a detached HEAD"
+    where = f"in {repo_name} at {base.sha[:7]} ({branch})" if repo_name else \
+        f"in this checkout at {base.sha[:7]} ({branch})"
+    raise nothing_matches_error(spec, scope, where=where, not_made=(
+        "no branch, change note or pull request" if repo_name else "no branch, no change note"))
+
+
 def create_job(issue: IssueTask, number: int, services: Services, *,
                base: Base | None = None, repo_name: str | None = None,
                recover: bool = True) -> Job:
@@ -110,7 +123,7 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
     base = base or local_base(repo)
     base_sha, config = base.sha, base.config
     check_runnable(issue, config)
-    plan_scope(repo, base_sha, issue.spec, config)  # a plan that can change nothing: exit 2
+    scope, _ = plan_scope(repo, base_sha, issue.spec, config)  # a plan that can change nothing: exit 2
     now = services.clock()
     job_id = f"{number}-{uuid.uuid4().hex[:12]}"
     note_path = f"{config.notes_dir}/{now:%Y%m%dT%H%M%SZ}-issue-{number}.md"
@@ -122,6 +135,7 @@ def create_job(issue: IssueTask, number: int, services: Services, *,
         now = orphan.created_at or now
         note_path = orphan.note_path or note_path
     else:
+        refuse_nothing_to_change(repo, base, issue.spec, scope, repo_name=repo_name)
         branch = f"stepwise/issue-{number}"
         run = 1
         while repo.branch_head(branch) is not None:

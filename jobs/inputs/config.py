@@ -174,6 +174,10 @@ class RepoConfig(BaseModel):
     installation token: GitHub signs them, "Verified") or `git` (pushed with git: unsigned, so
     refused at plan time where the base branch requires signed commits). Local mode always
     commits with git."""
+    signoff: bool = False
+    """Local mode: end every commit Stepwise makes (batches, notes, reverts, base merges) with
+    `Signed-off-by: <name> <email>` of the git identity it commits as (as `git commit -s`), for
+    a DCO check. Server mode's commits are the App's and carry none."""
     update_from_base: UpdateFromBase = "conflicted"
     """When the base branch moves, merge it into the job branch (a validated merge commit, never
     a rebase): `conflicted` only when the pull request would conflict, `behind` whenever the base

@@ -39,13 +39,14 @@ from jobs.kernel.record_parts import (
     FORMER_JOB_FIELDS,
     JOB_PARTS,
     RecordPart,
-    part_of,
+    part_in,
     typed,
     written,
 )
 from jobs.kernel.record_upgrades import (
     failure_cause,
     fields_from_extra,
+    part_of_from_server,
     parts_from_fields,
     without_gate_once_ended,
 )
@@ -119,7 +120,7 @@ class Batch(Record):
 
     def part(self, model: type[P]) -> P:
         """The feature's part of this batch (jobs/kernel/record_parts.py), empty at first."""
-        return part_of(self.parts, model)
+        return part_in(self.parts, model)
 
     def set_status(self, new: BatchStatus) -> None:
         transition(self, new)
@@ -189,12 +190,20 @@ class Job(Record):
     network_hosts: list[NetworkHost] = []  # the default allowlist and why (network_allow empty)
     git_version: GitVersion | None = None  # the version from git given to the version tools
     issue_file: str | None = None  # local mode: the issue file the job was started from
+    # The campaign this job is one part of, named in its card and change note: the App's
+    # control issue (`owner/repo#N`) or, locally, the campaign's issue file; '' on its own.
+    part_of: str = ""
     instructions: list[str] = []
     note_path: str = ""
     note_commit: str | None = None
     # The trees of the note, revert and base-merge commits Stepwise lands, each recorded before
     # its commit lands: a commit with those trailers is ours only with one of these trees.
     landing_trees: list[str] = []
+    # The ids of the newest commits Stepwise made to land, each recorded before it lands. A
+    # commit pushed with git (local mode, `commit_via: git`) carries no proof of who made it:
+    # it is Stepwise's own only when its id is one of these (a copy of Stepwise's identity,
+    # trailers and tree is someone else's). Empty: a record of an earlier release (identity).
+    landing_commits: list[str] = []
     # Whether this record was started by a release that records trees before landing. False:
     # a record of an earlier release, or one rebuilt from the branch after it was lost; a
     # commit for which it holds no tree is then adopted when Stepwise made it (its identity,
@@ -220,8 +229,8 @@ class Job(Record):
     @model_validator(mode="before")
     @classmethod
     def _fields_from_extra(cls, data: Any) -> Any:
-        return parts_from_fields(without_gate_once_ended(fields_from_extra(data)),
-                                 FORMER_JOB_FIELDS)
+        data = without_gate_once_ended(part_of_from_server(fields_from_extra(data)))
+        return parts_from_fields(data, FORMER_JOB_FIELDS)
 
     @field_serializer("parts", mode="wrap")
     def _parts_written(self, parts: dict[str, Any], handler: SerializerFunctionWrapHandler) -> Any:
@@ -229,7 +238,7 @@ class Job(Record):
 
     def part(self, model: type[P]) -> P:
         """The feature's part of the record (jobs/kernel/record_parts.py), empty at first."""
-        return part_of(self.parts, model)
+        return part_in(self.parts, model)
 
     def set_status(self, new: JobStatus) -> None:
         transition(self, new)

@@ -57,7 +57,7 @@ def written(parts: Mapping[str, Any]) -> dict[str, Any]:
 P = TypeVar("P", bound=RecordPart)
 
 
-def part_of(parts: dict[str, Any], model: type[P]) -> P:
+def part_in(parts: dict[str, Any], model: type[P]) -> P:
     """The `model` part of `parts`, put there (empty) when it is missing, so that changing it
     changes the record."""
     found = parts.get(model.PART)

@@ -1,8 +1,9 @@
 """Reading job records written by earlier versions: what they kept in an untyped `extra`
 mapping moves to its typed field, the rest (keys nothing reads) is dropped; an ended job's
 leftover gate is dropped too; the one-shot `accept_*` flags become `accepted` entries, and a
-`failure` gate stored without its cause gets the one its report's code named; a field whose
-data moved into a feature's part of the record is read into that part."""
+`failure` gate stored without its cause gets the one its report's code named; a campaign kept
+in server mode's part moves to the job; a field whose data moved into a feature's part of the
+record is read into that part."""
 
 from __future__ import annotations
 
@@ -63,6 +64,17 @@ def fields_from_extra(data: Any) -> Any:
     if server and "server" not in data:
         data["server"] = server
     return acceptances_from_flags(data)
+
+
+def part_of_from_server(data: Any) -> Any:
+    """A stored job document whose campaign was kept in server mode's part (`server.part_of`)
+    with it on the job itself, where both modes keep it."""
+    server = data.get("server") if isinstance(data, dict) else None
+    if not (isinstance(server, dict) and "part_of" in server):
+        return data
+    server = dict(server)
+    part_of = server.pop("part_of")
+    return {**data, "server": server, "part_of": data.get("part_of") or part_of}
 
 
 ENDED = frozenset({"completed", "cancelled", "failed"})  # TERMINAL_JOB_STATUSES' values

@@ -282,9 +282,6 @@ class ServerState(Record):
     # The config's `approvers` logins (lower case) -> the account id each named when the job
     # started (0: no such account); commands are matched by the sender's id (bot/steering.py).
     approver_ids: dict[str, int] = {}
-    # The issue this job is one part of (`owner/repo#N`: a campaign's control issue), linked
-    # from its pull request's card and its change note; '' for a job on its own.
-    part_of: str = ""
     plan_gate: str = ""  # the plan gate the current plan comment asks (a later one: a new comment)
     plan_key: str = "plan"  # the marker key of the current plan comment
     queue_closed: bool = False  # the queue-position comment says the job has started

@@ -21,6 +21,12 @@ class SubsetResult(Record):
     tree: str = ""
     failed_command: str = ""  # the first command that failed, when it did
     commands: list[CommandEvidence] = []  # kept for a passing subset: a commit's evidence
+    # Run on the failing tests only: the command run instead of the whole validation (a
+    # failure proves the subset fails; a pass is confirmed by a whole validation).
+    focus: list[str] = []
+    # A whole validation that failed and named its failing tests: the command that runs only
+    # those, which its parts are validated on first (empty: the whole validation).
+    refocus: list[str] = []
 
 
 class SplitCause(Record):
@@ -37,6 +43,8 @@ class SplitState(Record):
     files: list[str]  # every file of the batch as planned
     edited_tree: str  # the failing attempt's tree: each subset takes its files from it
     reason: str  # why it was split: the failure of the whole batch
+    alone: bool = False  # each file validated alone first (a small batch), else halves
+    how: str = ""  # how it was split, in words (the plan: jobs/features/bisect/strategy.py)
     results: list[SubsetResult] = []
     causes: list[SplitCause] = []  # decided once the bisection ends
     finished: bool = False
@@ -54,17 +62,11 @@ class SplitState(Record):
     def set_aside(self) -> list[str]:
         return [path for cause in self.causes for path in cause.files]
 
-    def known(self) -> dict[frozenset[str], list[bool]]:
-        """Each validated subset's results, oldest first."""
-        known: dict[frozenset[str], list[bool]] = {}
-        for result in self.results:
-            known.setdefault(frozenset(result.files), []).append(result.passed)
-        return known
-
     def result_of(self, files: list[str]) -> SubsetResult | None:
-        """The latest result of exactly these files."""
+        """The latest whole validation of exactly these files."""
         wanted = frozenset(files)
-        return next((r for r in reversed(self.results) if frozenset(r.files) == wanted), None)
+        return next((r for r in reversed(self.results)
+                     if frozenset(r.files) == wanted and not r.focus), None)
 
 
 def cause_words(kind: str, files: list[str], *, by_ci: bool = False) -> str:

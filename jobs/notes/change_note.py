@@ -25,7 +25,7 @@ from jobs.notes.note_parts import (
     short,
     shown_files,
 )
-from jobs.notes.progress import baseline_label, sandbox_lines
+from jobs.notes.progress import baseline_label, part_of_line, sandbox_lines
 from jobs.notes.tally import outcome, tally
 
 
@@ -45,7 +45,7 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
         f"- Baseline validation on `{short(job.baseline_sha or job.base_sha)}`: "
         f"{baseline_label(job)}",
         *sandbox_lines(job),
-        *([f"- Part of {job.server.part_of}"] if job.server.part_of else []),
+        *([f"- {line}"] if (line := part_of_line(job)) else []),
         "",
         "## Goal",
         "",
@@ -82,7 +82,8 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     lines += note_sections(NoteSlot.EVIDENCE, job)
     lines += _review(job)
     lines += ["", "## Leftovers for a human to confirm", ""]
-    lines += [f"- {md.code(item)}" for item in counted.leftovers] or ["- none"]
+    lines += [*(f"- {item.words()}" for item in counted.undone),
+              *(f"- {md.code(item)}" for item in counted.leftovers)] or ["- none"]
     if job.status is JobStatus.CANCELLED:
         undone = [b.number for b in job.batches if b.status in (BatchStatus.PENDING,
                                                                BatchStatus.FAILED,

@@ -3,6 +3,8 @@ note is jobs/notes/change_note.py)."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC
@@ -181,6 +183,20 @@ def sandbox_lines(job: Job) -> list[str]:
     return [UNSANDBOXED] if unsandboxed(job) else []
 
 
+_CONTROL_ISSUE = re.compile(r"[\w.-]+/[\w.-]+#\d+")
+
+
+def part_of_line(job: Job) -> str:
+    """The campaign the job is one part of (card and note; '' on its own): the App's control
+    issue, which GitHub links, or the local campaign's issue file with what shows its dashboard."""
+    if not job.part_of:
+        return ""
+    if _CONTROL_ISSUE.fullmatch(job.part_of):
+        return f"Part of the campaign {job.part_of}"
+    shown = f"stepwise campaign --issue {shlex.quote(job.part_of)}"
+    return f"Part of the campaign {md.code(job.part_of)} ({md.code(shown)} shows its dashboard)"
+
+
 def baseline_label(job: Job) -> str:
     if job.baseline_ok is None:
         return "not run"
@@ -273,6 +289,7 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
         "",
         counted.files_line().capitalize(),
         *sandbox_lines(job),
+        *([f"\n{line}"] if (line := part_of_line(job)) else []),
     ]
     position = job.server.queue_position
     if position:

@@ -2,19 +2,37 @@
 committed, unchanged, skipped, reverted, unfinished, the batches split off, the leftovers for a
 human, and the commits people pushed that were accepted. The change note, the progress card,
 the closing summary and the task center all count through `tally`, so they always show the
-same figures; `outcome` says "completed with leftovers" when targets remain (a reverted batch
-brought them back, or the final review found them)."""
+same figures; `outcome` says "completed with leftovers" when something is left for a human:
+targets (a reverted batch brought them back, or the final review found them) or the files whose
+change a revert undid, whatever the recipe (`undone`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jobs.basics import markdown_safe as md
+from jobs.decisions.verdicts import undone_files
 from jobs.kernel.job import Job
 from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus, JobStatus
-from jobs.notes.note_parts import target_key
+from jobs.notes.note_parts import plural, target_key
 
 NOTHING_TO_CHANGE = "nothing to change"
 WITH_LEFTOVERS = "completed with leftovers"
+
+
+@dataclass(frozen=True)
+class Undone:
+    """A file whose change a revert undid: it is as it was before its batch, left for a human."""
+
+    batch: int
+    path: str
+    revert_commit: str | None = None
+
+    def words(self) -> str:
+        """"`src/b.py` — batch 2's change to it was reverted (`abc1234`)": untrusted path as
+        code."""
+        where = f" (`{self.revert_commit[:7]}`)" if self.revert_commit else ""
+        return f"{md.code(self.path)} — batch {self.batch}'s change to it was reverted{where}"
 
 
 @dataclass(frozen=True)
@@ -30,9 +48,15 @@ class Tally:
     split_off: int = 0  # batches a split made of a failing batch's culprits
     files_committed: int = 0  # distinct files the committed batches changed
     files_skipped: int = 0  # files of skipped batches (nothing to change included)
-    files_reverted: int = 0
+    files_reverted: int = 0  # files whose change a revert undid (`undone`)
     leftovers: tuple[str, ...] = ()  # `path:line` targets left for a human, sorted
+    undone: tuple[Undone, ...] = ()  # files whose change a revert undid, by batch
     by_people: int = 0  # commits people pushed to the branch that were accepted
+
+    @property
+    def left_for_human(self) -> int:
+        """Everything a human is asked to confirm: the targets and the files reverts undid."""
+        return len(self.leftovers) + len(self.undone)
 
     @property
     def finished(self) -> bool:
@@ -59,7 +83,7 @@ class Tally:
         people = self.by_people
         tail = (f"; {people} commit{'' if people == 1 else 's'} by "
                 f"{'a person' if people == 1 else 'people'}") if people else ""
-        left = len(self.leftovers)
+        left = self.left_for_human
         tail += f"; {left} leftover{'' if left == 1 else 's'} for a human" if left else ""
         return "files: " + ", ".join(parts) + tail
 
@@ -82,6 +106,9 @@ def tally(job: Job) -> Tally:
     review = job.final_review.leftovers if job.final_review is not None else []
     leftovers = sorted({item for b in job.batches for item in b.leftovers} | set(review),
                        key=target_key)
+    # The files reverts undid: those the reverted batches' commits changed, by batch.
+    undone = tuple(Undone(batch=b.number, path=path, revert_commit=b.revert_commit)
+                   for b in job.batches for path in undone_files(b))
     # The distinct files the committed batches changed (a file two batches touched, or one a
     # codemod left alone, is not counted per batch); a record without `changed_files`: its files.
     changed = {path for b in job.batches if b.status is BatchStatus.COMPLETED
@@ -91,14 +118,23 @@ def tally(job: Job) -> Tally:
         skipped=counts[BatchStatus.SKIPPED] - unchanged, reverted=counts[BatchStatus.REVERTED],
         unfinished=sum(n for s, n in counts.items() if s not in FINISHED_BATCH_STATUSES),
         split_off=split_off, files_committed=len(changed),
-        files_skipped=files[BatchStatus.SKIPPED], files_reverted=files[BatchStatus.REVERTED],
-        leftovers=tuple(leftovers), by_people=len(job.human_commits))
+        files_skipped=files[BatchStatus.SKIPPED], files_reverted=len(undone),
+        leftovers=tuple(leftovers), by_people=len(job.human_commits), undone=undone)
 
 
 def outcome(job: Job, counted: Tally | None = None) -> str:
-    """The job's status in words: "completed with leftovers" when a completed job left targets
-    for a human, else its status."""
+    """The job's status in words: "completed with leftovers" when a completed job left
+    something for a human (targets, or files a revert undid), else its status."""
     counted = counted or tally(job)
-    if job.status is JobStatus.COMPLETED and counted.leftovers:
+    if job.status is JobStatus.COMPLETED and counted.left_for_human:
         return WITH_LEFTOVERS
     return str(job.status)
+
+
+def leftover_words(counted: Tally) -> str:
+    """"Left for a human to confirm: 1 file whose change a revert undid and 2 targets, listed"
+    (the closing summary adds where)."""
+    parts = [f"{plural(len(counted.undone), 'file')} whose change a revert undid"] \
+        if counted.undone else []
+    parts += [plural(len(counted.leftovers), "target")] if counted.leftovers else []
+    return f"Left for a human to confirm: {' and '.join(parts)}, listed"

@@ -108,11 +108,11 @@ def test_a_campaign_runs_through_the_app(tmp_path: Path, redis_url: str) -> None
         pull = world.gh.pull_for(svc_a, "stepwise/issue-1")
         assert pull is not None
         # The pull request's card and the change note link the campaign issue.
-        assert "tracks #1. Part of octo-org/widgets#2." in (pull.body or "")
+        assert "Part of the campaign octo-org/widgets#2\n" in (pull.body or "")
         job = world.ctx.store.find(f"{OWNER}/svc-a", 1)
         assert job is not None and job.note_path
         note = world.gh.read_file(svc_a, job.note_path, ref="stepwise/issue-1") or ""
-        assert "- Part of octo-org/widgets#2\n" in note, note
+        assert "- Part of the campaign octo-org/widgets#2\n" in note, note
         assert "return new(x) * 2" in world.gh.read_file(svc_a, "app/user.py",
                                                          ref="stepwise/issue-1")
 

@@ -16,9 +16,18 @@ from jobs.kernel.gates import Verb
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.local import LocalSession
+from jobs.notes.change_note import render_note
 from jobs.ports import Publication
 from tests.kit import f401_repos
-from tests.kit.bisect_repos import NUMBER, CountingSandbox, Killed, build, module_path, rename_issue
+from tests.kit.bisect_repos import (
+    NUMBER,
+    VALIDATE_PYTEST,
+    CountingSandbox,
+    Killed,
+    build,
+    module_path,
+    rename_issue,
+)
 from tests.kit.local_e2e import Recorder
 
 ALL_SIX = [module_path(i) for i in range(6)]
@@ -205,3 +214,43 @@ def test_the_dateutil_shaped_job_sets_aside_only_the_re_export(tmp_path: Path) -
     planned = [b for b in job.batches if b.split_from is None]
     assert all(b.status is BatchStatus.COMPLETED for b in planned)
     assert sum(len(b.files) for b in planned) == len(f401_repos.MODULES) - 1
+
+
+def test_a_batch_of_three_tries_each_file_on_its_failing_test_then_runs_the_rest_whole(
+        tmp_path: Path) -> None:
+    """pytest names the failing test, which takes far less than the whole suite (4 s): each of
+    the 3 files is validated alone on that test only, and the whole suite runs once more, on
+    the two files committed."""
+    repo = build(tmp_path / "repo", 3, culprits=[1], slow_s=4, batch_size=3,
+                 validate=[VALIDATE_PYTEST])
+    sandbox = CountingSandbox()
+    job, sink, code = run(repo, sandbox)
+
+    assert code == 4
+    first, culprit = job.batches
+    assert first.status is BatchStatus.COMPLETED
+    assert first.files == [module_path(0), module_path(2)]
+    assert culprit.files == [module_path(1)] and culprit.split_kind == "culprit"
+    state = first.split
+    assert state is not None and state.alone
+    test_id = "tests/test_modules.py::ModuleTests::test_mod_01_keeps_its_old_name"
+    assert [(r.files, r.passed, r.focus[-1:]) for r in state.results] == [
+        (ALL_SIX[:3], False, []),
+        ([module_path(0)], True, [test_id]),
+        ([module_path(1)], False, [test_id]),
+        ([module_path(2)], True, [test_id]),
+        ([module_path(0), module_path(2)], True, []),  # whole: the tree committed
+    ]
+    # baseline, the batch, its failing test on the batch and the parent (blame.py), the 3
+    # files alone on it, the two good files whole, the culprit's own batch on its failing
+    # test only (it fails there: no whole run), whose evidence names the command that ran
+    assert (sandbox.validations, sandbox.focused) == (9, 6)
+    assert [c.argv[-1] for c in culprit.attempts[-1].commands] == [test_id]
+    assert job.gate is not None and job.gate.batch == 2 and job.gate.report is not None
+    assert test_id in str(job.gate.report.evidence)
+    assert "each of the 3 files alone, on the 1 failing test first" in state.how
+    note = render_note(job, now=job.updated_at)
+    assert "5 subsets validated, 4 validations (3 on the failing tests only, 1 whole) for 1 " \
+        "cause: 4.0 a cause" in note
+    assert f"batch 1 split: {md.text(module_path(1))} (1 of 3 files) failed (`python -m " \
+        "pytest" in " ".join(sink.texts(Publication.NOTICE))

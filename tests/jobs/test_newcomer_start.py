@@ -15,6 +15,7 @@ from tests.kit.local_e2e import (
     config_text,
     issue_markdown,
     load_job,
+    state_path,
     stepwise_branches,
     write_issue,
 )
@@ -87,16 +88,13 @@ def test_number_defaults_to_the_next_free_one_and_commands_to_the_only_live_job(
     assert approved.code == 3 and "Waiting at gate milestone" in approved.out, approved.text
 
 
-def test_a_plan_with_nothing_to_do_ends_at_once_without_a_baseline(tmp_path: Path) -> None:
+def test_a_plan_with_nothing_to_do_is_refused_without_a_baseline(tmp_path: Path) -> None:
     repo = build_sample(tmp_path / "repo", config=config_text(validate=[FAILING]))
     issue = write_issue(tmp_path / "issue.md", find=[r"\bno_such_call\("])
     done = cli("run", "--repo", repo, "--issue", issue)
-    assert done.code == 0, done.text
-    assert "nothing to do" in done.out and "matches nothing in the 10 files in scope" in done.out
-    assert "Waiting at gate" not in done.out
-    job = load_job(repo, 1)
-    assert job.status is JobStatus.COMPLETED and job.gate is None
-    assert job.baseline_ok is None and job.baseline == []  # the failing validate never ran
+    assert done.code == 2, done.text  # bad input: no job starts (tests/jobs/test_local_truth.py)
+    assert "matches nothing in the 10 files" in done.err and "Waiting at gate" not in done.out
+    assert not state_path(repo, 1).exists()  # no record, so no baseline either
 
 
 def test_a_config_fix_is_reloaded_at_the_plan_gate(tmp_path: Path) -> None:

@@ -20,6 +20,9 @@ from jobs.inputs.spec import IssueTask, parse_issue_file
 from tests.kit.repos import make_repo
 
 VALIDATE = "python -m unittest discover -s tests -q"
+# The same suite run by pytest, whose summary names the failing tests (a split validates its
+# parts on those first: jobs/features/bisect/strategy.py).
+VALIDATE_PYTEST = "python -m pytest -q -p no:cacheprovider tests"
 NUMBER = 30
 
 
@@ -27,12 +30,15 @@ def module_path(index: int) -> str:
     return f"pkg/mod_{index:02d}.py"
 
 
-def suite(count: int, culprits: Sequence[int], pairs: Sequence[tuple[int, ...]]) -> str:
-    lines = ["import unittest", "", "import pkg", ""]
+def suite(count: int, culprits: Sequence[int], pairs: Sequence[tuple[int, ...]],
+          slow_s: float = 0) -> str:
+    lines = ["import time", "import unittest", "", "import pkg", ""]
     lines += [f"from pkg import mod_{i:02d}" for i in range(count)]
     lines += ["", "", "class ModuleTests(unittest.TestCase):",
               "    def test_every_module_has_a_name(self):",
               f"        self.assertEqual(len(pkg.__all__), {count})", ""]
+    if slow_s:  # an expensive suite: running only the failing tests is much cheaper
+        lines += ["    def test_the_slow_part(self):", f"        time.sleep({slow_s})", ""]
     for index in culprits:
         lines += [f"    def test_mod_{index:02d}_keeps_its_old_name(self):",
                   f'        self.assertEqual(mod_{index:02d}.NAME, "OLD_NAME")', ""]
@@ -46,7 +52,7 @@ def suite(count: int, culprits: Sequence[int], pairs: Sequence[tuple[int, ...]])
 
 
 def repo_files(count: int, culprits: Sequence[int] = (), pairs: Sequence[tuple[int, ...]] = (),
-               **config: Any) -> dict[str, str | bytes]:
+               slow_s: float = 0, **config: Any) -> dict[str, str | bytes]:
     settings: dict[str, Any] = {"validate": [VALIDATE], "allow_commands": ["python"],
                                 "batch_size": 6, "batches_per_milestone": 100}
     settings.update(config)
@@ -55,7 +61,7 @@ def repo_files(count: int, culprits: Sequence[int] = (), pairs: Sequence[tuple[i
         "pkg/__init__.py": "__all__ = [" + ", ".join(
             f'"mod_{i:02d}"' for i in range(count)) + "]\n",
         "tests/__init__.py": "",
-        "tests/test_modules.py": suite(count, culprits, pairs),
+        "tests/test_modules.py": suite(count, culprits, pairs, slow_s),
     }
     for index in range(count):
         files[module_path(index)] = f'"""Module {index}."""\n\nNAME = "OLD_NAME"\n'
@@ -63,8 +69,8 @@ def repo_files(count: int, culprits: Sequence[int] = (), pairs: Sequence[tuple[i
 
 
 def build(root: Path, count: int, culprits: Sequence[int] = (),
-          pairs: Sequence[tuple[int, ...]] = (), **config: Any) -> Path:
-    return make_repo(root, repo_files(count, culprits, pairs, **config))
+          pairs: Sequence[tuple[int, ...]] = (), slow_s: float = 0, **config: Any) -> Path:
+    return make_repo(root, repo_files(count, culprits, pairs, slow_s, **config))
 
 
 def rename_issue(**spec: Any) -> IssueTask:
@@ -80,10 +86,12 @@ class Killed(Exception):
 
 @dataclass
 class CountingSandbox:
-    """The real sandbox, counting validation runs; `break_at` raises Killed at that run."""
+    """The real sandbox, counting validation runs (unittest or pytest; `focused`: the pytest
+    runs of named tests only); `break_at` raises Killed at that run."""
 
     break_at: int | None = None
     validations: int = 0
+    focused: int = 0
     subsets: list[str] = field(default_factory=list)
     inner: Any = field(default_factory=lambda: make_sandbox(require_isolation=False))
 
@@ -91,8 +99,9 @@ class CountingSandbox:
         return getattr(self.__dict__["inner"], name)
 
     def run(self, argv: Sequence[str], **kwargs: Any) -> Any:
-        if "unittest" in argv:
+        if "unittest" in argv or "pytest" in argv:
             self.validations += 1
+            self.focused += any("::" in arg for arg in argv)
             if self.break_at is not None and self.validations == self.break_at:
                 raise Killed(f"killed at validation {self.validations}")
             cwd = kwargs["cwd"]

@@ -14,6 +14,9 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "author@example.com",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
+# The identity a test repository configures: local commits are made as it (as `git commit`
+# would), a person other than GIT_ENV's, who stands for anyone else committing.
+OWNER_NAME, OWNER_EMAIL = "Repo Owner", "owner@example.com"
 
 
 def git(repo: Path, *args: str, check: bool = True) -> str:
@@ -41,6 +44,8 @@ def make_repo(root: Path, files: Mapping[str, str | bytes], *, branch: str = "ma
     """Create a git repository at `root` holding `files` in one initial commit."""
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", branch)
+    git(root, "config", "user.name", OWNER_NAME)
+    git(root, "config", "user.email", OWNER_EMAIL)
     write_files(root, files)
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "initial")

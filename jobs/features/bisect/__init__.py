@@ -1,8 +1,10 @@
 """Split batches (bisection) and `batch_size: auto` (DESIGN.md, "Split batches").
 
 Contract: when a batch of more than one file fails validation (`replace` and `command` at
-the first failure, `llm` after its attempts), halves of its edit are validated as candidate
-trees (the base plus those files' edits), recursively, until the failing files are found.
+the first failure, `llm` after its attempts), parts of its edit are validated as candidate
+trees (the base plus those files' edits) until the failing files are found: each file alone
+in a batch of at most 4, halves above, on the failing tests only first where the runner named
+them (strategy.py); a culprit's own batch runs those tests first too (focus_first.py).
 The passing files are committed as the batch (trailer `Stepwise-Split: <files set aside>`);
 each culprit becomes a batch of its own, numbered after the last batch, that goes to the
 `failure` gate alone; files that fail only together (two or more) are narrowed to just those
@@ -17,6 +19,9 @@ up to `batch_size_max`: before each planned batch starts, the planned batches no
 are regrouped (numbers of started batches never change).
 
 - rules.py: the bisection as a pure function of the decided results.
+- strategy.py: how a batch is split, from its size and its validation's measured cost (pure).
+- focus_first.py: a set-aside batch validated on its failing tests first (its `validation`
+  hook).
 - sizing.py: the `auto` sizing rule and the regrouping of batches not started (pure).
 - candidates.py: a candidate tree: the head plus some files of the failed edit.
 - resize.py: regrouping the batches not started (`batch_size: auto`), before each batch.

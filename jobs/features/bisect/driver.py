@@ -10,15 +10,24 @@ from dataclasses import dataclass
 
 from jobs.basics import markdown_safe as md
 from jobs.basics.errors import ErrorInfo, StepwiseError
+from jobs.decisions.blame import failing_tests, rerun_argv
 from jobs.decisions.ci import CiVerdict
-from jobs.engine.attempt import AttemptOutcome, Result, commit_message
+from jobs.engine.attempt import AttemptOutcome, Result, commit_message, run_commands
 from jobs.engine.batch_run import record
 from jobs.engine.context import JobContext
 from jobs.features.bisect import by_ci
 from jobs.features.bisect.candidates import candidate_tree
 from jobs.features.bisect.notes import set_aside_into, set_aside_words
 from jobs.features.bisect.resize import resize_before
-from jobs.features.bisect.rules import Decided, extra_run_budget, next_step_named_first
+from jobs.features.bisect.rules import (
+    Decided,
+    Known,
+    Run,
+    extra_run_budget,
+    next_step,
+    next_step_named_first,
+)
+from jobs.features.bisect.strategy import choose, plan_words
 from jobs.inputs.recipes import rules_for
 from jobs.inputs.spec import DoneWhen
 from jobs.kernel import trailers
@@ -79,7 +88,7 @@ class BisectHooks:
             return False  # a timeout is not bisected: each half could take as long again
         if not deterministic and batch.consecutive_failures < job.config.max_failed_attempts:
             return False  # recipe llm: its attempts first
-        self._start(engine, batch, outcome.tree, outcome)
+        self._start(engine, batch, attempt, outcome.tree, outcome)
         self._bisect(engine, batch)
         return True
 
@@ -127,7 +136,7 @@ class BisectHooks:
         return True
 
     # -- the bisection ----------------------------------------------------------------------
-    def _start(self, engine: JobContext, batch: Batch, tree: str,
+    def _start(self, engine: JobContext, batch: Batch, attempt: Attempt, tree: str,
                outcome: AttemptOutcome) -> None:
         job = engine.job
         evidence = outcome.error.evidence if outcome.error else {}
@@ -140,13 +149,24 @@ class BisectHooks:
                 state.causes.append(SplitCause(
                     files=[f for f in batch.files if f in left], kind="targets_remain"))
         if not state.causes:
+            validation = attempt.commands[len(edit_commands(job, attempt)):]
+            failed = validation[-1] if validation else None
+            focus, focus_s, tests = _measured_focus(attempt, failed)
+            whole_s = sum(c.duration_s for c in validation)
+            plan = choose(len(batch.files), whole_s=whole_s, focus=focus, focus_s=focus_s)
+            state.alone = plan.alone
+            state.how = plan_words(plan, size=len(batch.files), tests=len(tests),
+                                   whole_s=whole_s, focus_s=focus_s)
             state.results.append(SubsetResult(files=list(batch.files), passed=False, tree=tree,
-                                              failed_command=str(evidence.get("command", ""))))
+                                              failed_command=str(evidence.get("command", "")),
+                                              refocus=list(plan.focus)))
         batch.split = state
-        engine.event("split", f"batch {batch.number}: splitting after {reason}", batch.number)
+        how = f" ({state.how})" if state.how else ""
+        engine.event("split", f"batch {batch.number}: splitting after {reason}{how}",
+                     batch.number)
         engine.save(touched=[batch.number])
         engine.publish(Publication.NOTICE, f"batch {batch.number} failed with all its files: "
-                       "validating halves of its edit to find the files that fail")
+                       f"validating parts of its edit to find the files that fail{how}")
 
     def _bisect(self, engine: JobContext, batch: Batch) -> None:
         state = batch.split
@@ -155,7 +175,9 @@ class BisectHooks:
         files = [path for path in state.files if path not in fixed]
         budget = extra_run_budget(len(state.files))
         while True:
-            step = next_step_named_first(files, state.named, state.known())
+            known = _known(state)
+            step = next_step_named_first(files, state.named, known) if state.by_ci \
+                else next_step(files, known, alone=state.alone)
             if isinstance(step, Decided):
                 self._finish(engine, batch, step)
                 return
@@ -166,7 +188,7 @@ class BisectHooks:
             engine.check_cancel()
             subset = list(step.files)
             try:
-                result = self._validate(engine, state, subset)
+                result = self._validate(engine, state, subset, list(step.focus))
             except StepwiseError as exc:
                 self._give_up(engine, batch, exc.message)
                 return
@@ -183,6 +205,8 @@ class BisectHooks:
         assert state is not None
         state.results.append(result)
         verdict = "passed" if result.passed else f"failed (`{result.failed_command}`)"
+        if result.focus:
+            verdict += " on the failing tests"
         engine.event("split", f"batch {batch.number}: {len(result.files)} of "
                      f"{len(state.files)} files {verdict}", batch.number)
         engine.save(touched=[batch.number])
@@ -190,19 +214,31 @@ class BisectHooks:
                        f"{files_label(result.files)} ({len(result.files)} of "
                        f"{len(state.files)} files) {verdict}")
 
-    def _validate(self, engine: JobContext, state: SplitState,
-                  files: list[str]) -> SubsetResult | None:
+    def _validate(self, engine: JobContext, state: SplitState, files: list[str],
+                  focus: list[str]) -> SubsetResult | None:
+        """One candidate tree validated: whole, or on `focus` only (the failing tests)."""
         job, runner = engine.job, engine.runner
         tree = candidate_tree(runner.worktree, job.head_sha, state.edited_tree, files)
+        if focus:
+            if runner.ensure_setup(job) is not None:
+                return None
+            _, failure = run_commands(runner.sandbox, [focus], cwd=runner.worktree.path,
+                                      policy=runner.policy)
+            return SubsetResult(files=files, passed=failure is None, tree=tree,
+                                failed_command=failure.display if failure else "", focus=focus)
         # Always run: files whose edit changed nothing give an equal tree, and a failing set
         # is validated again on purpose before files are called an interaction.
         runner.validated.pop(tree, None)
         evidence, failure, code = runner.validate(job, tree)
         if code == "setup_failed":
             return None
+        refocus: list[str] = []
+        if failure is not None and any(r.refocus for r in state.results):
+            tests = failing_tests(failure)  # its parts are searched on its own failing tests
+            refocus = rerun_argv(failure.argv, tests) if tests else []
         return SubsetResult(files=files, passed=failure is None, tree=tree,
                             failed_command=failure.display if failure else "",
-                            commands=evidence if failure is None else [])
+                            commands=evidence if failure is None else [], refocus=refocus)
 
     def _give_up(self, engine: JobContext, batch: Batch, why: str) -> None:
         state = batch.split
@@ -271,3 +307,26 @@ class BisectHooks:
         record(engine, batch, attempt, AttemptOutcome(Result.COMMITTED, commit=commit,
                                                       leftovers=leftovers,
                                                       changed=sorted(changed)))
+
+
+def _known(state: SplitState) -> Known:
+    """Each validated subset's runs, oldest first, as the rules read them."""
+    known: dict[frozenset[str], list[Run | bool]] = {}
+    for result in state.results:
+        known.setdefault(frozenset(result.files), []).append(
+            Run(result.passed, tuple(result.focus), tuple(result.refocus)))
+    return known
+
+
+def _measured_focus(attempt: Attempt, failed: CommandEvidence | None,
+                    ) -> tuple[list[str], float | None, list[str]]:
+    """The command that runs only the failed validation's failing tests, what it took when
+    the failure check re-ran it on the batch (None: not re-run), and those tests; nothing
+    when the runner named none (jobs/decisions/blame.py)."""
+    check = attempt.failure_check
+    if check is not None and check.tests and check.reruns:
+        return list(check.reruns[0].argv), check.reruns[0].duration_s, list(check.tests)
+    tests = failing_tests(failed) if failed is not None else []
+    if not tests or failed is None:
+        return [], None, []
+    return rerun_argv(failed.argv, tests), None, tests

@@ -6,7 +6,7 @@ from __future__ import annotations
 from jobs.inputs.batch_sizes import is_auto
 from jobs.kernel.feature_parts import CardSection, FeatureParts, NoteSection, NoteSlot
 from jobs.kernel.job import Batch, Job
-from jobs.kernel.split_record import cause_words
+from jobs.kernel.split_record import SplitState, cause_words
 
 
 def set_aside_into(job: Job, batch: Batch) -> list[Batch]:
@@ -18,6 +18,19 @@ def set_aside_words(job: Job, batch: Batch) -> str:
     source = next((b for b in job.batches if b.number == batch.split_from), None)
     by_ci = bool(source and source.split and source.split.by_ci)
     return cause_words(batch.split_kind or "culprit", batch.files, by_ci=by_ci)
+
+
+def validation_words(state: SplitState) -> str:
+    """What finding the causes cost: the validations after the batch's own failed run (those
+    on the failing tests only, and whole), per cause set aside."""
+    after = state.results[1:]
+    causes = len([c for c in state.causes if c.kind != "targets_remain"])
+    focused = sum(1 for r in after if r.focus)
+    kinds = f" ({focused} on the failing tests only, {len(after) - focused} whole)" \
+        if focused else ""
+    per = f": {len(after) / causes:.1f} a cause" if causes else ""
+    return (f"{len(after)} validation{'s' if len(after) != 1 else ''}{kinds} for {causes} "
+            f"cause{'s' if causes != 1 else ''}{per}")
 
 
 def split_words(job: Job, batch: Batch) -> str:
@@ -79,9 +92,10 @@ def split_note_lines(job: Job) -> list[str]:
         if state.gave_up:
             lines.append(f"- batch {batch.number}: not split ({state.gave_up})")
             continue
+        how = f"split {state.how}; " if state.how else ""
         lines.append(f"- batch {batch.number} failed with all {len(state.files)} files "
-                     f"({state.reason}); {len(state.results)} subsets validated; committed "
-                     f"{len(batch.files)} files")
+                     f"({state.reason}); {how}{len(state.results)} subsets validated, "
+                     f"{validation_words(state)}; committed {len(batch.files)} files")
         lines += [f"  - batch {other.number}: "
                   f"{set_aside_words(job, other)} — {other.status}"
                   for other in set_aside_into(job, batch)]

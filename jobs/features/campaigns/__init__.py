@@ -10,6 +10,7 @@ subprocess, Redis or network):
 - `steering.py`  the `campaign <verb>` commands and what each does to the record.
 - `dashboard.py` the dashboard Markdown, kept under GitHub's body limit at any size.
 - `sample.py`    the preview's dry-run diff of one file per repository (`replace`).
+- `shapes.py`    the repositories' edit shapes, summed for the dashboard (one review for all).
 - `port.py`      what a mode must provide to run a campaign (local: jobs/local_campaigns.py),
                  and `drive`, the loop that drives the record through that port.
 Each repository's job is an ordinary Stepwise job; the campaign only starts, reads and steers it.

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 
 from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, RepoState
+from jobs.features.campaigns.shapes import dashboard_lines as shape_lines
 
 BODY_LIMIT = 65_536  # characters GitHub accepts in an issue body
 MARKER = "<!-- stepwise-campaign:{id} -->"
@@ -132,6 +133,7 @@ def render_dashboard(campaign: Campaign, *, steer: str | Callable[[str], str] = 
     head += _next_moves(campaign, say)
     if campaign.status is CampaignStatus.PLAN:
         head += _samples(campaign.entries(RepoState.PREVIEWED))
+    head += shape_lines(campaign)
     if task_center:
         head.append(f"\nEvery repository, with its history: {task_center}")
     groups = [(heading, campaign.entries(state), folded)

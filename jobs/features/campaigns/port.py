@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from jobs.decisions.edit_shapes import ShapeSummary, job_shapes, summarize
 from jobs.features.campaigns.dashboard import plain
 from jobs.features.campaigns.record import (
     OPEN_STATES,
@@ -18,9 +19,10 @@ from jobs.features.campaigns.record import (
     RepoState,
 )
 from jobs.features.campaigns.rollout import mark_started, next_wave, settle
-from jobs.features.campaigns.sample import sample_diff
+from jobs.features.campaigns.sample import cut_diff, dry_run_diff
 from jobs.features.campaigns.selection import RepoFacts, left_out_reason
 from jobs.features.campaigns.settings import CampaignSettings
+from jobs.features.campaigns.shapes import entry_shapes
 from jobs.features.campaigns.steering import JobAction, Steered
 from jobs.inputs.recipes import rules_for
 from jobs.inputs.spec import IssueTask
@@ -33,14 +35,16 @@ def preview_of(workspace: Workspace, sha: str, task: IssueTask, files: Sequence[
                targets: int, checks: Sequence[str]) -> Preview:
     """A repository's preview from its scope: the files, the validation commands, and for
     a recipe with an in-process `preview` (`replace`) a dry-run diff of its first file in scope."""
-    sample = ""
+    diff = ""
     preview = rules_for(task.spec.recipe).preview
     if preview is not None and files and task.spec.find:
         text = workspace.show_file(sha, files[0])
         if text is not None:
-            sample = sample_diff(files[0], text, edit=lambda before: preview(before, task.spec))
+            diff = dry_run_diff(files[0], text, edit=lambda before: preview(before, task.spec))
     return Preview(files=len(files), targets=targets, digest=plan_digest(files),
-                   paths=tuple(files[:SAMPLE_FILES]), validate=tuple(checks), sample=sample)
+                   paths=tuple(files[:SAMPLE_FILES]), validate=tuple(checks),
+                   sample=cut_diff(diff) if diff else "",
+                   shapes=summarize(diff) if diff else None)
 
 
 def plan_digest(files: Sequence[str]) -> str:
@@ -62,6 +66,7 @@ class Preview:
     paths: tuple[str, ...] = ()     # the files in scope, the first SAMPLE_FILES of them
     validate: tuple[str, ...] = ()  # the validation commands that will judge it
     sample: str = ""                # a dry-run diff of one file (deterministic `replace`)
+    shapes: ShapeSummary | None = None  # that dry run's edit shapes
 
 
 SAMPLE_FILES = 5  # files in scope a preview keeps by name; the dashboard folds beyond 3
@@ -85,6 +90,13 @@ class JobView:
     where: str = ""                # where the answers are said (server: `owner/repo#N`)
     refused: str = ""              # the command was refused there: why (nothing changed)
     baseline: str = ""             # its validation on the base: "passes", "fails" ('' not run)
+    shapes: ShapeSummary | None = None  # its committed batches' edit shapes (None: none yet)
+
+
+def view_shapes(job: Job) -> ShapeSummary | None:
+    """A job's committed edit shapes for its JobView (None before it commits any)."""
+    found = job_shapes(job.batches)
+    return found if found.hunks else None
 
 
 def baseline_word(job: Job) -> str:
@@ -157,6 +169,8 @@ def record_view(entry: RepoEntry, view: JobView) -> None:
     entry.answers, entry.where = list(view.answers), view.where
     entry.pull = view.pull or entry.pull
     entry.baseline = view.baseline or entry.baseline
+    if view.shapes is not None:
+        entry.shapes = entry_shapes(view.shapes, entry.name)
 
 
 def preview_entry(name: str, settings: CampaignSettings, port: CampaignPort) -> RepoEntry:
@@ -170,7 +184,8 @@ def preview_entry(name: str, settings: CampaignSettings, port: CampaignPort) -> 
     return RepoEntry(name=name, state=RepoState.PREVIEWED, files=found.files,
                      targets=found.targets, preview_digest=found.digest,
                      paths=list(found.paths[:SAMPLE_FILES]), checks=list(found.validate),
-                     sample=found.sample)
+                     sample=found.sample,
+                     shapes=entry_shapes(found.shapes, name) if found.shapes else None)
 
 
 def drive(campaign: Campaign, settings: CampaignSettings, port: CampaignPort,
@@ -274,6 +289,7 @@ def apply_spec_change(campaign: Campaign, digest: str, settings: CampaignSetting
         entry.files, entry.targets = fresh.files, fresh.targets
         entry.preview_digest = fresh.preview_digest
         entry.paths, entry.checks, entry.sample = fresh.paths, fresh.checks, fresh.sample
+        entry.shapes = fresh.shapes
         if fresh.state is RepoState.LEFT_OUT:
             entry.state, entry.reason = RepoState.LEFT_OUT, fresh.reason
     campaign.replan = [entry.name for entry in campaign.entries(*OPEN_STATES)]

@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from jobs.decisions.edit_shapes import ShapeSummary
+
 
 class CampaignStatus(StrEnum):
     PLAN = "plan"            # the preview is posted; waiting at the campaign's plan gate
@@ -65,6 +67,8 @@ class RepoEntry(BaseModel):
     checks: list[str] = Field(default_factory=list)    # its validation commands
     sample: str = ""               # a dry-run diff of one file in scope (`replace`)
     baseline: str = ""             # its job's validation on the base: passes, fails ('': not run)
+    shapes: ShapeSummary | None = None  # its edit shapes (campaigns/shapes.py): the preview's
+                                        # dry run, then its job's committed batches
     wave: int | None = None        # 0: the canaries; None: not started
     job: str = ""                  # the job's handle in its mode (local: its issue number)
     link: str = ""                 # its pull request (server) or branch (local)

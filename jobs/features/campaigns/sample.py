@@ -12,14 +12,17 @@ MAX_LINES = 12  # diff lines a preview keeps; the job's plan shows the whole bat
 MAX_LINE_CHARS = 160
 
 
-def sample_diff(path: str, text: str, *, edit: Callable[[str], str]) -> str:
-    """The unified diff `edit` makes of `text` (empty when it changes nothing), cut to
-    MAX_LINES lines of at most MAX_LINE_CHARS characters each."""
+def dry_run_diff(path: str, text: str, *, edit: Callable[[str], str]) -> str:
+    """The whole unified diff `edit` makes of `text` (empty when it changes nothing)."""
     after = edit(text)
     if after == text:
         return ""
-    lines = difflib.unified_diff(text.splitlines(), after.splitlines(), f"a/{path}",
-                                 f"b/{path}", n=0, lineterm="")
+    return "\n".join(difflib.unified_diff(text.splitlines(), after.splitlines(), f"a/{path}",
+                                          f"b/{path}", n=0, lineterm="")) + "\n"
+
+
+def cut_diff(diff: str) -> str:
+    """`diff` cut to MAX_LINES lines of at most MAX_LINE_CHARS characters each."""
     kept = [line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS - 1] + "…"
-            for line in lines]
+            for line in diff.splitlines()]
     return "\n".join(kept[:MAX_LINES] + (["…"] if len(kept) > MAX_LINES else []))

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from jobs.decisions.edit_shapes import ShapeSummary, sum_summaries
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.record_parts import raw_part
 
@@ -52,9 +50,3 @@ def _read(data: object, model: type[Model]) -> Model | None:
     except ValidationError:  # a part written by another version: shown as not recorded
         return None
 
-
-def job_shapes(batches: Iterable[Batch]) -> ShapeSummary:
-    """The edit shapes recorded for the committed batches (their `shapes` facet), summed; a
-    campaign sums the jobs' in turn."""
-    return sum_summaries([found for batch in batches if batch.commit
-                          if (found := batch_facet(batch, "shapes", ShapeSummary)) is not None])

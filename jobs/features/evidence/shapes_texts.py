@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from jobs.basics import markdown_safe as md
-from jobs.decisions.edit_shapes import Shape, ShapeSummary, sum_summaries
+from jobs.decisions.edit_shapes import ShapeSummary, sum_summaries
 from jobs.features.evidence.coverage_texts import UNCOVERED_CHANGE
 from jobs.features.evidence.record import batch_facet, job_facet
 from jobs.features.evidence.texts import FacetTexts
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus
+from jobs.notes.shape_lines import summary_lines
 
 FACET = "shapes"  # Batch.parts["evidence"]["shapes"]: a ShapeSummary
 PREVIEW = "preview"  # Job.parts["evidence"]["preview"]: the plan's dry run
@@ -64,35 +64,6 @@ def passed_by_yes(job: Job, gate_id_prefix: str) -> bool:
     """Whether a gate of that kind was passed by `--yes` (local mode), which no person saw."""
     return any(e.kind == "gate" and e.message.startswith(gate_id_prefix)
                and e.message.endswith("passed by --yes") for e in job.events)
-
-
-def shape_line(summary: ShapeSummary, shape: Shape, approved: set[str]) -> str:
-    share = shape.count * 100 // summary.hunks if summary.hunks else 100
-    hunks = "1 hunk" if shape.count == 1 else f"{shape.count} hunks"
-    lead = "review first: " if summary.is_outlier(shape) else ""
-    seen = ", seen once" if shape.count == 1 else f" ({share}%)"
-    known = " (approved earlier)" if shape.key in approved else ""
-    # The hunk's text is the repository's (and the spec's): shown through the one renderer of
-    # untrusted text, so a backtick in it cannot end the code span and make the rest live.
-    return (f"{lead}{hunks}{seen} like {md.code(shape.example)}: {md.code(shape.before or '∅')}"
-            f" → {md.code(shape.after or '∅')}{known}")
-
-
-def summary_lines(summary: ShapeSummary, *, limit: int, approved: set[str],
-                  title: str = "edit shapes") -> list[str]:
-    if not summary.hunks:
-        return []
-    kinds = len(summary.shapes) + (1 if summary.other_hunks else 0)
-    outliers = len(summary.outliers())
-    head = f"{title}: {kinds} {'kind' if kinds == 1 else 'kinds'} of edit in {summary.hunks} " \
-        f"{'hunk' if summary.hunks == 1 else 'hunks'}" + \
-        (f", {outliers} to review first" if outliers else "")
-    shown = summary.ordered()[:limit]
-    lines = [head, *[shape_line(summary, shape, approved) for shape in shown]]
-    rest = summary.hunks - sum(shape.count for shape in shown)
-    if rest > 0:
-        lines.append(f"and {rest} more hunks of {kinds - len(shown)} other shapes")
-    return lines
 
 
 def batch_lines(job: Job, batch: Batch) -> list[str]:

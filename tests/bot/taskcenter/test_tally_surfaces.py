@@ -92,11 +92,14 @@ def test_every_surface_counts_the_same(name: str, logged_in: TestClient,
         assert files in surface or files.capitalize() in surface, (files, surface)
     for item in counted.leftovers:  # the note lists them; the others count them
         assert f"- `{item}`" in note
+    for undone in counted.undone:  # a revert's files, whatever the recipe: the note, the page
+        assert f"- {undone.words()}" in note
+        assert undone.path in page.split(f"Batch {undone.batch} reverted")[1].split("Batch ")[0]
     for commit in job.human_commits:  # the note and the job page list them; all count them
         assert f"`{commit.sha[:7]}` {commit.subject}" in note.split("## Commits by people")[1]
         assert f"{commit.sha[:7]} {commit.subject} — by {commit.by}" in page
     assert ("## Commits by people" in note) is bool(job.human_commits)
-    with_leftovers = job.status is JobStatus.COMPLETED and bool(counted.leftovers)
+    with_leftovers = job.status is JobStatus.COMPLETED and bool(counted.left_for_human)
     for surface in (note, card, summary, page):
         assert ("completed with leftovers" in surface) is with_leftovers, surface
 
@@ -106,6 +109,9 @@ def test_the_figures_follow_the_record() -> None:
     assert (reverted.committed, reverted.reverted, reverted.files_committed,
             reverted.files_reverted) == (2, 1, 3, 3)
     assert reverted.leftovers == ("src/b2_0.py:3", "src/b2_1.py:9")
+    assert [(u.batch, u.path) for u in reverted.undone] == [
+        (2, "src/b2_0.py"), (2, "src/b2_1.py"), (2, "src/b2_2.py")]
+    assert reverted.files_line() == "files: 3 committed, 3 reverted; 5 leftovers for a human"
     assert reverted.batches_line() == "2 batches changed files, 1 reverted"
     skips = tally(JOBS["skips"])  # batch 1: nothing to change; batch 2: a person's reason
     assert (skips.unchanged, skips.skipped, skips.files_skipped) == (1, 1, 3)
@@ -114,7 +120,8 @@ def test_the_figures_follow_the_record() -> None:
     assert split.split_off == 1 and split.leftovers == ("src/b3_0.py:1",)
     people = tally(JOBS["people"])
     assert (people.by_people, people.committed, people.reverted) == (2, 2, 1)
-    assert people.files_line() == "files: 3 committed, 1 reverted; 2 commits by people"
+    assert people.files_line() == ("files: 3 committed, 1 reverted; 2 commits by people; "
+                                   "1 leftover for a human")  # the file batch 2's revert undid
     assert tally(JOBS["reverted"]).by_people == 0
     cancelled = tally(JOBS["cancelled"])
     assert cancelled.unfinished == 2 and cancelled.batches_line() == "batches 1/4 completed"

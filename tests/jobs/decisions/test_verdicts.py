@@ -9,6 +9,7 @@ from jobs.decisions.verdicts import (
     revert_summary,
     reverted_leftovers,
     review_gate_report,
+    undone_files,
 )
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, JobStatus
@@ -84,8 +85,19 @@ def test_a_revert_brings_back_the_targets_of_its_own_files_only() -> None:
 
 
 def test_the_revert_summary_says_whether_the_reverted_head_validates() -> None:
-    batch = make_batch(2, status=BatchStatus.REVERTED, revert_ok=False, leftovers=["src/a.py:1"])
+    batch = make_batch(2, files=["src/a.py"], status=BatchStatus.REVERTED, revert_ok=False,
+                       leftovers=["src/a.py:1"])
     assert revert_summary(batch, "e" * 40) == (
-        "batch 2 reverted in eeeeeee; the reverted head does NOT pass validation; "
-        "1 targets are back (leftovers)")
+        "batch 2 reverted in eeeeeee; the reverted head does NOT pass validation; its change "
+        "to 1 file is undone (`src/a.py`); 1 target came back, listed as leftovers for a human "
+        "to confirm")
     assert "passes validation" in revert_summary(make_batch(2), "e" * 40)
+
+
+def test_a_reverted_batch_undoes_the_files_its_commit_changed_whatever_the_recipe() -> None:
+    batch = make_batch(2, files=["src/a.py", "src/b.py"], status=BatchStatus.REVERTED,
+                       changed_files=["src/b.py"])
+    assert undone_files(batch) == ["src/b.py"]
+    assert undone_files(make_batch(3, files=["src/c.py"], status=BatchStatus.REVERTED)) == \
+        ["src/c.py"]  # a record without `changed_files`: its files
+    assert undone_files(make_batch(4, status=BatchStatus.COMPLETED)) == []

@@ -131,3 +131,43 @@ def test_a_deleted_branch_fails_the_job_without_retrying(tmp_path: Path) -> None
     with pytest.raises(StepwiseError, match="no longer exists") as caught:
         branch_sync.sync(ctx)
     assert caught.value.retry_class is RetryClass.DO_NOT_RETRY
+
+
+def forge_copy(repo: Path, of: str, message: str) -> str:
+    """What a writer can push: a commit of `of`'s tree on the same parent, with our trailers,
+    authored and committed under Stepwise's identity (git signs nothing)."""
+    tree, parent = git(repo, "rev-parse", f"{of}^{{tree}}"), git(repo, "rev-parse", f"{of}^")
+    out = subprocess.run(["git", "commit-tree", tree, "-p", parent, "-m", message], cwd=repo,
+                         check=True, capture_output=True, text=True,
+                         env={**os.environ, **GIT_ENV, **BOT_IDENTITY,
+                              "GIT_COMMITTER_DATE": "2001-01-01T00:00:00Z"})
+    return out.stdout.strip()
+
+
+def test_with_git_only_the_commit_stepwise_made_is_adopted_not_a_copy_of_it(
+        tmp_path: Path) -> None:
+    """Batch 1's tree and the id of the commit made to land it are recorded before the push;
+    the push never happened (the worker died). A writer pushes a copy: the job id and batch
+    trailers, Stepwise's identity and exactly the validated tree, but another id. It is a
+    human commit; the commit Stepwise made is adopted."""
+    ctx, repo, _ = context(tmp_path)
+    made = as_stepwise(repo, BATCH_1)
+    forged = forge_copy(repo, made, BATCH_1 + "\n")
+    assert forged != made and git(repo, "rev-parse", f"{forged}^{{tree}}") == \
+        git(repo, "rev-parse", f"{made}^{{tree}}")
+    ctx.job.trees_recorded, ctx.job.batch(1).tree = True, git(repo, "rev-parse", f"{made}^{{tree}}")
+    ctx.job.landing_commits = [made]
+    git(repo, "update-ref", "refs/heads/stepwise/issue-7", forged)
+    assert branch_sync.sync(ctx)
+    job = stored(ctx)
+    assert job.gate is not None and job.gate.kind is Gate.HUMAN_COMMIT
+    assert f"{forged[:7]} 'batch 1'" in job.gate.reason
+    assert job.batch(1).status is BatchStatus.PENDING and not job.batch(1).adopted
+
+    ctx, repo, _ = context(tmp_path / "control")
+    made = as_stepwise(repo, BATCH_1)
+    ctx.job.trees_recorded, ctx.job.batch(1).tree = True, git(repo, "rev-parse", f"{made}^{{tree}}")
+    ctx.job.landing_commits = [made]
+    assert branch_sync.sync(ctx)
+    job = stored(ctx)
+    assert job.gate is None and job.batch(1).adopted and job.batch(1).commit == made

@@ -334,3 +334,13 @@ def test_transition_moves_along_the_tables_only() -> None:
     assert job.is_active
     transition(job, JobStatus.COMPLETED)
     assert job.is_terminal and not job.is_active
+
+
+def test_a_record_that_kept_its_campaign_in_the_server_part_reads_it_on_the_job() -> None:
+    """Records written when only the App's jobs knew their campaign (`server.part_of`)."""
+    doc = make_job().model_dump(mode="json")
+    doc["server"]["part_of"] = "octo-org/widgets#2"
+    job = Job.model_validate(doc)
+    assert job.part_of == "octo-org/widgets#2"
+    assert "part_of" not in job.server.model_dump()
+    assert Job.model_validate_json(job.model_dump_json()).part_of == "octo-org/widgets#2"

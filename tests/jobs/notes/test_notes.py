@@ -293,8 +293,11 @@ def test_note_skipped_reverted_leftovers_and_review() -> None:
     assert "## Reverted\n\n- batch 3: broke the CLI\n" in note
     assert "## Final review\n\n- Branch head merged with base `9999999`: passes\n" in note
     assert "- `python -m pytest -q` → exit 0\n- Unfinished batches: 4\n" in note
-    # leftovers from the batches and the review, once each, sorted
-    assert "## Leftovers for a human to confirm\n\n- `src/b.py:7`\n- `src/z.py:1`\n" in note
+    # the files reverts undid, by batch, then the targets from the batches and the review,
+    # once each, sorted
+    assert ("## Leftovers for a human to confirm\n\n"
+            "- `src/d.py` — batch 3's change to it was reverted (`4444444`)\n"
+            "- `src/b.py:7`\n- `src/z.py:1`\n") in note
     assert "## Cancelled" not in note
 
 

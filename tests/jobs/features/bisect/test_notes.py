@@ -57,5 +57,6 @@ def test_the_note_s_split_section_follows_the_batches_table() -> None:
     assert "## Split batches" in note
     section = note.index("## Split batches")
     assert note.index("## Batches") < section
-    assert "- batch 1 failed with all 2 files (validation failed); 2 subsets validated" in note
+    assert "- batch 1 failed with all 2 files (validation failed); 2 subsets validated, 1 " \
+        "validation for 1 cause: 1.0 a cause; committed 1 files" in note
     assert "  - batch 2: " in note[section:]

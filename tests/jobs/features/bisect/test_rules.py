@@ -12,12 +12,14 @@ import pytest
 
 from jobs.features.bisect.rules import (
     Decided,
+    Run,
     Validate,
     extra_run_budget,
     next_step,
     next_step_named_first,
 )
 from jobs.features.bisect.sizing import milestones_from, next_size, regroup
+from jobs.features.bisect.strategy import ALONE_UP_TO, choose
 
 Fails = Callable[[frozenset[str]], bool]
 
@@ -173,3 +175,117 @@ def test_two_named_files_of_which_one_fails() -> None:
     assert all(s <= named or s == set(FILES[:8]) - {culprit} for s in asked[1:]), asked
     assert [c.files for c in decided.causes] == [(culprit,)]
     assert set(decided.passing) == set(FILES[:8]) - {culprit}
+
+
+FOCUS = ("python", "-m", "pytest", "tests/test_imports.py::test_version")
+
+
+def split(files: list[str], fails: Fails, *, alone: bool,
+          focus: tuple[str, ...] = ()) -> tuple[Decided, list[Validate]]:
+    """Drive the rules as the driver does with a plan (strategy.py): the whole set failed its
+    whole validation, which named failing tests (`focus`) when given."""
+    known: dict[frozenset[str], list[Run | bool]] = {
+        frozenset(files): [Run(passed=False, refocus=focus)]}
+    asked: list[Validate] = []
+    while True:
+        step = next_step(files, known, alone=alone)
+        if isinstance(step, Decided):
+            return step, asked
+        asked.append(step)
+        assert len(asked) <= extra_run_budget(len(files))
+        subset = frozenset(step.files)
+        ok = not fails(subset)
+        known.setdefault(subset, []).append(
+            Run(ok, step.focus, () if ok or step.focus else focus))
+
+
+@pytest.mark.parametrize("size", [2, 3, 4])
+@pytest.mark.parametrize("at", [0, -1])
+def test_a_small_batch_tries_each_file_alone_then_commits_the_rest(size: int, at: int) -> None:
+    files = FILES[:size]
+    culprit = files[at]
+    decided, asked = split(files, lambda s: culprit in s, alone=True)
+    assert [c.files for c in decided.causes] == [(culprit,)]
+    assert set(decided.passing) == set(files) - {culprit}
+    # each file alone up to the culprit, then the rest (known when it is one file that passed
+    # alone); never more runs than halving
+    alone = [{f} for f in files[:files.index(culprit) + 1]]
+    rest = [set(files) - {culprit}] if size > 2 or at == 0 else []
+    assert [set(v.files) for v in asked] == alone + rest
+    assert len(asked) <= len(split(files, lambda s: culprit in s, alone=False)[1])
+
+
+def test_on_the_failing_tests_every_file_alone_is_tried_before_the_whole_run() -> None:
+    files = FILES[:4]
+    bad = {files[0], files[2]}
+    decided, asked = split(files, lambda s: bool(bad & s), alone=True, focus=FOCUS)
+    assert sorted(c.files for c in decided.causes) == sorted((f,) for f in bad)
+    # each alone on the failing tests, then the two good files together, whole (one run)
+    assert [(set(v.files), v.focus) for v in asked] == \
+        [({f}, FOCUS) for f in files] + [({files[1], files[3]}, ())]
+    # the whole validation each time: the rest validated after each culprit
+    _, whole = split(files, lambda s: bool(bad & s), alone=True)
+    assert [set(v.files) for v in whole] == [{files[0]}, set(files[1:]), {files[1]},
+                                             {files[2]}, {files[1], files[3]}]
+
+
+def test_files_that_pass_alone_are_narrowed_as_an_interaction() -> None:
+    files = FILES[:4]
+    pair = {files[1], files[3]}
+    decided, asked = split(files, lambda s: pair <= s, alone=True)
+    assert [(set(c.files), c.kind) for c in decided.causes] == [(pair, "interaction")]
+    assert asked[4] == Validate(tuple(files))  # confirmed whole before it is called one
+
+
+def test_with_the_failing_tests_named_only_the_files_committed_run_the_whole_validation(
+        ) -> None:
+    files = FILES[:3]
+    decided, asked = split(files, lambda s: files[2] in s, alone=True, focus=FOCUS)
+    assert [c.files for c in decided.causes] == [(files[2],)]
+    assert [(v.files, v.focus) for v in asked] == [
+        ((files[0],), FOCUS), ((files[1],), FOCUS), ((files[2],), FOCUS),
+        ((files[0], files[1]), ())]
+
+
+def test_a_second_failure_of_the_rest_is_searched_on_its_own_failing_tests() -> None:
+    """The rest fails its whole validation with other tests: the search goes on with those
+    (the first search's results on other tests are not reused for them)."""
+    files = FILES[:8]
+    first, second = files[6], files[1]
+    tests_of = {first: FOCUS, second: ("python", "-m", "pytest", "tests/test_tz.py")}
+
+    def fails(s: frozenset[str], focus: tuple[str, ...]) -> bool:
+        return any(f in s and (not focus or tests_of[f] == focus) for f in tests_of)
+
+    known: dict[frozenset[str], list[Run | bool]] = {
+        frozenset(files): [Run(passed=False, refocus=FOCUS)]}
+    asked: list[Validate] = []
+    while not isinstance(step := next_step(files, known), Decided):
+        asked.append(step)
+        subset = frozenset(step.files)
+        ok = not fails(subset, step.focus)
+        refocus = () if ok or step.focus else tests_of[
+            next(f for f in (first, second) if f in subset)]
+        known.setdefault(subset, []).append(Run(ok, step.focus, refocus))
+    assert sorted(c.files for c in step.causes) == sorted([(first,), (second,)])
+    whole = [v for v in asked if not v.focus]
+    assert [set(v.files) for v in whole] == [set(files) - {first}, set(files) - {first, second}]
+    assert {v.focus for v in asked if v.focus} == {FOCUS, tests_of[second]}
+
+
+def test_a_subset_holding_a_failing_set_is_not_validated() -> None:
+    files = FILES[:4]
+    known: dict[frozenset[str], list[Run | bool]] = {
+        frozenset(files): [False], frozenset(files[:1]): [False], frozenset(files[2:]): [True]}
+    # [a, b] holds [a], which failed: implied, so the search goes straight to [a]'s answer
+    decided = next_step(files, known)
+    assert decided == Validate(tuple(files[1:]))  # the rest, to be committed
+
+
+def test_the_plan_follows_the_size_and_the_measured_cost() -> None:
+    assert choose(ALONE_UP_TO, whole_s=9, focus=FOCUS, focus_s=0.5).alone
+    assert not choose(ALONE_UP_TO + 1, whole_s=9, focus=FOCUS, focus_s=0.5).alone
+    assert choose(3, whole_s=9, focus=FOCUS, focus_s=0.5).focus == FOCUS
+    assert choose(3, whole_s=9, focus=FOCUS, focus_s=None).focus == FOCUS
+    assert choose(3, whole_s=1.0, focus=FOCUS, focus_s=0.9).focus == ()  # no cheaper
+    assert choose(3, whole_s=9, focus=(), focus_s=None).focus == ()  # no tests named

@@ -131,7 +131,7 @@ def test_the_dashboard_stays_under_githubs_limit_at_a_thousand_repositories() ->
 
 def test_a_sample_edit_is_a_short_inert_diff() -> None:
     from jobs.features.campaigns.dashboard import fenced
-    from jobs.features.campaigns.sample import MAX_LINES, sample_diff
+    from jobs.features.campaigns.sample import MAX_LINES, cut_diff, dry_run_diff
     from jobs.inputs.recipes import rules_for
     from jobs.inputs.spec import TaskSpec
 
@@ -139,10 +139,10 @@ def test_a_sample_edit_is_a_short_inert_diff() -> None:
     assert preview is not None
     spec = TaskSpec(recipe="replace", paths=["*.py"], find=[r"\bold\b", "```"], replace="new")
     text = "".join(f"old({i})\n" for i in range(40)) + "x = '```'\n"
-    diff = sample_diff("a.py", text, edit=lambda before: preview(before, spec))
+    diff = cut_diff(dry_run_diff("a.py", text, edit=lambda before: preview(before, spec)))
     lines = diff.splitlines()
     assert lines[:4] == ["--- a/a.py", "+++ b/a.py", "@@ -1,41 +1,41 @@", "-old(0)"]
     assert len(lines) == MAX_LINES + 1 and lines[-1] == "…"
-    assert sample_diff("a.py", "nothing\n", edit=lambda before: preview(before, spec)) == ""
+    assert dry_run_diff("a.py", "nothing\n", edit=lambda before: preview(before, spec)) == ""
     block = fenced("-x = '```'\n+x = 'new'", "diff")
     assert block.startswith("````diff\n") and block.endswith("\n````")  # no line closes it

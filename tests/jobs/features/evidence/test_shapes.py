@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.decisions.edit_shapes import normalise, sum_summaries, summarize
-from jobs.features.evidence.record import job_shapes
+from jobs.decisions.edit_shapes import job_shapes, normalise, sum_summaries, summarize
 from jobs.kernel.model import Gate, JobStatus, Verb
 from jobs.local import LocalSession
 from jobs.notes.progress import render_card
