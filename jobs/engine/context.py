@@ -358,6 +358,7 @@ class JobContext:
             worktree = repo.open_worktree(path, self.job.head_sha, keep=True)
             policy = sandbox_policy(self.job.config,
                                     hidden=(repo.git_dir, *self.services.hidden_paths),
+                                    repository=(repo.root,),
                                     should_stop=self.cancel_requested,
                                     network_allow=self.network_allow(),
                                     deny_hosts=self.services.network_deny_hosts,

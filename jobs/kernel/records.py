@@ -52,6 +52,9 @@ class CommandEvidence(Record):
     timed_out: bool = False
     isolated: bool = False
     egress: list[str] = []  # each tunnel asked of the egress proxy, and its answer
+    # The tests its runner's machine-readable report named as failed (pytest's JUnit XML,
+    # jest's and vitest's JSON; jobs/features/evidence); [] when it named none or was not read.
+    failed_tests: list[str] = []
 
     @property
     def display(self) -> str:
