@@ -60,13 +60,13 @@ def compose() -> dict[str, Any]:
 def test_compose_services_have_healthchecks_restarts_and_their_own_settings() -> None:
     services = compose()["services"]
     assert services["redis"]["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
-    assert "/healthz" in " ".join(services["web"]["healthcheck"]["test"])
+    assert "/healthz" in " ".join(services["web-1"]["healthcheck"]["test"])
     assert services["worker"]["healthcheck"]["test"] == ["CMD", "stepwise", "worker", "--check"]
     for name, service in services.items():
         assert service["restart"] == "unless-stopped", name
     assert "noeviction" in services["redis"]["command"]
     assert "--maxmemory" in services["redis"]["command"]
-    worker, web = services["worker"], services["web"]
+    worker, web = services["worker"], services["web-1"]
     # The key is a Docker secret for the workers only, never in .env.
     assert worker["secrets"] == ["stepwise_app_key"]
     assert worker["environment"]["STEPWISE_PRIVATE_KEY_PATH"] == "/run/secrets/stepwise_app_key"
@@ -80,12 +80,46 @@ def test_compose_services_have_healthchecks_restarts_and_their_own_settings() ->
     mount = worker["volumes"][0].split(":")[1]
     assert f"ENV STEPWISE_WORKDIR={mount}" in dockerfile
     # Only the worker runs bubblewrap; the web app and Redis keep Docker's default profiles.
-    assert "security_opt" not in web and "security_opt" not in services["redis"]
+    assert all("security_opt" not in services[name] for name in ("web-1", "web-2", "redis",
+                                                                    "proxy"))
     # The worker's seccomp profile is a file of this repository (compose reads it relative to
     # itself), never `unconfined`.
     profiles = [o.split("=", 1)[1] for o in worker["security_opt"] if o.startswith("seccomp=")]
     assert profiles == ["./deploy/seccomp/stepwise-worker.json"]
     assert (ROOT / profiles[0]).resolve() == WORKER_PROFILE
+
+
+HAPROXY_CONFIG = ROOT / "deploy" / "haproxy" / "haproxy.cfg"
+
+
+def test_compose_runs_two_web_processes_behind_a_balancer_that_retries_the_other() -> None:
+    """Two identical web services, neither published; the proxy publishes the port GitHub
+    delivers to and runs deploy/haproxy/haproxy.cfg with both addresses (the file that
+    tests/bot/web/test_web_replicas.py runs with two real `stepwise serve`)."""
+    services = compose()["services"]
+    assert services["web-1"] == services["web-2"]
+    assert "ports" not in services["web-1"] and services["web-1"]["command"] == [
+        "stepwise", "serve"]
+    proxy = services["proxy"]
+    assert proxy["ports"] == ["8000:8000"] and set(proxy["depends_on"]) == {"web-1", "web-2"}
+    source, target, mode = proxy["volumes"][0].split(":")
+    assert (ROOT / source).resolve() == HAPROXY_CONFIG and mode == "ro"
+    assert target == "/usr/local/etc/haproxy/haproxy.cfg"  # where the haproxy image reads it
+    assert proxy["environment"] == {"STEPWISE_PROXY_BIND": ":8000",
+                                    "STEPWISE_WEB_1": "web-1:8000",
+                                    "STEPWISE_WEB_2": "web-2:8000"}
+    # The web processes believe the client address the proxy forwards (the task center's
+    # per-client login limit), and only the proxy and the workers can reach them.
+    assert services["web-1"]["environment"]["FORWARDED_ALLOW_IPS"] == "*"
+    lines = {line.strip() for line in HAPROXY_CONFIG.read_text().splitlines()}
+    assert {'server web-1 "${STEPWISE_WEB_1}"', 'server web-2 "${STEPWISE_WEB_2}"',
+            'bind "${STEPWISE_PROXY_BIND}"', "option redispatch 1", "option forwardfor",
+            "retry-on conn-failure empty-response", "option httpchk GET /healthz"} <= lines
+    check = subprocess.run(["haproxy", "-c", "-f", str(HAPROXY_CONFIG)], capture_output=True,
+                           text=True, timeout=30, check=False, env={
+                               "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+                               **{k: str(v) for k, v in proxy["environment"].items()}})
+    assert check.returncode == 0, check.stdout + check.stderr
 
 
 SECCOMP = ROOT / "deploy" / "seccomp"
@@ -222,7 +256,23 @@ def test_the_chart_gives_each_role_only_its_secrets_and_the_sandbox_what_it_need
     redis_spec = by_name(docs, "StatefulSet", "sw-stepwise-redis")["spec"]["template"]["spec"]
     started = " ".join(redis_spec["containers"][0]["command"])
     assert "--maxmemory 768mb" in started and "--maxmemory-policy noeviction" in started
-    assert by_name(docs, "Deployment", "sw-stepwise-web")["spec"]["replicas"] >= 2
+
+
+
+def test_the_chart_runs_two_web_replicas_that_a_rollout_or_a_drain_never_both_stop() -> None:
+    docs = render(VALUES)
+    web = by_name(docs, "Deployment", "sw-stepwise-web")["spec"]
+    assert web["replicas"] == 2
+    assert web["strategy"] == {"type": "RollingUpdate",
+                               "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}
+    pdb = by_name(docs, "PodDisruptionBudget", "sw-stepwise-web")["spec"]
+    assert pdb["minAvailable"] == 1
+    assert pdb["selector"]["matchLabels"] == web["selector"]["matchLabels"]
+    container = web["template"]["spec"]["containers"][0]
+    assert container["lifecycle"]["preStop"] == {"sleep": {"seconds": 5}}
+    assert container["readinessProbe"]["httpGet"]["path"] == "/healthz"
+    service = by_name(docs, "Service", "sw-stepwise-web")["spec"]
+    assert service["selector"] == web["selector"]["matchLabels"]
 
 
 def test_an_external_redis_and_no_autoscaler_render_without_them() -> None:
