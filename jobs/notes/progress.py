@@ -11,6 +11,7 @@ from datetime import UTC
 
 from jobs.basics import markdown_safe as md
 from jobs.basics.voice import LOCAL, Voice
+from jobs.decisions.plan import nothing_matches_words
 from jobs.kernel.feature_parts import (
     card_batch_words,
     card_closing_lines,
@@ -161,10 +162,12 @@ def batch_counts(job: Job) -> str:
 
 
 
-def nothing_to_do(job: Job) -> str:
-    """Why a plan has no batch (the job then ends at once)."""
-    return (f"`find` matches nothing in the {plural(len(job.scope_files), 'file')} in scope, "
-            "so the job ends here: no baseline was run and nothing was committed")
+def nothing_to_do(job: Job, *, where: str = "") -> str:
+    """Why a plan has no batch (a re-plan: the job then ends at once, nothing made); `where`
+    names the repository (default: the commit and the base branch)."""
+    where = where or f"at {short(job.head_sha)} (branch {job.base_branch})"
+    return (f"{nothing_matches_words(job.spec, len(job.scope_files), where)}, so the job ends "
+            "here and nothing was committed")
 
 
 UNSANDBOXED = ("- Sandbox: none — bubblewrap is not available here, so setup and validation run "
@@ -178,9 +181,19 @@ def unsandboxed(job: Job) -> bool:
     return bool(ran) and not any(command.isolated for command in ran)
 
 
+SANDBOXED = ("- Sandbox: bubblewrap — the machine read-only, the worktree writable at "
+             "`/tmp/stepwise/repo`, a private `/tmp`, `HOME` and process space, `.git` and "
+             "Stepwise's state hidden, no network but Stepwise's egress proxy where `network` "
+             "allows it; the tools and `env` paths outside that view are shown read-only")
+
+
 def sandbox_lines(job: Job) -> list[str]:
-    """"Sandbox: none" when the commands ran unsandboxed (plan, card, note); else nothing."""
-    return [UNSANDBOXED] if unsandboxed(job) else []
+    """What the job's commands ran in (plan, card, note): "Sandbox: none" and why, or what the
+    bubblewrap sandbox is; nothing before any command ran."""
+    if unsandboxed(job):
+        return [UNSANDBOXED]
+    ran = [*job.baseline, *(c for b in job.batches for a in b.attempts for c in a.commands)]
+    return [SANDBOXED] if ran else []
 
 
 _CONTROL_ISSUE = re.compile(r"[\w.-]+/[\w.-]+#\d+")
