@@ -36,7 +36,8 @@
   workers:beats         a sorted set: each live worker's name by its last heartbeat (seconds);
                         workers:states its state (idle, busy) and host, as `state host`
   redeliver:round       one pass over the App's failed deliveries per interval; redelivered:<guid>
-                        a failed delivery asked again (one try per guid and interval)
+                        a failed delivery asked again lately (not asked again while it lasts);
+                        redelivery-asks:<guid> how often it was asked (a day)
   data-marker           set once in a Redis that holds Stepwise's data: a worker that finds it
                         missing knows Redis lost its data (bot/server/heartbeat.py)
 
@@ -77,6 +78,10 @@ def github_limited_key(installation: str) -> str:
 
 def redelivered_key(guid: str) -> str:
     return f"{PREFIX}redelivered:{guid}"
+
+
+def redelivery_asks_key(guid: str) -> str:
+    return f"{PREFIX}redelivery-asks:{guid}"
 
 
 def job_key(job_id: str) -> str:
