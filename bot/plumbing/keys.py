@@ -26,7 +26,9 @@
   campaigns:all         a sorted set: every campaign key by creation time (the task center)
   installation:<id>     what the App knows of an installation (account, last action, when);
                         installations:log the last actions; installation:<id>:suspended the
-                        mark of a suspended installation (who, since when)
+                        mark of a suspended installation (who, since when);
+                        installation:<id>:removed (installation:<id>:removed:<repo>) the mark
+                        of an uninstall (a repository's removal): no clone is made again
   trigger-label:<repo>  the trigger label a worker last read from the config (an hour);
                         campaign-label:<repo> the campaign label
   reconcile:round       one reconciler pass per interval, whichever worker; reconcile:after:<kind>
@@ -166,6 +168,12 @@ def comments_read_key(job_id: str) -> str:
 
 def suspended_key(installation_id: int) -> str:
     return f"{PREFIX}installation:{installation_id}:suspended"
+
+
+def removed_key(installation_id: int, repo: str | None = None) -> str:
+    """The mark of an uninstall (`repo` None) or of a repository taken out of an installation."""
+    tail = f":{repo}" if repo else ""
+    return f"{PREFIX}installation:{installation_id}:removed{tail}"
 
 
 def trigger_label_key(repo: str) -> str:
