@@ -13,6 +13,8 @@
   `resume.py` (an ended job carried on, and the offer to when its issue or pull request is
   reopened), `config_check.py` (the `Stepwise config` check run on a push changing the config),
   `check_rerun.py` ("Re-run" pressed on one of Stepwise's check runs: published again).
+- `steer.py`: the one steer path: a comment command, a campaign acting on its jobs and a close
+  all steer a job through `steer`, which decides who may and applies the verb.
 - `steps.py`: the step task (one step of a job under its lease), revert, cancel;
   `rate_limits.py` (waiting for GitHub's rate limits without a worker).
 - `reaper.py` (unleased jobs queued again), `reconciler.py` (publishes what GitHub has not

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -25,7 +24,7 @@ from bot.commands.registry import voice as server_voice
 from bot.events import Event
 from bot.github.errors import ForgeError
 from bot.plumbing.connections import as_text
-from bot.plumbing.keys import cancelled_task_id, comment_key, comment_lock
+from bot.plumbing.keys import comment_key, comment_lock
 from bot.plumbing.leases import job_lock
 from bot.plumbing.pruned import PRUNED_HINT, pruned_for_issue
 from bot.plumbing.queue import enqueue
@@ -36,18 +35,15 @@ from bot.server.rebuild import NO_JOB, job_for
 from bot.server.resume import resume_ended
 from bot.server.start_job import CANNOT_START, StartRequest, start_job
 from bot.server.start_job import default_config as start_config
-from bot.server.steps import queue_next_step
-from bot.steering import steering_decision
-from jobs.basics.errors import BadInputError, StepwiseError
+from bot.server.steer import Actor, ServerWiring, steer
+from jobs.basics.errors import BadInputError
 from jobs.inputs.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.kernel.gates import RefusedError
 from jobs.kernel.job import Job
 from jobs.kernel.model import JobStatus
-from jobs.ports import ConflictError
 
 log = logging.getLogger(__name__)
 COMMENT_TTL_S = 30 * 24 * 3600
-STEER_TRIES = 3
 REBUILT = (
     "This job's record was lost and has been rebuilt from the issue, the branch's commits and "
     "this pull request; no committed batch will be redone. It is catching up now: repeat your "
@@ -113,12 +109,13 @@ def handle_comment(ctx: ServerContext, event: Event, commands: list[Any]) -> Non
     ctx.redis.hset(key, "done", 1)
 
 
-class ServerCommands:
+class ServerCommands(ServerWiring):
     """What a command's handler may do, on the worker: the CommandContext of bot.commands,
     and so the server's wiring of the shared use cases (jobs/engine/usecases.py)."""
 
     def __init__(self, ctx: ServerContext, event: Event) -> None:
-        self.ctx, self.event = ctx, event
+        super().__init__(ctx)
+        self.event = event
 
     @property
     def actor(self) -> str:
@@ -129,16 +126,6 @@ class ServerCommands:
 
     def card(self, job: Job) -> str:
         return self.ctx.forge(self.ctx.installation(self.event.installation_id), job.repo).card(job)
-
-    def save(self, job: Job) -> None:
-        self.ctx.store.save(job)
-
-    def go_on(self, job: Job) -> None:
-        if job.status is JobStatus.CANCELLED:
-            enqueue(self.ctx.redis, "cancelled", {"job_id": job.id},
-                    job_id=cancelled_task_id(job.id))
-        else:
-            queue_next_step(self.ctx, job)
 
     def campaign(self, text: str) -> str:
         return steer_campaign(self.ctx, self.event, text)
@@ -205,38 +192,23 @@ def _apply(ctx: ServerContext, event: Event, job: Job | None,
     if spec.access is Access.ANYONE:
         return spec.handle(ServerCommands(ctx, event), job, command), False, job
     assert job is not None  # every steering verb needs a job
-    decision = steering_decision(ctx.installation(event.installation_id), event.repo,
-                                 login=event.sender, approvers=job.config.approvers,
-                                 action=f"`{PREFIX} {command.verb}`", actor_id=event.sender_id,
-                                 approver_ids=job.server.approver_ids)
-    if not decision.allowed:
-        return quoted + f"Refused: {decision.reason}. Nothing changed.", False, job
-    if spec.answers_gate and job.gate is not None and \
-            opened_after(job.gate.opened_at, event.created_at):
-        return quoted + (f"Refused: this comment predates gate `{job.gate.id}`, which opened "
-                         "later; answer the gate that is open now."), False, job
-    try:
-        message, job = handle_with_retries(ctx, event, job, command, spec.handle)
-    except (RefusedError, StepwiseError) as exc:
+
+    def change(current: Job) -> str:
+        if spec.answers_gate and current.gate is not None and \
+                opened_after(current.gate.opened_at, event.created_at):
+            raise RefusedError(f"this comment predates gate `{current.gate.id}`, which opened "
+                               "later; answer the gate that is open now.")
+        return spec.handle(ServerCommands(ctx, event), current, command)
+
+    steered = steer(ctx, ctx.installation(event.installation_id), job,
+                    Actor(event.sender, event.sender_id), change,
+                    action=f"`{PREFIX} {command.verb}`")
+    if not steered.permitted:
+        return quoted + f"Refused: {steered.refused}. Nothing changed.", False, job
+    if not steered.done:
         said = server_voice().speak
         # A refusal changed nothing (a conflict meanwhile is met again, and read, by the next
         # command); any other error may leave the copy changed but unsaved: read it again.
-        return quoted + f"Refused: {said(exc.message)}" + (
-            f" ({said(exc.hint)})" if exc.hint else ""), False, \
-            job if isinstance(exc, RefusedError) else None
-    return (quoted + message) if message else "", True, job
-
-
-def handle_with_retries(ctx: ServerContext, event: Event, job: Job, command: Command,
-                        handle: Callable[[ServerCommands, Job | None, Command], str]
-                        ) -> tuple[str, Job]:
-    """Run a verb's handler; when the record changed meanwhile (the reconciler saved it), run
-    it again on the record as it is now. The answer and the record the handler left."""
-    for attempt in range(STEER_TRIES):
-        try:
-            return handle(ServerCommands(ctx, event), job, command), job
-        except ConflictError:
-            if attempt == STEER_TRIES - 1:
-                raise
-            job = ctx.store.load_id(job.id) or job
-    raise AssertionError("unreachable")  # the loop returns or raises
+        return quoted + f"Refused: {said(steered.refused)}" + (
+            f" ({said(steered.hint)})" if steered.hint else ""), False, steered.job
+    return (quoted + steered.said) if steered.said else "", True, steered.job

@@ -9,9 +9,9 @@ from typing import Any
 
 from bot.authz import STEERING_ROLES
 from bot.events import Event, Kind
-from bot.plumbing.keys import cancelled_task_id, event_lease
+from bot.plumbing.keys import event_lease
 from bot.plumbing.leases import Lease
-from bot.plumbing.queue import enqueue, last_try
+from bot.plumbing.queue import last_try
 from bot.plumbing.trigger_labels import is_trigger, remember_trigger_label
 from bot.server import reconciler, steps
 from bot.server.campaigns.closing import campaign_closed, campaign_reopened
@@ -26,15 +26,16 @@ from bot.server.installations import end_removed_jobs
 from bot.server.rebuild import job_for
 from bot.server.resume import offer_resume
 from bot.server.start_job import CANNOT_START, StartRequest, default_config, start_job
+from bot.server.steer import Actor, ServerWiring, steer
 from bot.server.steps import ACTIVE, queue_next_step
 from bot.server.worker import Handler
-from bot.steering import steering_decision
 from jobs.adapters.store import ConflictError
 from jobs.basics.errors import BadInputError, StepwiseError
+from jobs.composition import base_pushed
+from jobs.engine import usecases
 from jobs.inputs.spec import parse_issue
-from jobs.kernel.gates import Verb, apply_verb, note_spec_change
+from jobs.kernel.gates import Verb, note_spec_change
 from jobs.kernel.job import Job
-from jobs.kernel.model import JobStatus
 from jobs.ports import Publication
 
 log = logging.getLogger(__name__)
@@ -95,26 +96,21 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
     if not closed_on_github(client, event):  # a replayed close of a reopened issue
         return
     what = "pull request" if event.kind is Kind.PULL_CLOSED else "issue"
-    decision = steering_decision(client, event.repo, login=event.sender,
-                                 approvers=job.config.approvers,
-                                 action=f"cancelling the job by closing the {what}",
-                                 actor_id=event.sender_id,
-                                 approver_ids=job.server.approver_ids)
-    if not decision.allowed:
+    wiring = ServerWiring(ctx)
+
+    def cancel(current: Job) -> str:
+        current.server.cancelled_by = f"@{event.sender} closed the {what}" if event.sender \
+            else f"the {what} was closed"
+        return usecases.steer(wiring, current, Verb.CANCEL)
+
+    steered = steer(ctx, client, job, Actor(event.sender, event.sender_id), cancel,
+                    action=f"cancelling the job by closing the {what}")
+    if not steered.permitted:
         ctx.forge(client, event.repo).reply(
             job, event.number, f"closed:{event.delivery_id}",
             CLOSED_BY_OTHER.format(sender=event.sender or "someone", what=what,
-                                   reason=decision.reason))
+                                   reason=steered.refused))
         ctx.store.save(job)  # the comment id the forge remembered
-        return
-    apply_verb(job, Verb.CANCEL)
-    job.server.cancelled_by = f"@{event.sender} closed the {what}" if event.sender else \
-        f"the {what} was closed"
-    ctx.store.save(job)
-    if job.status is JobStatus.CANCELLED:
-        enqueue(ctx.redis, "cancelled", {"job_id": job.id}, job_id=cancelled_task_id(job.id))
-    else:
-        queue_next_step(ctx, job)
 
 
 def on_reopened(ctx: ServerContext, event: Event) -> None:
@@ -178,7 +174,7 @@ def base_moved(ctx: ServerContext, job: Job) -> None:
     if job.is_active:
         queue_next_step(ctx, job)  # no save: its worker may hold the record right now
         return
-    job.base_moved_at = ctx.clock()
+    base_pushed(job, ctx.clock(), ctx.features)
     with contextlib.suppress(ConflictError):  # changed meanwhile: its next step reads the base
         ctx.store.save(job)
 

@@ -13,9 +13,11 @@
   on sandbox-written trees from directory descriptors, never by path).
 - the sandbox: `sandbox.py` (bubblewrap) with `sandbox_process.py` (the process group, timeout,
   and its output read from a pipe, only its head and tail kept), `sandbox_view.py` (the fixed
-  repository path, environment binds), `sandbox_hardening.py` (what bubblewrap takes
-  away: every capability, nested user namespaces, and the syscalls its seccomp filter denies);
-  `egress.py` (the allowlisting egress proxy) and `egress_forward.py` (its
+  repository path, environment binds), `sandbox_reach.py` (what is bound back from the places
+  the sandbox hides: PATH's tools, `env`'s paths; why a program is not seen),
+  `sandbox_hardening.py` (what bubblewrap takes away: every capability, nested user
+  namespaces, and the syscalls its seccomp filter denies); `egress.py` (the allowlisting
+  egress proxy) and `egress_forward.py` (its
   forwarder inside the sandbox), `egress_defaults.py` (the default allowlist: the ecosystems'
   registries and the configured package indexes, each with why), `allowlist_cache.py` (its
   part a commit decides, once per base commit).

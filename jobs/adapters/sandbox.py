@@ -2,7 +2,8 @@
 environment, timed): `BubblewrapSandbox`, `PlainSandbox` where bubblewrap is unusable and
 allowed, and `make_sandbox` choosing between them. The policy and result types are
 jobs/inputs/sandboxing.py (re-exported here), the process group and output tail
-sandbox_process.py, the fixed repository path and binds sandbox_view.py; the port is
+sandbox_process.py, the fixed repository path and binds sandbox_view.py, what is bound back
+from the places the sandbox hides (PATH's tools, `env`'s paths) sandbox_reach.py; the port is
 `jobs.ports.Sandbox`."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from jobs.adapters import sandbox_hardening as hardening
+from jobs.adapters import sandbox_reach as reach
 from jobs.adapters import sandbox_view as view
 from jobs.adapters.egress import EgressProxy, EgressRecord
 from jobs.adapters.sandbox_process import (
@@ -92,9 +94,7 @@ def _prepare(argv: Sequence[str], cwd: Path, policy: SandboxPolicy, env: dict[st
     if not cwd.is_dir():
         msg, hint = f"the working directory {cwd} does not exist", "its worktree is gone; retry"
         raise StepwiseError(msg, code="sandbox_cwd_missing", hint=hint)
-    path = view.lookup_path(os.environ.get("PATH") or os.defpath, cwd=cwd,
-                            environment=policy.environment)
-    if shutil.which(argv[0], path=path) is None:
+    if reach.found_on_path(argv[0], cwd, policy) is None:
         return f"{argv[0]}: command not found (searched PATH={env['PATH']})"
     return ""
 
@@ -159,6 +159,7 @@ class BubblewrapSandbox:
         self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy, env: Mapping[str, str],
         writable: Sequence[Path] = (), empty_file: Path | None = None,
         egress_socket: Path | None = None, seccomp_fd: int | None = None,
+        seen: reach.View | None = None,
     ) -> list[str]:  # fmt: skip
         """The full bwrap argv that runs `argv` (exposed for tests and debugging).
 
@@ -174,9 +175,11 @@ class BubblewrapSandbox:
         # Sockets of host services (docker.sock, dbus, ...) live under /run: out of reach.
         if Path("/run").is_dir():
             cmd += ["--tmpfs", "/run"]
-        # The private /tmp must not hide the programs on PATH (e.g. a virtualenv under /tmp).
-        for tool_dir in _path_dirs_under_tmp(env.get("PATH", "")):
-            cmd += ["--ro-bind", str(tool_dir), str(tool_dir)]
+        # The private /tmp (and the empty /run) must not hide the tools on PATH or the paths
+        # `env` names: bound read-only before the hidden paths, which stay hidden.
+        if seen is None:
+            seen = reach.plan_view(env.get("PATH", ""), policy.env, reach.places_for(cwd, policy, writable))
+        cmd += seen.args()
         cmd += ["--die-with-parent", "--new-session", "--clearenv"]
         for key, value in env.items():
             cmd += ["--setenv", key, value]
@@ -206,6 +209,13 @@ class BubblewrapSandbox:
         missing = _prepare(argv, cwd, policy, env)
         if missing:
             return not_run(argv, 127, missing, self.isolated)
+        places = reach.places_for(cwd, policy, writable)
+        found = reach.found_on_path(argv[0], cwd, policy)
+        seen = reach.plan_view(env["PATH"], policy.env, places,
+                               program=found[0] if found is not None else None)
+        unseen = "; ".join(seen.refusals) or reach.why_not_run(argv[0], cwd, policy, places, seen)
+        if unseen:
+            return not_run(argv, 127, unseen, self.isolated)
         with contextlib.ExitStack() as stack:
             empty = stack.enter_context(tempfile.NamedTemporaryFile(prefix="stepwise-empty-"))
             proxy = None
@@ -216,7 +226,7 @@ class BubblewrapSandbox:
             cmd = self.command(argv, cwd=cwd, policy=policy, env=env, writable=writable,
                                empty_file=Path(empty.name),
                                egress_socket=proxy.socket_path if proxy else None,
-                               seccomp_fd=program)
+                               seccomp_fd=program, seen=seen)
             try:
                 result = execute(argv, cmd, cwd=cwd, env=env, timeout=policy.timeout,
                                   isolated=True, should_stop=policy.should_stop,
@@ -226,23 +236,14 @@ class BubblewrapSandbox:
             if proxy is not None:
                 result = replace(result, egress=caps.egress_records(
                     [_describe(r) for r in proxy.records], dropped=proxy.dropped))
-        if result.exit_code == 1 and result.output_tail.startswith("bwrap: execvp "):
-            return replace(result, exit_code=127)  # not found in the sandbox's view (e.g. /tmp)
+        if result.exit_code in (1, 127) and result.output_tail.startswith("bwrap: execvp "):
+            # Found on the host's PATH but not in the sandbox's view: say where, and why.
+            why = reach.why_not_run(argv[0], cwd, policy, places, seen) or (
+                f"`{argv[0]}` is on the PATH of the process that runs Stepwise but not "
+                "visible in the sandbox (a link or an interpreter outside its view)")
+            return replace(result, exit_code=127,
+                           output_tail=f"{why}\n{result.output_tail.splitlines()[0]}")
         return result
-
-
-def _path_dirs_under_tmp(path_value: str) -> list[Path]:
-    """PATH directories under /tmp, widened to their virtualenv root (it holds pyvenv.cfg)."""
-    found: dict[Path, None] = {}
-    for entry in path_value.split(os.pathsep):
-        if not entry:
-            continue
-        directory = Path(entry).resolve()
-        if not directory.is_dir() or not directory.is_relative_to(TMP):
-            continue
-        root = directory.parent if (directory.parent / "pyvenv.cfg").exists() else directory
-        found[root] = None
-    return list(found)
 
 
 def _unavailable(message: str) -> StepwiseError:

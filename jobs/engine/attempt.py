@@ -71,6 +71,7 @@ def guard_policy(config: RepoConfig, approved: list[GateKind]) -> GuardPolicy:
 
 
 def sandbox_policy(config: RepoConfig, *, hidden: tuple[Path, ...],
+                   repository: tuple[Path, ...] = (),
                    should_stop: Callable[[], bool] | None = None,
                    network_allow: Sequence[str] = (),
                    deny_hosts: Sequence[str] = (),
@@ -81,7 +82,7 @@ def sandbox_policy(config: RepoConfig, *, hidden: tuple[Path, ...],
         allow_commands=tuple(config.allow_commands), network=config.command_network,
         network_allow=tuple(network_allow), network_deny_hosts=tuple(deny_hosts),
         timeout=float(config.command_timeout), env={**(extra_env or {}), **config.env},
-        hidden_paths=hidden,
+        hidden_paths=hidden, repository_paths=repository,
         should_stop=should_stop,
     )
 

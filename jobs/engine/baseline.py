@@ -28,7 +28,8 @@ def baseline_hint(job: Job) -> str:
     return ("if `.github/stepwise.yml` is the cause (a `validate` or `setup` command, a program "
             "missing from `allow_commands`, `env`), edit it (committed or not) and run "
             "{{approve --reload-config}} (the plan and the baseline are made again); "
-            "if a program is missing from the PATH of the shell that runs stepwise, fix that "
+            "if a program is missing from the PATH of the shell that runs stepwise, or the "
+            "sandbox cannot show it (the output says where it resolved and why), fix that "
             "and {{approve}} (the baseline runs again first); a fix to the code needs a "
             "new job from the fixed commit ({{cancel}}, commit the fix, `stepwise run` again)")
 

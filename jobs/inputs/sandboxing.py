@@ -48,6 +48,9 @@ class SandboxPolicy:
     timeout: float = 600.0
     env: Mapping[str, str] = field(default_factory=dict)
     hidden_paths: tuple[Path, ...] = ()
+    # The repository's own places beyond the worktree (its checkout): links there are its
+    # content, never followed to show the sandbox more (jobs/adapters/sandbox_reach.py).
+    repository_paths: tuple[Path, ...] = ()
     # Asked about twice a second while a command runs; True ends it with its whole group.
     should_stop: Callable[[], bool] | None = field(default=None, compare=False)
 

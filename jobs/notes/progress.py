@@ -178,9 +178,19 @@ def unsandboxed(job: Job) -> bool:
     return bool(ran) and not any(command.isolated for command in ran)
 
 
+SANDBOXED = ("- Sandbox: bubblewrap — the machine read-only, the worktree writable at "
+             "`/tmp/stepwise/repo`, a private `/tmp`, `HOME` and process space, `.git` and "
+             "Stepwise's state hidden, no network but Stepwise's egress proxy where `network` "
+             "allows it; the tools and `env` paths outside that view are shown read-only")
+
+
 def sandbox_lines(job: Job) -> list[str]:
-    """"Sandbox: none" when the commands ran unsandboxed (plan, card, note); else nothing."""
-    return [UNSANDBOXED] if unsandboxed(job) else []
+    """What the job's commands ran in (plan, card, note): "Sandbox: none" and why, or what the
+    bubblewrap sandbox is; nothing before any command ran."""
+    if unsandboxed(job):
+        return [UNSANDBOXED]
+    ran = [*job.baseline, *(c for b in job.batches for a in b.attempts for c in a.commands)]
+    return [SANDBOXED] if ran else []
 
 
 _CONTROL_ISSUE = re.compile(r"[\w.-]+/[\w.-]+#\d+")

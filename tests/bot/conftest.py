@@ -74,16 +74,16 @@ class World:
         self.repo = gh.repos[REPO]
         self.sent = 0  # events sent: each one's body is its own, as GitHub's are
 
-    def send(self, event: str, *, delivery_id: str | None = None, **overrides: Any
-             ) -> httpx.Response:
-        payload = make_event(event, repo=REPO, **overrides)
+    def send(self, event: str, *, delivery_id: str | None = None, repo: str = REPO,
+             **overrides: Any) -> httpx.Response:
+        payload = make_event(event, repo=repo, **overrides)
         self._account_ids(payload)
         self._stamp(payload)
         if event in ("issues.closed", "pull_request.closed") and not overrides.get("merged"):
             # GitHub closed it before telling: the worker asks GitHub before it cancels.
             number = int(overrides.get("issue_number") or overrides.get("pr_number") or 1)
-            if number in self.repo.issues:
-                self.gh.close_issue(REPO, number)
+            if number in self.gh.repos[repo].issues:
+                self.gh.close_issue(repo, number)
         if "comment" in payload:
             created = self.ctx.clock().replace(microsecond=0)  # the app's clock: a test may shift it
             payload["comment"]["created_at"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -126,13 +126,13 @@ class World:
     def queued(self) -> int:
         return queue(self.redis).count
 
-    def comment(self, body: str, *, by: str, on: int = 1,
-                delivery_id: str | None = None) -> httpx.Response:
+    def comment(self, body: str, *, by: str, on: int = 1, delivery_id: str | None = None,
+                repo: str = REPO) -> httpx.Response:
         """A person comments (the comment exists on the fake, as on GitHub) and it is delivered."""
-        posted = self.gh.add_comment(self.repo, on, body, user=by)
+        posted = self.gh.add_comment(self.gh.repos[repo], on, body, user=by)
         return self.send("issue_comment.created", issue_number=on, comment_body=body,
                          comment_user=by, sender=by, comment_id=posted.id,
-                         delivery_id=delivery_id)
+                         delivery_id=delivery_id, repo=repo)
 
     def work(self, max_jobs: int | None = None) -> None:
         SimpleWorker([queue(self.redis)], connection=self.redis).work(burst=True,

@@ -11,7 +11,7 @@ from bot.server.campaigns.port import ServerCampaignPort
 from bot.server.campaigns.tasks import STEER, held, reply, write_dashboard
 from bot.server.confirmations import closed_on_github
 from bot.server.context import ServerContext
-from bot.steering import steering_decision
+from bot.server.steer import Actor, may_steer
 from jobs.features.campaigns.port import carry_out
 from jobs.features.campaigns.record import CampaignStatus
 from jobs.features.campaigns.steering import CampaignCommand, CampaignVerb, apply
@@ -40,9 +40,9 @@ def campaign_closed(ctx: ServerContext, event: Event) -> bool:
     client = ctx.installation(event.installation_id)
     if not closed_on_github(client, event):  # a replayed close of an issue open again
         return True
-    decision = steering_decision(client, event.repo, login=event.sender, approvers=doc.approvers,
-                                 action="cancelling the campaign by closing its issue",
-                                 actor_id=event.sender_id, approver_ids=doc.approver_ids)
+    decision = may_steer(client, event.repo, Actor(event.sender, event.sender_id),
+                         action="cancelling the campaign by closing its issue",
+                         approvers=doc.approvers, approver_ids=doc.approver_ids)
     if not decision.allowed:
         reply(ctx, event, CLOSED_BY_OTHER.format(sender=event.sender or "someone",
                                                  reason=decision.reason))

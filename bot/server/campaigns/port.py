@@ -15,13 +15,13 @@ from bot.github.campaign_calls import (
 from bot.github.client import Installation
 from bot.github.write_budget import WriteBudgetWait
 from bot.plumbing.campaign_store import CampaignDoc
-from bot.plumbing.keys import cancelled_task_id
-from bot.plumbing.queue import enqueue
 from bot.server.campaigns.access import Audience
 from bot.server.context import ServerContext
+from bot.server.steer import Actor, ServerWiring, may_steer, steer, verb
 from bot.server.steps import queue_next_step
-from bot.steering import resolve_approvers, steering_decision
+from bot.steering import resolve_approvers
 from jobs.basics.errors import StepwiseError
+from jobs.engine import usecases
 from jobs.engine.engine import Base, create_job
 from jobs.engine.scope_preview import preview_scope
 from jobs.features.campaigns.port import (
@@ -42,15 +42,20 @@ from jobs.features.campaigns.steering import JobAction
 from jobs.inputs.config import CONFIG_PATH, load_config
 from jobs.inputs.config_errors import InvalidConfigError
 from jobs.inputs.spec import IssueTask, parse_issue
-from jobs.kernel.gates import RefusedError, Verb, apply_verb, note_spec_change
+from jobs.kernel.gates import Verb, note_spec_change
 from jobs.kernel.job import Job
-from jobs.kernel.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.model import BatchStatus, Gate
 
 REPO_MARKER = "<!-- stepwise-campaign-repo:{id} -->"
 NO_ACCESS = ("waiting for someone with access: @{who} may not start a job here ({why}); "
              "`approve {repo}` by someone who may")
 _VERBS = {JobAction.APPROVE: Verb.APPROVE, JobAction.RETRY: Verb.RETRY,
           JobAction.CANCEL: Verb.CANCEL}
+
+
+def _unchanged(job: Job) -> str:
+    """The change that changes nothing (`skip` of a repository whose job has ended)."""
+    return ""
 
 
 def web_host(api_url: str) -> str:
@@ -130,10 +135,8 @@ class ServerCampaignPort:
         """'' when the person steering the campaign may start a job in `repo`, else why not in
         words; and the repository's approvers' account ids, as every job records them."""
         approver_ids = resolve_approvers(self.client, approvers)
-        decision = steering_decision(self.client, repo, login=self.doc.approved_by,
-                                     approvers=approvers, action="start a campaign job",
-                                     actor_id=self.doc.approved_by_id,
-                                     approver_ids=approver_ids)
+        decision = may_steer(self.client, repo, self.steerer(), approvers=approvers,
+                             action="start a campaign job", approver_ids=approver_ids)
         return ("" if decision.allowed else decision.reason), approver_ids
 
     def start(self, entry: RepoEntry) -> JobView:
@@ -221,59 +224,55 @@ class ServerCampaignPort:
         text and the job re-plans its files not done (its spec_changed gate passed in the name
         of whoever resumed; its next plan gate passes because of `replanning`)."""
         owner, name = job.repo.split("/", 1)
-        refused, _ids = self.may_start(job.repo, list(job.config.approvers))
-        if refused:  # nothing is rewritten where the person who resumed may not steer
-            return self._view(job, f"@{self.doc.approved_by} may not steer in {job.repo}: "
-                                   f"{refused}")
-        body = self.issue_body()
-        note_spec_change(job, title=self.doc.title, body=body, now=self.ctx.clock())
+        who, body, wiring = self.steerer(), self.issue_body(), ServerWiring(self.ctx)
+
+        def replan(current: Job) -> str:
+            note_spec_change(current, title=self.doc.title, body=body, now=self.ctx.clock())
+            if current.gate is not None and current.gate.kind is Gate.SPEC_CHANGED:
+                return usecases.steer(wiring, current, Verb.APPROVE, by=who.mention)
+            wiring.save(current)
+            wiring.go_on(current)
+            return ""
+
+        steered = steer(self.ctx, self.client, job, who, replan, action="`resume`")
+        if not steered.permitted:  # nothing is rewritten where the person who resumed may not
+            return self._view(job, f"@{who.login} may not steer in {job.repo}: "
+                                   f"{steered.refused}")
         entry.replanning = True
-        if job.gate is not None and job.gate.kind is Gate.SPEC_CHANGED:
-            refused = self._steer(job, Verb.APPROVE)
-            if refused:
-                return self._view(job, refused)
-        else:
-            self.ctx.store.save(job)
-            queue_next_step(self.ctx, job)
+        if not steered.done:
+            return self._view(job, f"`{Verb.APPROVE}` refused: {steered.refused}")
         update_issue_body(self.client, owner, name, job.number, body)
         return self._view(self._job(entry) or job)
 
     def _skip(self, entry: RepoEntry, job: Job | None) -> JobView:
         """`skip`: refused unless whoever said it may steer in that repository; its open job is
         cancelled first."""
-        who = self.doc.approved_by
-        decision = steering_decision(
-            self.client, entry.name, login=who, action="`skip`", actor_id=self.doc.approved_by_id,
-            approvers=job.config.approvers if job is not None else [],
-            approver_ids=job.server.approver_ids if job is not None else None)
-        if not decision.allowed:
-            return JobView(state=entry.state, refused=f"@{who} may not steer in {entry.name}: "
-                                                      f"{decision.reason}")
-        if job is not None and entry.state in OPEN_STATES:
-            self._steer(job, Verb.CANCEL)
-        return self._view(job) if job is not None else JobView(state=entry.state)
+        who = self.steerer()
+        if job is None:
+            decision = may_steer(self.client, entry.name, who, action="`skip`")
+            return JobView(state=entry.state) if decision.allowed else JobView(
+                state=entry.state, refused=f"@{who.login} may not steer in {entry.name}: "
+                                           f"{decision.reason}")
+        change = verb(self.ctx, Verb.CANCEL) if entry.state in OPEN_STATES else _unchanged
+        steered = steer(self.ctx, self.client, job, who, change, action="`skip`")
+        if not steered.permitted:
+            return JobView(state=entry.state, refused=f"@{who.login} may not steer in "
+                                                      f"{entry.name}: {steered.refused}")
+        return self._view(steered.job or job)
 
-    def _steer(self, job: Job, verb: Verb) -> str:
+    def steerer(self) -> Actor:
+        """Who steered the campaign last: the repositories' jobs are steered in their name."""
+        return Actor(self.doc.approved_by, self.doc.approved_by_id)
+
+    def _steer(self, job: Job, answer: Verb) -> str:
         """Answer the job's gate in the name of the person who steered the campaign; '' when
         done, else why not (their permission in that repository comes first)."""
-        who = self.doc.approved_by
-        decision = steering_decision(self.client, job.repo, login=who,
-                                     approvers=job.config.approvers, action=f"`{verb}`",
-                                     actor_id=self.doc.approved_by_id,
-                                     approver_ids=job.server.approver_ids)
-        if not decision.allowed:
-            return f"@{who} may not steer in {job.repo}: {decision.reason}"
-        try:
-            apply_verb(job, verb)
-        except RefusedError as exc:
-            return f"`{verb}` refused: {exc.message}"
-        self.ctx.store.save(job)
-        if job.status is JobStatus.CANCELLED:
-            enqueue(self.ctx.redis, "cancelled", {"job_id": job.id},
-                    job_id=cancelled_task_id(job.id))
-        else:
-            queue_next_step(self.ctx, job)
-        return ""
+        who = self.steerer()
+        steered = steer(self.ctx, self.client, job, who, verb(self.ctx, answer, by=who.mention),
+                        action=f"`{answer}`")
+        if not steered.permitted:
+            return f"@{who.login} may not steer in {job.repo}: {steered.refused}"
+        return "" if steered.done else f"`{answer}` refused: {steered.refused}"
 
     def _view(self, job: Job, reason: str = "", *, needs_human: bool = False) -> JobView:
         done = [b for b in job.batches if b.status is BatchStatus.COMPLETED]

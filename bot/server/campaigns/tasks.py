@@ -20,7 +20,8 @@ from bot.plumbing.leases import job_lock
 from bot.server.campaigns.access import NOT_A_CONTROL, control_allowed
 from bot.server.campaigns.port import ServerCampaignPort
 from bot.server.context import ServerContext
-from bot.steering import resolve_approvers, steering_decision
+from bot.server.steer import Actor, may_steer
+from bot.steering import resolve_approvers
 from jobs.basics.errors import BadInputError, RetryClass, StepwiseError
 from jobs.features.campaigns.dashboard import BODY_LIMIT, render_dashboard
 from jobs.features.campaigns.port import apply_spec_change, carry_out, drive, preview_entry
@@ -56,9 +57,9 @@ def start_campaign(ctx: ServerContext, event: Event, config: RepoConfig) -> None
                            f"{NOT_A_CONTROL.format(owner=owner)}.")
         return
     approver_ids = resolve_approvers(client, config.approvers)  # matched by account id
-    decision = steering_decision(client, event.repo, login=event.sender,
-                                 approvers=config.approvers, action="start a campaign",
-                                 actor_id=event.sender_id, approver_ids=approver_ids)
+    decision = may_steer(client, event.repo, Actor(event.sender, event.sender_id),
+                         action="start a campaign",
+                         approvers=config.approvers, approver_ids=approver_ids)
     if not decision.allowed:
         reply(ctx, event, f"Stepwise did not start the campaign: {decision.reason}.")
         return
@@ -130,9 +131,9 @@ def steer_campaign(ctx: ServerContext, event: Event, text: str) -> str:
     if doc is None:
         return NO_CAMPAIGN.format(label="stepwise-campaign")
     client = ctx.installation(event.installation_id)
-    decision = steering_decision(client, event.repo, login=event.sender,
-                                 approvers=doc.approvers, action="steer the campaign",
-                                 actor_id=event.sender_id, approver_ids=doc.approver_ids)
+    decision = may_steer(client, event.repo, Actor(event.sender, event.sender_id),
+                         action="steer the campaign",
+                         approvers=doc.approvers, approver_ids=doc.approver_ids)
     if not decision.allowed:
         return f"Refused: {decision.reason}. Nothing changed."
     try:

@@ -12,7 +12,13 @@ from jobs.basics import markdown_safe as md
 from jobs.basics.errors import ErrorInfo, StepwiseError
 from jobs.decisions.blame import failing_tests, rerun_argv
 from jobs.decisions.ci import CiVerdict
-from jobs.engine.attempt import AttemptOutcome, Result, commit_message, run_commands
+from jobs.engine.attempt import (
+    NOTHING_TO_CHANGE,
+    AttemptOutcome,
+    Result,
+    commit_message,
+    run_commands,
+)
 from jobs.engine.batch_run import record
 from jobs.engine.context import JobContext
 from jobs.features.bisect import by_ci
@@ -268,14 +274,23 @@ class BisectHooks:
         moved = ", ".join(state.set_aside)
         engine.event("split", f"batch {batch.number} split: set aside {moved}", batch.number)
         engine.save(touched=None)
-        if not decided.passing:
+        passing = list(decided.passing)
+        reason = "split: every file was set aside into a batch of its own" if not passing \
+            else None
+        validated = state.result_of(passing) if passing else None
+        if validated is not None and \
+                validated.tree == engine.services.repository.tree_of(job.head_sha):
+            # Never an empty commit: the edit changed only the files set aside.
+            reason = (f"{NOTHING_TO_CHANGE}: the edit changed only the files set aside "
+                      f"({', '.join(state.set_aside)}); {files_label(passing)} unchanged")
+        if reason is not None:
             state.committed = True
             batch.set_status(BatchStatus.SKIPPED)
-            batch.reason = "split: every file was set aside into a batch of its own"
+            batch.reason = reason
             engine.save(touched=[batch.number])
             engine.publish(Publication.PROGRESS, render_card(job, voice=engine.services.voice))
             return
-        self._commit(engine, batch, list(decided.passing))
+        self._commit(engine, batch, passing)
 
     def _commit(self, engine: JobContext, batch: Batch, passing: list[str]) -> None:
         job, runner = engine.job, engine.runner

@@ -1,5 +1,6 @@
 """Shared helpers of the sandbox tests (no tests here): the allowlist they run under, the
-bubblewrap check, running a python snippet in a sandbox, and watching processes in /proc."""
+bubblewrap check, running a python snippet in a sandbox, npm's layout of a tool, and watching
+processes in /proc."""
 
 from __future__ import annotations
 
@@ -28,6 +29,22 @@ def run(box: Sandbox, argv: list[str], cwd: Path, **kwargs: object) -> CommandRe
     writable = kwargs.pop("writable", ())
     policy = SandboxPolicy(allow_commands=kwargs.pop("allow", PY), **kwargs)  # type: ignore[arg-type]
     return box.run(argv, cwd=cwd, policy=policy, writable=writable)  # type: ignore[arg-type]
+
+
+def node_tools(root: Path, tool: str = "tape", text: str = "dependency read") -> Path:
+    """npm's layout under `root`: `node_modules/.bin/<tool>` links to its package's script,
+    which prints a file of another package (`text`); returns the `.bin` folder."""
+    modules = root / "node_modules"
+    (modules / tool / "bin").mkdir(parents=True)
+    (modules / "dep").mkdir()
+    (modules / "dep" / "index.txt").write_text(text + "\n")
+    script = modules / tool / "bin" / tool
+    script.write_text('#!/bin/sh\nhere=$(dirname "$(readlink -f "$0")")\n'
+                      'cat "$here/../../dep/index.txt"\n')
+    script.chmod(0o755)
+    (modules / ".bin").mkdir()
+    (modules / ".bin" / tool).symlink_to(f"../{tool}/bin/{tool}")
+    return modules / ".bin"
 
 
 def alive(pid: int) -> bool:
