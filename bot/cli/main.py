@@ -20,7 +20,7 @@ from bot.cli.demo import demo
 from bot.cli.output import console, finish, guarded, show, verbatim
 from bot.cli.server import serve, worker
 from jobs.basics.errors import BadInputError
-from jobs.composition import install
+from jobs.composition import install, report
 from jobs.kernel.gates import Verb, split_skip_words
 from jobs.kernel.model import BatchStatus, JobStatus
 from jobs.local import LocalSession, local_jobs
@@ -269,14 +269,12 @@ def llm_report(repo: RepoOption, number: NumberOption = None) -> None:
     """A job's model work as statistics: rounds and tokens per committed file, tool calls and
     their failures by tool and by error kind, and each edit's reason."""
     def action() -> None:
-        from jobs.features.llm.statistics import llm_statistics
-
         chosen = session(repo, number, command="llm-report")
         job = chosen.store.load(chosen.number)
         if job is None:
             raise BadInputError(f"no job #{chosen.number} in {repo}",
                                 hint="list the jobs with `stepwise jobs --repo PATH`")
-        console.print(verbatim(llm_statistics(job)))
+        console.print(verbatim(report("llm", job)))
     guarded(action)
 
 

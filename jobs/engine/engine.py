@@ -19,6 +19,7 @@ from jobs.engine.context import (
     EXIT_CANCELLED,
     EXIT_COMPLETED,
     EXIT_FAILED,
+    Base,
     CancelSignal,
     Feature,
     JobContext,
@@ -28,7 +29,7 @@ from jobs.engine.context import (
     outcome_of,
 )
 from jobs.engine.planning import plan
-from jobs.engine.start import Base, create_job, local_base, resume_message
+from jobs.engine.start import create_job, local_base, resume_message
 from jobs.kernel.gates import Verb, apply_verb
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, Gate, JobStatus

@@ -246,34 +246,6 @@ class CiResult(Record):
     retried: bool = False  # `retry` re-ran its failed checks
 
 
-class ReplayedBatch(Record):
-    """A batch whose recipe ran again on the base's version of its conflicting files."""
-
-    batch: int
-    files: list[str]
-    reason: str  # why it was replayed: "the base changed calc/a.py, which batch 2 edited"
-    commands: list[CommandEvidence] = []  # what the recipe ran (recipe `command`)
-
-
-class BaseMerge(Record):
-    """One merge of the moved base branch into the job branch: the base commit merged, the
-    merge commit, the batches replayed on the base's files and the validation's evidence."""
-
-    base_sha: str
-    commit: str
-    at: datetime
-    replayed: list[ReplayedBatch] = []
-    commands: list[CommandEvidence] = []
-    by: Literal["stepwise", "human"] = "stepwise"  # human: resolved at the `conflict` gate
-    found: bool = False  # recorded from the branch after a worker died before saving it
-
-
-class BaseConflict(Record):
-    """The merge of `base_sha` conflicts where no recipe can replay: the `conflict` gate's facts."""
-
-    base_sha: str
-    files: list[str]
-
 class PullRequest(Record):
     """The job's pull request on GitHub, once it is open (server mode)."""
 

@@ -33,7 +33,7 @@ from jobs.features.bisect.rules import (
     next_step,
     next_step_named_first,
 )
-from jobs.features.bisect.strategy import choose, plan_words
+from jobs.features.bisect.strategy import ChoosePlan, choose, plan_words
 from jobs.inputs.recipes import rules_for
 from jobs.inputs.spec import DoneWhen
 from jobs.kernel import trailers
@@ -69,6 +69,7 @@ class BisectHooks:
 
     enabled: bool = True
     ci: by_ci.CiCandidates | None = None  # the CI feature's, for a split a red check started
+    plan: ChoosePlan = choose  # how a failed batch is split (strategy.py)
 
     # -- the engine's hooks -----------------------------------------------------------------
     def before_batch(self, engine: JobContext, batch: Batch) -> bool:
@@ -159,7 +160,7 @@ class BisectHooks:
             failed = validation[-1] if validation else None
             focus, focus_s, tests = _measured_focus(attempt, failed)
             whole_s = sum(c.duration_s for c in validation)
-            plan = choose(len(batch.files), whole_s=whole_s, focus=focus, focus_s=focus_s)
+            plan = self.plan(len(batch.files), whole_s=whole_s, focus=focus, focus_s=focus_s)
             state.alone = plan.alone
             state.how = plan_words(plan, size=len(batch.files), tests=len(tests),
                                    whole_s=whole_s, focus_s=focus_s)

@@ -27,6 +27,7 @@ from jobs.recipes.llm.accounting import record_usage, transcript_path
 from jobs.recipes.llm.feedback import (
     UNCHANGED,
     command_feedback,
+    commands_ran,
     guard_feedback,
     previous_attempt,
     targets_feedback,
@@ -102,8 +103,7 @@ def check_candidate(runner: AttemptRunner, job: Job, batch: Batch) -> CandidateR
         return CandidateReport(False, kind, guard_feedback(verdict, batch.files))
     tree = worktree.write_tree()
     evidence, failure, kind = runner.validate(job, tree)
-    ran = "; ".join(f"`{c.display}` exited {c.exit_code}" + (" (timed out)" if c.timed_out else "")
-                    for c in evidence) or "no validation command"
+    ran = commands_ran(evidence, failure, kind=kind, planned=job.config.validate_commands)
     # Leave the files exactly as validated: what the commands wrote (caches, build output) must
     # not be staged with the edit when the runner stages the worktree again.
     worktree.restore(tree)
@@ -112,7 +112,8 @@ def check_candidate(runner: AttemptRunner, job: Job, batch: Batch) -> CandidateR
     if job.spec.done_when is DoneWhen.NO_MATCHES:
         left = [str(target) for target in runner.remaining(job, tree, batch.files)]
         if left:
-            return CandidateReport(False, "targets_remain", targets_feedback(left))
+            return CandidateReport(False, "targets_remain",
+                                   f"Ran: {ran}.\n" + targets_feedback(left))
     return CandidateReport(True, feedback=f"ran: {ran}")
 
 
