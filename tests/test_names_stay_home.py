@@ -56,12 +56,12 @@ ALLOWED: dict[tuple[str, str, str], str] = {
                                                               "sections go), not the config key",
     ("evidence", "evidence", "jobs/decisions/edit_shapes.py"): "a campaign sums its jobs' edit "
         "shapes from evidence's part (features are independent: campaigns cannot import it)",
+    ("llm", "llm", "jobs/inputs/config.py"): "the config's `llm:` block (RepoConfig), not the "
+                                             "record part of the same name",
     ("ci", "ci", "bot/events.py"): "the webhook event kind `ci` (check runs, statuses)",
     ("ci", "ci", "bot/plumbing/idle_index.py"): "the idle index's bucket of jobs waiting for CI",
     ("ci", "ci", "bot/taskcenter/templates/_ci.html"): "the task center's CI panel shows the "
                                                         "wait's timeout",
-    ("llm", "llm", "bot/observability/metrics.py"): "the job's model usage is still the kernel's "
-                                                    "`Job.llm` (not yet llm's part)",
 }
 
 
@@ -87,7 +87,7 @@ def _error_codes(home: tuple[Path, ...]) -> set[str]:
             and isinstance(kw.value.value, str)}
 
 
-def _models(part: type[BaseModel], module_prefix: str) -> set[str]:
+def _models(part: type[BaseModel], module_prefix: tuple[str, ...]) -> set[str]:
     """Its record part's model and the models of its folder the part holds (field by field)."""
     found, pending = set(), [part]
     while pending:
@@ -116,7 +116,8 @@ def _feature_names(name: str, parts: FeatureParts | None) -> list[tuple[str, str
                               (parts.batch_part, parts.former_batch_fields)):
             if model is not None:
                 owned += [(model.PART, "record part")]
-                owned += [(held, "record model") for held in _models(model, "jobs.features.")]
+                owned += [(held, "record model")
+                          for held in _models(model, ("jobs.features.", "jobs.recipes."))]
                 owned += [(key, "former record field") for key in former]
     return owned
 
@@ -144,11 +145,13 @@ def owned_names() -> list[Owned]:
 
 
 # How each kind of name is used: as text (a string literal, e.g. a gate kind a record stores),
-# as a Python name (a model, a former field), or as a config key (text, or `config.<key>`).
-TEXT, NAME, CONFIG = "text", "name", "config"
+# as a Python name (a model), as a config key (text, or `config.<key>`) or as a field of the
+# record (text, or `job.<field>`).
+TEXT, NAME, CONFIG, FIELD = "text", "name", "config", "field"
 HOW = {"gate kind": TEXT, "cause of failure": TEXT, "error code": TEXT, "record part": TEXT,
-       "config key": CONFIG, "record model": NAME, "former record field": NAME,
+       "config key": CONFIG, "record model": NAME, "former record field": FIELD,
        "spec options model": NAME}
+RECORDS = {"job", "stored", "record", "before"}  # what the code calls a job record
 
 
 def _uses(source: str) -> dict[str, dict[str, list[int]]]:
@@ -156,7 +159,7 @@ def _uses(source: str) -> dict[str, dict[str, list[int]]]:
     Python name, attribute, keyword, definition or import; CONFIG: an attribute read of a
     `config`), each with its lines."""
     tree = ast.parse(source)
-    used: dict[str, dict[str, list[int]]] = {TEXT: {}, NAME: {}, CONFIG: {}}
+    used: dict[str, dict[str, list[int]]] = {TEXT: {}, NAME: {}, CONFIG: {}, FIELD: {}}
     for line, text in spelled_strings(tree, docstrings=False):
         used[TEXT].setdefault(text, []).append(line)
     for node in ast.walk(tree):
@@ -169,6 +172,9 @@ def _uses(source: str) -> dict[str, dict[str, list[int]]]:
             if (isinstance(inner, ast.Name) and inner.id == "config") or \
                     (isinstance(inner, ast.Attribute) and inner.attr == "config"):
                 used[CONFIG].setdefault(node.attr, []).append(node.lineno)
+            if (isinstance(inner, ast.Name) and inner.id in RECORDS) or \
+                    (isinstance(inner, ast.Attribute) and inner.attr in RECORDS):
+                used[FIELD].setdefault(node.attr, []).append(node.lineno)
         elif isinstance(node, ast.keyword) and node.arg:
             names = [node.arg]
         elif isinstance(node, ast.ClassDef | ast.FunctionDef):
@@ -179,15 +185,18 @@ def _uses(source: str) -> dict[str, dict[str, list[int]]]:
             used[NAME].setdefault(name, []).append(getattr(node, "lineno", 0))
     for text, lines in used[TEXT].items():
         used[CONFIG].setdefault(text, []).extend(lines)
+        used[FIELD].setdefault(text, []).extend(lines)
     return used
 
 
 def _template_uses(text: str) -> dict[str, dict[str, list[int]]]:
     """A template's uses: `.name` reads (NAME), `config.key` reads (CONFIG), quoted text (TEXT)."""
-    used: dict[str, dict[str, list[int]]] = {TEXT: {}, NAME: {}, CONFIG: {}}
+    used: dict[str, dict[str, list[int]]] = {TEXT: {}, NAME: {}, CONFIG: {}, FIELD: {}}
     for number, line in enumerate(text.splitlines(), 1):
         for word in re.findall(r"\.([A-Za-z_][A-Za-z0-9_]*)", line):
             used[NAME].setdefault(word, []).append(number)
+        for word in re.findall(r"\bjob\.([A-Za-z_][A-Za-z0-9_]*)", line):
+            used[FIELD].setdefault(word, []).append(number)
         for word in re.findall(r"config\.([A-Za-z_][A-Za-z0-9_]*)", line):
             used[CONFIG].setdefault(word, []).append(number)
         for word in re.findall(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]", line):
@@ -248,6 +257,7 @@ def test_every_allowlist_entry_is_still_needed() -> None:
     ('x = job.parts["base_moves"]\n', ["base_moves"]),
     ("from jobs.features.base_moves.record import BaseMoves\n", ["BaseMoves"]),
     ("job.base_merges.append(1)\n", ["base_merges"]),
+    ("engine.job.base_merges = []\nsettings.base_merges = 1\n", ["base_merges"]),
     ("if job.config.update_from_base == 'never': pass\n", ["update_from_base"]),
     ('"""Docstrings may say base_moves, BaseMoves, update_from_base."""\n', []),
     ("base_moves = 1\nevent.update_from_base = 2\n", []),  # a Python name is not the text

@@ -130,6 +130,13 @@ class FeatureParts:
     commits: tuple[CommitKind, ...] = ()
     # The repository config's keys it owns (their schema stays in RepoConfig, jobs/inputs/config.py)
     config_keys: tuple[str, ...] = ()
+    # Totals others read by name (the forecast, the metrics), never by its model: `figures`
+    figures: Callable[[Job], Mapping[str, float]] | None = None
+
+
+# Figures a feature gives the others (`FeatureParts.figures`), by name:
+MODEL_TOKENS_IN = "model_tokens_in"  # the tokens the job's model calls sent (llm)
+MODEL_TOKENS_OUT = "model_tokens_out"  # and received
 
 
 # The installed features' parts by name, in the order they were installed.
@@ -274,3 +281,9 @@ def commit_kinds() -> list[CommitKind]:
 def landed_commits(job: Job) -> set[str]:
     """The commits the features recorded landing on the job branch (base merges, ...)."""
     return {sha for kind in commit_kinds() for sha in kind.landed(job)}
+
+
+def figures(job: Job) -> dict[str, float]:
+    """The installed features' figures of `job` (a figure no feature gives is absent)."""
+    return {name: value for part in INSTALLED.values() if part.figures is not None
+            for name, value in part.figures(job).items()}

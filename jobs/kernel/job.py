@@ -59,7 +59,6 @@ from jobs.kernel.records import (
     Event,
     FinalReview,
     LeftOut,
-    LlmUsage,
     NetworkHost,
     OutboxEntry,
     PendingIssue,
@@ -212,7 +211,6 @@ class Job(Record):
     final_review: FinalReview | None = None
     error: ErrorInfo | None = None
     events: list[Event] = Field(default_factory=list)
-    llm: LlmUsage = Field(default_factory=LlmUsage)
     outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
     ci_wait: CiWait | None = None  # running, but waiting for the repository's CI (no worker)
     ci_results: list[CiResult] = []  # what the repository's CI said of each milestone's head

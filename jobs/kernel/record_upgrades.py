@@ -90,8 +90,8 @@ def without_gate_once_ended(data: Any) -> Any:
 
 def parts_from_fields(data: Any, former: Mapping[str, tuple[str, str]]) -> Any:
     """A stored job (batch) document with the fields that moved into a feature's part of the
-    record (`former`: field -> (part key, the part's field), jobs/kernel/record_parts.py)
-    moved there; a part written since keeps what it holds."""
+    record (`former`: field -> (part key, the part's field; "": the whole part),
+    jobs/kernel/record_parts.py) moved there; a part written since keeps what it holds."""
     if not (isinstance(data, dict) and any(key in data for key in former)):
         return data
     data = dict(data)
@@ -102,7 +102,10 @@ def parts_from_fields(data: Any, former: Mapping[str, tuple[str, str]]) -> Any:
         held = parts.get(name)
         part: dict[str, Any] = dict(held) if isinstance(held, dict) else \
             held.model_dump(exclude_unset=True) if isinstance(held, BaseModel) else {}
-        part.setdefault(field, value)
+        if field:
+            part.setdefault(field, value)
+        elif isinstance(value, dict):  # the former field was the whole part
+            part = {**value, **part}
         parts[name] = part
     data["parts"] = parts
     return data

@@ -89,21 +89,6 @@ class ModelCall(Record):
     tools: list[ToolUse] = []  # the tool calls this answer asked for, in order
 
 
-class LlmUsage(Record):
-    """The job's language-model spending, and the `budget` gate's bookkeeping."""
-
-    tokens_in: int = 0
-    tokens_out: int = 0
-    calls: int = 0
-    budget_grants: int = 0  # each approval of the `budget` gate grants one more budget
-    budget_gate_batch: int | None = None  # the batch a `budget` gate was opened for, until settled
-    edit_format: str = ""  # how the model edits, as planned (the plan says it; "" without a model)
-
-    @property
-    def tokens(self) -> int:
-        return self.tokens_in + self.tokens_out
-
-
 # The error codes of failed validations that are not the edit's (jobs/decisions/blame.py): a
 # retry at their gate is the move once the cause is fixed, the same edit or not.
 NOT_THE_EDIT_CODES = {"pre_existing": "pre_existing_failure", "environment": "environment_changed"}

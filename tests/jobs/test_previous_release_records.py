@@ -93,7 +93,7 @@ def test_a_record_of_the_previous_release_with_a_base_merge_loads_and_the_job_fi
     assert job.status is JobStatus.COMPLETED
     assert [m.commit for m in moves(job).merges] == [merge.commit]
     saved = json.loads(state_path(repo).read_text(encoding="utf-8"))
-    assert "base_merges" not in saved  # written back in this release's shape
+    assert "base_merges" not in saved and "llm" not in saved  # written in this release's shape
     assert saved["parts"]["base_moves"]["merges"][0]["commit"] == merge.commit
     note = show(repo, job.branch, job.note_path)
     assert "## Base merges" in note and base[:7] in note

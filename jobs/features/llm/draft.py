@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from jobs.engine.context import Base, Services
 from jobs.engine.start import create_job, local_base
+from jobs.features.llm.usage import record_usage
 from jobs.kernel.job import Job
-from jobs.recipes.llm.accounting import ARTIFACTS, Transcript, record_usage
+from jobs.recipes.llm.accounting import ARTIFACTS, Transcript
 from jobs.recipes.llm.client import OpenAIChat
 from jobs.recipes.llm.draft import Draft, draft_comment, draft_spec
 from jobs.recipes.llm_settings import load_llm_settings

@@ -12,6 +12,7 @@ from jobs.engine.attempt import AttemptRunner
 from jobs.engine.attempt_outcome import EditGated
 from jobs.engine.context import JobContext
 from jobs.features.llm.budget import BUDGET
+from jobs.features.llm.usage import record_usage, usage
 from jobs.inputs.globs import matches_any
 from jobs.inputs.spec import DoneWhen
 from jobs.kernel.job import Batch, Job
@@ -23,7 +24,7 @@ from jobs.recipes.base import (
     EditRequest,
     EditResult,
 )
-from jobs.recipes.llm.accounting import record_usage, transcript_path
+from jobs.recipes.llm.accounting import transcript_path
 from jobs.recipes.llm.feedback import (
     UNCHANGED,
     command_feedback,
@@ -47,7 +48,7 @@ def edit(engine: JobContext, batch: Batch, attempt: Attempt, request: EditReques
         return apply(replace(request, feedback=feedback,
                              hooks=make_hooks(runner, job, batch, attempt)))
     except BudgetSpentError as exc:
-        job.llm.budget_gate_batch = batch.number  # settled when the batch runs again
+        usage(job).budget_gate_batch = batch.number  # settled when the batch runs again
         raise EditGated(BUDGET, exc.message) from exc
     finally:
         transcript_link(runner, job, batch, attempt)
@@ -66,8 +67,8 @@ def make_hooks(runner: AttemptRunner, job: Job, batch: Batch, attempt: Attempt) 
         restore=lambda: runner.worktree.reset(job.head_sha),
         record_call=record,
         notify=runner.notify,
-        tokens_used=job.llm.tokens,
-        budget_grants=job.llm.budget_grants,
+        tokens_used=usage(job).tokens,
+        budget_grants=usage(job).budget_grants,
         transcript=transcript_path(runner.repository.state_dir, job.number, batch.number,
                                    attempt.number),
         title=f"Stepwise #{job.number} — {job.title} — batch {batch.number}, attempt "

@@ -14,6 +14,7 @@ from jobs.features.llm.budget import BUDGET_GATE, settle_budget_gate
 from jobs.features.llm.draft import drafted
 from jobs.features.llm.note import MODEL_EDITS, MODEL_USAGE
 from jobs.features.llm.statistics import llm_statistics
+from jobs.features.llm.usage import FORMER_FIELDS, LlmUsage, usage_figures
 from jobs.inputs.config import RepoConfig
 from jobs.inputs.spec import Recipe, TaskSpec
 from jobs.kernel.feature_parts import FeatureParts
@@ -68,7 +69,8 @@ FEATURE = Feature(
     name="llm", active=active, batch=BudgetHooks(), planned=start.planned,
     start_check=start_check, edit=edit_hooks.edit,
     parts=FeatureParts("llm", gates=(BUDGET_GATE,), note_sections=(MODEL_USAGE,),
-                       card_sections=(MODEL_EDITS,), config_keys=("llm", "llm_drafts")),
+                       card_sections=(MODEL_EDITS,), config_keys=("llm", "llm_drafts"),
+                       job_part=LlmUsage, former_fields=FORMER_FIELDS, figures=usage_figures),
     # local mode drafts whenever a model endpoint is configured
     draft=Drafting(local=start.llm_enabled, server=drafts_on_server, draft=drafted),
     report=llm_statistics,  # `stepwise llm-report`

@@ -77,6 +77,14 @@ def test_the_former_fields_of_an_earlier_release_are_read_into_the_part() -> Non
         assert "tally_count" not in written and written["parts"]["tally"]["count"] == 5
 
 
+def test_a_former_field_may_have_been_the_whole_part() -> None:
+    whole = FeatureParts("tally", job_part=Tally, former_fields={"tally": ""})
+    with installed(whole):
+        document = json.loads(make_job().model_dump_json())
+        document["tally"] = {"count": 4}
+        assert Job.model_validate(document).part(Tally).count == 4
+
+
 def test_a_former_field_is_unknown_once_its_feature_is_not_installed() -> None:
     document = json.loads(make_job().model_dump_json())
     document["tally_count"] = 5
