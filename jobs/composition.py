@@ -5,14 +5,20 @@ is registered by importing a module.
 
 A new feature is a folder under jobs/features/ with a `wiring.py` giving its `Feature`, plus
 one line below.
+
+The modes (jobs/local.py, bot/cli, bot/server) reach a feature only through this module: the
+helpers at the end ask the features' hooks (`drafting`, `resume_notices`, `report`) and never
+name a feature; an import contract (pyproject.toml) holds that they import no feature.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
+from jobs.basics.errors import BadInputError
 from jobs.engine import branch_sync
-from jobs.engine.context import Feature
+from jobs.engine.context import Drafting, Feature, JobContext
 from jobs.features.base_moves.wiring import FEATURE as BASE_MOVES
 from jobs.features.bisect.wiring import bisect_feature
 from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
@@ -21,6 +27,7 @@ from jobs.features.environments.wiring import FEATURE as ENVIRONMENTS
 from jobs.features.evidence.wiring import FEATURE as EVIDENCE
 from jobs.features.llm.wiring import FEATURE as LLM
 from jobs.kernel.feature_parts import install_parts
+from jobs.kernel.job import Job
 from jobs.recipes import RecipeDefinition, command, install_recipes, replace
 from jobs.recipes.llm import recipe as llm
 
@@ -54,3 +61,31 @@ def with_feature(features: tuple[Feature, ...], feature: Feature) -> tuple[Featu
     if any(f.name == feature.name for f in features):
         return tuple(feature if f.name == feature.name else f for f in features)
     return (*features, feature)
+
+
+def drafting(features: Iterable[Feature] = FEATURES) -> Drafting | None:
+    """The feature that drafts specs from an issue without a spec block, if one is composed."""
+    return next((f.draft for f in features if f.draft is not None), None)
+
+
+def resume_notices(engine: JobContext) -> list[str]:
+    """Local mode: what the features say before a waiting job shows its gate again."""
+    return [said for f in engine.services.features if f.resume_notice is not None
+            if (said := f.resume_notice(engine)) is not None]
+
+
+def report(name: str, job: Job, features: Iterable[Feature] = FEATURES) -> str:
+    """The named feature's report of `job` (`stepwise llm-report`); BadInputError without it."""
+    for feature in features:
+        if feature.name == name and feature.report is not None:
+            return feature.report(job)
+    raise BadInputError(f"this Stepwise has no {name} report (the feature is not installed)",
+                        hint="list what a job did with `stepwise status`", code="no_report")
+
+
+def base_pushed(job: Job, at: datetime, features: Iterable[Feature] = FEATURES) -> None:
+    """Server mode: a push to `job`'s base branch was seen while the job waits: each feature
+    that follows the base marks it (the job looks when it resumes)."""
+    for feature in features:
+        if feature.base_pushed is not None:
+            feature.base_pushed(job, at)

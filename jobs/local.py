@@ -19,15 +19,12 @@ from jobs.adapters.store import BusyError, FileStore
 from jobs.adapters.workspace import Repository
 from jobs.basics.errors import BadInputError, WorkspaceError
 from jobs.basics.voice import local_voice
-from jobs.composition import FEATURES, install
+from jobs.composition import FEATURES, drafting, install, resume_notices
 from jobs.engine import usecases
-from jobs.engine.context import Feature, Outcome, Services, outcome_of
+from jobs.engine.context import Drafting, Feature, Outcome, Services, outcome_of
 from jobs.engine.engine import Engine
 from jobs.engine.revert import revert_batch
 from jobs.engine.start import create_job, start_checks
-from jobs.features.base_moves.merge import moved_base_notice
-from jobs.features.llm.draft import draft_job
-from jobs.features.llm.start import llm_enabled
 from jobs.inputs.spec import InvalidSpecError, IssueTask, parse_issue_file, split_issue_text
 from jobs.inputs.spec_block import has_spec_block
 from jobs.kernel.gates import Verb, note_spec_change
@@ -36,7 +33,6 @@ from jobs.kernel.model import JobStatus
 from jobs.kernel.records import Event
 from jobs.notes.progress import render_card
 from jobs.ports import Publication
-from jobs.recipes.llm.draft import draft_comment
 from jobs.recipes.llm_settings import LlmSettings
 
 Sink = Callable[[Publication, str], None]
@@ -179,14 +175,15 @@ class LocalSession:
                 job = self._spec_changed(job, issue)
             start_checks(self.services, job.spec)  # an llm job without an endpoint: exit 2
             engine = Engine(self.services, job, auto_approve=yes)
-            if (moved := moved_base_notice(engine)) is not None:  # said before a gate is shown
-                self.services.forge.publish(job, Publication.NOTICE, moved)
+            for notice in resume_notices(engine):  # said before a gate is shown (base moved)
+                self.services.forge.publish(job, Publication.NOTICE, notice)
             return engine.run()
 
     def run_file(self, path: Path, *, yes: bool, part_of: str = "") -> Outcome:
         """`stepwise run --issue FILE`: the file's spec, or (recipe llm enabled) a drafted one."""
         text = read_issue_text(path)
-        if has_spec_block(text) or not llm_enabled(self.services):
+        drafter = drafting(self.services.features)
+        if has_spec_block(text) or drafter is None or not drafter.local(self.services):
             try:
                 return self.run(parse_issue_file(text), yes=yes, issue_file=path,
                                 part_of=part_of)
@@ -197,19 +194,18 @@ class LocalSession:
         title, body = split_issue_text(text)
         if not title:
             parse_issue_file(text)  # raises the error naming the missing `# Title` line
-        return self.run_draft(title, body, yes=yes)
+        return self.run_draft(drafter, title, body, yes=yes)
 
-    def run_draft(self, title: str, body: str, *, yes: bool) -> Outcome:
+    def run_draft(self, drafter: Drafting, title: str, body: str, *, yes: bool) -> Outcome:
         """An issue without a ```stepwise block: the model drafts one, the job stops at `plan`."""
         with self.store.lock(self.number):
             job = self.store.load(self.number)
             if job is None or not job.is_terminal:
                 self.commit_as_user(job)
             if job is None:
-                job, draft = draft_job(title, body, self.number, self.services)
+                job, comment = drafter.draft(self.services, title, body, self.number)
                 job = self.store.save(job)
-                self.services.forge.publish(job, Publication.PLAN, draft_comment(
-                    draft, approve=self.voice.command("approve")))
+                self.services.forge.publish(job, Publication.PLAN, comment)
             elif job.is_terminal:
                 return outcome_of(job, voice=self.voice)
             start_checks(self.services, job.spec)

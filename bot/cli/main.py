@@ -21,7 +21,7 @@ from bot.cli.output import console, finish, guarded, plain, print_markdown, show
 from bot.cli.server import serve, worker
 from jobs.basics.errors import BadInputError
 from jobs.basics.voice import shell_words
-from jobs.composition import install
+from jobs.composition import install, report
 from jobs.kernel.gates import Verb, split_skip_words
 from jobs.kernel.model import BatchStatus, JobStatus
 from jobs.local import LocalSession, local_jobs
@@ -271,14 +271,12 @@ def llm_report(repo: RepoOption, number: NumberOption = None) -> None:
     """A job's model work as statistics: rounds and tokens per committed file, tool calls and
     their failures by tool and by error kind, and each edit's reason."""
     def action() -> None:
-        from jobs.features.llm.statistics import llm_statistics
-
         chosen = session(repo, number, command="llm-report")
         job = chosen.store.load(chosen.number)
         if job is None:
             raise BadInputError(f"no job #{chosen.number} in {repo}",
                                 hint="list the jobs with `stepwise jobs --repo PATH`")
-        print_markdown(llm_statistics(job))
+        print_markdown(report("llm", job))
     guarded(action)
 
 

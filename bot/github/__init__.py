@@ -10,8 +10,10 @@
   at the githubkit client (route templates, rate-limit headers).
 - `forge.py`: the forge port (jobs/ports.py) on GitHub, with `conversation.py` (who a gate
   mentions, which comment it edits, what a superseded comment says).
-- `mirror.py`: cached clones, push and fetch; `git_data.py`: commits GitHub signs (the Git Data
-  API), with `git_objects.py` (the local commit read for it: changes, blobs, sizes, credits).
+- `mirror.py`: cached clones, push and fetch, with `clone_use.py` (the lock each task using a
+  clone holds, which an uninstall's cleanup takes alone); `git_data.py`: commits GitHub signs
+  (the Git Data API), with `git_objects.py` (the local commit read for it: changes, blobs,
+  sizes, credits).
 - `ci.py`: the repository's CI: checks, statuses, required checks, annotations, job logs,
   re-runs, Stepwise's own check runs; `check_run_publish.py`: a check run with all its
   annotations, 50 a request.

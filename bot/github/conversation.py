@@ -14,6 +14,7 @@ from __future__ import annotations
 from jobs.kernel.job import Job, OpenGate
 from jobs.kernel.model import Gate, JobStatus
 from jobs.kernel.outbox import gate_key
+from jobs.notes.progress import nothing_to_do
 from jobs.notes.tally import leftover_words, outcome, tally
 
 QUEUE_DONE = "Stepwise waited here for another job of this repository to finish; it has " \
@@ -63,6 +64,10 @@ def closing_head(job: Job) -> str:
     """The first paragraph of the summary posted when a job ends: how it ended (and who ended
     it), what it kept and where the note is, counted as every surface counts (`tally`)."""
     counted = tally(job)
+    if job.status is JobStatus.COMPLETED and not job.batches:  # a re-plan found nothing
+        where = f"in {job.repo} at {job.head_sha[:7]} (branch {job.base_branch})"
+        return (f"Stepwise ended without a change: {nothing_to_do(job, where=where)}. No "
+                "branch, change note or pull request was made.")
     ended = {JobStatus.CANCELLED: "was cancelled", JobStatus.FAILED: "failed"}
     head = f"Stepwise {ended.get(job.status, outcome(job, counted))}."
     if job.status is JobStatus.CANCELLED and job.server.cancelled_by:

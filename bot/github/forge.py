@@ -294,10 +294,13 @@ class GitHubForge:
             self.client.mark_ready(pull.node_id)
             pull.draft = False
             self.ask_review(job, pull.number)
-        if job.status is JobStatus.CANCELLED and job.server.comments.get(job.server.plan_key):
-            self.send_plan(job)  # no "to start the job" left standing
+        ended_unplanned = job.status is JobStatus.COMPLETED and not job.batches
+        if (job.status is JobStatus.CANCELLED or ended_unplanned) \
+                and job.server.comments.get(job.server.plan_key):
+            self.send_plan(job)  # no "to start the job" left standing (nothing to do: says so)
         head = closing_head(job)
-        self.upsert(job, job.number, "summary", f"{head}\n\n{self.card(job, fold_finished=False)}")
+        card = "" if ended_unplanned else f"\n\n{self.card(job, fold_finished=False)}"
+        self.upsert(job, job.number, "summary", head + card)
 
     def assign_starter(self, job: Job, number: int) -> None:
         """Assign the pull request to the person who started the job: it subscribes them to

@@ -38,9 +38,8 @@ from bot.github.git_objects import (
     tree_changes,
 )
 from jobs.adapters.workspace import Repository, WithdrawRefusedError
-from jobs.basics.errors import RetryClass, WorkspaceError
+from jobs.basics.errors import WORKFLOW_PERMISSION, RetryClass, WorkspaceError
 from jobs.basics.github_limits import BLOB_BYTES
-from jobs.features.base_moves.texts import WORKFLOW_PERMISSION
 
 WORKFLOWS_REFUSED = "without `workflows` permission"  # GitHub's words, pushes and API alike
 INLINE_BYTES = 1 << 20  # UTF-8 text up to this much per commit rides in the tree request

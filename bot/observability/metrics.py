@@ -26,6 +26,7 @@ from bot import log_context
 from bot.github.errors import ForgeError
 from bot.observability.process_metrics import QUEUE_UNAVAILABLE
 from bot.plumbing.keys import metric_key, seen_key
+from jobs.kernel.feature_parts import MODEL_TOKENS_IN, MODEL_TOKENS_OUT, figures
 from jobs.kernel.job import Job
 from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus
 from jobs.kernel.records import CiResult, CommandEvidence
@@ -150,8 +151,8 @@ class Seen(BaseModel):
 
 
 def _tokens(job: Job) -> tuple[int, int]:
-    usage = getattr(job, "llm", None)  # the record's model usage, where the record has one
-    return (int(getattr(usage, "tokens_in", 0)), int(getattr(usage, "tokens_out", 0)))
+    given = figures(job)  # the model usage the features give (llm), none without a model
+    return (int(given.get(MODEL_TOKENS_IN, 0)), int(given.get(MODEL_TOKENS_OUT, 0)))
 
 
 def _runs(commands: list[CommandEvidence]) -> str:

@@ -26,7 +26,9 @@
   campaigns:all         a sorted set: every campaign key by creation time (the task center)
   installation:<id>     what the App knows of an installation (account, last action, when);
                         installations:log the last actions; installation:<id>:suspended the
-                        mark of a suspended installation (who, since when)
+                        mark of a suspended installation (who, since when);
+                        installation:<id>:removed (installation:<id>:removed:<repo>) the mark
+                        of an uninstall (a repository's removal): no clone is made again
   trigger-label:<repo>  the trigger label a worker last read from the config (an hour);
                         campaign-label:<repo> the campaign label
   reconcile:round       one reconciler pass per interval, whichever worker; reconcile:after:<kind>
@@ -36,7 +38,8 @@
   workers:beats         a sorted set: each live worker's name by its last heartbeat (seconds);
                         workers:states its state (idle, busy) and host, as `state host`
   redeliver:round       one pass over the App's failed deliveries per interval; redelivered:<guid>
-                        a failed delivery asked again (one try per guid and interval)
+                        a failed delivery asked again lately (not asked again while it lasts);
+                        redelivery-asks:<guid> how often it was asked (a day)
   data-marker           set once in a Redis that holds Stepwise's data: a worker that finds it
                         missing knows Redis lost its data (bot/server/heartbeat.py)
 
@@ -77,6 +80,10 @@ def github_limited_key(installation: str) -> str:
 
 def redelivered_key(guid: str) -> str:
     return f"{PREFIX}redelivered:{guid}"
+
+
+def redelivery_asks_key(guid: str) -> str:
+    return f"{PREFIX}redelivery-asks:{guid}"
 
 
 def job_key(job_id: str) -> str:
@@ -161,6 +168,12 @@ def comments_read_key(job_id: str) -> str:
 
 def suspended_key(installation_id: int) -> str:
     return f"{PREFIX}installation:{installation_id}:suspended"
+
+
+def removed_key(installation_id: int, repo: str | None = None) -> str:
+    """The mark of an uninstall (`repo` None) or of a repository taken out of an installation."""
+    tail = f":{repo}" if repo else ""
+    return f"{PREFIX}installation:{installation_id}:removed{tail}"
 
 
 def trigger_label_key(repo: str) -> str:

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from redis import Redis
 
+from bot.github import clone_use
 from bot.github.app import BotIdentity, GitHubApp, web_base
 from bot.github.client import Installation, preload_api_modules
 from bot.github.errors import CallRetry
@@ -23,15 +24,23 @@ from bot.github.mirror import MirroredRepository, open_mirror
 from bot.github.write_budget import BudgetLimits, WriteBudget
 from bot.observability.github_metrics import GitHubCallMetrics
 from bot.plumbing.connections import worker_redis
-from bot.plumbing.keys import github_limited_key, github_writes_key
+from bot.plumbing.keys import github_limited_key, github_writes_key, removed_key
 from bot.plumbing.redis_store import RedisStore
 from bot.settings import Settings
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
+from jobs.basics.errors import RetryClass, StepwiseError
 from jobs.composition import BUILT_IN, FEATURES, install
 from jobs.engine.engine import Feature, Services
 from jobs.kernel.job import Job
 from jobs.recipes import RecipeDefinition
+
+
+def removed_error(full_name: str) -> StepwiseError:
+    return StepwiseError(f"Stepwise lost access to {full_name}: the App was uninstalled or "
+                         "the repository was removed from its installation",
+                         hint="install the App on the repository again",
+                         code="installation_removed", retry_class=RetryClass.DO_NOT_RETRY)
 
 
 @dataclass
@@ -89,8 +98,23 @@ class ServerContext:
 
     def mirror(self, client: Installation, full_name: str, clone_url: str,
                default_branch: str) -> MirroredRepository:
+        """The repository's clone, used by this task until it ends (an uninstall's cleanup
+        waits for it, bot/github/clone_use.py); refused once the App lost the repository, so
+        a task that starts after the cleanup makes no clone again."""
+        installation = client.installation_id
+        if self.removed(installation, full_name):
+            raise removed_error(full_name)
+        clone_use.hold(clone_use.users_lock(self.settings.workdir, full_name))
+        if self.removed(installation, full_name):  # removed while this task waited
+            raise removed_error(full_name)
         return open_mirror(self.settings.workdir, full_name, clone_url,
                            auth=client.git_auth_args, default_branch=default_branch)
+
+    def removed(self, installation_id: int, full_name: str) -> bool:
+        """Whether the App was uninstalled from `installation_id`, or `full_name` was taken
+        out of it (bot/server/installations.py marks both)."""
+        return bool(self.redis.exists(removed_key(installation_id),
+                                      removed_key(installation_id, full_name)))
 
     def services_for(self, job: Job) -> tuple[Services, GitHubForge]:
         """The engine's services for a stored job: its repository's mirror and its forge."""

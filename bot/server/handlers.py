@@ -31,6 +31,7 @@ from bot.server.steps import ACTIVE, queue_next_step
 from bot.server.worker import Handler
 from jobs.adapters.store import ConflictError
 from jobs.basics.errors import BadInputError, StepwiseError
+from jobs.composition import base_pushed
 from jobs.engine import usecases
 from jobs.inputs.spec import parse_issue
 from jobs.kernel.gates import Verb, note_spec_change
@@ -173,7 +174,7 @@ def base_moved(ctx: ServerContext, job: Job) -> None:
     if job.is_active:
         queue_next_step(ctx, job)  # no save: its worker may hold the record right now
         return
-    job.base_moved_at = ctx.clock()
+    base_pushed(job, ctx.clock(), ctx.features)
     with contextlib.suppress(ConflictError):  # changed meanwhile: its next step reads the base
         ctx.store.save(job)
 

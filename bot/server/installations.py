@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 
 from bot.events import Event
+from bot.plumbing.keys import removed_key
 from bot.plumbing.suspension_marks import SUSPEND, UNSUSPEND
 from bot.server import uninstall_files
 from bot.server.confirmations import confirmed_installation_event
@@ -25,6 +26,7 @@ ENDING_ACTIONS = {
     "installation_repositories.removed": "the repository was removed from the App's installation",
 }
 HINT = "install the App on the repository again, then label the issue to start a new job"
+REMOVED_MARK_S = 7 * 86400  # longer than any task queued before the uninstall waits to run
 MAX_SCANNED_JOBS = 10_000
 
 
@@ -54,6 +56,7 @@ def end_removed_jobs(ctx: ServerContext, event: Event) -> None:
     template = ENDING_ACTIONS.get(event.reason)
     if template is None:
         return
+    mark_removed(ctx, event)
     why = template.format(account=event.account or f"installation {event.installation_id}")
     by = f" by @{event.sender}" if event.sender else ""
     ended: set[str] = set()
@@ -82,12 +85,22 @@ def end_removed_jobs(ctx: ServerContext, event: Event) -> None:
     forget_files(ctx, event, ended)
 
 
+def mark_removed(ctx: ServerContext, event: Event) -> None:
+    """Mark what the App lost, before its files are deleted: no task clones it again
+    (bot/server/context.py) until GitHub says the repository was added back (the web app
+    clears the mark, bot/web/webhooks.py)."""
+    keys = [removed_key(event.installation_id)] if event.reason == "installation.deleted" else \
+        [removed_key(event.installation_id, repo) for repo in event.repos]
+    for key in keys:
+        ctx.redis.set(key, event.delivery_id or "1", ex=REMOVED_MARK_S)
+
+
 def forget_files(ctx: ServerContext, event: Event, ended: set[str]) -> None:
     """With every job there ended: delete the clones (worktrees, artifacts, transcripts
-    inside) and cached environments of what the App lost access to."""
+    inside) and cached environments of what the App lost access to, each once no task uses
+    it (bot/server/uninstall_files.py)."""
     workdir = ctx.settings.workdir
-    paths = [path for repo in sorted({*ended, *event.repos})
-             for path in uninstall_files.repository_dirs(workdir, repo)]
+    for repo in sorted({*ended, *event.repos}):
+        uninstall_files.forget_repository(workdir, repo, why=event.reason)
     if event.reason == "installation.deleted" and event.account:
-        paths += uninstall_files.account_dirs(workdir, event.account)
-    uninstall_files.delete(paths, why=event.reason)
+        uninstall_files.forget_account(workdir, event.account, why=event.reason)

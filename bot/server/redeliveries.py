@@ -3,8 +3,11 @@ replica, Redis refusing them) asked again through the App's API: GitHub never re
 itself. A reconciler pass, at most once per reconciler interval across the workers, lists the
 App's latest deliveries (`GET /app/hook/deliveries`) and asks once more (`POST
 /app/hook/deliveries/{id}/attempts`) for each delivery whose every attempt failed (no answer,
-or an answer outside 200-399), once per guid and interval, for up to a day after it failed.
-A redelivery keeps its `X-GitHub-Delivery`, so the web app's dedupe makes it act once."""
+or an answer outside 200-399), for up to a day after it failed. A redelivery asked while the web
+app is still down fails too: the delivery is asked again at the next pass, then after twice as
+long each time, up to every 10 minutes (before, the second ask waited 10 minutes, so a pass that
+met a web app still starting left the delivery unanswered that long). A redelivery keeps its
+`X-GitHub-Delivery`, so the web app's dedupe makes it act once."""
 
 from __future__ import annotations
 
@@ -13,11 +16,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.github.client import PER_PAGE, response_json
-from bot.plumbing.keys import REDELIVER_ROUND, redelivered_key
+from bot.plumbing.keys import REDELIVER_ROUND, redelivered_key, redelivery_asks_key
 from bot.server.context import ServerContext
 
 log = logging.getLogger(__name__)
-ASK_AGAIN_AFTER_S = 600  # a guid asked again and still failing is asked again after this
+ASK_AGAIN_AFTER_S = 600  # the longest wait between two asks for one guid
 RETRY_WITHIN_S = 24 * 3600  # GitHub keeps deliveries for three days; a day is plenty
 MAX_PER_PASS = 50
 
@@ -39,6 +42,13 @@ def failed_guids(deliveries: list[dict[str, Any]], now: datetime) -> dict[str, i
     return {guid: ident for guid, (_, ident) in latest.items() if guid not in succeeded}
 
 
+def ask_again_after_s(asks: int, interval_s: float) -> int:
+    """How long after its `asks`-th ask a delivery still failing is asked again: one pass
+    (GitHub makes the redelivery within seconds), then twice as long each time, at most
+    ASK_AGAIN_AFTER_S."""
+    return max(1, int(min(ASK_AGAIN_AFTER_S, interval_s * 2 ** (asks - 1)) - 1))
+
+
 def redeliver_failed(ctx: ServerContext) -> list[str]:
     """Ask GitHub again for the failed deliveries; returns their guids."""
     if not ctx.redis.set(REDELIVER_ROUND, "1", nx=True, ex=ctx.settings.reconcile_interval_s):
@@ -48,9 +58,13 @@ def redeliver_failed(ctx: ServerContext) -> list[str]:
     deliveries = response_json(rest.apps.list_webhook_deliveries(per_page=PER_PAGE))
     asked = []
     now = datetime.now(UTC)
+    interval = ctx.settings.reconcile_interval_s
     for guid, delivery_id in list(failed_guids(deliveries, now).items())[:MAX_PER_PASS]:
-        if not ctx.redis.set(redelivered_key(guid), "1", nx=True, ex=ASK_AGAIN_AFTER_S):
-            continue
+        if ctx.redis.exists(redelivered_key(guid)):
+            continue  # asked lately: GitHub's attempt may not have been made yet
+        asks = int(ctx.redis.incr(redelivery_asks_key(guid)))
+        ctx.redis.expire(redelivery_asks_key(guid), RETRY_WITHIN_S)
+        ctx.redis.set(redelivered_key(guid), str(asks), ex=ask_again_after_s(asks, interval))
         rest.apps.redeliver_webhook_delivery(delivery_id)
         asked.append(guid)
     if asked:

@@ -21,9 +21,9 @@ from bot.server.resume import resume_ended
 from bot.server.steps import queue_next_step
 from bot.steering import resolve_approvers, steering_decision
 from jobs.basics.errors import BadInputError, RetryClass, StepwiseError
+from jobs.composition import drafting
 from jobs.decisions.resume import resumable
 from jobs.engine.engine import Base, create_job
-from jobs.features.llm.draft import draft_job
 from jobs.inputs.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.inputs.spec import parse_issue
 from jobs.inputs.spec_block import has_spec_block
@@ -31,7 +31,6 @@ from jobs.kernel.gates import RefusedError
 from jobs.kernel.gates import reload_config as reload_job_config
 from jobs.kernel.job import Job
 from jobs.kernel.model import Gate, JobStatus
-from jobs.recipes.llm.draft import draft_comment
 
 log = logging.getLogger(__name__)
 
@@ -98,11 +97,12 @@ def start_job(ctx: ServerContext, request: StartRequest, config: RepoConfig) -> 
         # A job retention removed ended: its branch is not a lost record to recover.
         pruned = pruned_for_issue(ctx.redis, request.repo, request.number) is not None
         base = Base(branch=info.default_branch, sha=base_sha, config=config)
+        drafter = drafting(services.features)
         try:
-            if config.llm_drafts and not has_spec_block(issue.body):
-                job, draft = draft_job(issue.title, issue.body, request.number, services,
-                                       base=base, repo_name=request.repo)
-                forge.reply(None, request.number, request.key, draft_comment(draft))
+            if drafter is not None and drafter.server(config) and not has_spec_block(issue.body):
+                job, comment = drafter.draft(services, issue.title, issue.body, request.number,
+                                             base=base, repo_name=request.repo)
+                forge.reply(None, request.number, request.key, comment)
             else:
                 job = create_job(parse_issue(issue.title, issue.body), request.number, services,
                                  repo_name=request.repo, base=base,

@@ -2,7 +2,8 @@
 clones of the installation's repositories with everything kept inside them (job worktrees,
 attempt artifacts, llm transcripts: jobs/adapters/workspace.py's state directory), and their
 cached job environments. Called by bot/server/installations.py after GitHub confirmed the
-uninstall (or the removal of repositories) and every open job there was ended."""
+uninstall (or the removal of repositories) and every open job there was ended. Each clone is
+deleted under the lock its users hold (bot/github/clone_use.py): never while a task uses it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+
+from bot.github import clone_use
 
 log = logging.getLogger(__name__)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -26,7 +29,8 @@ def repository_dirs(workdir: Path, full_name: str) -> list[Path]:
     if not (_safe(owner) and _safe(name)):
         return []
     base = workdir / "repos" / owner
-    return [base / f"{name}.git", base / f"{name}.lock", workdir / "envs" / f"{owner}+{name}"]
+    return [base / f"{name}.git", base / f"{name}.lock", workdir / "envs" / f"{owner}+{name}",
+            clone_use.users_lock(workdir, full_name)]
 
 
 def account_dirs(workdir: Path, account: str) -> list[Path]:
@@ -53,3 +57,23 @@ def delete(paths: Iterable[Path], *, why: str) -> list[Path]:
         log.info("files of an uninstalled repository deleted", extra={
             "reason": why, "paths": [str(p) for p in gone]})
     return gone
+
+
+def forget_repository(workdir: Path, full_name: str, *, why: str) -> list[Path]:
+    """Delete the repository's files once no task uses its clone (a task waiting to use it
+    finds it gone, and the App's mark of the removal keeps it from cloning again)."""
+    paths = repository_dirs(workdir, full_name)
+    if not any(path.exists() for path in paths):
+        return []
+    with clone_use.unused(clone_use.users_lock(workdir, full_name)):
+        return delete(paths, why=why)
+
+
+def forget_account(workdir: Path, account: str, *, why: str) -> list[Path]:
+    """Every clone of the account (each once no task uses it), then what is left of it."""
+    folder = workdir / "repos" / account
+    gone = []
+    if _safe(account) and folder.is_dir():
+        for clone in sorted(folder.glob("*.git")):
+            gone += forget_repository(workdir, f"{account}/{clone.name[:-4]}", why=why)
+    return gone + delete(account_dirs(workdir, account), why=why)

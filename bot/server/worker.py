@@ -39,6 +39,7 @@ from rq.job import Job as RQJob
 from rq.utils import import_worker_class
 from rq.worker import BaseWorker
 
+from bot.github import clone_use
 from bot.log_context import split_trace, traced
 from bot.plumbing.queue import ENTRY_POINTS, queue
 from bot.plumbing.worker_beats import BEAT_TTL_S, live_workers
@@ -63,11 +64,14 @@ def perform(task: str, payload: dict[str, Any]) -> None:
         raise RuntimeError(f"no handler installed for task {task!r}; start workers with "
                            "`stepwise worker`")
     payload, trace = split_trace(payload)
-    if trace is None:
-        handler(payload)
-        return
-    with traced(trace["delivery_id"], trace["trigger"]):
-        handler(payload)
+    try:
+        if trace is None:
+            handler(payload)
+            return
+        with traced(trace["delivery_id"], trace["trigger"]):
+            handler(payload)
+    finally:
+        clone_use.release_all()  # the clones this task used may be deleted now
 
 
 class StableJob(RQJob):

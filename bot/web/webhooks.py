@@ -16,7 +16,14 @@ from githubkit.webhooks import verify
 from bot.commands.spec import PREFIX
 from bot.events import Event, Kind, MalformedPayloadError, normalise
 from bot.observability.metrics import counted_delivery
-from bot.plumbing.keys import INSTALLATIONS_LOG, delivery_key, event_lease, event_task_id, installation_key
+from bot.plumbing.keys import (
+    INSTALLATIONS_LOG,
+    delivery_key,
+    event_lease,
+    event_task_id,
+    installation_key,
+    removed_key,
+)
 from bot.plumbing.queue import enqueue_new, requeue, task_abandoned
 from bot.plumbing.suspension_marks import SUSPEND, UNSUSPEND, is_suspended
 from bot.plumbing.trigger_labels import forget_trigger_label
@@ -93,6 +100,9 @@ def record_installation(connection: redis.Redis, event: Event) -> None:
         connection.rpush(INSTALLATIONS_LOG,
                          f"{event.installation_id} {event.account} {event.reason}")
         connection.ltrim(INSTALLATIONS_LOG, -1000, -1)
+        if event.reason == "installation_repositories.added" and event.repos:
+            # Added back after a removal: its clone may be made again (bot/server/context.py).
+            connection.delete(*(removed_key(event.installation_id, repo) for repo in event.repos))
     except redis.RedisError:
         log.warning("could not record an installation event", extra={"action": event.reason})
 

@@ -9,9 +9,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from jobs.basics import markdown_safe as md
 from jobs.basics.errors import SpecError
-from jobs.decisions.plan import ScopeRules, find_targets, select_scope, split_scope
+from jobs.decisions.plan import (
+    ScopeRules,
+    find_targets,
+    nothing_matches_words,
+    select_scope,
+    split_scope,
+)
 from jobs.inputs.config import RepoConfig
 from jobs.inputs.spec import TaskSpec
 from jobs.kernel.records import LeftOut
@@ -74,15 +79,8 @@ def nothing_matches_error(spec: TaskSpec, scope: Sequence[str], *, where: str,
     """Bad input: `find` matches nothing in scope, so a job would change nothing. Says what was
     searched (the patterns, `paths`, `exclude`) and where (`where`: the repository and commit),
     and what was not made (`not_made`: no branch, note or pull request)."""
-    patterns = ", ".join(md.code(p) for p in spec.find)
-    globs = ", ".join(md.code(p) for p in spec.paths)
-    excluding = f", excluding {', '.join(md.code(p) for p in spec.exclude)}" \
-        if spec.exclude else ""
-    files = f"{len(scope)} file{'' if len(scope) == 1 else 's'}"
     return SpecError(
-        f"nothing to change: spec field `find` ({patterns}) matches nothing in the {files} spec "
-        f"field `paths` ({globs}) selects{excluding}, {where}; so no job was started: "
-        f"{not_made}",
+        f"{nothing_matches_words(spec, len(scope), where)}; so no job was started: {not_made}",
         hint="check the patterns against the files (a regex like `\\bname\\(` needs its "
              "backslashes doubled inside double quotes in YAML; single quotes keep them), widen "
              "`paths`, or leave `find` out to batch every file in scope; if the change is "

@@ -102,3 +102,8 @@ class WorkspaceError(StepwiseError):
     """A git operation on the job's worktree failed."""
 
     code = "workspace_error"
+
+
+# A WorkspaceError's code when GitHub refused a commit or a push that creates or changes workflow
+# files (the App has no `workflows: write`): no retry helps, a person must act.
+WORKFLOW_PERMISSION = "workflow_permission"

@@ -2,9 +2,13 @@
 (the runs it needs are jobs/engine/failure_check.py; what the gate says of it is `blame_words`,
 the evidence line of the gate, check run and note `cause_line`: jobs/features/evidence).
 
-When a batch fails validation, only the failing tests are run again (pytest's summary names
-them; any other runner: the failing command), at most twice: once on the batch's tree, once on
-its parent's (the job's head before the batch).
+When a batch fails validation, only the failing tests are run again, at most twice: once on the
+batch's tree, once on its parent's (the job's head before the batch). The failing tests are
+those the runner's machine-readable report named (pytest's JUnit XML, jest's and vitest's JSON,
+node's JUnit: `CommandEvidence.failed_tests`, read by jobs/features/evidence), else those
+pytest's short summary names; pytest runs only them again, other runners (whose name filters
+pass when they match nothing) run the whole failing command again, and so does pytest when no
+complete list of plain test ids is known.
 - passes on the re-run: **flaky**, named, not counted toward the failure pause, kept in the
   record and listed in the note; the batch goes on;
 - fails on the parent too: not the edit's: **environment** when it failed the way a changed
@@ -20,6 +24,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import PurePath
 
+from jobs.basics import markdown_safe as md
 from jobs.kernel.records import NOT_THE_EDIT_CODES, CommandEvidence
 
 
@@ -67,22 +72,42 @@ def _pytest_start(argv: Sequence[str]) -> int | None:
 
 
 def failing_tests(command: CommandEvidence) -> list[str]:
-    """The test ids pytest's short summary names as failed or in error, when it names every
-    one its counts report (a summary cut off by the tail names fewer: then none)."""
-    if _pytest_start(command.argv) is None:
-        return []
-    output = command.output_tail
-    found = list(dict.fromkeys(m.group(1).strip() for m in _SUMMARY.finditer(output)))
-    counted = sum(int(n) for n, _ in _COUNTS.findall(output.strip().splitlines()[-1])) \
-        if output.strip() else 0
-    return found if found and counted == len(found) else []
+    """The ids of the tests that failed: those the runner's machine-readable report named
+    (`failed_tests`, any runner), else those pytest's short summary names as failed or in error
+    when it names every one its counts report (a summary cut off by the tail names fewer: then
+    none). None either when an id is not a plain test id (it could be read as an option)."""
+    found = list(command.failed_tests)
+    if not found and _pytest_start(command.argv) is not None:
+        output = command.output_tail
+        named = list(dict.fromkeys(m.group(1).strip() for m in _SUMMARY.finditer(output)))
+        counted = sum(int(n) for n, _ in _COUNTS.findall(output.strip().splitlines()[-1])) \
+            if output.strip() else 0
+        found = named if named and counted == len(named) else []
+    return found if all(plain_test_id(test) for test in found) else []
+
+
+def plain_test_id(test: str) -> bool:
+    """A test id that is only that on a command line: not an option, no control character, its
+    path relative and inside the worktree (ids come from the repository's own report)."""
+    path = test.split("::", 1)[0]
+    return bool(test) and not test.startswith("-") and test.isprintable() and \
+        not path.startswith("/") and ".." not in PurePath(path).parts
+
+
+def narrows(argv: Sequence[str], tests: Sequence[str]) -> bool:
+    """Whether a re-run of `argv` runs only `tests` (pytest, given the ids)."""
+    return _pytest_start(argv) is not None and bool(tests)
+
+
+# pytest's exit codes when it ran no test: usage error (an id it cannot find), none collected.
+NO_TESTS_RAN = (4, 5)
 
 
 def rerun_argv(argv: Sequence[str], tests: Sequence[str]) -> list[str]:
     """The command that runs only `tests` again: pytest's options kept, its paths replaced
-    by the test ids; with no ids (another runner, an unreadable summary), the command itself."""
+    by the test ids; with no ids, or another runner, the command itself."""
     start = _pytest_start(argv)
-    if start is None or not tests:
+    if start is None or not narrows(argv, tests):
         return list(argv)
     kept = list(argv[:start])
     args = list(argv[start:])
@@ -113,8 +138,8 @@ def decide(first: CommandEvidence, on_batch: CommandEvidence | None,
 
 def _named(tests: Sequence[str], command: str) -> str:
     if not tests:
-        return f"`{command}`"
-    shown = ", ".join(f"`{t}`" for t in tests[:5])
+        return md.code(command)
+    shown = ", ".join(md.code(t) for t in tests[:5])
     more = f" and {len(tests) - 5} more" if len(tests) > 5 else ""
     return shown + more
 

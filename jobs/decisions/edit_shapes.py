@@ -23,6 +23,7 @@ from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
 from jobs.kernel.job import Batch
+from jobs.kernel.record_parts import raw_part
 
 OUTLIER_SHARE = 0.05  # a shape in under 5% of the hunks is an outlier (and one seen once)
 SHAPES_KEPT = 200  # per summary; the rest are summed into `other_hunks`
@@ -195,7 +196,7 @@ def job_shapes(batches: Iterable[Batch]) -> ShapeSummary:
     jobs/features/evidence), summed; a campaign sums the jobs' in turn."""
     found = []
     for batch in batches:
-        data = batch.parts.get("evidence", {}).get("shapes") if batch.commit else None
+        data = raw_part(batch.parts, "evidence").get("shapes") if batch.commit else None
         if data is not None:
             found.append(ShapeSummary.model_validate(data))
     return sum_summaries(found)

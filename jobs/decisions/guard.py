@@ -72,6 +72,7 @@ class Rule(StrEnum):
 
 
 _RULE_ORDER = {rule: index for index, rule in enumerate(Rule)}
+_CHANGE_WORDS = {"delete": "deletes", "add": "creates", "copy": "creates", "rename": "renames"}
 _DETAILS = {
     Rule.OUTSIDE_BATCH: "is neither in this batch nor inside the job's `paths`; an edit may "
     "only touch its batch's files",
@@ -82,9 +83,9 @@ _DETAILS = {
     "allow_new_files: true in {config} to allow it",
     Rule.NEW_FILE: "creates a new file; set allow_new_files: true in {config} to allow new "
     "files inside the job's `paths`",
-    Rule.TEST_EDIT: "edits a test file; set allow_test_edits: true in {config} to allow it",
-    Rule.MANIFEST_EDIT: "edits a dependency manifest or lock file; set allow_manifest_edits: "
-    "true in {config} to allow it",
+    Rule.TEST_EDIT: "{change} a test file; set allow_test_edits: true in {config} to allow it",
+    Rule.MANIFEST_EDIT: "{change} a dependency manifest or lock file; set "
+    "allow_manifest_edits: true in {config} to allow it",
     Rule.PROTECTED_PATH: "matches protected_paths; only removing that pattern from "
     "protected_paths in {config} allows it",
     Rule.CI_CONFIG: "is CI configuration, which Stepwise never changes (no setting allows it)",
@@ -199,6 +200,7 @@ def check_diff(
             if problem is not None:
                 refuse(dst, Rule.NEW_NAME, reason=problem)
         # The paths whose content changes: a copy leaves its source as it was.
+        change = _CHANGE_WORDS.get(entry.kind, "edits")  # what git says happened to the file
         for path in [src, dst] if entry.kind == "rename" else [shown]:
             reason = unsafe_path_reason(path)
             if reason is not None:
@@ -208,9 +210,9 @@ def check_diff(
             if matches_any(path, policy.protected_paths):
                 refuse(path, Rule.PROTECTED_PATH)
             if is_test_path(path) and not policy.allow_test_edits:
-                refuse(path, Rule.TEST_EDIT)
+                refuse(path, Rule.TEST_EDIT, change=change)
             if is_manifest_path(path) and not policy.allow_manifest_edits:
-                refuse(path, Rule.MANIFEST_EDIT)
+                refuse(path, Rule.MANIFEST_EDIT, change=change)
         modes = {entry.source_mode, entry.target_mode}
         if entry.binary:
             refuse(shown, Rule.BINARY)

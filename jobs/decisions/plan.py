@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from posixpath import dirname
 
+from jobs.basics import markdown_safe as md
 from jobs.decisions.guard import CI_CONFIG_GLOBS, is_manifest_path, is_test_path
 from jobs.inputs.globs import matches_any, unsafe_path_reason
+from jobs.inputs.spec import TaskSpec
 
 SYMLINK_MODE, SUBMODULE_MODE = "120000", "160000"
 
@@ -197,3 +199,15 @@ def build_plan(
         batches=batches,
         unreadable=unreadable,
     )
+
+
+def nothing_matches_words(spec: TaskSpec, files: int, where: str) -> str:
+    """Why a spec would change nothing, naming what was searched and `where` ("in acme/app at
+    abc1234 (branch main)"): its `find` patterns, `paths` and `exclude`, and how many files."""
+    patterns = ", ".join(md.code(p) for p in spec.find)
+    globs = ", ".join(md.code(p) for p in spec.paths)
+    excluding = f", excluding {', '.join(md.code(p) for p in spec.exclude)}" \
+        if spec.exclude else ""
+    return (f"nothing to change: spec field `find` ({patterns}) matches nothing in the {files} "
+            f"file{'' if files == 1 else 's'} spec field `paths` ({globs}) selects{excluding}, "
+            f"{where}")

@@ -2,7 +2,7 @@
 
 `reconcile(job, facts)` reads the commits found on the branch since the recorded head and says
 what they mean: batch K committed at sha S (ours, adopted), a revert of batch K (ours or a
-human's), our change note, our merge of the base branch (never a batch), somebody else's
+human's), our change note, a feature's commit (our merge of the base branch; never a batch), somebody else's
 work, or a rewritten history. The engine gathers the
 facts with git and applies the decision (jobs/engine/branch_sync.py); nothing here runs git.
 
@@ -21,6 +21,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from jobs.basics.errors import RetryClass, StepwiseError
+from jobs.kernel.feature_parts import commit_kinds, landed_commits
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus
 from jobs.kernel.trailers import BASE_MERGE, BATCH, JOB, NOTE, REVERT
@@ -82,14 +83,16 @@ class NoteFound:
 
 
 @dataclass(frozen=True)
-class BaseMergeFound:
-    """Our merge of the base commit `base_sha` (never a batch: not counted, adopted or reverted)."""
+class CommitFound:
+    """A commit a feature landed (jobs/kernel/feature_parts.py `CommitKind`: base_moves' merge
+    of the base), told by its trailer; never a batch: not counted, adopted or reverted."""
 
     sha: str
-    base_sha: str
+    trailer: str
+    value: str  # the trailer's value (the base commit merged)
 
 
-Meaning = Adopt | Reverted | NoteFound | BaseMergeFound
+Meaning = Adopt | Reverted | NoteFound | CommitFound
 
 
 
@@ -106,13 +109,14 @@ def ours(job: Job, commit: BranchCommit, own: frozenset[str]) -> bool:
     trailers = commit.trailers
     if trailers.get(JOB) != job.id or commit.sha not in own:
         return False
-    if BATCH in trailers and BASE_MERGE not in trailers:
+    features = {kind.trailer for kind in commit_kinds()}
+    if BATCH in trailers and not trailers.keys() & features:
         number = trailers[BATCH]
         batch = next((b for b in job.batches if str(b.number) == number), None)
         if batch is None:
             return False
         return commit.tree == batch.tree if batch.tree else not job.trees_recorded
-    return bool(trailers.keys() & {BASE_MERGE, REVERT, NOTE}) and \
+    return bool(trailers.keys() & {*features, REVERT, NOTE}) and \
         (commit.tree in job.landing_trees or not job.trees_recorded)
 
 
@@ -188,9 +192,9 @@ State = dict[int, tuple[BatchStatus, str | None]]
 
 
 def recorded_commits(job: Job) -> frozenset[str]:
-    """The commits the record names: batches, reverts, notes and base merges."""
+    """The commits the record names: batches, reverts, notes and the features' (base merges)."""
     shas = {b.commit for b in job.batches} | {b.revert_commit for b in job.batches} | \
-        {job.note_commit} | {merge.commit for merge in job.base_merges}
+        {job.note_commit} | landed_commits(job)
     return frozenset(sha for sha in shas if sha)
 
 
@@ -200,8 +204,9 @@ def _meaning(job: Job, state: State, commit: BranchCommit, is_ours: bool
     (its description)."""
     trailers = commit.trailers
     if is_ours:
-        if BASE_MERGE in trailers:  # checked first: a merge is never a batch
-            return BaseMergeFound(commit.sha, trailers[BASE_MERGE])
+        for kind in commit_kinds():  # checked first: a feature's commit is never a batch
+            if kind.trailer in trailers:
+                return CommitFound(commit.sha, kind.trailer, trailers[kind.trailer])
         if BATCH in trailers:
             number = int(trailers[BATCH])
             status, _ = _batch_state(job, state, number)

@@ -123,9 +123,10 @@ def record_changes(repository: Workspace, job: Job, batch: Batch, attempt: Attem
     deleted = [] if batch.commit is None else sorted(name for name in repository.git(
         "-c", "core.quotepath=false", "diff-tree", "--no-commit-id", "--diff-filter=D",
         "--name-only", "-r", "-z", batch.commit).split("\0") if name)
+    codes = job.spec.options().get("changed_exit_codes") or []
     batch.summary = codemod_summary(codemod, changed=batch.changed_files,
                                     planned=len(batch.files), findings=len(findings),
-                                    deleted=deleted)
+                                    deleted=deleted, changed_exit_codes=codes)
 
 
 OUTPUT_LOG = "output.log"

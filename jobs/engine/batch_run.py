@@ -7,7 +7,7 @@ import shlex
 from jobs.basics.errors import ErrorInfo
 from jobs.decisions.blame import NOT_THE_EDITS, Cause
 from jobs.engine import ci_checks
-from jobs.engine.attempt import AttemptOutcome, Result
+from jobs.engine.attempt import NOTHING_TO_CHANGE, AttemptOutcome, Result
 from jobs.engine.attempt_outcome import record_changes
 from jobs.engine.baseline import forget_reused_baseline
 from jobs.engine.context import JobContext
@@ -48,6 +48,25 @@ def milestone_note(engine: JobContext, milestone: int) -> None:
     job = engine.job
     if job.config.notes == "per_milestone" and job.note_commit != job.head_sha:
         commit_note(engine, f"milestone {milestone}/{job.milestone_count}")
+
+
+def changed_nothing(engine: JobContext, milestone: int) -> bool:
+    """A milestone none of whose batches changed a file (each skipped) has nothing to look at:
+    it is passed without a gate, and one line says so."""
+    job = engine.job
+    batches = [b for b in job.batches if b.milestone == milestone]
+    if not batches or any(b.status is not BatchStatus.SKIPPED for b in batches):
+        return False
+    them = "its batch" if len(batches) == 1 else f"its {len(batches)} batches"
+    why = "had nothing to change" if all(b.reason.startswith(NOTHING_TO_CHANGE)
+                                         for b in batches) else "were skipped"
+    words = (f"milestone {milestone} of {job.milestone_count} changed nothing ({them} {why}); "
+             "no gate opened for it")
+    job.approved_milestones.append(milestone)
+    engine.event("milestone", words)
+    engine.save(touched=())
+    engine.publish(Publication.NOTICE, words)
+    return True
 
 
 def milestone_gate(engine: JobContext, milestone: int) -> None:

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from jobs.basics.errors import StepwiseError
 from jobs.decisions.reconcile import (
     Adopt,
-    BaseMergeFound,
     BranchCommit,
     BranchDecision,
     BranchFacts,
+    CommitFound,
     NoteFound,
     SyncKind,
     describe,
@@ -29,10 +29,10 @@ from jobs.decisions.reconcile import (
 )
 from jobs.engine.context import JobContext
 from jobs.kernel import trailers
+from jobs.kernel.feature_parts import commit_kinds
 from jobs.kernel.human_commits import KEPT_FILES, HumanCommit, login_from_email
 from jobs.kernel.job import Job
 from jobs.kernel.model import Acceptance, BatchStatus, Gate
-from jobs.kernel.records import BaseMerge
 from jobs.ports import Commit, Workspace
 
 
@@ -96,12 +96,11 @@ def apply_decision(engine: JobContext, decision: BranchDecision) -> bool:
         if isinstance(meaning, NoteFound):
             job.note_commit = meaning.sha
             continue
-        if isinstance(meaning, BaseMergeFound):
-            if all(merge.commit != meaning.sha for merge in job.base_merges):
-                job.base_merges.append(BaseMerge(base_sha=meaning.base_sha, commit=meaning.sha,
-                                                 at=engine.now(), found=True))
-                engine.event("base_merge", f"merge of the base {meaning.base_sha[:7]} found "
-                             f"on the branch as {meaning.sha[:7]}")
+        if isinstance(meaning, CommitFound):
+            for kind in commit_kinds():
+                if kind.trailer == meaning.trailer and \
+                        (said := kind.found(job, meaning.sha, meaning.value, engine.now())):
+                    engine.event(kind.event, said)
             continue
         batch = job.batch(meaning.batch)
         if isinstance(meaning, Adopt):

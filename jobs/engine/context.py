@@ -31,6 +31,7 @@ from jobs.engine.validation_hooks import (
     around_validation,
     first_stop,
 )
+from jobs.inputs.config import RepoConfig
 from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
 from jobs.inputs.spec import TaskSpec
 from jobs.kernel.feature_parts import FeatureParts
@@ -140,6 +141,35 @@ class StartCheck(Protocol):
     def __call__(self, services: Services, spec: TaskSpec, /) -> None: ...
 
 
+@dataclass(frozen=True)
+class Base:
+    """Where a job starts: a branch, its commit, and the config read from it."""
+
+    branch: str
+    sha: str
+    config: RepoConfig
+    config_source: str | None = None  # "working tree": read from the checkout, not the commit
+
+
+class DraftHook(Protocol):
+    """An issue without a spec block: a job whose spec the feature drafted from the issue's text
+    (untrusted: it waits at `plan`) and the comment that shows the draft to the people who
+    approve it (written with `services.voice`); BadInputError (exit 2) when it cannot draft."""
+
+    def __call__(self, services: Services, title: str, body: str, number: int, /, *,
+                 base: Base | None = None, repo_name: str | None = None) -> tuple[Job, str]: ...
+
+
+@dataclass(frozen=True)
+class Drafting:
+    """A feature that drafts specs (llm): when each mode asks it to, and the drafting itself.
+    The modes reach it through jobs/composition.py `drafting`, never by the feature's name."""
+
+    local: Callable[[Services], bool]  # local mode drafts when this says so (an endpoint is set)
+    server: Callable[[RepoConfig], bool]  # server mode drafts when the repository's config asks
+    draft: DraftHook
+
+
 class EditHook(Protocol):
     """Around an attempt's edit: call `apply` with the request (with what the feature lends the
     editor: llm's check in place, budget and transcript) and return its result; raise EditGated
@@ -184,6 +214,14 @@ class Feature:
     validation: ValidationHook | None = None  # around a batch's validation (evidence: coverage)
     verify: VerifyHook | None = None  # a validated batch before its commit (evidence's gates)
     parts: FeatureParts | None = None
+    # What the modes (not the loop) ask of it, through jobs/composition.py:
+    draft: Drafting | None = None  # a spec drafted from an issue without a block (llm)
+    # local mode: a line to say before a waiting job shows its gate again (base_moves: the base
+    # moved meanwhile), or None
+    resume_notice: Callable[[JobContext], str | None] | None = None
+    report: Callable[[Job], str] | None = None  # `stepwise <name>-report`: the job as it saw it
+    # server mode: a push to the job's base branch was seen while it waits (base_moves marks it)
+    base_pushed: Callable[[Job, datetime], None] | None = None
 
 
 @dataclass

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from jobs.basics.errors import ErrorInfo, RetryClass, StepwiseError
 from jobs.engine import ci_checks, endings, review
 from jobs.engine.baseline import recheck_baseline
-from jobs.engine.batch_run import milestone_gate, milestone_note, run_batch
+from jobs.engine.batch_run import changed_nothing, milestone_gate, milestone_note, run_batch
 from jobs.engine.context import (
     EXIT_CANCELLED,
     EXIT_COMPLETED,
     EXIT_FAILED,
+    Base,
     CancelSignal,
     Feature,
     JobContext,
@@ -28,7 +29,7 @@ from jobs.engine.context import (
     outcome_of,
 )
 from jobs.engine.planning import plan
-from jobs.engine.start import Base, create_job, local_base, resume_message
+from jobs.engine.start import create_job, local_base, resume_message
 from jobs.kernel.gates import Verb, apply_verb
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
@@ -178,6 +179,8 @@ def _running(engine: Engine) -> Outcome | None:
     batch = pending[0]
     previous = batch.milestone - 1
     if previous >= 1 and previous not in job.approved_milestones:
+        if changed_nothing(engine, previous):
+            return None
         milestone_note(engine, previous)
         if (waits := _before_milestone_end(engine, previous)) is not None:
             return waits

@@ -1,7 +1,7 @@
 """The runs that tell whose a failed validation is (the decision and its words:
 jobs/decisions/blame.py): the failing tests once more on the batch's tree, then once on its
 parent's; at most two extra runs per failing batch, each the failing tests only where the
-runner's summary names them."""
+runner's report (or pytest's summary) names them all and pytest can run them by id."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Protocol
 from jobs.adapters.evidence import command_evidence
 from jobs.basics.errors import RetryClass
 from jobs.decisions.blame import (
+    NO_TESTS_RAN,
     NOT_THE_EDITS,
     Cause,
     blame_hint,
@@ -45,16 +46,25 @@ class Runner(Protocol):
 
 
 def examine(failure: CommandEvidence, *, parent: str, run_here: RunHere,
-            run_on_parent: RunOnParent) -> FailureCheck:
+            run_on_parent: RunOnParent,
+            present: Callable[[str], bool] = lambda path: True) -> FailureCheck:
     """Re-run what failed: on the batch (not for a failure the way an environment fails: a
-    missing program does not come back), then, unless it passed, on the parent."""
+    missing program does not come back), then, unless it passed, on the parent. `present`:
+    whether a test id's file is in the worktree (an id whose file is not is not run alone: the
+    whole command runs again)."""
     tests = failing_tests(failure)
-    argv = rerun_argv(failure.argv, tests)
+    runnable = all(present(test.split("::", 1)[0]) for test in tests)
+    argv = rerun_argv(failure.argv, tests if runnable else [])
     reruns: list[CommandEvidence] = []
     on_batch = None
     if not looks_environmental(failure):
         on_batch = run_here(argv)
         reruns.append(on_batch)
+        if argv != failure.argv and on_batch.exit_code in NO_TESTS_RAN:
+            # The ids ran no test (pytest could not find them): nothing is known, and a
+            # second run of the same ids on the parent would fail alike; the edit's.
+            return FailureCheck(cause=Cause.EDIT.value, command=failure.display, tests=tests,
+                                parent=parent, reruns=reruns)
     on_parent = None
     if decide(failure, on_batch, None) is not Cause.FLAKY:
         on_parent = run_on_parent(argv)
@@ -102,7 +112,7 @@ def examined(runner: Runner, job: Job, batch: Batch, attempt: Attempt, tree: str
         return _run_in(runner, cwd, argv)
 
     check = examine(failure, parent=job.head_sha, run_here=lambda argv: _run_in(runner, cwd, argv),
-                    run_on_parent=on_parent)
+                    run_on_parent=on_parent, present=lambda path: (cwd / path).is_file())
     attempt.failure_check = check
     cause = Cause(check.cause)
     if cause is Cause.FLAKY:

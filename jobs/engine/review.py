@@ -19,11 +19,13 @@ from jobs.ports import Publication
 
 def leftovers_at(engine: JobContext, sha: str) -> list[str]:
     """Every `find` match still in scope at `sha` (the branch's tree, recomputed), as
-    `path:line — the line's text`."""
+    `path:line — the line's text`; not in the files the plan left out (listed as such)."""
     job, repo = engine.job, engine.services.repository
     if not job.spec.find:
         return []
-    found = targets_at(repo, sha, scope_at(repo, sha, job.spec, job.config), job.spec.find)
+    left_out = {item.path for item in job.left_out}  # named once, as left out, with the rule
+    scope = [path for path in scope_at(repo, sha, job.spec, job.config) if path not in left_out]
+    found = targets_at(repo, sha, scope, job.spec.find)
     texts = repo.read_texts(sha, list(found)) if found else {}
     return [str(Target(path=path, line=line, text=line_text(texts.get(path), line)))
             for path, lines in found.items() for line in lines]

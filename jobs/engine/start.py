@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import stat
 import uuid
-from dataclasses import dataclass
 
 from jobs.adapters.discovery import nothing_matches_error, plan_scope, targets_at
 from jobs.basics.errors import BadInputError
-from jobs.engine.context import Services
+from jobs.engine.context import Base, Services
 from jobs.engine.recover import find_orphan
 from jobs.inputs.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.inputs.programs import refusal_reason, split_command
@@ -16,17 +15,6 @@ from jobs.inputs.spec import IssueTask, TaskSpec
 from jobs.kernel.job import Job
 from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus
 from jobs.ports import Workspace
-
-
-@dataclass(frozen=True)
-class Base:
-    """Where a job starts: a branch, its commit, and the config read from it."""
-
-    branch: str
-    sha: str
-    config: RepoConfig
-    config_source: str | None = None  # "working tree": read from the checkout, not the commit
-
 
 WORKING_TREE = "working tree"
 MAX_CONFIG_BYTES = 64 * 1024

@@ -1,23 +1,34 @@
-"""What a feature adds to the pure rooms: its gate rows, its causes of the `failure` gate, its
-sections of the change note and its lines in the plan and the progress card.
+"""What a feature adds to the pure rooms: its part of the record, its gate rows, its causes of
+the `failure` gate, its commits on the job branch, its sections of the change note and its lines
+in the plan and the progress card.
 
 A feature's folder (jobs/features/<name>/) builds one `FeatureParts`; the composition roots
 (jobs/local.py, bot/server/context.py, the CLI) install them with `install_parts` before a
 record is read, as they install the recipes, so a record that names a feature's gate (or cause)
 reads back. A new gate is one `GateRow`; a new cause of `failure` one `FailureRow`; a new note
-section one `NoteSection`; lines in the plan or the card are one `CardSection`.
+section one `NoteSection`; lines in the plan or the card are one `CardSection`; its data is a
+`RecordPart` model (jobs/kernel/record_parts.py) given as `job_part` or `batch_part`, with the
+record's fields it replaced as `former_fields`; commits it lands are one `CommitKind`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 
 from jobs.kernel.gate_passes import FAILURE_PASSES, PASSES, PassRow
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import FAILURE_CAUSES, GATES, GateRule
+from jobs.kernel.record_parts import (
+    BATCH_PARTS,
+    FORMER_BATCH_FIELDS,
+    FORMER_JOB_FIELDS,
+    JOB_PARTS,
+    RecordPart,
+)
 
 
 class NoteSlot(StrEnum):
@@ -88,14 +99,44 @@ class CardSection:
 
 
 @dataclass(frozen=True)
+class CommitKind:
+    """Commits a feature lands on the job branch besides batches, told by their trailer
+    (jobs/kernel/trailers.py): reading the branch back (jobs/decisions/reconcile.py) counts
+    them as ours, never as a batch, and records one a dead worker left unrecorded."""
+
+    trailer: str
+    landed: Callable[[Job], Iterable[str]]  # the commits of this kind the record holds
+    # record one found on the branch (its sha, the trailer's value, now): the event's words, or
+    # None when the record holds it already
+    found: Callable[[Job, str, str, datetime], str | None]
+    event: str  # the kind of the job's event that says it was found
+
+
+@dataclass(frozen=True)
 class FeatureParts:
-    """A feature's pure parts: its gate rows, its note sections and its card sections."""
+    """A feature's pure parts: its part of the record, its gate rows, its commits, its note
+    sections and its card sections."""
 
     name: str
     gates: tuple[GateRow, ...] = ()
     failure_causes: tuple[FailureRow, ...] = ()
     note_sections: tuple[NoteSection, ...] = ()
     card_sections: tuple[CardSection, ...] = ()
+    job_part: type[RecordPart] | None = None  # `Job.parts[job_part.PART]`
+    batch_part: type[RecordPart] | None = None  # `Batch.parts[batch_part.PART]`
+    # The job's (a batch's) fields before its data moved into the part: field -> the part's field
+    former_fields: Mapping[str, str] = field(default_factory=dict)
+    former_batch_fields: Mapping[str, str] = field(default_factory=dict)
+    commits: tuple[CommitKind, ...] = ()
+    # The repository config's keys it owns (their schema stays in RepoConfig, jobs/inputs/config.py)
+    config_keys: tuple[str, ...] = ()
+    # Totals others read by name (the forecast, the metrics), never by its model: `figures`
+    figures: Callable[[Job], Mapping[str, float]] | None = None
+
+
+# Figures a feature gives the others (`FeatureParts.figures`), by name:
+MODEL_TOKENS_IN = "model_tokens_in"  # the tokens the job's model calls sent (llm)
+MODEL_TOKENS_OUT = "model_tokens_out"  # and received
 
 
 # The installed features' parts by name, in the order they were installed.
@@ -119,12 +160,33 @@ def install_parts(parts: Iterable[FeatureParts]) -> None:
             if cause.cause in FAILURE_CAUSES:
                 raise ValueError(f"feature {part.name!r}: failure cause {cause.cause!r} is taken "
                                  "by another; give the feature's cause a name of its own")
+        _check_record_part(part)
         for row in part.gates:
             GATES[row.kind], PASSES[row.kind] = row.rule, row.passing
         for cause in part.failure_causes:
             FAILURE_CAUSES.add(cause.cause)
             FAILURE_PASSES[cause.cause] = cause.passing
+        for models, formers, model, former in (
+                (JOB_PARTS, FORMER_JOB_FIELDS, part.job_part, part.former_fields),
+                (BATCH_PARTS, FORMER_BATCH_FIELDS, part.batch_part, part.former_batch_fields)):
+            if model is not None:
+                models[model.PART] = model
+                formers.update({key: (model.PART, to) for key, to in former.items()})
         INSTALLED[part.name] = part
+
+
+def _check_record_part(part: FeatureParts) -> None:
+    """A part of the record needs a key of its own, and former fields need a part to go to."""
+    for models, model, former in ((JOB_PARTS, part.job_part, part.former_fields),
+                                  (BATCH_PARTS, part.batch_part, part.former_batch_fields)):
+        if model is None:
+            if former:
+                raise ValueError(f"feature {part.name!r} names former fields but no part of the "
+                                 "record to read them into")
+            continue
+        if not model.PART or model.PART in models:
+            raise ValueError(f"feature {part.name!r}: its part of the record needs a key no other "
+                             f"part has (PART = {model.PART!r})")
 
 
 def uninstall_parts(name: str) -> None:
@@ -136,6 +198,14 @@ def uninstall_parts(name: str) -> None:
     for cause in part.failure_causes if part is not None else ():
         FAILURE_CAUSES.discard(cause.cause)
         FAILURE_PASSES.pop(cause.cause, None)
+    if part is None:
+        return
+    for models, formers, model in ((JOB_PARTS, FORMER_JOB_FIELDS, part.job_part),
+                                   (BATCH_PARTS, FORMER_BATCH_FIELDS, part.batch_part)):
+        if model is not None:
+            models.pop(model.PART, None)
+            for key in [key for key, (name, _) in formers.items() if name == model.PART]:
+                del formers[key]
 
 
 @contextmanager
@@ -201,3 +271,19 @@ def batch_marks(job: Job, batch: Batch) -> list[LineMark]:
 
 def job_marks(job: Job) -> list[LineMark]:
     return [mark for s in card_sections() if s.marks_job is not None for mark in s.marks_job(job)]
+
+
+def commit_kinds() -> list[CommitKind]:
+    """The installed features' kinds of commits on the job branch."""
+    return [kind for part in INSTALLED.values() for kind in part.commits]
+
+
+def landed_commits(job: Job) -> set[str]:
+    """The commits the features recorded landing on the job branch (base merges, ...)."""
+    return {sha for kind in commit_kinds() for sha in kind.landed(job)}
+
+
+def figures(job: Job) -> dict[str, float]:
+    """The installed features' figures of `job` (a figure no feature gives is absent)."""
+    return {name: value for part in INSTALLED.values() if part.figures is not None
+            for name, value in part.figures(job).items()}

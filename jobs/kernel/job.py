@@ -5,9 +5,16 @@ store after every step. Their statuses change only through `transition()` in job
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
-from pydantic import Field, model_validator
+from pydantic import (
+    BeforeValidator,
+    Field,
+    SerializeAsAny,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    model_validator,
+)
 
 from jobs.basics.errors import ErrorInfo, StateError
 from jobs.inputs.config import RepoConfig
@@ -26,16 +33,25 @@ from jobs.kernel.model import (
     transition,
 )
 from jobs.kernel.plan_history import PlanRecord
+from jobs.kernel.record_parts import (
+    BATCH_PARTS,
+    FORMER_BATCH_FIELDS,
+    FORMER_JOB_FIELDS,
+    JOB_PARTS,
+    RecordPart,
+    part_in,
+    typed,
+    written,
+)
 from jobs.kernel.record_upgrades import (
     failure_cause,
     fields_from_extra,
     part_of_from_server,
+    parts_from_fields,
     without_gate_once_ended,
 )
 from jobs.kernel.records import (
     Attempt,
-    BaseConflict,
-    BaseMerge,
     CiResult,
     CiWait,
     CommandEvidence,
@@ -43,7 +59,6 @@ from jobs.kernel.records import (
     Event,
     FinalReview,
     LeftOut,
-    LlmUsage,
     NetworkHost,
     OutboxEntry,
     PendingIssue,
@@ -51,6 +66,14 @@ from jobs.kernel.records import (
     ServerState,
 )
 from jobs.kernel.split_record import CauseKind, SplitState
+
+P = TypeVar("P", bound=RecordPart)
+# Features' parts of a record by key (jobs/kernel/record_parts.py): a registered part read with
+# its model, one no installed feature claims kept as it was written.
+JobParts = Annotated[dict[str, SerializeAsAny[RecordPart] | dict[str, Any]],
+                     BeforeValidator(lambda parts: typed(parts, JOB_PARTS))]
+BatchParts = Annotated[dict[str, SerializeAsAny[RecordPart] | dict[str, Any]],
+                       BeforeValidator(lambda parts: typed(parts, BATCH_PARTS))]
 
 
 class Batch(Record):
@@ -82,8 +105,21 @@ class Batch(Record):
     split_kind: CauseKind | None = None
     auto_size: int = 0  # `batch_size: auto`: the size chosen when it started
     # A feature's own part of this batch's record, under its name (kept with the batch, so a
-    # job of many batches keeps a small document; the feature reads it with its model).
-    parts: dict[str, dict[str, Any]] = {}
+    # job of many batches keeps a small document): `batch.part(Model)`.
+    parts: BatchParts = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _parts_of_older_records(cls, data: Any) -> Any:
+        return parts_from_fields(data, FORMER_BATCH_FIELDS)
+
+    @field_serializer("parts", mode="wrap")
+    def _parts_written(self, parts: dict[str, Any], handler: SerializerFunctionWrapHandler) -> Any:
+        return handler(written(parts))
+
+    def part(self, model: type[P]) -> P:
+        """The feature's part of this batch (jobs/kernel/record_parts.py), empty at first."""
+        return part_in(self.parts, model)
 
     def set_status(self, new: BatchStatus) -> None:
         transition(self, new)
@@ -175,29 +211,32 @@ class Job(Record):
     final_review: FinalReview | None = None
     error: ErrorInfo | None = None
     events: list[Event] = Field(default_factory=list)
-    llm: LlmUsage = Field(default_factory=LlmUsage)
     outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
     ci_wait: CiWait | None = None  # running, but waiting for the repository's CI (no worker)
     ci_results: list[CiResult] = []  # what the repository's CI said of each milestone's head
     job_check_said: str = ""  # what the `Stepwise` check run last said: it is sent on change only
-    base_merges: list[BaseMerge] = []  # each merge of the moved base into the branch
-    base_checked: str | None = None  # "<base sha>..<head sha>" last found needing no merge
-    base_conflict: BaseConflict | None = None  # the `conflict` gate's merge, until resolved
-    base_declined: str | None = None  # a base commit whose failed merge a human let pass
-    base_moved_at: datetime | None = None  # server: a push to the base branch was seen
     human_commits: list[HumanCommit] = []  # people's commits taken in (jobs/kernel/human_commits)
     # What a passed gate lets the next step accept once (jobs/kernel/gate_passes.py sets it):
     accepted: list[Acceptance] = []
     pending_issue: PendingIssue | None = None  # the changed issue text, adopted when re-planning
     untrusted_spec: bool = False  # drafted, or written by someone who may not steer: plan gate
     server: ServerState = Field(default_factory=ServerState)  # server mode only
-    # A feature's own part of the record, under its name (the feature reads it with its model).
-    parts: dict[str, dict[str, Any]] = {}
+    # A feature's own part of the record, under its name: `job.part(Model)`.
+    parts: JobParts = {}
 
     @model_validator(mode="before")
     @classmethod
     def _fields_from_extra(cls, data: Any) -> Any:
-        return without_gate_once_ended(part_of_from_server(fields_from_extra(data)))
+        data = without_gate_once_ended(part_of_from_server(fields_from_extra(data)))
+        return parts_from_fields(data, FORMER_JOB_FIELDS)
+
+    @field_serializer("parts", mode="wrap")
+    def _parts_written(self, parts: dict[str, Any], handler: SerializerFunctionWrapHandler) -> Any:
+        return handler(written(parts))
+
+    def part(self, model: type[P]) -> P:
+        """The feature's part of the record (jobs/kernel/record_parts.py), empty at first."""
+        return part_in(self.parts, model)
 
     def set_status(self, new: JobStatus) -> None:
         transition(self, new)

@@ -2,11 +2,15 @@
 mapping moves to its typed field, the rest (keys nothing reads) is dropped; an ended job's
 leftover gate is dropped too; the one-shot `accept_*` flags become `accepted` entries, and a
 `failure` gate stored without its cause gets the one its report's code named; a campaign kept
-in server mode's part moves to the job."""
+in server mode's part moves to the job; a field whose data moved into a feature's part of the
+record is read into that part."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+
+from pydantic import BaseModel
 
 _FORMER_EXTRA = ("accept_review", "accept_branch_head", "pending_issue", "untrusted_spec")
 _FORMER_SERVER_EXTRA = ("installation_id", "pull", "comments", "queue_position", "interruptions",
@@ -81,4 +85,27 @@ def without_gate_once_ended(data: Any) -> Any:
     ending a job cleared its gate kept it, and showed a stale "Waiting at gate")."""
     if isinstance(data, dict) and data.get("status") in ENDED and data.get("gate") is not None:
         return {**data, "gate": None}
+    return data
+
+
+def parts_from_fields(data: Any, former: Mapping[str, tuple[str, str]]) -> Any:
+    """A stored job (batch) document with the fields that moved into a feature's part of the
+    record (`former`: field -> (part key, the part's field; "": the whole part),
+    jobs/kernel/record_parts.py) moved there; a part written since keeps what it holds."""
+    if not (isinstance(data, dict) and any(key in data for key in former)):
+        return data
+    data = dict(data)
+    parts = dict(data.get("parts") or {})
+    for key in [key for key in data if key in former]:
+        name, field = former[key]
+        value = data.pop(key)
+        held = parts.get(name)
+        part: dict[str, Any] = dict(held) if isinstance(held, dict) else \
+            held.model_dump(exclude_unset=True) if isinstance(held, BaseModel) else {}
+        if field:
+            part.setdefault(field, value)
+        elif isinstance(value, dict):  # the former field was the whole part
+            part = {**value, **part}
+        parts[name] = part
+    data["parts"] = parts
     return data

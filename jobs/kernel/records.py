@@ -52,6 +52,9 @@ class CommandEvidence(Record):
     timed_out: bool = False
     isolated: bool = False
     egress: list[str] = []  # each tunnel asked of the egress proxy, and its answer
+    # The tests its runner's machine-readable report named as failed (pytest's JUnit XML,
+    # jest's and vitest's JSON; jobs/features/evidence); [] when it named none or was not read.
+    failed_tests: list[str] = []
 
     @property
     def display(self) -> str:
@@ -84,21 +87,6 @@ class ModelCall(Record):
     outcome: str = "pending"
     detail: str = ""
     tools: list[ToolUse] = []  # the tool calls this answer asked for, in order
-
-
-class LlmUsage(Record):
-    """The job's language-model spending, and the `budget` gate's bookkeeping."""
-
-    tokens_in: int = 0
-    tokens_out: int = 0
-    calls: int = 0
-    budget_grants: int = 0  # each approval of the `budget` gate grants one more budget
-    budget_gate_batch: int | None = None  # the batch a `budget` gate was opened for, until settled
-    edit_format: str = ""  # how the model edits, as planned (the plan says it; "" without a model)
-
-    @property
-    def tokens(self) -> int:
-        return self.tokens_in + self.tokens_out
 
 
 # The error codes of failed validations that are not the edit's (jobs/decisions/blame.py): a
@@ -242,34 +230,6 @@ class CiResult(Record):
     accepted: bool = False  # `approve` at the ci_failed gate took it as it is
     retried: bool = False  # `retry` re-ran its failed checks
 
-
-class ReplayedBatch(Record):
-    """A batch whose recipe ran again on the base's version of its conflicting files."""
-
-    batch: int
-    files: list[str]
-    reason: str  # why it was replayed: "the base changed calc/a.py, which batch 2 edited"
-    commands: list[CommandEvidence] = []  # what the recipe ran (recipe `command`)
-
-
-class BaseMerge(Record):
-    """One merge of the moved base branch into the job branch: the base commit merged, the
-    merge commit, the batches replayed on the base's files and the validation's evidence."""
-
-    base_sha: str
-    commit: str
-    at: datetime
-    replayed: list[ReplayedBatch] = []
-    commands: list[CommandEvidence] = []
-    by: Literal["stepwise", "human"] = "stepwise"  # human: resolved at the `conflict` gate
-    found: bool = False  # recorded from the branch after a worker died before saving it
-
-
-class BaseConflict(Record):
-    """The merge of `base_sha` conflicts where no recipe can replay: the `conflict` gate's facts."""
-
-    base_sha: str
-    files: list[str]
 
 class PullRequest(Record):
     """The job's pull request on GitHub, once it is open (server mode)."""

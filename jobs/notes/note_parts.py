@@ -87,8 +87,7 @@ def codemod_words(evidence: CommandEvidence) -> str:
     said = f", last: {md.code(said)}" if said else ""
     if evidence.exit_code == 0:
         return f"{md.code(evidence.display)} ran cleanly ({lines} of output{said})"
-    return (f"{md.code(evidence.display)} changed what it could and reported findings it left "
-            f"(exit {evidence.exit_code}; {lines} of output{said})")
+    return f"{md.code(evidence.display)} exited {evidence.exit_code} ({lines} of output{said})"
 
 
 def last_words(tail: str, limit: int = 120) -> str:
@@ -214,20 +213,30 @@ def codemod_findings(tail: str, files: Sequence[str], *, roots: Sequence[str] = 
 
 
 def codemod_summary(evidence: CommandEvidence, *, changed: Sequence[str], planned: int,
-                    findings: int, deleted: Sequence[str] = ()) -> str:
+                    findings: int, deleted: Sequence[str] = (),
+                    changed_exit_codes: Sequence[int] = ()) -> str:
     """A `command` batch in words: what the codemod changed (and deleted) and what it
-    reported."""
+    reported. A non-zero exit is read only as far as what happened says: findings it printed,
+    or an exit the spec's `changed_exit_codes` says means it rewrote files (as pyupgrade's 1),
+    else the bare exit code and whether it changed files."""
     edited = len(changed) - len(deleted)
     what = f"{md.code(evidence.display)} changed {plural(edited, 'file')} of {planned}"
     if deleted:
         what = (f"{md.code(evidence.display)} changed {plural(edited, 'file')} and deleted "
                 f"{len(deleted)} ({md.codes(deleted[:5])}{', …' if len(deleted) > 5 else ''}) "
                 f"of {planned}")
-    if evidence.exit_code == 0:
+    code = evidence.exit_code
+    if code == 0:
         return f"{what}; it reported no problem"
-    left = f"{plural(findings, 'finding')} it did not fix (listed as leftovers)" if findings \
-        else "findings it did not fix (see its output)"
-    return f"{what}; it reported {left}, exit {evidence.exit_code}"
+    if findings:
+        return (f"{what}; it reported {plural(findings, 'finding')} it did not fix (listed as "
+                f"leftovers), exit {code}")
+    if code in changed_exit_codes:
+        return f"{what}; exit {code}, which `changed_exit_codes` says means it rewrote files"
+    if changed:
+        return (f"{what}; it exited {code} and printed no `path:line` finding (a codemod that "
+                f"exits {code} when it rewrites files can say so: `changed_exit_codes: [{code}]`)")
+    return f"{what}; it exited {code} and printed no `path:line` finding (see its output)"
 
 
 def artifact_lines(evidence: Mapping[str, object]) -> list[str]:

@@ -11,6 +11,7 @@ from datetime import UTC
 
 from jobs.basics import markdown_safe as md
 from jobs.basics.voice import LOCAL, Voice
+from jobs.decisions.plan import nothing_matches_words
 from jobs.kernel.feature_parts import (
     card_batch_words,
     card_closing_lines,
@@ -161,10 +162,12 @@ def batch_counts(job: Job) -> str:
 
 
 
-def nothing_to_do(job: Job) -> str:
-    """Why a plan has no batch (the job then ends at once)."""
-    return (f"`find` matches nothing in the {plural(len(job.scope_files), 'file')} in scope, "
-            "so the job ends here: no baseline was run and nothing was committed")
+def nothing_to_do(job: Job, *, where: str = "") -> str:
+    """Why a plan has no batch (a re-plan: the job then ends at once, nothing made); `where`
+    names the repository (default: the commit and the base branch)."""
+    where = where or f"at {short(job.head_sha)} (branch {job.base_branch})"
+    return (f"{nothing_matches_words(job.spec, len(job.scope_files), where)}, so the job ends "
+            "here and nothing was committed")
 
 
 UNSANDBOXED = ("- Sandbox: none — bubblewrap is not available here, so setup and validation run "

@@ -64,7 +64,10 @@ class Tally:
 
     def batches_line(self) -> str:
         """"batches 4/7 completed" while work is left; once every batch is finished, what
-        happened: "4 batches changed files, 3 had nothing to change, 1 skipped, 1 reverted"."""
+        happened: "4 batches changed files, 3 had nothing to change, 1 skipped, 1 reverted";
+        "no batch: nothing to change" for a plan that found nothing."""
+        if not self.total:
+            return "no batch: nothing to change"
         if not self.finished or not (self.unchanged or self.skipped or self.reverted):
             return f"batches {self.committed}/{self.total} completed" + (
                 f" ({self.unchanged} had nothing to change)" if self.unchanged else "")

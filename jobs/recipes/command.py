@@ -3,6 +3,8 @@ batch's files (`{files}`): its spec rules, its editor and the editor's factory."
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict
+
 from jobs.adapters.evidence import command_evidence
 from jobs.adapters.safe_paths import require_regular
 from jobs.inputs.programs import program_name, split_command
@@ -21,7 +23,19 @@ from jobs.recipes.base import (
 )
 from jobs.recipes.llm_settings import LlmSettings
 
-EXAMPLES = {"run": 'run: "ruff check --fix {files}"', "fallback": "fallback: llm"}
+EXAMPLES = {"run": 'run: "ruff check --fix {files}"', "fallback": "fallback: llm",
+            "changed_exit_codes": "changed_exit_codes: [1]"}
+
+
+class CommandOptions(BaseModel):
+    """The `command` recipe's own spec keys."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+
+    changed_exit_codes: list[int] = []
+    """Recipe command: exit codes of `run` that mean it rewrote files rather than that it left
+    findings (pyupgrade exits 1 when it rewrote a file), so the note says so; other non-zero
+    exits are reported as they happened."""
 
 # Exit codes that mean the program never really ran (not executable, not found).
 _DID_NOT_RUN = frozenset({126, 127})
@@ -85,6 +99,7 @@ def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
 
 
 RULES = RecipeRules(name="command", check=check, fields=("run", "fallback"), examples=EXAMPLES,
+                    options=CommandOptions,
                     deterministic=True, replayable=True, may_change_nothing=True,
                     reports_findings=True, needs_environment=True,
                     summary="a codemod you name in `run`")

@@ -10,6 +10,7 @@ import pytest
 
 from bot.demo.scripted_llm import ScriptedServer
 from jobs.features.base_moves.parts import CONFLICT
+from jobs.features.base_moves.record import moves
 from jobs.kernel.gates import Verb, apply_verb
 from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
@@ -53,7 +54,7 @@ def move_base(world: World, files: dict[str, str | bytes | None]) -> str:
     assert answer.json()["status"] == "queued"
     world.work()
     job = world.job()
-    assert job.base_moved_at is not None  # at a gate: marked, looked at when it resumes
+    assert moves(job).moved_at is not None  # at a gate: marked, looked at when it resumes
     return sha
 
 
@@ -76,8 +77,8 @@ def test_conflicted_leaves_an_unrelated_base_commit_alone(conflicted: World) -> 
     move_base(world, {"README.md": "# calc\n\nUnrelated news.\n"})
     approve(world)  # milestone 2: batch 2 on top of the old base, no merge
     job = world.job()
-    assert job.base_merges == [] and merges_on_branch(world, job.branch) == []
-    assert job.head_sha != head and job.base_moved_at is None
+    assert moves(job).merges == [] and merges_on_branch(world, job.branch) == []
+    assert job.head_sha != head and moves(job).moved_at is None
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE
 
 
@@ -88,7 +89,7 @@ def test_behind_pushes_a_validated_merge_commit_with_its_trailers(behind: World)
     base = move_base(world, {"README.md": "# calc\n\nUnrelated news.\n"})
     approve(world)
     job = world.job()
-    [merge] = job.base_merges
+    [merge] = moves(job).merges
     assert merge.base_sha == base and [c.exit_code for c in merge.commands] == [0]
     assert merges_on_branch(world, job.branch) == [merge.commit]
     commit = next(c for c in world.gh.commits(world.repo, job.branch) if c.sha == merge.commit)
@@ -110,7 +111,7 @@ def test_a_conflict_in_a_replace_batch_is_replayed_and_pushed(conflicted: World)
     base = move_base(world, {AREA: moved})
     approve(world)
     job = world.job()
-    [merge] = job.base_merges
+    [merge] = moves(job).merges
     assert [r.batch for r in merge.replayed] == [1] and merge.base_sha == base
     merged = world.gh.read_file(world.repo, AREA, ref=job.branch)
     assert merged is not None and "# width plus height" in merged
@@ -131,8 +132,8 @@ def test_an_active_job_steps_when_the_base_moves_and_merges_it(behind: World) ->
     world.send("push", ref="refs/heads/main", sender="dev")
     world.work()  # the delivery queues the job's next step, which merges the base
     job = world.job()
-    assert [m.base_sha for m in job.base_merges] == [base]
-    assert merges_on_branch(world, job.branch) == [job.base_merges[0].commit]
+    assert [m.base_sha for m in moves(job).merges] == [base]
+    assert merges_on_branch(world, job.branch) == [moves(job).merges[0].commit]
 
 
 def test_an_llm_batch_conflict_waits_at_the_conflict_gate_for_a_maintainers_merge(
@@ -178,7 +179,7 @@ def test_an_llm_batch_conflict_waits_at_the_conflict_gate_for_a_maintainers_merg
             world.comment("/stepwise approve", by="maria", on=pull.number)
             world.work()
             job = world.job(number)
-            assert [(m.base_sha, m.commit, m.by) for m in job.base_merges] == \
+            assert [(m.base_sha, m.commit, m.by) for m in moves(job).merges] == \
                 [(base, merge, "human")]
             assert job.status is JobStatus.COMPLETED and job.batch(2).commit is not None
             assert world.gh.read_file(world.repo, AREA, ref=job.branch) == resolved

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from jobs.features.base_moves.parts import CONFLICT
+from jobs.features.base_moves.record import moves
 from jobs.features.ci.parts import CI_FAILED
 from jobs.kernel.model import Gate, JobStatus
 from tests.bot.ci_world import pull_number, waited_sha
@@ -157,7 +158,7 @@ def test_signed_base_workflow_change_and_retry_end_in_a_mergeable_verified_pull_
         job = world.job()
         assert job.status is JobStatus.COMPLETED, (job.status, job.gate)
         assert world.gh.read_file(REPO, WORKFLOW, ref=job.branch) == BUMPED
-        [merge] = job.base_merges
+        [merge] = moves(job).merges
         if workflows == "none":
             assert conflicts == 1 and merge.by == "human"
             assert sum("Waiting at gate `conflict`" in b for b in world.bodies(pull)) == 1
@@ -166,7 +167,7 @@ def test_signed_base_workflow_change_and_retry_end_in_a_mergeable_verified_pull_
         assert not [r for r in world.gh.requests if r.path.endswith("/rerequest")]
         commits = branch_commits(world, job.branch)
         assert len(commits) >= 5 and all(verified(world, c.sha) for c in commits)
-        human = {m.commit for m in job.base_merges if m.by == "human"}  # the Update button's
+        human = {m.commit for m in moves(job).merges if m.by == "human"}  # the Update button's
         assert {c.author.split(" <")[0] for c in commits if c.sha not in human} == \
             {"stepwise[bot]"}  # the App's bot user: GitHub signs no commit with a custom author
         client = world.gh.client()  # kept: githubkit's namespaces need their client alive

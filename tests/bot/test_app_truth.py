@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
-from tests.bot.conftest import REPO, World, open_world
+from tests.bot.conftest import ISSUE_BODY, REPO, World, open_world
 from tests.kit.local_e2e import config_text, issue_markdown, sample_files
 from tests.kit.repos import git
 
@@ -92,3 +92,28 @@ def test_a_find_that_matches_nothing_is_answered_and_makes_nothing(tmp_path: Pat
                        "refs/heads/")
         assert branches.split() == ["main"]
         assert world.repo.pulls == {}
+
+
+def test_a_spec_edited_to_match_nothing_ends_the_job_saying_so_and_makes_nothing(
+        world: World) -> None:
+    start(world, 1)
+    assert world.job().gate.kind is Gate.PLAN
+    body = ISSUE_BODY.replace("old_sum", "no_such_call")
+    world.gh.issue(REPO, 1).body = body
+    world.send("issues.edited", issue_number=1, issue_body=body, sender="maria")
+    world.work()
+    job = world.job()
+    assert job.status is JobStatus.COMPLETED and job.batches == []
+    summary = next(b for b in world.bodies(1) if "Stepwise ended" in b)
+    assert summary.startswith(
+        "Stepwise ended without a change: nothing to change: spec field `find` "
+        "(`\\bno_such_call\\(`) matches nothing in the 10 files spec field `paths` "
+        f"(`calc/**/*.py`) selects, excluding `calc/legacy.py`, in {REPO} at "
+        f"{job.head_sha[:7]} (branch main), so the job ends here and nothing was committed. No "
+        "branch, change note or pull request was made.\n"), summary
+    assert "batches 0/0" not in summary and "change note is" not in summary
+    plan = next(b for b in world.bodies(1) if "## Plan for #1" in b)
+    assert "needs your answer" not in plan and "/stepwise approve" not in plan
+    assert "Nothing to do: nothing to change: spec field `find`" in plan
+    branches = git(world.repo.path, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
+    assert branches.split() == ["main"] and world.repo.pulls == {}

@@ -198,13 +198,20 @@ def test_the_dateutil_shaped_job_sets_aside_only_the_re_export(tmp_path: Path) -
     re-export breaks exactly tests/test_imports.py; the split commits the other four files of
     its batch and sets aside only that file, whose evidence names that test module."""
     repo = f401_repos.build(tmp_path / "repo")
+    sandbox = CountingSandbox()
     session = LocalSession(repo, f401_repos.NUMBER, sink=Recorder(),
-                           sandbox=CountingSandbox())  # type: ignore[arg-type]
+                           sandbox=sandbox)  # type: ignore[arg-type]
     outcome = session.run(f401_repos.f401_issue(), yes=True)
     job = session.store.load(f401_repos.NUMBER)
     assert job is not None and outcome.exit_code == 4
     split = next(b for b in job.batches if b.split is not None)
     assert split.split is not None and len(split.split.files) == 5
+    # 5 files (more than 4): halves, every part whole (unittest names no failing tests):
+    # [2 | 3], then [1 | 2], then [1 | 1], then the four good files to be committed
+    assert not split.split.alone and len(split.split.results) - 1 == 7
+    assert not any(r.focus for r in split.split.results)
+    # baseline, 4 batches, the failure check's 2 re-runs, the split's 7, the culprit alone
+    assert sandbox.validations == 1 + 4 + 2 + 7 + 1
     assert split.status is BatchStatus.COMPLETED and len(split.files) == 4
     [alone] = [b for b in job.batches if b.split_from is not None]
     assert alone.files == [f401_repos.CULPRIT] and job.gate is not None
@@ -218,9 +225,9 @@ def test_the_dateutil_shaped_job_sets_aside_only_the_re_export(tmp_path: Path) -
 
 def test_a_batch_of_three_tries_each_file_on_its_failing_test_then_runs_the_rest_whole(
         tmp_path: Path) -> None:
-    """pytest names the failing test, which takes far less than the whole suite (4 s): each of
-    the 3 files is validated alone on that test only, and the whole suite runs once more, on
-    the two files committed."""
+    """pytest names the failing test, which takes far less than the whole suite (4 s): the files
+    are validated alone on that test only up to the culprit, and the whole suite runs once
+    more, on the two files committed."""
     repo = build(tmp_path / "repo", 3, culprits=[1], slow_s=4, batch_size=3,
                  validate=[VALIDATE_PYTEST])
     sandbox = CountingSandbox()
@@ -238,19 +245,18 @@ def test_a_batch_of_three_tries_each_file_on_its_failing_test_then_runs_the_rest
         (ALL_SIX[:3], False, []),
         ([module_path(0)], True, [test_id]),
         ([module_path(1)], False, [test_id]),
-        ([module_path(2)], True, [test_id]),
         ([module_path(0), module_path(2)], True, []),  # whole: the tree committed
     ]
-    # baseline, the batch, its failing test on the batch and the parent (blame.py), the 3
-    # files alone on it, the two good files whole, the culprit's own batch on its failing
-    # test only (it fails there: no whole run), whose evidence names the command that ran
-    assert (sandbox.validations, sandbox.focused) == (9, 6)
+    # baseline, the batch, its failing test on the batch and the parent (blame.py), 2 files
+    # alone on it, the two good files whole, the culprit's own batch on its failing test only
+    # (it fails there: no whole run), whose evidence names the command that ran
+    assert (sandbox.validations, sandbox.focused) == (8, 5)
     assert [c.argv[-1] for c in culprit.attempts[-1].commands] == [test_id]
     assert job.gate is not None and job.gate.batch == 2 and job.gate.report is not None
     assert test_id in str(job.gate.report.evidence)
     assert "each of the 3 files alone, on the 1 failing test first" in state.how
     note = render_note(job, now=job.updated_at)
-    assert "5 subsets validated, 4 validations (3 on the failing tests only, 1 whole) for 1 " \
-        "cause: 4.0 a cause" in note
+    assert "4 subsets validated, 3 validations (2 on the failing tests only, 1 whole) for 1 " \
+        "cause: 3.0 a cause" in note
     assert f"batch 1 split: {md.text(module_path(1))} (1 of 3 files) failed (`python -m " \
         "pytest" in " ".join(sink.texts(Publication.NOTICE))

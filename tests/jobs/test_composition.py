@@ -35,7 +35,8 @@ IO_LIBRARIES = ("subprocess", "redis", "rq", "openai", "githubkit", "httpx")
 PURE_PACKAGES = ("jobs.basics", "jobs.inputs", "jobs.kernel", "jobs.decisions", "jobs.notes",
                  "jobs.features.campaigns")
 PURE_MODULES = ("jobs.ports", "jobs.features.bisect.rules", "jobs.features.bisect.sizing",
-                "jobs.features.llm.budget", "jobs.features.llm.note", "jobs.features.llm.statistics")
+                "jobs.features.llm.budget", "jobs.features.llm.note", "jobs.features.llm.statistics",
+                "jobs.features.llm.usage")
 RUNS_PROGRAMS = re.compile(r"^\s*(?:import|from)\s+(?:subprocess|os\.spawn)\b", re.MULTILINE)
 BUILT_IN_NAMES = sorted(recipe.rules.name for recipe in BUILT_IN)
 

@@ -101,7 +101,7 @@ class CountingSandbox:
     def run(self, argv: Sequence[str], **kwargs: Any) -> Any:
         if "unittest" in argv or "pytest" in argv:
             self.validations += 1
-            self.focused += any("::" in arg for arg in argv)
+            self.focused += any(".py::" in arg for arg in argv)
             if self.break_at is not None and self.validations == self.break_at:
                 raise Killed(f"killed at validation {self.validations}")
             cwd = kwargs["cwd"]

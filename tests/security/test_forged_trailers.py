@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs.features.base_moves.record import moves
 from jobs.kernel.model import BatchStatus, Gate
 from tests.bot.conftest import REPO, World, open_world
 from tests.bot.test_app_events import at_first_milestone
@@ -47,7 +48,7 @@ def test_a_writers_commit_with_our_trailers_is_a_human_commit(world: World, kind
     assert job.gate is not None and job.gate.kind is Gate.HUMAN_COMMIT, (job.status, job.gate)
     assert forged[:7] in job.gate.reason
     assert job.batch(2).status is BatchStatus.PENDING and not job.batch(2).adopted
-    assert job.note_commit != forged and all(m.commit != forged for m in job.base_merges)
+    assert job.note_commit != forged and all(m.commit != forged for m in moves(job).merges)
     assert job.batch(1).status is BatchStatus.COMPLETED  # a forged revert reverts nothing
     world.comment("/stepwise approve", by="maria", on=pull.number)
     world.work()

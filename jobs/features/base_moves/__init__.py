@@ -15,16 +15,20 @@ A merge is recorded before its push and found again by its trailers
 
 - Config: `update_from_base` (top-level key of the repository config: `conflicted`, `behind`,
   `never`), read from `RepoConfig` (jobs/inputs/config.py).
-- Record: the `Job` fields `base_merges` (`BaseMerge`: each merge, its validation and replays),
-  `base_conflict` (`BaseConflict`: the open conflict's base and files), `base_checked`,
-  `base_moved_at`, `base_declined`; they stay typed in jobs/kernel (job.py, records.py) because
-  the kernel's record types them and stored records load them.
+- Record: its part, `Job.parts["base_moves"]` (record.py `BaseMoves`, read with `moves(job)`):
+  `merges` (`BaseMerge`: each merge, its validation and replays), `conflict` (`BaseConflict`:
+  the open conflict's base and files), `checked`, `moved_at`, `declined`. Records of earlier
+  releases kept them as the job's fields `base_merges`, ...: parts.py names them
+  (`former_fields`) and the kernel reads them into the part. Its merge commits are a
+  `CommitKind` (parts.py): reading the branch back finds one a dead worker left unrecorded.
 - Gates: `conflict` (its own, parts.py: `approve` continues on the branch as the maintainer
   merged it) and the `failure` gate's cause `base_merge` (its sub-row, parts.py: `approve`
-  goes on without that base until it moves again, `job.base_declined`).
+  goes on without that base until it moves again, `moves(job).declined`).
 - Hooks: `safe_point` (merge.py `update_from_base`), run only for a job that
   `follows_a_base` (merge.py, the `active` guard of wiring.py). Local mode says a waiting job's
-  base moved before showing its gate (merge.py `moved_base_notice`, called by jobs/local.py).
+  base moved before showing its gate (merge.py `moved_base_notice`, the `resume_notice` hook);
+  the server marks a waiting job when its base is pushed (record.py `base_pushed`, the hook of
+  the same name). Both reach it through jobs/composition.py.
 - Note: the "Base merges" section (slot `after_left_out`: after the files left out, before the
   model usage). Card: its closing lines (the merges so far, a move not looked at yet).
 
@@ -32,7 +36,9 @@ Modules:
 - rules.py: `decide_base_update`, pure: nothing, a merge, a replay or the `conflict` gate.
 - texts.py: the merge commit's message, the note's section, the card's lines, the gates'
   reasons (pure).
-- parts.py: the `conflict` gate's row, the note and card sections (`PARTS`).
+- record.py: its part of the record (`BaseMoves`), pure.
+- parts.py: the part's registration, the merge commits' kind, the `conflict` gate's row, the
+  note and card sections (`PARTS`).
 - merge.py: the engine side: the facts from git, the merge, the replay, the gates.
 - wiring.py: `FEATURE`, the line of jobs/composition.py, with its `active` guard.
 """

@@ -10,11 +10,12 @@ again by its trailers, so a worker that dies during a merge never leaves a secon
 from __future__ import annotations
 
 from jobs.adapters.merging import MergePreview, absent_paths, commit_merge, preview_merge
-from jobs.basics.errors import ErrorInfo, RetryClass, StepwiseError
+from jobs.basics.errors import WORKFLOW_PERMISSION, ErrorInfo, RetryClass, StepwiseError
 from jobs.decisions.guard import check_diff
 from jobs.engine.attempt import guard_policy
 from jobs.engine.context import JobContext
 from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT
+from jobs.features.base_moves.record import BaseConflict, BaseMerge, ReplayedBatch, moves
 from jobs.features.base_moves.rules import (
     BaseAction,
     BaseDecision,
@@ -22,7 +23,6 @@ from jobs.features.base_moves.rules import (
     decide_base_update,
 )
 from jobs.features.base_moves.texts import (
-    WORKFLOW_PERMISSION,
     conflict_reason,
     merge_message,
     moved_notice,
@@ -31,7 +31,7 @@ from jobs.features.base_moves.texts import (
 from jobs.inputs.spec import DoneWhen
 from jobs.kernel.job import Job
 from jobs.kernel.model import Gate, JobStatus
-from jobs.kernel.records import BaseConflict, BaseMerge, CommandEvidence, ReplayedBatch
+from jobs.kernel.records import CommandEvidence
 from jobs.notes.progress import render_card
 from jobs.ports import Publication
 from jobs.recipes import EditError, EditRequest
@@ -46,8 +46,8 @@ def follows_a_base(job: Job) -> bool:
     keep in step with its branch (a merge that never landed, a conflict a maintainer resolved)."""
     if job.base_branch in ("HEAD", job.branch):
         return False
-    return (job.config.update_from_base != "never" or bool(job.base_merges)
-            or job.base_conflict is not None)
+    part = moves(job)
+    return job.config.update_from_base != "never" or bool(part.merges) or part.conflict is not None
 
 
 def update_from_base(engine: JobContext) -> bool:
@@ -60,10 +60,10 @@ def update_from_base(engine: JobContext) -> bool:
     base = repo.branch_head(job.base_branch)
     if base is None:
         return False
-    if job.base_conflict is not None and repo.is_ancestor(job.base_conflict.base_sha,
-                                                          job.head_sha):
+    conflict = moves(job).conflict
+    if conflict is not None and repo.is_ancestor(conflict.base_sha, job.head_sha):
         _record_human_merge(engine)
-    if _pair(base, job.head_sha) == job.base_checked or job.config.update_from_base == "never":
+    if _pair(base, job.head_sha) == moves(job).checked or job.config.update_from_base == "never":
         return False
     if repo.is_ancestor(base, job.head_sha):
         return _checked(engine, base)
@@ -74,12 +74,13 @@ def update_from_base(engine: JobContext) -> bool:
                       and _strict(engine))
     decision = decide_base_update(job, facts)
     if decision.action is BaseAction.NOTHING:
-        if decision.reason and not (job.base_checked or "").startswith(f"{base}.."):
+        if decision.reason and not (moves(job).checked or "").startswith(f"{base}.."):
             engine.publish(Publication.NOTICE, decision.reason)  # once per base commit
         return _checked(engine, base)
     if decision.action is BaseAction.CONFLICT:
-        again = job.base_conflict is not None and job.base_conflict.base_sha == base
-        job.base_conflict = BaseConflict(base_sha=base, files=list(preview.conflicts))
+        before = moves(job).conflict  # (a resolved one was recorded above)
+        again = before is not None and before.base_sha == base
+        moves(job).conflict = BaseConflict(base_sha=base, files=list(preview.conflicts))
         reason = conflict_reason(job, decision, local=not repo.bare)
         engine.open(CONFLICT, ("approved, but the branch does not hold the merge yet: "
                                     if again else "") + reason, touched=())
@@ -110,7 +111,8 @@ def _checked(engine: JobContext, base: str) -> bool:
     the step's next save (the batch's start, a gate, the end), not one of its own: if it is
     lost, git is asked again."""
     job = engine.job
-    job.base_checked, job.base_moved_at = _pair(base, job.head_sha), None
+    part = moves(job)
+    part.checked, part.moved_at = _pair(base, job.head_sha), None
     return False
 
 
@@ -122,8 +124,9 @@ def _strict(engine: JobContext) -> bool:
 def _forget_unlanded(engine: JobContext) -> None:
     """A merge recorded by a worker that died before (or whose push failed) pushing it."""
     job, repo = engine.job, engine.services.repository
-    if job.base_merges and not repo.is_ancestor(job.base_merges[-1].commit, job.head_sha):
-        dropped = job.base_merges.pop()
+    merges = moves(job).merges
+    if merges and not repo.is_ancestor(merges[-1].commit, job.head_sha):
+        dropped = merges.pop()
         engine.event("base_merge", f"merge {dropped.commit[:7]} never reached the branch; "
                      "merging again")
         engine.save(touched=())
@@ -131,11 +134,11 @@ def _forget_unlanded(engine: JobContext) -> None:
 
 def _record_human_merge(engine: JobContext) -> None:
     job = engine.job
-    conflict = job.base_conflict
+    conflict = moves(job).conflict
     assert conflict is not None
-    job.base_merges.append(BaseMerge(base_sha=conflict.base_sha, commit=job.head_sha,
+    moves(job).merges.append(BaseMerge(base_sha=conflict.base_sha, commit=job.head_sha,
                                      at=engine.now(), by="human"))
-    job.base_conflict = None
+    moves(job).conflict = None
     engine.event("base_merge", f"the conflict with the base {conflict.base_sha[:7]} was "
                  f"resolved on the branch at {job.head_sha[:7]}")
     engine.save(touched=())
@@ -171,7 +174,7 @@ def _merge(engine: JobContext, decision: BaseDecision, preview: MergePreview) ->
         return
     commit = commit_merge(repo, tree=tree, head=job.head_sha, base=base,
                           message=merge_message(job, base, decision))
-    job.base_merges.append(BaseMerge(
+    moves(job).merges.append(BaseMerge(
         base_sha=base, commit=commit, at=engine.now(), commands=list(evidence),
         replayed=[ReplayedBatch(batch=r.batch, files=list(r.files), reason=r.reason,
                                 commands=ran.get(r.batch, [])) for r in decision.replays]))
@@ -179,16 +182,17 @@ def _merge(engine: JobContext, decision: BaseDecision, preview: MergePreview) ->
     try:
         landed = engine.land(commit)
     except StepwiseError as exc:  # refused (someone pushed meanwhile): it never landed
-        job.base_merges.pop()
+        moves(job).merges.pop()
         engine.save(touched=())
         if exc.code == WORKFLOW_PERMISSION:  # no retry helps: a person merges, or grants it
             _workflows_refused(engine, base, commit, exc.message)
             return
         raise
     commit = landed
-    job.base_merges[-1].commit = commit  # the sha it landed as (server mode: GitHub's)
+    moves(job).merges[-1].commit = commit  # the sha it landed as (server mode: GitHub's)
     job.head_sha = commit
-    job.base_checked, job.base_moved_at, job.base_conflict = _pair(base, commit), None, None
+    part = moves(job)
+    part.checked, part.moved_at, part.conflict = _pair(base, commit), None, None
     engine.event("base_merge", f"merged the base {base[:7]} in {commit[:7]}")
     engine.save(touched=())
     engine.publish(Publication.PROGRESS, render_card(job))
@@ -200,7 +204,7 @@ def _workflows_refused(engine: JobContext, base: str, merge: str, message: str) 
                    "--", ".github/workflows")
     files = [path for path in out.split("\0") if path]
     engine.worktree.reset(job.head_sha)
-    job.base_conflict = BaseConflict(base_sha=base, files=files)
+    moves(job).conflict = BaseConflict(base_sha=base, files=files)
     engine.open(CONFLICT, workflow_refused_reason(job, base, files, message), touched=())
 
 

@@ -1,13 +1,17 @@
-"""The base_moves feature's pure parts: the `conflict` gate (when it opens, what it takes, what
-passing it does), the `failure` gate's `base_merge` cause, the change note's "Base merges"
-section and the card's closing lines, installed by the composition roots with the other
-features' parts (jobs/composition.py)."""
+"""The base_moves feature's pure parts: its part of the record (record.py) and the fields it
+replaced, its merge commits, the `conflict` gate (when it opens, what it takes, what passing it
+does), the `failure` gate's `base_merge` cause, the change note's "Base merges" section and the
+card's closing lines, installed by the composition roots with the other features' parts
+(jobs/composition.py)."""
 
 from __future__ import annotations
 
+from jobs.features.base_moves.record import FORMER_FIELDS, BaseMoves, merge_found, moves
 from jobs.features.base_moves.texts import base_merge_card, base_merge_note
+from jobs.kernel import trailers
 from jobs.kernel.feature_parts import (
     CardSection,
+    CommitKind,
     FailureRow,
     FeatureParts,
     GateRow,
@@ -30,7 +34,7 @@ def _conflict(job: Job, _gate: OpenGate, _verb: Verb, _batch: Batch | None) -> s
 def _failed_base_merge(job: Job, gate: OpenGate, verb: Verb, batch: Batch | None) -> str:
     if verb is not Verb.APPROVE or gate.report is None:
         return passed(job, gate, verb, batch)  # `retry`: the merge is tried again
-    job.base_declined = str(gate.report.evidence.get("base_sha") or "") or None
+    moves(job).declined = str(gate.report.evidence.get("base_sha") or "") or None
     return "going on without merging the base (until it moves again)"
 
 
@@ -49,4 +53,10 @@ PARTS = FeatureParts(
         _failed_base_merge, approve_means="go on without merging the base (until it moves again)")),),
     note_sections=(NoteSection(NoteSlot.AFTER_LEFT_OUT, base_merge_note),),
     card_sections=(CardSection(closing=base_merge_card),),
+    job_part=BaseMoves,
+    config_keys=("update_from_base",),
+    former_fields=FORMER_FIELDS,
+    # its merges of the base, found again on the branch by their trailer
+    commits=(CommitKind(trailers.BASE_MERGE, lambda job: [m.commit for m in moves(job).merges],
+                        merge_found, "base_merge"),),
 )

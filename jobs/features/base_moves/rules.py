@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from jobs.features.base_moves.record import moves
 from jobs.inputs.recipes import rules_for
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus
@@ -63,7 +64,7 @@ def decide_base_update(job: Job, facts: BaseFacts) -> BaseDecision:
     short = f"`{job.base_branch}` moved to {base[:7]}"
     if policy == "never" or facts.contained:
         return BaseDecision(BaseAction.NOTHING, base)
-    if base == job.base_declined:
+    if base == moves(job).declined:
         return BaseDecision(BaseAction.NOTHING, base, f"{short}; not merged: a maintainer let "
                             "its failed merge pass")
     if not facts.conflicts:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 
 from jobs.basics import markdown_safe as md
+from jobs.features.base_moves.record import BaseMerge, moves
 from jobs.features.base_moves.rules import BaseDecision, resolve_commands
 from jobs.kernel import trailers
 from jobs.kernel.job import Job
-from jobs.kernel.records import BaseMerge
 from jobs.notes.note_parts import command_line, short
 
 
@@ -39,11 +39,11 @@ def merge_summary(merge: BaseMerge) -> str:
 
 def base_merge_note(job: Job) -> list[str]:
     """The change note's "Base merges" section (empty when the base was never merged)."""
-    if not job.base_merges:
+    if not moves(job).merges:
         return []
     lines = ["", "## Base merges", "",
              "Merge commits of the moved base branch: never batches, never reverted.", ""]
-    for merge in job.base_merges:
+    for merge in moves(job).merges:
         lines.append(f"- {merge_summary(merge)}")
         lines += [f"  - replay of batch {r.batch}: {command_line(c)}"
                   for r in merge.replayed for c in r.commands]
@@ -54,11 +54,11 @@ def base_merge_note(job: Job) -> list[str]:
 def base_merge_card(job: Job) -> list[str]:
     """The progress card's lines about the base: its merges, and a move not looked at yet."""
     lines = []
-    if job.base_merges:
-        lines += ["", f"Base `{job.base_branch}` merged {len(job.base_merges)} time(s); last: "
-                  + merge_summary(job.base_merges[-1])]
-    if job.base_moved_at is not None and job.gate is not None:
-        lines += ["", f"`{job.base_branch}` moved at {job.base_moved_at:%Y-%m-%d %H:%M}Z; it is "
+    if moves(job).merges:
+        lines += ["", f"Base `{job.base_branch}` merged {len(moves(job).merges)} time(s); last: "
+                  + merge_summary(moves(job).merges[-1])]
+    if moves(job).moved_at is not None and job.gate is not None:
+        lines += ["", f"`{job.base_branch}` moved at {moves(job).moved_at:%Y-%m-%d %H:%M}Z; it is "
                   f"looked at when the job goes on (update_from_base: "
                   f"{job.config.update_from_base})."]
     return lines
@@ -72,7 +72,6 @@ def conflict_reason(job: Job, decision: BaseDecision, *, local: bool) -> str:
             f"(never a rebase or a force push):\n{md.block(commands)}\nthen approve")
 
 
-WORKFLOW_PERMISSION = "workflow_permission"  # the error code of a refused workflow change
 _REFUSAL = re.compile(r"refusing to allow a GitHub App to create or update workflow[^\n)]*")
 
 

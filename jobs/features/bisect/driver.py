@@ -12,7 +12,13 @@ from jobs.basics import markdown_safe as md
 from jobs.basics.errors import ErrorInfo, StepwiseError
 from jobs.decisions.blame import failing_tests, rerun_argv
 from jobs.decisions.ci import CiVerdict
-from jobs.engine.attempt import AttemptOutcome, Result, commit_message, run_commands
+from jobs.engine.attempt import (
+    NOTHING_TO_CHANGE,
+    AttemptOutcome,
+    Result,
+    commit_message,
+    run_commands,
+)
 from jobs.engine.batch_run import record
 from jobs.engine.context import JobContext
 from jobs.features.bisect import by_ci
@@ -27,7 +33,7 @@ from jobs.features.bisect.rules import (
     next_step,
     next_step_named_first,
 )
-from jobs.features.bisect.strategy import choose, plan_words
+from jobs.features.bisect.strategy import ChoosePlan, choose, plan_words
 from jobs.inputs.recipes import rules_for
 from jobs.inputs.spec import DoneWhen
 from jobs.kernel import trailers
@@ -63,6 +69,7 @@ class BisectHooks:
 
     enabled: bool = True
     ci: by_ci.CiCandidates | None = None  # the CI feature's, for a split a red check started
+    plan: ChoosePlan = choose  # how a failed batch is split (strategy.py)
 
     # -- the engine's hooks -----------------------------------------------------------------
     def before_batch(self, engine: JobContext, batch: Batch) -> bool:
@@ -153,7 +160,7 @@ class BisectHooks:
             failed = validation[-1] if validation else None
             focus, focus_s, tests = _measured_focus(attempt, failed)
             whole_s = sum(c.duration_s for c in validation)
-            plan = choose(len(batch.files), whole_s=whole_s, focus=focus, focus_s=focus_s)
+            plan = self.plan(len(batch.files), whole_s=whole_s, focus=focus, focus_s=focus_s)
             state.alone = plan.alone
             state.how = plan_words(plan, size=len(batch.files), tests=len(tests),
                                    whole_s=whole_s, focus_s=focus_s)
@@ -268,14 +275,23 @@ class BisectHooks:
         moved = ", ".join(state.set_aside)
         engine.event("split", f"batch {batch.number} split: set aside {moved}", batch.number)
         engine.save(touched=None)
-        if not decided.passing:
+        passing = list(decided.passing)
+        reason = "split: every file was set aside into a batch of its own" if not passing \
+            else None
+        validated = state.result_of(passing) if passing else None
+        if validated is not None and \
+                validated.tree == engine.services.repository.tree_of(job.head_sha):
+            # Never an empty commit: the edit changed only the files set aside.
+            reason = (f"{NOTHING_TO_CHANGE}: the edit changed only the files set aside "
+                      f"({', '.join(state.set_aside)}); {files_label(passing)} unchanged")
+        if reason is not None:
             state.committed = True
             batch.set_status(BatchStatus.SKIPPED)
-            batch.reason = "split: every file was set aside into a batch of its own"
+            batch.reason = reason
             engine.save(touched=[batch.number])
             engine.publish(Publication.PROGRESS, render_card(job, voice=engine.services.voice))
             return
-        self._commit(engine, batch, list(decided.passing))
+        self._commit(engine, batch, passing)
 
     def _commit(self, engine: JobContext, batch: Batch, passing: list[str]) -> None:
         job, runner = engine.job, engine.runner

@@ -128,7 +128,7 @@ def next_step(files: Sequence[str], known: Known, *, cut: int = 0,
         while remaining and not (last := whole(remaining)).passed:
             first_cut = cut if len(remaining) == len(files) else 0
             passes = searching(last.refocus)
-            found = _alone(remaining, passes, confirmed, sweep=bool(last.refocus)) \
+            found = (_alone(remaining, passes) or _together(remaining, passes, confirmed)) \
                 if alone and not first_cut \
                 else _find_cause(remaining, passes, confirmed, first_cut)
             if not found:
@@ -158,21 +158,15 @@ def _halves(files: Sequence[str]) -> tuple[list[str], list[str]]:
     return list(files[:middle]), list(files[middle:])
 
 
-def _alone(failing: list[str], passes: _Passes, confirmed: _Confirm, *,
-           sweep: bool) -> list[Cause]:
-    """Each file validated alone, in order, up to the first that fails (a culprit: the rest is
-    then validated whole), or every file when `sweep` (runs on the failing tests are cheap
-    next to the whole run of the rest: every culprit is found before it); when none fails
-    alone, the files fail only together (confirmed first, then narrowed); [] when the set
-    passed when validated again."""
-    culprits: list[Cause] = []
-    for path in failing:
-        if not passes([path]):
-            culprits.append(Cause((path,), "culprit"))
-            if not sweep:
-                break
-    if culprits:
-        return culprits
+def _alone(failing: list[str], passes: _Passes) -> list[Cause]:
+    """Each file validated alone, in order, up to the first that fails: a culprit (the rest is
+    then validated whole, which finds whether another fails). [] when every file passes alone."""
+    return next(([Cause((path,), "culprit")] for path in failing if not passes([path])), [])
+
+
+def _together(failing: list[str], passes: _Passes, confirmed: _Confirm) -> list[Cause]:
+    """Files that each pass alone and fail together: confirmed first (a second whole failure),
+    then narrowed; [] when the set passed when validated again."""
     if not confirmed(failing):
         return []
     return [Cause(tuple(_fewest(fixed=[], candidates=failing, passes=passes)), "interaction")]

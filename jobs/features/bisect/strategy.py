@@ -1,8 +1,8 @@
 """How a failed batch is split, chosen from its size and what its validation costs (pure).
 
 - **Each file alone** for a batch of at most `ALONE_UP_TO` files, in order, up to the first
-  that fails (every file when on the failing tests), then the rest together: at most k + 1
-  runs, never more than halving's for k <= 4; above that, **halves** (rules.py).
+  that fails, then the rest together: at most k + 1 runs for one culprit, never more than
+  halving's for k <= 4; above that, **halves** (rules.py).
 - **The failing tests first** (`focus`): when the runner named the tests that failed
   (jobs/decisions/blame.py `failing_tests`, the same ids the failure check re-ran), the
   parts of the batch are validated on those tests only (a failing test proves a part fails),
@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 ALONE_UP_TO = 4
@@ -36,6 +36,10 @@ def choose(size: int, *, whole_s: float, focus: Sequence[str],
     assumed cheaper than all of them)."""
     pays = focus_s is None or focus_s < FOCUS_PAYS * whole_s
     return SplitPlan(alone=size <= ALONE_UP_TO, focus=tuple(focus) if focus and pays else ())
+
+
+# `choose`'s shape: the feature takes another for a benchmark's baseline (bench.dateutil_split).
+ChoosePlan = Callable[..., SplitPlan]
 
 
 def plan_words(plan: SplitPlan, *, size: int, tests: int, whole_s: float,

@@ -52,6 +52,7 @@ GATE = GateRow(
 PARTS = FeatureParts(
     name="ci",
     gates=(GATE,),
+    config_keys=("ci",),
     note_sections=(NoteSection(NoteSlot.EVIDENCE, note_ci_lines),),
     card_sections=(CardSection(plan=plan_ci_lines, status=card_ci_lines, batch=batch_ci_words,
                                milestone=milestone_ci_lines),),

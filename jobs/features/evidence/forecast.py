@@ -11,6 +11,7 @@ from statistics import median
 from pydantic import BaseModel
 
 from jobs.inputs.recipes import rules_for
+from jobs.kernel.feature_parts import MODEL_TOKENS_IN, MODEL_TOKENS_OUT, figures
 from jobs.kernel.job import Job
 
 FACET = "forecast"  # Job.parts["evidence"]["forecast"]: the forecast as the plan stated it
@@ -100,7 +101,13 @@ def actual(job: Job) -> Actual | None:
     runs += sum(len(b.split.results) for b in job.batches if b.split is not None)
     ends = [a.finished_at for a in attempts if a.finished_at is not None]
     wall = (max(ends) - min(a.started_at for a in attempts)).total_seconds() if ends else 0.0
-    return Actual(runs=runs, wall_s=round(wall, 1), tokens=job.llm.tokens)
+    return Actual(runs=runs, wall_s=round(wall, 1), tokens=model_tokens(job))
+
+
+def model_tokens(job: Job) -> int:
+    """The tokens the job's model calls spent, as the features give them (0 without a model)."""
+    given = figures(job)
+    return int(given.get(MODEL_TOKENS_IN, 0) + given.get(MODEL_TOKENS_OUT, 0))
 
 
 def duration(seconds: float) -> str:

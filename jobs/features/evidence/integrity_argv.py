@@ -8,7 +8,7 @@ runs as it is, and its summary line is read instead (integrity_reports.py `parse
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import PurePosixPath
 
@@ -27,6 +27,7 @@ class Instrumented:
     kind: ReportKind | None = None
     report: str = ""
     in_repository: bool = False
+    runner: str = ""  # pytest, jest, vitest or node ('' another command)
 
 
 def _runner(argv: list[str]) -> tuple[str, int]:
@@ -75,6 +76,11 @@ def _insert(argv: list[str], extra: list[str]) -> list[str]:
 
 def instrument(argv: list[str], folder: str, index: int) -> Instrumented:
     """`argv` asking its runner for a report in `folder` (the `index`-th command of the run)."""
+    runner = _runner(argv)[0]
+    return replace(_instrumented(argv, folder, index), runner=runner)
+
+
+def _instrumented(argv: list[str], folder: str, index: int) -> Instrumented:
     runner, start = _runner(argv)
     own = argv[start:]
     if runner == "pytest":

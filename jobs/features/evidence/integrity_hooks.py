@@ -1,7 +1,8 @@
 """The test-integrity guard's hooks (the evidence's `tests` facet): `validation` asks each
 validation command's test runner for its report (a fresh host folder the sandbox may write, read
 back without following links and capped, then removed) and keeps the run's figures per tree under
-the state directory (`evidence/tests/<tree>.json`, a bounded number of files); `verify` compares
+the state directory (`evidence/tests/<tree>.json`, a bounded number of files), and names the
+failing command's failed tests on it (`failed_tests`: what is run again); `verify` compares
 a validated batch with its parent (the changed files read from git, both runs' figures; the
 baseline's from its summary lines) and stops a batch that makes the tests check less at the
 `tests_weakened` gate, or, for recipe llm, sends the finding back to the model once first.
@@ -120,15 +121,29 @@ class RunReports:
                 f"`{item.display}` wrote no readable report")
         return parse_junit(data) if plan.kind is ReportKind.JUNIT else parse_jest_json(data)
 
-    def finish(self, evidence: Sequence[CommandEvidence]) -> None:
+    def finish(self, evidence: Sequence[CommandEvidence]) -> list[RunReport | None]:
+        """Each command's report read (None: it reported no tests), the run's figures kept."""
+        reports: list[RunReport | None] = []
         try:
-            reports = [found for index, item in enumerate(evidence)
-                       if (found := self.report(index, item)) is not None]
-            run = combined(reports) or not_measured("no validation command reported tests")
+            reports = [self.report(index, item) for index, item in enumerate(evidence)]
+            run = combined([found for found in reports if found is not None]) or \
+                not_measured("no validation command reported tests")
             store_run(self.store, self.tree, run)
         finally:
             with contextlib.suppress(OSError):
                 shutil.rmtree(self.folder)
+        return reports
+
+    def failed_tests(self, index: int, report: RunReport | None, seen_at: Path) -> list[str]:
+        """The tests a command's report named as failed, relative to the worktree: only from a
+        report Stepwise asked for in its fresh folder (one the repository names may be left
+        from another run) of pytest, jest or vitest (node's JUnit names no file)."""
+        plan = self.plans.get(index)
+        if report is None or not report.measured or plan is None or plan.kind is None or \
+                plan.in_repository or plan.runner not in ("pytest", "jest", "vitest"):
+            return []
+        prefix = f"{seen_at}/"
+        return [test.removeprefix(prefix) for test in report.failed_ids]
 
 
 def validation(job: Job, batch: Batch, attempt: Attempt, under_test: TreeUnderTest,
@@ -149,9 +164,15 @@ def validation(job: Job, batch: Batch, attempt: Attempt, under_test: TreeUnderTe
         result = run(replace(request, argv_for=argv_for,
                              writable=(*request.writable, *reports.writable)))
         evidence = result[0]
-        return result
     finally:
-        reports.finish(evidence)
+        found = reports.finish(evidence)
+    failure = result[1]
+    # The failing command's tests, as its report named them: what runs again to tell whose
+    # the failure is (jobs/engine/failure_check.py).
+    at = next((i for i, item in enumerate(evidence) if item is failure), None)
+    if failure is not None and at is not None:
+        failure.failed_tests = reports.failed_tests(at, found[at], under_test.seen_at)
+    return result
 
 
 def baseline_run(job: Job) -> RunReport | None:

@@ -19,6 +19,7 @@ from defusedxml import DefusedXmlException
 
 REPORT_BYTES = 8 * 1024 * 1024  # a bigger report is not read (not measured)
 MAX_IDS = 20_000  # test ids kept per run; past it only the counts are compared
+FAILED_KEPT = 200  # failing test ids named per command (more: none, the whole command re-runs)
 ID_CHARS = 300
 
 
@@ -33,6 +34,7 @@ class RunReport:
     passed_ids: frozenset[str] = frozenset()
     source: str = ""
     problem: str = ""
+    failed_ids: tuple[str, ...] = ()  # failed or in error, in the report's order (FAILED_KEPT)
 
     @property
     def measured(self) -> bool:
@@ -54,21 +56,23 @@ def _id(*parts: str) -> str:
 
 def _junit_path(classname: str) -> str:
     """pytest's `tests.test_rect.TestX` as `tests/test_rect.py::TestX` (the last lower-case
-    part starting with `test` is the module); another shape is kept as it is."""
+    part starting with `test` is the module; nested classes joined by `::`, as pytest's node ids
+    are); another shape is kept as it is."""
     parts = classname.split(".")
     modules = [i for i, part in enumerate(parts) if part.startswith("test") or
                part.endswith("_test")]
     if not modules:
         return classname
     last = modules[-1]
-    return _id("/".join(parts[:last + 1]) + ".py", ".".join(parts[last + 1:]))
+    return _id("/".join(parts[:last + 1]) + ".py", *parts[last + 1:])
 
 
-def _junit_case(case: Element) -> tuple[str, bool]:
+def _junit_case(case: Element) -> tuple[str, bool, bool]:
+    """The case's id, whether it passed, whether it failed (or erred; skipped is neither)."""
     where = case.get("file") or _junit_path(case.get("classname") or "")
     test = _id(where, case.get("name") or "")
     tags = {child.tag for child in case}
-    return test, not tags & {"failure", "error", "skipped"}
+    return test, not tags & {"failure", "error", "skipped"}, bool(tags & {"failure", "error"})
 
 
 def parse_junit(data: bytes, source: str = "JUnit XML") -> RunReport:
@@ -81,17 +85,28 @@ def parse_junit(data: bytes, source: str = "JUnit XML") -> RunReport:
     cases = list(root.iter("testcase"))
     ids: list[str] = []
     passed_ids: list[str] = []
+    failed_ids: list[str] = []
     passed = 0
     for case in cases:
-        test, ok = _junit_case(case)
+        test, ok, failed = _junit_case(case)
         passed += ok
+        if failed:
+            failed_ids.append(test)
         if len(ids) < MAX_IDS:
             ids.append(test)
             if ok:
                 passed_ids.append(test)
     keep = len(cases) <= MAX_IDS
     return RunReport(len(cases), passed, frozenset(ids) if keep else frozenset(),
-                     frozenset(passed_ids) if keep else frozenset(), source)
+                     frozenset(passed_ids) if keep else frozenset(), source,
+                     failed_ids=_all_or_none(failed_ids))
+
+
+def _all_or_none(failed: list[str]) -> tuple[str, ...]:
+    """Every failing id, or none past FAILED_KEPT: a re-run of fewer tests than failed could
+    pass and call a real failure flaky."""
+    distinct = tuple(dict.fromkeys(failed))
+    return distinct if len(distinct) <= FAILED_KEPT else ()
 
 
 def parse_jest_json(data: bytes, source: str = "jest JSON") -> RunReport:
@@ -102,7 +117,9 @@ def parse_jest_json(data: bytes, source: str = "jest JSON") -> RunReport:
         document: Any = json.loads(data)
         collected, passed = int(document["numTotalTests"]), int(document["numPassedTests"])
         results = document.get("testResults") or []
-        ids, passed_ids = [], []
+        ids: list[str] = []
+        passed_ids: list[str] = []
+        failed_ids: list[str] = []
         for suite in results[:MAX_IDS]:
             path = str(suite.get("name") or suite.get("testFilePath") or "")
             for case in (suite.get("assertionResults") or suite.get("testResults") or [])[:MAX_IDS]:
@@ -110,11 +127,14 @@ def parse_jest_json(data: bytes, source: str = "jest JSON") -> RunReport:
                 ids.append(test)
                 if case.get("status") == "passed":
                     passed_ids.append(test)
+                elif case.get("status") == "failed":
+                    failed_ids.append(test)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         return not_measured(f"the {source} report could not be read: {type(exc).__name__}")
     keep = len(ids) == collected and collected <= MAX_IDS
     return RunReport(collected, passed, frozenset(ids) if keep else frozenset(),
-                     frozenset(passed_ids) if keep else frozenset(), source)
+                     frozenset(passed_ids) if keep else frozenset(), source,
+                     failed_ids=_all_or_none(failed_ids) if keep else ())
 
 
 def _count(pattern: str, text: str) -> int | None:

@@ -81,6 +81,7 @@ PARTS = FeatureParts(
     name="evidence",
     gates=tuple(row for facet in FACETS for row in facet.gates),
     note_sections=(NoteSection(NoteSlot.EVIDENCE, note_lines),),
+    config_keys=("evidence",),
     card_sections=(CardSection(plan=plan_lines, batch=card_words, milestone=card_milestone_lines,
                                gate=gate_lines, check_batch=batch_lines, check_job=job_lines,
                                marks_batch=marks, marks_job=all_marks),),

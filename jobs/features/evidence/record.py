@@ -8,6 +8,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from jobs.kernel.job import Batch, Job
+from jobs.kernel.record_parts import raw_part
 
 PART = "evidence"
 Model = TypeVar("Model", bound=BaseModel)
@@ -15,12 +16,12 @@ Model = TypeVar("Model", bound=BaseModel)
 
 def batch_facet(batch: Batch, facet: str, model: type[Model]) -> Model | None:
     """The facet's record of `batch` (None when it has none, or one this version cannot read)."""
-    return _read(batch.parts.get(PART, {}).get(facet), model)
+    return _read(raw_part(batch.parts, PART).get(facet), model)
 
 
 def put_batch_facet(batch: Batch, facet: str, value: BaseModel | None) -> None:
     """Record (None: forget) the facet's part of `batch`; the batch must be saved as touched."""
-    part = dict(batch.parts.get(PART, {}))
+    part = raw_part(batch.parts, PART)
     if value is None:
         part.pop(facet, None)
     else:
@@ -29,11 +30,11 @@ def put_batch_facet(batch: Batch, facet: str, value: BaseModel | None) -> None:
 
 
 def job_facet(job: Job, facet: str, model: type[Model]) -> Model | None:
-    return _read(job.parts.get(PART, {}).get(facet), model)
+    return _read(raw_part(job.parts, PART).get(facet), model)
 
 
 def put_job_facet(job: Job, facet: str, value: BaseModel | None) -> None:
-    part = dict(job.parts.get(PART, {}))
+    part = raw_part(job.parts, PART)
     if value is None:
         part.pop(facet, None)
     else:
@@ -48,3 +49,4 @@ def _read(data: object, model: type[Model]) -> Model | None:
         return model.model_validate(data)
     except ValidationError:  # a part written by another version: shown as not recorded
         return None
+

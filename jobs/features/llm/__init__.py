@@ -14,14 +14,17 @@ skips it. An issue without a spec block can have its spec drafted by the model (
 - Config: the repository's `llm:` block (jobs/inputs/llm_config.py); the endpoint, model, key and
   budget are the process's `STEPWISE_LLM_*` (jobs/recipes/llm_settings.py: a neutral module, as
   the engine's `Services.llm` and the editor factory's signature name its type).
-- Record: `Job.llm` (calls, tokens, grants, the open budget gate's batch, the edit format) and
-  each attempt's `llm_calls` and `transcript` (jobs/kernel/records.py: the kernel record types
-  them, so stored records load without the feature).
+- Record: its part, `Job.parts["llm"]` (usage.py `LlmUsage`, read with `usage(job)`, each
+  model call counted by `record_usage`): calls, tokens, grants, the open budget gate's batch,
+  the edit format. Records of earlier releases kept it as the job's
+  field `llm`, read into the part. Others read its totals as figures (`MODEL_TOKENS_IN`, ...:
+  the forecast, the metrics). Each attempt's `llm_calls` and `transcript` stay in
+  jobs/kernel/records.py (the attempt record types them).
 - Gate: `budget` (budget.py, its row in the gate and pass tables; the kind records store).
 - Plan and note: the plan's "Model edits" line and the change note's "Model usage" section
   (note.py); `stepwise llm-report` (statistics.py).
 - Hooks (wiring.py, active for llm jobs only): `start_check`, `planned`, `edit` (edit_hooks.py),
   and the batch hook that settles an answered `budget` gate.
-- Modules: budget.py, note.py and statistics.py are pure; start.py, draft.py and
+- Modules: budget.py, note.py, statistics.py and usage.py are pure; start.py, draft.py and
   edit_hooks.py are the engine side.
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from jobs.features.llm.usage import usage
 from jobs.kernel.feature_parts import GateRow
 from jobs.kernel.gate_passes import PassRow, passed
 from jobs.kernel.job import Job
@@ -23,10 +24,10 @@ BUDGET_GATE = GateRow(
 
 def settle_budget_gate(job: Job) -> None:
     """After a `budget` gate was answered: an approval (the batch not skipped) grants a budget."""
-    number = job.llm.budget_gate_batch
+    number = usage(job).budget_gate_batch
     if number is None or job.gate is not None:
         return
     skipped = any(b.number == number and b.status is BatchStatus.SKIPPED for b in job.batches)
     if not skipped:
-        job.llm.budget_grants += 1
-    job.llm.budget_gate_batch = None
+        usage(job).budget_grants += 1
+    usage(job).budget_gate_batch = None

@@ -3,12 +3,13 @@ model endpoint is configured)."""
 
 from __future__ import annotations
 
-from jobs.engine.context import Services
-from jobs.engine.start import Base, create_job, local_base
+from jobs.engine.context import Base, Services
+from jobs.engine.start import create_job, local_base
+from jobs.features.llm.usage import record_usage
 from jobs.kernel.job import Job
-from jobs.recipes.llm.accounting import ARTIFACTS, Transcript, record_usage
+from jobs.recipes.llm.accounting import ARTIFACTS, Transcript
 from jobs.recipes.llm.client import OpenAIChat
-from jobs.recipes.llm.draft import Draft, draft_spec
+from jobs.recipes.llm.draft import Draft, draft_comment, draft_spec
 from jobs.recipes.llm_settings import load_llm_settings
 
 
@@ -37,3 +38,10 @@ def draft_job(title: str, body: str, number: int, services: Services, *, base: B
         transcript.add(call, draft.transcript[start:index], draft.transcript[index]["content"])
         start = index + 1
     return job, draft
+
+
+def drafted(services: Services, title: str, body: str, number: int, /, *,
+            base: Base | None = None, repo_name: str | None = None) -> tuple[Job, str]:
+    """The feature's draft hook: the drafted job and the comment that shows its spec."""
+    job, draft = draft_job(title, body, number, services, base=base, repo_name=repo_name)
+    return job, draft_comment(draft, approve=services.voice.command("approve"))

@@ -12,6 +12,7 @@ from jobs.engine.attempt import AttemptRunner
 from jobs.engine.attempt_outcome import EditGated
 from jobs.engine.context import JobContext
 from jobs.features.llm.budget import BUDGET
+from jobs.features.llm.usage import record_usage, usage
 from jobs.inputs.globs import matches_any
 from jobs.inputs.spec import DoneWhen
 from jobs.kernel.job import Batch, Job
@@ -23,10 +24,11 @@ from jobs.recipes.base import (
     EditRequest,
     EditResult,
 )
-from jobs.recipes.llm.accounting import record_usage, transcript_path
+from jobs.recipes.llm.accounting import transcript_path
 from jobs.recipes.llm.feedback import (
     UNCHANGED,
     command_feedback,
+    commands_ran,
     guard_feedback,
     previous_attempt,
     targets_feedback,
@@ -46,7 +48,7 @@ def edit(engine: JobContext, batch: Batch, attempt: Attempt, request: EditReques
         return apply(replace(request, feedback=feedback,
                              hooks=make_hooks(runner, job, batch, attempt)))
     except BudgetSpentError as exc:
-        job.llm.budget_gate_batch = batch.number  # settled when the batch runs again
+        usage(job).budget_gate_batch = batch.number  # settled when the batch runs again
         raise EditGated(BUDGET, exc.message) from exc
     finally:
         transcript_link(runner, job, batch, attempt)
@@ -65,8 +67,8 @@ def make_hooks(runner: AttemptRunner, job: Job, batch: Batch, attempt: Attempt) 
         restore=lambda: runner.worktree.reset(job.head_sha),
         record_call=record,
         notify=runner.notify,
-        tokens_used=job.llm.tokens,
-        budget_grants=job.llm.budget_grants,
+        tokens_used=usage(job).tokens,
+        budget_grants=usage(job).budget_grants,
         transcript=transcript_path(runner.repository.state_dir, job.number, batch.number,
                                    attempt.number),
         title=f"Stepwise #{job.number} — {job.title} — batch {batch.number}, attempt "
@@ -102,8 +104,7 @@ def check_candidate(runner: AttemptRunner, job: Job, batch: Batch) -> CandidateR
         return CandidateReport(False, kind, guard_feedback(verdict, batch.files))
     tree = worktree.write_tree()
     evidence, failure, kind = runner.validate(job, tree)
-    ran = "; ".join(f"`{c.display}` exited {c.exit_code}" + (" (timed out)" if c.timed_out else "")
-                    for c in evidence) or "no validation command"
+    ran = commands_ran(evidence, failure, kind=kind, planned=job.config.validate_commands)
     # Leave the files exactly as validated: what the commands wrote (caches, build output) must
     # not be staged with the edit when the runner stages the worktree again.
     worktree.restore(tree)
@@ -112,7 +113,8 @@ def check_candidate(runner: AttemptRunner, job: Job, batch: Batch) -> CandidateR
     if job.spec.done_when is DoneWhen.NO_MATCHES:
         left = [str(target) for target in runner.remaining(job, tree, batch.files)]
         if left:
-            return CandidateReport(False, "targets_remain", targets_feedback(left))
+            return CandidateReport(False, "targets_remain",
+                                   f"Ran: {ran}.\n" + targets_feedback(left))
     return CandidateReport(True, feedback=f"ran: {ran}")
 
 

@@ -5,6 +5,7 @@ tokens, per batch with where its transcripts are kept)."""
 from __future__ import annotations
 
 from jobs.basics import markdown_safe as md
+from jobs.features.llm.usage import usage
 from jobs.kernel.feature_parts import CardSection, NoteSection, NoteSlot
 from jobs.kernel.job import Job
 
@@ -16,13 +17,13 @@ def _calls(count: int) -> str:
 def model_usage(job: Job) -> list[str]:
     """The note's "Model usage" section (recipe llm): calls and tokens, per batch with where
     its transcripts are kept; nothing for jobs that made no model call."""
-    usage = job.llm
-    if not usage.calls:
+    spent = usage(job)
+    if not spent.calls:
         return []
     lines = ["", "## Model usage", "",
-             f"- {_calls(usage.calls)}: {usage.tokens_in:,} tokens in, {usage.tokens_out:,} out"
-             + (f"; the token budget was granted {usage.budget_grants} more time(s)"
-                if usage.budget_grants else "")]
+             f"- {_calls(spent.calls)}: {spent.tokens_in:,} tokens in, {spent.tokens_out:,} out"
+             + (f"; the token budget was granted {spent.budget_grants} more time(s)"
+                if spent.budget_grants else "")]
     for batch in job.batches:
         calls = [c for a in batch.attempts for c in a.llm_calls]
         if not calls:
@@ -40,7 +41,7 @@ MODEL_USAGE = NoteSection(NoteSlot.AFTER_LEFT_OUT, model_usage)
 def model_edits_lines(job: Job) -> list[str]:
     """The plan's "Model edits" line: the edit format the job plans with (none before it is
     chosen, and for jobs that do not call the model)."""
-    edit_format = job.llm.edit_format
+    edit_format = usage(job).edit_format
     if not edit_format:
         return []
     return [f"- Model edits: {md.code(edit_format)}" + (

@@ -8,6 +8,7 @@ import contextlib
 
 from jobs.basics.errors import BadInputError
 from jobs.engine.context import JobContext, Services
+from jobs.features.llm.usage import usage
 from jobs.recipes.llm_settings import LlmSettings, load_llm_settings
 
 
@@ -22,7 +23,7 @@ def planned(engine: JobContext) -> None:
     job = engine.job
     with contextlib.suppress(BadInputError):
         settings = llm_settings(engine.services)
-        job.llm.edit_format = settings.for_repository(job.config.llm).edit_format
+        usage(job).edit_format = settings.for_repository(job.config.llm).edit_format
 
 
 def llm_enabled(services: Services) -> bool:

@@ -8,10 +8,14 @@ from collections.abc import Sequence
 from jobs.basics.errors import ErrorInfo
 from jobs.decisions.ci import CiVerdict
 from jobs.engine.attempt import AttemptOutcome
-from jobs.engine.context import Feature, JobContext, Services
+from jobs.engine.context import Drafting, Feature, JobContext, Services
 from jobs.features.llm import edit_hooks, start
 from jobs.features.llm.budget import BUDGET_GATE, settle_budget_gate
+from jobs.features.llm.draft import drafted
 from jobs.features.llm.note import MODEL_EDITS, MODEL_USAGE
+from jobs.features.llm.statistics import llm_statistics
+from jobs.features.llm.usage import FORMER_FIELDS, LlmUsage, usage_figures
+from jobs.inputs.config import RepoConfig
 from jobs.inputs.spec import Recipe, TaskSpec
 from jobs.kernel.feature_parts import FeatureParts
 from jobs.kernel.job import Batch, Job
@@ -56,9 +60,18 @@ def start_check(services: Services, spec: TaskSpec) -> None:
         start.llm_settings(services)
 
 
+def drafts_on_server(config: RepoConfig) -> bool:
+    """Server mode drafts a spec for an issue without a block when the config's `llm_drafts` asks."""
+    return config.llm_drafts
+
+
 FEATURE = Feature(
     name="llm", active=active, batch=BudgetHooks(), planned=start.planned,
     start_check=start_check, edit=edit_hooks.edit,
     parts=FeatureParts("llm", gates=(BUDGET_GATE,), note_sections=(MODEL_USAGE,),
-                       card_sections=(MODEL_EDITS,)),
+                       card_sections=(MODEL_EDITS,), config_keys=("llm", "llm_drafts"),
+                       job_part=LlmUsage, former_fields=FORMER_FIELDS, figures=usage_figures),
+    # local mode drafts whenever a model endpoint is configured
+    draft=Drafting(local=start.llm_enabled, server=drafts_on_server, draft=drafted),
+    report=llm_statistics,  # `stepwise llm-report`
 )

@@ -4,7 +4,8 @@
   (the endpoint, model and budget), `client.py` (the `openai` client).
 - `context.py` (requests and windows), `answer.py` and `apply.py` (reading and applying the
   answered diffs), `formats.py` (`search_replace` and `whole` answers as diffs), `feedback.py`
-  (what a failed validation tells the next round), `rounds.py` (one attempt's rounds).
+  (what a failed validation tells the next round), `rounds.py` (one attempt's rounds),
+  `summaries.py` (what the model said of each file it changed).
 - `accounting.py` (budget, transcripts), `draft.py` (drafted specs), `funnel.py` (a command's
   `fallback: llm`); `tools/` the tool-using attempt.
 

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jobs.basics.redact import redact
-from jobs.kernel.job import Job
 from jobs.kernel.records import ModelCall
 from jobs.recipes.llm.client import ChatReply, Message
 
@@ -25,13 +24,6 @@ def budget_reason(used: int, token_budget: int, grants: int) -> str:
     return (f"the job has spent {used:,} tokens of its {allowance(token_budget, grants):,}-token "
             f"budget (STEPWISE_LLM_TOKEN_BUDGET={token_budget:,}"
             + (f", granted {grants} more time(s)" if grants else "") + ")")
-
-
-def record_usage(job: Job, call: ModelCall) -> None:
-    """Count a call against the job (kept in the record even if the batch is later re-planned)."""
-    job.llm.calls += 1
-    job.llm.tokens_in += call.tokens_in
-    job.llm.tokens_out += call.tokens_out
 
 
 def call_record(reply: ChatReply, *, round_number: int, files: Sequence[str]) -> ModelCall:

@@ -30,10 +30,10 @@ from jobs.recipes.llm.answer import Answer, diff_paths, parse_problem, read_answ
 from jobs.recipes.llm.apply import apply, check_applies
 from jobs.recipes.llm.client import ChatClient, Message, ModelError
 from jobs.recipes.llm.context import ANSWER_FORMAT, ContextTooLargeError, build_prompt
+from jobs.recipes.llm.summaries import NO_SUMMARY
 from jobs.recipes.llm_settings import LlmSettings
 
 TRUNCATED = "truncated"
-NO_SUMMARY = "changed by the model (it gave no summary for this file)"
 
 
 def headline(text: str, limit: int = 240) -> str:

@@ -14,8 +14,7 @@ from bot.github.errors import ForgeError
 from bot.github.git_data import ApiCommits
 from bot.github.mirror import MirroredRepository, open_mirror
 from jobs.adapters.worktree import identity_env
-from jobs.basics.errors import RetryClass, WorkspaceError
-from jobs.features.base_moves.texts import WORKFLOW_PERMISSION
+from jobs.basics.errors import WORKFLOW_PERMISSION, RetryClass, WorkspaceError
 from tests.kit import github_git
 from tests.kit.github import FakeGitHub
 

@@ -13,8 +13,7 @@ import pytest
 
 from bot.github.mirror import MirroredRepository
 from jobs.adapters.workspace import WithdrawRefusedError
-from jobs.basics.errors import WorkspaceError
-from jobs.features.base_moves.texts import WORKFLOW_PERMISSION
+from jobs.basics.errors import WORKFLOW_PERMISSION, WorkspaceError
 from tests.bot.github.test_git_data import WORKFLOW, api_mirror, commit_files
 from tests.bot.github.test_mirror import (
     BRANCH,

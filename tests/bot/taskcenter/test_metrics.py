@@ -20,6 +20,7 @@ from bot.observability import metrics
 from bot.taskcenter.records import HeadCache
 from bot.web.metrics_route import RedisCollector
 from jobs.basics.errors import RetryClass
+from jobs.features.llm.usage import usage
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, JobStatus
 from tests.bot.conftest import open_world
@@ -166,9 +167,9 @@ def test_a_records_model_tokens_are_counted_from_the_record(connection: redis.Re
     connection.flushdb()
     job = build("running", 0)
     metrics.observe(connection, job)
-    job.llm.tokens_in, job.llm.tokens_out = 1000, 250
+    usage(job).tokens_in, usage(job).tokens_out = 1000, 250
     metrics.observe(connection, job)
-    job.llm.tokens_in = 1500
+    usage(job).tokens_in = 1500
     metrics.observe(connection, job)
     tally = stored(connection)
     assert tally[("stepwise_model_tokens_total", (("direction", "in"),))] == 1500

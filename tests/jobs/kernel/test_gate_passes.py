@@ -12,6 +12,7 @@ import pytest
 from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.composition import FEATURES
 from jobs.features.base_moves.parts import BASE_MERGE
+from jobs.features.base_moves.record import moves
 from jobs.kernel.gate_passes import FAILURE_PASSES, PASSES
 from jobs.kernel.gates import apply_verb, gate_choices, open_gate
 from jobs.kernel.job import Job, OpenGate
@@ -53,9 +54,9 @@ def test_every_gate_kind_has_one_row_and_every_failure_cause_one_sub_row() -> No
     (FailureCause.FINAL_REVIEW, "finishing although the final review did not pass",
      lambda job: job.accepted == [Acceptance.FAILED_REVIEW]),
     (BASE_MERGE, "going on without merging the base (until it moves again)",
-     lambda job: job.base_declined == BASE),
+     lambda job: moves(job).declined == BASE),
     (FailureCause.FAULT, "gate failure passed",
-     lambda job: job.accepted == [] and job.base_declined is None),
+     lambda job: job.accepted == [] and moves(job).declined is None),
 ])
 def test_approve_at_failure_means_what_the_cause_row_says(
         cause: FailureCause, message: str, effect: Callable[[Job], bool]) -> None:

@@ -97,8 +97,9 @@ def test_plan_shows_the_baseline_result(baseline: list[CommandEvidence], ok: boo
 
 def test_plan_with_nothing_to_do() -> None:
     text = render_plan(make_job())
-    assert "Nothing to do: `find` matches nothing in the 0 files in scope, so the job ends " \
-        "here" in text
+    assert "Nothing to do: nothing to change: spec field `find` (`\\bprint\\(`) matches " \
+        "nothing in the 0 files spec field `paths`" in text
+    assert "so the job ends here and nothing was committed." in text
     assert "0 batches in 0 milestones" in text
 
 

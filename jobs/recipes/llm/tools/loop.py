@@ -12,6 +12,7 @@ from jobs.kernel.records import ModelCall, ToolUse
 from jobs.recipes.base import BudgetSpentError, EditError, EditHooks, EditRequest, EditResult
 from jobs.recipes.llm.accounting import BUDGET_HINT, Transcript, allowance, budget_reason
 from jobs.recipes.llm.client import ModelError, ToolCall, ToolReply
+from jobs.recipes.llm.summaries import file_summaries
 from jobs.recipes.llm.tools import compaction
 from jobs.recipes.llm.tools.editing import edit_file, write_file
 from jobs.recipes.llm.tools.net import NetTripped, SafetyNet
@@ -27,7 +28,6 @@ NO_CALL = ("error: your answer called no tool. Work only through the tools: read
            "when the batch is done.")
 CUT = ("error: your answer was cut off at the output limit ({limit} tokens) before its tool "
        "call was complete. Make smaller edits: several edit_file calls instead of one large one.")
-NO_SUMMARY = "changed by the model (it gave no summary for this file)"
 _DIFF_WORDS = [(re.compile(r"\s*(?:and )?[Ss]end the whole (?:corrected )?diff[^.]*\."), "."),
                (re.compile(r"Your diff"), "Your change")]
 READERS: dict[str, Callable[..., str]] = {"list_files": list_files, "outline": outline,
@@ -248,9 +248,7 @@ class ToolAttempt:
         return texts
 
     def result(self, turns: int) -> EditResult:
-        said = _per_file(self.summary, self.request.files)
-        summaries = {path: said.get(path) or reason or NO_SUMMARY
-                     for path, reason in self.reasons.items()}
+        summaries = file_summaries(self.summary, self.request.files, self.reasons)
         tokens = sum(c.tokens_in + c.tokens_out for c in self.calls)
         tools = sum(len(c.tools) for c in self.calls)
         text = (f"{self.settings.model}: {len(summaries)} file(s) changed in {turns} turn(s), "
@@ -258,17 +256,6 @@ class ToolAttempt:
         if self.compactions:
             text += f"; compacted {self.compactions} time(s)"
         return EditResult(summary=text, file_summaries=summaries)
-
-
-def _per_file(summary: str, files: tuple[str, ...]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for line in summary.splitlines():
-        text = line.strip().lstrip("-* ").strip()
-        for path in files:
-            for form in (f"{path}:", f"`{path}`:"):
-                if text.startswith(form) and text[len(form):].strip():
-                    found[path] = text[len(form):].strip()[:300]
-    return found
 
 
 def _plain(message: dict[str, Any]) -> dict[str, str]:

@@ -60,7 +60,8 @@ TOOLS: list[dict[str, Any]] = [
               "check on the files as they are now (costs time: use it when an edit is done).",
               {}),
     _function("finish", "Hand the batch in. Stepwise checks it; if a check fails you are told "
-              "why and continue.", {"summary": _text("what changed, one line per file")},
+              "why and continue.",
+              {"summary": _text("what changed, one line per changed file: `path: what changed`")},
               ("summary",)),
 ]
 NAMES = tuple(tool["function"]["name"] for tool in TOOLS)

@@ -17,6 +17,7 @@ import pytest
 from bot.demo.scripted_llm import ScriptedServer
 from jobs.adapters.workspace import Repository
 from jobs.features.base_moves.parts import CONFLICT
+from jobs.features.base_moves.record import moves
 from jobs.kernel.gates import Verb
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.jobs.features.base_moves.kit import AREA, at_milestone, move_base
@@ -52,7 +53,7 @@ def test_a_conflict_in_a_replace_batch_is_replayed_on_the_base_version(tmp_path:
     recorder = Recorder()
     assert_exit(session(repo, sink=recorder).verb(Verb.APPROVE)[1], 0)
     job = load_job(repo)
-    [merge] = job.base_merges
+    [merge] = moves(job).merges
     [replayed] = merge.replayed
     assert replayed.batch == owner.number and replayed.files == [AREA]
     assert AREA in replayed.reason
@@ -94,7 +95,7 @@ def test_a_conflict_in_a_command_batch_replays_the_codemod_on_those_files_only(
     move_base(repo, {AREA: moved})
     assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)
     job = load_job(repo)
-    [merge] = job.base_merges
+    [merge] = moves(job).merges
     [replayed] = merge.replayed
     assert replayed.batch == owner.number and replayed.files == [AREA]
     [ran] = replayed.commands
@@ -125,7 +126,7 @@ def test_a_replay_the_guard_refuses_pushes_nothing_and_stops_at_the_failure_gate
     assert job.gate.report is not None and job.gate.report.code == "base_merge_failed"
     assert "diff guard" in job.gate.report.message
     assert "tests/test_calc.py" in job.gate.report.message
-    assert branch_head(repo, job.branch) == head and job.base_merges == []
+    assert branch_head(repo, job.branch) == head and moves(job).merges == []
 
 
 @pytest.fixture
@@ -155,7 +156,7 @@ def test_an_llm_batch_conflict_opens_the_conflict_gate_until_a_human_merges(
     assert job.gate is not None and job.gate.kind == CONFLICT
     assert AREA in job.gate.reason and "`llm` batch" in job.gate.reason
     assert "git merge main" in job.gate.reason
-    assert job.base_conflict is not None and job.base_conflict.files == [AREA]
+    assert moves(job).conflict is not None and moves(job).conflict.files == [AREA]
     head = job.head_sha
     assert branch_head(repo, job.branch) == head  # nothing merged by Stepwise
     # Approved before anyone merged: the gate opens again and says why.
@@ -177,10 +178,10 @@ def test_an_llm_batch_conflict_opens_the_conflict_gate_until_a_human_merges(
     assert_exit(outcome, 0)
     job = load_job(repo)
     assert job.status is JobStatus.COMPLETED
-    assert [(m.base_sha, m.commit, m.by) for m in job.base_merges] == [(base, human, "human")]
+    assert [(m.base_sha, m.commit, m.by) for m in moves(job).merges] == [(base, human, "human")]
     # The maintainer's resolution is a person's commit on the branch: listed and counted too.
     assert [(c.sha, c.files) for c in job.human_commits] == [(human, [AREA])]
-    assert job.base_conflict is None
+    assert moves(job).conflict is None
     assert all(g.kind is not Gate.HUMAN_COMMIT for g in [job.gate] if g)
     assert not any(e.message.startswith("human_commit") for e in job.events)
     assert job.batch(2).status is BatchStatus.COMPLETED

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from jobs.basics.errors import WorkspaceError
+from jobs.features.base_moves.record import moves
 from jobs.kernel.gates import Verb
 from jobs.kernel.model import Gate, JobStatus
 from tests.jobs.features.base_moves.kit import at_milestone, job_branch_commits, merge_commits, move_base
@@ -39,7 +40,7 @@ def test_a_maintainers_own_merge_of_the_base_is_one_commit_at_the_human_commit_g
     assert "base news" not in job.gate.reason  # the base's own commits are not the branch's
     assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)  # continue on top: nothing to merge
     job = load_job(repo)
-    assert job.status is JobStatus.COMPLETED and job.base_merges == []
+    assert job.status is JobStatus.COMPLETED and moves(job).merges == []
 
 
 def test_a_merge_on_the_branch_the_record_does_not_know_is_found_by_its_trailers(
@@ -49,14 +50,14 @@ def test_a_merge_on_the_branch_the_record_does_not_know_is_found_by_its_trailers
     head = load_job(repo).head_sha
     base = move_base(repo, {"README.md": "# calc\n\nUnrelated news.\n"})
     assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)
-    merge = load_job(repo).base_merges[0].commit
+    merge = moves(load_job(repo)).merges[0].commit
     # Back to the record as it was before the merge (a restored backup, a lost save), with
     # the branch as it is: the merge and the batches after it are found, not made again.
     git(repo, "update-ref", f"refs/heads/{load_job(repo).branch}", merge)
 
     def before_the_merge(data: dict[str, object]) -> None:
-        data.update(head_sha=head, base_merges=[], base_checked=None, status="running",
-                    gate=None, final_review=None)
+        data.update(head_sha=head, status="running", gate=None, final_review=None)
+        data["parts"].pop("base_moves")  # type: ignore[attr-defined]
         for batch in data["batches"]:  # type: ignore[attr-defined]
             if batch["number"] == 3:
                 batch.update(status="pending", commit=None, attempts=[], changed_files=[])
@@ -64,7 +65,7 @@ def test_a_merge_on_the_branch_the_record_does_not_know_is_found_by_its_trailers
     edit_state(repo, before_the_merge)
     assert_exit(session(repo).run(issue(), yes=True), 0)
     job = load_job(repo)
-    assert [(m.base_sha, m.commit, m.found) for m in job.base_merges] == [(base, merge, True)]
+    assert [(m.base_sha, m.commit, m.found) for m in moves(job).merges] == [(base, merge, True)]
     assert len(merge_commits(job_branch_commits(repo))) == 1
 
 
@@ -84,8 +85,8 @@ def test_a_refused_merge_push_leaves_no_merge_in_the_record(tmp_path: Path) -> N
     local.services.repository.advance_branch = someone_pushed_first  # type: ignore[method-assign]
     with pytest.raises(WorkspaceError):
         local.verb(Verb.APPROVE)
-    assert load_job(repo).base_merges == []
+    assert moves(load_job(repo)).merges == []
     assert_exit(session(repo).run(issue(), yes=False), 4)
     job = load_job(repo)
     assert job.gate is not None and job.gate.kind is Gate.HUMAN_COMMIT
-    assert job.base_merges == [] and merge_commits(job_branch_commits(repo)) == []
+    assert moves(job).merges == [] and merge_commits(job_branch_commits(repo)) == []

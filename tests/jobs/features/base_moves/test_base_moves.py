@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.workspace import Repository
+from jobs.features.base_moves.record import moves
 from jobs.kernel.gates import Verb
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
@@ -46,7 +47,7 @@ def test_conflicted_does_nothing_for_an_unrelated_base_commit(tmp_path: Path) ->
     assert_exit(session(repo, sink=recorder).verb(Verb.APPROVE)[1], 0)
     job = load_job(repo)
     assert job.status is JobStatus.COMPLETED
-    assert job.base_merges == []
+    assert moves(job).merges == []
     assert merge_commits(job_branch_commits(repo)) == []
     assert not Repository(repo).is_ancestor(base, job.head_sha)
     notices = recorder.texts(Publication.NOTICE)
@@ -64,7 +65,7 @@ def test_behind_merges_an_unrelated_base_commit_in_a_validated_merge_commit(
     assert_exit(session(repo, sink=recorder).verb(Verb.APPROVE)[1], 0)
     job = load_job(repo)
     assert job.status is JobStatus.COMPLETED
-    [merge] = job.base_merges
+    [merge] = moves(job).merges
     assert merge.base_sha == base and merge.by == "stepwise" and merge.replayed == []
     assert [c.exit_code for c in merge.commands] == [0]  # validated like a batch
     [commit] = merge_commits(job_branch_commits(repo))
@@ -97,7 +98,7 @@ def test_conflicted_merges_a_clean_base_when_its_protection_requires_up_to_date(
     local.services.forge = forge
     assert_exit(local.verb(Verb.APPROVE)[1], 0)
     job = load_job(repo)
-    assert [m.base_sha for m in job.base_merges] == [base]
+    assert [m.base_sha for m in moves(job).merges] == [base]
     assert any("requires up-to-date branches" in text
                for text in forge.published(Publication.NOTICE))
 
@@ -117,11 +118,11 @@ def test_a_base_change_that_breaks_validation_stops_at_the_failure_gate(tmp_path
     assert "test_broken" in str(report.evidence["output_tail"])
     assert report.evidence["exit_code"] != 0
     assert branch_head(repo, job.branch) == head  # nothing pushed
-    assert job.base_merges == []
+    assert moves(job).merges == []
     # approve: go on without that base commit; the final review still shows it fails.
     assert_exit(session(repo).verb(Verb.APPROVE)[1], 4)
     job = load_job(repo)
-    assert job.base_merges == [] and job.gate is not None
+    assert moves(job).merges == [] and job.gate is not None
     assert job.gate.report is not None and job.gate.report.code == "final_review_failed"
 
 
@@ -131,7 +132,7 @@ def test_reverting_a_batch_after_a_base_merge(tmp_path: Path) -> None:
     move_base(repo, {"README.md": "# calc\n\nUnrelated news.\n"})
     assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)
     job = load_job(repo)
-    [merge] = job.base_merges
+    [merge] = moves(job).merges
     message, _ = session(repo).revert(1)
     job = load_job(repo)
     assert job.batch(1).status is BatchStatus.REVERTED, message
@@ -142,7 +143,7 @@ def test_reverting_a_batch_after_a_base_merge(tmp_path: Path) -> None:
     assert merge.commit in git(repo, "rev-list", job.branch)
     # A rerun finds nothing new to do: the merge is not mistaken for a batch or a human commit.
     assert_exit(session(repo).run(issue(), yes=True), 0)
-    assert load_job(repo).base_merges == job.base_merges
+    assert moves(load_job(repo)).merges == moves(job).merges
 
 
 def test_a_worker_killed_during_a_merge_resumes_without_a_second_merge(tmp_path: Path) -> None:
@@ -162,10 +163,10 @@ def test_a_worker_killed_during_a_merge_resumes_without_a_second_merge(tmp_path:
     with pytest.raises(KeyboardInterrupt):
         local.verb(Verb.APPROVE)
     stored = load_job(repo)
-    assert len(stored.base_merges) == 1 and stored.head_sha != stored.base_merges[0].commit
+    assert len(moves(stored).merges) == 1 and stored.head_sha != moves(stored).merges[0].commit
     assert_exit(session(repo).run(issue(), yes=True), 0)
     job = load_job(repo)
-    assert [m.base_sha for m in job.base_merges] == [base]
+    assert [m.base_sha for m in moves(job).merges] == [base]
     assert len(merge_commits(job_branch_commits(repo))) == 1
     assert all(b.status is BatchStatus.COMPLETED for b in job.batches)
     assert job.gate is None and job.status is JobStatus.COMPLETED
@@ -180,7 +181,7 @@ def test_the_cli_run_says_the_base_moved_and_merges_it(tmp_path: Path) -> None:
     done = cli("run", "--repo", repo, "--issue", issue_file, "--number", NUMBER, "--yes")
     assert done.code == 0, done.text
     assert f"main moved to {base[:7]}" in done.text and "merging it into" in done.text
-    assert [m.base_sha for m in load_job(repo).base_merges] == [base]
+    assert [m.base_sha for m in moves(load_job(repo)).merges] == [base]
 
 
 def test_run_at_a_gate_says_the_base_moved(tmp_path: Path) -> None:
@@ -193,4 +194,4 @@ def test_run_at_a_gate_says_the_base_moved(tmp_path: Path) -> None:
     assert_exit(outcome, 3)  # still at the milestone gate: nothing merged, but said
     [notice] = recorder.texts(Publication.NOTICE)
     assert f"`main` moved to {base[:7]}" in notice and "update_from_base: conflicted" in notice
-    assert load_job(repo).base_merges == []
+    assert moves(load_job(repo)).merges == []

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 import pytest
 
 from jobs.basics.errors import ErrorInfo, RetryClass
-from jobs.decisions.reconcile import Adopt, BaseMergeFound, BranchFacts, SyncKind, reconcile
+from jobs.decisions.reconcile import Adopt, BranchFacts, CommitFound, SyncKind, reconcile
 from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT
+from jobs.features.base_moves.record import BaseMerge, ReplayedBatch, moves
 from jobs.features.base_moves.rules import BaseAction, BaseFacts, Replay, decide_base_update
 from jobs.features.base_moves.texts import base_merge_card, base_merge_note, conflict_reason, merge_message
 from jobs.inputs.config import load_config
@@ -19,7 +20,8 @@ from jobs.inputs.spec import Recipe
 from jobs.kernel.gates import Verb, apply_verb, open_gate
 from jobs.kernel.job import Job
 from jobs.kernel.model import GATES, Acceptance, BatchStatus, Gate, JobStatus
-from jobs.kernel.records import BaseMerge, CommandEvidence, ReplayedBatch
+from jobs.kernel.records import CommandEvidence
+from jobs.kernel.trailers import BASE_MERGE as BASE_MERGE_TRAILER
 from tests.kit.records import make_batch, make_job
 
 BASE, MERGE, NEW = "d" * 40, "e" * 40, "c" * 40
@@ -56,7 +58,7 @@ def test_a_clean_merge_follows_the_policy(policy: str, strict: bool, action: Bas
 def test_a_contained_or_declined_base_needs_nothing() -> None:
     job = job_with("behind")
     assert decide_base_update(job, BaseFacts(BASE, contained=True)).action is BaseAction.NOTHING
-    job.base_declined = BASE
+    moves(job).declined = BASE
     declined = decide_base_update(job, BaseFacts(BASE, contained=False))
     assert declined.action is BaseAction.NOTHING and "failed merge" in declined.reason
 
@@ -106,7 +108,7 @@ def test_the_merge_message_and_the_conflict_reason() -> None:
 def test_the_note_and_card_list_each_merge() -> None:
     job = job_with()
     assert base_merge_note(job) == [] and base_merge_card(job) == []
-    job.base_merges = [
+    moves(job).merges = [
         BaseMerge(base_sha=BASE, commit=MERGE, at=T0, replayed=[ReplayedBatch(
             batch=1, files=["src/a.py"], reason="the base changed src/a.py")],
             commands=[CommandEvidence(argv=["pytest"], exit_code=0, duration_s=1.0)]),
@@ -117,7 +119,7 @@ def test_the_note_and_card_list_each_merge() -> None:
     assert "merged 2 time(s)" in "\n".join(base_merge_card(job))
     assert "looked at when" not in "\n".join(base_merge_card(job))
     open_gate(job, Gate.MILESTONE, reason="done", now=T0, milestone=1)
-    job.base_moved_at = T0
+    moves(job).moved_at = T0
     assert "`main` moved at 2024-05-17 00:00Z" in "\n".join(base_merge_card(job))
 
 
@@ -137,7 +139,7 @@ def test_approving_a_failed_merge_declines_that_base() -> None:
         code="base_merge_failed", retry_class=RetryClass.NEEDS_HUMAN, message="m", hint="h",
         evidence={"base_sha": BASE}), cause=BASE_MERGE)
     apply_verb(job, Verb.APPROVE)
-    assert job.base_declined == BASE
+    assert moves(job).declined == BASE
 
 
 @dataclass(frozen=True)
@@ -157,5 +159,5 @@ def test_reconcile_reads_our_merge_commit_as_no_batch() -> None:
     decision = reconcile(job, BranchFacts(head=MERGE, commits=[merge],
                                           own=frozenset({MERGE})))
     assert decision.kind is SyncKind.ADVANCE and decision.foreign == ()
-    assert decision.meanings == (BaseMergeFound(MERGE, BASE),)
+    assert decision.meanings == (CommitFound(MERGE, BASE_MERGE_TRAILER, BASE),)
     assert not any(isinstance(m, Adopt) for m in decision.meanings)

@@ -13,13 +13,14 @@ from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.composition import FEATURES
 from jobs.features.base_moves.merge import follows_a_base
 from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT, PARTS
+from jobs.features.base_moves.record import BaseConflict, BaseMerge, moves
 from jobs.features.base_moves.wiring import FEATURE
 from jobs.inputs.config import load_config
 from jobs.kernel.feature_parts import FailureRow, FeatureParts, install_parts
 from jobs.kernel.gates import Verb, apply_verb, gate_choices, open_gate
 from jobs.kernel.job import Job, OpenGate
 from jobs.kernel.model import GATES, Acceptance, Gate, JobStatus
-from jobs.kernel.records import BaseConflict, BaseMerge, CiResult, LeftOut
+from jobs.kernel.records import CiResult, LeftOut
 from jobs.notes.change_note import render_note
 from jobs.notes.progress import render_card
 from tests.kit.records import make_batch, make_job
@@ -55,10 +56,10 @@ def test_a_detached_start_or_a_job_on_its_own_branch_runs_none_of_it() -> None:
 def test_never_skips_the_hook_unless_a_merge_or_a_conflict_is_on_record() -> None:
     job = job_on("never")
     assert not follows_a_base(job)
-    job.base_conflict = BaseConflict(base_sha=BASE, files=["a.py"])  # a maintainer may resolve it
+    moves(job).conflict = BaseConflict(base_sha=BASE, files=["a.py"])  # a maintainer may resolve it
     assert follows_a_base(job)
-    job.base_conflict = None
-    job.base_merges = [BaseMerge(base_sha=BASE, commit="e" * 40, at=T0)]  # it may never land
+    moves(job).conflict = None
+    moves(job).merges = [BaseMerge(base_sha=BASE, commit="e" * 40, at=T0)]  # it may never land
     assert follows_a_base(job)
 
 
@@ -77,7 +78,7 @@ def test_the_conflict_gate_is_the_feature_s_row_under_the_kind_records_store() -
 def test_the_base_merges_section_stays_between_the_left_out_files_and_the_ci() -> None:
     job = job_on()
     job.left_out = [LeftOut(path="setup.py", rule="protected_paths")]
-    job.base_merges = [BaseMerge(base_sha=BASE, commit="e" * 40, at=T0)]
+    moves(job).merges = [BaseMerge(base_sha=BASE, commit="e" * 40, at=T0)]
     job.ci_results = [CiResult(scope="milestone", number=1, sha="f" * 40, state="passed", at=T0)]
     note = render_note(job, now=T0)
     assert (note.index("## Left out") < note.index("## Base merges")
@@ -87,9 +88,9 @@ def test_the_base_merges_section_stays_between_the_left_out_files_and_the_ci() -
 def test_the_card_closes_with_the_base_s_merges_and_a_move_not_looked_at_yet() -> None:
     job = job_on()
     assert "Base `main`" not in render_card(job)
-    job.base_merges = [BaseMerge(base_sha=BASE, commit="e" * 40, at=T0)]
+    moves(job).merges = [BaseMerge(base_sha=BASE, commit="e" * 40, at=T0)]
     open_gate(job, Gate.MILESTONE, reason="done", now=T0, milestone=1)
-    job.base_moved_at = T0
+    moves(job).moved_at = T0
     card = render_card(job)
     assert card.endswith("`main` moved at 2024-05-17 00:00Z; it is looked at when the job goes "
                          "on (update_from_base: conflicted).")
@@ -106,7 +107,7 @@ def test_a_failed_merge_is_the_feature_s_cause_of_failure_and_reads_back_by_its_
     assert gate_choices(stored, stored.gate).usage == "approve"  # its row's meaning of approve
     assert apply_verb(stored, Verb.APPROVE) == ("going on without merging the base (until it "
                                                "moves again)")
-    assert stored.base_declined == BASE
+    assert moves(stored).declined == BASE
 
 
 def test_a_cause_no_one_installed_is_refused_naming_the_ones_there_are() -> None:

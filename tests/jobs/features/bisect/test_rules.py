@@ -215,17 +215,13 @@ def test_a_small_batch_tries_each_file_alone_then_commits_the_rest(size: int, at
     assert len(asked) <= len(split(files, lambda s: culprit in s, alone=False)[1])
 
 
-def test_on_the_failing_tests_every_file_alone_is_tried_before_the_whole_run() -> None:
+def test_each_file_alone_finds_a_second_culprit_when_the_rest_fails_again() -> None:
     files = FILES[:4]
     bad = {files[0], files[2]}
-    decided, asked = split(files, lambda s: bool(bad & s), alone=True, focus=FOCUS)
+    decided, asked = split(files, lambda s: bool(bad & s), alone=True)
     assert sorted(c.files for c in decided.causes) == sorted((f,) for f in bad)
-    # each alone on the failing tests, then the two good files together, whole (one run)
-    assert [(set(v.files), v.focus) for v in asked] == \
-        [({f}, FOCUS) for f in files] + [({files[1], files[3]}, ())]
-    # the whole validation each time: the rest validated after each culprit
-    _, whole = split(files, lambda s: bool(bad & s), alone=True)
-    assert [set(v.files) for v in whole] == [{files[0]}, set(files[1:]), {files[1]},
+    # the first alone, the rest (fails), the next two alone, the two good files together
+    assert [set(v.files) for v in asked] == [{files[0]}, set(files[1:]), {files[1]},
                                              {files[2]}, {files[1], files[3]}]
 
 
@@ -240,11 +236,10 @@ def test_files_that_pass_alone_are_narrowed_as_an_interaction() -> None:
 def test_with_the_failing_tests_named_only_the_files_committed_run_the_whole_validation(
         ) -> None:
     files = FILES[:3]
-    decided, asked = split(files, lambda s: files[2] in s, alone=True, focus=FOCUS)
-    assert [c.files for c in decided.causes] == [(files[2],)]
+    decided, asked = split(files, lambda s: files[1] in s, alone=True, focus=FOCUS)
+    assert [c.files for c in decided.causes] == [(files[1],)]
     assert [(v.files, v.focus) for v in asked] == [
-        ((files[0],), FOCUS), ((files[1],), FOCUS), ((files[2],), FOCUS),
-        ((files[0], files[1]), ())]
+        ((files[0],), FOCUS), ((files[1],), FOCUS), ((files[0], files[2]), ())]
 
 
 def test_a_second_failure_of_the_rest_is_searched_on_its_own_failing_tests() -> None:

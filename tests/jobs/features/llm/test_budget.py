@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from jobs.features.llm.budget import BUDGET, settle_budget_gate
+from jobs.features.llm.usage import usage
 from jobs.kernel.gates import open_gate
 from jobs.kernel.model import GATES, BatchStatus, JobStatus
 from jobs.recipes.llm.accounting import allowance
@@ -16,14 +17,14 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 def test_settle_grants_a_budget_only_for_an_approved_gate() -> None:
     assert allowance(1000, 0) == 1000 and allowance(1000, 2) == 3000
     job = make_job(batches=[make_batch(1), make_batch(2, status=BatchStatus.SKIPPED)])
-    job.llm.budget_gate_batch = 1
+    usage(job).budget_gate_batch = 1
     settle_budget_gate(job)
-    assert (job.llm.budget_grants, job.llm.budget_gate_batch) == (1, None)
+    assert (usage(job).budget_grants, usage(job).budget_gate_batch) == (1, None)
     settle_budget_gate(job)  # settled once only
-    assert job.llm.budget_grants == 1
-    job.llm.budget_gate_batch = 2  # skipped at the gate: no grant
+    assert usage(job).budget_grants == 1
+    usage(job).budget_gate_batch = 2  # skipped at the gate: no grant
     settle_budget_gate(job)
-    assert (job.llm.budget_grants, job.llm.budget_gate_batch) == (1, None)
+    assert (usage(job).budget_grants, usage(job).budget_gate_batch) == (1, None)
 
 
 def test_the_budget_gate_keeps_its_stored_kind_and_its_words() -> None:

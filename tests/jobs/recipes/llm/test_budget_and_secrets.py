@@ -10,6 +10,7 @@ import pytest
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.features.llm.budget import BUDGET
+from jobs.features.llm.usage import usage
 from jobs.kernel.gates import Verb
 from jobs.kernel.model import BatchStatus, JobStatus
 from tests.kit.llm import (
@@ -38,14 +39,14 @@ def test_the_budget_running_out_opens_the_budget_gate_and_approve_grants_one_mor
     assert "grant one more budget" in outcome.message
     assert job.batch(1).status is BatchStatus.PENDING
     assert job.batch(1).attempts[0].outcome == "gated"
-    assert (job.llm.tokens, job.llm.calls, len(server.requests)) == (700, 1, 1)
+    assert (usage(job).tokens, usage(job).calls, len(server.requests)) == (700, 1, 1)
 
     server.add(Reply(answer(good_diff(repo, ("calc/alpha/area.py", "calc/alpha/perimeter.py"))),
                      prompt_tokens=200, completion_tokens=100))
     _, outcome = session.verb(Verb.APPROVE)
     assert_exit(outcome, 0)
     job = load_job(repo)
-    assert job.llm.budget_grants == 1 and job.llm.tokens == 1000
+    assert usage(job).budget_grants == 1 and usage(job).tokens == 1000
     assert job.batch(1).status is BatchStatus.COMPLETED
 
 
@@ -60,7 +61,7 @@ def test_skipping_at_the_budget_gate_grants_nothing(tmp_path: Path,
     job = load_job(repo)
     assert job.batch(1).status is BatchStatus.SKIPPED
     assert job.gate is not None and job.gate.kind == BUDGET and job.gate.batch == 2
-    assert job.llm.budget_grants == 0 and len(server.requests) == 1
+    assert usage(job).budget_grants == 0 and len(server.requests) == 1
 
 
 def test_the_api_key_is_in_no_log_artifact_record_note_or_output(

@@ -9,6 +9,7 @@ import pytest
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.basics.errors import BadInputError
+from jobs.features.llm.usage import usage
 from jobs.inputs.spec import Recipe
 from jobs.inputs.spec_block import has_spec_block
 from jobs.kernel.gates import Verb
@@ -54,7 +55,7 @@ def test_an_issue_without_a_block_gets_a_drafted_spec_and_stops_at_the_plan_gate
     assert job.spec.recipe is Recipe.LLM and job.spec.paths == ["calc/alpha/*.py"]
     assert job.untrusted_spec
     transcript = repo / ".git" / "stepwise" / "artifacts" / f"issue-{job.number}" / "draft-spec.md"
-    assert job.llm.calls == 2 and transcript.is_file()
+    assert usage(job).calls == 2 and transcript.is_file()
     first = server.requests[0].user_text
     assert "old_sum() warns on every call" in first and "calc/alpha/area.py" in first
     assert "`paths` match no file of the repository listing" in server.requests[1].user_text

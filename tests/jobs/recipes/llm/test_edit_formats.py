@@ -9,6 +9,7 @@ import pytest
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.basics.errors import StepwiseError
+from jobs.features.llm.usage import usage
 from jobs.inputs.config import load_config as parse_config
 from jobs.notes.progress import render_plan
 from jobs.recipes.llm.formats import search_replace_blocks, unified, whole_files
@@ -54,7 +55,7 @@ def test_search_replace_from_the_repository_config_is_applied_leniently_with_fee
     assert [c.outcome for c in job.batch(1).attempts[-1].llm_calls] == ["no_match", "validated"]
     assert job.batch(1).file_summaries == {AREA: "uses new_sum", PERIMETER: "uses new_sum"}
     assert "(edit format search_replace)" in job.batch(1).attempts[-1].edit_summary
-    assert job.llm.edit_format == "search_replace"  # as planned, and the plan says so
+    assert usage(job).edit_format == "search_replace"  # as planned, and the plan says so
     assert "- Model edits: `search_replace`" in render_plan(job)
 
 

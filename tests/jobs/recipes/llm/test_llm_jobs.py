@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
+from jobs.features.llm.usage import usage
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, Gate
 from tests.kit.llm import (
@@ -65,7 +66,7 @@ def test_a_good_diff_is_committed_with_its_evidence(tmp_path: Path, server: Scri
     [call] = attempt.llm_calls
     assert (call.model, call.finish_reason, call.outcome, call.round) == (MODEL, "stop", "validated", 1)
     assert call.tokens_in > 100 and call.tokens_out > 10 and call.latency_s >= 0
-    assert (job.llm.calls, job.llm.tokens) == (1, call.tokens_in + call.tokens_out)
+    assert (usage(job).calls, usage(job).tokens) == (1, call.tokens_in + call.tokens_out)
     assert len(attempt.commands) == 1  # validation ran once for the tree the editor had checked
     assert attempt.transcript == ".git/stepwise/artifacts/issue-7/batch-1-attempt-1.md"
     transcript = (repo / attempt.transcript).read_text()

@@ -1,0 +1,99 @@
+"""A job record written by the previous release (the real `stepwise` command of commit
+PREVIOUS_RELEASE, from `git archive`, as the rolling upgrade test runs it) loads in this one and
+the job finishes: the fields a feature's part of the record replaced (base_moves' `base_merges`,
+`base_checked`, ...) are read into that part (jobs/kernel/record_upgrades.py `parts_from_fields`),
+and the change note still lists the merge the old release made.
+
+Real git repositories and real validation in local mode; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from jobs.features.base_moves.record import BaseMoves, moves
+from jobs.kernel.gates import Verb
+from jobs.kernel.model import Gate, JobStatus
+from tests.bot.server.test_rolling_upgrade import PREVIOUS_RELEASE
+from tests.jobs.features.base_moves.kit import move_base
+from tests.kit.local_e2e import (
+    NUMBER,
+    assert_exit,
+    build_sample,
+    config_text,
+    load_job,
+    session,
+    show,
+    state_path,
+    write_issue,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+OLD_STEPWISE = [sys.executable, "-c", "import sys; from bot.cli.main import app; "
+                "sys.argv[0] = 'stepwise'; app()"]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def previous_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The previous release's `bot/` and `jobs/`."""
+    target = tmp_path_factory.mktemp("previous-release")
+    archived = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", PREVIOUS_RELEASE,
+                               "bot", "jobs"], capture_output=True, check=False)
+    assert archived.returncode == 0, (
+        f"the previous release's commit {PREVIOUS_RELEASE} is not in this clone "
+        f"({archived.stderr.decode()[:200]}); fetch the full history (git fetch --unshallow)")
+    with tarfile.open(fileobj=io.BytesIO(archived.stdout)) as tar:
+        tar.extractall(target, filter="data")
+    return target
+
+
+def old_stepwise(tree: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The previous release's `stepwise`, run from its own tree (first on sys.path)."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "COLUMNS": "200", "NO_COLOR": "1",
+           "TERM": "dumb"}
+    return subprocess.run([*OLD_STEPWISE, *map(str, args)], cwd=tree, env=env, text=True,
+                          capture_output=True, check=False, timeout=300)
+
+
+def test_a_record_of_the_previous_release_with_a_base_merge_loads_and_the_job_finishes(
+        tmp_path: Path, previous_release: Path) -> None:
+    repo = build_sample(tmp_path / "repo", config=config_text(update_from_base="behind"))
+    issue = write_issue(tmp_path / "issue.md")
+    started = old_stepwise(previous_release, "run", "--repo", repo, "--issue", issue,
+                           "--number", NUMBER)
+    assert started.returncode == 3, started.stdout + started.stderr  # at the plan gate
+    base = move_base(repo, {"README.md": "# calc\n\nUnrelated news.\n"})
+    approved = old_stepwise(previous_release, "approve", "--repo", repo, "--number", NUMBER)
+    assert approved.returncode == 3, approved.stdout + approved.stderr  # at milestone 1
+
+    written = json.loads(state_path(repo).read_text(encoding="utf-8"))
+    assert [m["base_sha"] for m in written["base_merges"]] == [base]  # the old release's field
+    assert "base_moves" not in written.get("parts", {})
+
+    job = load_job(repo)
+    assert job.gate is not None and job.gate.kind is Gate.MILESTONE
+    assert isinstance(job.parts[BaseMoves.PART], BaseMoves)
+    [merge] = moves(job).merges
+    assert merge.base_sha == base and merge.by == "stepwise"
+    assert [c.exit_code for c in merge.commands] == [0]
+    assert moves(job).checked == f"{base}..{job.head_sha}"
+
+    assert_exit(session(repo).verb(Verb.APPROVE)[1], 0)
+    job = load_job(repo)
+    assert job.status is JobStatus.COMPLETED
+    assert [m.commit for m in moves(job).merges] == [merge.commit]
+    saved = json.loads(state_path(repo).read_text(encoding="utf-8"))
+    assert "base_merges" not in saved and "llm" not in saved  # written in this release's shape
+    assert saved["parts"]["base_moves"]["merges"][0]["commit"] == merge.commit
+    note = show(repo, job.branch, job.note_path)
+    assert "## Base merges" in note and base[:7] in note
