@@ -1,8 +1,9 @@
 """A job record written by the previous release (the real `stepwise` command of commit
-PREVIOUS_RELEASE of tests/kit/previous_release.py, run from its tree as the rolling upgrade test runs it) loads in this one and
-the job finishes: the fields a feature's part of the record replaced (base_moves' `base_merges`,
-`base_checked`, ...) are read into that part (jobs/kernel/record_upgrades.py `parts_from_fields`),
-and the change note still lists the merge the old release made.
+PREVIOUS_RELEASE, tests/kit/previous_release.py, run from its tree as the rolling upgrade test
+runs it) loads in this one and the job finishes: the fields a feature's part of the record
+replaced (base_moves' `base_merges`, `base_checked`, ...) are read into that part
+(jobs/kernel/record_upgrades.py `parts_from_fields`), and the change note still lists the merge
+the old release made.
 
 Real git repositories and real validation in local mode; nothing is mocked.
 """
