@@ -205,6 +205,10 @@ class Repository:
     def create_branch(self, branch: str, sha: str) -> None:
         self.git("update-ref", f"refs/heads/{branch}", sha, ZERO_SHA)
 
+    def drop_branch(self, branch: str, sha: str) -> None:
+        """Delete `branch` if it is still at `sha` (a job's branch that never got a commit)."""
+        self.git("update-ref", "-d", f"refs/heads/{branch}", sha)
+
     def advance_branch(self, branch: str, new: str, old: str) -> str:
         """Move `branch` from `old` to `new`; fails if someone moved it meanwhile. Returns the
         sha the branch landed on (here `new`; server mode's API commits get a sha of their own)."""

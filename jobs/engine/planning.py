@@ -53,8 +53,11 @@ def record_plan(engine: JobContext, *, spec_changed: bool) -> None:
                                 reason=reason, spec_digest=job.spec_digest))
 
 def end_with_nothing_to_do(engine: JobContext) -> None:
-    """A plan without a batch ends the job at once (completed, nothing run or committed)."""
-    job = engine.job
+    """A plan without a batch (a re-plan: a first plan is refused at start) ends the job at once:
+    completed, nothing run or committed, and its branch, which never got a commit, removed."""
+    job, repo = engine.job, engine.services.repository
+    if job.head_sha == job.base_sha and repo.branch_head(job.branch) == job.base_sha:
+        repo.drop_branch(job.branch, job.base_sha)
     job.set_status(JobStatus.RUNNING)
     job.set_status(JobStatus.COMPLETED)
     engine.event("completed", nothing_to_do(job))

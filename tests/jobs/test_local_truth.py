@@ -67,3 +67,22 @@ def test_a_find_that_matches_nothing_starts_nothing_and_says_what_was_searched(
     assert stepwise_branches(repo) == []
     assert not state_path(repo).exists()
     assert git(repo, "rev-parse", "HEAD").strip() == head
+
+
+def test_a_spec_edited_at_the_plan_gate_to_match_nothing_ends_the_job_and_keeps_no_branch(
+        tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "repo")
+    issue = write_issue(tmp_path / "issue.md")
+    assert cli("run", "--repo", repo, "--issue", issue, "--number", str(NUMBER)).code == 3
+    assert stepwise_branches(repo) == [f"stepwise/issue-{NUMBER}"]
+    head = git(repo, "rev-parse", "HEAD").strip()
+    write_issue(issue, find=[r"\bno_such_call\("])
+    done = cli("run", "--repo", repo, "--issue", issue, "--number", str(NUMBER))
+    assert done.code == 0, done.text
+    said = " ".join(done.out.split())
+    assert ("Nothing to do: nothing to change: spec field find (\\bno_such_call\\() matches "
+            "nothing in the 10 files spec field paths (calc/**/*.py) selects, excluding "
+            f"calc/legacy.py, at {head[:7]} (branch main), so the job ends here and nothing was "
+            "committed.") in said, done.text  # the terminal shows code spans without backticks
+    assert "job completed with nothing to do" in said
+    assert stepwise_branches(repo) == []  # the branch never got a commit: it is not kept

@@ -124,6 +124,9 @@ WEAKENINGS: dict[str, dict[str, str | None]] = {
     "deselect_config": {PYTEST_INI: "[pytest]\naddopts = -q --deselect "
                                     "tests/test_rect.py::test_perimeter\n"},
     "delete_file": {RECT_TESTS: None},
+    "rename": {RECT_TESTS: RECT_TEST_SOURCE.replace("def test_perimeter", "def check_perimeter")},
+    "deselect_k": {PYTEST_INI: "[pytest]\naddopts = -q -k 'not perimeter'\n"},
+    "testpaths": {PYTEST_INI: "[pytest]\naddopts = -q\ntestpaths = tests/test_square.py\n"},
 }
 
 

@@ -236,7 +236,15 @@ class BisectHooks:
         # Always run: files whose edit changed nothing give an equal tree, and a failing set
         # is validated again on purpose before files are called an interaction.
         runner.validated.pop(tree, None)
-        evidence, failure, code = runner.validate(job, tree)
+        # Under the validation hooks, as the batch's (its tests' report, its changed lines'
+        # coverage): the part that lands has the evidence any batch has.
+        batch = next(b for b in job.batches if b.split is state)
+        last, before = batch.last_attempt, runner.current
+        runner.current = (batch, last) if last is not None else None
+        try:
+            evidence, failure, code = runner.validate(job, tree)
+        finally:
+            runner.current = before
         if code == "setup_failed":
             return None
         refocus: list[str] = []
@@ -308,6 +316,14 @@ class BisectHooks:
                           finished_at=engine.now(), outcome=Result.COMMITTED.value,
                           edit_summary=summary,
                           commands=edit_commands(job, failed) + list(validated.commands))
+        # The part that lands has its evidence like any batch (its tests against its parent's,
+        # its shapes, its changed lines' coverage); a verdict that stops it ends the split.
+        if runner.verify is not None and (stopped := runner.verify(
+                job, batch, attempt, runner.under_test(job, tree))) is not None:
+            why = stopped.reason or (stopped.error.message if stopped.error else "")
+            self._give_up(engine, batch, f"its passing files stop at `{stopped.gate or 'verify'}`"
+                                         f": {why}")
+            return
         batch.attempts.append(attempt)
         message = commit_message(job, batch, summary + f"\n\nSplit: {state.reason}; set aside "
                                  + "; ".join(cause_words(c.kind, c.files, by_ci=state.by_ci)
@@ -339,10 +355,12 @@ def _measured_focus(attempt: Attempt, failed: CommandEvidence | None,
     """The command that runs only the failed validation's failing tests, what it took when
     the failure check re-ran it on the batch (None: not re-run), and those tests; nothing
     when the runner named none (jobs/decisions/blame.py)."""
+    if failed is None:
+        return [], None, []
     check = attempt.failure_check
     if check is not None and check.tests and check.reruns:
-        return list(check.reruns[0].argv), check.reruns[0].duration_s, list(check.tests)
-    tests = failing_tests(failed) if failed is not None else []
-    if not tests or failed is None:
-        return [], None, []
-    return rerun_argv(failed.argv, tests), None, tests
+        # The command built from the failing one as the check built its re-run (not the re-run's
+        # own argv, which may carry options for a report folder of its own).
+        return rerun_argv(failed.argv, check.tests), check.reruns[0].duration_s, check.tests
+    tests = failing_tests(failed)
+    return (rerun_argv(failed.argv, tests), None, tests) if tests else ([], None, [])

@@ -43,7 +43,8 @@ Modules:
   beside it: before Python 3.12, the batch's files compiled with a record per statement),
   coverage_read.py
   (the probes' reports read within caps and mapped onto the changed lines), coverage_gate.py
-  (the verdict before the commit).
+  (the verdict before the commit), coverage_subsets.py (a split batch's subsets' records, the
+  landing one's made the batch's).
 - Edit shapes (the grouping itself is jobs/decisions/edit_shapes.py, which campaigns sum too):
   shapes_texts.py (the batches', milestones' and the plan's shapes, what was approved, why a
   milestone needs a person, pure), shapes_hooks.py (shapes recorded before each commit, the

@@ -28,6 +28,7 @@ from jobs.features.evidence import coverage_read
 from jobs.features.evidence.changed_lines import changed_lines
 from jobs.features.evidence.coverage_record import FACET, not_measured
 from jobs.features.evidence.coverage_starter import CONFIG
+from jobs.features.evidence.coverage_subsets import keep_subset
 from jobs.features.evidence.record import put_batch_facet
 from jobs.inputs.programs import program_name
 from jobs.kernel.job import Batch, Job
@@ -134,8 +135,12 @@ def probe(job: Job, batch: Batch, attempt: Attempt, under_test: TreeUnderTest,
             roots = tuple(dict.fromkeys((str(under_test.seen_at),
                                          str(under_test.seen_at.resolve()))))
             reports = coverage_read.read_reports(out, v8)
-            put_batch_facet(batch, FACET, coverage_read.measure(
-                changed=changed, texts=texts, reports=reports, roots=roots, skipped=skipped))
+            measured = coverage_read.measure(changed=changed, texts=texts, reports=reports,
+                                             roots=roots, skipped=skipped)
+            measured.tree = under_test.tree
+            put_batch_facet(batch, FACET, measured)
+            if batch.split is not None:  # a subset of a split batch: kept until one lands
+                keep_subset(batch, measured)
         else:  # a failed run is no evidence of what the tests run (an earlier attempt's goes)
             put_batch_facet(batch, FACET, None)
     return result

@@ -6,6 +6,14 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 FACET = "coverage"
+SUBSETS = "coverage_subsets"  # while a batch is split: each passing subset's record, by tree
+SUBSETS_KEPT = 32
+
+
+class SubsetCoverage(BaseModel):
+    """The records of a split batch's passing subsets; the one that lands becomes its record."""
+
+    records: dict[str, CoverageRecord] = {}
 UNCOVERED_KEPT = 1_000  # `path:line` items kept in the record; the count says how many in all
 UNMEASURED_KEPT = 50
 
@@ -21,6 +29,7 @@ class CoverageRecord(BaseModel):
     uncovered_count: int = 0
     unmeasured: dict[str, str] = {}  # a changed file not measured -> why
     tools: list[str] = []  # what measured: "coverage.py 7.6.1", "NODE_V8_COVERAGE"
+    tree: str = ""  # the tree measured ('' in records of earlier versions)
 
     @property
     def percent(self) -> float:

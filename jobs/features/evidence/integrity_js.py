@@ -92,15 +92,13 @@ def read_tests(text: str) -> FileTests:
     matches = list(_TEST.finditer(text))
     tests: dict[str, CheckedTest] = {}
     describes: list[str] = []
+    inherited: set[str] = set()  # the describe's markers: a skipped describe skips its tests
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
         segment = text[match.end():end]
         if match.group("kind") in ("describe", "suite", "context"):
             describes = [match.group("name")]  # one level: enough to keep names apart
-            markers = _markers(match)
-            if markers:  # a skipped describe skips its tests: marked on a key of its own
-                tests[f"{match.group('name')} (describe)"] = CheckedTest(
-                    name=match.group("name"), markers=markers)
+            inherited = _markers(match)
             continue
         name = " > ".join([*describes, match.group("name")])
         key, number = name, 2
@@ -108,7 +106,7 @@ def read_tests(text: str) -> FileTests:
             key, number = f"{name} #{number}", number + 1
         early = _EARLY_RETURN.search(segment)
         tests[key] = CheckedTest(
-            name=key, assertions=_assertions(segment), markers=_markers(match),
+            name=key, assertions=_assertions(segment), markers=_markers(match) | inherited,
             swallowed=_swallowed(segment),
             unreachable=len(_assertions(segment[early.end():])) if early else 0,
             body=" ".join(a.shape for a in _assertions(segment)))

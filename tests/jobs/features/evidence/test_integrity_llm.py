@@ -84,6 +84,16 @@ EXPECTED = {
                         "2 collected, 2 passed"),
     "delete_file": (["`tests/test_rect.py`: test file deleted (2 tests: test_area, "
                      "test_perimeter)"], "1 collected, 1 passed"),
+    "rename": (["`tests/test_rect.py::test_perimeter`: renamed out of collection to "
+                "`check_perimeter`"], "2 collected, 2 passed"),
+    "deselect_k": (["`pytest.ini (addopts)`: test selection changed: deselects tests: `--q` / "
+                    "`+-q -k 'not perimeter'`",
+                    "`the test run`: fewer tests collected: 3 → 2 (JUnit XML)"],
+                   "2 collected, 2 passed"),
+    "testpaths": (["`pytest.ini (testpaths)`: test selection changed: changes which tests run: "
+                   "`+tests/test_square.py`",
+                   "`the test run`: fewer tests collected: 3 → 1 (JUnit XML)"],
+                  "1 collected, 1 passed"),
 }
 
 

@@ -113,6 +113,16 @@ JS_WAYS = {
                    "(or suppress) that does not re-raise"]),
     "removed": (JS.replace('  test("subs", () => { expect(sub(2, 1)).toEqual(1) });\n', ""),
                 ["`src/calc.test.js::calc > subs`: test removed"]),
+    "renamed": (JS.replace('it("muls"', 'it("multiplies"'),
+                ["`src/calc.test.js::calc > muls`: test removed"]),
+    "describe skipped": (JS.replace('describe("calc"', 'describe.skip("calc"'),
+                         [f"`src/calc.test.js::calc > {name}`: `skip` marker added"
+                          for name in ("adds", "subs", "muls")]),
+    "describe only": (JS.replace('describe("calc"', 'fdescribe("calc"'),
+                      [f"`src/calc.test.js::calc > {name}`: `only` marker added"
+                       for name in ("adds", "subs", "muls")]),
+    "file deleted": (None, ["`src/calc.test.js`: test file deleted (3 tests: calc > adds, "
+                            "calc > muls, calc > subs)"]),
 }
 
 
@@ -120,6 +130,11 @@ JS_WAYS = {
 def test_each_javascript_weakening_is_named(way: str) -> None:
     after, expected = JS_WAYS[way]
     assert lines("src/calc.test.js", JS, after) == expected
+
+
+def test_unskipping_a_describe_block_is_no_finding() -> None:
+    skipped = JS.replace('describe("calc"', 'describe.skip("calc"')
+    assert lines("src/calc.test.js", skipped, JS) == []
 
 
 def test_honest_edits_of_tests_are_not_findings() -> None:
@@ -159,6 +174,28 @@ CONFIG_WAYS = {
      "export default { test: {\n  exclude: ['src/calc.test.ts'],\n} }\n"):
         ["`vitest.config.ts (exclude)`: test selection changed: changes which tests run: "
          "`+exclude: ['src/calc.test.ts'],`"],
+    ("tests/conftest.py", "collect_ignore = []\n", "collect_ignore = ['test_calc.py']\n"):
+        ["`tests/conftest.py (collect_ignore)`: test selection changed: changes which tests "
+         "run: `-collect_ignore = []` / `+collect_ignore = ['test_calc.py']`"],
+    ("conftest.py", "", "collect_ignore_glob = ['tests/*_slow.py']\n"):
+        ["`conftest.py (collect_ignore_glob)`: test selection changed: changes which tests run: "
+         "`+collect_ignore_glob = ['tests/*_slow.py']`"],
+    ("pytest.ini", "[pytest]\naddopts = -q\n",
+     "[pytest]\naddopts = -q --deselect tests/test_calc.py::test_area\n"):
+        ["`pytest.ini (addopts)`: test selection changed: deselects tests: `--q` / "
+         "`+-q --deselect tests/test_calc.py::test_area`"],
+    ("tests/conftest.py", "import pytest\n",
+     "import pytest\n\n\ndef pytest_ignore_collect(collection_path):\n    return True\n"):
+        ["`tests/conftest.py (pytest_ignore_collect)`: test selection changed: changes which "
+         "tests run: `+def pytest_ignore_collect(collection_path): return True`"],
+    ("jest.config.js", "module.exports = {\n  roots: ['src'],\n};\n",
+     "module.exports = {\n  roots: ['src'],\n  testPathIgnorePatterns: ['calc'],\n};\n"):
+        ["`jest.config.js (testPathIgnorePatterns)`: test selection changed: changes which "
+         "tests run: `+testPathIgnorePatterns: ['calc'],`"],
+    ("package.json", '{"scripts": {"test": "vitest run"}}',
+     '{"scripts": {"test": "vitest run --exclude src/calc.test.ts"}}'):
+        ["`package.json (scripts.test)`: test selection changed: changes which tests run: "
+         "`-vitest run` / `+vitest run --exclude src/calc.test.ts`"],
 }
 
 
