@@ -14,7 +14,8 @@ Part 2, through the App with real RQ workers (bench/campaign_app.py), for each s
 `--repos` and each count in `--workers`.
 
 Part 3, hundreds of repositories (bench/campaign_scale.py), for the sizes in `--scale`: the
-preview's time and GitHub requests a repository, and the rollout's dashboard edits an event.
+preview's time and GitHub requests a repository (public, then private: the permission look-ups a
+preview makes), and the rollout's dashboard edits an event.
 """
 
 from __future__ import annotations

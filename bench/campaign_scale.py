@@ -4,19 +4,24 @@ The preview through the App's own code (`start_campaign`, a real redis-server, t
 GitHub, a mirror per repository) at a small and a large size: its wall time and the time per
 repository as a ratio against the small size (flat: the preview is linear), the GitHub requests
 a repository (reads, and content-creating writes), and the dashboard's characters (always under
-GitHub's 65,536). Then the rollout at the large size, driven through the campaign's own rules
-(`drive`) with a simulated port whose jobs move one state each pass (started, waiting at a gate,
-completed): repository events, dashboard edits (one per pass at most, never one per event),
-the most repositories open at once against `max_open_prs`, and the content-creating requests
-the starts need against GitHub's 80 a minute and 500 an hour.
+GitHub's 65,536); each size twice, all repositories public, then all private with a private
+control repository, counting the permission look-ups and collaborator listings the preview makes
+(issue 40: once each per private repository and preview). Then the rollout at the large size,
+driven through the campaign's own rules (`drive`) with a simulated port whose jobs move one
+state each pass (started, waiting at a gate, completed): repository events, dashboard edits
+(one per pass at most, never one per event), the most repositories open at once against
+`max_open_prs`, and the content-creating requests the starts need against GitHub's 80 a minute
+and 500 an hour.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -42,17 +47,33 @@ from tests.kit.redis_server import running_redis
 
 LIGHT = 'validate: ["python -c pass"]\nallow_commands: [python]\nci:\n  wait: off\n'
 WRITES_PER_START = 1  # the tracking issue; the job's own writes are its steps', paced alike
+PERMISSION = re.compile(r"/collaborators/[^/]+/permission$")
+LISTING = re.compile(r"/collaborators$")
 
 
-def preview_run(repos: int, url: str) -> tuple[float, float, float, int]:
-    """(wall s, reads a repository, writes a repository, dashboard characters)."""
+@dataclass(frozen=True)
+class PreviewRun:
+    wall_s: float
+    reads: float  # GitHub reads a repository
+    writes: float  # content-creating writes a repository
+    chars: int  # the dashboard's characters
+    permissions: int  # the starter's permission look-ups in the whole preview
+    listings: int  # collaborator listings in the whole preview
+
+
+def preview_run(repos: int, url: str, *, private: bool = False) -> PreviewRun:
+    """The preview of `repos` repositories (all private, and the control repository too, with
+    `private`: each is then shown only after the starter's permission and its readers are
+    looked up, bot/server/campaigns/access.py, once per preview)."""
     with tempfile.TemporaryDirectory() as tmp, FakeGitHub(root=Path(tmp) / "github") as gh:
         connection = redis.Redis.from_url(url)
         connection.flushdb()
-        control = gh.add_repo(OWNER, "control", {"README.md": "# control\n"})
+        control = gh.add_repo(OWNER, "control", {"README.md": "# control\n"}, private=private)
         gh.set_permission(control.full_name, "maria", "maintain")
         for index in range(repos):
-            gh.add_repo(OWNER, f"svc-{index:03d}", service_files(), config=LIGHT)
+            repo = gh.add_repo(OWNER, f"svc-{index:03d}", service_files(), config=LIGHT,
+                               private=private)
+            gh.set_permission(repo.full_name, "maria", "maintain")
         number = gh.add_issue(control, "Move every service to new()", ISSUE.format(
             halt=0.4, wave=25, repos=50), user="maria")
         settings = Settings(app_id=gh.app_id, private_key=gh.private_key_pem,
@@ -74,7 +95,12 @@ def preview_run(repos: int, url: str) -> tuple[float, float, float, int]:
         assert doc is not None and doc.campaign.count(RepoState.PREVIEWED) == repos
         body = gh.repos[control.full_name].issues[number].body or ""
         connection.close()
-        return wall, (len(made) - writes) / repos, writes / repos, len(body)
+        permissions = sum(1 for r in made if r.method == "GET" and
+                          PERMISSION.search(r.path.split("?")[0]))
+        listings = sum(1 for r in made if r.method == "GET" and
+                       LISTING.search(r.path.split("?")[0]))
+        return PreviewRun(wall, (len(made) - writes) / repos, writes / repos, len(body),
+                          permissions, listings)
 
 
 class SimulatedPort:
@@ -150,14 +176,20 @@ def rollout_run(repos: int) -> None:
 
 def scale_part(sizes: list[int]) -> None:
     print("\nPart 3: hundreds of repositories (the preview through the App; the rollout's rules)")
-    print(f"{'repos':>6} {'preview s':>10} {'s/repo':>8} {'ratio':>6} {'reads/repo':>11} "
-          f"{'writes/repo':>12} {'dashboard chars':>16}")
+    print("public: every repository public (no permission look-up); private: every repository and "
+          "the control repository private (the starter's permission and the readers looked up, "
+          "once each per preview); ratio: s/repo against the first public row")
+    print(f"{'repos':>6} {'kind':>8} {'preview s':>10} {'s/repo':>8} {'ratio':>6} "
+          f"{'reads/repo':>11} {'writes/repo':>12} {'permission':>11} {'listings':>9} "
+          f"{'dashboard chars':>16}")
     base = None
     with running_redis() as url:
         for size in sizes:
-            wall, reads, writes, chars = preview_run(size, url)
-            per = wall / size
-            base = base or per
-            print(f"{size:>6} {wall:>10.1f} {per:>8.3f} {per / base:>6.2f} {reads:>11.1f} "
-                  f"{writes:>12.3f} {chars:>16}")
+            for private in (False, True):
+                run = preview_run(size, url, private=private)
+                per = run.wall_s / size
+                base = base or per
+                print(f"{size:>6} {'private' if private else 'public':>8} {run.wall_s:>10.1f} "
+                      f"{per:>8.3f} {per / base:>6.2f} {run.reads:>11.1f} {run.writes:>12.3f} "
+                      f"{run.permissions:>11} {run.listings:>9} {run.chars:>16}")
     rollout_run(max(sizes))

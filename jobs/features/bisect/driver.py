@@ -355,10 +355,12 @@ def _measured_focus(attempt: Attempt, failed: CommandEvidence | None,
     """The command that runs only the failed validation's failing tests, what it took when
     the failure check re-ran it on the batch (None: not re-run), and those tests; nothing
     when the runner named none (jobs/decisions/blame.py)."""
+    if failed is None:
+        return [], None, []
     check = attempt.failure_check
     if check is not None and check.tests and check.reruns:
-        return list(check.reruns[0].argv), check.reruns[0].duration_s, list(check.tests)
-    tests = failing_tests(failed) if failed is not None else []
-    if not tests or failed is None:
-        return [], None, []
-    return rerun_argv(failed.argv, tests), None, tests
+        # The command built from the failing one as the check built its re-run (not the re-run's
+        # own argv, which may carry options for a report folder of its own).
+        return rerun_argv(failed.argv, check.tests), check.reruns[0].duration_s, check.tests
+    tests = failing_tests(failed)
+    return (rerun_argv(failed.argv, tests), None, tests) if tests else ([], None, [])
