@@ -55,5 +55,9 @@ def test_ctrl_c_says_where_the_job_stands_and_approve_resumes_it(tmp_path: Path)
     resumed = cli("approve", "--repo", repo)  # the only live job, interrupted: resumed
     assert resumed.code == 3, resumed.text
     assert "resuming the interrupted job" in resumed.out
+    # Where it resumed, from the record (issue 41.5): planning, never "the final review".
+    assert ("Resumed at planning (the plan and its baseline were not finished) after an "
+            "interruption; no batch is committed yet.") in " ".join(resumed.out.split())
+    assert "final review" not in resumed.out
     job = load_job(repo, 1)
     assert job.gate is not None and job.gate.kind is Gate.PLAN and job.baseline_ok is True
