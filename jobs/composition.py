@@ -21,6 +21,7 @@ from jobs.engine import branch_sync
 from jobs.engine.context import Drafting, Feature, JobContext
 from jobs.features.base_moves.wiring import FEATURE as BASE_MOVES
 from jobs.features.bisect.wiring import bisect_feature
+from jobs.features.check_runs.wiring import FEATURE as CHECK_RUNS
 from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
 from jobs.features.ci.wiring import FEATURE as CI
 from jobs.features.environments.wiring import FEATURE as ENVIRONMENTS
@@ -46,6 +47,11 @@ FEATURES: tuple[Feature, ...] = (
     LLM,  # recipe llm's ties to the loop: endpoint, editor's extras, `budget` gate, model usage
     ENVIRONMENTS,  # `setup` builds the job's environment, cached
     EVIDENCE,  # what a batch's tests ran of its changes, its edit shapes, the plan's forecast
+)
+# The server's (bot/server/context.py): the same, and what only GitHub shows.
+SERVER_FEATURES: tuple[Feature, ...] = (
+    *FEATURES,
+    CHECK_RUNS,  # Stepwise's own check runs on the batch commits and the branch head
 )
 
 

@@ -155,6 +155,8 @@ class LocalCampaignPort:
                 return self._view(entry, f"an earlier job of this change (issue #{earlier}) was "
                                          "found in the checkout and is followed instead of "
                                          "starting another")
+            if (unmerged := self._unmerged_branch(path, store)) is not None:
+                return JobView(state=RepoState.NEEDS_HUMAN, reason=unmerged)
             number = max([0, *store.numbers()]) + 1
             session = self._session(entry, number)
             # It stops at its own plan gate.
@@ -181,6 +183,25 @@ class LocalCampaignPort:
                 return number
         return None
 
+    def _unmerged_branch(self, path: Path, store: FileStore) -> str | None:
+        """Why no job starts where an earlier job of the same change ended (cancelled or failed)
+        and left its branch unmerged: another would duplicate its work. None: none did."""
+        repository = Repository(path)
+        head = repository.resolve("HEAD")
+        for number in sorted(store.numbers(), reverse=True):
+            job = store.load(number)
+            if job is None or job.title != self.task.title:
+                continue
+            tip = repository.branch_head(job.branch)
+            if tip is None or tip == job.base_sha or (head and repository.is_ancestor(tip, head)):
+                continue
+            delete = shlex.join(["git", "-C", str(path), "branch", "-D", job.branch])
+            retry = steer_command(Path(self.part_of), "retry-failed")
+            return (f"the checkout has `{job.branch}`, the unmerged branch of an earlier job of "
+                    f"this change (#{number}, {job.status}); no second job was started: merge "
+                    f"that branch, or delete it (`{delete}`), then `{retry}`")
+        return None
+
     def read(self, entry: RepoEntry, *, passes_gates: bool) -> JobView:
         return self._view(entry)  # a local job's plan gate is passed only when it starts
 
@@ -189,6 +210,8 @@ class LocalCampaignPort:
                  JobAction.CANCEL: Verb.CANCEL, JobAction.SKIP: Verb.CANCEL}
         if action is JobAction.SKIP and (not entry.job or entry.state not in OPEN_STATES):
             return self._view(entry)  # nothing started there to cancel
+        if action is JobAction.RETRY and not entry.job:
+            return self.start(entry)  # stopped before its job started (an unmerged branch)
         try:
             session = self._session(entry, int(entry.job))
             if action is JobAction.REPLAN:

@@ -1,5 +1,8 @@
-"""The forge port: what the engine tells the outside world and what it asks of the repository's
-CI (local mode's side: adapters/local_forge.py; server mode's: bot/github/forge.py)."""
+"""The ports: the forge, split by who asks (`Publisher`: what the engine tells people;
+`CiForge`: the CI feature's questions to the repository's CI; `CheckRunPublisher`: the check
+runs feature's; `Forge`, all three, is what a mode wires: local mode's side
+adapters/local_forge.py, server mode's bot/github/forge.py), the job store, the workspace, the
+sandbox, the environment store and the clock."""
 
 from __future__ import annotations
 
@@ -67,7 +70,9 @@ class RerunRefused:
     instead: str
 
 
-class Forge(Protocol):
+class Publisher(Protocol):
+    """What the engine and every feature tell the people steering a job."""
+
     def publish(self, job: Job, kind: Publication, text: str) -> None:
         """Show `text` to the people steering `job`. A forge that can fail keeps what it could
         not show in the job's outbox (jobs/kernel/outbox.py) instead of raising."""
@@ -77,6 +82,10 @@ class Forge(Protocol):
         """Record in `job`, before it is saved, that `kind` is owed (so a worker that dies
         before publishing leaves it owed, for the reconciler)."""
         ...
+
+
+class CiForge(Protocol):
+    """What the CI feature (jobs/features/ci/) asks of the repository's CI."""
 
     def ci_report(self, job: Job, sha: str) -> CiReport | None:
         """The checks and statuses on `sha` now, and what the base branch requires; None when
@@ -96,11 +105,22 @@ class Forge(Protocol):
         each with what a person presses instead."""
         ...
 
+
+class CheckRunPublisher(Protocol):
+    """What the check runs feature (jobs/features/check_runs/, server only) sends."""
+
     def publish_check_run(self, job: Job, draft: CheckRunDraft) -> None:
         """Create or update Stepwise's own check run `draft` (found again by its external id,
         so repeating it never makes a second run). Owed in the outbox under
         `check:<external id>` until GitHub confirms it; local mode ignores it."""
         ...
+
+
+class Forge(Publisher, CiForge, CheckRunPublisher, Protocol):
+    """All of the forge's ports, as each mode wires one object (local mode:
+    jobs/adapters/local_forge.py; the server: bot/github/forge.py). The engine uses
+    `Publisher`; a feature takes the narrow port it needs from it (ci/port.py,
+    check_runs/port.py)."""
 
 
 # -- the job store, the workspace, the sandbox and the clock (DESIGN.md "Layout") ----------------

@@ -174,3 +174,15 @@ def test_every_old_readme_section_has_a_home_in_the_site() -> None:
     homeless = [f"{section} -> {name}" for section, name in OLD_README_SECTIONS.items()
                 if not (DOCS / name).is_file() or len(page(name).splitlines()) < 5]
     assert homeless == []
+
+
+
+def test_every_path_the_architecture_page_names_exists() -> None:
+    """The architecture page's paths (`jobs/engine/context.py`, `tests/jobs/recipes/`,
+    `pyproject.toml`, ...) are files and folders of the tree; a path with a `<name>` to fill
+    in (`jobs/features/<name>/`) is an example to create, not read."""
+    named = set(re.findall(r"`((?:jobs|bot|tests|scripts|docs|bench)/[\w./-]*|[\w-]+\.(?:toml|yml))`",
+                           layout_section()))
+    assert len(named) > 40
+    assert {"scripts/removal_drill.py", "bot/server/steer.py", "jobs/composition.py"} <= named
+    assert sorted(path for path in named if not (README.parent / path).exists()) == []

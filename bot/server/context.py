@@ -30,7 +30,7 @@ from bot.settings import Settings
 from jobs.adapters.environments import EnvironmentCache
 from jobs.adapters.sandbox import Sandbox, make_sandbox
 from jobs.basics.errors import RetryClass, StepwiseError
-from jobs.composition import BUILT_IN, FEATURES, install
+from jobs.composition import BUILT_IN, SERVER_FEATURES, install
 from jobs.engine.engine import Feature, Services
 from jobs.kernel.job import Job
 from jobs.recipes import RecipeDefinition
@@ -51,7 +51,7 @@ class ServerContext:
     github: GitHubApp
     sandbox: Sandbox
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
-    features: tuple[Feature, ...] = FEATURES  # the features the workers run, in hook order
+    features: tuple[Feature, ...] = SERVER_FEATURES  # the features the workers run, in hook order
     recipes: tuple[RecipeDefinition, ...] = BUILT_IN  # the recipes the workers run
 
     def __post_init__(self) -> None:

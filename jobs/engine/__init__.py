@@ -4,9 +4,9 @@ decide and reaches the outside only through the ports (jobs/ports.py).
 - `engine.py`: the loop: a status -> handler table, and `SAFE_POINT` (a cancel asked for), after
   which the features' hooks run in the order of the features' tuple (jobs/composition.py).
 - `context.py`: what every step works with: the record, the services, the worktree, opening a
-  gate; `Feature` and its named hook points (safe point, after push, adopt, before a milestone
-  ends, after revert, at end, the batch hooks, the edit, the environment, the planned and
-  start checks, the validation and the verdict before a commit).
+  gate; `Feature` and its named hook points (safe point, after push, committed, adopt, before a
+  milestone ends, after revert, at end, after the steps, the batch hooks, the edit, the
+  environment, the planned and start checks, the validation and the verdict before a commit).
 - `validation_hooks.py`: what a feature adds to a batch's validation (a probe around the run:
   coverage) and the verdict just before its commit (the evidence's gates).
 - `start.py` (a new job and where it starts), `planning.py` (the work planned, the base's version
@@ -19,8 +19,7 @@ decide and reaches the outside only through the ports (jobs/ports.py).
 - `branch_sync.py` (the branch's commits gathered, `reconcile` applied, the accepted commits by
   people read from git); `review.py` (the final review's evidence),
   `revert.py`, `endings.py` (failed, cancelled), `note_commit.py`, `recover.py`.
-- `ci_checks.py` (Stepwise's own check runs on the batch commits and the branch head),
-  `scope_preview.py` (what a job would plan, found without starting it: a campaign's preview),
+- `scope_preview.py` (what a job would plan, found without starting it: a campaign's preview),
   `usecases.py` (what local and server mode share: steer with a verb, instruct, revert, status,
   reload the config; each mode wires only saving and carrying on).
 

@@ -6,7 +6,6 @@ import shlex
 
 from jobs.basics.errors import ErrorInfo
 from jobs.decisions.blame import NOT_THE_EDITS, Cause
-from jobs.engine import ci_checks
 from jobs.engine.attempt import NOTHING_TO_CHANGE, AttemptOutcome, Result
 from jobs.engine.attempt_outcome import record_changes
 from jobs.engine.baseline import forget_reused_baseline
@@ -116,7 +115,9 @@ def record(engine: JobContext, batch: Batch, attempt: Attempt, outcome: AttemptO
         engine.event("batch", f"batch {batch.number} committed", batch.number)
         engine.save(touched=touched)
         engine.publish(Publication.PROGRESS, render_card(job))
-        ci_checks.publish_batch_check(engine, batch)
+        for feature in engine.features():
+            if feature.committed is not None:
+                feature.committed(engine, batch)
     elif outcome.result is Result.SKIPPED:
         batch.set_status(BatchStatus.SKIPPED)
         batch.reason = outcome.reason

@@ -129,7 +129,8 @@ class MilestoneEndHook(Protocol):
 class JobHook(Protocol):
     """`planned`: the batches are planned, before the baseline runs and the plan is shown;
     `after_revert`: a batch was reverted and recorded; `at_end`: the job has just ended
-    (completed, failed or cancelled; saved, its summary not yet published)."""
+    (completed, failed or cancelled; saved, its summary not yet published); `after_steps`: the
+    engine stops running steps (whatever the reason), before it returns."""
 
     def __call__(self, engine: JobContext, /) -> None: ...
 
@@ -202,10 +203,12 @@ class Feature:
     active: Callable[[Job], bool] = lambda _job: True
     safe_point: SafePointHook | None = None
     after_push: AfterPushHook | None = None
+    committed: AfterPushHook | None = None  # a batch commit recorded and saved (check runs)
     adopt: AdoptHook | None = None  # a batch commit found on the branch (branch_sync)
     before_milestone_end: MilestoneEndHook | None = None
     after_revert: JobHook | None = None
     at_end: JobHook | None = None
+    after_steps: JobHook | None = None  # the engine stops: at a gate, an end, a wait (check runs)
     batch: BatchHooks | None = None  # its part of a batch's step (bisect: split a failed batch)
     planned: JobHook | None = None  # the plan is made, before it is shown (llm: the edit format)
     start_check: StartCheck | None = None  # refuse a spec it cannot run (llm: no endpoint)
@@ -331,7 +334,7 @@ class JobContext:
         """The features' batch hooks, in order (the first that takes a step ends the search)."""
         return (f.batch for f in self.features() if f.batch is not None)
 
-    def run_hooks(self, point: Literal["planned", "after_revert", "at_end"]) -> None:
+    def run_hooks(self, point: Literal["planned", "after_revert", "at_end", "after_steps"]) -> None:
         for feature in self.features():
             if (hook := getattr(feature, point)) is not None:
                 hook(self)

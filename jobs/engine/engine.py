@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from jobs.basics.errors import ErrorInfo, RetryClass, StepwiseError
-from jobs.engine import ci_checks, endings, review
+from jobs.engine import endings, review
 from jobs.engine.baseline import recheck_baseline
 from jobs.engine.batch_run import changed_nothing, milestone_gate, milestone_note, run_batch
 from jobs.engine.context import (
@@ -59,7 +59,7 @@ class Engine(JobContext):
         shows where the job stopped.
         """
         outcome = self._steps(max_steps)
-        ci_checks.publish_job_check(self)
+        self.run_hooks("after_steps")
         return outcome
 
     def _steps(self, max_steps: int | None) -> Outcome:
@@ -108,7 +108,7 @@ class Engine(JobContext):
         """Record a cancellation made while nothing was running, with the note."""
         try:
             outcome = endings.finish_cancel(self)
-            ci_checks.publish_job_check(self)
+            self.run_hooks("after_steps")
             return outcome
         finally:
             self.close()

@@ -15,6 +15,7 @@ of its hooks.
 - evidence/: what a batch's tests ran of its changed lines (`uncovered_change`), whether it made
   the tests check less (`tests_weakened`), its edit shapes (`gates.auto_approve_known_shapes`)
   and the plan's forecast; the change note's `## Evidence`.
+- check_runs/: Stepwise's own check runs, on the server only (`SERVER_FEATURES`).
 
 Contract: features are independent of each other (an import contract); what two features share
 goes through the composition (e.g. bisect asks CI for candidates through a protocol it declares).

@@ -31,4 +31,5 @@ Modules:
   `ci_failed`); withdraw.py: a red per_batch commit (or one skipped at `ci_failed`) taken back
   off the branch; rerun.py: `retry` at `ci_failed`.
 - wiring.py: `FEATURE` (the features' tuple's entry) and `CANDIDATES`.
+- port.py: CI's port (`jobs.ports.CiForge`), the only part of the forge this feature reaches.
 """

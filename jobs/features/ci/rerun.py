@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from jobs.decisions.ci import CheckObservation, CiVerdict
 from jobs.engine.context import JobContext
+from jobs.features.ci.port import ci_of
 from jobs.kernel.records import CiWait
 
 RERUN_REFUSED = (
@@ -20,7 +21,7 @@ def rerun_failed(engine: JobContext, wait: CiWait, verdict: CiVerdict, what: str
     gate's reason naming the checks that could not be re-run and what to press instead."""
     job = engine.job
     again = tuple(c for c in (verdict.failing or verdict.checks) if c.done and not c.passed)
-    refused = engine.services.forge.rerun_checks(job, wait.sha, again) if again else []
+    refused = ci_of(engine).rerun_checks(job, wait.sha, again) if again else []
     not_rerun = {(r.check.name, r.check.run_id) for r in refused}
     rerun = [c for c in again if (c.name, c.run_id) not in not_rerun]
     for result in job.ci_results_of(wait.scope, wait.number):

@@ -18,6 +18,7 @@ from jobs.decisions.ci import CiState, CiVerdict
 from jobs.engine.context import JobContext, Outcome, outcome_of
 from jobs.features.ci.notes import checks_of, failure_report, scope_words
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.port import ci_of
 from jobs.features.ci.rerun import rerun_failed
 from jobs.features.ci.rules import WORKFLOWS_DIR, CiRequirement, ci_verdict, expects_ci
 from jobs.features.ci.withdraw import Held, withdraw_failed, withdraw_skipped
@@ -34,7 +35,7 @@ Scope = Literal["milestone", "batch"]
 def begin(engine: JobContext, *, scope: Scope, number: int, sha: str) -> bool:
     """Start waiting for CI on `sha`; False when this forge has no CI (local mode)."""
     job = engine.job
-    report = engine.services.forge.ci_report(job, sha)
+    report = ci_of(engine).ci_report(job, sha)
     if report is None:
         return False
     if not _has_ci(engine, report, sha):
@@ -66,7 +67,7 @@ def _has_ci(engine: JobContext, report: CiReport, sha: str) -> bool:
         "ls-tree", "--name-only", f"{sha}:{WORKFLOWS_DIR}", check=False).split()
     if expects_ci(need, on_commit=(), on_base=(), workflow_files=workflows):
         return True
-    base = engine.services.forge.ci_report(job, job.base_sha)
+    base = ci_of(engine).ci_report(job, job.base_sha)
     return base is not None and expects_ci(need, on_commit=(), on_base=base.observed,
                                            workflow_files=())
 
@@ -173,7 +174,7 @@ def check(engine: JobContext) -> Outcome | None:
     job = engine.job
     wait = job.ci_wait
     assert wait is not None
-    forge = engine.services.forge
+    forge = ci_of(engine)
     if wait.scope == "batch":
         batch = next((b for b in job.batches if b.number == wait.number), None)
         if batch is not None and batch.status is BatchStatus.SKIPPED:

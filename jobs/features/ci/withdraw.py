@@ -14,6 +14,7 @@ from jobs.adapters.workspace import WithdrawRefusedError
 from jobs.decisions.ci import CiVerdict
 from jobs.engine.context import JobContext
 from jobs.features.ci.notes import attempt_failure, checks_of
+from jobs.features.ci.port import ci_of
 from jobs.kernel.job import Batch
 from jobs.kernel.model import BatchStatus, Gate
 from jobs.kernel.records import CiWait
@@ -31,7 +32,7 @@ def withdraw_failed(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> Hel
     count a failed attempt whose evidence is the failing checks."""
     job = engine.job
     batch = job.batch(wait.number)
-    failures = engine.services.forge.ci_failures(job, wait.sha, verdict.failing)
+    failures = ci_of(engine).ci_failures(job, wait.sha, verdict.failing)
     error = attempt_failure(wait, verdict, failures)
     attempt = batch.last_attempt
     if attempt is not None:

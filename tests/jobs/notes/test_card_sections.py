@@ -25,14 +25,16 @@ def lamp_job() -> Job:
 
 def test_a_feature_s_card_section_puts_its_lines_at_their_places() -> None:
     job = lamp_job()
+    without = render_plan(job).splitlines()
     with installed(PARTS):
         plan, card = render_plan(job), render_card(job, fold_finished=False)
     lines = plan.splitlines()
-    after_branch = lines[lines.index(f"- Branch: `{job.branch}`") + 1:]
-    assert after_branch[0].startswith("- CI is not used in local mode")  # CI's, installed first
-    # Installed last, the lamp's line follows the built-in features' own (evidence's forecast).
+    branch = lines.index(f"- Branch: `{job.branch}`")
+    after_branch = lines[branch + 1:]
+    # Installed last, the lamp's line follows the built-in features' own (CI's, evidence's
+    # forecast: those the tree has), which stay as they were.
     lamp = after_branch.index("- Lamp: 2 batches lit")
-    assert lamp > 0 and any(line.startswith("- forecast:") for line in after_branch[:lamp])
+    assert lamp > 0 and after_branch[:lamp] == without[branch + 1:branch + 1 + lamp]
     status = card.index("Status: `")
     assert status < card.index("The lamp is on.") < card.index("Milestone 1 (")
     batch_one = next(line for line in card.splitlines() if "batch 1:" in line)

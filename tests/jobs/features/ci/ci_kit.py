@@ -16,6 +16,7 @@ from jobs.adapters.workspace import Repository
 from jobs.engine.context import Outcome, Services
 from jobs.engine.engine import Engine
 from jobs.engine.start import create_job
+from jobs.features.check_runs.wiring import FEATURE as CHECK_RUNS
 from jobs.inputs.spec import IssueTask
 from jobs.kernel.job import Job
 from jobs.recipes.llm_settings import LlmSettings
@@ -84,7 +85,7 @@ def rig(tmp_path: Path, *, ci: dict[str, Any] | None = None, has_ci: bool = True
     services = Services(repository=repository, store=FileStore(repository.state_dir),
                         sandbox=make_sandbox(require_isolation=False), forge=forge, clock=clock,
                         llm=llm, voice=server_voice(),  # the CI rig plays server mode
-                        features=WITHOUT_BISECT)
+                        features=(*WITHOUT_BISECT, CHECK_RUNS))  # and the server's check runs
     job = create_job(task or issue(), NUMBER, services)
     if server:
         job.server.installation_id = 1  # what a server job carries; the plan's CI line reads it

@@ -13,6 +13,7 @@ from contextlib import suppress
 from jobs.adapters.sandbox_view import REPO_MOUNT
 from jobs.basics.voice import LOCAL, Voice
 from jobs.engine.context import CancelSignal, JobContext
+from jobs.features.check_runs.port import check_runs_of
 from jobs.kernel.feature_parts import (
     LineMark,
     batch_marks,
@@ -56,7 +57,7 @@ def publish_batch_check(engine: JobContext, batch: Batch) -> None:
                                         title=f"attempt {previous.number}: {failed.display}")
         annotations += [Annotation(a.path, a.line, a.message, "warning", a.title) for a in found]
     annotations += [_annotation(mark) for mark in batch_marks(job, batch)]
-    engine.services.forge.publish_check_run(job, batch_check(
+    check_runs_of(engine).publish_check_run(job, batch_check(
         job_id=job.id, number=batch.number, total=len(job.batches),
         files=batch.changed_files or batch.files, head_sha=batch.commit,
         commands=attempt.commands, earlier_failures=earlier, annotations=annotations,
@@ -103,7 +104,7 @@ def publish_job_check(engine: JobContext) -> None:
     # At a gate the run's text is the whole gate report (cut to GitHub's 65,535 bytes), which a
     # comment too long for GitHub points to.
     report = gate_prompt(job, voice=engine.services.voice) if state is JobCheckState.AT_GATE else ""
-    engine.services.forge.publish_check_run(job, job_check(
+    check_runs_of(engine).publish_check_run(job, job_check(
         job_id=job.id, head_sha=job.head_sha, state=state, headline=headline,
         command=command, meaning=meaning, card=report, evidence=evidence,
         annotations=[_annotation(mark) for mark in job_marks(job)]))

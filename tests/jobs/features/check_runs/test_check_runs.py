@@ -1,12 +1,13 @@
-"""Stepwise's own check runs (jobs/engine/ci_checks.py): `Stepwise / batch K` carries the
-validation evidence and the earlier failed attempts' annotations; `Stepwise` follows the job
-and is sent again only when what it says changed."""
+"""Stepwise's own check runs (jobs/features/check_runs/, a server-only feature): `Stepwise /
+batch K` carries the validation evidence and the earlier failed attempts' annotations;
+`Stepwise` follows the job and is sent again only when what it says changed. Local mode has
+none."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.engine import ci_checks
+from jobs.features.check_runs import publish as ci_checks
 from jobs.kernel.gates import Verb, apply_verb
 from jobs.kernel.model import JobStatus
 from jobs.kernel.records import Attempt, CommandEvidence
