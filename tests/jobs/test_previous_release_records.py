@@ -1,20 +1,18 @@
 """A job record written by the previous release (the real `stepwise` command of commit
-PREVIOUS_RELEASE, from `git archive`, as the rolling upgrade test runs it) loads in this one and
-the job finishes: the fields a feature's part of the record replaced (base_moves' `base_merges`,
-`base_checked`, ...) are read into that part (jobs/kernel/record_upgrades.py `parts_from_fields`),
-and the change note still lists the merge the old release made.
+PREVIOUS_RELEASE, tests/kit/previous_release.py, run from its tree as the rolling upgrade test
+runs it) loads in this one and the job finishes: the fields a feature's part of the record
+replaced (base_moves' `base_merges`, `base_checked`, ...) are read into that part
+(jobs/kernel/record_upgrades.py `parts_from_fields`), and the change note still lists the merge
+the old release made.
 
 Real git repositories and real validation in local mode; nothing is mocked.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
-import sys
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,6 @@ import pytest
 from jobs.features.base_moves.record import BaseMoves, moves
 from jobs.kernel.gates import Verb
 from jobs.kernel.model import Gate, JobStatus
-from tests.bot.server.test_rolling_upgrade import PREVIOUS_RELEASE
 from tests.jobs.features.base_moves.kit import move_base
 from tests.kit.local_e2e import (
     NUMBER,
@@ -35,10 +32,7 @@ from tests.kit.local_e2e import (
     state_path,
     write_issue,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
-OLD_STEPWISE = [sys.executable, "-c", "import sys; from bot.cli.main import app; "
-                "sys.argv[0] = 'stepwise'; app()"]
+from tests.kit.previous_release import OLD_STEPWISE, previous_release_tree
 
 pytestmark = pytest.mark.slow
 
@@ -46,15 +40,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def previous_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The previous release's `bot/` and `jobs/`."""
-    target = tmp_path_factory.mktemp("previous-release")
-    archived = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", PREVIOUS_RELEASE,
-                               "bot", "jobs"], capture_output=True, check=False)
-    assert archived.returncode == 0, (
-        f"the previous release's commit {PREVIOUS_RELEASE} is not in this clone "
-        f"({archived.stderr.decode()[:200]}); fetch the full history (git fetch --unshallow)")
-    with tarfile.open(fileobj=io.BytesIO(archived.stdout)) as tar:
-        tar.extractall(target, filter="data")
-    return target
+    return previous_release_tree(tmp_path_factory.mktemp("previous-release"))
 
 
 def old_stepwise(tree: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -18,10 +18,6 @@ No task fails in phases 1 and 2, and no worker logs "Invalid attribute name" nor
 
 from __future__ import annotations
 
-import io
-import subprocess
-import sys
-import tarfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,16 +36,11 @@ from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE, sample_repo
 from tests.kit.chaos.settings import SHORT
 from tests.kit.github import FakeGitHub
 from tests.kit.github_model import FakeRepo
+from tests.kit.previous_release import OLD_STEPWISE, previous_release_tree
 from tests.kit.redis_server import running_redis
 from tests.kit.stepwise_procs import SECRET, base_env, stepwise_serve, stepwise_worker, stop
 from tests.kit.webhooks import deliver, make_event
 
-# The last commit of 0.1.0: main when 0.2.0 began. Move it to the previous release's last
-# commit at each release.
-PREVIOUS_RELEASE = "ba4a086"
-ROOT = Path(__file__).resolve().parents[3]
-OLD_STEPWISE = [sys.executable, "-c", "import sys; from bot.cli.main import app; "
-                "sys.argv[0] = 'stepwise'; app()"]
 MAINTAINER = "maria"
 SETTLE_S = 120.0
 
@@ -59,15 +50,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(420
 @pytest.fixture(scope="module")
 def previous_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The previous release's source tree (its `bot/` and `jobs/`)."""
-    target = tmp_path_factory.mktemp("previous-release")
-    archived = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", PREVIOUS_RELEASE,
-                               "bot", "jobs"], capture_output=True, check=False)
-    assert archived.returncode == 0, (
-        f"the previous release's commit {PREVIOUS_RELEASE} is not in this clone "
-        f"({archived.stderr.decode()[:200]}); fetch the full history (git fetch --unshallow)")
-    with tarfile.open(fileobj=io.BytesIO(archived.stdout)) as tar:
-        tar.extractall(target, filter="data")
-    return target
+    return previous_release_tree(tmp_path_factory.mktemp("previous-release"))
 
 
 def old_env(env: dict[str, str], tree: Path) -> dict[str, str]:
