@@ -78,6 +78,18 @@ REMOVALS: tuple[Removal, ...] = (
 )
 
 
+# Removals that do not pass yet, and why: the drill expects them to fail (and fails when one
+# passes, so this list only shrinks). Issue 42's follow-up.
+BLOCKED: dict[str, str] = {
+    "campaigns": "the server's and local mode's campaign code (bot/server/campaigns/, "
+                 "bot/plumbing/campaign_store.py, bot/taskcenter/campaign_pages.py, "
+                 "bot/commands/campaign.py, jobs/local_campaigns.py) imports it: campaigns are "
+                 "a mode-level feature with no hook list of their own yet",
+    "recipe llm": "recipe command's `fallback: llm` (jobs/recipes/command.py) and the llm "
+                  "feature import the llm recipe's modules",
+}
+
+
 def tracked_files() -> list[str]:
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             cwd=ROOT, capture_output=True, check=True).stdout
@@ -195,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="removals drilled at once (default: one per core)")
     args = parser.parse_args(argv)
-    by_name = {r.name.removeprefix("recipe "): r for r in REMOVALS}
+    by_name = {r.name.replace(" ", "-"): r for r in REMOVALS}  # `recipe-llm`
     unknown = [n for n in args.names if n not in by_name]
     if unknown:
         sys.stderr.write(f"unknown removal(s) {unknown}; known: {sorted(by_name)}\n")
@@ -216,7 +228,12 @@ def main(argv: list[str] | None = None) -> int:
                 failed.append(removal.name)
     say(f"removal drill: {len(chosen) - len(failed)} of {len(chosen)} removals pass in "
         f"{time.monotonic() - started:.0f} s" + (f"; failed: {', '.join(failed)}" if failed else ""))
-    return 1 if failed else 0
+    expected = {r.name for r in chosen if r.name in BLOCKED}
+    for name in sorted(expected - set(failed)):
+        say(f"{name} passes now: take it off BLOCKED in scripts/removal_drill.py")
+    for name in sorted(expected & set(failed)):
+        say(f"{name}: blocked, as known: {BLOCKED[name]}")
+    return 0 if set(failed) == expected else 1
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli.output import console, guarded, plain, verbatim
+from bot.cli.output import console, guarded, plain, print_markdown
 from jobs.local_campaigns import run_campaign
 
 
@@ -37,7 +37,7 @@ def campaign(
         result = run_campaign(issue, repos or [], command=command, yes=yes,
                               state_dir=state)
         for line in result.said:
-            console.print(plain(line))
-        console.print(verbatim(result.dashboard))
+            console.print(plain(line), soft_wrap=True)
+        print_markdown(result.dashboard)
         raise typer.Exit(result.exit_code)
     guarded(action)

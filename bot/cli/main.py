@@ -17,9 +17,10 @@ from rich.text import Text
 from bot.cli.campaign import campaign
 from bot.cli.config import check_config
 from bot.cli.demo import demo
-from bot.cli.output import console, finish, guarded, show, verbatim
+from bot.cli.output import console, finish, guarded, plain, print_markdown, show
 from bot.cli.server import serve, worker
 from jobs.basics.errors import BadInputError
+from jobs.basics.voice import shell_words
 from jobs.composition import install, report
 from jobs.kernel.gates import Verb, split_skip_words
 from jobs.kernel.model import BatchStatus, JobStatus
@@ -65,7 +66,7 @@ def resumable_on_interrupt(running: LocalSession) -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        console.print(interruption_message(running), markup=False)
+        console.print(plain(interruption_message(running)), soft_wrap=True)
         raise typer.Exit(EXIT_INTERRUPTED_BY_USER) from None
 
 
@@ -187,7 +188,8 @@ def instruct(text: Annotated[str, typer.Argument(help="The standing instruction.
              repo: RepoOption, number: NumberOption = None) -> None:
     """Add a standing instruction for later llm batches."""
     def action() -> None:
-        console.print(session(repo, number, command="instruct").instruct(text))
+        console.print(plain(session(repo, number, command="instruct").instruct(text)),
+                      soft_wrap=True)
     guarded(action)
 
 
@@ -210,7 +212,7 @@ def status(repo: RepoOption, number: NumberOption = None, server: Annotated[bool
             code = outcome.exit_code
             if outcome.status is JobStatus.INTERRUPTED:
                 card += "\n\n" + outcome.message
-        console.print(verbatim(card))
+        print_markdown(card)
         raise typer.Exit(code)
     guarded(action)
 
@@ -259,9 +261,9 @@ def _local_jobs(repo: Path) -> None:
                       f"{done}/{len(job.batches)} completed", Text(job.branch))
     if found:
         console.print(table)
-    console.print(f"{len(found)} local job{'' if len(found) == 1 else 's'} in {repo}"
-                  + ("" if found else "; start one with `stepwise run --repo PATH --issue "
-                     "FILE.md`"), markup=False)
+    start = shell_words("stepwise", "run", "--repo", str(repo), "--issue", "FILE.md")
+    said = f"{len(found)} local job{'' if len(found) == 1 else 's'} in {repo}"
+    console.print(plain(said + ("" if found else f"; start one with `{start}`")), soft_wrap=True)
 
 
 @app.command("llm-report")
@@ -274,7 +276,7 @@ def llm_report(repo: RepoOption, number: NumberOption = None) -> None:
         if job is None:
             raise BadInputError(f"no job #{chosen.number} in {repo}",
                                 hint="list the jobs with `stepwise jobs --repo PATH`")
-        console.print(verbatim(report("llm", job)))
+        print_markdown(report("llm", job))
     guarded(action)
 
 

@@ -24,7 +24,11 @@ console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
 # Lines that may hold a command are printed with soft_wrap=True: never wrapped by Stepwise (the
 # terminal folds a long line only on screen), so a command copied from an 80-column terminal
-# keeps its `--repo PATH`.
+# keeps its `--repo PATH`; Markdown is laid out as wide as its longest line (print_markdown),
+# so neither a paragraph nor a table cell is wrapped or cut; and every command (a code span
+# `stepwise …`) is put on a line of its own (commands_apart), so a triple-click copies it whole.
+COMMAND_PREFIX = "stepwise "
+WIDE = 4096  # the width Markdown is laid out at: wider than any line Stepwise writes
 
 _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")  # a Markdown backslash escape
 _BARE_UNDERSCORE = re.compile(r"(?<!\\)_")  # not escaped already
@@ -34,25 +38,50 @@ EXIT_BAD_INPUT = 2
 EXIT_BUSY = 6  # another process is advancing the job (DESIGN's codes are 0-5)
 
 
+def commands_apart(line: str) -> list[str]:
+    """`line` in pieces, each command code span (`stepwise …`) a piece of its own between the
+    text before and after it (glue of punctuation alone, such as ", ", is dropped)."""
+    parts = line.split("`")
+    if len(parts) % 2 == 0 or not any(p.startswith(COMMAND_PREFIX) for p in parts[1::2]):
+        return [line]
+    pieces: list[str] = []
+    current = ""
+    for index, part in enumerate(parts):
+        if index % 2 and part.startswith(COMMAND_PREFIX):
+            if current.strip(" ,;.:"):
+                pieces.append(current.rstrip() if not pieces else current.strip())
+            pieces.append(f"`{part}`")
+            current = ""
+        else:
+            current += f"`{part}`" if index % 2 else part
+    if current.strip(" ,;.:"):
+        pieces.append(current.strip())
+    return pieces
+
+
 def plain(text: str, style: str = "") -> Text:
     """Text printed exactly as written: nothing is read as rich markup, and a `code span`
-    shows without its backticks (styled instead); fence lines of a code block are dropped."""
+    shows without its backticks (styled instead); fence lines of a code block are dropped; a
+    command stands on a line of its own, indented."""
     out, fenced, first = Text(style=style), False, True
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
+    for raw in text.splitlines():
+        if raw.lstrip().startswith("```"):
             fenced = not fenced
             continue
-        if not first:
-            out.append("\n")
-        first = False
-        if fenced:  # command output: verbatim, backticks and all
-            out.append(line)
-            continue
         # Markdown escapes (jobs/basics/markdown_safe.py writes them for GitHub) are not shown.
-        line = line.replace("\\`", _TICK)
-        for index, part in enumerate(line.split("`")):
-            shown = part if index % 2 else _ESCAPED.sub(r"\1", part)
-            out.append(shown.replace(_TICK, "`"), style="bold" if index % 2 else "")
+        pieces = [raw] if fenced else commands_apart(raw.replace("\\`", _TICK))
+        for piece in pieces:
+            if not first:
+                out.append("\n")
+            first = False
+            if fenced:  # command output: verbatim, backticks and all
+                out.append(piece)
+                continue
+            if piece.startswith(f"`{COMMAND_PREFIX}"):
+                piece = "  " + piece
+            for index, part in enumerate(piece.split("`")):
+                shown = part if index % 2 else _ESCAPED.sub(r"\1", part)
+                out.append(shown.replace(_TICK, "`"), style="bold" if index % 2 else "")
     return out
 
 
@@ -66,8 +95,24 @@ def verbatim(text: str) -> Markdown:
             parts = line.split("`")
             line = "`".join(part if index % 2 else _BARE_UNDERSCORE.sub(r"\\_", part)
                             for index, part in enumerate(parts))
+            if not line.lstrip().startswith("|"):  # a table cell keeps its commands
+                line = "  \n".join(commands_apart(line))  # hard breaks around each command
         lines.append(line)
     return Markdown("\n".join(lines))
+
+
+def print_markdown(text: str) -> None:
+    """Markdown laid out as wide as its longest line, each line printed with its trailing
+    padding removed and soft_wrap: no paragraph, command or table cell is wrapped or cut."""
+    wide = Console(width=WIDE, highlight=False, force_terminal=console.is_terminal,
+                   no_color=console.no_color,
+                   color_system="auto" if console.color_system else None)
+    with wide.capture() as captured:
+        wide.print(verbatim(text))
+    for line in captured.get().splitlines():
+        shown = Text.from_ansi(line)
+        shown.rstrip()
+        console.print(shown, soft_wrap=True)
 
 
 def show(kind: Publication, text: str) -> None:
@@ -80,7 +125,7 @@ def show(kind: Publication, text: str) -> None:
         status_line = next((line for line in text.splitlines() if line.startswith("Status:")), "")
         console.print(Text("  ") + plain(status_line, style="dim"))
         return
-    console.print(verbatim(text))
+    print_markdown(text)
     console.print()
 
 

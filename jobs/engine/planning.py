@@ -58,6 +58,7 @@ def end_with_nothing_to_do(engine: JobContext) -> None:
     job, repo = engine.job, engine.services.repository
     if job.head_sha == job.base_sha and repo.branch_head(job.branch) == job.base_sha:
         repo.drop_branch(job.branch, job.base_sha)
+    job.baseline, job.baseline_ok = [], None  # an earlier plan's: this plan runs none
     job.set_status(JobStatus.RUNNING)
     job.set_status(JobStatus.COMPLETED)
     engine.event("completed", nothing_to_do(job))

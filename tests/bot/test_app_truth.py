@@ -115,5 +115,6 @@ def test_a_spec_edited_to_match_nothing_ends_the_job_saying_so_and_makes_nothing
     plan = next(b for b in world.bodies(1) if "## Plan for #1" in b)
     assert "needs your answer" not in plan and "/stepwise approve" not in plan
     assert "Nothing to do: nothing to change: spec field `find`" in plan
+    assert ": not run\n" in plan and "passes (" not in plan  # the first plan's baseline is gone
     branches = git(world.repo.path, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
     assert branches.split() == ["main"] and world.repo.pulls == {}

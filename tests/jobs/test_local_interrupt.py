@@ -47,8 +47,9 @@ def test_ctrl_c_says_where_the_job_stands_and_approve_resumes_it(tmp_path: Path)
     assert first.returncode == 130, out
     words = " ".join(out.split())
     assert "Interrupted (Ctrl-C): job #1 stopped; it was planning (no batch had started)" in words
-    assert f"Resume it with `stepwise run --repo {repo} --issue {issue} --number 1`" in words
-    assert f"or `stepwise approve --repo {repo} --number 1`" in words
+    assert out.splitlines()[0].endswith("Resume it with")  # each command on a line of its own
+    assert f"  stepwise run --repo {repo} --issue {issue} --number 1" in out.splitlines()
+    assert f"  stepwise approve --repo {repo} --number 1" in out.splitlines()
     assert load_job(repo, 1).status is JobStatus.INTERRUPTED
 
     resumed = cli("approve", "--repo", repo)  # the only live job, interrupted: resumed

@@ -177,18 +177,25 @@ def _samples(entries: list[RepoEntry]) -> list[str]:
 
 
 def _next_moves(campaign: Campaign, say: Callable[[str], str]) -> list[str]:
-    def c(words: str) -> str:
-        return code(say(words))
-    if campaign.status is CampaignStatus.PLAN:
-        return [f"This is the preview; no repository was changed. To start: {c('approve all')}"
-                f" (or {c('approve <repo>')} for one), or {c('cancel')}."]
-    if campaign.status is CampaignStatus.HALTED:
-        return [f"Halted. Fix the spec or the repositories, then {c('resume')}; "
-                f"{c('retry-failed')} retries the repositories that need a human."]
-    if campaign.status is CampaignStatus.PAUSED:
-        return [f"Paused. {c('resume')} starts the next wave."]
-    if campaign.status is CampaignStatus.RUNNING:
-        return [f"Commands: {c('approve all')} passes every plan and milestone gate, "
-                f"{c('retry-failed')}, {c('skip <repo> <reason>')}, {c('pause')}, "
-                f"{c('cancel')}, {c('add <repo>')}."]
-    return []
+    """What to type next: each command at the end of a list item of its own (a CLI prints it
+    on a line of its own, whole; bot/cli/output.py)."""
+    def item(what: str, words: str) -> str:
+        return f"- {what}: {code(say(words))}"
+    moves: dict[CampaignStatus, tuple[str, list[str]]] = {
+        CampaignStatus.PLAN: ("This is the preview; no repository was changed.", [
+            item("To start every repository", "approve all"),
+            item("To start one", "approve <repo>"), item("To stop", "cancel")]),
+        CampaignStatus.HALTED: ("Halted. Fix the spec or the repositories, then resume.", [
+            item("To resume", "resume"),
+            item("To retry the repositories that need a human", "retry-failed")]),
+        CampaignStatus.PAUSED: ("Paused.", [item("To start the next wave", "resume")]),
+        CampaignStatus.RUNNING: ("Commands:", [
+            item("To pass every plan and milestone gate", "approve all"),
+            item("To retry the repositories that need a human", "retry-failed"),
+            item("To skip one", "skip <repo> <reason>"), item("To pause", "pause"),
+            item("To stop", "cancel"), item("To add a repository", "add <repo>")]),
+    }
+    if campaign.status not in moves:
+        return []
+    said, commands = moves[campaign.status]
+    return [said, "", *commands, ""]

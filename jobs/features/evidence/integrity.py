@@ -65,10 +65,13 @@ def shape_findings(path: str, old: FileTests, new: FileTests) -> list[Finding]:
         return [Finding(path, f"the test file no longer parses ({new.unreadable})")]
     findings = [Finding(path, f"`{marker}` added to the whole file")
                 for marker in sorted(new.file_markers - old.file_markers)]
+    added = {name: test.body for name, test in new.tests.items() if name not in old.tests}
     for name, before in old.tests.items():
         test = f"{path}::{name}"
         after = new.tests.get(name)
         if after is None:
+            if before.body and any(body == before.body for body in added.values()):
+                continue  # renamed, still collected, checking the same: nothing lost
             renamed = next((other for other, body in new.others.items()
                             if before.body and body == before.body), None)
             findings.append(Finding(test, f"renamed out of collection to `{renamed}`")

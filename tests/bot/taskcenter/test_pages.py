@@ -80,7 +80,7 @@ def test_the_job_page_is_a_timeline_with_evidence(logged_in: TestClient,
     assert "Needs a human: gate <code>failure</code>" in html
     assert '<pre class="comment">/stepwise skip &lt;reason&gt;</pre>' in html
     assert 'post this comment on <a href="https://github.com/octo-org/gadgets/pull/66"' in html
-    assert "<code>/stepwise revert &lt;batch&gt;</code>" in html
+    assert '<code class="command">/stepwise revert &lt;batch&gt;</code>' in html  # own line
     # Plan, milestones and each batch with an anchor, attempts, commands, exit codes, tails.
     assert 'id="plan"' in html and "<code>replace</code>" in html and "refactor unrelated code" in html
     assert 'id="milestone-1"' in html and 'id="milestone-2"' in html

@@ -146,7 +146,17 @@ def test_a_delivery_during_one_web_process_restart_is_answered_by_the_other(
                 first.enter_context(stepwise_serve(env, tmp_path / "web-1-again.log",
                                                    port=web_1))
                 started = len(statuses)
-                while len(statuses) < started + 8:
+
+                def back_in_rotation() -> bool:
+                    """web-1 answers deliveries again (once the balancer's next health check
+                    saw it: up to `inter` 2 s after it listens)."""
+                    later = (tmp_path / "web-1-again.log").read_text()
+                    return any(d.guid in later for _, d in statuses[started:])
+
+                deadline = time.monotonic() + 30
+                while len(statuses) < started + 8 or not back_in_rotation():
+                    if time.monotonic() > deadline:
+                        break
                     time.sleep(0.05)
                 done.set()
                 sender.join(timeout=30)

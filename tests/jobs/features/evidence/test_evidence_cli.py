@@ -28,8 +28,8 @@ def test_run_stops_at_uncovered_change_and_approve_commits(tmp_path: Path) -> No
     assert f"{FIGURE}, below evidence.min_changed_coverage (80%)" in shown
     assert "changed lines the tests did not run: pkg/orphan.py:7" in shown
     assert "approved earlier" not in shown  # --yes passed the plan gate: nobody saw its shapes
-    assert "To commit the batch with its changed lines the tests did not run: stepwise approve " \
-        "--repo" in shown
+    assert "To commit the batch with its changed lines the tests did not run:\n  stepwise " \
+        "approve --repo" in shown
     status = cli("status", "--repo", repo)
     assert FIGURE in status.text
     done = cli("approve", "--repo", repo)

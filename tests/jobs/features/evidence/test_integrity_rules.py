@@ -113,8 +113,9 @@ JS_WAYS = {
                    "(or suppress) that does not re-raise"]),
     "removed": (JS.replace('  test("subs", () => { expect(sub(2, 1)).toEqual(1) });\n', ""),
                 ["`src/calc.test.js::calc > subs`: test removed"]),
-    "renamed": (JS.replace('it("muls"', 'it("multiplies"'),
-                ["`src/calc.test.js::calc > muls`: test removed"]),
+    "renamed and loosened": (JS.replace(' it("muls", () => { assert.strictEqual(mul(2, 2), 4) ',
+                                        ' it("multiplies", () => { assert.ok(mul(2, 2)) '),
+                             ["`src/calc.test.js::calc > muls`: test removed"]),
     "describe skipped": (JS.replace('describe("calc"', 'describe.skip("calc"'),
                          [f"`src/calc.test.js::calc > {name}`: `skip` marker added"
                           for name in ("adds", "subs", "muls")]),
@@ -141,9 +142,11 @@ def test_honest_edits_of_tests_are_not_findings() -> None:
     renamed = PY.replace("legacy.old_sum(", "legacy.new_sum(")  # a codemod of the code under test
     added = PY + "\n\ndef test_more():\n    assert area() == 5\n"
     stronger = PY.replace("    assert area() == 5\n", "    assert area() == 5\n    assert area(1) == 1\n")
-    for after in (renamed, added, stronger, PY):
+    retitled = PY.replace("def test_area", "def test_area_of_a_rectangle")  # still collected
+    for after in (renamed, added, stronger, retitled, PY):
         assert lines("tests/test_calc.py", PY, after) == []
     assert lines("src/calc.test.js", JS, JS.replace("add(", "plus(")) == []
+    assert lines("src/calc.test.js", JS, JS.replace('it("muls"', 'it("multiplies"')) == []
     assert lines("tests/test_new.py", None, PY) == []  # a new test file only adds
     assert lines("src/calc.py", "x = 1\n", None) == []  # not a test file
 

@@ -1,0 +1,133 @@
+"""Every command Stepwise prints runs as printed (issue 41.3), collected from real runs of the
+CLI at an 80-column terminal, from checkouts whose paths hold spaces and outgrow the line: the
+plan gate, a failure gate, `status`, `jobs`, the campaign preview and its gates, and the
+campaign's dashboard file. Each command found is read back as a POSIX shell would
+(`shlex.split`) and parsed by the real CLI (click, as `stepwise` would, without running it):
+none is a usage error (exit 2); each stands on a line of its own (or whole in one table cell),
+never wrapped or cut; the plan gate's `approve`
+is pasted into a real shell and runs."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import typer
+from typer._click.exceptions import UsageError
+from typer.core import TyperGroup
+
+from bot.cli.main import app
+from jobs.local_campaigns import default_state_dir
+from tests.jobs.features.campaigns.test_local_campaign import checkout
+from tests.jobs.features.campaigns.test_local_campaign import issue as campaign_issue
+from tests.kit.local_e2e import NUMBER, STEPWISE, build_sample, cli, write_issue
+
+WIDTH = {"COLUMNS": "80"}
+VERBS = ("run", "approve", "retry", "skip", "cancel", "revert", "instruct", "status", "jobs",
+         "campaign", "llm-report")
+MENTION = re.compile(r"(?<![\w/.-])stepwise (?:" + "|".join(VERBS) + r")\b")
+CELL_END = re.compile(r"\s{2,}| or (?=stepwise )|$")
+
+
+def commands_in(output: str) -> list[str]:
+    """Each command printed in `output`: a line that starts with one, or a table row's cell."""
+    found = []
+    for line in output.splitlines():
+        for mention in MENTION.finditer(line):
+            start = mention.start()
+            if line[:start].strip() in ("", "•", "-"):  # a line of its own
+                found.append(line[start:].strip())
+                continue
+            before = line[:start]
+            assert before.endswith(("  ", " or ")), f"a command inside a sentence: {line!r}"
+            end = CELL_END.search(line, mention.end())
+            found.append(line[start:end.start() if end else len(line)].strip())
+    return found
+
+
+# What a person types in place of a template's placeholder (`skip … <reason>`).
+FILLED = {"<reason>": "a reason", "<batch>": "2", "<repo>": "one repo", "<dir>": "."}
+
+
+def parse(command: str) -> None:
+    """Parse `command` as the shell and then `stepwise` would, without running it (a
+    placeholder filled in as a person would)."""
+    words = [FILLED.get(word, word) for word in shlex.split(command)]
+    words = [re.sub(r"<\w+>", lambda m: FILLED[m.group(0)], word) for word in words]
+    assert words[0] == "stepwise", command
+    group = typer.main.get_command(app)
+    assert isinstance(group, TyperGroup)
+    with group.make_context("stepwise", ["--help"], resilient_parsing=True) as root:
+        sub = group.get_command(root, words[1])
+        assert sub is not None, f"no subcommand {words[1]!r}: {command}"
+        try:
+            sub.make_context(words[1], words[2:], parent=root)
+        except UsageError as error:  # typer's own click: exit code 2
+            raise AssertionError(f"{command!r} is a usage error: {error}") from None
+
+
+def test_every_printed_command_parses_and_stands_whole(tmp_path: Path) -> None:
+    place = tmp_path / "checkouts whose paths are longer than an eighty-column terminal line"
+    outputs: dict[str, str] = {}
+    repo = build_sample(place / "a repo")
+    issue = write_issue(tmp_path / "issue.md")
+    plan = cli("run", "--repo", repo, "--issue", issue, "--number", str(NUMBER), env=WIDTH)
+    assert plan.code == 3, plan.text
+    outputs["plan gate"] = plan.out
+    outputs["status"] = cli("status", "--repo", repo, "--number", str(NUMBER), env=WIDTH).out
+    broken = build_sample(place / "broken repo", broken=True)
+    failed = cli("run", "--repo", broken, "--issue", issue, "--number", "3", "--yes", env=WIDTH)
+    assert failed.code == 4, failed.text
+    outputs["failure gate"] = failed.out
+    empty = build_sample(place / "no jobs")
+    outputs["jobs"] = cli("jobs", "--repo", empty, env=WIDTH).out
+
+    fleet = [checkout(place, "one repo"), checkout(place, "two repo", broken=True)]
+    plan_file = campaign_issue(tmp_path, "canary: 2\n  wave: 2")
+    preview = cli("campaign", "--issue", plan_file, *fleet, env=WIDTH)
+    assert preview.code == 3, preview.text
+    outputs["campaign preview"] = preview.out
+    started = cli("campaign", "--issue", plan_file, "--command", "approve all", env=WIDTH)
+    assert started.code == 4, started.text
+    outputs["campaign gates"] = started.out
+    dashboard = (default_state_dir(plan_file) / "dashboard.md").read_text()
+    outputs["dashboard file"] = "\n".join(
+        f"  {span}" for span in re.findall(r"`([^`]+)`", dashboard) if MENTION.match(span))
+
+    quoted = shlex.quote(str(repo))
+    expected = {  # one of each surface, exactly as printed
+        "plan gate": f"stepwise approve --repo {quoted} --number {NUMBER}",
+        "status": f"stepwise cancel --repo {quoted} --number {NUMBER}",
+        "failure gate": f"stepwise skip --repo {shlex.quote(str(broken))} --number 3 <reason>",
+        "jobs": f"stepwise run --repo {shlex.quote(str(empty))} --issue FILE.md",
+        "campaign preview": f"stepwise campaign --issue {plan_file} --command 'approve all'",
+        "campaign gates": f"stepwise campaign --issue {plan_file} --command retry-failed",
+        "dashboard file": f"stepwise retry --repo {shlex.quote(str(fleet[1]))} --number 1",
+    }
+    for surface, output in outputs.items():
+        commands = commands_in(output)
+        assert expected[surface] in commands, (surface, commands, output)
+        for command in commands:
+            parse(command)
+    # Pasted into a real shell as printed, the plan gate's `approve` runs the first milestone
+    # (exit 3: the job waits at the milestone gate).
+    status = expected["plan gate"]
+    shell_env = {**os.environ, "PATH": f"{STEPWISE.parent}{os.pathsep}{os.environ['PATH']}",
+                 **WIDTH}
+    ran = subprocess.run(["sh", "-c", status], capture_output=True, text=True, env=shell_env,
+                         check=False, timeout=120, cwd=tmp_path)
+    assert ran.returncode == 3, (status, ran.stdout, ran.stderr)
+    assert "Waiting at gate milestone" in ran.stdout
+
+
+def test_a_usage_error_is_caught() -> None:
+    # The check itself: an unquoted path with a space is what pasting used to hit.
+    try:
+        parse("stepwise approve --repo /tmp/my repo --number 7")
+    except AssertionError as error:
+        assert "is a usage error" in str(error)
+    else:
+        raise AssertionError("an unquoted path with a space parsed")
