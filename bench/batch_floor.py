@@ -58,6 +58,8 @@ def make_repo(where: Path, batches: int, coverage: str) -> Path:
     repo = where / "repo"
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.name", "b")  # local commits are made as the checkout's identity
+    git(repo, "config", "user.email", "b@example.invalid")
     for index in range(batches):
         (repo / f"m{index:03}.py").write_text(f"def f{index}():\n    return old_call({index})\n")
     (repo / ".github").mkdir()

@@ -64,6 +64,8 @@ def build(path: Path, batches: int) -> None:
         module.parent.mkdir(parents=True, exist_ok=True)
         module.write_text("def f(x):\n    return old_api(x)\n" + "y = 1\n" * 40)
     git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.name", "b")  # local commits are made as the checkout's identity
+    git(path, "config", "user.email", "b@example.invalid")
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "init")
 

@@ -127,6 +127,8 @@ def build(path: Path, modules: int, batch_size: int, python: str) -> None:
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_text(text)
     git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.name", "b")  # local commits are made as the checkout's identity
+    git(path, "config", "user.email", "b@example.invalid")
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "init")
 

@@ -94,6 +94,8 @@ def build(path: Path, language: str, modules: int, batch_size: int) -> None:
                 f"test('m{index}', () => assert.strictEqual(require('../src/m{index}').f(1), "
                 f"{index + 1}));\n")
     git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.name", "b")  # local commits are made as the checkout's identity
+    git(path, "config", "user.email", "b@example.invalid")
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "init")
 
