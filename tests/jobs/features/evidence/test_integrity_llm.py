@@ -117,7 +117,7 @@ def test_each_weakening_is_told_to_the_model_once_then_stops_at_the_gate(
     evidence = output[output.index("Evidence of batch 1:\n"):]
     assert f"\n- tests: 3 collected, 3 passed → {after}; the tests check less ({count})\n" \
         in evidence.split("\n\n")[0] + "\n"
-    assert "To commit the batch with its weakened tests (named in the note): stepwise approve" \
+    assert "To commit the batch with its weakened tests (named in the note):\n  stepwise approve" \
         in output
     # The model was told once, by name, before the gate opened.
     [first, second] = server.requests
