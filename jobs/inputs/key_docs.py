@@ -95,6 +95,9 @@ def spec_table() -> str:
     recipe_row = (f"| `recipe` | one of {names} | {default_words(TaskSpec.model_fields['recipe'])} | "
                   f"How batches are edited: {recipes_in_words()}. |")
     rows = [recipe_row if row.startswith("| `recipe` |") else row for row in key_rows(TaskSpec)]
+    # A recipe's own keys (its `options` model) are spec keys too.
+    rows += [row for rules in registered().values() if rules.options
+             for row in key_rows(rules.options)]
     return "\n".join((HEADER, *rows))
 
 

@@ -242,5 +242,8 @@ def test_revert_validates_the_head_and_the_note_lists_what_came_back_in_line_ord
     note = show(repo, job.branch, job.note_path)
     leftovers = note.split("## Leftovers for a human to confirm", 1)[1]
     many = [line for line in leftovers.splitlines() if "many.py" in line]
-    assert many == [f"- `calc/alpha/many.py:{n} — legacy.old_sum(1)`" for n in (8, 9, 10, 11, 12)]
+    # The file whose change the revert undid comes first (issue 41.6), then its targets in order.
+    assert many == [f"- `calc/alpha/many.py` — batch 1's change to it was reverted "
+                    f"(`{reverted.revert_commit[:7]}`)"] + \
+        [f"- `calc/alpha/many.py:{n} — legacy.old_sum(1)`" for n in (8, 9, 10, 11, 12)]
     assert "the head after the revert" in note and "passes validation" in note

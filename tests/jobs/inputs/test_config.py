@@ -43,6 +43,7 @@ DESIGN_DEFAULTS = {
     "protected_paths": [".github/**", ".env*", "**/*.pem", "**/secrets/**"],
     "approvers": [],
     "notes_dir": "docs/agent-changes",
+    "signoff": False,  # issue 41.8: local commits end with Signed-off-by when true
     "notes": "at_end",  # issue 26: per_milestone also commits the note at each milestone
     "commit_via": "api",  # issue 24: commits GitHub signs (server mode; local mode uses git)
     "llm_drafts": False,  # beyond DESIGN's list: the opt-in for drafted specs (issue 5)

@@ -92,7 +92,8 @@ def test_the_built_in_recipes_are_registered_with_their_keys() -> None:
     # Another built-in recipe adds itself to BUILT_IN only (no `Recipe` member, nothing here).
     assert set(EDITORS) == set(RECIPES) == {recipe.rules.name for recipe in BUILT_IN} >= set(Recipe)
     assert {name: RECIPES[name].keys for name in Recipe} == {
-        "replace": ("replace",), "command": ("run", "fallback"), "llm": ("instructions",)}
+        "replace": ("replace",), "command": ("run", "fallback", "changed_exit_codes"),
+        "llm": ("instructions",)}
     assert {name: RECIPES[name].replayable for name in Recipe} == {
         "replace": True, "command": True, "llm": False}
 
