@@ -61,6 +61,26 @@ log = logging.getLogger(__name__)
 TMP = "/tmp"  # noqa: S108 - inside bubblewrap this is a private tmpfs
 SANDBOX_HOME = Path(TMP, "home")
 
+# Credential stores kept in the home folder of the user running Stepwise, hidden from every
+# sandboxed command like the policy's hidden paths. The rest of that home stays visible read-only
+# because toolchains live there (pyenv, rustup, nvm); configuration that is also a build's input
+# (.npmrc, pip.conf, .m2) stays too (docs/security.md, "What the sandbox shows").
+HOME_CREDENTIALS = (
+    ".ssh", ".gnupg", ".password-store", ".local/share/keyrings", ".git-credentials",
+    ".config/git/credentials", ".netrc", ".pypirc", ".pgpass", ".vault-token", ".aws", ".azure",
+    ".kube", ".docker", ".config/gh", ".config/hub", ".config/gcloud", ".cargo/credentials",
+    ".cargo/credentials.toml", ".gem/credentials", ".terraform.d/credentials.tfrc.json",
+)
+
+
+def home_credentials() -> tuple[Path, ...]:
+    """The credential stores (HOME_CREDENTIALS) in the home folder of the user running Stepwise."""
+    home = Path(os.path.expanduser("~"))
+    if not home.is_absolute() or home == Path("/"):
+        return ()
+    return tuple(home / name for name in HOME_CREDENTIALS)
+
+
 # Fixed variables every command gets. CI=true: tools then behave as in unattended CI (no
 # watch modes, prompts or spinners, which would otherwise hang until the timeout); a repo
 # that needs something else sets it in `env`, which is applied on top.
@@ -184,7 +204,7 @@ class BubblewrapSandbox:
         for key, value in env.items():
             cmd += ["--setenv", key, value]
         # Mounts apply in order: hide first, then bind the writable paths back on top.
-        for hidden in policy.hidden_paths:
+        for hidden in (*policy.hidden_paths, *home_credentials()):
             path = hidden.resolve()
             if path.is_dir():
                 cmd += ["--tmpfs", str(path)]

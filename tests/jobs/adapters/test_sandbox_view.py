@@ -140,6 +140,35 @@ def test_hidden_paths_are_invisible_but_writable_paths_inside_come_back(
 
 
 @needs_bwrap
+def test_credential_stores_in_the_home_folder_are_hidden_and_toolchains_stay(
+    outside_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The home folder of the user running Stepwise: its keys and tokens are never readable by a
+    # sandboxed command; a toolchain installed there still is.
+    home = outside_tmp / "home"
+    secrets = {".ssh/id_ed25519": "SSH KEY", ".git-credentials": "https://x:ghp_TOKEN@github.com",
+               ".config/gh/hosts.yml": "oauth_token: gho_TOKEN", ".aws/credentials": "AWS KEY",
+               ".docker/config.json": '{"auths": {"x": {"auth": "TOKEN"}}}'}
+    for name, text in {**secrets, ".pyenv/version": "3.12.1"}.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(text)
+    monkeypatch.setenv("HOME", str(home))
+    work = outside_tmp / "work"
+    work.mkdir()
+    code = ("import sys\nfor path in sys.argv[1:]:\n"
+            "    try:\n        print(repr(open(path).read()))\n"
+            "    except OSError as error:\n        print(type(error).__name__)\n")
+    names = [*secrets, ".pyenv/version"]
+    result = run(BubblewrapSandbox(), py(code, *(str(home / n) for n in names)), work)
+    assert result.ok, result.output_tail
+    seen = result.output_tail.splitlines()
+    # A hidden folder is empty (its files are gone); a hidden file reads as empty.
+    assert seen == ["FileNotFoundError", "''", "FileNotFoundError", "FileNotFoundError",
+                    "FileNotFoundError", "'3.12.1'"]
+    assert all(text not in result.output_tail for text in secrets.values())
+
+
+@needs_bwrap
 def test_tmp_is_private(tmp_path: Path) -> None:
     inside = Path(f"/tmp/stepwise-inside-{uuid.uuid4().hex}")
     host = Path(f"/tmp/stepwise-host-{uuid.uuid4().hex}")
