@@ -73,8 +73,11 @@ REMOVALS: tuple[Removal, ...] = (
             {COMPOSITION: (r"    command\.RECIPE,",)},
             {COMPOSITION: ((r"from jobs\.recipes import RecipeDefinition, command, ",
                             "from jobs.recipes import RecipeDefinition, "),)}),
-    Removal("recipe llm", ("jobs/recipes/llm", "tests/jobs/recipes/llm"),
-            {COMPOSITION: (r"from jobs\.recipes\.llm import recipe as llm", r"    llm\.RECIPE,")}),
+    # The llm feature is the recipe's ties to the loop: one home, removed together.
+    Removal("recipe llm", ("jobs/recipes/llm", "tests/jobs/recipes/llm", "jobs/features/llm",
+                           "tests/jobs/features/llm"),
+            {COMPOSITION: (r"from jobs\.recipes\.llm import recipe as llm", r"    llm\.RECIPE,",
+                           r"from jobs\.features\.llm\.\w+ import .*", r"    LLM,.*")}),
 )
 
 
@@ -85,8 +88,6 @@ BLOCKED: dict[str, str] = {
                  "bot/plumbing/campaign_store.py, bot/taskcenter/campaign_pages.py, "
                  "bot/commands/campaign.py, jobs/local_campaigns.py) imports it: campaigns are "
                  "a mode-level feature with no hook list of their own yet",
-    "recipe llm": "recipe command's `fallback: llm` (jobs/recipes/command.py) and the llm "
-                  "feature import the llm recipe's modules",
 }
 
 

@@ -25,15 +25,18 @@ from jobs.recipes.base import (
     EditorFactory,
     EditRequest,
     EditResult,
+    FallbackFactory,
     RecipeDefinition,
 )
 from jobs.recipes.llm_settings import LlmSettings
 
-__all__ = ["EDITORS", "EditError", "EditHooks", "EditRequest", "EditResult", "Editor",
-           "EditorFactory", "RecipeDefinition", "editor_for", "install_recipes", "register_recipe",
-           "unregister_recipe"]
+__all__ = ["EDITORS", "FALLBACKS", "EditError", "EditHooks", "EditRequest", "EditResult", "Editor",
+           "EditorFactory", "FallbackFactory", "RecipeDefinition", "editor_for", "install_recipes",
+           "register_recipe", "unregister_recipe"]
 
 EDITORS: dict[str, EditorFactory] = {}
+# The recipes another may name as its `fallback` (`fallback: llm`), by name.
+FALLBACKS: dict[str, FallbackFactory] = {}
 
 
 def register_recipe(recipe: RecipeDefinition) -> None:
@@ -43,6 +46,8 @@ def register_recipe(recipe: RecipeDefinition) -> None:
         raise ValueError(f"recipe {name!r} already has an editor")
     register(recipe.rules)
     EDITORS[name] = recipe.editor
+    if recipe.fallback is not None:
+        FALLBACKS[name] = recipe.fallback
 
 
 def install_recipes(recipes: Iterable[RecipeDefinition]) -> None:
@@ -58,6 +63,7 @@ def unregister_recipe(name: str) -> None:
     """Remove a recipe added by `register_recipe` (tests)."""
     unregister(name)
     EDITORS.pop(name, None)
+    FALLBACKS.pop(name, None)
 
 
 def editor_for(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,

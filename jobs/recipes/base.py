@@ -98,9 +98,15 @@ class EditorFactory(Protocol):
                  llm: LlmSettings | None) -> Editor: ...
 
 
+# What a recipe does as another's `fallback`: the editor that finishes what `first` left.
+FallbackFactory = Callable[[Editor, LlmSettings | None], Editor]
+
+
 @dataclass(frozen=True)
 class RecipeDefinition:
-    """A recipe as its module defines it: its part of the task spec and its editor."""
+    """A recipe as its module defines it: its part of the task spec and its editor; `fallback`
+    is set by a recipe another may name as its `fallback` (recipe llm after a codemod)."""
 
     rules: RecipeRules[TaskSpec]
     editor: EditorFactory
+    fallback: FallbackFactory | None = None

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 from jobs.adapters.evidence import command_evidence
 from jobs.adapters.safe_paths import require_regular
 from jobs.inputs.programs import program_name, split_command
-from jobs.inputs.recipes import RecipeRules
+from jobs.inputs.recipes import RecipeRules, registered
 from jobs.inputs.sandboxing import SandboxPolicy
 from jobs.inputs.spec import FILES_HINT, FILES_PLACEHOLDER, TaskSpec
 from jobs.inputs.yaml_input import InputProblem, command_argv
@@ -54,6 +54,9 @@ def check(spec: TaskSpec) -> None:
         raise InputProblem("run", bad.problem, bad.hint) from None
     if FILES_PLACEHOLDER not in argv[1:]:
         raise InputProblem("run", "needs {files} as a separate argument", FILES_HINT)
+    if spec.fallback is not None and spec.fallback not in registered():
+        raise InputProblem("fallback", f"names recipe {spec.fallback}, which this installation "
+                           "does not have", "remove `fallback` from the spec")
     if spec.fallback == "llm" and not (spec.instructions or "").strip():
         raise InputProblem("instructions", "is required by `fallback: llm` (what the model "
                            "should do with the codemod's residue)",
@@ -90,12 +93,16 @@ class CommandEditor:
 def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
                 llm: LlmSettings | None) -> Editor:
     codemod = CommandEditor(sandbox=sandbox, policy=policy)
-    if spec.fallback != "llm":
+    if spec.fallback is None:
         return codemod
-    # Imported here, as the llm recipe does: only a process running such a job needs openai.
-    from jobs.recipes.llm.funnel import FunnelEditor
+    # The named recipe's own way to finish a codemod's residue, as it registered it.
+    from jobs.recipes import FALLBACKS
 
-    return FunnelEditor(codemod, llm)
+    finish = FALLBACKS.get(spec.fallback)
+    if finish is None:
+        raise EditError(f"`fallback: {spec.fallback}` names a recipe this installation lacks",
+                        hint="remove `fallback` from the spec")
+    return finish(codemod, llm)
 
 
 RULES = RecipeRules(name="command", check=check, fields=("run", "fallback"), examples=EXAMPLES,

@@ -29,7 +29,14 @@ def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
     return LlmEditor(llm or load_llm_settings())
 
 
+def finish_codemod(codemod: Editor, llm: LlmSettings | None) -> Editor:
+    """`fallback: llm` of recipe command: the model finishes what the codemod left."""
+    from jobs.recipes.llm.funnel import FunnelEditor  # openai, only where such a job runs
+
+    return FunnelEditor(codemod, llm)
+
+
 # A model answers differently each time: its batches are not replayed on a moved base.
 RULES = RecipeRules(name="llm", check=check, fields=("instructions",), examples=EXAMPLES,
                     uses_model=True, summary='a language model, see "Language-model edits"')
-RECIPE = RecipeDefinition(rules=RULES, editor=make_editor)
+RECIPE = RecipeDefinition(rules=RULES, editor=make_editor, fallback=finish_codemod)

@@ -169,3 +169,14 @@ def test_a_toy_recipe_runs_a_real_local_job_to_completion(upper: None, tmp_path:
     edited = [path for batch in job.batches for path in batch.file_summaries]
     assert edited and all("legacy.new_sum(" in git(repo, "show", f"{job.head_sha}:{path}")
                           for path in edited)
+
+
+def test_a_fallback_naming_a_recipe_this_installation_lacks_is_refused_at_plan_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    text = ("```stepwise\nrecipe: command\npaths: [a.py]\nrun: 'pyupgrade {files}'\n"
+            "fallback: llm\ninstructions: finish it\n```")
+    assert parse_spec(text).fallback == "llm"  # the llm recipe registers itself as a fallback
+    monkeypatch.delitem(RECIPES, "llm")  # an installation composed without recipe llm
+    with pytest.raises(InvalidSpecError, match=re.escape(
+            "`fallback`: names recipe llm, which this installation does not have")):
+        parse_spec(text)
