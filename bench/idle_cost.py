@@ -23,23 +23,16 @@ from pathlib import Path
 import redis
 
 from bench._common import STEPWISE, cpu_seconds, machine_facts, stepwise_env, stop
-from bot.plumbing.redis_store import RedisStore
-from jobs.kernel.model import JobStatus
 from tests.kit.chaos.killing import descendants
 from tests.kit.github import FakeGitHub
-from tests.kit.records import make_batch, make_job
+from tests.kit.history import keep_ended_jobs
 from tests.kit.redis_server import running_redis
 
 
 def fill(url: str, ended: int) -> None:
     client = redis.Redis.from_url(url)
     client.flushall()
-    store = RedisStore(client)
-    for number in range(1, ended + 1):
-        job = make_job(number=number, status=JobStatus.COMPLETED,
-                       batches=[make_batch(n) for n in (1, 2, 3)])
-        job.repo = f"octo/repo-{number % 50:02d}"
-        store.save(job)
+    keep_ended_jobs(client, ended)
     client.close()
 
 

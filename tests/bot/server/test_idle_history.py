@@ -11,24 +11,13 @@ from pathlib import Path
 
 import redis
 
-from bot.plumbing.redis_store import RedisStore
-from jobs.kernel.model import JobStatus
 from tests.kit.github import FakeGitHub
-from tests.kit.records import make_batch, make_job
+from tests.kit.history import keep_ended_jobs
 from tests.kit.redis_server import running_redis
 from tests.kit.stepwise_procs import base_env, stepwise_worker, stop
 
 INTERVAL_S = 1
 WINDOW_S = 6.0
-
-
-def keep_ended_jobs(client: redis.Redis, ended: int) -> None:
-    store = RedisStore(client)
-    for number in range(1, ended + 1):
-        job = make_job(number=number, status=JobStatus.COMPLETED,
-                       batches=[make_batch(n) for n in (1, 2, 3)])
-        job.repo = f"octo/repo-{number % 50:02d}"
-        store.save(job)
 
 
 def idle_commands(url: str, gh: FakeGitHub, work: Path) -> int:
