@@ -98,7 +98,8 @@ class EditorFactory(Protocol):
                  llm: LlmSettings | None) -> Editor: ...
 
 
-# What a recipe does as another's `fallback`: the editor that finishes what `first` left.
+# What a recipe does as another's `fallback`: given that recipe's editor (a codemod) and the
+# model's settings, the editor that runs it and then finishes what it left.
 FallbackFactory = Callable[[Editor, LlmSettings | None], Editor]
 
 

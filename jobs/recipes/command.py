@@ -13,6 +13,7 @@ from jobs.inputs.sandboxing import SandboxPolicy
 from jobs.inputs.spec import FILES_HINT, FILES_PLACEHOLDER, TaskSpec
 from jobs.inputs.yaml_input import InputProblem, command_argv
 from jobs.ports import Sandbox
+from jobs.recipes import FALLBACKS
 from jobs.recipes.base import (
     CommandCancelled,
     EditError,
@@ -96,8 +97,6 @@ def make_editor(spec: TaskSpec, *, sandbox: Sandbox, policy: SandboxPolicy,
     if spec.fallback is None:
         return codemod
     # The named recipe's own way to finish a codemod's residue, as it registered it.
-    from jobs.recipes import FALLBACKS
-
     finish = FALLBACKS.get(spec.fallback)
     if finish is None:
         raise EditError(f"`fallback: {spec.fallback}` names a recipe this installation lacks",
