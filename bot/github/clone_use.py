@@ -47,16 +47,23 @@ def release_all() -> None:
 
 
 @contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold the exclusive lock of the file `path` (made if missing) for the block."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
 def unused(lock: Path) -> Iterator[None]:
     """Wait until no task uses the clone `lock` guards, and keep every task out meanwhile."""
     with _guard:
         own = _held.pop(lock, None)  # this process's own hold would wait for itself
     if own is not None:
         own.close()
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with lock.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with locked(lock):
+        yield

@@ -8,14 +8,13 @@ tip while the branch is at its exact sha). Credentials go to git per call as an
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
-from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot.github.clone_use import locked
 from bot.github.git_data import WORKFLOWS_REFUSED, refusal
 from jobs.adapters.workspace import Repository, WithdrawRefusedError, run_git
 from jobs.basics.errors import RetryClass, WorkspaceError
@@ -25,17 +24,6 @@ if TYPE_CHECKING:
     from jobs.ports import Commit
 
 AuthArgs = Callable[[], list[str]]
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _redacted(exc: WorkspaceError, auth: list[str]) -> WorkspaceError:
@@ -57,7 +45,7 @@ class MirroredRepository(Repository):
     def remote(self, *args: str) -> str:
         auth = self.auth()
         try:
-            with _locked(self.lock_path):
+            with locked(self.lock_path):
                 return run_git([*auth, *args], cwd=self.root, git_dir=self.git_dir)
         except WorkspaceError as exc:
             raise _redacted(exc, auth) from None
@@ -149,7 +137,7 @@ def open_mirror(workdir: Path, full_name: str, clone_url: str, *, auth: AuthArgs
     lock = workdir / "repos" / owner / f"{name}.lock"
     credentials = auth()
     try:
-        with _locked(lock):
+        with locked(lock):
             if not _usable(path):  # absent, or left half-cloned by a worker that died
                 shutil.rmtree(path, ignore_errors=True)
                 path.parent.mkdir(parents=True, exist_ok=True)
