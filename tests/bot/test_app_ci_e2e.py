@@ -48,12 +48,12 @@ def test_a_green_per_milestone_job_and_its_check_run_states(ci_world: World) -> 
     tests = ci.actions_job(sha, "tests")
     ci.start(tests)
     world.work()
-    assert waited_sha(world.job()) == sha and "0 of 1" in (world.job().ci_wait.progress or "")
+    assert waited_sha(world.job()) == sha and "0 of 1" in (ci(world.job()).wait.progress or "")
     ci.finish(tests, "success")
     world.work()
     job = world.job()
     assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.MILESTONE
-    assert job.ci_wait is None
+    assert ci(job).wait is None
     head_check = job_check(world, job.head_sha)
     assert (head_check.status, head_check.conclusion) == ("completed", "action_required")
     assert "/stepwise approve" in (head_check.summary or "")
