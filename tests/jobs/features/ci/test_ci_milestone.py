@@ -24,8 +24,8 @@ TESTS_URL = "https://ci.example/runs/1"
 AREA = "calc/alpha/area.py"  # batch 1's file
 
 
-def waiting_at_milestone_1(tmp_path: Path, **ci: object) -> CiRig:
-    ci_rig = rig(tmp_path, ci={"checks": ["tests"], **ci})
+def waiting_at_milestone_1(tmp_path: Path, **config: object) -> CiRig:
+    ci_rig = rig(tmp_path, ci={"checks": ["tests"], **config})
     outcome = ci_rig.run(yes=True)  # plan approved, batches 1 and 2 committed
     assert (outcome.status, outcome.exit_code) == (JobStatus.RUNNING, 0)
     job = ci_rig.job

@@ -62,7 +62,7 @@ def test_red_check_withdraws_the_candidate_and_the_second_attempt_passes(
     assert [c.name for c in withdrawn_checks(first, attempt.number)] == ["tests"]
     assert attempt.error is not None and "`tests`" in attempt.error.message
     assert f"{TOTAL}:3: NameError" in attempt.error.evidence["output_tail"]  # the next is told
-    assert first.ci_results[-1].state == "failed" and ci(job).results == []  # kept on the batch
+    assert ci_batch(first).results[-1].state == "failed" and ci(job).results == []  # kept on the batch
 
     ci_rig.run()  # attempt 2 is pushed and waits for its own checks
     job = ci_rig.job
@@ -147,8 +147,8 @@ def test_local_mode_never_waits_and_the_plan_says_ci_is_not_used(tmp_path: Path)
     outcome = ci_rig.run(yes=True)
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
-    assert ci(job).results == [] and all(b.status is BatchStatus.COMPLETED and not b.ci_results
-                                        for b in job.batches)
+    assert ci(job).results == [] and all(
+        b.status is BatchStatus.COMPLETED and not ci_batch(b).results for b in job.batches)
     plan = ci_rig.forge.published(Publication.PLAN)[0]
     assert "CI is not used in local mode (`ci.wait: per_batch` applies to server mode only)" \
         in plan
