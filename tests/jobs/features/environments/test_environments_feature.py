@@ -1,7 +1,7 @@
 """The environments feature's guard: a job whose config has no `setup` runs none of its hooks
-and crosses none of its files but the guard (and its pure parts every job asks: the plan section,
-which says nothing without `setup`, and the baseline key's input, its empty key); a job with `setup` is the feature's, and its plan says
-what `setup` built."""
+and crosses none of its files but the guard (and its pure parts every job asks: the plan
+section, which says nothing without `setup`, and the baseline key's input, its empty key); a
+job with `setup` is the feature's, and its plan says what `setup` built."""
 
 from __future__ import annotations
 
