@@ -173,19 +173,6 @@ class OutboxEntry(Record):
     refused: str = ""  # GitHub refused it for good (a 4xx asking again will not change): why
 
 
-class EnvironmentRecord(Record):
-    """The job's environment: its cache key, whether this job reused it, what setup left and
-    the setup commands' evidence from the run that built it."""
-
-    key: str
-    from_cache: bool = False
-    entries: list[str] = []
-    setup: list[CommandEvidence] = []
-    rebuilt_because: list[str] = []  # what changed since the environment built before it
-    failed: str = ""  # why setup failed to build it for this job (then nothing is cached)
-    failed_before: str = ""  # what failed when an earlier job last tried to build this key
-
-
 class NetworkHost(Record):
     """A host the egress proxy admits when `network_allow` is empty, and why (`Python files`,
     `PIP_INDEX_URL`, "`.npmrc` registry="); `left_out` says why a configured index is not
