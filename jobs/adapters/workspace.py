@@ -10,6 +10,7 @@ read by Stepwise itself (regular files only) and written with `hash-object --no-
 from __future__ import annotations
 
 import shutil
+import weakref
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from jobs.adapters.git_identity import commit_identity, no_identity_error
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.index_state import KnownTrees
 from jobs.adapters.known_commits import KnownCommits
+from jobs.adapters.object_reader import ObjectReader
 from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree
 from jobs.basics.errors import WorkspaceError
 from jobs.ports import Commit
@@ -88,6 +90,13 @@ class Repository:
         self.known_commits = KnownCommits()  # and the commits they made
         self.identity = dict(BOT_IDENTITY)  # who authors and commits (the server: its bot user)
         self.signoff = False  # local mode's `signoff`: a Signed-off-by line on every commit
+        # Refs, trees and files read through one long-lived git (jobs/adapters/object_reader.py)
+        self.objects = ObjectReader(cwd=self.root, git_dir=self.checkout_git_dir)
+        weakref.finalize(self, self.objects.close)
+
+    def close(self) -> None:
+        """End the long-lived reader (the job's step is over; a later question starts it again)."""
+        self.objects.close()
 
     def commit_as_its_user(self, *, signoff: bool = False) -> None:
         """Commit as the person whose checkout this is, author and committer, as `git commit`
@@ -111,8 +120,11 @@ class Repository:
         return name or None
 
     def resolve(self, ref: str) -> str | None:
-        sha = self.git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
-        return sha.strip() or None
+        """The commit `ref` names now (asked of git each time: anyone may move a branch)."""
+        if not self.objects.askable(ref):
+            return None  # no ref name holds a line break
+        found = self.objects.info(f"{ref}^{{commit}}")
+        return found.oid if found is not None else None
 
     def branch_head(self, branch: str) -> str | None:
         return self.resolve(f"refs/heads/{branch}")
@@ -132,8 +144,8 @@ class Repository:
         return modes
 
     def read_texts(self, sha: str, paths: Iterable[str]) -> dict[str, str | None]:
-        """File contents at `sha` (None for binary or non-UTF-8 files), in one git call; a
-        tree one of this repository's worktrees wrote is read from the bytes it staged."""
+        """File contents at `sha` (None for binary or non-UTF-8 files), from the long-lived
+        reader; a tree one of this repository's worktrees wrote is read from the bytes it staged."""
         paths = list(paths)
         known = self.known_trees.lookup(sha)
         if known is not None:
@@ -142,31 +154,23 @@ class Repository:
                      for path in paths if path in staged}
             rest = [path for path in paths if path not in staged]
             return {**texts, **(self.read_texts(base, rest) if rest else {})}
-        # A newline would split the line-based request: such (rare) names are read one by one.
+        # A line break cannot be asked of the reader: such (rare) names are read one by one.
         result: dict[str, str | None] = {
-            path: self._read_one(sha, path) for path in paths if "\n" in path
+            path: self._read_one(sha, path) for path in paths if not self.objects.askable(path)
         }
-        wanted = [path for path in paths if "\n" not in path]
-        if not wanted:
-            return result
-        request = "".join(f"{sha}:{path}\n" for path in wanted).encode()
-        code, data, err = self._process(["cat-file", "--batch"], request)
-        if code != 0:
-            raise WorkspaceError(f"git cat-file failed: {err[-500:]}")
-        offset = 0
-        for path in wanted:
-            header_end = data.index(b"\n", offset)
-            header = data[offset:header_end]
-            # "<object> missing" (the object name may contain spaces) or "<sha> <type> <size>".
-            if header.endswith((b" missing", b" ambiguous")):
-                result[path] = None
-                offset = header_end + 1
-                continue
-            size = int(header.rsplit(b" ", 1)[1])
-            blob = data[header_end + 1 : header_end + 1 + size]
-            offset = header_end + 1 + size + 1
-            result[path] = _decode_text(blob)
+        wanted = [path for path in paths if path not in result]
+        for path, found in zip(wanted, self.objects.contents([f"{sha}:{path}" for path in wanted]),
+                               strict=True):
+            result[path] = _decode_text(found.data or b"") \
+                if found is not None and found.type == "blob" else None
         return result
+
+    def changed_paths(self, old: str, new: str) -> list[str]:
+        """The paths whose entries differ between the trees of `old` and `new` (commits or
+        trees; a rename is its two paths), sorted."""
+        out = self.git("-c", "core.quotepath=false", "diff-tree", "-r", "--no-renames",
+                       "--name-only", "-z", old, new)
+        return sorted(name for name in out.split("\0") if name)
 
     def remember_tree(self, tree: str, base: str, staged: dict[str, bytes | None]) -> None:
         """`tree` is `base` with `staged` (path -> bytes, None for a removal) in place."""
@@ -178,8 +182,15 @@ class Repository:
 
     def tree_of(self, commit: str) -> str:
         """The tree of `commit` (a commit this process wrote is answered from memory)."""
-        return self.known_commits.tree_of(commit) or \
-            self.git("rev-parse", f"{commit}^{{tree}}").strip()
+        known = self.known_commits.tree_of(commit)
+        if known is not None:
+            return known
+        found = self.objects.info(f"{commit}^{{tree}}") if self.objects.askable(commit) \
+            else None
+        if found is None:
+            raise WorkspaceError(f"`{commit[:40]}` names no commit or tree in {self.root}",
+                                 hint="check that the path is a git repository in a clean state")
+        return found.oid
 
     def _read_one(self, sha: str, path: str) -> str | None:
         code, data, _ = self._process(["cat-file", "blob", f"{sha}:{path}"])
