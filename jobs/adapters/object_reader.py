@@ -14,6 +14,7 @@ the question is asked of a one-shot `git cat-file` instead, and later ones too.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -21,7 +22,6 @@ from pathlib import Path
 
 from jobs.adapters.git_runner import git_process, git_session
 from jobs.basics.errors import WorkspaceError
-
 
 COMMAND = ["cat-file", "--batch-command"]  # git 2.36 or newer
 
@@ -123,10 +123,8 @@ class ObjectReader:
             return
         for pipe in (process.stdin, process.stdout):
             if pipe is not None:
-                try:
+                with contextlib.suppress(OSError):
                     pipe.close()
-                except OSError:
-                    pass
         try:
             process.wait(timeout=5)  # its stdin closed: cat-file ends at once
         except subprocess.TimeoutExpired:

@@ -22,7 +22,7 @@ from jobs.adapters.known_commits import KnownCommits
 from jobs.adapters.object_reader import ObjectReader
 from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree
 from jobs.basics.errors import WorkspaceError
-from jobs.ports import Commit
+from jobs.ports import Authorship, Commit
 
 __all__ = ["BOT_EMAIL", "BOT_IDENTITY", "BOT_NAME", "CommitInfo", "Repository",
            "WithdrawRefusedError", "Worktree", "run_git"]
@@ -165,12 +165,52 @@ class Repository:
                 if found is not None and found.type == "blob" else None
         return result
 
-    def changed_paths(self, old: str, new: str) -> list[str]:
-        """The paths whose entries differ between the trees of `old` and `new` (commits or
-        trees; a rename is its two paths), sorted."""
+    def changes(self, old: str | None, new: str) -> dict[str, str]:
+        """Each path whose entry differs between `old` and `new` (commits or trees) with its
+        status letter (A, M, D, T; a rename is its two paths), in git's order; `old` None:
+        `new` against its first parent (a root commit: every file added)."""
+        sides = [old, new] if old is not None else \
+            ["--root", "--diff-merges=first-parent", new]
         out = self.git("-c", "core.quotepath=false", "diff-tree", "-r", "--no-renames",
-                       "--name-only", "-z", old, new)
-        return sorted(name for name in out.split("\0") if name)
+                       "--no-commit-id", "--name-status", "-z", *sides)
+        fields = [field for field in out.split("\0") if field]
+        return dict(zip(fields[1::2], (status[:1] for status in fields[::2]), strict=False))
+
+    def diff_text(self, old: str, new: str) -> str:
+        """The unified diff from `old` to `new` (paths unquoted, no renames, no external diff
+        or textconv driver: attributes in the tree never choose a program)."""
+        return self.git("-c", "core.quotepath=false", "diff", "--no-ext-diff", "--no-textconv",
+                        "--no-color", "--no-renames", old, new)
+
+    def merge_base(self, one: str, other: str) -> str | None:
+        """The best common ancestor of two commits, or None (unrelated, or not commits)."""
+        return self.git("merge-base", one, other, check=False).strip() or None
+
+    def branches(self, *patterns: str) -> list[str]:
+        """The local branches matching `for-each-ref` patterns under refs/heads/ (a name, or a
+        glob such as `stepwise/issue-4-*`), sorted."""
+        out = self.git("for-each-ref", "--format=%(refname:short)",
+                       *(f"refs/heads/{pattern}" for pattern in patterns))
+        return out.split()
+
+    def names_in(self, commit: str, folder: str) -> list[str]:
+        """The names of the entries of `folder` at `commit` ([] when there is no such folder)."""
+        out = self.git("-c", "core.quotepath=false", "ls-tree", "--name-only", "-z",
+                       f"{commit}:{folder}", check=False)
+        return [name for name in out.split("\0") if name]
+
+    def authorship(self, sha: str) -> Authorship:
+        """Who wrote commit `sha`, its subject and its parents."""
+        parents, name, email, subject = self.git(
+            "show", "-s", "--format=%P%x00%an%x00%ae%x00%s", sha).rstrip("\n").split("\x00", 3)
+        return Authorship(parents=tuple(parents.split()), name=name, email=email,
+                          subject=subject)
+
+    def describe(self, sha: str) -> str:
+        """`git describe --tags --long` of `sha` (`v1.2-3-gabc1234`), or "" without a tag."""
+        out = self.git("describe", "--tags", "--long", "--abbrev=7", sha, check=False)
+        line = out.strip().splitlines()[0] if out.strip() else ""
+        return line if line.rsplit("-", 2)[-1].startswith("g") else ""
 
     def remember_tree(self, tree: str, base: str, staged: dict[str, bytes | None]) -> None:
         """`tree` is `base` with `staged` (path -> bytes, None for a removal) in place."""

@@ -299,6 +299,12 @@ class Worktree:
         return list(written[2]) if written is not None and written[:2] == (parent, tree) \
             else None
 
+    def revert(self, commit: str) -> None:
+        """Stage the inverse of `commit` in the files and the index (`git revert --no-commit`);
+        WorkspaceError when it does not apply cleanly (the files are then left as git left
+        them: reset them)."""
+        self.git("revert", "--no-commit", commit, env=BOT_IDENTITY)
+
     def head_tree(self) -> str:
         return self._git("rev-parse", f"{self.head}^{{tree}}").strip()
 
