@@ -58,6 +58,12 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "shapes from evidence's part (features are independent: campaigns cannot import it)",
     ("llm", "llm", "jobs/inputs/config.py"): "the config's `llm:` block (RepoConfig), not the "
                                              "record part of the same name",
+    ("environments", "environment", "jobs/kernel/records.py"): "the failure check's cause "
+        "`environment` (a validation that fails for the environment, not the edit)",
+    ("environments", "environment", "jobs/decisions/blame.py"): "the same cause, where it is "
+                                                                "decided",
+    ("environments", "environments", "bot/github/observer.py"): "GitHub's REST path word "
+                                                                "(deployment environments)",
     ("ci", "ci", "bot/events.py"): "the webhook event kind `ci` (check runs, statuses)",
     ("ci", "ci", "bot/plumbing/idle_index.py"): "the idle index's bucket of jobs waiting for CI",
     ("ci", "ci", "bot/taskcenter/templates/_ci.html"): "the task center's CI panel shows the "
