@@ -1,13 +1,14 @@
 """What touches the outside world for the engine, behind the ports (jobs/ports.py):
 
 - git: `git_runner.py` (the one hardened way git is run), `workspace.py` (repositories without
-  git metadata in a worktree), `worktree.py` (a job's worktree, kept between steps) with
+  git metadata in a worktree) with `object_reader.py` (its refs, trees and files read through
+  one long-lived `git cat-file --batch-command`), `worktree.py` (a job's worktree, kept between steps) with
   `worktree_restore.py` (its reset at the cost of what changed) and `dir_scan.py` (the walk for
   planted `.git`, specials and empty directories, rereading only changed directories),
   `staging.py` (what a command left, read as data) with `blob_writer.py` (its blobs written as
   loose objects), `index_state.py` (what the private index holds) and `known_commits.py` (the
   commits this process wrote: their trees, their ancestry), `merging.py` (the base
-  merged in the object store: `git merge-tree`, the merge commit), `discovery.py` (`git grep`),
+  merged in the object store: `git merge-tree`, the merge commit),
   `git_identity.py` (who local commits are made as, found as `git commit` finds it).
 - files: `safe_paths.py` (files opened without following links), `tree_fd.py` (host-side work
   on sandbox-written trees from directory descriptors, never by path).
@@ -24,8 +25,9 @@
 - `environments.py` (the environment cache) with `toolchain.py` (the toolchain part of its key)
   and `baselines.py` (recorded baseline results reused).
 - `store.py` (the file store) and `codec.py` (the document format both stores share),
-  `evidence.py` (command results as recorded evidence), `local_forge.py` (local mode's forge).
+  `local_forge.py` (local mode's forge).
 
-Contract: the engine reaches these through their ports only (an import contract); nothing a
+Contract: the engine reaches these through their ports only (an import contract), asking for
+what it wants by name, never with a git argv; nothing a
 repository's files or the sandbox contain decides what runs outside the sandbox.
 """

@@ -132,6 +132,11 @@ class FeatureParts:
     config_keys: tuple[str, ...] = ()
     # Totals others read by name (the forecast, the metrics), never by its model: `figures`
     figures: Callable[[Job], Mapping[str, float]] | None = None
+    # What a baseline's result depends on besides the tree and the commands (environments: the
+    # environment's key), by name: part of the key a recorded baseline is reused under
+    baseline_inputs: Callable[[Job], Mapping[str, str]] | None = None
+    # The config was read again at the plan gate: forget what was made of the former one
+    config_reloaded: Callable[[Job], None] | None = None
 
 
 # Figures a feature gives the others (`FeatureParts.figures`), by name:
@@ -281,6 +286,19 @@ def commit_kinds() -> list[CommitKind]:
 def landed_commits(job: Job) -> set[str]:
     """The commits the features recorded landing on the job branch (base merges, ...)."""
     return {sha for kind in commit_kinds() for sha in kind.landed(job)}
+
+
+def baseline_inputs(job: Job) -> dict[str, str]:
+    """What the installed features say a baseline of `job` depends on (jobs/engine/baseline.py)."""
+    return {name: value for part in INSTALLED.values() if part.baseline_inputs is not None
+            for name, value in part.baseline_inputs(job).items()}
+
+
+def config_reloaded(job: Job) -> None:
+    """Tell the installed features the job's config was read again (at the plan gate)."""
+    for part in INSTALLED.values():
+        if part.config_reloaded is not None:
+            part.config_reloaded(job)
 
 
 def figures(job: Job) -> dict[str, float]:

@@ -21,6 +21,7 @@ from jobs.basics.errors import BadInputError, ErrorInfo, RetryClass
 from jobs.basics.voice import Voice, cmd
 from jobs.inputs.config import RepoConfig
 from jobs.inputs.recipes import rules_for
+from jobs.kernel.feature_parts import config_reloaded
 from jobs.kernel.gate_passes import PASSES, failure_row, pass_gate
 from jobs.kernel.job import Batch, Job, OpenGate
 from jobs.kernel.model import GATES, BatchStatus, FailureCause, Gate, JobStatus, Verb
@@ -171,7 +172,7 @@ def reload_config(job: Job, config: RepoConfig, *, source: str | None = None) ->
     changed = config != job.config
     job.config, job.config_source = config, source
     if changed:
-        job.environment = None  # its key was made of the config read before
+        config_reloaded(job)  # what the features made of the former config (an environment)
     job.baseline, job.baseline_ok, job.baseline_sha = [], None, None
     job.gate = None
     job.set_status(JobStatus.PLANNING)

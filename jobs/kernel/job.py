@@ -55,7 +55,6 @@ from jobs.kernel.records import (
     CiResult,
     CiWait,
     CommandEvidence,
-    EnvironmentRecord,
     Event,
     FinalReview,
     LeftOut,
@@ -185,7 +184,6 @@ class Job(Record):
     plans: list[PlanRecord] = []  # each plan, earlier ones with their batches (plan_history)
     baseline_from: str = ""  # "issue-<N>/<commit>" when a recorded baseline was reused
     left_out: list[LeftOut] = []
-    environment: EnvironmentRecord | None = None  # what `setup` built (None without setup)
     network_hosts: list[NetworkHost] = []  # the default allowlist and why (network_allow empty)
     git_version: GitVersion | None = None  # the version from git given to the version tools
     issue_file: str | None = None  # local mode: the issue file the job was started from

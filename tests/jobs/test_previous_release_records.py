@@ -17,11 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from jobs.adapters.sandbox import bubblewrap_available
 from jobs.features.base_moves.record import BaseMoves, moves
+from jobs.features.environments.record import EnvironmentRecord, environment_of
 from jobs.kernel.gates import Verb
 from jobs.kernel.model import Gate, JobStatus
 from tests.jobs.features.base_moves.kit import move_base
 from tests.kit.local_e2e import (
+    BROKEN_MODULE,
     NUMBER,
     assert_exit,
     build_sample,
@@ -83,3 +86,54 @@ def test_a_record_of_the_previous_release_with_a_base_merge_loads_and_the_job_fi
     assert saved["parts"]["base_moves"]["merges"][0]["commit"] == merge.commit
     note = show(repo, job.branch, job.note_path)
     assert "## Base merges" in note and base[:7] in note
+
+
+SETUP = "python -c \"import pathlib; pathlib.Path('built').mkdir(); pathlib.Path('built/ok').touch()\""
+
+
+@pytest.mark.skipif(not bubblewrap_available(), reason="needs bubblewrap (setup's environment)")
+def test_a_record_of_the_previous_release_with_an_environment_and_a_split_loads_and_finishes(
+        tmp_path: Path, previous_release: Path) -> None:
+    """The old release built the job's environment (its field `environment`) and split the
+    failing batch (its batches' `split`, `split_from`, `split_kind`): this one reads them into
+    the environments' and bisect's parts of the record and finishes the job."""
+    repo = build_sample(tmp_path / "repo", broken=True, config=config_text(setup=[SETUP]))
+    issue = write_issue(tmp_path / "issue.md")
+    started = old_stepwise(previous_release, "run", "--repo", repo, "--issue", issue,
+                           "--number", NUMBER, "--yes")
+    assert started.returncode == 4, started.stdout + started.stderr  # the culprit's failure gate
+
+    written = json.loads(state_path(repo).read_text(encoding="utf-8"))
+    assert written["environment"]["key"]  # the old release's field
+    assert "environments" not in written.get("parts", {})
+    batches = [json.loads(path.read_text(encoding="utf-8"))
+               for path in state_path(repo).with_suffix(".batches").glob("*.json")]
+    split = next(b for b in batches if b.get("split"))
+    culprit = next(b for b in batches if b.get("split_from"))
+    assert culprit["split_from"] == split["number"] and culprit["split_kind"] == "culprit"
+    assert culprit["files"] == [BROKEN_MODULE]
+
+    job = load_job(repo)
+    built = environment_of(job)
+    assert isinstance(job.parts[EnvironmentRecord.PART], EnvironmentRecord)
+    assert built is not None and built.key == written["environment"]["key"]
+    assert built.entries == written["environment"]["entries"]
+
+    finish(repo)
+    saved = json.loads(state_path(repo).read_text(encoding="utf-8"))
+    assert "environment" not in saved  # written in this release's shape
+    assert saved["parts"]["environments"]["key"] == built.key
+
+
+def finish(repo: Path) -> None:
+    """Answer the job's gates as a maintainer would (skip the culprit, approve the rest) until
+    it completes."""
+    for _ in range(8):
+        job = load_job(repo)
+        if job.status is JobStatus.COMPLETED:
+            return
+        assert job.gate is not None, job.status
+        verb = Verb.SKIP if job.gate.kind is Gate.FAILURE else Verb.APPROVE
+        session(repo).verb(verb, reason="the culprit is fixed by hand" if verb is Verb.SKIP
+                           else "")
+    raise AssertionError(f"the job did not finish: {load_job(repo).status}")
