@@ -1,7 +1,7 @@
 """Names stay home: each feature and each recipe owns its identifiers (its part of the record and
-the models in its folder, its config keys, its gate kinds and causes of `failure`, its error
-codes), and they appear nowhere in jobs/ or bot/ outside its own folder and jobs/composition.py,
-except the entries of ALLOWED below, each with its reason. A mode-level feature (campaigns) is
+the models in its folder, its config keys, its gate kinds, causes of `failure` and batch
+statuses, its error codes), and they appear nowhere in jobs/ or bot/ outside its own folder and
+jobs/composition.py, except the entries of ALLOWED below, each with its reason. A mode-level feature (campaigns) is
 also at home in its modules in the hosts, all that its Removal (scripts/removal_drill.py)
 deletes. Held like the Redis keys' home (tests/bot/plumbing/test_keys.py) and the trailers'
 (tests/jobs/kernel/test_trailers.py).
@@ -135,6 +135,7 @@ def _feature_names(name: str, parts: FeatureParts | None) -> list[tuple[str, str
     if parts is not None:
         owned += [(row.kind, "gate kind") for row in parts.gates]
         owned += [(row.cause, "cause of failure") for row in parts.failure_causes]
+        owned += [(row.word, "batch status") for row in parts.batch_statuses]
         owned += [(key, "config key") for key in parts.config_keys]
         for model, former in ((parts.job_part, parts.former_fields),
                               (parts.batch_part, parts.former_batch_fields)):
@@ -187,7 +188,7 @@ def owned_names() -> list[Owned]:
 # as a Python name (a model), as a config key (text, or `config.<key>`) or as a field of the
 # record (text, or `job.<field>`).
 TEXT, NAME, CONFIG, FIELD = "text", "name", "config", "field"
-HOW = {"gate kind": TEXT, "cause of failure": TEXT, "error code": TEXT, "record part": TEXT,
+HOW = {"gate kind": TEXT, "cause of failure": TEXT, "batch status": TEXT, "error code": TEXT, "record part": TEXT,
        "config key": CONFIG, "record model": NAME, "former record field": FIELD,
        "spec options model": NAME}
 RECORDS = {"job", "stored", "record", "before"}  # what the code calls a job record
@@ -280,7 +281,7 @@ def test_each_feature_and_recipe_owns_names() -> None:
             ("ci", "record model", "CiBatch"), ("ci", "record model", "CiWait"),
             ("ci", "record model", "CiResult"), ("ci", "record model", "CiCheck"),
             ("ci", "record model", "CiWithdrawal"), ("ci", "former record field", "ci_wait"),
-            ("ci", "former record field", "ci_results"),
+            ("ci", "former record field", "ci_results"), ("ci", "batch status", "awaiting_ci"),
             ("campaigns", "record model", "Campaign"), ("campaigns", "record model", "RepoState"),
             ("campaigns", "error code", "campaign_busy")} <= owned
 
