@@ -1,17 +1,17 @@
 """Names stay home: each feature and each recipe owns its identifiers (its part of the record and
 the models in its folder, its config keys, its gate kinds, causes of `failure` and batch
 statuses, its error codes), and they appear nowhere in jobs/ or bot/ outside its own folder and
-jobs/composition.py, except the entries of ALLOWED below, each with its reason. A mode-level feature (campaigns) is
-also at home in its modules in the hosts, all that its Removal (scripts/removal_drill.py)
-deletes. Held like the Redis keys' home (tests/bot/plumbing/test_keys.py) and the trailers'
-(tests/jobs/kernel/test_trailers.py).
+jobs/composition.py, except the entries of ALLOWED below, each with its reason. A mode-level
+feature (campaigns) is also at home in its modules in the hosts, all that its Removal
+(scripts/removal_drill.py) deletes. Held like the Redis keys' home (tests/bot/plumbing/test_keys.py)
+and the trailers' (tests/jobs/kernel/test_trailers.py).
 
 The identifiers are collected from what each one registers (its `FeatureParts`: gate rows,
-failure causes, record part, former fields, config keys; a recipe's rules) and from its folder's
-source (the pydantic models it defines, the error codes it raises; a mode-level feature's
-enums too), not listed by hand. A use is
-a string literal equal to the name, or a Python name, attribute, keyword or import of it; the
-task center's templates are read too.
+failure causes, batch statuses, record part, former fields, config keys; a recipe's rules) and
+from its folder's source (the pydantic models it defines, the error codes it raises; a
+mode-level feature's enums too), not listed by hand. A use is a string literal equal to the
+name, or a Python name, attribute, keyword or import of it; the task center's templates are
+read too.
 """
 
 from __future__ import annotations
@@ -188,8 +188,8 @@ def owned_names() -> list[Owned]:
 # as a Python name (a model), as a config key (text, or `config.<key>`) or as a field of the
 # record (text, or `job.<field>`).
 TEXT, NAME, CONFIG, FIELD = "text", "name", "config", "field"
-HOW = {"gate kind": TEXT, "cause of failure": TEXT, "batch status": TEXT, "error code": TEXT, "record part": TEXT,
-       "config key": CONFIG, "record model": NAME, "former record field": FIELD,
+HOW = {"gate kind": TEXT, "cause of failure": TEXT, "batch status": TEXT, "error code": TEXT,
+       "record part": TEXT, "config key": CONFIG, "record model": NAME, "former record field": FIELD,
        "spec options model": NAME}
 RECORDS = {"job", "stored", "record", "before"}  # what the code calls a job record
 
