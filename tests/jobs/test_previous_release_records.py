@@ -1,9 +1,10 @@
 """A job record written by the previous release (the real `stepwise` command of commit
 PREVIOUS_RELEASE, tests/kit/previous_release.py, run from its tree as the rolling upgrade test
 runs it) loads in this one and the job finishes: the fields a feature's part of the record
-replaced (base_moves' `base_merges`, `base_checked`, ...) are read into that part
+replaced (base_moves' `base_merges`, `base_checked`, ...; environments' `environment`; bisect's
+batch fields `split`, `split_from`, `split_kind`, `auto_size`) are read into that part
 (jobs/kernel/record_upgrades.py `parts_from_fields`), and the change note still lists the merge
-the old release made.
+and the split the old release made.
 
 Real git repositories and real validation in local mode; nothing is mocked.
 """
@@ -19,6 +20,7 @@ import pytest
 
 from jobs.adapters.sandbox import bubblewrap_available
 from jobs.features.base_moves.record import BaseMoves, moves
+from jobs.features.bisect.record import BatchSplit, bisect_of
 from jobs.features.environments.record import EnvironmentRecord, environment_of
 from jobs.kernel.gates import Verb
 from jobs.kernel.model import Gate, JobStatus
@@ -118,11 +120,25 @@ def test_a_record_of_the_previous_release_with_an_environment_and_a_split_loads_
     assert isinstance(job.parts[EnvironmentRecord.PART], EnvironmentRecord)
     assert built is not None and built.key == written["environment"]["key"]
     assert built.entries == written["environment"]["entries"]
+    split_part = job.batch(split["number"]).parts[BatchSplit.PART]
+    assert isinstance(split_part, BatchSplit) and split_part.split is not None
+    assert split_part.split.set_aside == [BROKEN_MODULE] and split_part.split.finished
+    aside = bisect_of(job.batch(culprit["number"]))
+    assert (aside.split_from, aside.split_kind) == (split["number"], "culprit")
+    assert job.gate is not None and job.gate.batch == culprit["number"]
 
     finish(repo)
     saved = json.loads(state_path(repo).read_text(encoding="utf-8"))
     assert "environment" not in saved  # written in this release's shape
     assert saved["parts"]["environments"]["key"] == built.key
+    saved_batch = json.loads(state_path(repo).with_suffix(".batches").joinpath(
+        f"{culprit['number']}.json").read_text(encoding="utf-8"))
+    assert "split_from" not in saved_batch
+    assert saved_batch["parts"]["bisect"] == {"split_from": split["number"],
+                                              "split_kind": "culprit"}
+    assert bisect_of(load_job(repo).batch(culprit["number"])).split_from == split["number"]
+    note = show(repo, load_job(repo).branch, load_job(repo).note_path)
+    assert "## Split batches" in note and BROKEN_MODULE in note
 
 
 def finish(repo: Path) -> None:

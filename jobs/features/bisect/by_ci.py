@@ -15,11 +15,11 @@ from typing import Literal, Protocol
 from jobs.basics import markdown_safe as md
 from jobs.decisions.ci import CiState, CiVerdict
 from jobs.engine.context import JobContext
+from jobs.features.bisect.record import SplitState, SubsetResult, bisect_of
 from jobs.kernel import trailers
 from jobs.kernel.job import Batch
 from jobs.kernel.model import BatchStatus
 from jobs.kernel.records import CiWait
-from jobs.kernel.split_record import SplitState, SubsetResult
 from jobs.notes.note_parts import short
 from jobs.ports import CiFailure, Publication
 
@@ -68,7 +68,7 @@ def push_candidate(ci: CiCandidates, engine: JobContext, batch: Batch,
     """Push the subset (validated locally) as a candidate commit and wait for CI on it; False
     when this repository turned out to have no CI (the local result then stands)."""
     job, repo = engine.job, engine.services.repository
-    state = batch.split
+    state = bisect_of(batch).split
     assert state is not None
     message = (f"Stepwise: CI candidate for batch {batch.number} ({len(result.files)} of "
                f"{len(state.files)} files)\n\nWithdrawn once CI has judged it: it tells which "
@@ -92,7 +92,7 @@ def push_candidate(ci: CiCandidates, engine: JobContext, batch: Batch,
 
 
 def is_candidate(batch: Batch, wait: CiWait) -> bool:
-    state = batch.split
+    state = bisect_of(batch).split
     return state is not None and state.candidate is not None and state.candidate_sha == wait.sha
 
 
@@ -100,7 +100,7 @@ def candidate_result(ci: CiCandidates, engine: JobContext, batch: Batch, wait: C
                      verdict: CiVerdict) -> SubsetResult | None:
     """CI's verdict on the pending candidate as a subset result, the candidate withdrawn
     (None: the branch moved on top of it, and the human_commit gate is open)."""
-    state = batch.split
+    state = bisect_of(batch).split
     assert state is not None and state.candidate is not None
     passed = verdict.state is CiState.PASSED
     result = state.candidate.model_copy(update={
