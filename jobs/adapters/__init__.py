@@ -7,7 +7,7 @@
   `staging.py` (what a command left, read as data) with `blob_writer.py` (its blobs written as
   loose objects), `index_state.py` (what the private index holds) and `known_commits.py` (the
   commits this process wrote: their trees, their ancestry), `merging.py` (the base
-  merged in the object store: `git merge-tree`, the merge commit), `discovery.py` (`git grep`),
+  merged in the object store: `git merge-tree`, the merge commit),
   `git_identity.py` (who local commits are made as, found as `git commit` finds it).
 - files: `safe_paths.py` (files opened without following links), `tree_fd.py` (host-side work
   on sandbox-written trees from directory descriptors, never by path).
@@ -24,7 +24,7 @@
 - `environments.py` (the environment cache) with `toolchain.py` (the toolchain part of its key)
   and `baselines.py` (recorded baseline results reused).
 - `store.py` (the file store) and `codec.py` (the document format both stores share),
-  `evidence.py` (command results as recorded evidence), `local_forge.py` (local mode's forge).
+  `local_forge.py` (local mode's forge).
 
 Contract: the engine reaches these through their ports only (an import contract); nothing a
 repository's files or the sandbox contain decides what runs outside the sandbox.

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from jobs.adapters.evidence import command_evidence
 from jobs.basics.errors import RetryClass
 from jobs.decisions.blame import (
     NO_TESTS_RAN,
@@ -26,7 +25,7 @@ from jobs.engine.attempt_outcome import AttemptOutcome, command_failed_outcome, 
 from jobs.inputs.sandboxing import SandboxPolicy
 from jobs.kernel.feature_parts import SET_ASIDE_FROM, batch_figures
 from jobs.kernel.job import Batch, Job
-from jobs.kernel.records import Attempt, CommandEvidence, FailureCheck
+from jobs.kernel.records import Attempt, CommandEvidence, FailureCheck, command_evidence
 from jobs.ports import Checkout, Sandbox
 from jobs.recipes.base import CommandCancelled
 

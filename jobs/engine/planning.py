@@ -5,10 +5,10 @@ jobs/kernel/git_versions.py), run the baseline, then continue or wait at the pla
 
 from __future__ import annotations
 
-from jobs.adapters.discovery import contents_for_patterns, plan_scope
 from jobs.decisions.plan import build_plan
 from jobs.engine.baseline import baseline_report, run_baseline
 from jobs.engine.context import JobContext
+from jobs.engine.discovery import contents_for_patterns, plan_scope
 from jobs.inputs.batch_sizes import planned_batch_size
 from jobs.inputs.spec import parse_issue
 from jobs.kernel.git_versions import PACKAGING_FILES, GitVersion, git_version

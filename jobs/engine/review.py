@@ -5,10 +5,10 @@ The verdict itself is pure: jobs/decisions/verdicts.py.
 
 from __future__ import annotations
 
-from jobs.adapters.discovery import scope_at, targets_at
 from jobs.decisions.verdicts import judge_review, review_gate_report
 from jobs.engine.attempt import run_commands
 from jobs.engine.context import JobContext
+from jobs.engine.discovery import scope_at, targets_at
 from jobs.engine.note_commit import commit_note
 from jobs.kernel import trailers
 from jobs.kernel.model import Acceptance, BatchStatus, FailureCause, Gate, JobStatus

@@ -1,6 +1,6 @@
-"""The records the job holds besides its state: evidence of commands, model calls and their
-usage, attempts, events, the final review, a changed issue text, and what only server mode
-keeps (pydantic, no I/O)."""
+"""The records the job holds besides its state: evidence of commands (and a command's result
+made into its evidence, redacted), model calls and their usage, attempts, events, the final
+review, a changed issue text, and what only server mode keeps (pydantic, no I/O)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from jobs.basics.errors import ErrorInfo, StateError
+from jobs.basics.redact import redact
+from jobs.inputs.sandboxing import CommandResult
 
 
 class Record(BaseModel):
@@ -60,6 +62,15 @@ class CommandEvidence(Record):
     def display(self) -> str:
         """The command as a shell would take it back (`shlex.join`: quotes kept)."""
         return shlex.join(self.argv)
+
+
+def command_evidence(result: CommandResult) -> CommandEvidence:
+    """The record of one command; its output tail is redacted (a command may print a token)."""
+    return CommandEvidence(
+        argv=list(result.argv), exit_code=result.exit_code,
+        duration_s=round(result.duration_s, 3), output_tail=redact(result.output_tail),
+        output_lines=result.output_lines, timed_out=result.timed_out,
+        isolated=result.isolated, egress=list(result.egress))
 
 
 class ToolUse(Record):

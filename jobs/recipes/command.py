@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from jobs.adapters.evidence import command_evidence
 from jobs.adapters.safe_paths import require_regular
 from jobs.inputs.programs import program_name, split_command
 from jobs.inputs.recipes import RecipeRules, registered
 from jobs.inputs.sandboxing import SandboxPolicy
 from jobs.inputs.spec import FILES_HINT, FILES_PLACEHOLDER, TaskSpec
 from jobs.inputs.yaml_input import InputProblem, command_argv
+from jobs.kernel.records import command_evidence
 from jobs.ports import Sandbox
 from jobs.recipes import FALLBACKS
 from jobs.recipes.base import (

@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jobs.adapters.environments import capture_outputs, digest_inputs, key_inputs
-from jobs.adapters.evidence import command_evidence
 from jobs.adapters.toolchain import key_changes, setup_programs, toolchain_identity
 from jobs.decisions.network_failure import network_cause
 from jobs.features.environments.record import (
@@ -28,7 +27,7 @@ from jobs.inputs.config import RepoConfig
 from jobs.inputs.globs import matches_any
 from jobs.inputs.sandboxing import SandboxPolicy
 from jobs.kernel.job import Job
-from jobs.kernel.records import CommandEvidence
+from jobs.kernel.records import CommandEvidence, command_evidence
 from jobs.ports import BuiltEnvironment, EnvironmentStore, Sandbox, Workspace
 
 

@@ -1,21 +1,16 @@
 """What the engine may import of jobs/adapters/ (issue 42, item 3): it reaches the store, the
 sandbox, the forge and the environments only through their ports (jobs/ports.py; import-linter
 forbids their adapters), and the adapter modules it does import are exactly those below, each
-with why: pure helpers that read through the `Workspace` port or name a fixed place, and the
-two file caches the engine owns. A new one is a decision written here, not an accident."""
+with why: constants that name a fixed place or identity, and the file caches the engine owns
+(reading the repository through the `Workspace` port is the engine's own `discovery.py`; a
+command's result as evidence is the kernel's `command_evidence`). A new one is a decision
+written here, not an accident."""
 
 from __future__ import annotations
 
 import grimp
 
 ALLOWED = {
-    # Reading the repository for the plan, the scope, the review and the preview: pure
-    # functions over the `Workspace` port (and the plan's rules, jobs/decisions/plan.py).
-    "jobs.adapters.discovery": {"jobs.engine.attempt", "jobs.engine.planning",
-                                "jobs.engine.review", "jobs.engine.scope_preview",
-                                "jobs.engine.start"},
-    # A command's result as redacted evidence (pure).
-    "jobs.adapters.evidence": {"jobs.engine.attempt", "jobs.engine.failure_check"},
     # Where every sandbox shows the repository (`REPO_MOUNT`), to read paths in its output.
     "jobs.adapters.sandbox_view": {"jobs.engine.attempt", "jobs.engine.attempt_outcome"},
     # Stepwise's own commit identity (`BOT_IDENTITY`) for a revert commit.
