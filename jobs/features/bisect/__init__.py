@@ -8,8 +8,9 @@ them (strategy.py); a culprit's own batch runs those tests first too (focus_firs
 The passing files are committed as the batch (trailer `Stepwise-Split: <files set aside>`);
 each culprit becomes a batch of its own, numbered after the last batch, that goes to the
 `failure` gate alone; files that fail only together (two or more) are narrowed to just those
-files and set aside together as an interaction. Every validated subset is kept in the record
-(its part of the batch's record, record.py), so a crash resumes the bisection without validating a decided subset again.
+files and set aside together as an interaction. Every validated subset is kept in the batch's
+record (its part, record.py), so a crash resumes the bisection without validating a decided
+subset again.
 With `ci.wait: per_batch`, a red required check on a multi-file batch's commit splits it the
 same way: first without the files the failing checks' annotations name, each candidate
 validated locally and then by CI (by_ci.py).
