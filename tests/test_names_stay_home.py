@@ -1,12 +1,15 @@
 """Names stay home: each feature and each recipe owns its identifiers (its part of the record and
 the models in its folder, its config keys, its gate kinds and causes of `failure`, its error
 codes), and they appear nowhere in jobs/ or bot/ outside its own folder and jobs/composition.py,
-except the entries of ALLOWED below, each with its reason. Held like the Redis keys' home
-(tests/bot/plumbing/test_keys.py) and the trailers' (tests/jobs/kernel/test_trailers.py).
+except the entries of ALLOWED below, each with its reason. A mode-level feature (campaigns) is
+also at home in its modules in the hosts, all that its Removal (scripts/removal_drill.py)
+deletes. Held like the Redis keys' home (tests/bot/plumbing/test_keys.py) and the trailers'
+(tests/jobs/kernel/test_trailers.py).
 
 The identifiers are collected from what each one registers (its `FeatureParts`: gate rows,
 failure causes, record part, former fields, config keys; a recipe's rules) and from its folder's
-source (the pydantic models it defines, the error codes it raises), not listed by hand. A use is
+source (the pydantic models it defines, the error codes it raises; a mode-level feature's
+enums too), not listed by hand. A use is
 a string literal equal to the name, or a Python name, attribute, keyword or import of it; the
 task center's templates are read too.
 """
@@ -14,7 +17,11 @@ task center's templates are read too.
 from __future__ import annotations
 
 import ast
+import enum
+import importlib
+import pkgutil
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +35,10 @@ from jobs.kernel.feature_parts import FeatureParts
 from tests.kit.spelled import spelled_strings
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import removal_drill  # noqa: E402 - scripts/ is not a package
+
 SCANNED = (ROOT / "jobs", ROOT / "bot")
 TEMPLATES = ROOT / "bot" / "taskcenter" / "templates"
 COMPOSITION = ROOT / "jobs" / "composition.py"
@@ -37,6 +48,9 @@ COMPOSITION = ROOT / "jobs" / "composition.py"
 LLM = (ROOT / "jobs" / "features" / "llm", ROOT / "jobs" / "recipes" / "llm",
        ROOT / "jobs" / "recipes" / "llm_settings.py")
 SHARED_HOMES = {"llm": LLM}
+# The mode-level features (no part of the loop, so not in FEATURES): each is at home in its
+# folder and in its modules in the hosts that plug it in, all that its Removal deletes.
+MODE_LEVEL = ("campaigns",)
 # The repository config has one schema, RepoConfig and the blocks it types (check-config and the
 # docs' reference read it): a config key is spelled there too.
 CONFIG_SCHEMA = ("jobs/inputs/config.py", "jobs/inputs/ci_config.py",
@@ -128,9 +142,24 @@ def _feature_names(name: str, parts: FeatureParts | None) -> list[tuple[str, str
     return owned
 
 
+def _mode_level_names(name: str) -> list[Owned]:
+    """Its models and enums (records, states, verbs) and the error codes of its home."""
+    removal = next(r for r in removal_drill.REMOVALS if r.name == name)
+    home = tuple(ROOT / path for path in removal.paths)
+    package = importlib.import_module(f"jobs.features.{name}")
+    found = [Owned(name, code, "error code", home)
+             for code in sorted(_error_codes(tuple(p for p in home if p.suffix != ".html")))]
+    for module in pkgutil.iter_modules(package.__path__):
+        for held in vars(importlib.import_module(f"{package.__name__}.{module.name}")).values():
+            if isinstance(held, type) and held.__module__.startswith(package.__name__) and \
+                    issubclass(held, BaseModel | enum.Enum):
+                found.append(Owned(name, held.__name__, "record model", home))
+    return sorted(set(found), key=lambda o: o.name)
+
+
 def owned_names() -> list[Owned]:
     install()
-    found: list[Owned] = []
+    found: list[Owned] = [owned for name in MODE_LEVEL for owned in _mode_level_names(name)]
     for feature in FEATURES:
         if not (ROOT / "jobs" / "features" / feature.name).is_dir():
             continue  # the engine's own entry (branch): no folder
@@ -250,7 +279,9 @@ def test_each_feature_and_recipe_owns_names() -> None:
             ("environments", "former record field", "environment"),
             ("bisect", "record model", "BatchSplit"), ("bisect", "record model", "SplitState"),
             ("bisect", "record model", "SubsetResult"), ("bisect", "record part", "bisect"),
-            ("bisect", "former record field", "split_from")} <= owned
+            ("bisect", "former record field", "split_from"),
+            ("campaigns", "record model", "Campaign"), ("campaigns", "record model", "RepoState"),
+            ("campaigns", "error code", "campaign_busy")} <= owned
 
 
 def test_names_stay_home() -> None:

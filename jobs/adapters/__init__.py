@@ -1,7 +1,8 @@
 """What touches the outside world for the engine, behind the ports (jobs/ports.py):
 
 - git: `git_runner.py` (the one hardened way git is run), `workspace.py` (repositories without
-  git metadata in a worktree), `worktree.py` (a job's worktree, kept between steps) with
+  git metadata in a worktree) with `object_reader.py` (its refs, trees and files read through
+  one long-lived `git cat-file --batch-command`), `worktree.py` (a job's worktree, kept between steps) with
   `worktree_restore.py` (its reset at the cost of what changed) and `dir_scan.py` (the walk for
   planted `.git`, specials and empty directories, rereading only changed directories),
   `staging.py` (what a command left, read as data) with `blob_writer.py` (its blobs written as
@@ -26,6 +27,7 @@
 - `store.py` (the file store) and `codec.py` (the document format both stores share),
   `local_forge.py` (local mode's forge).
 
-Contract: the engine reaches these through their ports only (an import contract); nothing a
+Contract: the engine reaches these through their ports only (an import contract), asking for
+what it wants by name, never with a git argv; nothing a
 repository's files or the sandbox contain decides what runs outside the sandbox.
 """

@@ -86,6 +86,17 @@ def git_process(args: Sequence[str], *, cwd: Path, git_dir: Path | None = None,
     )
 
 
+def git_session(args: Sequence[str], *, cwd: Path,
+                git_dir: Path | None = None) -> subprocess.Popen[bytes]:
+    """Start a long-lived git (`cat-file --batch-command`, jobs/adapters/object_reader.py): the
+    same argv and environment as every call, its stdin and stdout pipes for requests and
+    answers, its stderr dropped (a failure shows as the answers ending)."""
+    return subprocess.Popen(
+        git_argv(args, git_dir=git_dir), cwd=cwd, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env(cwd=cwd),
+    )
+
+
 def run_git(args: Sequence[str], *, cwd: Path, git_dir: Path | None = None,
             work_tree: Path | None = None, stdin: str | None = None,
             env: Mapping[str, str] | None = None, check: bool = True) -> str:

@@ -74,6 +74,8 @@ class Worktree:
         self.pending: str | None = reset_to
         self.resets = 0  # how often the files were put back (a `setup` run is lost each time)
         self.index = IndexState.load(private / "index")  # what Stepwise's own writes made of it
+        # The paths of the last staged read a tree was written from: (head, tree, paths).
+        self.written_paths: tuple[str, str, list[str]] | None = None
 
     @property
     def path(self) -> Path:
@@ -275,6 +277,7 @@ class Worktree:
             self.index.known(tree)
             if read is not None:
                 self.index.written_diff = (self._head, tree, read[1])
+                self.written_paths = (self._head, tree, list(read[0]))
         else:
             self.index.forget()
         return tree
@@ -287,6 +290,20 @@ class Worktree:
         if written is None or written[:2] != (parent, tree) or found_renames(written[2]):
             return None
         return written[2]
+
+    def paths_written(self, parent: str, tree: str) -> list[str] | None:
+        """The paths that differ between `parent` and `tree` (both sides of a rename), when
+        `tree` was written here from the staged change this worktree read against `parent`;
+        None otherwise (ask git). Trees never change, so the answer holds for good."""
+        written = self.written_paths
+        return list(written[2]) if written is not None and written[:2] == (parent, tree) \
+            else None
+
+    def revert(self, commit: str) -> None:
+        """Stage the inverse of `commit` in the files and the index (`git revert --no-commit`);
+        WorkspaceError when it does not apply cleanly (the files are then left as git left
+        them: reset them)."""
+        self.git("revert", "--no-commit", commit, env=BOT_IDENTITY)
 
     def head_tree(self) -> str:
         return self._git("rev-parse", f"{self.head}^{{tree}}").strip()

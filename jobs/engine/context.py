@@ -434,11 +434,12 @@ class JobContext:
     def close(self) -> None:
         """Let go of the worktree: it stays on disk while the job runs (its next step, on
         this worker, resets it instead of checking out the whole tree again), and goes when
-        the job waits at a gate or has ended."""
+        the job waits at a gate or has ended; the repository's long-lived reader ends here."""
         if self._runner is not None:
             if not self.keeps_worktree():
                 self._runner.worktree.remove()
             self._runner = None
+        self.services.repository.close()
 
     def keeps_worktree(self) -> bool:
         return not self.job.is_terminal and self.job.status is not JobStatus.AWAITING_HUMAN
