@@ -81,7 +81,11 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("ci", "ci", "bot/events.py"): "the webhook event kind `ci` (check runs, statuses)",
     ("ci", "ci", "bot/plumbing/idle_index.py"): "the idle index's bucket of jobs waiting for CI",
     ("ci", "ci", "bot/taskcenter/templates/_ci.html"): "the task center's CI panel shows the "
-                                                        "wait's timeout",
+                                                        "wait's timeout and reads CI's part",
+    ("ci", "ci", "bot/taskcenter/templates/_ci_withdrawn.html"): "the task center's line of an "
+        "attempt CI withdrew reads CI's part of the batch (a template cannot ask a hook)",
+    ("ci", "ci", "jobs/inputs/config.py"): "the config's `ci:` block (RepoConfig), not the "
+                                           "record part of the same name",
 }
 
 
@@ -280,6 +284,11 @@ def test_each_feature_and_recipe_owns_names() -> None:
             ("bisect", "record model", "BatchSplit"), ("bisect", "record model", "SplitState"),
             ("bisect", "record model", "SubsetResult"), ("bisect", "record part", "bisect"),
             ("bisect", "former record field", "split_from"),
+            ("ci", "record part", "ci"), ("ci", "record model", "CiJob"),
+            ("ci", "record model", "CiBatch"), ("ci", "record model", "CiWait"),
+            ("ci", "record model", "CiResult"), ("ci", "record model", "CiCheck"),
+            ("ci", "record model", "CiWithdrawal"), ("ci", "former record field", "ci_wait"),
+            ("ci", "former record field", "ci_results"),
             ("campaigns", "record model", "Campaign"), ("campaigns", "record model", "RepoState"),
             ("campaigns", "error code", "campaign_busy")} <= owned
 

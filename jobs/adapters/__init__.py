@@ -17,7 +17,9 @@
   repository path, environment binds), `sandbox_reach.py` (what is bound back from the places
   the sandbox hides: PATH's tools, `env`'s paths; why a program is not seen),
   `sandbox_hardening.py` (what bubblewrap takes away: every capability, nested user
-  namespaces, and the syscalls its seccomp filter denies); `egress.py` (the allowlisting
+  namespaces, and the syscalls its seccomp filter denies), `scratch.py` (a validation's
+  writes kept apart from the worktree in an overlay, and the record of what Stepwise wrote
+  there, so a reset puts back only that); `egress.py` (the allowlisting
   egress proxy) and `egress_forward.py` (its
   forwarder inside the sandbox), `egress_defaults.py` (the default allowlist: the ecosystems'
   registries and the configured package indexes, each with why), `allowlist_cache.py` (its

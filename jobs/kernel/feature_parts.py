@@ -8,7 +8,8 @@ record is read, as they install the recipes, so a record that names a feature's 
 reads back. A new gate is one `GateRow`; a new cause of `failure` one `FailureRow`; a new note
 section one `NoteSection`; lines in the plan or the card are one `CardSection`; its data is a
 `RecordPart` model (jobs/kernel/record_parts.py) given as `job_part` or `batch_part`, with the
-record's fields it replaced as `former_fields`; commits it lands are one `CommitKind`.
+record's fields it replaced as `former_fields` (and `upgrade_batch` for what a field-for-field
+mapping cannot say); commits it lands are one `CommitKind`.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from jobs.kernel.gate_passes import FAILURE_PASSES, PASSES, PassRow
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import FAILURE_CAUSES, GATES, GateRule
 from jobs.kernel.record_parts import (
     BATCH_PARTS,
+    BATCH_UPGRADES,
     FORMER_BATCH_FIELDS,
     FORMER_JOB_FIELDS,
     JOB_PARTS,
@@ -127,6 +130,9 @@ class FeatureParts:
     # The job's (a batch's) fields before its data moved into the part: field -> the part's field
     former_fields: Mapping[str, str] = field(default_factory=dict)
     former_batch_fields: Mapping[str, str] = field(default_factory=dict)
+    # A batch document of an earlier release read into the batch part where the fields alone
+    # cannot say it (CI: each attempt's red checks): the document, changed
+    upgrade_batch: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     commits: tuple[CommitKind, ...] = ()
     # The repository config's keys it owns (their schema stays in RepoConfig, jobs/inputs/config.py)
     config_keys: tuple[str, ...] = ()
@@ -144,6 +150,11 @@ class FeatureParts:
 # Figures a feature gives the others (`FeatureParts.figures`), by name:
 MODEL_TOKENS_IN = "model_tokens_in"  # the tokens the job's model calls sent (llm)
 MODEL_TOKENS_OUT = "model_tokens_out"  # and received
+# Waits for an outside verdict begun, as `outside_waits:<scope>`, and the verdicts recorded, as
+# `outside_verdicts:<scope>:<outcome>` (CI: milestone or batch; passed, failed, timed_out, and
+# accepted at its gate): totals the metrics count on.
+OUTSIDE_WAITS = "outside_waits"
+OUTSIDE_VERDICTS = "outside_verdicts"
 # A batch's figures (`FeatureParts.batch_figures`), by name:
 # the batch it was set aside from (bisect: a culprit of that batch's split); its failure is known,
 # so the engine does not look for whose it is
@@ -186,6 +197,8 @@ def install_parts(parts: Iterable[FeatureParts]) -> None:
             if model is not None:
                 models[model.PART] = model
                 formers.update({key: (model.PART, to) for key, to in former.items()})
+        if part.batch_part is not None and part.upgrade_batch is not None:
+            BATCH_UPGRADES[part.batch_part.PART] = part.upgrade_batch
         INSTALLED[part.name] = part
 
 
@@ -194,7 +207,7 @@ def _check_record_part(part: FeatureParts) -> None:
     for models, model, former in ((JOB_PARTS, part.job_part, part.former_fields),
                                   (BATCH_PARTS, part.batch_part, part.former_batch_fields)):
         if model is None:
-            if former:
+            if former or (model is part.batch_part and part.upgrade_batch is not None):
                 raise ValueError(f"feature {part.name!r} names former fields but no part of the "
                                  "record to read them into")
             continue
@@ -218,6 +231,8 @@ def uninstall_parts(name: str) -> None:
                                    (BATCH_PARTS, FORMER_BATCH_FIELDS, part.batch_part)):
         if model is not None:
             models.pop(model.PART, None)
+            if model is part.batch_part:
+                BATCH_UPGRADES.pop(model.PART, None)
             for key in [key for key, (name, _) in formers.items() if name == model.PART]:
                 del formers[key]
 

@@ -184,7 +184,7 @@ def _cancel(job: Job) -> str:
     if job.is_terminal:
         raise RefusedError(f"the job is already {job.status}", hint="nothing to cancel")
     job.gate = None
-    job.ci_wait = None  # a cancelled job waits for nothing (a running one then needs its step)
+    job.stop_waiting()  # a cancelled job waits for nothing (a running one then needs its step)
     if job.status is JobStatus.RUNNING or job.status is JobStatus.PLANNING:
         job.set_status(JobStatus.CANCEL_REQUESTED)
         return "cancel requested: the job stops at the next safe point"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from jobs.features.bisect.record import bisect_of
+from jobs.features.ci.record import ci as ci_part
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import approved, player
 from tests.bot.conftest import World, open_world
@@ -54,9 +55,9 @@ class PlantedCi:
         """Answer every commit the job waits on, until it stops waiting for CI."""
         for _ in range(limit):
             job = self.world.job()
-            if job.ci_wait is None:
+            if ci_part(job).wait is None:
                 return
-            sha = job.ci_wait.sha
+            sha = ci_part(job).wait.sha
             edited = self.edited(sha)
             if self.planted in edited:
                 notes = [(self.planted, 5, "AssertionError: total is wrong")] \

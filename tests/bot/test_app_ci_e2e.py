@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.record import ci as ci_part
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import (
     FAILING_LOG,
@@ -48,12 +49,13 @@ def test_a_green_per_milestone_job_and_its_check_run_states(ci_world: World) -> 
     tests = ci.actions_job(sha, "tests")
     ci.start(tests)
     world.work()
-    assert waited_sha(world.job()) == sha and "0 of 1" in (world.job().ci_wait.progress or "")
+    wait = ci_part(world.job()).wait
+    assert waited_sha(world.job()) == sha and wait is not None and "0 of 1" in wait.progress
     ci.finish(tests, "success")
     world.work()
     job = world.job()
     assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.MILESTONE
-    assert job.ci_wait is None
+    assert ci_part(job).wait is None
     head_check = job_check(world, job.head_sha)
     assert (head_check.status, head_check.conclusion) == ("completed", "action_required")
     assert "/stepwise approve" in (head_check.summary or "")

@@ -19,7 +19,6 @@ from jobs.features.bisect.record import SplitState, SubsetResult, bisect_of
 from jobs.kernel import trailers
 from jobs.kernel.job import Batch
 from jobs.kernel.model import BatchStatus
-from jobs.kernel.records import CiWait
 from jobs.notes.note_parts import short
 from jobs.ports import CiFailure, Publication
 
@@ -33,9 +32,9 @@ class CiCandidates(Protocol):
         """Wait for CI on `sha`; False when this repository has no CI."""
         ...
 
-    def take_back(self, engine: JobContext, wait: CiWait, batch: Batch) -> bool:
-        """Withdraw the judged commit `wait.sha`; False when the branch moved on top of it
-        (the human_commit gate is then open)."""
+    def take_back(self, engine: JobContext, sha: str, batch: Batch) -> bool:
+        """End the wait and withdraw the judged commit `sha`; False when the branch moved on
+        top of it (the human_commit gate is then open)."""
         ...
 
 
@@ -45,12 +44,12 @@ def named_files(batch: Batch, failures: Sequence[CiFailure]) -> list[str]:
     return [path for path in batch.files if path in named]
 
 
-def ci_split_state(engine: JobContext, batch: Batch, wait: CiWait,
+def ci_split_state(engine: JobContext, batch: Batch, sha: str,
                    failures: Sequence[CiFailure]) -> SplitState | None:
-    """The split of `batch` after its commit `wait.sha` failed CI (withdrawn already); None
+    """The split of `batch` after its commit `sha` failed CI (withdrawn already); None
     when that commit's tree is not in the repository."""
     tree = engine.services.repository.git("rev-parse", "--verify", "--quiet",
-                                          f"{wait.sha}^{{tree}}", check=False).strip()
+                                          f"{sha}^{{tree}}", check=False).strip()
     if not tree:
         return None
     checks = md.codes(f.check for f in failures) or "a required check"
@@ -91,12 +90,12 @@ def push_candidate(ci: CiCandidates, engine: JobContext, batch: Batch,
     return True
 
 
-def is_candidate(batch: Batch, wait: CiWait) -> bool:
+def is_candidate(batch: Batch, sha: str) -> bool:
     state = bisect_of(batch).split
-    return state is not None and state.candidate is not None and state.candidate_sha == wait.sha
+    return state is not None and state.candidate is not None and state.candidate_sha == sha
 
 
-def candidate_result(ci: CiCandidates, engine: JobContext, batch: Batch, wait: CiWait,
+def candidate_result(ci: CiCandidates, engine: JobContext, batch: Batch, sha: str,
                      verdict: CiVerdict) -> SubsetResult | None:
     """CI's verdict on the pending candidate as a subset result, the candidate withdrawn
     (None: the branch moved on top of it, and the human_commit gate is open)."""
@@ -106,9 +105,8 @@ def candidate_result(ci: CiCandidates, engine: JobContext, batch: Batch, wait: C
     result = state.candidate.model_copy(update={
         "passed": passed, "failed_command": "" if passed else f"CI: {verdict.progress()}",
         "commands": state.candidate.commands if passed else []})
-    engine.job.ci_wait = None
     state.candidate, state.candidate_sha = None, ""
     batch.set_status(BatchStatus.FAILED)
-    if not ci.take_back(engine, wait, batch):
+    if not ci.take_back(engine, sha, batch):
         return None
     return result

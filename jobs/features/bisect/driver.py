@@ -47,7 +47,7 @@ from jobs.inputs.spec import DoneWhen
 from jobs.kernel import trailers
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, Gate
-from jobs.kernel.records import Attempt, CiWait, CommandEvidence
+from jobs.kernel.records import Attempt, CommandEvidence
 from jobs.notes.progress import files_label, render_card
 from jobs.ports import CiFailure, Publication
 
@@ -106,7 +106,7 @@ class BisectHooks:
         self._bisect(engine, batch)
         return True
 
-    def batch_failed_ci(self, engine: JobContext, batch: Batch, wait: CiWait,
+    def batch_failed_ci(self, engine: JobContext, batch: Batch, sha: str,
                         failures: Sequence[CiFailure], error: ErrorInfo) -> bool:
         job = engine.job
         deterministic = rules_for(job.spec.recipe).deterministic
@@ -116,7 +116,7 @@ class BisectHooks:
             return False
         if not deterministic and batch.consecutive_failures < job.config.max_failed_attempts:
             return False
-        state = by_ci.ci_split_state(engine, batch, wait, failures)
+        state = by_ci.ci_split_state(engine, batch, sha, failures)
         if state is None:
             return False
         bisect_part(batch).split = state
@@ -130,11 +130,11 @@ class BisectHooks:
         self._bisect(engine, batch)
         return True
 
-    def candidate_checked(self, engine: JobContext, batch: Batch, wait: CiWait,
+    def candidate_checked(self, engine: JobContext, batch: Batch, sha: str,
                           verdict: CiVerdict) -> bool:
-        if self.ci is None or not by_ci.is_candidate(batch, wait):
+        if self.ci is None or not by_ci.is_candidate(batch, sha):
             return False
-        result = by_ci.candidate_result(self.ci, engine, batch, wait, verdict)
+        result = by_ci.candidate_result(self.ci, engine, batch, sha, verdict)
         if result is not None:
             self._keep(engine, batch, result)
             self._bisect(engine, batch)

@@ -85,7 +85,9 @@ def ensure_environment(*, config: RepoConfig, key: str, cache: EnvironmentStore,
         found = cache.get(key)
         if found is not None:
             return EnvironmentOutcome(found)
-        setup_policy = replace(policy, network=config.setup_network, environment=None)
+        # Its outputs are what the cache keeps: they are written into the scratch worktree.
+        setup_policy = replace(policy, network=config.setup_network, environment=None,
+                               writes_through=True)
         evidence: list[CommandEvidence] = []
         for argv in config.setup_argvs():
             item = command_evidence(sandbox.run(argv, cwd=worktree, policy=setup_policy))

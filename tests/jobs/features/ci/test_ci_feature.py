@@ -15,11 +15,11 @@ from typing import Any
 
 from jobs.composition import FEATURES
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.record import CiResult, CiWait, ci
 from jobs.features.ci.wait import active
 from jobs.features.ci.wiring import FEATURE
 from jobs.kernel.job import Job
 from jobs.kernel.model import GATES, BatchStatus, JobStatus
-from jobs.kernel.records import CiResult, CiWait
 from jobs.local import LocalSession
 from jobs.notes.change_note import render_note
 from tests.jobs.features.ci.test_ci_gate import at_ci_failed
@@ -54,7 +54,7 @@ def test_active_only_for_a_job_that_waits_for_ci_or_will() -> None:
     server.config = server.config.model_copy(update={
         "ci": server.config.ci.model_copy(update={"wait": "off"})})
     assert not active(server)
-    local.ci_wait = CiWait(sha="c" * 40, since=T0, scope="milestone", number=1)
+    ci(local).wait = CiWait(sha="c" * 40, since=T0, scope="milestone", number=1)
     assert active(local)  # a server job resumed locally still settles its wait
 
 
@@ -62,10 +62,10 @@ def test_the_ci_section_stays_after_the_model_usage_and_before_the_final_review(
     batch = make_batch(1, status=BatchStatus.COMPLETED, files=["a.py"])
     batch.commit = "1" * 40
     job = make_job(batches=[batch], status=JobStatus.COMPLETED)
-    job.ci_results = [CiResult(scope="milestone", number=1, sha="1" * 40, state="passed", at=T0)]
+    ci(job).results = [CiResult(scope="milestone", number=1, sha="1" * 40, state="passed", at=T0)]
     note = render_note(job, now=T0 + timedelta(minutes=1))
-    ci = note.index("## The repository's CI")
-    assert note.index("## Batches") < ci < note.index("## Leftovers for a human to confirm")
+    section = note.index("## The repository's CI")
+    assert note.index("## Batches") < section < note.index("## Leftovers for a human to confirm")
     assert "- Milestone 1: CI on `1111111` passed: no checks reported" in note
 
 
@@ -91,7 +91,7 @@ def test_a_local_job_crosses_none_of_the_ci_hooks(tmp_path: Path) -> None:
         outcome = LocalSession(repo, NUMBER, sink=Recorder()).run(issue(), yes=True)
     assert outcome.status is JobStatus.COMPLETED and load_job(repo).status is JobStatus.COMPLETED
     modules = {module for module, _ in called}
-    assert modules <= {"wait.py", "notes.py"}, called
+    assert modules <= {"wait.py", "notes.py", "record.py"}, called  # record.py: reading its part
     assert {name for module, name in called if module == "wait.py"} == {"active"}
     # The plan says local mode has no CI; the card and the note have nothing to add.
     assert ("notes.py", "plan_ci_lines") in called
