@@ -136,8 +136,10 @@ class FeatureParts:
     commits: tuple[CommitKind, ...] = ()
     # The repository config's keys it owns (their schema stays in RepoConfig, jobs/inputs/config.py)
     config_keys: tuple[str, ...] = ()
-    # Totals others read by name (the forecast, the metrics), never by its model: `figures`
+    # Totals others read by name (the forecast, the metrics), never by its model: `figures`,
+    # and a batch's (`batch_figures`)
     figures: Callable[[Job], Mapping[str, float]] | None = None
+    batch_figures: Callable[[Batch], Mapping[str, float]] | None = None
     # What a baseline's result depends on besides the tree and the commands (environments: the
     # environment's key), by name: part of the key a recorded baseline is reused under
     baseline_inputs: Callable[[Job], Mapping[str, str]] | None = None
@@ -153,6 +155,13 @@ MODEL_TOKENS_OUT = "model_tokens_out"  # and received
 # accepted at its gate): totals the metrics count on.
 OUTSIDE_WAITS = "outside_waits"
 OUTSIDE_VERDICTS = "outside_verdicts"
+# A batch's figures (`FeatureParts.batch_figures`), by name:
+# the batch it was set aside from (bisect: a culprit of that batch's split); its failure is known,
+# so the engine does not look for whose it is
+SET_ASIDE_FROM = "set_aside_from"
+# the subsets of its edit validated as candidate trees so far (bisect's split: the tree that
+# lands may not be the last one validated); absent for a batch not split
+SPLIT_VALIDATIONS = "split_validations"
 
 
 # The installed features' parts by name, in the order they were installed.
@@ -301,6 +310,12 @@ def commit_kinds() -> list[CommitKind]:
 def landed_commits(job: Job) -> set[str]:
     """The commits the features recorded landing on the job branch (base merges, ...)."""
     return {sha for kind in commit_kinds() for sha in kind.landed(job)}
+
+
+def batch_figures(batch: Batch) -> dict[str, float]:
+    """The installed features' figures of `batch` (a figure no feature gives is absent)."""
+    return {name: value for part in INSTALLED.values() if part.batch_figures is not None
+            for name, value in part.batch_figures(batch).items()}
 
 
 def baseline_inputs(job: Job) -> dict[str, str]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from jobs.basics import markdown_safe as md
 from jobs.decisions.verdicts import undone_files
+from jobs.kernel.feature_parts import SET_ASIDE_FROM, batch_figures
 from jobs.kernel.job import Job
 from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus, JobStatus
 from jobs.notes.note_parts import plural, target_key
@@ -105,7 +106,7 @@ def tally(job: Job) -> Tally:
         files[batch.status] += len(batch.files)
         if batch.status is BatchStatus.SKIPPED and batch.reason.startswith(NOTHING_TO_CHANGE):
             unchanged += 1
-        split_off += 1 if batch.split_from is not None else 0
+        split_off += 1 if SET_ASIDE_FROM in batch_figures(batch) else 0
     review = job.final_review.leftovers if job.final_review is not None else []
     leftovers = sorted({item for b in job.batches for item in b.leftovers} | set(review),
                        key=target_key)

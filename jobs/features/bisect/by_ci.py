@@ -15,10 +15,10 @@ from typing import Literal, Protocol
 from jobs.basics import markdown_safe as md
 from jobs.decisions.ci import CiState, CiVerdict
 from jobs.engine.context import JobContext
+from jobs.features.bisect.record import SplitState, SubsetResult, bisect_of
 from jobs.kernel import trailers
 from jobs.kernel.job import Batch
 from jobs.kernel.model import BatchStatus
-from jobs.kernel.split_record import SplitState, SubsetResult
 from jobs.notes.note_parts import short
 from jobs.ports import CiFailure, Publication
 
@@ -67,7 +67,7 @@ def push_candidate(ci: CiCandidates, engine: JobContext, batch: Batch,
     """Push the subset (validated locally) as a candidate commit and wait for CI on it; False
     when this repository turned out to have no CI (the local result then stands)."""
     job, repo = engine.job, engine.services.repository
-    state = batch.split
+    state = bisect_of(batch).split
     assert state is not None
     message = (f"Stepwise: CI candidate for batch {batch.number} ({len(result.files)} of "
                f"{len(state.files)} files)\n\nWithdrawn once CI has judged it: it tells which "
@@ -91,7 +91,7 @@ def push_candidate(ci: CiCandidates, engine: JobContext, batch: Batch,
 
 
 def is_candidate(batch: Batch, sha: str) -> bool:
-    state = batch.split
+    state = bisect_of(batch).split
     return state is not None and state.candidate is not None and state.candidate_sha == sha
 
 
@@ -99,7 +99,7 @@ def candidate_result(ci: CiCandidates, engine: JobContext, batch: Batch, sha: st
                      verdict: CiVerdict) -> SubsetResult | None:
     """CI's verdict on the pending candidate as a subset result, the candidate withdrawn
     (None: the branch moved on top of it, and the human_commit gate is open)."""
-    state = batch.split
+    state = bisect_of(batch).split
     assert state is not None and state.candidate is not None
     passed = verdict.state is CiState.PASSED
     result = state.candidate.model_copy(update={
