@@ -83,7 +83,7 @@ def test_the_prompt_offers_every_answer_and_exits_4() -> None:
     job = at_ci_failed()
     prompt = gate_prompt(job)
     assert "To accept the red CI result as it is (the note names it): `stepwise approve`" in prompt
-    for other in ("stepwise retry", "stepwise skip <reason>", "stepwise revert <batch>",
+    for other in ("stepwise retry", "stepwise skip REASON", "stepwise revert BATCH",
                   "stepwise cancel"):
         assert other in prompt
     assert job.gate is not None and job.gate.exit_code == 4
