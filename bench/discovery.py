@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from jobs.adapters.discovery import contents_for_patterns, scope_at  # noqa: E402
 from jobs.adapters.workspace import Repository  # noqa: E402
 from jobs.decisions.plan import build_plan  # noqa: E402
+from jobs.engine.discovery import contents_for_patterns, scope_at  # noqa: E402
 from jobs.inputs.config import load_config  # noqa: E402
 from jobs.inputs.spec import parse_spec  # noqa: E402
 

@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.adapters.discovery import plan_scope
 from jobs.adapters.environments import EnvironmentCache, cache_limit_bytes
 from jobs.adapters.local_forge import LocalForge
 from jobs.adapters.sandbox import Sandbox, make_sandbox
@@ -22,6 +21,7 @@ from jobs.basics.voice import local_voice
 from jobs.composition import FEATURES, drafting, install, resume_notices
 from jobs.engine import usecases
 from jobs.engine.context import Drafting, Feature, Outcome, Services, outcome_of
+from jobs.engine.discovery import plan_scope
 from jobs.engine.engine import Engine
 from jobs.engine.revert import revert_batch
 from jobs.engine.start import create_job, start_checks

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import removal_drill  # noqa: E402 - scripts/ is not a package
+
+MODES = "the modes reach features and the llm recipe only through jobs.composition"
 
 
 @pytest.mark.slow
@@ -22,3 +28,25 @@ def test_every_feature_and_recipe_can_be_taken_out() -> None:
                           capture_output=True, text=True, check=False, timeout=3500)
     assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
     assert "removal drill: " in done.stdout
+
+
+def _path(module: str) -> str:
+    """The file or folder of a module pattern of an import contract (`bot.server.campaigns.*`)."""
+    return module.removesuffix(".*").replace(".", "/")
+
+
+def test_a_mode_imports_a_feature_only_from_modules_its_removal_deletes() -> None:
+    """The modes' import contract ignores an import into a feature only from that feature's own
+    modules in the hosts (a mode-level feature's: campaigns'), which its Removal deletes with
+    the feature's folder: no host module may lean on a feature through the exception."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    modes = next(c for c in contracts["contracts"] if c["name"] == MODES)
+    assert modes["ignore_imports"], "no exception left: drop this test"
+    for ignored in modes["ignore_imports"]:
+        importer, _, imported = ignored.partition(" -> ")
+        owners = [r for r in removal_drill.REMOVALS if _path(imported) in r.paths]
+        assert owners, f"{ignored}: {_path(imported)} is no feature folder a Removal deletes"
+        deleted = owners[0].paths
+        assert any(_path(importer) == path or _path(importer).startswith(f"{path}/")
+                   or f"{_path(importer)}.py" == path for path in deleted), \
+            f"{ignored}: {importer} is not deleted with {owners[0].name} (scripts/removal_drill.py)"

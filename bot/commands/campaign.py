@@ -1,7 +1,8 @@
 """`/stepwise campaign <verb> ...` on a campaign issue: steer the campaign (approve a repository
 or all, retry-failed, skip, pause, resume, cancel, add); the campaign checks the commenter's
 permission itself, in the control repository and, for what it does to a repository's job, in
-that repository (bot/server/campaigns/)."""
+that repository (bot/server/campaigns/). Its line in bot/commands/registry.py goes with the
+campaigns feature."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from jobs.kernel.job import Job
 
 
 def handle(context: CommandContext, job: Job | None, command: Command) -> str:
-    return context.campaign(command.argument)
+    return context.plugged(command)  # served by the campaigns' plug (bot/server/campaigns/plug.py)
 
 
 SPEC = CommandSpec(

@@ -74,8 +74,9 @@ class CommandContext(Protocol):
         posted by the start itself)."""
         ...
 
-    def campaign(self, text: str) -> str:
-        """Steer the campaign of this issue with `text` (`approve all`, ...); the reply."""
+    def plugged(self, command: Command) -> str:
+        """Hand `command` to the mode-level feature that serves its verb (the server's plugs,
+        bot/server/plugs.py: `campaign` steers the issue's campaign); the reply."""
         ...
 
 

@@ -21,8 +21,9 @@
   limits (80 a minute, 500 an hour, spaced), shared by all workers through Redis; `limited.py`
   (a rate limit GitHub answered stops every request of the installation until it is over);
   `coalesce.py` (a working job's card and check run sent at most once a minute, never unchanged).
-- `campaign_calls.py`: the installation's repositories, tracking issues created once, the
-  campaign issue's body.
+- `installed_repos.py`: the repositories an installation reaches (campaigns select among
+  them, recovery looks for jobs in them); `campaign_calls.py` (the campaigns feature's calls: who
+  reads a repository, tracking issues created once, the campaign issue's body).
 
 Contract: the only folder that talks to GitHub's API (through githubkit); what it answers with
 are plain records, never githubkit models.

@@ -1,50 +1,13 @@
-"""The GitHub calls campaigns add to an installation's client: the repositories it can reach
-(with the facts a campaign selects on and who may see them), who can read a repository, tracking
-issues created once, and the dashboard written into the campaign issue's body."""
+"""The GitHub calls campaigns add to an installation's client: who can read a repository,
+tracking issues created once, and the dashboard written into the campaign issue's body (the
+repositories an installation reaches are bot/github/installed_repos.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from bot.github.client import MAX_PAGES, PER_PAGE, Installation, response_json
 from jobs.basics.github_limits import fit_title
-
-
-@dataclass(frozen=True)
-class InstalledRepo:
-    full_name: str
-    topics: tuple[str, ...]
-    language: str | None
-    archived: bool
-    fork: bool
-    default_branch: str
-    clone_url: str
-    public: bool = False  # `visibility: public`; private and internal ones are not
-
-
-
-
-def installation_repositories(client: Installation) -> list[InstalledRepo]:
-    """Every repository the installation reaches (paged, at most MAX_PAGES × PER_PAGE)."""
-    found: list[InstalledRepo] = []
-    for page in range(1, MAX_PAGES + 1):
-
-        def fetch(gh: Any, page: int = page) -> Any:
-            return response_json(gh.apps.list_repos_accessible_to_installation(
-                per_page=PER_PAGE, page=page))
-
-        data = client._call(fetch)
-        batch = data.get("repositories", []) if isinstance(data, dict) else []
-        found += [InstalledRepo(full_name=r["full_name"], topics=tuple(r.get("topics") or ()),
-                                language=r.get("language"), archived=bool(r.get("archived")),
-                                fork=bool(r.get("fork")), default_branch=r["default_branch"],
-                                clone_url=r["clone_url"],
-                                public=r.get("visibility", "private" if r.get("private")
-                                             else "public") == "public") for r in batch]
-        if len(batch) < PER_PAGE:
-            break
-    return found
 
 
 def readers(client: Installation, owner: str, name: str) -> frozenset[str] | None:

@@ -24,7 +24,10 @@
   removals and closes confirmed with GitHub before they act), `suspensions.py` (a suspended installation
   parks its jobs; unsuspended, they resume), `ci_events.py` (CI webhooks wake the jobs waiting
   on that commit), `ci_poll.py` (the reconciler reads the CI of waits whose webhook may be lost).
-- `campaigns/`: campaigns in server mode.
+- `plug.py`: what a mode-level feature (no part of a job's loop) plugs into the server: hooks
+  for a label, its issue's closes, reopenings and edits, the reconciler pass, its comment verbs;
+  `plugs.py`: the plugs, one line each (the tasks above ask their hooks, never name them).
+- `campaigns/`: campaigns in server mode, plugged in by `campaigns/plug.py`.
 
 Contract: a task takes its job's lease before it changes the record, reads the record once and
 saves it once per durable change; the web app never imports this folder.

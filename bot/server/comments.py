@@ -29,7 +29,7 @@ from bot.plumbing.leases import job_lock
 from bot.plumbing.pruned import PRUNED_HINT, pruned_for_issue
 from bot.plumbing.queue import enqueue
 from bot.plumbing.trigger_labels import DEFAULT_TRIGGER_LABEL
-from bot.server.campaigns.tasks import steer_campaign
+from bot.server import plugs
 from bot.server.context import ServerContext
 from bot.server.rebuild import NO_JOB, job_for
 from bot.server.resume import resume_ended
@@ -127,8 +127,11 @@ class ServerCommands(ServerWiring):
     def card(self, job: Job) -> str:
         return self.ctx.forge(self.ctx.installation(self.event.installation_id), job.repo).card(job)
 
-    def campaign(self, text: str) -> str:
-        return steer_campaign(self.ctx, self.event, text)
+    def plugged(self, command: Command) -> str:
+        serving = next((p.verbs[command.verb] for p in plugs.PLUGS if command.verb in p.verbs), None)
+        if serving is None:  # a verb in the registry whose plug is not composed
+            raise ValueError(f"no plug serves `{PREFIX} {command.verb}` (bot/server/plugs.py)")
+        return serving(self.ctx, self.event, command.argument)
 
     def revert(self, job: Job, batch: int) -> None:
         enqueue(self.ctx.redis, "revert", {"job_id": job.id, "batch": batch,

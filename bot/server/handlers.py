@@ -1,5 +1,6 @@
 """Worker tasks for events: start a job from a label, react to closes, edits and pushes, and route
-each event to its task (comment commands live in bot/server/comments.py)."""
+each event to its task (comment commands live in bot/server/comments.py). The plugs
+(bot/server/plugs.py: campaigns) are asked first whether a label or an issue is theirs."""
 
 from __future__ import annotations
 
@@ -13,9 +14,7 @@ from bot.plumbing.keys import event_lease
 from bot.plumbing.leases import Lease
 from bot.plumbing.queue import last_try
 from bot.plumbing.trigger_labels import is_trigger, remember_trigger_label
-from bot.server import reconciler, steps
-from bot.server.campaigns.closing import campaign_closed, campaign_reopened
-from bot.server.campaigns.tasks import campaign_edited, start_campaign
+from bot.server import plugs, reconciler, steps
 from bot.server.check_rerun import on_check_rerun
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
@@ -71,8 +70,7 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         return
     remember_trigger_label(ctx.redis, event.repo, config.trigger_label,  # the web app's filter
                            config.campaign_label)
-    if is_trigger(event.label, config.campaign_label):
-        start_campaign(ctx, event, config)
+    if any(plug.labeled(ctx, event, config) for plug in plugs.PLUGS):  # a campaign's label
         return
     if not is_trigger(event.label, config.trigger_label):  # labels are case-insensitive
         return
@@ -84,7 +82,7 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
 
 # -- closes, edits and pushes ---------------------------------------------------------------------
 def on_closed(ctx: ServerContext, event: Event) -> None:
-    if event.kind is Kind.ISSUE_CLOSED and campaign_closed(ctx, event):
+    if event.kind is Kind.ISSUE_CLOSED and any(p.issue_closed(ctx, event) for p in plugs.PLUGS):
         return
     job = job_for(ctx, event)
     if job is None or job.is_terminal:
@@ -115,8 +113,8 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
 
 def on_reopened(ctx: ServerContext, event: Event) -> None:
     """The issue or pull request of a cancelled or failed job was reopened: offer to resume
-    (a campaign issue: say that nothing restarts, and how to)."""
-    if event.kind is Kind.ISSUE_REOPENED and campaign_reopened(ctx, event):
+    (an issue a plug holds, a campaign's: the plug answers)."""
+    if event.kind is Kind.ISSUE_REOPENED and any(p.issue_reopened(ctx, event) for p in plugs.PLUGS):
         return
     job = job_for(ctx, event)
     if job is not None:
@@ -124,7 +122,7 @@ def on_reopened(ctx: ServerContext, event: Event) -> None:
 
 
 def on_issue_edited(ctx: ServerContext, event: Event) -> None:
-    if campaign_edited(ctx, event):
+    if any(plug.issue_edited(ctx, event) for plug in plugs.PLUGS):
         return
     job = ctx.store.find(event.repo, event.number)
     if job is None or job.is_terminal:

@@ -39,8 +39,7 @@ from bot.plumbing.keys import (
 from bot.plumbing.leases import Lease
 from bot.plumbing.queue import enqueue
 from bot.plumbing.suspension_marks import is_suspended
-from bot.server import ci_poll
-from bot.server.campaigns.tasks import tick_all
+from bot.server import ci_poll, plugs
 from bot.server.context import ServerContext
 from bot.server.redeliveries import redeliver_failed
 from bot.server.retention import retention_round
@@ -290,16 +289,18 @@ def _older(created_at: str, now: datetime, seconds: float) -> bool:
 
 
 def run_pass(ctx: ServerContext) -> None:
-    """The `reconcile` task: the jobs, the running campaigns, then retention (ended jobs past
-    STEPWISE_RETAIN_ENDED_DAYS leave Redis: bot/server/retention.py). What it queues logs
-    `delivery_id: null, trigger: reconciler` (no webhook started it)."""
+    """The `reconcile` task: the jobs, the plugs' passes (bot/server/plugs.py: the running
+    campaigns ticked), then retention (ended jobs past STEPWISE_RETAIN_ENDED_DAYS leave Redis:
+    bot/server/retention.py). What it queues logs `delivery_id: null, trigger: reconciler`
+    (no webhook started it)."""
     with traced(None, "reconciler"):
         result = reconcile(ctx)
         try:  # deliveries GitHub could not make (a web restart): asked again
             redeliver_failed(ctx)
         except Exception:  # GitHub or Redis trouble: the next pass tries again
             log.warning("could not look for failed deliveries", exc_info=True)
-        tick_all(ctx)
+        for plug in plugs.PLUGS:
+            plug.reconcile(ctx)
         retention_round(ctx.redis, retain_days=ctx.settings.retain_ended_days, now=ctx.clock(),
                         lease_ttl_s=ctx.settings.lease_ttl_s)
         if result.published or result.still_owed or result.commands:

@@ -17,8 +17,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from bot.github.campaign_calls import installation_repositories
 from bot.github.client import MAX_PAGES, PER_PAGE, Installation, response_json
+from bot.github.installed_repos import installation_repositories
 from bot.plumbing.keys import rebuild_lock
 from bot.plumbing.leases import job_lock
 from bot.plumbing.trigger_labels import DEFAULT_TRIGGER_LABEL, remember_trigger_label

@@ -1,4 +1,5 @@
-"""Adds the task center to the web app: its routers, static files and the login redirect."""
+"""Adds the task center to the web app: its routers, static files and the login redirect. A
+feature's pages (the campaigns') are its router, imported and included here."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from bot.settings import Settings
-from bot.taskcenter import api, artifacts, campaign_pages, pages
+from bot.taskcenter import api, artifacts, pages
 from bot.taskcenter.auth import LoginRequired, TaskCenterOff, login_url
+from bot.taskcenter.campaign_pages import router as campaigns_router
 from bot.taskcenter.login_guard import LoginLimiter, check_token_strength
 from bot.taskcenter.records import HeadCache
 
@@ -26,7 +28,7 @@ def install(app: FastAPI, settings: Settings) -> None:
         check_token_strength(token)  # refuses to start with a weak token, naming the fix
     app.state.login_limiter = LoginLimiter()
     app.include_router(pages.router)
-    app.include_router(campaign_pages.router)
+    app.include_router(campaigns_router)  # the campaigns feature's pages
     app.include_router(artifacts.router)
     app.include_router(api.router)
     app.mount("/static/taskcenter", StaticFiles(directory=STATIC), name="taskcenter-static")

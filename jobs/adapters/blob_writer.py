@@ -28,9 +28,16 @@ def write_blobs(objects: Path, blobs: Sequence[bytes], *, sha1: bool) -> list[st
     return [_write(objects, data) for data in blobs]
 
 
+def blob_id(data: bytes, *, sha1: bool = True) -> str:
+    """The object id git gives `data` as a blob (SHA-1, or SHA-256 where `sha1` is False)."""
+    raw = b"blob %d\0" % len(data) + data
+    digest = hashlib.sha1 if sha1 else hashlib.sha256
+    return digest(raw, usedforsecurity=False).hexdigest()
+
+
 def _write(objects: Path, data: bytes) -> str:
     raw = b"blob %d\0" % len(data) + data
-    oid = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+    oid = blob_id(data)
     folder = objects / oid[:2]
     final = folder / oid[2:]
     if final.is_file():

@@ -22,6 +22,7 @@ from pathlib import Path
 from jobs.adapters import sandbox_hardening as hardening
 from jobs.adapters import sandbox_reach as reach
 from jobs.adapters import sandbox_view as view
+from jobs.adapters import scratch
 from jobs.adapters.egress import EgressProxy, EgressRecord
 from jobs.adapters.sandbox_process import (
     TAIL_LINE_CHARS,
@@ -133,6 +134,9 @@ class PlainSandbox:
         self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy,
         writable: Sequence[Path] = (),
     ) -> CommandResult:  # fmt: skip
+        private = scratch.private_of(cwd)
+        if private is not None:  # nothing keeps a command's writes apart here
+            scratch.written_through(private)
         with tempfile.TemporaryDirectory(prefix="stepwise-home-", ignore_cleanup_errors=True) as h, \
                 _linked_environment(cwd, policy.environment):
             env = build_environment(replace(policy, network=False), home=Path(h), root=cwd)
@@ -179,17 +183,25 @@ class BubblewrapSandbox:
         self, argv: Sequence[str], *, cwd: Path, policy: SandboxPolicy, env: Mapping[str, str],
         writable: Sequence[Path] = (), empty_file: Path | None = None,
         egress_socket: Path | None = None, seccomp_fd: int | None = None,
-        seen: reach.View | None = None,
+        seen: reach.View | None = None, apart: Path | None = None,
     ) -> list[str]:  # fmt: skip
         """The full bwrap argv that runs `argv` (exposed for tests and debugging).
 
         The network namespace is always private (a loopback only); with `egress_socket` the
-        command reaches the egress proxy through it, and nothing else."""
-        cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        command reaches the egress proxy through it, and nothing else. With `apart` (the
+        worktree's private git directory) the command sees the worktree through an overlay
+        whose upper directory is kept there (jobs/adapters/scratch.py), as the same user."""
+        real_cwd = cwd.resolve()
+        cmd = []
+        if apart is not None:
+            cmd += scratch.launcher(_unshare(), real_cwd, apart)
+        cmd += [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         # pid 1 is bubblewrap's init, outside the seccomp filter: /proc/1/mem would reach it.
         cmd += ["--tmpfs", "/proc/1", "--remount-ro", "/proc/1"]
         cmd += ["--tmpfs", TMP, "--dir", str(SANDBOX_HOME), "--unshare-all"]
         cmd += hardening.namespace_args(self.bwrap)
+        if apart is not None:  # bubblewrap runs as the namespace's root: map the user back
+            cmd += ["--uid", str(os.getuid()), "--gid", str(os.getgid())]
         if seccomp_fd is not None:  # loaded last, just before the command runs
             cmd += ["--seccomp", str(seccomp_fd)]
         # Sockets of host services (docker.sock, dbus, ...) live under /run: out of reach.
@@ -210,8 +222,8 @@ class BubblewrapSandbox:
                 cmd += ["--tmpfs", str(path)]
             elif path.exists() and empty_file is not None:  # a single file, e.g. a key
                 cmd += ["--ro-bind", str(empty_file), str(path)]
-        real_cwd = cwd.resolve()
-        cmd += ["--bind", str(real_cwd), str(view.REPO_MOUNT)]
+        shown = scratch.layers(apart)[2] if apart is not None else real_cwd
+        cmd += ["--bind", str(shown), str(view.REPO_MOUNT)]
         cmd += view.environment_binds(policy.environment)
         cmd += view.cache_binds(policy.environment)
         for path in dict.fromkeys(p.resolve() for p in writable):
@@ -236,6 +248,7 @@ class BubblewrapSandbox:
         unseen = "; ".join(seen.refusals) or reach.why_not_run(argv[0], cwd, policy, places, seen)
         if unseen:
             return not_run(argv, 127, unseen, self.isolated)
+        apart = self.keeps_apart(cwd, policy, writable)
         with contextlib.ExitStack() as stack:
             empty = stack.enter_context(tempfile.NamedTemporaryFile(prefix="stepwise-empty-"))
             proxy = None
@@ -246,13 +259,14 @@ class BubblewrapSandbox:
             cmd = self.command(argv, cwd=cwd, policy=policy, env=env, writable=writable,
                                empty_file=Path(empty.name),
                                egress_socket=proxy.socket_path if proxy else None,
-                               seccomp_fd=program, seen=seen)
+                               seccomp_fd=program, seen=seen, apart=apart)
             try:
                 result = execute(argv, cmd, cwd=cwd, env=env, timeout=policy.timeout,
                                   isolated=True, should_stop=policy.should_stop,
                                   pass_fds=() if program is None else (program,))
             finally:
-                view.remove_mount_stubs(cwd, policy.environment)
+                if apart is None:  # with the overlay they were made in its upper directory
+                    view.remove_mount_stubs(cwd, policy.environment)
             if proxy is not None:
                 result = replace(result, egress=caps.egress_records(
                     [_describe(r) for r in proxy.records], dropped=proxy.dropped))
@@ -264,6 +278,64 @@ class BubblewrapSandbox:
             return replace(result, exit_code=127,
                            output_tail=f"{why}\n{result.output_tail.splitlines()[0]}")
         return result
+
+
+    def keeps_apart(self, cwd: Path, policy: SandboxPolicy,
+                    writable: Sequence[Path]) -> Path | None:
+        """The private git directory that keeps this command's writes apart from the job's
+        worktree `cwd`, or None: the command writes through, and the worktree's record of
+        what Stepwise wrote is dropped (jobs/adapters/scratch.py)."""
+        private = scratch.private_of(cwd)
+        if private is None:
+            return None
+        real = cwd.resolve()
+        why = "" if policy.writes_through else _overlay_refusal(self.bwrap)
+        if not why and not (scratch.carried(real) and scratch.carried(private.resolve())):
+            why = f"an overlay cannot take the worktree's path {real}"
+        if not why and any(path.resolve().is_relative_to(real) for path in writable):
+            why = "a writable directory lies inside the worktree"
+        if policy.writes_through or why:
+            scratch.written_through(private, why)
+            return None
+        return private
+
+
+def _unshare() -> str:
+    return shutil.which("unshare") or "unshare"
+
+
+@functools.cache
+def _overlay_refusal(bwrap: str) -> str:
+    """'' when a command's writes can be kept in an overlay here (`unshare` and `mount` from
+    util-linux, and a kernel that mounts overlayfs in an unprivileged user namespace: Linux
+    5.11+), else why not. Probed once per bwrap path with a real write."""
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        return "unshare or mount (util-linux) is not installed"
+    pol, env = SandboxPolicy(allow_commands=("sh",)), {"PATH": "/usr/bin:/bin"}
+    with tempfile.TemporaryDirectory(prefix="stepwise-overlay-probe-") as folder:
+        lower, private = Path(folder, "w"), Path(folder, "w.git")
+        lower.mkdir()
+        private.mkdir()
+        (private / "commondir").write_text("probe\n", encoding="utf-8")
+        (lower / "kept").write_text("kept\n", encoding="utf-8")
+        (lower / "sub").mkdir()
+        (lower / "sub" / "file").write_text("file\n", encoding="utf-8")
+        probe = BubblewrapSandbox(bwrap).command(
+            ["/bin/sh", "-c", "echo changed > kept && echo made > made && rm -r sub"],
+            cwd=lower, policy=pol, env=env, apart=private)
+        try:
+            done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=10)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"the overlay probe did not run: {exc}"
+        upper = private / scratch.SCRATCH / "upper"
+        kept = (lower / "kept").read_text(encoding="utf-8") == "kept\n"
+        if done.returncode != 0 or not kept or (lower / "made").exists() \
+                or not (upper / "made").is_file() or not (lower / "sub" / "file").is_file():
+            said = done.stderr.decode(errors="replace").strip()[-200:]
+            return f"the kernel refused an overlay in a user namespace ({said or 'no output'})"
+        scratch.drop(private)
+    return ""
 
 
 def _unavailable(message: str) -> StepwiseError:
@@ -299,6 +371,8 @@ def bubblewrap_available() -> bool:
 def reset_sandbox_caches() -> None:
     """Forget the probe results and the warned-once flag (for tests)."""
     _probe.cache_clear()
+    _overlay_refusal.cache_clear()
+    scratch.reset_said()
     hardening.namespace_args.cache_clear()
     _warned.clear()
 

@@ -93,10 +93,16 @@ def clean_worktree(worktree: Path, private: Path) -> dir_scan.Scan:
             rel = directory.relative_to(worktree).as_posix()
             if tree_fd.remove_if_empty(worktree, rel):
                 tree_fd.remove_empty_parents(worktree, rel)
+    clean_private(private)
+    return found
+
+
+def clean_private(private: Path) -> None:
+    """Remove what a stopped git command (an unfinished `revert`) left in the private git
+    directory: everything but its HEAD, index and records."""
     for entry in private.iterdir():
         if entry.name not in _PRIVATE_KEEP:
             remove_entry(entry)
-    return found
 
 
 def remove_entry(path: Path) -> None:

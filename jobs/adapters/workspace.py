@@ -10,6 +10,7 @@ read by Stepwise itself (regular files only) and written with `hash-object --no-
 from __future__ import annotations
 
 import shutil
+import weakref
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +19,11 @@ from jobs.adapters.git_identity import commit_identity, no_identity_error
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.index_state import KnownTrees
 from jobs.adapters.known_commits import KnownCommits
+from jobs.adapters.object_reader import ObjectReader
+from jobs.adapters.ref_updates import RefUpdater
 from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree
 from jobs.basics.errors import WorkspaceError
-from jobs.ports import Commit
+from jobs.ports import Authorship, Commit
 
 __all__ = ["BOT_EMAIL", "BOT_IDENTITY", "BOT_NAME", "CommitInfo", "Repository",
            "WithdrawRefusedError", "Worktree", "run_git"]
@@ -88,6 +91,16 @@ class Repository:
         self.known_commits = KnownCommits()  # and the commits they made
         self.identity = dict(BOT_IDENTITY)  # who authors and commits (the server: its bot user)
         self.signoff = False  # local mode's `signoff`: a Signed-off-by line on every commit
+        # Refs, trees and files read through one long-lived git (jobs/adapters/object_reader.py)
+        self.objects = ObjectReader(cwd=self.root, git_dir=self.checkout_git_dir)
+        # and the branch's moves through one long-lived `update-ref --stdin`
+        self.refs = RefUpdater(cwd=self.root, git_dir=self.checkout_git_dir, objects=self.objects)
+        weakref.finalize(self, _close_all, self.objects, self.refs)
+
+    def close(self) -> None:
+        """End the long-lived git processes (the job's step is over; a later call starts them
+        again)."""
+        _close_all(self.objects, self.refs)
 
     def commit_as_its_user(self, *, signoff: bool = False) -> None:
         """Commit as the person whose checkout this is, author and committer, as `git commit`
@@ -111,8 +124,11 @@ class Repository:
         return name or None
 
     def resolve(self, ref: str) -> str | None:
-        sha = self.git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
-        return sha.strip() or None
+        """The commit `ref` names now (asked of git each time: anyone may move a branch)."""
+        if not self.objects.askable(ref):
+            return None  # no ref name holds a line break
+        found = self.objects.info(f"{ref}^{{commit}}")
+        return found.oid if found is not None else None
 
     def branch_head(self, branch: str) -> str | None:
         return self.resolve(f"refs/heads/{branch}")
@@ -132,8 +148,8 @@ class Repository:
         return modes
 
     def read_texts(self, sha: str, paths: Iterable[str]) -> dict[str, str | None]:
-        """File contents at `sha` (None for binary or non-UTF-8 files), in one git call; a
-        tree one of this repository's worktrees wrote is read from the bytes it staged."""
+        """File contents at `sha` (None for binary or non-UTF-8 files), from the long-lived
+        reader; a tree one of this repository's worktrees wrote is read from the bytes it staged."""
         paths = list(paths)
         known = self.known_trees.lookup(sha)
         if known is not None:
@@ -142,31 +158,63 @@ class Repository:
                      for path in paths if path in staged}
             rest = [path for path in paths if path not in staged]
             return {**texts, **(self.read_texts(base, rest) if rest else {})}
-        # A newline would split the line-based request: such (rare) names are read one by one.
+        # A line break cannot be asked of the reader: such (rare) names are read one by one.
         result: dict[str, str | None] = {
-            path: self._read_one(sha, path) for path in paths if "\n" in path
+            path: self._read_one(sha, path) for path in paths if not self.objects.askable(path)
         }
-        wanted = [path for path in paths if "\n" not in path]
-        if not wanted:
-            return result
-        request = "".join(f"{sha}:{path}\n" for path in wanted).encode()
-        code, data, err = self._process(["cat-file", "--batch"], request)
-        if code != 0:
-            raise WorkspaceError(f"git cat-file failed: {err[-500:]}")
-        offset = 0
-        for path in wanted:
-            header_end = data.index(b"\n", offset)
-            header = data[offset:header_end]
-            # "<object> missing" (the object name may contain spaces) or "<sha> <type> <size>".
-            if header.endswith((b" missing", b" ambiguous")):
-                result[path] = None
-                offset = header_end + 1
-                continue
-            size = int(header.rsplit(b" ", 1)[1])
-            blob = data[header_end + 1 : header_end + 1 + size]
-            offset = header_end + 1 + size + 1
-            result[path] = _decode_text(blob)
+        wanted = [path for path in paths if path not in result]
+        for path, found in zip(wanted, self.objects.contents([f"{sha}:{path}" for path in wanted]),
+                               strict=True):
+            result[path] = _decode_text(found.data or b"") \
+                if found is not None and found.type == "blob" else None
         return result
+
+    def changes(self, old: str | None, new: str) -> dict[str, str]:
+        """Each path whose entry differs between `old` and `new` (commits or trees) with its
+        status letter (A, M, D, T; a rename is its two paths), in git's order; `old` None:
+        `new` against its first parent (a root commit: every file added)."""
+        sides = [old, new] if old is not None else \
+            ["--root", "--diff-merges=first-parent", new]
+        out = self.git("-c", "core.quotepath=false", "diff-tree", "-r", "--no-renames",
+                       "--no-commit-id", "--name-status", "-z", *sides)
+        fields = [field for field in out.split("\0") if field]
+        return dict(zip(fields[1::2], (status[:1] for status in fields[::2]), strict=False))
+
+    def diff_text(self, old: str, new: str) -> str:
+        """The unified diff from `old` to `new` (paths unquoted, no renames, no external diff
+        or textconv driver: attributes in the tree never choose a program)."""
+        return self.git("-c", "core.quotepath=false", "diff", "--no-ext-diff", "--no-textconv",
+                        "--no-color", "--no-renames", old, new)
+
+    def merge_base(self, one: str, other: str) -> str | None:
+        """The best common ancestor of two commits, or None (unrelated, or not commits)."""
+        return self.git("merge-base", one, other, check=False).strip() or None
+
+    def branches(self, *patterns: str) -> list[str]:
+        """The local branches matching `for-each-ref` patterns under refs/heads/ (a name, or a
+        glob such as `stepwise/issue-4-*`), sorted."""
+        out = self.git("for-each-ref", "--format=%(refname:short)",
+                       *(f"refs/heads/{pattern}" for pattern in patterns))
+        return out.split()
+
+    def names_in(self, commit: str, folder: str) -> list[str]:
+        """The names of the entries of `folder` at `commit` ([] when there is no such folder)."""
+        out = self.git("-c", "core.quotepath=false", "ls-tree", "--name-only", "-z",
+                       f"{commit}:{folder}", check=False)
+        return [name for name in out.split("\0") if name]
+
+    def authorship(self, sha: str) -> Authorship:
+        """Who wrote commit `sha`, its subject and its parents."""
+        parents, name, email, subject = self.git(
+            "show", "-s", "--format=%P%x00%an%x00%ae%x00%s", sha).rstrip("\n").split("\x00", 3)
+        return Authorship(parents=tuple(parents.split()), name=name, email=email,
+                          subject=subject)
+
+    def describe(self, sha: str) -> str:
+        """`git describe --tags --long` of `sha` (`v1.2-3-gabc1234`), or "" without a tag."""
+        out = self.git("describe", "--tags", "--long", "--abbrev=7", sha, check=False)
+        line = out.strip().splitlines()[0] if out.strip() else ""
+        return line if line.rsplit("-", 2)[-1].startswith("g") else ""
 
     def remember_tree(self, tree: str, base: str, staged: dict[str, bytes | None]) -> None:
         """`tree` is `base` with `staged` (path -> bytes, None for a removal) in place."""
@@ -178,8 +226,15 @@ class Repository:
 
     def tree_of(self, commit: str) -> str:
         """The tree of `commit` (a commit this process wrote is answered from memory)."""
-        return self.known_commits.tree_of(commit) or \
-            self.git("rev-parse", f"{commit}^{{tree}}").strip()
+        known = self.known_commits.tree_of(commit)
+        if known is not None:
+            return known
+        found = self.objects.info(f"{commit}^{{tree}}") if self.objects.askable(commit) \
+            else None
+        if found is None:
+            raise WorkspaceError(f"`{commit[:40]}` names no commit or tree in {self.root}",
+                                 hint="check that the path is a git repository in a clean state")
+        return found.oid
 
     def _read_one(self, sha: str, path: str) -> str | None:
         code, data, _ = self._process(["cat-file", "blob", f"{sha}:{path}"])
@@ -212,7 +267,7 @@ class Repository:
     def advance_branch(self, branch: str, new: str, old: str) -> str:
         """Move `branch` from `old` to `new`; fails if someone moved it meanwhile. Returns the
         sha the branch landed on (here `new`; server mode's API commits get a sha of their own)."""
-        self.git("update-ref", f"refs/heads/{branch}", new, old)
+        self.refs.update(f"refs/heads/{branch}", new, old)
         return new
 
     def withdraw(self, branch: str, candidate: str, to: str) -> None:
@@ -306,6 +361,11 @@ class Repository:
             return False
         return Path(common) == self.git_dir and len(head) == 40 and index.st_size > 0 \
             and not (private / "index.lock").exists()
+
+
+def _close_all(objects: ObjectReader, refs: RefUpdater) -> None:
+    objects.close()
+    refs.close()
 
 
 def _decode_text(blob: bytes) -> str | None:

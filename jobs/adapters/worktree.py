@@ -3,7 +3,8 @@
 Edits, validation and commits happen here (jobs/adapters/workspace.py makes and keeps them). What
 is staged is read by Stepwise itself (jobs/adapters/staging.py); a reset puts the files back at
 the cost of what changed (jobs/adapters/worktree_restore.py) and starts from an empty directory
-when anything about the kept files cannot be explained.
+when anything about the kept files cannot be explained. Where sandboxed commands wrote apart and
+Stepwise recorded its own writes (jobs/adapters/scratch.py), a reset checks only those paths.
 """
 
 from __future__ import annotations
@@ -14,17 +15,26 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from jobs.adapters import dir_scan
+from jobs.adapters import dir_scan, scratch, tree_fd
 from jobs.adapters.blob_writer import write_blobs
 from jobs.adapters.git_identity import signed_off
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.index_state import IndexState, found_renames, parse_patch_with_raw
-from jobs.adapters.staging import Change, clean_worktree, collect_changes, index_info, remove_entry
+from jobs.adapters.staging import (
+    Change,
+    clean_private,
+    clean_worktree,
+    collect_changes,
+    index_info,
+    remove_entry,
+)
 from jobs.adapters.worktree_restore import (
     STATUS_ARGS,
     STRICT_STAT,
     checkout_input,
+    holds_blob,
     index_fixes,
+    parse_ls_tree,
     parse_status,
     remove_untracked,
 )
@@ -42,6 +52,8 @@ class ObjectStore(Protocol):
 
     def remember_commit(self, commit: str, tree: str, parent: str) -> None: ...
 
+# More paths than this to put back one by one: the whole tree is proven instead.
+WRITTEN_LIMIT = 2000
 BOT_NAME = "Stepwise"
 BOT_EMAIL = "stepwise-bot@users.noreply.localhost"
 
@@ -74,6 +86,8 @@ class Worktree:
         self.pending: str | None = reset_to
         self.resets = 0  # how often the files were put back (a `setup` run is lost each time)
         self.index = IndexState.load(private / "index")  # what Stepwise's own writes made of it
+        # The paths of the last staged read a tree was written from: (head, tree, paths).
+        self.written_paths: tuple[str, str, list[str]] | None = None
 
     @property
     def path(self) -> Path:
@@ -93,6 +107,7 @@ class Worktree:
             check: bool = True) -> str:
         self._settle()
         self.index.forget()  # any command may change the index
+        scratch.forget(self.private)  # ... and the files (`revert`)
         return self._git(*args, stdin=stdin, env=env, check=check)
 
     def _git(self, *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None,
@@ -120,23 +135,38 @@ class Worktree:
 
     def restore(self, tree: str) -> None:
         """Put the files back to `tree` (the head does not move): everything that is not in
-        it goes, ignored files, planted `.git` entries and unfinished revert state included."""
+        it goes, ignored files, planted `.git` entries and unfinished revert state included.
+
+        What sandboxed commands wrote apart is dropped; when the record says Stepwise itself
+        wrote only some paths since the files were last exactly the index's, only those are
+        put back (jobs/adapters/scratch.py); otherwise the whole tree is proven by its stat
+        data, as `git status` reads it."""
         self._settle()
-        walked = clean_worktree(self._files, self.private)
-        try:
-            self._restore_changed(tree)
-        except (WorkspaceError, OSError):
-            self.restore_everything(tree)
-        else:  # what the checkout changed is read again; the record vouches for the rest
-            dir_scan.save(self.private, dir_scan.scan(self._files, walked))
+        written = scratch.read(self.private)
+        scratch.forget(self.private)  # until this restore ends, nothing is known
+        scratch.drop(self.private)
+        if written is not None:
+            try:
+                clean_private(self.private)
+                self._restore_written(tree, written)
+            except (WorkspaceError, OSError):
+                written = None
+        if written is None:
+            walked = clean_worktree(self._files, self.private)
+            try:
+                self._restore_changed(tree)
+            except (WorkspaceError, OSError):
+                self.restore_everything(tree)
+            else:  # what the checkout changed is read again; the record vouches for the rest
+                dir_scan.save(self.private, dir_scan.scan(self._files, walked))
         self.index.known(tree)
+        scratch.exact(self.private)
         self.resets += 1
 
-    def _restore_changed(self, tree: str) -> None:
-        """Remove and check out only what differs from `tree`: the index entries an attempt
-        staged (or another head had), files whose stat data or mode differ from the index,
-        and whatever is not tracked. An index that Stepwise's own last write left at `tree`
-        needs no diff (jobs/adapters/index_state.py)."""
+    def _fix_index(self, tree: str) -> list[str]:
+        """Make the index `tree` again; the paths whose files must then be checked out. An
+        index that Stepwise's own last write left at `tree` needs no diff
+        (jobs/adapters/index_state.py)."""
         if self.index.holds(tree):
             fixes, checkout = b"", list[str]()
         else:
@@ -148,6 +178,40 @@ class Worktree:
         self.index.forget()
         if fixes:
             self._ok(self._process(["update-index", "-z", "--index-info"], fixes), "update-index")
+        return checkout
+
+    def _restore_written(self, tree: str, written: set[str]) -> None:
+        """Put back only the paths Stepwise wrote and those whose index entries differ from
+        `tree`: every other file is still exactly the index's (no command wrote into the
+        files). A file that already holds `tree`'s bytes and mode (a batch's edit, reset to
+        its own commit) is left; another is checked out again with its stat data in the
+        index (`-u`), or removed when `tree` lacks it."""
+        paths = sorted(set(self._fix_index(tree)) | written)
+        if not paths:
+            return
+        if len(paths) > WRITTEN_LIMIT:
+            raise WorkspaceError("too many paths to put back one by one")
+        code, out, err = self._process(["--literal-pathspecs", "ls-tree", "-z", "--full-tree",
+                                        tree, "--", *paths])
+        if code != 0:
+            raise WorkspaceError(f"git ls-tree failed: {err[-300:]}")
+        entries = dict(parse_ls_tree(out))
+        checkout = []
+        for rel in paths:
+            if rel not in entries:
+                remove_untracked(self._files, rel)
+                tree_fd.remove_empty_parents(self._files, rel)
+            elif not holds_blob(self._files, rel, *entries[rel]):
+                checkout.append(rel)
+        if checkout:
+            self._ok(self._process(["checkout-index", "--force", "-u", "-z", "--stdin"],
+                                   checkout_input(checkout)), "checkout-index")
+
+    def _restore_changed(self, tree: str) -> None:
+        """Remove and check out only what differs from `tree`: the index entries an attempt
+        staged (or another head had), files whose stat data or mode differ from the index,
+        and whatever is not tracked."""
+        checkout = self._fix_index(tree)
         # The one status that may write the index back: the stat data of entries it had to
         # compare by content (just checked out, or staged) is then kept for the next reset.
         code, out, err = self._process(STATUS_ARGS, env={"GIT_OPTIONAL_LOCKS": "1"})
@@ -170,6 +234,7 @@ class Worktree:
         (self.private / "index").unlink(missing_ok=True)
         self._git("read-tree", "--reset", "-u", tree)
         self.index.known(tree)
+        scratch.exact(self.private)
 
     @staticmethod
     def _ok(done: tuple[int, bytes, str], what: str) -> None:
@@ -178,12 +243,22 @@ class Worktree:
 
     def stage_all(self) -> None:
         """Stage every change in the files, read by Stepwise itself (see jobs/adapters/staging.py)."""
+        scratch.forget(self.private)  # anything may have written them: the next reset proves all
         self.stage(self._candidates())
 
     def stage_files(self, paths: Iterable[str]) -> None:
-        self.stage(list(paths))
+        """Stage `paths`: called only when nothing but Stepwise's own writes to them changed
+        the files since the last reset (else `stage_all`), so they are what the next reset
+        puts back (jobs/adapters/scratch.py)."""
+        listed = list(paths)
+        scratch.add(self.private, set(listed))
+        self.stage(listed)
 
     def stage(self, paths: Sequence[str]) -> None:
+        """Stage `paths` as the files hold them. What sandboxed commands wrote apart goes
+        first: the next command sees the staged files, and a `setup` runs again."""
+        if scratch.drop(self.private):
+            self.resets += 1
         changes = collect_changes(self.path, paths)
         if not changes:
             return
@@ -275,6 +350,7 @@ class Worktree:
             self.index.known(tree)
             if read is not None:
                 self.index.written_diff = (self._head, tree, read[1])
+                self.written_paths = (self._head, tree, list(read[0]))
         else:
             self.index.forget()
         return tree
@@ -287,6 +363,20 @@ class Worktree:
         if written is None or written[:2] != (parent, tree) or found_renames(written[2]):
             return None
         return written[2]
+
+    def paths_written(self, parent: str, tree: str) -> list[str] | None:
+        """The paths that differ between `parent` and `tree` (both sides of a rename), when
+        `tree` was written here from the staged change this worktree read against `parent`;
+        None otherwise (ask git). Trees never change, so the answer holds for good."""
+        written = self.written_paths
+        return list(written[2]) if written is not None and written[:2] == (parent, tree) \
+            else None
+
+    def revert(self, commit: str) -> None:
+        """Stage the inverse of `commit` in the files and the index (`git revert --no-commit`);
+        WorkspaceError when it does not apply cleanly (the files are then left as git left
+        them: reset them)."""
+        self.git("revert", "--no-commit", commit, env=BOT_IDENTITY)
 
     def head_tree(self) -> str:
         return self._git("rev-parse", f"{self.head}^{{tree}}").strip()
@@ -321,5 +411,6 @@ class Worktree:
     def remove(self) -> None:
         self.pending = None
         self.index.forget()
+        scratch.drop(self.private)
         for path in (self._files, self.private):
             shutil.rmtree(path, ignore_errors=True)

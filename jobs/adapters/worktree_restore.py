@@ -11,9 +11,12 @@ below make that comparison strict whatever the repository's configuration says.
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from jobs.adapters import tree_fd
+from jobs.adapters.blob_writer import blob_id
 from jobs.basics.errors import WorkspaceError
 
 # Every stat field is compared and no index entry may skip the check (docs/security.md).
@@ -91,3 +94,36 @@ def remove_untracked(root: Path, rel: str) -> None:
 
 def checkout_input(paths: list[str]) -> bytes:
     return b"".join(os.fsencode(path) + b"\0" for path in sorted(set(paths)))
+
+
+def parse_ls_tree(out: bytes) -> Iterator[tuple[str, tuple[str, str]]]:
+    """From `git ls-tree -z`: each path with its mode and object id."""
+    for entry in out.split(b"\0"):
+        if b"\t" in entry:
+            meta, name = entry.split(b"\t", 1)
+            mode, _kind, oid = meta.decode().split(" ")
+            yield os.fsdecode(name), (mode, oid)
+
+
+def holds_blob(root: Path, rel: str, mode: str, oid: str) -> bool:
+    """Whether the file at `rel` is exactly the blob `oid` with `mode` (its bytes as git
+    would hash them unfiltered, its executable bit, a link's text), read never through a
+    link; False for anything else (the caller checks it out)."""
+    parts = tree_fd.components(rel)
+    try:
+        with tree_fd.directory(root, parts[:-1], rel=rel) as parent:
+            info = tree_fd.lstat_at(parent, parts[-1])
+            if info is None:
+                return False
+            if mode in ("100644", "100755") and stat.S_ISREG(info.st_mode) \
+                    and bool(info.st_mode & 0o100) == (mode == "100755"):
+                fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=parent)
+                with os.fdopen(fd, "rb") as handle:
+                    data = handle.read()
+            elif mode == "120000" and stat.S_ISLNK(info.st_mode):
+                data = os.fsencode(os.readlink(parts[-1], dir_fd=parent))
+            else:
+                return False
+    except OSError:
+        return False
+    return blob_id(data, sha1=len(oid) == 40) == oid

@@ -9,6 +9,8 @@ decide and reaches the outside only through the ports (jobs/ports.py).
   environment, the planned and start checks, the validation and the verdict before a commit).
 - `validation_hooks.py`: what a feature adds to a batch's validation (a probe around the run:
   coverage) and the verdict just before its commit (the evidence's gates).
+- `discovery.py` (the job's scope at a commit and its `find` matches, read through the
+  `Workspace` port: `git grep` picks the files worth reading, `re` finds the lines).
 - `start.py` (a new job and where it starts), `planning.py` (the work planned, the base's version
   from git for the version tools), `baseline.py` (the starting commit validated, a failed baseline
   run again), `batch_run.py` (a batch's attempt and its record, milestone gates), `attempt.py` (one

@@ -8,8 +8,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-from jobs.adapters.discovery import never_in_scope
-from jobs.adapters.evidence import command_evidence
 from jobs.adapters.sandbox_view import REPO_MOUNT
 from jobs.basics.errors import PlatformWait, RetryClass, StepwiseError
 from jobs.decisions.guard import GuardPolicy, GuardVerdict, Rule, check_diff
@@ -24,6 +22,7 @@ from jobs.engine.attempt_outcome import (
     write_attempt_artifacts,
 )
 from jobs.engine.attempt_outcome import Result as Result  # re-exported
+from jobs.engine.discovery import never_in_scope
 from jobs.engine.failure_check import examined
 from jobs.engine.validation_hooks import (
     TreeUnderTest,
@@ -39,7 +38,7 @@ from jobs.inputs.spec import DoneWhen
 from jobs.kernel import trailers
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, Gate, GateKind
-from jobs.kernel.records import Attempt, CommandEvidence, Target, line_text
+from jobs.kernel.records import Attempt, CommandEvidence, Target, command_evidence, line_text
 from jobs.notes.progress import files_label
 from jobs.ports import Checkout, Sandbox, Workspace
 from jobs.recipes import EditError, Editor, EditRequest, EditResult

@@ -82,15 +82,6 @@ def command_failed_outcome(code: str, failed: CommandEvidence, what: str) -> Att
     )
 
 
-def changed_by(repository: Workspace, commit: str | None) -> list[str]:
-    """The files `commit` changed (a codemod may leave some of its batch alone)."""
-    if commit is None:
-        return []
-    out = repository.git("-c", "core.quotepath=false", "diff-tree", "--no-commit-id",
-                         "--name-only", "-r", "-z", commit)
-    return sorted(name for name in out.split("\0") if name)
-
-
 def with_line_texts(repository: Workspace, commit: str | None,
                     findings: list[str]) -> list[str]:
     """Each `path:line — message` finding with the text of its line in `commit` appended."""
@@ -111,8 +102,9 @@ def record_changes(repository: Workspace, job: Job, batch: Batch, attempt: Attem
     committed them itself: the commit is exactly that diff against its parent); a `command`
     batch's summary says in words what the codemod reported, and the findings it printed
     become leftovers."""
-    batch.changed_files = sorted(changed) if changed is not None \
-        else changed_by(repository, batch.commit)
+    changes = repository.changes(None, batch.commit) if batch.commit is not None and (
+        changed is None or rules_for(job.spec.recipe).reports_findings) else {}
+    batch.changed_files = sorted(changed if changed is not None else changes)
     if not rules_for(job.spec.recipe).reports_findings or not attempt.commands:
         return
     codemod = attempt.commands[0]  # the edit's command comes before validation's
@@ -120,9 +112,7 @@ def record_changes(repository: Workspace, job: Job, batch: Batch, attempt: Attem
     findings = with_line_texts(repository, batch.commit, codemod_findings(
         codemod.output_tail, batch.files, roots=(str(REPO_MOUNT), str(worktree))))
     batch.leftovers = sorted({*batch.leftovers, *findings}, key=target_key)
-    deleted = [] if batch.commit is None else sorted(name for name in repository.git(
-        "-c", "core.quotepath=false", "diff-tree", "--no-commit-id", "--diff-filter=D",
-        "--name-only", "-r", "-z", batch.commit).split("\0") if name)
+    deleted = sorted(path for path, status in changes.items() if status == "D")
     codes = job.spec.options().get("changed_exit_codes") or []
     batch.summary = codemod_summary(codemod, changed=batch.changed_files,
                                     planned=len(batch.files), findings=len(findings),

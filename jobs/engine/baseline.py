@@ -9,6 +9,7 @@ from jobs.adapters.baselines import BaselineStore, RecordedBaseline, command_ide
 from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.engine.attempt import AttemptRunner, run_commands
 from jobs.engine.context import JobContext
+from jobs.kernel.feature_parts import baseline_inputs
 from jobs.kernel.job import Job
 from jobs.kernel.model import Gate
 from jobs.notes.note_parts import baseline_failure, baseline_network_cause, short
@@ -68,8 +69,7 @@ def baseline_key(job: Job, runner: AttemptRunner, tree: str) -> str:
         "tree": tree, "setup": config.setup_argvs(), "validate": config.validate_argvs(),
         "env": dict(sorted(runner.policy.env.items())), "allow": sorted(config.allow_commands),
         "timeout": config.command_timeout, "network": str(config.network),
-        "environment": job.environment.key if job.environment is not None else "",
-        "isolated": runner.sandbox.isolated, "resolved": identity,
+        "isolated": runner.sandbox.isolated, "resolved": identity, **baseline_inputs(job),
     }
     encoded = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(encoded).hexdigest()[:40]

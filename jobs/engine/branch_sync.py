@@ -182,7 +182,7 @@ def people_commits(repo: Workspace, job: Job, facts: BranchFacts,
 def rewritten_by_people(repo: Workspace, job: Job, head: str) -> list[BranchCommit]:
     """On a rewritten branch: the commits since it forked from the recorded head that are not
     this job's nor the base's."""
-    fork = repo.git("merge-base", job.head_sha, head, check=False).strip()
+    fork = repo.merge_base(job.head_sha, head)
     if not fork:
         return []
     base = repo.branch_head(job.base_branch) if job.base_branch != "HEAD" else None
@@ -195,12 +195,8 @@ def rewritten_by_people(repo: Workspace, job: Job, head: str) -> list[BranchComm
 
 def read_commit(repo: Workspace, sha: str) -> HumanCommit:
     """`sha`'s author, subject and the files it touched (against its first parent)."""
-    parents, name, email, subject = (
-        repo.git("show", "-s", "--format=%P%x00%an%x00%ae%x00%s", sha).rstrip("\n")
-        .split("\x00", 3))
-    first = parents.split()[0] if parents.split() else None
-    changed = (repo.git("diff", "--name-only", "--no-renames", "-z", first, sha) if first else
-               repo.git("diff-tree", "-r", "--no-commit-id", "--name-only", "-z", "--root", sha))
-    files = sorted({path for path in changed.split("\x00") if path})
-    return HumanCommit(sha=sha, author=name, login=login_from_email(email), subject=subject,
-                       files=files[:KEPT_FILES], more_files=max(0, len(files) - KEPT_FILES))
+    who = repo.authorship(sha)
+    files = sorted(repo.changes(None, sha))
+    return HumanCommit(sha=sha, author=who.name, login=login_from_email(who.email),
+                       subject=who.subject, files=files[:KEPT_FILES],
+                       more_files=max(0, len(files) - KEPT_FILES))

@@ -38,7 +38,7 @@ from jobs.kernel.feature_parts import FeatureParts
 from jobs.kernel.gates import open_gate
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, JobStatus
-from jobs.kernel.records import Attempt, CiWait, CommandEvidence, Event
+from jobs.kernel.records import Attempt, CommandEvidence, Event
 from jobs.notes.progress import gate_prompt
 from jobs.notes.tally import outcome as job_outcome
 from jobs.ports import (
@@ -82,16 +82,16 @@ class BatchHooks(Protocol):
         retries it or opens the `failure` gate."""
         ...
 
-    def batch_failed_ci(self, engine: JobContext, batch: Batch, wait: CiWait,
+    def batch_failed_ci(self, engine: JobContext, batch: Batch, sha: str,
                         failures: Sequence[CiFailure], error: ErrorInfo) -> bool:
-        """`ci.wait: per_batch`: `batch`'s commit got red required checks and was withdrawn
+        """`ci.wait: per_batch`: `batch`'s commit `sha` got red required checks and was withdrawn
         (its attempt `ci_failed`, the batch `failed`); before the engine retries it or opens
         the `failure` gate."""
         ...
 
-    def candidate_checked(self, engine: JobContext, batch: Batch, wait: CiWait,
+    def candidate_checked(self, engine: JobContext, batch: Batch, sha: str,
                           verdict: CiVerdict) -> bool:
-        """CI finished on `wait.sha`, pushed for `batch`: True when it was the feature's
+        """CI finished on `sha`, pushed for `batch`: True when it was the feature's
         candidate (and the feature took the verdict), False for the batch's own commit."""
         ...
 
@@ -434,11 +434,12 @@ class JobContext:
     def close(self) -> None:
         """Let go of the worktree: it stays on disk while the job runs (its next step, on
         this worker, resets it instead of checking out the whole tree again), and goes when
-        the job waits at a gate or has ended."""
+        the job waits at a gate or has ended; the repository's long-lived reader ends here."""
         if self._runner is not None:
             if not self.keeps_worktree():
                 self._runner.worktree.remove()
             self._runner = None
+        self.services.repository.close()
 
     def keeps_worktree(self) -> bool:
         return not self.job.is_terminal and self.job.status is not JobStatus.AWAITING_HUMAN

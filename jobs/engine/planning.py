@@ -5,10 +5,10 @@ jobs/kernel/git_versions.py), run the baseline, then continue or wait at the pla
 
 from __future__ import annotations
 
-from jobs.adapters.discovery import contents_for_patterns, plan_scope
 from jobs.decisions.plan import build_plan
 from jobs.engine.baseline import baseline_report, run_baseline
 from jobs.engine.context import JobContext
+from jobs.engine.discovery import contents_for_patterns, plan_scope
 from jobs.inputs.batch_sizes import planned_batch_size
 from jobs.inputs.spec import parse_issue
 from jobs.kernel.git_versions import PACKAGING_FILES, GitVersion, git_version
@@ -119,17 +119,10 @@ def plan(engine: JobContext) -> None:
         engine.open(Gate.PLAN, "the plan is ready for review")
 
 
-def describe(repository: Workspace, sha: str) -> str:
-    """`git describe --tags --long` of `sha` (`v1.2-3-gabc1234`), or "" without a tag."""
-    out = repository.git("describe", "--tags", "--long", "--abbrev=7", sha, check=False)
-    line = out.strip().splitlines()[0] if out.strip() else ""
-    return line if line.rsplit("-", 2)[-1].startswith("g") else ""
-
-
 def base_git_version(repository: Workspace, sha: str) -> GitVersion | None:
     """What the job's commands are told of the version at `sha`; None when the repository uses
     no git-version tool."""
     files = repository.read_texts(sha, PACKAGING_FILES)
     if not any(files.values()):
         return None
-    return git_version(files, described=describe(repository, sha), sha=sha)
+    return git_version(files, described=repository.describe(sha), sha=sha)

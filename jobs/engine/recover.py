@@ -23,11 +23,9 @@ def find_orphan(repo: Workspace, number: int, spec_digest: str, notes_dir: str) 
     head = repo.resolve("HEAD")
     if head is None:
         return None
-    refs = repo.git("for-each-ref", "--format=%(refname:short)",
-                    f"refs/heads/stepwise/issue-{number}", f"refs/heads/stepwise/issue-{number}-*")
-    for branch in refs.split():
+    for branch in repo.branches(f"stepwise/issue-{number}", f"stepwise/issue-{number}-*"):
         tip = repo.branch_head(branch)
-        base = repo.git("merge-base", head, tip, check=False).strip() if tip else ""
+        base = repo.merge_base(head, tip) if tip else None
         if not tip or not base:
             continue
         for commit in repo.commits(base, tip):
@@ -43,8 +41,8 @@ def find_orphan(repo: Workspace, number: int, spec_digest: str, notes_dir: str) 
 
 
 def _note_on(repo: Workspace, tip: str, notes_dir: str, number: int) -> str | None:
-    names = repo.git("ls-tree", "--name-only", f"{tip}:{notes_dir}", check=False).split("\n")
-    found = sorted(name for name in names if name.endswith(f"-issue-{number}.md"))
+    found = sorted(name for name in repo.names_in(tip, notes_dir)
+                   if name.endswith(f"-issue-{number}.md"))
     return f"{notes_dir}/{found[0]}" if found else None
 
 

@@ -6,7 +6,6 @@ writes the commit and validates the reverted head.
 
 from __future__ import annotations
 
-from jobs.adapters.workspace import BOT_IDENTITY
 from jobs.basics.errors import StateError, WorkspaceError
 from jobs.decisions.verdicts import (
     batch_refusal,
@@ -45,7 +44,7 @@ def revert_batch(engine: JobContext, number: int) -> str:
     worktree = engine.worktree
     worktree.reset(job.head_sha)
     try:
-        worktree.git("revert", "--no-commit", batch.commit, env=BOT_IDENTITY)
+        worktree.revert(batch.commit)
     except WorkspaceError as exc:
         worktree.reset(job.head_sha)
         raise RefusedError(

@@ -5,10 +5,10 @@ The verdict itself is pure: jobs/decisions/verdicts.py.
 
 from __future__ import annotations
 
-from jobs.adapters.discovery import scope_at, targets_at
 from jobs.decisions.verdicts import judge_review, review_gate_report
 from jobs.engine.attempt import run_commands
 from jobs.engine.context import JobContext
+from jobs.engine.discovery import scope_at, targets_at
 from jobs.engine.note_commit import commit_note
 from jobs.kernel import trailers
 from jobs.kernel.model import Acceptance, BatchStatus, FailureCause, Gate, JobStatus
@@ -49,9 +49,8 @@ def validated_head(engine: JobContext, base_now: str) -> str:
         return ""
     if not repo.is_ancestor(base_now, last.sha):  # the base moved since it was validated
         return ""
-    changed = repo.git("diff", "--name-only", "-z", last.sha, job.head_sha).split("\0")
     notes = job.config.notes_dir.rstrip("/") + "/"
-    if any(path and not path.startswith(notes) for path in changed):
+    if any(not path.startswith(notes) for path in repo.changes(last.sha, job.head_sha)):
         return ""
     return f"batch {batch.number} (`{last.sha[:7]}`)"
 

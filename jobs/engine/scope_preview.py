@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jobs.adapters.discovery import plan_scope, targets_at
 from jobs.basics.errors import SpecError
+from jobs.engine.discovery import plan_scope, targets_at
 from jobs.engine.start import check_runnable
 from jobs.inputs.config import RepoConfig
 from jobs.inputs.spec import IssueTask

@@ -5,9 +5,9 @@ from __future__ import annotations
 import stat
 import uuid
 
-from jobs.adapters.discovery import nothing_matches_error, plan_scope, targets_at
 from jobs.basics.errors import BadInputError
 from jobs.engine.context import Base, Services
+from jobs.engine.discovery import nothing_matches_error, plan_scope, targets_at
 from jobs.engine.recover import find_orphan
 from jobs.inputs.config import CONFIG_PATH, RepoConfig, load_config
 from jobs.inputs.programs import refusal_reason, split_command

@@ -44,9 +44,15 @@ class TreeUnderTest:
         known = self.worktree.diff_written(self.parent, self.tree)
         if known is not None:
             return known
-        return self.repository.git("-c", "core.quotepath=false", "diff", "--no-ext-diff",
-                                   "--no-textconv", "--no-color", "--no-renames",
-                                   self.parent, self.tree)
+        return self.repository.diff_text(self.parent, self.tree)
+
+    @cached_property
+    def changed_paths(self) -> list[str]:
+        """The paths that differ between `parent` and `tree` (both sides of a rename), sorted:
+        the worktree's own when it wrote the tree from that very change."""
+        known = self.worktree.paths_written(self.parent, self.tree)
+        return sorted(known if known is not None else
+                      self.repository.changes(self.parent, self.tree))
 
 
 @dataclass(frozen=True)

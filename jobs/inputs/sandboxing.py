@@ -53,6 +53,10 @@ class SandboxPolicy:
     repository_paths: tuple[Path, ...] = ()
     # Asked about twice a second while a command runs; True ends it with its whole group.
     should_stop: Callable[[], bool] | None = field(default=None, compare=False)
+    # The command's writes are the edit (a codemod): they go into the worktree itself. Otherwise
+    # they are kept apart where the sandbox can (an overlay dropped at the next restore,
+    # jobs/adapters/scratch.py), and the worktree holds only what Stepwise wrote.
+    writes_through: bool = False
 
 
 @dataclass(frozen=True)

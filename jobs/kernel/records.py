@@ -1,16 +1,17 @@
-"""The records the job holds besides its state: evidence of commands, model calls and their
-usage, attempts, events, the final review, a changed issue text, and what only server mode
-keeps (pydantic, no I/O)."""
+"""The records the job holds besides its state: evidence of commands (and a command's result
+made into its evidence, redacted), model calls and their usage, attempts, events, the final
+review, a changed issue text, and what only server mode keeps (pydantic, no I/O)."""
 
 from __future__ import annotations
 
 import shlex
 from datetime import datetime
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from jobs.basics.errors import ErrorInfo, StateError
+from jobs.basics.redact import redact
+from jobs.inputs.sandboxing import CommandResult
 
 
 class Record(BaseModel):
@@ -60,6 +61,15 @@ class CommandEvidence(Record):
     def display(self) -> str:
         """The command as a shell would take it back (`shlex.join`: quotes kept)."""
         return shlex.join(self.argv)
+
+
+def command_evidence(result: CommandResult) -> CommandEvidence:
+    """The record of one command; its output tail is redacted (a command may print a token)."""
+    return CommandEvidence(
+        argv=list(result.argv), exit_code=result.exit_code,
+        duration_s=round(result.duration_s, 3), output_tail=redact(result.output_tail),
+        output_lines=result.output_lines, timed_out=result.timed_out,
+        isolated=result.isolated, egress=list(result.egress))
 
 
 class ToolUse(Record):
@@ -120,7 +130,6 @@ class Attempt(Record):
     transcript: str | None = None  # where the model transcript of this attempt is kept
     # A failed validation's output.log and attempt.diff (jobs/engine/attempt_outcome.py)
     artifacts: list[str] = []
-    ci_checks: list[CiCheck] = []  # per_batch: the red checks that withdrew this attempt's commit
     failure_check: FailureCheck | None = None  # a failed validation examined (its re-runs)
 
 
@@ -162,19 +171,6 @@ class OutboxEntry(Record):
     refused: str = ""  # GitHub refused it for good (a 4xx asking again will not change): why
 
 
-class EnvironmentRecord(Record):
-    """The job's environment: its cache key, whether this job reused it, what setup left and
-    the setup commands' evidence from the run that built it."""
-
-    key: str
-    from_cache: bool = False
-    entries: list[str] = []
-    setup: list[CommandEvidence] = []
-    rebuilt_because: list[str] = []  # what changed since the environment built before it
-    failed: str = ""  # why setup failed to build it for this job (then nothing is cached)
-    failed_before: str = ""  # what failed when an earlier job last tried to build this key
-
-
 class NetworkHost(Record):
     """A host the egress proxy admits when `network_allow` is empty, and why (`Python files`,
     `PIP_INDEX_URL`, "`.npmrc` registry="); `left_out` says why a configured index is not
@@ -190,45 +186,6 @@ class PendingIssue(Record):
 
     title: str
     body: str
-
-
-class CiCheck(Record):
-    """One required check as last seen: its name, state and link."""
-
-    name: str
-    status: str  # queued | in_progress | completed
-    conclusion: str | None = None
-    url: str = ""
-
-
-class CiWait(Record):
-    """The job waits for the repository's CI on `sha` (server mode); it holds no worker
-    meanwhile: a CI webhook on `sha`, or the reconciler, queues its next step."""
-
-    sha: str
-    since: datetime
-    scope: Literal["milestone", "batch"]
-    number: int  # the milestone's or the batch's number
-    progress: str = ""  # the verdict's line: "waiting for CI: 3 of 5 checks done"
-    checks: list[CiCheck] = []
-    checked_at: datetime | None = None  # when the checks were last read
-    rerun: bool = False  # `retry` at ci_failed: re-run the failing checks, then wait again
-    rerun_of: list[str] = []  # "name#run id" of the runs re-requested: their re-runs count
-
-
-class CiResult(Record):
-    """What the repository's CI said about one milestone's head or one batch's commit: the
-    required checks as they finished, and whether a failure was accepted at `ci_failed`."""
-
-    scope: Literal["milestone", "batch"]
-    number: int
-    sha: str
-    state: str  # passed | failed | timed_out (jobs.decisions.ci.CiState)
-    at: datetime
-    checks: list[CiCheck] = []
-    required_from: str = ""  # ci.checks | the base branch's required checks | every check ...
-    accepted: bool = False  # `approve` at the ci_failed gate took it as it is
-    retried: bool = False  # `retry` re-ran its failed checks
 
 
 class PullRequest(Record):

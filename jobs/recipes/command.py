@@ -3,15 +3,17 @@ batch's files (`{files}`): its spec rules, its editor and the editor's factory."
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import BaseModel, ConfigDict
 
-from jobs.adapters.evidence import command_evidence
 from jobs.adapters.safe_paths import require_regular
 from jobs.inputs.programs import program_name, split_command
 from jobs.inputs.recipes import RecipeRules, registered
 from jobs.inputs.sandboxing import SandboxPolicy
 from jobs.inputs.spec import FILES_HINT, FILES_PLACEHOLDER, TaskSpec
 from jobs.inputs.yaml_input import InputProblem, command_argv
+from jobs.kernel.records import command_evidence
 from jobs.ports import Sandbox
 from jobs.recipes import FALLBACKS
 from jobs.recipes.base import (
@@ -75,7 +77,8 @@ class CommandEditor:
         for rel in request.files:  # a link handed to the codemod is refused before it runs
             require_regular(request.worktree, rel)
         argv = request.spec.run_argv(list(request.files))
-        result = self.sandbox.run(argv, cwd=request.worktree, policy=request.policy or self.policy)
+        policy = replace(request.policy or self.policy, writes_through=True)  # its writes are the edit
+        result = self.sandbox.run(argv, cwd=request.worktree, policy=policy)
         if result.cancelled:
             raise CommandCancelled(result.summary())
         evidence = command_evidence(result)

@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from jobs.adapters.sandbox import bubblewrap_available
+from jobs.features.environments.record import environment_of
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.kernel.records import CommandEvidence
@@ -83,14 +84,14 @@ def plan_says(world: World, number: int, how: str) -> bool:
 
 def assert_reused(world: World, first: Job, second: Job) -> None:
     """The second job took the first one's environment: setup did not run, no tunnel asked."""
-    assert second.environment is not None and first.environment is not None
-    assert second.environment.key == first.environment.key
-    assert second.environment.from_cache and second.environment.setup == []
+    assert environment_of(second) is not None and environment_of(first) is not None
+    assert environment_of(second).key == environment_of(first).key
+    assert environment_of(second).from_cache and environment_of(second).setup == []
     assert plan_says(world, second.number, "reused from the cache")
     assert all(c.egress == [] for c in every_command(second)), \
         [c.egress for c in every_command(second)]
     built = [p for p in cache_dir(world).iterdir() if not p.name.startswith(".")]
-    assert [p.name for p in built] == [first.environment.key], built
+    assert [p.name for p in built] == [environment_of(first).key], built
 
 
 @pytest.mark.slow  # real PyPI installs through the App: tens of seconds
@@ -102,7 +103,7 @@ def test_a_python_package_is_set_up_once_and_reused_by_the_next_job(
         for title in ("Rename old_format", "Rename old_format again"):
             world.gh.add_issue(REPO, title, PY_ISSUE_BLOCK, user="maria")
         first = run_to_end(world, 2)
-        env = first.environment
+        env = environment_of(first)
         assert env is not None and not env.from_cache and ".venv" in env.entries
         assert [c.argv[0] for c in env.setup] == ["python", "pip"]
         assert all(c.exit_code == 0 and c.isolated for c in env.setup), env.setup
@@ -131,7 +132,7 @@ def test_a_node_package_installs_with_npm_ci_once_through_the_app(
         for title in ("Use const", "Use const again"):
             world.gh.add_issue(REPO, title, NODE_ISSUE_BLOCK, user="maria")
         first = run_to_end(world, 2)
-        env = first.environment
+        env = environment_of(first)
         assert env is not None and not env.from_cache and "node_modules" in env.entries
         assert env.setup[0].exit_code == 0, env.setup[0].output_tail
         assert "registry.npmjs.org:443 allowed" in env.setup[0].egress
@@ -247,8 +248,8 @@ def test_setup_and_validation_reach_the_registry_and_nothing_else(
     with open_world(tmp_path, redis_url, files=probe_files(*ports)) as world:
         world.gh.add_issue(REPO, "Rename OLD", PROBE_ISSUE, user="maria")
         job = run_to_end(world, 2)
-        assert job.environment is not None and len(job.environment.setup) == 1
-        assert_only_the_registry(job.environment.setup[0], ports)  # inside setup
+        assert environment_of(job) is not None and len(environment_of(job).setup) == 1
+        assert_only_the_registry(environment_of(job).setup[0], ports)  # inside setup
         validations = [c for b in job.batches for a in b.attempts for c in a.commands]
         assert validations and all(c.isolated for c in validations)
         for command in [*job.baseline, *validations]:  # inside validation

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from jobs.adapters.sandbox import bubblewrap_available
+from jobs.features.environments.record import environment_of
 from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit.registries import PROBE, isolate_operator, route_registries
@@ -70,8 +71,8 @@ def test_pypi_and_the_repositorys_own_index_are_admitted_and_named(
         job = world.job(2)
         assert job.gate is not None and job.gate.kind is Gate.PLAN, (job.gate, job.error)
         assert job.baseline_ok is True
-        assert job.environment is not None
-        assert job.environment.setup[0].egress == ["pypi.org:443 allowed",
+        assert environment_of(job) is not None
+        assert environment_of(job).setup[0].egress == ["pypi.org:443 allowed",
                                                    "mirror.example:443 allowed"]
         plan = next(body for body in world.bodies(2) if "Plan for" in body)
         assert ("- Network: setup only, through Stepwise's egress proxy, to `pypi.org`: Python "

@@ -18,6 +18,7 @@ import pytest
 
 from jobs.adapters.sandbox import bubblewrap_available
 from jobs.engine.engine import Outcome
+from jobs.features.environments.record import environment_of
 from jobs.inputs.spec import parse_issue_file
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus
@@ -42,9 +43,9 @@ def run_job(repo: Path, number: int, issue: str = PY_ISSUE) -> tuple[Outcome, Jo
     outcome = session.run(parse_issue_file(issue), yes=True)
     job = session.store.load(number)
     assert job is not None
-    assert job.environment is not None
-    how = "reused from the cache" if job.environment.from_cache else "built for this job"
-    assert f"; environment {how} (key `{job.environment.key[:12]}`)" in \
+    assert environment_of(job) is not None
+    how = "reused from the cache" if environment_of(job).from_cache else "built for this job"
+    assert f"; environment {how} (key `{environment_of(job).key[:12]}`)" in \
         "\n".join(sink.texts(Publication.PLAN))
     return outcome, job
 
@@ -57,7 +58,7 @@ def python_repo(tmp_path: Path) -> Iterator[Path]:
 def test_a_python_package_validates_against_its_installed_environment(python_repo: Path) -> None:
     outcome, job = run_job(python_repo, 1)
     assert outcome.exit_code == 0, outcome.message
-    env = job.environment
+    env = environment_of(job)
     assert env is not None and not env.from_cache
     assert [c.argv[0] for c in env.setup] == ["python", "pip"]
     assert "pypi.org:443 allowed" in env.setup[1].egress  # pip went through the egress proxy
@@ -75,24 +76,24 @@ def test_a_python_package_validates_against_its_installed_environment(python_rep
     # The next job with the same key reuses it: setup does not run, no network is used.
     second, again = run_job(python_repo, 2)
     assert second.exit_code == 0, second.message
-    assert again.environment is not None and again.environment.from_cache
-    assert again.environment.key == env.key and again.environment.setup == []
+    assert environment_of(again) is not None and environment_of(again).from_cache
+    assert environment_of(again).key == env.key and environment_of(again).setup == []
 
     # A change to a cache_key file builds it again.
     (python_repo / "pyproject.toml").write_text(PYPROJECT.replace("0.1.0", "0.2.0"))
     commit_all(python_repo, "bump")
     third, rebuilt = run_job(python_repo, 3)
     assert third.exit_code == 0, third.message
-    assert rebuilt.environment is not None and rebuilt.environment.key != env.key
-    assert not rebuilt.environment.from_cache and len(rebuilt.environment.setup) == 2
+    assert environment_of(rebuilt) is not None and environment_of(rebuilt).key != env.key
+    assert not environment_of(rebuilt).from_cache and len(environment_of(rebuilt).setup) == 2
 
 
 def test_a_node_package_installs_with_npm_ci_once(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "counts", node_files())
     outcome, job = run_job(repo, 1, NODE_ISSUE)
     assert outcome.exit_code == 0, outcome.message
-    assert job.environment is not None and "node_modules" in job.environment.entries
-    assert job.environment.setup[0].exit_code == 0
+    assert environment_of(job) is not None and "node_modules" in environment_of(job).entries
+    assert environment_of(job).setup[0].exit_code == 0
     assert "ok" in job.batches[0].attempts[-1].commands[-1].output_tail
     _, again = run_job(repo, 2, NODE_ISSUE)
-    assert again.environment is not None and again.environment.from_cache
+    assert environment_of(again) is not None and environment_of(again).from_cache

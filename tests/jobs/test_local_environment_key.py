@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters.sandbox import bubblewrap_available
+from jobs.features.environments.record import environment_of
 from jobs.ports import Publication
 from tests.kit.local_e2e import Recorder, assert_exit, build_sample, config_text, issue, load_job
 from tests.kit.local_e2e import session as local_session
@@ -47,7 +48,7 @@ def test_path_noise_reuses_the_environment_and_a_rebuild_says_why(
     commit_all(repo, "requirements")
 
     first = plan_of(repo, 1)
-    built = load_job(repo, 1).environment
+    built = environment_of(load_job(repo, 1))
     assert built is not None and not built.from_cache and built.rebuilt_because == []
     assert "environment built for this job" in first and "rebuilt because" not in first
 
@@ -55,14 +56,14 @@ def test_path_noise_reuses_the_environment_and_a_rebuild_says_why(
     path = os.environ["PATH"].split(os.pathsep)
     monkeypatch.setenv("PATH", os.pathsep.join([str(noise_dir(tmp_path)), *path, *path[:2]]))
     plan_of(repo, 2)
-    reused = load_job(repo, 2).environment
+    reused = environment_of(load_job(repo, 2))
     assert reused is not None and reused.from_cache and reused.key == built.key
 
     # A changed input of the key: a rebuild, and the plan names what changed.
     (repo / "requirements.txt").write_text("six==1.17.0\n")
     commit_all(repo, "bump six")
     third = plan_of(repo, 3)
-    rebuilt = load_job(repo, 3).environment
+    rebuilt = environment_of(load_job(repo, 3))
     assert rebuilt is not None and not rebuilt.from_cache and rebuilt.key != built.key
     assert rebuilt.rebuilt_because == ["`requirements.txt` (a `cache_key` file)"]
     assert "Environment rebuilt because of a change to `requirements.txt` (a `cache_key` " \
@@ -96,6 +97,6 @@ def test_tool_caches_are_writable_and_kept_between_commands_and_jobs(tmp_path: P
     # The next job with the same environment key finds the cache as the last one left it.
     assert_exit(local_session(repo, 2).run(issue(), yes=True), 0)
     second = load_job(repo, 2)
-    assert second.environment is not None and second.environment.from_cache
+    assert environment_of(second) is not None and environment_of(second).from_cache
     runs = second.batches[0].attempts[-1].commands[0].output_tail
     assert runs == f"runs before {len(said)} env read-only"

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from jobs.adapters.sandbox import bubblewrap_available
+from jobs.features.environments.record import environment_of
 from jobs.inputs.spec import parse_issue_file
 from jobs.kernel.job import Job
 from jobs.kernel.model import Gate
@@ -84,8 +85,8 @@ def test_pypi_and_the_configured_index_are_admitted_and_named_in_the_plan(
                           "mirror.example") as registries:
         code, job, sink = run(repo, 1)
     assert code == 0, (job.gate, job.error)
-    assert job.environment is not None and not job.environment.failed
-    (setup,) = job.environment.setup
+    assert environment_of(job) is not None and not environment_of(job).failed
+    (setup,) = environment_of(job).setup
     assert setup.egress == ["pypi.org:443 allowed", "files.pythonhosted.org:443 allowed",
                             "mirror.example:443 allowed"]
     assert "reached mirror.example registry mirror.example: ping" in setup.output_tail
@@ -134,10 +135,10 @@ def test_the_refusal_record_and_the_gate_report_in_the_job(tmp_path: Path) -> No
     report = job.gate.report
     assert report is not None and report.message.startswith(REFUSAL.split(";")[0])
     assert report.hint.startswith("add it to `network_allow` in .github/stepwise.yml")
-    assert job.environment is not None
-    assert job.environment.failed == REFUSAL.split(";")[0]
+    assert environment_of(job) is not None
+    assert environment_of(job).failed == REFUSAL.split(";")[0]
     assert f"{REFUSED}:443 refused: {REFUSED}:443 is not on network_allow" in \
-        job.environment.setup[0].egress
+        environment_of(job).setup[0].egress
 
 
 def test_a_name_that_does_not_resolve_is_named_at_the_gate(

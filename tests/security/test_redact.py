@@ -17,9 +17,9 @@ from bot.github.app import GitHubApp
 from bot.github.forge import GitHubForge
 from bot.observability.logs import install_filter, setup_logging, uvicorn_log_config
 from bot.settings import Settings
-from jobs.adapters.evidence import command_evidence
 from jobs.adapters.sandbox import CommandResult
 from jobs.basics.redact import REDACTED, RedactingFilter, clear_secrets, redact, register_secret
+from jobs.kernel.records import command_evidence
 from tests.kit.github import FakeGitHub
 
 TOKEN = "ghs_" + "A1b2C3d4E5" * 3 + "F6g7H8"  # ghs_ and 36 characters

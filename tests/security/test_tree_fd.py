@@ -21,7 +21,9 @@ from jobs.inputs.sandboxing import SandboxPolicy
 from tests.kit.repos import make_repo
 from tests.security import hostile
 
-SWAP = "import os; os.rename('tools', 'tools.moved'); os.symlink({victim!r}, 'tools')"
+# shutil.move: over the overlay that keeps a validation's writes apart, renaming a directory
+# of the worktree answers EXDEV (as on any overlayfs without redirect_dir), and move copies.
+SWAP = "import os, shutil; shutil.move('tools', 'tools.moved'); os.symlink({victim!r}, 'tools')"
 
 
 @dataclass(frozen=True)
@@ -90,17 +92,21 @@ def test_staging_never_reads_a_link_target_through_a_swapped_parent(tmp_path: Pa
 
 
 @hostile.needs_bwrap
-def test_a_reset_after_the_swap_leaves_the_host_directory_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("through", [False, True], ids=["validation", "codemod"])
+def test_a_reset_after_the_swap_leaves_the_host_directory_alone(tmp_path: Path,
+                                                                through: bool) -> None:
     origin = tmp_path / "origin"
     make_repo(origin, {"tools/keep.txt": "tracked\n", "README.md": "hi\n"})
     victim = _victim(tmp_path)
     (victim / "data.txt").write_text("host data\n")
     worktree = Repository(origin).open_worktree(tmp_path / "wt",
                                                 Repository(origin).resolve("HEAD"))
-    policy = SandboxPolicy(allow_commands=("python3",), timeout=30)
+    policy = SandboxPolicy(allow_commands=("python3",), timeout=30, writes_through=through)
     result = BubblewrapSandbox().run(["python3", "-c", SWAP.format(victim=str(victim))],
                                      cwd=worktree.path, policy=policy)
     assert result.exit_code == 0, result.output_tail
+    # a validation's swap stays in its overlay (jobs/adapters/scratch.py); a codemod's is real
+    assert (worktree.path / "tools").is_symlink() == through
     worktree.reset(worktree.head)
     assert (worktree.path / "tools" / "keep.txt").read_text() == "tracked\n"
     assert sorted(os.listdir(victim)) == ["data.txt", "node_modules", "stamp"]

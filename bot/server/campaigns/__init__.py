@@ -10,4 +10,5 @@ jobs/features/campaigns/ start, read and steer each repository's ordinary job.
 - `access.py`: who may see a repository in a campaign (the viewer reads it, and so does everyone
   who reads the control issue) and which control repositories an owner allows.
 - `closing.py`: closing the campaign issue cancels it; reopening says how to run it again.
+- `plug.py`: the hooks they plug into the server (bot/server/plugs.py names it, one line).
 """

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 
 from bot.authz import BASIC_ROLES
-from bot.github.campaign_calls import InstalledRepo, readers
+from bot.github.campaign_calls import readers
 from bot.github.client import Installation
+from bot.github.installed_repos import InstalledRepo
 
 NOT_A_CONTROL = ("this repository is not one of {owner}'s campaign control repositories (the "
                  "App's `STEPWISE_CAMPAIGN_CONTROL_REPOS` setting lists them)")

@@ -6,13 +6,9 @@ and its plan gate is passed only for the plan the campaign approved."""
 
 from __future__ import annotations
 
-from bot.github.campaign_calls import (
-    InstalledRepo,
-    create_issue_once,
-    installation_repositories,
-    update_issue_body,
-)
+from bot.github.campaign_calls import create_issue_once, update_issue_body
 from bot.github.client import Installation
+from bot.github.installed_repos import InstalledRepo, installation_repositories
 from bot.github.write_budget import WriteBudgetWait
 from bot.plumbing.campaign_store import CampaignDoc
 from bot.server.campaigns.access import Audience

@@ -17,6 +17,7 @@ from bot.github.write_budget import WriteBudgetWait
 from bot.plumbing import campaign_store
 from bot.plumbing.campaign_store import CampaignDoc
 from bot.plumbing.leases import job_lock
+from bot.plumbing.trigger_labels import is_trigger
 from bot.server.campaigns.access import NOT_A_CONTROL, control_allowed
 from bot.server.campaigns.port import ServerCampaignPort
 from bot.server.context import ServerContext
@@ -46,6 +47,14 @@ def issue_text(body: str) -> str:
 def reply(ctx: ServerContext, event: Event, text: str) -> None:
     forge = ctx.forge(ctx.installation(event.installation_id), event.repo)
     forge.reply(None, event.number, f"campaign:{event.delivery_id}", text)
+
+
+def campaign_labeled(ctx: ServerContext, event: Event, config: RepoConfig) -> bool:
+    """A label was added: the config's campaign label (case-insensitive) starts a campaign."""
+    if not is_trigger(event.label, config.campaign_label):
+        return False
+    start_campaign(ctx, event, config)
+    return True
 
 
 def start_campaign(ctx: ServerContext, event: Event, config: RepoConfig) -> None:

@@ -13,13 +13,18 @@ job's worktree again after each reset instead (the engine's own fallback).
 
 - Config: `setup`, `cache_key`, `network` (jobs/inputs/config.py); the cache's size is
   `STEPWISE_ENV_CACHE_MB`.
-- Record: `Job.environment` (jobs/kernel/records.py `EnvironmentRecord`: the key, whether it came
-  from the cache, its entries, setup's evidence, why it was rebuilt; typed by the kernel record).
+- Record: `Job.parts["environments"]` (record.py `EnvironmentRecord`: the key, whether it came
+  from the cache, its entries, setup's evidence, why it was rebuilt or failed); records of
+  earlier releases kept it as the job's field `environment`, read into the part.
 - Port: the cache is an adapter (jobs/adapters/environments.py `EnvironmentCache`, wired into
   `Services.environments` by local mode and the server); the engine and this feature hold it as
   `jobs.ports.EnvironmentStore`.
 - Hook (wiring.py, active for jobs with `setup` only): `environment`, which the attempt runner
   calls for the job's environment.
 - Card section (texts.py): the plan's `Setup:` line, and why the environment was rebuilt.
-- Modules: build.py (the key, the build in a scratch worktree, the record), texts.py, wiring.py.
+- Parts (parts.py): the record part, the card section, and two kernel hooks: `baseline_inputs`
+  (the environment's key is part of a recorded baseline's key) and `config_reloaded` (a config
+  read again at the plan gate forgets the environment keyed from the former one).
+- Modules: build.py (the key, the build in a scratch worktree, the record), record.py, parts.py,
+  texts.py, wiring.py.
 """

@@ -16,14 +16,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jobs.adapters.environments import capture_outputs, digest_inputs, key_inputs
-from jobs.adapters.evidence import command_evidence
 from jobs.adapters.toolchain import key_changes, setup_programs, toolchain_identity
 from jobs.decisions.network_failure import network_cause
+from jobs.features.environments.record import (
+    EnvironmentRecord,
+    environment_of,
+    record_environment,
+)
 from jobs.inputs.config import RepoConfig
 from jobs.inputs.globs import matches_any
 from jobs.inputs.sandboxing import SandboxPolicy
 from jobs.kernel.job import Job
-from jobs.kernel.records import CommandEvidence, EnvironmentRecord
+from jobs.kernel.records import CommandEvidence, command_evidence
 from jobs.ports import BuiltEnvironment, EnvironmentStore, Sandbox, Workspace
 
 
@@ -81,7 +85,9 @@ def ensure_environment(*, config: RepoConfig, key: str, cache: EnvironmentStore,
         found = cache.get(key)
         if found is not None:
             return EnvironmentOutcome(found)
-        setup_policy = replace(policy, network=config.setup_network, environment=None)
+        # Its outputs are what the cache keeps: they are written into the scratch worktree.
+        setup_policy = replace(policy, network=config.setup_network, environment=None,
+                               writes_through=True)
         evidence: list[CommandEvidence] = []
         for argv in config.setup_argvs():
             item = command_evidence(sandbox.run(argv, cwd=worktree, policy=setup_policy))
@@ -108,7 +114,7 @@ def prepare_job_environment(job: Job, *, repository: Workspace, cache: Environme
             read=lambda paths: repository.read_texts(job.base_sha, paths),
             ref=job.base_branch, commit=job.base_sha)
 
-    recorded = job.environment
+    recorded = environment_of(job)
     key = recorded.key if recorded is not None and not recorded.failed \
         else digest_inputs(inputs())
     found = cache.get(key)
@@ -130,21 +136,21 @@ def prepare_job_environment(job: Job, *, repository: Workspace, cache: Environme
             if outcome.failure is not None:
                 what = failure_words(outcome.failure)
                 cache.record_failure(key, what=what, job=f"issue-{job.number}")
-                job.environment = EnvironmentRecord(key=key, setup=list(outcome.evidence),
-                                                    failed=what, failed_before=failed_before)
+                record_environment(job, EnvironmentRecord(
+                    key=key, setup=list(outcome.evidence), failed=what,
+                    failed_before=failed_before))
             return outcome
         found = outcome.environment
         evidence = list(outcome.evidence)
     else:
         evidence = []
     cache.ready_caches(found)
-    if job.environment is None or job.environment.key != key or job.environment.failed:
-        job.environment = EnvironmentRecord(key=key, from_cache=found.from_cache,
-                                            entries=list(found.entries), setup=evidence,
-                                            rebuilt_because=because,
-                                            failed_before=failed_before)
+    if recorded is None or recorded.key != key or recorded.failed:
+        record_environment(job, EnvironmentRecord(
+            key=key, from_cache=found.from_cache, entries=list(found.entries), setup=evidence,
+            rebuilt_because=because, failed_before=failed_before))
     elif evidence:  # rebuilt on this worker: keep the newest setup evidence
-        job.environment.setup = evidence
+        recorded.setup = evidence
     return EnvironmentOutcome(found, tuple(evidence))
 
 

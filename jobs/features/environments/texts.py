@@ -4,7 +4,7 @@ environment was built for this job or reused from the cache, and why it was rebu
 from __future__ import annotations
 
 from jobs.basics import markdown_safe as md
-from jobs.kernel.feature_parts import CardSection, FeatureParts
+from jobs.features.environments.record import environment_of
 from jobs.kernel.job import Job
 
 
@@ -12,7 +12,7 @@ def setup_lines(job: Job) -> list[str]:
     """The plan's lines on `setup` (none without it)."""
     if not job.config.setup:
         return []
-    env = job.environment
+    env = environment_of(job)
     if env is not None and env.failed:
         how = f"not built: {md.message(env.failed)}"
     else:
@@ -29,5 +29,3 @@ def setup_lines(job: Job) -> list[str]:
                      + "; ".join(md.message(why) for why in env.rebuilt_because))
     return lines
 
-
-PARTS = FeatureParts("environments", card_sections=(CardSection(plan=setup_lines),))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from jobs.engine.context import Feature, JobContext
 from jobs.features.environments.build import prepare_job_environment
-from jobs.features.environments.texts import PARTS
+from jobs.features.environments.parts import PARTS
 from jobs.inputs.sandboxing import EnvironmentLayer, SandboxPolicy
 from jobs.kernel.job import Job
 from jobs.kernel.records import CommandEvidence

@@ -181,17 +181,13 @@ def baseline_run(job: Job) -> RunReport | None:
     return combined(reports)
 
 
-def changed_files(repository: Workspace, parent: str, tree: str) -> list[FileChange]:
-    """The batch's changed test files and test configuration, before and after (the rest of
-    its files are not read)."""
-    out = repository.git("-c", "core.quotepath=false", "diff-tree", "-r", "--no-renames",
-                         "--name-status", "-z", parent, tree)
-    fields = [f for f in out.split("\0") if f]
-    pairs = [(status, path) for status, path in zip(fields[::2], fields[1::2], strict=False)
-             if is_read(path)][:MAX_CHANGED_FILES]
-    paths = [path for _, path in pairs]
-    before = repository.read_texts(parent, [p for s, p in pairs if not s.startswith("A")])
-    after = repository.read_texts(tree, [p for s, p in pairs if not s.startswith("D")])
+def changed_files(under_test: TreeUnderTest) -> list[FileChange]:
+    """The batch's changed test files and test configuration, before and after (None: absent
+    on that side, or not text; the rest of its files are not read)."""
+    repository = under_test.repository
+    paths = [path for path in under_test.changed_paths if is_read(path)][:MAX_CHANGED_FILES]
+    before = repository.read_texts(under_test.parent, paths)
+    after = repository.read_texts(under_test.tree, paths)
     return [FileChange(path, before.get(path), after.get(path)) for path in paths]
 
 
@@ -215,7 +211,7 @@ def verify(job: Job, batch: Batch, attempt: Attempt,
     if before is None and under_test.parent == job.baseline_sha:
         before = baseline_run(job)
     after = with_flaky_passed(load_run(folder, under_test.tree), attempt.failure_check)
-    findings = findings_for(changed_files(repository, under_test.parent, under_test.tree),
+    findings = findings_for(changed_files(under_test),
                             before, after)
     earlier = batch_tests(batch) or BatchTests()
     tests = BatchTests(

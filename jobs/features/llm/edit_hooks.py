@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from jobs.adapters.discovery import never_in_scope
 from jobs.engine.attempt import AttemptRunner
 from jobs.engine.attempt_outcome import EditGated
 from jobs.engine.context import JobContext
+from jobs.engine.discovery import never_in_scope
 from jobs.features.llm.budget import BUDGET
 from jobs.features.llm.usage import record_usage, usage
 from jobs.inputs.globs import matches_any

@@ -42,9 +42,9 @@ class Recorder:
     def revert(self, job: Job, batch: int) -> None:
         self.effects.append(f"revert:{batch}")
 
-    def campaign(self, text: str) -> str:
-        self.effects.append(f"campaign:{text}")
-        return f"steered: {text}"
+    def plugged(self, command: Command) -> str:
+        self.effects.append(f"{command.verb}:{command.argument}")
+        return f"steered: {command.argument}"
 
     def resume(self, job: Job) -> str:
         self.effects.append(f"resume:{job.status}")

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from jobs.adapters.sandbox import bubblewrap_available
+from jobs.features.environments.record import environment_of
 from jobs.kernel.model import Gate, JobStatus
 from jobs.kernel.records import CommandEvidence
 from tests.bot.conftest import REPO, open_world
@@ -126,8 +127,8 @@ def test_setup_and_validation_never_see_the_redis_password(
             world.work()
             job = world.job(2)
     assert job.status is JobStatus.COMPLETED, (job.status, job.gate, job.error)
-    assert job.environment is not None
-    runs: list[CommandEvidence] = [*job.environment.setup, *job.baseline,
+    assert environment_of(job) is not None
+    runs: list[CommandEvidence] = [*environment_of(job).setup, *job.baseline,
                                    *(c for b in job.batches for a in b.attempts
                                      for c in a.commands)]
     assert len(runs) >= 3 and all(c.isolated for c in runs)

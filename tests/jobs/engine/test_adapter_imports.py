@@ -1,25 +1,23 @@
 """What the engine may import of jobs/adapters/ (issue 42, item 3): it reaches the store, the
 sandbox, the forge and the environments only through their ports (jobs/ports.py; import-linter
 forbids their adapters), and the adapter modules it does import are exactly those below, each
-with why: pure helpers that read through the `Workspace` port or name a fixed place, and the
-two file caches the engine owns. A new one is a decision written here, not an accident."""
+with why: constants that name a fixed place or identity, and the file caches the engine owns
+(reading the repository through the `Workspace` port is the engine's own `discovery.py`; a
+command's result as evidence is the kernel's `command_evidence`). A new one is a decision
+written here, not an accident. Through the ports it asks for what it wants by name (`changes`,
+`merge_base`, `revert`, ...), never with a git argv: the git behind each answer (and its
+batching) is the adapter's."""
 
 from __future__ import annotations
+
+import ast
+from pathlib import Path
 
 import grimp
 
 ALLOWED = {
-    # Reading the repository for the plan, the scope, the review and the preview: pure
-    # functions over the `Workspace` port (and the plan's rules, jobs/decisions/plan.py).
-    "jobs.adapters.discovery": {"jobs.engine.attempt", "jobs.engine.planning",
-                                "jobs.engine.review", "jobs.engine.scope_preview",
-                                "jobs.engine.start"},
-    # A command's result as redacted evidence (pure).
-    "jobs.adapters.evidence": {"jobs.engine.attempt", "jobs.engine.failure_check"},
     # Where every sandbox shows the repository (`REPO_MOUNT`), to read paths in its output.
     "jobs.adapters.sandbox_view": {"jobs.engine.attempt", "jobs.engine.attempt_outcome"},
-    # Stepwise's own commit identity (`BOT_IDENTITY`) for a revert commit.
-    "jobs.adapters.workspace": {"jobs.engine.revert"},
     # The recorded baselines, a file cache beside the repository's state.
     "jobs.adapters.baselines": {"jobs.engine.baseline"},
     # The default egress allowlist of a commit (computed once, cached beside the repository).
@@ -36,3 +34,24 @@ def test_the_engine_imports_exactly_the_adapters_its_contract_names() -> None:
             if target == "jobs.adapters" or target.startswith("jobs.adapters."):
                 imported.setdefault(target, set()).add(module)
     assert imported == ALLOWED
+
+
+def raw_git_calls(root: Path) -> list[str]:
+    """`file:line` of every `.git(...)` call (a git argv handed to a port) under `root`."""
+    found = []
+    for source in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr == "git":
+                found.append(f"{source.name}:{node.lineno}")
+    return found
+
+
+def test_the_engine_hands_no_git_argv_to_the_ports() -> None:
+    engine = Path(__file__).resolve().parents[3] / "jobs" / "engine"
+    assert raw_git_calls(engine) == []
+
+
+def test_the_scan_finds_a_raw_git_call(tmp_path: Path) -> None:
+    (tmp_path / "step.py").write_text('def f(repo):\n    return repo.git("merge-base", "a", "b")\n')
+    assert raw_git_calls(tmp_path) == ["step.py:2"]

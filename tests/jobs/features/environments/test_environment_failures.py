@@ -7,11 +7,16 @@ from pathlib import Path
 
 from jobs.adapters.environments import EnvironmentCache
 from jobs.features.environments.build import failure_words
+from jobs.features.environments.record import (
+    EnvironmentRecord,
+    environment_of,
+    record_environment,
+)
 from jobs.features.environments.texts import setup_lines
 from jobs.inputs.config import RepoConfig
 from jobs.kernel.gates import open_gate, reload_config
 from jobs.kernel.model import Gate, JobStatus
-from jobs.kernel.records import CommandEvidence, EnvironmentRecord
+from jobs.kernel.records import CommandEvidence
 from tests.kit.records import T0, make_job
 
 REFUSED = CommandEvidence(argv=["pip", "install", "x"], exit_code=1, duration_s=1.0,
@@ -39,14 +44,14 @@ def test_the_plan_says_what_failed_now_and_last_time() -> None:
     job = make_job()
     job.config = RepoConfig(setup=["pip install x"], allow_commands=["pip", "python", "ruff"],
                             network="setup")
-    job.environment = EnvironmentRecord(key="0123456789abcdef", failed="setup could not reach "
-                                        "pypi.org:443 (not on `network_allow`)",
-                                        failed_before="issue-4: the same")
+    record_environment(job, EnvironmentRecord(
+        key="0123456789abcdef", failed="setup could not reach pypi.org:443 (not on "
+        "`network_allow`)", failed_before="issue-4: the same"))
     assert setup_lines(job) == [
         "- Setup: `pip install x`; environment not built: setup could not reach pypi.org:443 "
         "(not on `network_allow`) (key `0123456789ab`)",
         "- The last build of this environment failed, in job issue-4: the same"]
-    job.environment = EnvironmentRecord(key="0123456789abcdef", failed_before="issue-4: x")
+    record_environment(job, EnvironmentRecord(key="0123456789abcdef", failed_before="issue-4: x"))
     assert setup_lines(job)[1] == \
         "- The last build of this environment failed, in job issue-4: x; built now"
 
@@ -55,9 +60,9 @@ def test_reloading_a_changed_config_forgets_the_environment_key() -> None:
     """The key was made of the config read before: a changed `setup` must make its own."""
     job = make_job(status=JobStatus.PLANNING)
     open_gate(job, Gate.PLAN, reason="the plan is ready", now=T0)
-    job.environment = EnvironmentRecord(key="0123456789abcdef", failed="setup failed")
+    record_environment(job, EnvironmentRecord(key="0123456789abcdef", failed="setup failed"))
     reload_config(job, job.config)  # unchanged: the key stays
-    assert job.environment is not None
+    assert environment_of(job) is not None
     open_gate(job, Gate.PLAN, reason="the plan is ready", now=T0)
     reload_config(job, job.config.model_copy(update={"network_allow": ["corp.example"]}))
-    assert job.environment is None
+    assert environment_of(job) is None

@@ -1,7 +1,7 @@
 """The environments feature's guard: a job whose config has no `setup` runs none of its hooks
-and crosses none of its files but the guard (and its pure plan section, which every plan asks
-and which says nothing without `setup`); a job with `setup` is the feature's, and its plan says
-what `setup` built."""
+and crosses none of its files but the guard (and its pure parts every job asks: the plan
+section, which says nothing without `setup`, and the baseline key's input, its empty key); a
+job with `setup` is the feature's, and its plan says what `setup` built."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ def test_a_job_without_setup_crosses_nothing_of_the_feature_but_its_guard(tmp_pa
     assert outcome.status is JobStatus.COMPLETED
     assert called_under(seen, "jobs/features/environments/") == {
         ("jobs/features/environments/wiring.py", "active"),
-        ("jobs/features/environments/texts.py", "setup_lines")}
+        ("jobs/features/environments/texts.py", "setup_lines"),
+        ("jobs/features/environments/record.py", "baseline_inputs"),
+        ("jobs/features/environments/record.py", "environment_of")}
     assert "- Setup:" not in render_plan(load_job(repo))
     # Local mode wires the cache (the object is made); the job never asks it for anything.
     assert called_under(seen, "jobs/adapters/environments.py") == {

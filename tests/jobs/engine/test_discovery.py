@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.adapters.discovery import contents_for_patterns, required_literal, targets_at
 from jobs.adapters.workspace import Repository
 from jobs.decisions.plan import find_targets
+from jobs.engine.discovery import contents_for_patterns, required_literal, targets_at
 from tests.conftest import RepoFactory
 from tests.kit.repos import git
 

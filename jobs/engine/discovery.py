@@ -1,4 +1,5 @@
-"""Discovery I/O: the job's scope at a commit, and its `find` matches, read with git's help.
+"""Discovery: the job's scope at a commit, and its `find` matches, read through the `Workspace`
+port with git's help (no I/O of its own).
 
 `git grep -F` on a literal that every match must contain picks the few files worth reading;
 Python's `re` then finds the exact lines, so the result is the same as scanning every file.

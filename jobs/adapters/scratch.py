@@ -1,0 +1,151 @@
+"""What a sandboxed command writes, kept apart from a job's worktree; and the record of what
+Stepwise itself wrote there since the files were last put back.
+
+A job's worktree has a private git directory beside it (`<name>.git`, jobs/adapters/workspace.py).
+A validation command runs over an overlay: the worktree is its lower layer, read as it is, and
+every write lands in an upper directory in `<private>/scratch` (the overlay is mounted in a mount
+namespace of the command's own, `unshare --user --map-root-user --mount`, before bubblewrap
+binds the merged view at the repository's mount). The next restore of the worktree, and the next
+staging, drop that directory, so a command's writes (tracked or ignored files, `.git`, links,
+modes, removals) never reach the files: the restore need not look for them.
+
+Stepwise's own writes are recorded in `<private>/written` (jobs/adapters/worktree.py): after a
+restore the files are exactly the index's (`exact`); a staging of named files by a caller that
+wrote nothing else adds them. A restore that finds the record checks only those paths; one that
+does not (a command wrote through, `stage_all`, a crash) proves the whole tree as before. A
+command writes through (and drops the record) where its writes are the edit (a codemod,
+`SandboxPolicy.writes_through`), where a writable bind lies inside the worktree, without
+bubblewrap, and where the overlay is unavailable: that is said once in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+SCRATCH = "scratch"  # <private>/scratch: upper/, work/ and merged/ of the overlay
+RECORD = "written"  # <private>/written: what Stepwise wrote since the last restore
+EXACT = b"exact"
+WRITTEN = b"written"
+# Characters the overlay's mount options cannot carry in a path (they separate options and
+# layers); a worktree whose path has one writes through.
+UNCARRIED = (",", ":", "\\", "\n")
+# Mounts the overlay in a mount namespace of its own, then runs bubblewrap in it: $1-$4 are the
+# lower, upper, work and merged directories, the rest is bubblewrap's argv.
+# `userxattr`: overlayfs keeps its whiteouts' and opaque directories' marks in user.* attributes,
+# which a user namespace may set (without it, removing a directory of the worktree fails).
+MOUNT_SCRIPT = ('mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" '
+                '"$4" || exit 125; shift 4; exec "$@"')
+_said: list[str] = []  # the reason writes go through, once logged
+
+
+def private_of(worktree: Path) -> Path | None:
+    """The private git directory beside `worktree` when it is a job's worktree (real
+    directories, a `commondir`), else None: such a directory has no record to keep."""
+    private = worktree.with_name(f"{worktree.name}.git")
+    if worktree.is_symlink() or private.is_symlink() or not private.is_dir() \
+            or not (private / "commondir").is_file():
+        return None
+    return private
+
+
+def carried(path: Path) -> bool:
+    """Whether `path` can be a layer of the overlay (its mount options carry it)."""
+    return not any(char in str(path) for char in UNCARRIED)
+
+
+def layers(private: Path) -> tuple[Path, Path, Path]:
+    """The upper, work and merged directories of the worktree's overlay, made if missing."""
+    root = private / SCRATCH
+    found = tuple(root / name for name in ("upper", "work", "merged"))
+    for directory in found:
+        directory.mkdir(parents=True, exist_ok=True)
+    return found  # type: ignore[return-value]
+
+
+def launcher(unshare: str, lower: Path, private: Path) -> list[str]:
+    """The argv prefix that mounts the overlay over `lower` and runs what follows in it."""
+    upper, work, merged = layers(private)
+    return [unshare, "--user", "--map-root-user", "--mount", "--", "/bin/sh", "-c", MOUNT_SCRIPT,
+            "sh", str(lower), str(upper), str(work), str(merged)]
+
+
+def drop(private: Path) -> bool:
+    """Throw the overlay's directories away; True when a command had written anything."""
+    root = private / SCRATCH
+    if not root.is_dir() or root.is_symlink():
+        return False
+    try:
+        wrote = any(os.scandir(root / "upper"))
+    except OSError:
+        wrote = True
+    shutil.rmtree(root, ignore_errors=True)
+    if root.exists():  # a directory left without write permission (overlayfs's work/work)
+        for directory, _dirs, _files in os.walk(root):  # never into a link
+            os.chmod(directory, 0o700)  # Stepwise's own, about to be removed
+        shutil.rmtree(root)
+    return wrote
+
+
+def written_through(private: Path, why: str = "") -> None:
+    """A command is about to write into the files themselves: the record no longer says what
+    the files hold (the next restore proves the whole tree), and what earlier commands wrote
+    apart is dropped, so the files alone are what the next command sees."""
+    forget(private)
+    drop(private)
+    if why and why not in _said:
+        _said.append(why)
+        log.warning("sandboxed commands write into the job's worktree (%s); each restore "
+                    "then checks the whole tree", why)
+
+
+def forget(private: Path) -> None:
+    (private / RECORD).unlink(missing_ok=True)
+
+
+def read(private: Path) -> set[str] | None:
+    """The paths Stepwise wrote since the files were last exactly the index's, when only
+    those (None: unknown, or a restore with nothing declared since)."""
+    try:
+        data = (private / RECORD).read_bytes()
+    except OSError:
+        return None
+    kind, _, rest = data.partition(b"\n")
+    if kind != WRITTEN:
+        return None
+    return {os.fsdecode(name) for name in rest.split(b"\0") if name}
+
+
+def exact(private: Path) -> None:
+    """The files are exactly the index's (a restore just ended)."""
+    _keep(private, EXACT, set())
+
+
+def add(private: Path, paths: set[str]) -> None:
+    """Stepwise wrote `paths` and nothing else since the last record (kept only while the
+    record is there: once lost, it stays lost until the next restore)."""
+    try:
+        data = (private / RECORD).read_bytes()
+    except OSError:
+        return
+    kind, _, rest = data.partition(b"\n")
+    if kind not in (EXACT, WRITTEN):
+        forget(private)
+        return
+    known = {os.fsdecode(name) for name in rest.split(b"\0") if name}
+    _keep(private, WRITTEN, known | paths)
+
+
+def _keep(private: Path, kind: bytes, paths: set[str]) -> None:
+    partial = private / f"{RECORD}.new"
+    partial.write_bytes(kind + b"\n" + b"\0".join(os.fsencode(p) for p in sorted(paths)))
+    partial.replace(private / RECORD)
+
+
+def reset_said() -> None:
+    """Forget the logged reasons (for tests)."""
+    _said.clear()
