@@ -14,13 +14,12 @@ the question is asked of a one-shot `git cat-file` instead, and later ones too.
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.adapters.git_runner import git_process, git_session
+from jobs.adapters.git_runner import end_session, git_process, git_session
 from jobs.basics.errors import WorkspaceError
 
 COMMAND = ["cat-file", "--batch-command"]  # git 2.36 or newer
@@ -119,17 +118,8 @@ class ObjectReader:
 
     def _stop(self) -> None:
         process, self._process = self._process, None
-        if process is None:
-            return
-        for pipe in (process.stdin, process.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
-        try:
-            process.wait(timeout=5)  # its stdin closed: cat-file ends at once
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        if process is not None:
+            end_session(process)
 
     def _one_shot(self, command: str, names: list[str]) -> list[Found | None]:
         """The same questions of one `git cat-file --batch` (or `--batch-check`) process."""
