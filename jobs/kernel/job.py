@@ -64,7 +64,6 @@ from jobs.kernel.records import (
     Record,
     ServerState,
 )
-from jobs.kernel.split_record import CauseKind, SplitState
 
 P = TypeVar("P", bound=RecordPart)
 # Features' parts of a record by key (jobs/kernel/record_parts.py): a registered part read with
@@ -97,11 +96,6 @@ class Batch(Record):
     changed_files: list[str] = []  # what the committed batch changed (a codemod may skip some)
     revert_commands: list[CommandEvidence] = []  # validation of the head after `revert`
     revert_ok: bool | None = None
-    # Split batches (jobs/features/bisect): the bisection of this batch, or where it came from.
-    split: SplitState | None = None
-    split_from: int | None = None  # set aside from that batch's split
-    split_kind: CauseKind | None = None
-    auto_size: int = 0  # `batch_size: auto`: the size chosen when it started
     # A feature's own part of this batch's record, under its name (kept with the batch, so a
     # job of many batches keeps a small document): `batch.part(Model)`.
     parts: BatchParts = {}

@@ -18,6 +18,7 @@ from bot.plumbing.queue import queue
 from bot.server import reaper
 from bot.server.reconciler import reconcile
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.record import AWAITING_CI
 from jobs.features.ci.record import ci as ci_part
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import approved, ci_world, player, pull_number, waited_sha
@@ -138,7 +139,7 @@ def test_a_worker_killed_between_push_and_record_adopts_the_candidate_and_waits_
     world.work()
     job = world.job()
     assert waited_sha(job) == pushed and job.batch(1).commit == pushed
-    assert job.batch(1).status is BatchStatus.AWAITING_CI  # a candidate, not completed
+    assert job.batch(1).status == AWAITING_CI  # a candidate, not completed
     assert sum("batch 1/" in s for s in world.gh.git_log(world.repo, job.branch)) == 1
     ci.report(pushed, "tests", "success")
     world.work()

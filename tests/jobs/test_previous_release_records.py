@@ -2,7 +2,8 @@
 PREVIOUS_RELEASE, tests/kit/previous_release.py, run from its tree as the rolling upgrade test
 runs it) loads in this one and the job finishes: the fields a feature's part of the record
 replaced (base_moves' `base_merges`, `base_checked`, ...; CI's `ci_wait`, `ci_results` and each
-attempt's `ci_checks`) are read into that part (jobs/kernel/record_upgrades.py
+attempt's `ci_checks`; environments' `environment`; bisect's batch fields `split`,
+`split_from`, `split_kind`, `auto_size`) are read into that part (jobs/kernel/record_upgrades.py
 `parts_from_fields`, a feature's `upgrade_batch`), and the change note still lists what the old
 release recorded.
 
@@ -21,6 +22,7 @@ import pytest
 
 from jobs.adapters.sandbox import bubblewrap_available
 from jobs.features.base_moves.record import BaseMoves, moves
+from jobs.features.bisect.record import BatchSplit, bisect_of
 from jobs.features.ci.record import CiBatch, CiJob, ci, ci_batch, withdrawn_checks
 from jobs.features.environments.record import EnvironmentRecord, environment_of
 from jobs.kernel.gates import Verb
@@ -189,11 +191,25 @@ def test_a_record_of_the_previous_release_with_an_environment_and_a_split_loads_
     assert isinstance(job.parts[EnvironmentRecord.PART], EnvironmentRecord)
     assert built is not None and built.key == written["environment"]["key"]
     assert built.entries == written["environment"]["entries"]
+    split_part = job.batch(split["number"]).parts[BatchSplit.PART]
+    assert isinstance(split_part, BatchSplit) and split_part.split is not None
+    assert split_part.split.set_aside == [BROKEN_MODULE] and split_part.split.finished
+    aside = bisect_of(job.batch(culprit["number"]))
+    assert (aside.split_from, aside.split_kind) == (split["number"], "culprit")
+    assert job.gate is not None and job.gate.batch == culprit["number"]
 
     finish(repo)
     saved = json.loads(state_path(repo).read_text(encoding="utf-8"))
     assert "environment" not in saved  # written in this release's shape
     assert saved["parts"]["environments"]["key"] == built.key
+    saved_batch = json.loads(state_path(repo).with_suffix(".batches").joinpath(
+        f"{culprit['number']}.json").read_text(encoding="utf-8"))
+    assert "split_from" not in saved_batch
+    assert saved_batch["parts"]["bisect"] == {"split_from": split["number"],
+                                              "split_kind": "culprit"}
+    assert bisect_of(load_job(repo).batch(culprit["number"])).split_from == split["number"]
+    note = show(repo, load_job(repo).branch, load_job(repo).note_path)
+    assert "## Split batches" in note and BROKEN_MODULE in note
 
 
 def finish(repo: Path) -> None:

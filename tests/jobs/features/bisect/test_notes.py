@@ -8,11 +8,11 @@ from __future__ import annotations
 from jobs.composition import FEATURES
 from jobs.features.base_moves.record import BaseMerge
 from jobs.features.bisect.notes import PARTS
+from jobs.features.bisect.record import SplitCause, SplitState, SubsetResult
 from jobs.features.ci.record import CiBatch, CiResult
 from jobs.kernel.feature_parts import INSTALLED
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, JobStatus
-from jobs.kernel.split_record import SplitCause, SplitState, SubsetResult
 from jobs.notes.change_note import render_note
 from jobs.notes.progress import render_card
 from tests.kit.records import T0, make_batch, make_job
