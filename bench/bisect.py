@@ -29,6 +29,7 @@ from typing import Any
 
 from bench._common import machine_facts
 from jobs.composition import with_feature
+from jobs.features.bisect.record import bisect_of
 from jobs.features.bisect.wiring import bisect_feature
 from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
 from jobs.inputs.spec import IssueTask
@@ -94,7 +95,7 @@ def run_task(name: str, repo: Path, number: int, task: IssueTask, good: int, *,
     seconds = time.perf_counter() - started
     job = session.store.load(number)
     assert job is not None
-    sizes = ",".join(str(b.auto_size) for b in job.batches if b.auto_size)
+    sizes = ",".join(str(bisect_of(b).auto_size) for b in job.batches if bisect_of(b).auto_size)
     total = committed_files(session, number)
     return Figures(name, interventions, sandbox.validations, seconds,
                    total if before_first_gate is None else before_first_gate, total,

@@ -41,6 +41,7 @@ import yaml
 
 from bench._common import ROOT, machine_facts
 from jobs.composition import with_feature
+from jobs.features.bisect.record import bisect_of
 from jobs.features.bisect.strategy import SplitPlan
 from jobs.features.bisect.wiring import bisect_feature
 from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
@@ -160,8 +161,8 @@ def run_job(name: str, base: Path, where: Path, paths: list[str],
     seconds = time.perf_counter() - started
     job = session.store.load(NUMBER)
     assert job is not None
-    culprits = [b for b in job.batches if b.split_from is not None]
-    split = next((b.split for b in job.batches if b.split is not None), None)
+    culprits = [b for b in job.batches if bisect_of(b).split_from is not None]
+    split = next((bisect_of(b).split for b in job.batches if bisect_of(b).split is not None), None)
     if paths != GOOD and ([b.files for b in culprits] != [[CULPRIT]] or outcome.exit_code != 4):
         raise RuntimeError(f"{name}: expected {CULPRIT} set aside at its gate, got "
                            f"{[b.files for b in culprits]} ({outcome.message})")

@@ -33,6 +33,7 @@ os.environ["STEPWISE_STORE_CHECK"] = "0"
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
 from jobs.adapters.sandbox import bubblewrap_available  # noqa: E402
+from jobs.features.environments.record import environment_of  # noqa: E402
 from jobs.inputs.spec import parse_issue_file  # noqa: E402
 from jobs.kernel.job import Job  # noqa: E402
 from jobs.local import LocalSession  # noqa: E402
@@ -120,7 +121,7 @@ def main() -> None:
         cached, plain, cached_wall, plain_wall = [], [], [], []
         for run in range(args.runs):
             job, wall = run_job(env_repo, 2 + run)
-            assert job.environment is not None and job.environment.from_cache
+            assert environment_of(job) is not None and environment_of(job).from_cache
             cached.append(per_batch(job))
             cached_wall.append(wall)
             job, wall = run_job(plain_repo, 1 + run)

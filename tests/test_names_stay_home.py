@@ -1,17 +1,17 @@
 """Names stay home: each feature and each recipe owns its identifiers (its part of the record and
-the models in its folder, its config keys, its gate kinds and causes of `failure`, its error
-codes), and they appear nowhere in jobs/ or bot/ outside its own folder and jobs/composition.py,
-except the entries of ALLOWED below, each with its reason. A mode-level feature (campaigns) is
-also at home in its modules in the hosts, all that its Removal (scripts/removal_drill.py)
-deletes. Held like the Redis keys' home (tests/bot/plumbing/test_keys.py) and the trailers'
-(tests/jobs/kernel/test_trailers.py).
+the models in its folder, its config keys, its gate kinds, causes of `failure` and batch
+statuses, its error codes), and they appear nowhere in jobs/ or bot/ outside its own folder and
+jobs/composition.py, except the entries of ALLOWED below, each with its reason. A mode-level
+feature (campaigns) is also at home in its modules in the hosts, all that its Removal
+(scripts/removal_drill.py) deletes. Held like the Redis keys' home (tests/bot/plumbing/test_keys.py)
+and the trailers' (tests/jobs/kernel/test_trailers.py).
 
 The identifiers are collected from what each one registers (its `FeatureParts`: gate rows,
-failure causes, record part, former fields, config keys; a recipe's rules) and from its folder's
-source (the pydantic models it defines, the error codes it raises; a mode-level feature's
-enums too), not listed by hand. A use is
-a string literal equal to the name, or a Python name, attribute, keyword or import of it; the
-task center's templates are read too.
+failure causes, batch statuses, record part, former fields, config keys; a recipe's rules) and
+from its folder's source (the pydantic models it defines, the error codes it raises; a
+mode-level feature's enums too), not listed by hand. A use is a string literal equal to the
+name, or a Python name, attribute, keyword or import of it; the task center's templates are
+read too.
 """
 
 from __future__ import annotations
@@ -81,7 +81,11 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("ci", "ci", "bot/events.py"): "the webhook event kind `ci` (check runs, statuses)",
     ("ci", "ci", "bot/plumbing/idle_index.py"): "the idle index's bucket of jobs waiting for CI",
     ("ci", "ci", "bot/taskcenter/templates/_ci.html"): "the task center's CI panel shows the "
-                                                        "wait's timeout",
+                                                        "wait's timeout and reads CI's part",
+    ("ci", "ci", "bot/taskcenter/templates/_ci_withdrawn.html"): "the task center's line of an "
+        "attempt CI withdrew reads CI's part of the batch (a template cannot ask a hook)",
+    ("ci", "ci", "jobs/inputs/config.py"): "the config's `ci:` block (RepoConfig), not the "
+                                           "record part of the same name",
 }
 
 
@@ -131,6 +135,7 @@ def _feature_names(name: str, parts: FeatureParts | None) -> list[tuple[str, str
     if parts is not None:
         owned += [(row.kind, "gate kind") for row in parts.gates]
         owned += [(row.cause, "cause of failure") for row in parts.failure_causes]
+        owned += [(row.word, "batch status") for row in parts.batch_statuses]
         owned += [(key, "config key") for key in parts.config_keys]
         for model, former in ((parts.job_part, parts.former_fields),
                               (parts.batch_part, parts.former_batch_fields)):
@@ -183,10 +188,10 @@ def owned_names() -> list[Owned]:
 # as a Python name (a model), as a config key (text, or `config.<key>`) or as a field of the
 # record (text, or `job.<field>`).
 TEXT, NAME, CONFIG, FIELD = "text", "name", "config", "field"
-HOW = {"gate kind": TEXT, "cause of failure": TEXT, "error code": TEXT, "record part": TEXT,
-       "config key": CONFIG, "record model": NAME, "former record field": FIELD,
+HOW = {"gate kind": TEXT, "cause of failure": TEXT, "batch status": TEXT, "error code": TEXT,
+       "record part": TEXT, "config key": CONFIG, "record model": NAME, "former record field": FIELD,
        "spec options model": NAME}
-RECORDS = {"job", "stored", "record", "before"}  # what the code calls a job record
+RECORDS = {"job", "stored", "record", "before", "batch"}  # what the code calls a record
 
 
 def _uses(source: str) -> dict[str, dict[str, list[int]]]:
@@ -197,6 +202,7 @@ def _uses(source: str) -> dict[str, dict[str, list[int]]]:
     used: dict[str, dict[str, list[int]]] = {TEXT: {}, NAME: {}, CONFIG: {}, FIELD: {}}
     for line, text in spelled_strings(tree, docstrings=False):
         used[TEXT].setdefault(text, []).append(line)
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     for node in ast.walk(tree):
         names: list[str] = []
         if isinstance(node, ast.Name):
@@ -207,8 +213,9 @@ def _uses(source: str) -> dict[str, dict[str, list[int]]]:
             if (isinstance(inner, ast.Name) and inner.id == "config") or \
                     (isinstance(inner, ast.Attribute) and inner.attr == "config"):
                 used[CONFIG].setdefault(node.attr, []).append(node.lineno)
-            if (isinstance(inner, ast.Name) and inner.id in RECORDS) or \
-                    (isinstance(inner, ast.Attribute) and inner.attr in RECORDS):
+            if ((isinstance(inner, ast.Name) and inner.id in RECORDS) or
+                    (isinstance(inner, ast.Attribute) and inner.attr in RECORDS)) and \
+                    id(node) not in called:  # `record.split("\0")` calls a method of a str
                 used[FIELD].setdefault(node.attr, []).append(node.lineno)
         elif isinstance(node, ast.keyword) and node.arg:
             names = [node.arg]
@@ -272,6 +279,17 @@ def test_each_feature_and_recipe_owns_names() -> None:
             ("base_moves", "gate kind", "conflict"), ("base_moves", "cause of failure", "base_merge"),
             ("base_moves", "config key", "update_from_base"), ("ci", "gate kind", "ci_failed"),
             ("llm", "gate kind", "budget"), ("llm", "error code", "llm_turns_spent"),
+            ("environments", "record model", "EnvironmentRecord"),
+            ("environments", "record part", "environments"),
+            ("environments", "former record field", "environment"),
+            ("bisect", "record model", "BatchSplit"), ("bisect", "record model", "SplitState"),
+            ("bisect", "record model", "SubsetResult"), ("bisect", "record part", "bisect"),
+            ("bisect", "former record field", "split_from"),
+            ("ci", "record part", "ci"), ("ci", "record model", "CiJob"),
+            ("ci", "record model", "CiBatch"), ("ci", "record model", "CiWait"),
+            ("ci", "record model", "CiResult"), ("ci", "record model", "CiCheck"),
+            ("ci", "record model", "CiWithdrawal"), ("ci", "former record field", "ci_wait"),
+            ("ci", "former record field", "ci_results"), ("ci", "batch status", "awaiting_ci"),
             ("campaigns", "record model", "Campaign"), ("campaigns", "record model", "RepoState"),
             ("campaigns", "error code", "campaign_busy")} <= owned
 
@@ -298,6 +316,7 @@ def test_every_allowlist_entry_is_still_needed() -> None:
     ("if job.config.update_from_base == 'never': pass\n", ["update_from_base"]),
     ('"""Docstrings may say base_moves, BaseMoves, update_from_base."""\n', []),
     ("base_moves = 1\nevent.update_from_base = 2\n", []),  # a Python name is not the text
+    ('sha, rest = record.base_merges("\\0", 1)\n', []),  # a method called, not a field read
 ])
 def test_the_scan_sees_literals_names_config_reads_and_imports_but_not_docstrings(
         source: str, hits: list[str]) -> None:

@@ -30,7 +30,7 @@ JOB_CHECK_SUFFIX = ":job"
 
 
 def _coalescible(job: Job, key: str, text: str) -> bool:
-    if job.status is not JobStatus.RUNNING or job.gate is not None or job.ci_wait is not None:
+    if job.status is not JobStatus.RUNNING or job.gate is not None or job.awaited() is not None:
         return False
     if key == CARD:
         return job.server.pull is not None  # opening the pull request is never put off

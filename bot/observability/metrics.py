@@ -26,10 +26,16 @@ from bot import log_context
 from bot.github.errors import ForgeError
 from bot.observability.process_metrics import QUEUE_UNAVAILABLE
 from bot.plumbing.keys import metric_key, seen_key
-from jobs.kernel.feature_parts import MODEL_TOKENS_IN, MODEL_TOKENS_OUT, figures
+from jobs.kernel.feature_parts import (
+    MODEL_TOKENS_IN,
+    MODEL_TOKENS_OUT,
+    OUTSIDE_VERDICTS,
+    OUTSIDE_WAITS,
+    figures,
+)
 from jobs.kernel.job import Job
 from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus
-from jobs.kernel.records import CiResult, CommandEvidence
+from jobs.kernel.records import CommandEvidence
 
 SEP = "\x1f"  # between the JSON of the label values and the field's part (never inside JSON)
 log = logging.getLogger(__name__)
@@ -145,9 +151,8 @@ class Seen(BaseModel):
     baseline: str = ""
     review: str = ""
     tokens: tuple[int, int] = (0, 0)
-    ci_wait: str = ""  # the CI wait seen last ("scope:number:sha")
-    ci_results: dict[str, int] = {}  # results seen per "milestone" list and per batch number
-    ci_accepted: dict[str, int] = {}
+    # the waits for CI and its verdicts seen so far (the figures CI gives, by name)
+    verdicts: dict[str, float] = {}
 
 
 def _tokens(job: Job) -> tuple[int, int]:
@@ -167,34 +172,28 @@ def seen_of(job: Job) -> Seen:
         baseline=_runs(job.baseline) if job.baseline else "",
         review=_runs(job.final_review.commands) if job.final_review else "",
         tokens=_tokens(job),
-        ci_wait=_ci_wait(job),
-        ci_results={key: len(results) for key, results in _ci_lists(job)},
-        ci_accepted={key: sum(1 for r in results if r.accepted) for key, results in _ci_lists(job)},
+        verdicts=_verdicts(job),
     )
 
 
-def _ci_lists(job: Job) -> list[tuple[str, list[CiResult]]]:
-    return [("milestone", job.ci_results),
-            *((str(b.number), b.ci_results) for b in job.batches if b.ci_results)]
-
-
-def _ci_wait(job: Job) -> str:
-    wait = job.ci_wait
-    return f"{wait.scope}:{wait.number}:{wait.sha}" if wait is not None else ""
+def _verdicts(job: Job) -> dict[str, float]:
+    return {name: value for name, value in figures(job).items()
+            if name.startswith((f"{OUTSIDE_WAITS}:", f"{OUTSIDE_VERDICTS}:"))}
 
 
 def ci_observations(before: Seen, job: Job) -> list[tuple[Spec, dict[str, str], float]]:
-    """CI waits begun and CI verdicts recorded since `before`."""
+    """CI waits begun and CI verdicts recorded since `before`, from the totals the CI feature
+    gives (`OUTSIDE_WAITS:<scope>`, `OUTSIDE_VERDICTS:<scope>:<outcome>`); none without it."""
     items: list[tuple[Spec, dict[str, str], float]] = []
-    if job.ci_wait is not None and _ci_wait(job) != before.ci_wait:
-        items.append((CI_WAITS, {"scope": job.ci_wait.scope}, 1.0))
-    for key, results in _ci_lists(job):
-        for result in results[before.ci_results.get(key, 0):]:
-            items.append((CI_OUTCOMES, {"scope": result.scope, "outcome": result.state[:20]},
-                          1.0))
-        accepted = [r for r in results if r.accepted]
-        for result in accepted[before.ci_accepted.get(key, 0):]:
-            items.append((CI_OUTCOMES, {"scope": result.scope, "outcome": "accepted"}, 1.0))
+    for name, total in sorted(_verdicts(job).items()):
+        new = total - before.verdicts.get(name, 0.0)
+        if new <= 0:
+            continue
+        kind, scope, *outcome = name.split(":")
+        if kind == OUTSIDE_WAITS:
+            items.append((CI_WAITS, {"scope": scope}, new))
+        else:
+            items.append((CI_OUTCOMES, {"scope": scope, "outcome": ":".join(outcome)}, new))
     return items
 
 

@@ -21,6 +21,7 @@ from redis import Redis
 from bot.plumbing.connections import as_document, as_text
 from bot.plumbing.keys import JOBS, idle_key, job_key
 from jobs.kernel.model import ACTIVE_JOB_STATUSES, JobStatus
+from jobs.kernel.record_parts import awaited_in
 
 OWING, GATE, CI, ACTIVE = "owing", "gate", "ci", "active"
 KINDS = (OWING, GATE, CI, ACTIVE)
@@ -42,7 +43,8 @@ def kinds_of(doc: dict[str, Any]) -> set[str]:
     """The sets a job document belongs in (`active` only for a queued or running job, none for
     an ended one owing nothing)."""
     status = doc.get("status", JobStatus.QUEUED)
-    waiting_for_ci = status == JobStatus.RUNNING and isinstance(doc.get("ci_wait"), dict)
+    # running but waiting outside (a feature's part awaits CI's verdict): no worker holds it
+    waiting_for_ci = status == JobStatus.RUNNING and awaited_in(doc) is not None
     if status in ACTIVE_JOB_STATUSES and not waiting_for_ci:
         return {ACTIVE}
     kinds = {OWING} if owes(doc) else set()

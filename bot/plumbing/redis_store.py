@@ -25,6 +25,7 @@ from jobs.adapters.store import ConflictError, checking_writes
 from jobs.basics.errors import StateError
 from jobs.kernel.job import Job
 from jobs.kernel.model import JobStatus
+from jobs.kernel.record_parts import Awaited, awaited_in
 
 log = logging.getLogger("stepwise.events")
 # The record's events worth a log line of their own (an operator alerts and searches on them):
@@ -165,7 +166,7 @@ class RedisStore:
                 if job.events[logged:]:
                     pipe.ltrim(events_key(job.id), 0, logged - 1)  # drop lines of a lost save
                     pipe.rpush(events_key(job.id), *(event_line(e) for e in job.events[logged:]))
-                _index_ci_wait(pipe, job, stored.get("ci_wait"), doc.get("ci_wait"))
+                _index_ci_wait(pipe, job, awaited_in(stored), job.awaited())
                 index_job(pipe, job.id, doc)
                 if current is None:
                     pipe.set(issue_key(_repo_of(job), job.number), job.id)
@@ -192,8 +193,8 @@ class RedisStore:
         return job
 
     def delete(self, job: Job) -> None:
-        if job.ci_wait is not None:
-            self.redis.srem(ci_key(_repo_of(job), job.ci_wait.sha), job.id)
+        if (awaited := job.awaited()) is not None:
+            self.redis.srem(ci_key(_repo_of(job), awaited.sha), job.id)
         with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(job_key(job.id), batches_key(job.id), events_key(job.id))
             pipe.zrem(JOBS, job.id)
@@ -217,11 +218,12 @@ def _stored_doc(job_id: str, raw: bytes | str | None) -> dict[str, Any]:
                          "to rebuild the job from GitHub") from None
 
 
-def _index_ci_wait(pipe: Any, job: Job, before: Any, after: Any) -> None:
-    """Keep `ci:<repo>@<sha>` (the jobs waiting on that commit's CI) in step with `ci_wait`, in
-    the save's transaction, so a CI webhook finds its jobs with one read."""
-    old = before.get("sha") if isinstance(before, dict) else None
-    new = after.get("sha") if isinstance(after, dict) else None
+def _index_ci_wait(pipe: Any, job: Job, before: Awaited | None, after: Awaited | None) -> None:
+    """Keep `ci:<repo>@<sha>` (the jobs waiting on that commit's CI: what a feature's part
+    awaits, jobs/kernel/record_parts.py) in step with the record, in the save's transaction, so
+    a CI webhook finds its jobs with one read."""
+    old = before.sha if before is not None else None
+    new = after.sha if after is not None else None
     if old == new:
         return
     if old:

@@ -44,8 +44,8 @@ def on_ci_event(ctx: ServerContext, event: Event) -> list[str]:
     woken: list[str] = []
     for job_id in waiting_job_ids(ctx, event.repo, event.sha):
         job = ctx.store.load_id(job_id)
-        wait = job.ci_wait if job is not None else None
-        if job is None or not job.waiting_for_ci or wait is None or wait.sha != event.sha:
+        awaited = job.awaited() if job is not None and job.waiting_outside else None
+        if job is None or awaited is None or awaited.sha != event.sha:
             continue  # it moved on since the index was read
         if lease_holder(ctx.redis, job_id) is not None:
             # A step is running (the one that began this wait, still publishing): a wake now

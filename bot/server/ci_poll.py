@@ -2,7 +2,8 @@
 (GitHub does not redeliver a lost one) must not leave a job waiting forever, and a check that
 never finishes must still reach its timeout. Each pass queues the next step of every waiting job
 whose checks were last read more than STEPWISE_CI_POLL_S ago; that step reads the checks (the
-pass itself makes no GitHub call) and records when it did (`ci_wait.checked_at`).
+pass itself makes no GitHub call) and records when it did (what the job's CI part awaits,
+read from the document as the kernel's `Awaited`, jobs/kernel/record_parts.py).
 """
 
 from __future__ import annotations
@@ -14,27 +15,18 @@ from typing import Any
 from bot.plumbing.queue import enqueue_step
 from bot.server.context import ServerContext
 from jobs.kernel.model import JobStatus
+from jobs.kernel.record_parts import awaited_in
 
 log = logging.getLogger(__name__)
 MAX_POLLS_PER_PASS = 100  # steps queued per pass (the rest wait for the next pass)
 
 
-def _when(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def due(doc: dict[str, Any], now: datetime, every: timedelta) -> bool:
     """Whether a job document waits for CI and its checks were last read `every` ago or more."""
-    wait = doc.get("ci_wait")
-    if doc.get("status") != JobStatus.RUNNING or not isinstance(wait, dict):
+    if doc.get("status") != JobStatus.RUNNING:
         return False
-    last = _when(wait.get("checked_at")) or _when(wait.get("since"))
-    return last is None or now - last >= every
+    awaited = awaited_in(doc)
+    return awaited is not None and now - awaited.looked_at >= every
 
 
 def poll_ci_waits(ctx: ServerContext, docs: dict[str, dict[str, Any]]) -> list[str]:

@@ -29,8 +29,8 @@ from bot.plumbing.leases import job_lock
 from bot.plumbing.pruned import PRUNED_HINT, pruned_for_issue
 from bot.plumbing.queue import enqueue
 from bot.plumbing.trigger_labels import DEFAULT_TRIGGER_LABEL
+from bot.server import plugs
 from bot.server.context import ServerContext
-from bot.server.plugs import PLUGS
 from bot.server.rebuild import NO_JOB, job_for
 from bot.server.resume import resume_ended
 from bot.server.start_job import CANNOT_START, StartRequest, start_job
@@ -128,7 +128,7 @@ class ServerCommands(ServerWiring):
         return self.ctx.forge(self.ctx.installation(self.event.installation_id), job.repo).card(job)
 
     def plugged(self, command: Command) -> str:
-        serving = next((p.verbs[command.verb] for p in PLUGS if command.verb in p.verbs), None)
+        serving = next((p.verbs[command.verb] for p in plugs.PLUGS if command.verb in p.verbs), None)
         if serving is None:  # a verb in the registry whose plug is not composed
             raise ValueError(f"no plug serves `{PREFIX} {command.verb}` (bot/server/plugs.py)")
         return serving(self.ctx, self.event, command.argument)

@@ -14,7 +14,7 @@ from bot.plumbing.keys import event_lease
 from bot.plumbing.leases import Lease
 from bot.plumbing.queue import last_try
 from bot.plumbing.trigger_labels import is_trigger, remember_trigger_label
-from bot.server import reconciler, steps
+from bot.server import plugs, reconciler, steps
 from bot.server.check_rerun import on_check_rerun
 from bot.server.ci_events import on_ci_event
 from bot.server.comments import on_comment
@@ -22,7 +22,6 @@ from bot.server.config_check import check_config_push
 from bot.server.confirmations import closed_on_github
 from bot.server.context import ServerContext
 from bot.server.installations import end_removed_jobs
-from bot.server.plugs import PLUGS
 from bot.server.rebuild import job_for
 from bot.server.resume import offer_resume
 from bot.server.start_job import CANNOT_START, StartRequest, default_config, start_job
@@ -71,7 +70,7 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
         return
     remember_trigger_label(ctx.redis, event.repo, config.trigger_label,  # the web app's filter
                            config.campaign_label)
-    if any(plug.labeled(ctx, event, config) for plug in PLUGS):  # a campaign's label
+    if any(plug.labeled(ctx, event, config) for plug in plugs.PLUGS):  # a campaign's label
         return
     if not is_trigger(event.label, config.trigger_label):  # labels are case-insensitive
         return
@@ -83,7 +82,7 @@ def on_labeled(ctx: ServerContext, event: Event) -> None:
 
 # -- closes, edits and pushes ---------------------------------------------------------------------
 def on_closed(ctx: ServerContext, event: Event) -> None:
-    if event.kind is Kind.ISSUE_CLOSED and any(p.issue_closed(ctx, event) for p in PLUGS):
+    if event.kind is Kind.ISSUE_CLOSED and any(p.issue_closed(ctx, event) for p in plugs.PLUGS):
         return
     job = job_for(ctx, event)
     if job is None or job.is_terminal:
@@ -115,7 +114,7 @@ def on_closed(ctx: ServerContext, event: Event) -> None:
 def on_reopened(ctx: ServerContext, event: Event) -> None:
     """The issue or pull request of a cancelled or failed job was reopened: offer to resume
     (an issue a plug holds, a campaign's: the plug answers)."""
-    if event.kind is Kind.ISSUE_REOPENED and any(p.issue_reopened(ctx, event) for p in PLUGS):
+    if event.kind is Kind.ISSUE_REOPENED and any(p.issue_reopened(ctx, event) for p in plugs.PLUGS):
         return
     job = job_for(ctx, event)
     if job is not None:
@@ -123,7 +122,7 @@ def on_reopened(ctx: ServerContext, event: Event) -> None:
 
 
 def on_issue_edited(ctx: ServerContext, event: Event) -> None:
-    if any(plug.issue_edited(ctx, event) for plug in PLUGS):
+    if any(plug.issue_edited(ctx, event) for plug in plugs.PLUGS):
         return
     job = ctx.store.find(event.repo, event.number)
     if job is None or job.is_terminal:

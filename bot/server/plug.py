@@ -37,7 +37,6 @@ class ServerPlug:
     """One mode-level feature's part of the server, each hook asked in the order of the plugs'
     tuple (the first that takes an event has it)."""
 
-    name: str
     labeled: LabelHook = _not_its_label  # a label added, looked at before the trigger label
     issue_closed: IssueHook = _not_its_issue
     issue_reopened: IssueHook = _not_its_issue

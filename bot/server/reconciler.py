@@ -39,9 +39,8 @@ from bot.plumbing.keys import (
 from bot.plumbing.leases import Lease
 from bot.plumbing.queue import enqueue
 from bot.plumbing.suspension_marks import is_suspended
-from bot.server import ci_poll
+from bot.server import ci_poll, plugs
 from bot.server.context import ServerContext
-from bot.server.plugs import PLUGS
 from bot.server.redeliveries import redeliver_failed
 from bot.server.retention import retention_round
 from bot.server.steps import RECONCILER, queue_next_step
@@ -300,7 +299,7 @@ def run_pass(ctx: ServerContext) -> None:
             redeliver_failed(ctx)
         except Exception:  # GitHub or Redis trouble: the next pass tries again
             log.warning("could not look for failed deliveries", exc_info=True)
-        for plug in PLUGS:
+        for plug in plugs.PLUGS:
             plug.reconcile(ctx)
         retention_round(ctx.redis, retain_days=ctx.settings.retain_ended_days, now=ctx.clock(),
                         lease_ttl_s=ctx.settings.lease_ttl_s)

@@ -47,6 +47,7 @@ from bot.plumbing.keys import (
 from bot.plumbing.leases import Lease
 from bot.plumbing.pruned import MARKER_TTL_S
 from jobs.kernel.model import TERMINAL_JOB_STATUSES
+from jobs.kernel.record_parts import awaited_in
 
 log = logging.getLogger(__name__)
 READ_PER_PASS = 200  # job documents a pass reads at most
@@ -131,9 +132,8 @@ def prune(connection: Redis, job_id: str, *, cutoff: datetime, now: datetime, da
                         comments_read_key(job_id))
             pipe.zrem(JOBS, job_id)
             index_job(pipe, job_id, None)
-            wait = doc.get("ci_wait")
-            if isinstance(wait, dict) and wait.get("sha"):
-                pipe.srem(ci_key(repo, str(wait["sha"])), job_id)
+            if (awaited := awaited_in(doc)) is not None:
+                pipe.srem(ci_key(repo, awaited.sha), job_id)
             lines = [repo] + ([installation_line(server["installation_id"])]
                               if server.get("installation_id") else [])
             for line in lines:

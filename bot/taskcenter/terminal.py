@@ -72,7 +72,7 @@ def server_status(repo: str, number: int, *, url: str | None = None) -> tuple[st
     if center:
         card += f"\n\nTask center: {Links('', center).job(job.id)}"
     report = usecases.status(job)
-    if report.progress in (Progress.INTERRUPTED, Progress.WAITING_FOR_CI):
+    if report.progress in (Progress.INTERRUPTED, Progress.WAITING_OUTSIDE):
         card += f"\n\n{report.message}"
     return card, report.exit_code
 

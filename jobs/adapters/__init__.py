@@ -2,7 +2,9 @@
 
 - git: `git_runner.py` (the one hardened way git is run), `workspace.py` (repositories without
   git metadata in a worktree) with `object_reader.py` (its refs, trees and files read through
-  one long-lived `git cat-file --batch-command`), `worktree.py` (a job's worktree, kept between steps) with
+  one long-lived `git cat-file --batch-command`) and `ref_updates.py` (the branch's moves,
+  compare-and-set, through one long-lived `git update-ref --stdin`), `worktree.py` (a job's
+  worktree, kept between steps) with
   `worktree_restore.py` (its reset at the cost of what changed) and `dir_scan.py` (the walk for
   planted `.git`, specials and empty directories, rereading only changed directories),
   `staging.py` (what a command left, read as data) with `blob_writer.py` (its blobs written as

@@ -17,10 +17,10 @@ from jobs.kernel.records import Event
 BOOKKEEPING = ("batch_count", "event_count", "events_size")  # document keys that are no Job field
 
 
-# What readers of the raw document use (the reconciler, the CI poll, the task center's list) and
+# What readers of the raw document use (the reconciler, the task center's list) and
 # the spec, whose `done_when` default depends on `find`: kept whole, defaults included.
 WHOLE_FIELDS = ("id", "number", "title", "repo", "status", "created_at", "updated_at", "branch",
-                "spec", "gate", "outbox", "server", "ci_wait")
+                "spec", "gate", "outbox", "server")
 
 
 def document(job: Job, **bookkeeping: int) -> dict[str, Any]:

@@ -10,6 +10,7 @@ This module is the only place that starts git (tests/security/test_git_runner.py
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -88,13 +89,28 @@ def git_process(args: Sequence[str], *, cwd: Path, git_dir: Path | None = None,
 
 def git_session(args: Sequence[str], *, cwd: Path,
                 git_dir: Path | None = None) -> subprocess.Popen[bytes]:
-    """Start a long-lived git (`cat-file --batch-command`, jobs/adapters/object_reader.py): the
+    """Start a long-lived git (`cat-file --batch-command`, jobs/adapters/object_reader.py;
+    `update-ref --stdin`, jobs/adapters/ref_updates.py): the
     same argv and environment as every call, its stdin and stdout pipes for requests and
     answers, its stderr dropped (a failure shows as the answers ending)."""
     return subprocess.Popen(
         git_argv(args, git_dir=git_dir), cwd=cwd, stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env(cwd=cwd),
+        bufsize=1 << 16,  # answers of many files are read in large pieces
     )
+
+
+def end_session(process: subprocess.Popen[bytes]) -> None:
+    """End a long-lived git: its pipes closed (it ends on its own), killed if it lingers."""
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def run_git(args: Sequence[str], *, cwd: Path, git_dir: Path | None = None,

@@ -20,6 +20,7 @@ from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.index_state import KnownTrees
 from jobs.adapters.known_commits import KnownCommits
 from jobs.adapters.object_reader import ObjectReader
+from jobs.adapters.ref_updates import RefUpdater
 from jobs.adapters.worktree import BOT_EMAIL, BOT_IDENTITY, BOT_NAME, Worktree
 from jobs.basics.errors import WorkspaceError
 from jobs.ports import Authorship, Commit
@@ -92,11 +93,14 @@ class Repository:
         self.signoff = False  # local mode's `signoff`: a Signed-off-by line on every commit
         # Refs, trees and files read through one long-lived git (jobs/adapters/object_reader.py)
         self.objects = ObjectReader(cwd=self.root, git_dir=self.checkout_git_dir)
-        weakref.finalize(self, self.objects.close)
+        # and the branch's moves through one long-lived `update-ref --stdin`
+        self.refs = RefUpdater(cwd=self.root, git_dir=self.checkout_git_dir, objects=self.objects)
+        weakref.finalize(self, _close_all, self.objects, self.refs)
 
     def close(self) -> None:
-        """End the long-lived reader (the job's step is over; a later question starts it again)."""
-        self.objects.close()
+        """End the long-lived git processes (the job's step is over; a later call starts them
+        again)."""
+        _close_all(self.objects, self.refs)
 
     def commit_as_its_user(self, *, signoff: bool = False) -> None:
         """Commit as the person whose checkout this is, author and committer, as `git commit`
@@ -263,7 +267,7 @@ class Repository:
     def advance_branch(self, branch: str, new: str, old: str) -> str:
         """Move `branch` from `old` to `new`; fails if someone moved it meanwhile. Returns the
         sha the branch landed on (here `new`; server mode's API commits get a sha of their own)."""
-        self.git("update-ref", f"refs/heads/{branch}", new, old)
+        self.refs.update(f"refs/heads/{branch}", new, old)
         return new
 
     def withdraw(self, branch: str, candidate: str, to: str) -> None:
@@ -357,6 +361,11 @@ class Repository:
             return False
         return Path(common) == self.git_dir and len(head) == 40 and index.st_size > 0 \
             and not (private / "index.lock").exists()
+
+
+def _close_all(objects: ObjectReader, refs: RefUpdater) -> None:
+    objects.close()
+    refs.close()
 
 
 def _decode_text(blob: bytes) -> str | None:

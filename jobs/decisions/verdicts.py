@@ -53,7 +53,8 @@ def revert_refusal(job: Job, foreign: Sequence[str]) -> RefusedError | None:
     """Why the job cannot take a revert now (it is working, or the branch has others' commits)."""
     # A milestone waiting for CI holds no worker: like a gate, it may take a revert (a batch's
     # candidate waiting for CI may not: the revert would land on a commit that may be withdrawn).
-    waits = job.waiting_for_ci and job.ci_wait is not None and job.ci_wait.scope == "milestone"
+    awaited = job.awaited() if job.waiting_outside else None
+    waits = awaited is not None and awaited.revertible
     if job.status in (JobStatus.RUNNING, JobStatus.PLANNING, JobStatus.CANCEL_REQUESTED) \
             and not waits:
         return RefusedError(f"the job is {job.status}; a batch can be reverted only while it "

@@ -38,7 +38,7 @@ from jobs.kernel.feature_parts import FeatureParts
 from jobs.kernel.gates import open_gate
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, JobStatus
-from jobs.kernel.records import Attempt, CiWait, CommandEvidence, Event
+from jobs.kernel.records import Attempt, CommandEvidence, Event
 from jobs.notes.progress import gate_prompt
 from jobs.notes.tally import outcome as job_outcome
 from jobs.ports import (
@@ -82,16 +82,16 @@ class BatchHooks(Protocol):
         retries it or opens the `failure` gate."""
         ...
 
-    def batch_failed_ci(self, engine: JobContext, batch: Batch, wait: CiWait,
+    def batch_failed_ci(self, engine: JobContext, batch: Batch, sha: str,
                         failures: Sequence[CiFailure], error: ErrorInfo) -> bool:
-        """`ci.wait: per_batch`: `batch`'s commit got red required checks and was withdrawn
+        """`ci.wait: per_batch`: `batch`'s commit `sha` got red required checks and was withdrawn
         (its attempt `ci_failed`, the batch `failed`); before the engine retries it or opens
         the `failure` gate."""
         ...
 
-    def candidate_checked(self, engine: JobContext, batch: Batch, wait: CiWait,
+    def candidate_checked(self, engine: JobContext, batch: Batch, sha: str,
                           verdict: CiVerdict) -> bool:
-        """CI finished on `wait.sha`, pushed for `batch`: True when it was the feature's
+        """CI finished on `sha`, pushed for `batch`: True when it was the feature's
         candidate (and the feature took the verdict), False for the batch's own commit."""
         ...
 

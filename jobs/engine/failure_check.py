@@ -23,6 +23,7 @@ from jobs.decisions.blame import (
 )
 from jobs.engine.attempt_outcome import AttemptOutcome, command_failed_outcome, failed_outcome
 from jobs.inputs.sandboxing import SandboxPolicy
+from jobs.kernel.feature_parts import SET_ASIDE_FROM, batch_figures
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.records import Attempt, CommandEvidence, FailureCheck, command_evidence
 from jobs.ports import Checkout, Sandbox
@@ -100,7 +101,7 @@ def examined(runner: Runner, job: Job, batch: Batch, attempt: Attempt, tree: str
     failed = command_failed_outcome(code, failure, "a setup command failed"
                                     if code == "setup_failed" else "validation failed")
     failed.tree = tree
-    if code != "validation_failed" or batch.split_from is not None:
+    if code != "validation_failed" or SET_ASIDE_FROM in batch_figures(batch):
         return failed  # a file set aside by a split: the split showed it fails, the rest passes
     cwd = runner.worktree.path
 

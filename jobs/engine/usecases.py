@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from jobs.basics.voice import LOCAL, Voice
+from jobs.basics.voice import LOCAL, Voice, is_placeholder
 from jobs.engine.context import outcome_of
 from jobs.inputs.config import RepoConfig
 from jobs.kernel.gates import RefusedError, Verb, apply_verb
@@ -66,9 +66,10 @@ def reload_config(wiring: Wiring, job: Job, config: RepoConfig, *,
 def instruct(wiring: Wiring, job: Job, text: str) -> str:
     """Add a standing instruction for the later batches; refused on a job that has ended."""
     text = text.strip()
-    if not text:
-        raise RefusedError("`instruct` needs the instruction text",
-                           hint="e.g. {{instruct keep the public names}}")
+    if not text or is_placeholder(text, "text"):
+        raise RefusedError("`instruct` needs the instruction text" + (
+            f", not its placeholder `{text}`" if text else ""),
+            hint="e.g. {{instruct keep the public names}}")
     if job.is_terminal:
         raise RefusedError(f"the job is already {job.status}", hint=INSTRUCT_HINT)
     job.instructions.append(text)
@@ -85,7 +86,7 @@ class Progress(StrEnum):
     """What `status` tells of a job, beyond its recorded status."""
 
     WORKING = "working"  # a process (local) or a worker (server) is advancing it
-    WAITING_FOR_CI = "waiting_for_ci"  # running, waiting for the repository's CI (server)
+    WAITING_OUTSIDE = "waiting_outside"  # running, waiting for something outside (CI; server)
     INTERRUPTED = "interrupted"  # what ran it is gone
     UNPUBLISHED = "unpublished"  # at a gate whose comment GitHub has not confirmed yet
     AT_GATE = "at_gate"
@@ -118,9 +119,9 @@ def status(job: Job, *, resume_command: str | None = None, voice: Voice = LOCAL)
                             f"job #{job.number} is interrupted: the process that ran it is gone "
                             f"(killed, or its terminal closed). Resume it with `{resume_command}`; "
                             "committed batches are kept")
-    if job.waiting_for_ci and job.ci_wait is not None:
-        return StatusReport(Progress.WAITING_FOR_CI, EXIT_WORKING,
-                            job.ci_wait.progress or f"job is waiting for CI on {job.ci_wait.sha[:7]}")
+    awaited = job.awaited() if job.waiting_outside else None
+    if awaited is not None:
+        return StatusReport(Progress.WAITING_OUTSIDE, EXIT_WORKING, awaited.says)
     if job.status in ACTIVE_JOB_STATUSES and job.status is not JobStatus.CANCEL_REQUESTED:
         return StatusReport(Progress.WORKING, EXIT_WORKING,
                             rate_limit_note(job) or f"job is {job.status}")

@@ -9,10 +9,9 @@ versions read), `gates.py` (opening gates, applying the verbs, what a gate promp
 of `failure`), `feature_parts.py` (what a feature adds here: its part of the record, its gate
 rows, its causes of `failure`, its commits, its note and card sections, installed by the
 composition roots), `outbox.py` (what is owed to GitHub until it confirms it), `plan_history.py`
-(each plan's batches, kept across re-plans), `split_record.py` (a bisection's record part),
-`human_commits.py` (an accepted commit by a person), `git_versions.py` (which version tools a
-package uses, their variables) and `trailers.py` (the trailers that tie a commit to its job,
-spelled there only).
+(each plan's batches, kept across re-plans), `human_commits.py` (an accepted commit by a
+person), `git_versions.py` (which version tools a package uses, their variables) and
+`trailers.py` (the trailers that tie a commit to its job, spelled there only).
 
 Contract: a new gate is one row (a feature's, a `GateRow`); passing a gate is a table lookup,
 one meaning per gate kind and cause. A feature's data is its `RecordPart`, never a field here.

@@ -1,14 +1,16 @@
 """What a feature adds to the pure rooms: its part of the record, its gate rows, its causes of
-the `failure` gate, its commits on the job branch, its sections of the change note and its lines
-in the plan and the progress card.
+the `failure` gate, its batch statuses, its commits on the job branch, its sections of the
+change note and its lines in the plan and the progress card.
 
 A feature's folder (jobs/features/<name>/) builds one `FeatureParts`; the composition roots
 (jobs/local.py, bot/server/context.py, the CLI) install them with `install_parts` before a
 record is read, as they install the recipes, so a record that names a feature's gate (or cause)
-reads back. A new gate is one `GateRow`; a new cause of `failure` one `FailureRow`; a new note
+reads back. A new gate is one `GateRow`; a new cause of `failure` one `FailureRow`; a batch status of its
+own one `BatchStatusRow` (jobs/kernel/model.py); a new note
 section one `NoteSection`; lines in the plan or the card are one `CardSection`; its data is a
 `RecordPart` model (jobs/kernel/record_parts.py) given as `job_part` or `batch_part`, with the
-record's fields it replaced as `former_fields`; commits it lands are one `CommitKind`.
+record's fields it replaced as `former_fields` (and `upgrade_batch` for what a field-for-field
+mapping cannot say); commits it lands are one `CommitKind`.
 """
 
 from __future__ import annotations
@@ -18,12 +20,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from jobs.kernel.gate_passes import FAILURE_PASSES, PASSES, PassRow
 from jobs.kernel.job import Batch, Job
-from jobs.kernel.model import FAILURE_CAUSES, GATES, GateRule
+from jobs.kernel.model import (
+    FAILURE_CAUSES,
+    GATES,
+    BatchStatusRow,
+    GateRule,
+    add_batch_status,
+    batch_statuses,
+    remove_batch_status,
+)
 from jobs.kernel.record_parts import (
     BATCH_PARTS,
+    BATCH_UPGRADES,
     FORMER_BATCH_FIELDS,
     FORMER_JOB_FIELDS,
     JOB_PARTS,
@@ -120,6 +132,7 @@ class FeatureParts:
     name: str
     gates: tuple[GateRow, ...] = ()
     failure_causes: tuple[FailureRow, ...] = ()
+    batch_statuses: tuple[BatchStatusRow, ...] = ()  # its own batch statuses (CI: awaiting_ci)
     note_sections: tuple[NoteSection, ...] = ()
     card_sections: tuple[CardSection, ...] = ()
     job_part: type[RecordPart] | None = None  # `Job.parts[job_part.PART]`
@@ -127,11 +140,16 @@ class FeatureParts:
     # The job's (a batch's) fields before its data moved into the part: field -> the part's field
     former_fields: Mapping[str, str] = field(default_factory=dict)
     former_batch_fields: Mapping[str, str] = field(default_factory=dict)
+    # A batch document of an earlier release read into the batch part where the fields alone
+    # cannot say it (CI: each attempt's red checks): the document, changed
+    upgrade_batch: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     commits: tuple[CommitKind, ...] = ()
     # The repository config's keys it owns (their schema stays in RepoConfig, jobs/inputs/config.py)
     config_keys: tuple[str, ...] = ()
-    # Totals others read by name (the forecast, the metrics), never by its model: `figures`
+    # Totals others read by name (the forecast, the metrics), never by its model: `figures`,
+    # and a batch's (`batch_figures`)
     figures: Callable[[Job], Mapping[str, float]] | None = None
+    batch_figures: Callable[[Batch], Mapping[str, float]] | None = None
     # What a baseline's result depends on besides the tree and the commands (environments: the
     # environment's key), by name: part of the key a recorded baseline is reused under
     baseline_inputs: Callable[[Job], Mapping[str, str]] | None = None
@@ -142,6 +160,18 @@ class FeatureParts:
 # Figures a feature gives the others (`FeatureParts.figures`), by name:
 MODEL_TOKENS_IN = "model_tokens_in"  # the tokens the job's model calls sent (llm)
 MODEL_TOKENS_OUT = "model_tokens_out"  # and received
+# Waits for an outside verdict begun, as `outside_waits:<scope>`, and the verdicts recorded, as
+# `outside_verdicts:<scope>:<outcome>` (CI: milestone or batch; passed, failed, timed_out, and
+# accepted at its gate): totals the metrics count on.
+OUTSIDE_WAITS = "outside_waits"
+OUTSIDE_VERDICTS = "outside_verdicts"
+# A batch's figures (`FeatureParts.batch_figures`), by name:
+# the batch it was set aside from (bisect: a culprit of that batch's split); its failure is known,
+# so the engine does not look for whose it is
+SET_ASIDE_FROM = "set_aside_from"
+# the subsets of its edit validated as candidate trees so far (bisect's split: the tree that
+# lands may not be the last one validated); absent for a batch not split
+SPLIT_VALIDATIONS = "split_validations"
 
 
 # The installed features' parts by name, in the order they were installed.
@@ -165,7 +195,13 @@ def install_parts(parts: Iterable[FeatureParts]) -> None:
             if cause.cause in FAILURE_CAUSES:
                 raise ValueError(f"feature {part.name!r}: failure cause {cause.cause!r} is taken "
                                  "by another; give the feature's cause a name of its own")
+        for status in part.batch_statuses:
+            if status.word in {s.value for s in batch_statuses()}:
+                raise ValueError(f"feature {part.name!r}: batch status {status.word!r} is taken; "
+                                 "give the feature's status a word of its own")
         _check_record_part(part)
+        for status in part.batch_statuses:
+            add_batch_status(status)
         for row in part.gates:
             GATES[row.kind], PASSES[row.kind] = row.rule, row.passing
         for cause in part.failure_causes:
@@ -177,6 +213,8 @@ def install_parts(parts: Iterable[FeatureParts]) -> None:
             if model is not None:
                 models[model.PART] = model
                 formers.update({key: (model.PART, to) for key, to in former.items()})
+        if part.batch_part is not None and part.upgrade_batch is not None:
+            BATCH_UPGRADES[part.batch_part.PART] = part.upgrade_batch
         INSTALLED[part.name] = part
 
 
@@ -185,7 +223,7 @@ def _check_record_part(part: FeatureParts) -> None:
     for models, model, former in ((JOB_PARTS, part.job_part, part.former_fields),
                                   (BATCH_PARTS, part.batch_part, part.former_batch_fields)):
         if model is None:
-            if former:
+            if former or (model is part.batch_part and part.upgrade_batch is not None):
                 raise ValueError(f"feature {part.name!r} names former fields but no part of the "
                                  "record to read them into")
             continue
@@ -203,12 +241,16 @@ def uninstall_parts(name: str) -> None:
     for cause in part.failure_causes if part is not None else ():
         FAILURE_CAUSES.discard(cause.cause)
         FAILURE_PASSES.pop(cause.cause, None)
+    for status in part.batch_statuses if part is not None else ():
+        remove_batch_status(status.word)
     if part is None:
         return
     for models, formers, model in ((JOB_PARTS, FORMER_JOB_FIELDS, part.job_part),
                                    (BATCH_PARTS, FORMER_BATCH_FIELDS, part.batch_part)):
         if model is not None:
             models.pop(model.PART, None)
+            if model is part.batch_part:
+                BATCH_UPGRADES.pop(model.PART, None)
             for key in [key for key, (name, _) in formers.items() if name == model.PART]:
                 del formers[key]
 
@@ -286,6 +328,12 @@ def commit_kinds() -> list[CommitKind]:
 def landed_commits(job: Job) -> set[str]:
     """The commits the features recorded landing on the job branch (base merges, ...)."""
     return {sha for kind in commit_kinds() for sha in kind.landed(job)}
+
+
+def batch_figures(batch: Batch) -> dict[str, float]:
+    """The installed features' figures of `batch` (a figure no feature gives is absent)."""
+    return {name: value for part in INSTALLED.values() if part.batch_figures is not None
+            for name, value in part.batch_figures(batch).items()}
 
 
 def baseline_inputs(job: Job) -> dict[str, str]:

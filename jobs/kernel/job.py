@@ -35,9 +35,11 @@ from jobs.kernel.model import (
 from jobs.kernel.plan_history import PlanRecord
 from jobs.kernel.record_parts import (
     BATCH_PARTS,
+    BATCH_UPGRADES,
     FORMER_BATCH_FIELDS,
     FORMER_JOB_FIELDS,
     JOB_PARTS,
+    Awaited,
     RecordPart,
     part_in,
     typed,
@@ -52,8 +54,6 @@ from jobs.kernel.record_upgrades import (
 )
 from jobs.kernel.records import (
     Attempt,
-    CiResult,
-    CiWait,
     CommandEvidence,
     Event,
     FinalReview,
@@ -64,7 +64,6 @@ from jobs.kernel.records import (
     Record,
     ServerState,
 )
-from jobs.kernel.split_record import CauseKind, SplitState
 
 P = TypeVar("P", bound=RecordPart)
 # Features' parts of a record by key (jobs/kernel/record_parts.py): a registered part read with
@@ -97,12 +96,6 @@ class Batch(Record):
     changed_files: list[str] = []  # what the committed batch changed (a codemod may skip some)
     revert_commands: list[CommandEvidence] = []  # validation of the head after `revert`
     revert_ok: bool | None = None
-    ci_results: list[CiResult] = []  # what the repository's CI said of its commit (per_batch)
-    # Split batches (jobs/features/bisect): the bisection of this batch, or where it came from.
-    split: SplitState | None = None
-    split_from: int | None = None  # set aside from that batch's split
-    split_kind: CauseKind | None = None
-    auto_size: int = 0  # `batch_size: auto`: the size chosen when it started
     # A feature's own part of this batch's record, under its name (kept with the batch, so a
     # job of many batches keeps a small document): `batch.part(Model)`.
     parts: BatchParts = {}
@@ -110,7 +103,10 @@ class Batch(Record):
     @model_validator(mode="before")
     @classmethod
     def _parts_of_older_records(cls, data: Any) -> Any:
-        return parts_from_fields(data, FORMER_BATCH_FIELDS)
+        data = parts_from_fields(data, FORMER_BATCH_FIELDS)
+        for upgrade in BATCH_UPGRADES.values() if isinstance(data, dict) else ():
+            data = upgrade(data)
+        return data
 
     @field_serializer("parts", mode="wrap")
     def _parts_written(self, parts: dict[str, Any], handler: SerializerFunctionWrapHandler) -> Any:
@@ -210,8 +206,6 @@ class Job(Record):
     error: ErrorInfo | None = None
     events: list[Event] = Field(default_factory=list)
     outbox: list[OutboxEntry] = []  # publications GitHub has not confirmed yet
-    ci_wait: CiWait | None = None  # running, but waiting for the repository's CI (no worker)
-    ci_results: list[CiResult] = []  # what the repository's CI said of each milestone's head
     job_check_said: str = ""  # what the `Stepwise` check run last said: it is sent on change only
     human_commits: list[HumanCommit] = []  # people's commits taken in (jobs/kernel/human_commits)
     # What a passed gate lets the next step accept once (jobs/kernel/gate_passes.py sets it):
@@ -272,22 +266,30 @@ class Job(Record):
     def milestone_batches(self, milestone: int) -> list[Batch]:
         return [batch for batch in self.batches if batch.milestone == milestone]
 
-    def ci_results_of(self, scope: str, number: int) -> list[CiResult]:
-        """The CI results of one milestone (kept on the job) or one batch (kept on the batch,
-        so a job of many batches keeps a small document)."""
-        if scope == "batch":
-            return self.batch(number).ci_results
-        return [result for result in self.ci_results if result.number == number]
-
     @property
     def is_terminal(self) -> bool:
         return self.status in TERMINAL_JOB_STATUSES
 
+    def awaited(self) -> Awaited | None:
+        """What a feature's part holds the job waiting for outside (CI's verdict on a commit;
+        jobs/kernel/record_parts.py), or None."""
+        for part in self.parts.values():
+            if isinstance(part, RecordPart) and (found := part.awaited()) is not None:
+                return found
+        return None
+
     @property
-    def waiting_for_ci(self) -> bool:
-        return self.status is JobStatus.RUNNING and self.ci_wait is not None
+    def waiting_outside(self) -> bool:
+        """Running, but waiting for something outside (CI's verdict): no worker holds it."""
+        return self.status is JobStatus.RUNNING and self.awaited() is not None
+
+    def stop_waiting(self) -> None:
+        """Wait for nothing outside any more (the job was cancelled)."""
+        for part in self.parts.values():
+            if isinstance(part, RecordPart):
+                part.stop_waiting()
 
     @property
     def is_active(self) -> bool:
-        """A worker has something to do: not ended, not at a gate, not waiting for CI."""
-        return self.status in ACTIVE_JOB_STATUSES and not self.waiting_for_ci
+        """A worker has something to do: not ended, not at a gate, not waiting outside (CI)."""
+        return self.status in ACTIVE_JOB_STATUSES and not self.waiting_outside

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shlex
 from datetime import datetime
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -131,7 +130,6 @@ class Attempt(Record):
     transcript: str | None = None  # where the model transcript of this attempt is kept
     # A failed validation's output.log and attempt.diff (jobs/engine/attempt_outcome.py)
     artifacts: list[str] = []
-    ci_checks: list[CiCheck] = []  # per_batch: the red checks that withdrew this attempt's commit
     failure_check: FailureCheck | None = None  # a failed validation examined (its re-runs)
 
 
@@ -188,45 +186,6 @@ class PendingIssue(Record):
 
     title: str
     body: str
-
-
-class CiCheck(Record):
-    """One required check as last seen: its name, state and link."""
-
-    name: str
-    status: str  # queued | in_progress | completed
-    conclusion: str | None = None
-    url: str = ""
-
-
-class CiWait(Record):
-    """The job waits for the repository's CI on `sha` (server mode); it holds no worker
-    meanwhile: a CI webhook on `sha`, or the reconciler, queues its next step."""
-
-    sha: str
-    since: datetime
-    scope: Literal["milestone", "batch"]
-    number: int  # the milestone's or the batch's number
-    progress: str = ""  # the verdict's line: "waiting for CI: 3 of 5 checks done"
-    checks: list[CiCheck] = []
-    checked_at: datetime | None = None  # when the checks were last read
-    rerun: bool = False  # `retry` at ci_failed: re-run the failing checks, then wait again
-    rerun_of: list[str] = []  # "name#run id" of the runs re-requested: their re-runs count
-
-
-class CiResult(Record):
-    """What the repository's CI said about one milestone's head or one batch's commit: the
-    required checks as they finished, and whether a failure was accepted at `ci_failed`."""
-
-    scope: Literal["milestone", "batch"]
-    number: int
-    sha: str
-    state: str  # passed | failed | timed_out (jobs.decisions.ci.CiState)
-    at: datetime
-    checks: list[CiCheck] = []
-    required_from: str = ""  # ci.checks | the base branch's required checks | every check ...
-    accepted: bool = False  # `approve` at the ci_failed gate took it as it is
-    retried: bool = False  # `retry` re-ran its failed checks
 
 
 class PullRequest(Record):

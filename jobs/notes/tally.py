@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from jobs.basics import markdown_safe as md
 from jobs.decisions.verdicts import undone_files
+from jobs.kernel.feature_parts import SET_ASIDE_FROM, batch_figures
 from jobs.kernel.job import Job
-from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus, JobStatus
+from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus, JobStatus, batch_statuses
 from jobs.notes.note_parts import plural, target_key
 
 NOTHING_TO_CHANGE = "nothing to change"
@@ -97,15 +98,15 @@ class Tally:
 
 def tally(job: Job) -> Tally:
     """Count `job`'s batches and files (a pure function of the record)."""
-    counts = {status: 0 for status in BatchStatus}
-    files = {status: 0 for status in BatchStatus}
+    counts = {status: 0 for status in batch_statuses()}
+    files = {status: 0 for status in batch_statuses()}
     unchanged = split_off = 0
     for batch in job.batches:
         counts[batch.status] += 1
         files[batch.status] += len(batch.files)
         if batch.status is BatchStatus.SKIPPED and batch.reason.startswith(NOTHING_TO_CHANGE):
             unchanged += 1
-        split_off += 1 if batch.split_from is not None else 0
+        split_off += 1 if SET_ASIDE_FROM in batch_figures(batch) else 0
     review = job.final_review.leftovers if job.final_review is not None else []
     leftovers = sorted({item for b in job.batches for item in b.leftovers} | set(review),
                        key=target_key)

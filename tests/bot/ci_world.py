@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from jobs.features.ci.record import ci as ci_part
 from jobs.kernel.job import Job
 from tests.bot.conftest import REPO, SECRET, World, open_world
 from tests.kit.github_ci import CiPlayer
@@ -48,8 +49,8 @@ def approved(world: World) -> Job:
 
 
 def waited_sha(job: Job) -> str:
-    assert job.ci_wait is not None, f"the job does not wait for CI ({job.status}, {job.gate})"
-    return job.ci_wait.sha
+    assert ci_part(job).wait is not None, f"the job does not wait for CI ({job.status}, {job.gate})"
+    return ci_part(job).wait.sha
 
 
 def job_check(world: World, sha: str) -> CheckRun:

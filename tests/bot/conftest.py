@@ -134,6 +134,13 @@ class World:
                          comment_user=by, sender=by, comment_id=posted.id,
                          delivery_id=delivery_id, repo=repo)
 
+    def label_and_approve(self, number: int = 1, *, by: str = "maria") -> None:
+        """`by` labels issue `number` and approves its plan, the worker running after each."""
+        self.send("issues.labeled", issue_number=number, sender=by)
+        self.work()
+        self.comment("/stepwise approve", by=by, on=number)
+        self.work()
+
     def work(self, max_jobs: int | None = None) -> None:
         SimpleWorker([queue(self.redis)], connection=self.redis).work(burst=True,
                                                                       max_jobs=max_jobs)

@@ -15,8 +15,8 @@ from jobs.kernel.gates import Verb, apply_verb
 from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit import github_git
-from tests.kit.llm import API_KEY, INSTRUCTIONS, MODEL, good_reply
-from tests.kit.local_e2e import config_text, issue_markdown, module_source, sample_files
+from tests.kit.llm import good_reply, llm_issue_text, serve_model
+from tests.kit.local_e2e import config_text, module_source, sample_files
 
 AREA = "calc/alpha/area.py"
 
@@ -40,10 +40,7 @@ def behind(tmp_path: Path, redis_url: str) -> Iterator[World]:
 
 
 def at_first_milestone(world: World) -> None:
-    world.send("issues.labeled", issue_number=1, sender="maria")
-    world.work()
-    world.comment("/stepwise approve", by="maria")
-    world.work()
+    world.label_and_approve()
     assert world.job().gate.kind is Gate.MILESTONE
 
 
@@ -139,21 +136,13 @@ def test_an_active_job_steps_when_the_base_moves_and_merges_it(behind: World) ->
 def test_an_llm_batch_conflict_waits_at_the_conflict_gate_for_a_maintainers_merge(
         tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     with ScriptedServer() as model:
-        monkeypatch.setenv("STEPWISE_LLM_BASE_URL", model.url)
-        monkeypatch.setenv("STEPWISE_LLM_MODEL", MODEL)
-        monkeypatch.setenv("STEPWISE_LLM_EDIT_FORMAT", "diff")
-        monkeypatch.setenv("STEPWISE_LLM_API_KEY", API_KEY)
+        serve_model(monkeypatch, model, EDIT_FORMAT="diff")
         files = sample_files(config=config_text(batch_size=1, batches_per_milestone=1))
         with open_world(tmp_path, redis_url, files=files) as world:
             bare = world.repo.path
             model.add(good_reply(bare, [AREA]), good_reply(bare, ["calc/alpha/perimeter.py"]))
-            number = world.gh.add_issue(REPO, "Use new_sum()", issue_markdown(
-                recipe="llm", replace=None, instructions=INSTRUCTIONS,
-                paths=["calc/alpha/*.py"]).split("\n", 1)[1], user="maria")
-            world.send("issues.labeled", issue_number=number, sender="maria")
-            world.work()
-            world.comment("/stepwise approve", by="maria", on=number)
-            world.work()
+            number = world.gh.add_issue(REPO, "Use new_sum()", llm_issue_text(), user="maria")
+            world.label_and_approve(number)
             job = world.job(number)
             assert job.gate.kind is Gate.MILESTONE and job.batch(1).files == [AREA]
             moved = module_source(AREA).replace("def area():", "def area():  # width plus height")

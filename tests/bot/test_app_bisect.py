@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs.features.bisect.record import bisect_of
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import World, open_world
 from tests.kit.local_e2e import BROKEN_MODULE
@@ -37,7 +38,7 @@ def test_a_failing_batch_is_split_and_its_culprit_waits_alone(split_world: World
     assert "set aside from batch 2" in job.gate.reason
     split, culprit = job.batch(2), job.batch(4)
     assert split.status is BatchStatus.COMPLETED and BROKEN_MODULE not in split.files
-    assert culprit.files == [BROKEN_MODULE] and culprit.split_from == 2
+    assert culprit.files == [BROKEN_MODULE] and bisect_of(culprit).split_from == 2
     assert job.batch(3).status is BatchStatus.COMPLETED  # the good work went on
     # The branch on GitHub: batch 2's commit names the file set aside; batch 4 has none.
     commits = world.gh.commits(world.repo, job.branch)

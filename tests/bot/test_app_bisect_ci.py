@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from jobs.features.bisect.record import bisect_of
+from jobs.features.ci.record import AWAITING_CI
+from jobs.features.ci.record import ci as ci_part
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import approved, player
 from tests.bot.conftest import World, open_world
@@ -53,9 +56,9 @@ class PlantedCi:
         """Answer every commit the job waits on, until it stops waiting for CI."""
         for _ in range(limit):
             job = self.world.job()
-            if job.ci_wait is None:
+            if ci_part(job).wait is None:
                 return
-            sha = job.ci_wait.sha
+            sha = ci_part(job).wait.sha
             edited = self.edited(sha)
             if self.planted in edited:
                 notes = [(self.planted, 5, "AssertionError: total is wrong")] \
@@ -74,7 +77,7 @@ class PlantedCi:
 def start(world: World, *, annotate: bool) -> PlantedCi:
     job = approved(world)
     first = job.batch(1).files
-    assert len(first) >= 2 and job.batch(1).status is BatchStatus.AWAITING_CI
+    assert len(first) >= 2 and job.batch(1).status == AWAITING_CI
     planted = first[1]
     ci = PlantedCi(world, player(world), planted, annotate)
     ci.play()
@@ -87,15 +90,16 @@ def assert_split_and_culprit_alone(world: World, ci: PlantedCi) -> None:
     assert job.status is JobStatus.AWAITING_HUMAN, (job.status, ci.runs)
     assert job.gate is not None and job.gate.kind is Gate.FAILURE
     culprit = job.batch(job.gate.batch or 0)
-    assert culprit.files == [planted] and culprit.split_from == 1
+    assert culprit.files == [planted] and bisect_of(culprit).split_from == 1
     assert "set aside from batch 1" in job.gate.reason and "not retried" in job.gate.reason
     assert "fails CI alone" in job.gate.reason  # CI judged it: not "fails validation alone"
     assert job.gate.report is not None and job.gate.report.code == "ci_failed"
     first, second = job.batch(1), job.batch(2)
     assert first.status is BatchStatus.COMPLETED and planted not in first.files
-    assert first.split is not None and len(first.files) == len(first.split.files) - 1
+    state = bisect_of(first).split
+    assert state is not None and len(first.files) == len(state.files) - 1
     assert second.status is BatchStatus.COMPLETED
-    assert first.split is not None and first.split.by_ci and first.split.finished
+    assert state.by_ci and state.finished
     # The branch: batch 1's commit names the file set aside; no candidate stayed on it.
     commits = world.gh.commits(world.repo, job.branch)
     ones = [c for c in commits if "Stepwise-Batch: 1" in c.message]
@@ -107,7 +111,7 @@ def assert_split_and_culprit_alone(world: World, ci: PlantedCi) -> None:
     assert len(locally) >= 2
     # The card says the batch was split after CI failed, and where the file went.
     pull = world.gh.pull_for(world.repo, job.branch)
-    size = len(first.split.files)
+    size = len(state.files)
     assert pull is not None and f"failed in CI with all {size} files" in pull.body
     assert f"set aside as batch {culprit.number}" in pull.body
 
@@ -115,7 +119,7 @@ def assert_split_and_culprit_alone(world: World, ci: PlantedCi) -> None:
 def test_annotations_isolate_the_named_file_first(split_ci_world: World) -> None:
     world = split_ci_world
     ci = start(world, annotate=True)
-    batch_one = world.job().batch(1).split
+    batch_one = bisect_of(world.job().batch(1)).split
     assert batch_one is not None and batch_one.named == [ci.planted]
     first = frozenset(batch_one.files)
     rest = first - {ci.planted}
@@ -133,7 +137,7 @@ def test_annotations_isolate_the_named_file_first(split_ci_world: World) -> None
 def test_without_annotations_the_batch_is_bisected_by_ci(split_ci_world: World) -> None:
     world = split_ci_world
     ci = start(world, annotate=False)
-    state = world.job().batch(1).split
+    state = bisect_of(world.job().batch(1)).split
     assert state is not None and state.named == []
     first = frozenset(state.files)
     judged = [edited & first for edited, _ in ci.runs]
@@ -141,7 +145,7 @@ def test_without_annotations_the_batch_is_bisected_by_ci(split_ci_world: World) 
     # halves, each judged by CI after local validation, until the planted file is alone
     assert frozenset([ci.planted]) in judged and frozenset(state.files[:1]) in judged
     assert all(verdict == "failure" for edited, verdict in ci.runs if ci.planted in edited)
-    planned = len([b for b in world.job().batches if b.split_from is None])
+    planned = len([b for b in world.job().batches if bisect_of(b).split_from is None])
     # the red batch, at most 2·log2(k) + 1 candidates for k <= 3, each planned batch's
     # commit, the culprit alone
     assert len(ci.runs) <= 1 + (2 * 2 + 1) + planned + 1

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.record import AWAITING_CI
+from jobs.features.ci.record import ci as ci_part
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import (
     FAILING_LOG,
@@ -48,12 +50,13 @@ def test_a_green_per_milestone_job_and_its_check_run_states(ci_world: World) -> 
     tests = ci.actions_job(sha, "tests")
     ci.start(tests)
     world.work()
-    assert waited_sha(world.job()) == sha and "0 of 1" in (world.job().ci_wait.progress or "")
+    wait = ci_part(world.job()).wait
+    assert waited_sha(world.job()) == sha and wait is not None and "0 of 1" in wait.progress
     ci.finish(tests, "success")
     world.work()
     job = world.job()
     assert job.status is JobStatus.AWAITING_HUMAN and job.gate.kind is Gate.MILESTONE
-    assert job.ci_wait is None
+    assert ci_part(job).wait is None
     head_check = job_check(world, job.head_sha)
     assert (head_check.status, head_check.conclusion) == ("completed", "action_required")
     assert "/stepwise approve" in (head_check.summary or "")
@@ -131,7 +134,7 @@ def test_per_batch_a_red_check_withdraws_the_candidate_and_the_second_attempt_is
     job = approved(world)
     candidate = waited_sha(job)
     base = job.base_sha
-    assert job.batch(1).status is BatchStatus.AWAITING_CI
+    assert job.batch(1).status == AWAITING_CI
     assert world.gh.branch_head(world.repo, job.branch) == candidate
     ci.report(candidate, "tests", "failure", annotations=[("calc/alpha/sums.py", 1, "boom")])
     world.work()
@@ -144,7 +147,7 @@ def test_per_batch_a_red_check_withdraws_the_candidate_and_the_second_attempt_is
     assert forced == [{"sha": base, "force": True}]
     # The one rewrite: the branch went back to the candidate's parent (the base), and the
     # second attempt sits on it: the red commit is not under it.
-    assert job.batch(1).status is BatchStatus.AWAITING_CI and len(job.batch(1).attempts) == 2
+    assert job.batch(1).status == AWAITING_CI and len(job.batch(1).attempts) == 2
     second = waited_sha(job)
     history = [c.sha for c in world.gh.commits(world.repo, job.branch)]
     assert history[0] == second and history[1] == base
@@ -153,7 +156,7 @@ def test_per_batch_a_red_check_withdraws_the_candidate_and_the_second_attempt_is
     world.work()
     job = world.job()
     assert job.batch(1).status is BatchStatus.COMPLETED
-    assert job.batch(2).status is BatchStatus.AWAITING_CI
+    assert job.batch(2).status == AWAITING_CI
 
 
 @pytest.mark.ci_config({"wait": "per_batch"})

@@ -18,6 +18,8 @@ from bot.plumbing.queue import queue
 from bot.server import reaper
 from bot.server.reconciler import reconcile
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.record import AWAITING_CI
+from jobs.features.ci.record import ci as ci_part
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import approved, ci_world, player, pull_number, waited_sha
 from tests.bot.conftest import SECRET, World
@@ -35,7 +37,7 @@ def test_a_missed_check_run_webhook_is_recovered_by_the_reconciler(ci_world: Wor
     job = approved(world)
     ci.report(waited_sha(job), "tests", "success", webhooks=False)  # GitHub never told the App
     world.work()
-    assert world.job().ci_wait is not None and world.queued() == 0
+    assert ci_part(world.job()).wait is not None and world.queued() == 0
     reconcile(world.ctx)
     assert world.queued() == 0  # read just now: not due yet
     clock.advance(31)  # STEPWISE_CI_POLL_S=30
@@ -53,11 +55,11 @@ def test_a_check_that_never_finishes_opens_the_ci_gate_at_the_timeout(ci_world: 
     stuck = ci.actions_job(waited_sha(job), "tests")
     ci.start(stuck)
     world.work()
-    assert world.job().ci_wait is not None
+    assert ci_part(world.job()).wait is not None
     clock.advance(4 * 60)
     reconcile(world.ctx)
     world.work()
-    assert world.job().ci_wait is not None  # not yet
+    assert ci_part(world.job()).wait is not None  # not yet
     clock.advance(61)
     reconcile(world.ctx)
     world.work()
@@ -137,7 +139,7 @@ def test_a_worker_killed_between_push_and_record_adopts_the_candidate_and_waits_
     world.work()
     job = world.job()
     assert waited_sha(job) == pushed and job.batch(1).commit == pushed
-    assert job.batch(1).status is BatchStatus.AWAITING_CI  # a candidate, not completed
+    assert job.batch(1).status == AWAITING_CI  # a candidate, not completed
     assert sum("batch 1/" in s for s in world.gh.git_log(world.repo, job.branch)) == 1
     ci.report(pushed, "tests", "success")
     world.work()

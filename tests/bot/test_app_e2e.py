@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from jobs.features.bisect.record import bisect_of
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit.github_permissions import granted_permissions, named_permissions
@@ -59,7 +60,7 @@ def test_the_whole_story_through_signed_webhooks(any_world: World) -> None:
     world.work()
     job = world.job()
     assert job.gate.kind is Gate.MILESTONE and job.batch(2).status is BatchStatus.COMPLETED
-    assert job.batch(4).files == [BROKEN_MODULE] and job.batch(4).split_from == 2
+    assert job.batch(4).files == [BROKEN_MODULE] and bisect_of(job.batch(4)).split_from == 2
 
     # Approve: batch 3 is committed, then batch 4, alone, pauses with a failure report.
     world.comment("/stepwise approve", by="maria", on=pull.number)

@@ -13,8 +13,8 @@ import pytest
 from bot.demo.scripted_llm import ScriptedServer, call
 from jobs.kernel.model import BatchStatus
 from tests.bot.conftest import REPO, open_world
-from tests.kit.llm import ALPHA, API_KEY, INSTRUCTIONS, MODEL
-from tests.kit.local_e2e import VALIDATE, config_text, issue_markdown, sample_files
+from tests.kit.llm import ALPHA, llm_issue_text, serve_model
+from tests.kit.local_e2e import VALIDATE, config_text, sample_files
 
 AREA, PERIMETER = ALPHA
 SECOND = "python -c pass"  # a second validation command: unrun after the first one fails
@@ -35,9 +35,7 @@ def tool_results(model: ScriptedServer) -> list[str]:
 def test_run_checks_names_each_command_and_the_note_carries_each_files_summary(
         tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     with ScriptedServer() as model:
-        for name, value in {"BASE_URL": model.url, "MODEL": MODEL, "API_KEY": API_KEY,
-                            "EDIT_FORMAT": "tools", "MAX_RETRIES": "0"}.items():
-            monkeypatch.setenv(f"STEPWISE_LLM_{name}", value)
+        serve_model(monkeypatch, model, EDIT_FORMAT="tools", MAX_RETRIES="0")
         model.add(edit(AREA, "legacy.old_sum(2, 3)", "legacy.new_sum(2, 4)"),  # wrong: 6 != 5
                   call("run_checks"),
                   edit(AREA, "legacy.new_sum(2, 4)", "legacy.new_sum(2, 3)"),
@@ -50,13 +48,8 @@ def test_run_checks_names_each_command_and_the_note_carries_each_files_summary(
         files = sample_files(config=config_text(batches_per_milestone=1,
                                                 validate=[VALIDATE, SECOND]))
         with open_world(tmp_path, redis_url, files=files) as world:
-            number = world.gh.add_issue(REPO, "Use new_sum()", issue_markdown(
-                recipe="llm", replace=None, instructions=INSTRUCTIONS,
-                paths=["calc/alpha/*.py"]).split("\n", 1)[1], user="maria")
-            world.send("issues.labeled", issue_number=number, sender="maria")
-            world.work()
-            world.comment("/stepwise approve", by="maria", on=number)
-            world.work()
+            number = world.gh.add_issue(REPO, "Use new_sum()", llm_issue_text(), user="maria")
+            world.label_and_approve(number)
             job = world.job(number)
             batch = job.batch(1)
             assert batch.status is BatchStatus.COMPLETED, (job.status, job.gate, batch.attempts)

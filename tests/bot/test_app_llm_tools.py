@@ -10,8 +10,8 @@ import pytest
 from bot.demo.scripted_llm import Reply, ScriptedServer, call
 from jobs.kernel.model import BatchStatus
 from tests.bot.conftest import REPO, open_world
-from tests.kit.llm import ALPHA, API_KEY, INSTRUCTIONS, MODEL, fixed
-from tests.kit.local_e2e import config_text, issue_markdown, sample_files
+from tests.kit.llm import ALPHA, API_KEY, fixed, llm_issue_text, serve_model
+from tests.kit.local_e2e import config_text, sample_files
 
 AREA, PERIMETER = ALPHA
 CODEMOD = ('import sys\nfor path in sys.argv[1:]:\n    text = open(path).read()\n'
@@ -29,9 +29,7 @@ def edit(path: str, args: str) -> object:
 def test_a_server_job_edits_with_tools_and_the_pull_request_names_each_engine(
         tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch, funnel: bool) -> None:
     with ScriptedServer() as model:
-        for name, value in {"BASE_URL": model.url, "MODEL": MODEL, "API_KEY": API_KEY,
-                            "EDIT_FORMAT": "tools", "MAX_RETRIES": "0"}.items():
-            monkeypatch.setenv(f"STEPWISE_LLM_{name}", value)
+        serve_model(monkeypatch, model, EDIT_FORMAT="tools", MAX_RETRIES="0")
         files = {**sample_files(config=config_text(batches_per_milestone=1)),
                  "tools/codemod.py": CODEMOD}
         if funnel:
@@ -44,13 +42,9 @@ def test_a_server_job_edits_with_tools_and_the_pull_request_names_each_engine(
                       edit(AREA, "2, 3"), edit(PERIMETER, "4, 4, 4"),
                       call("finish", summary=f"{AREA}: new_sum\n{PERIMETER}: new_sum"))
         with open_world(tmp_path, redis_url, files=files) as world:
-            number = world.gh.add_issue(REPO, "Use new_sum()", issue_markdown(
-                replace=None, instructions=INSTRUCTIONS, paths=["calc/alpha/*.py"],
-                **spec).split("\n", 1)[1], user="maria")
-            world.send("issues.labeled", issue_number=number, sender="maria")
-            world.work()
-            world.comment("/stepwise approve", by="maria", on=number)
-            world.work()
+            number = world.gh.add_issue(REPO, "Use new_sum()", llm_issue_text(**spec),
+                                        user="maria")
+            world.label_and_approve(number)
             job = world.job(number)
             batch = job.batch(1)
             assert batch.status is BatchStatus.COMPLETED, (job.status, job.gate, batch.attempts)
@@ -74,9 +68,7 @@ def test_a_server_job_edits_with_tools_and_the_pull_request_names_each_engine(
 def test_a_server_job_edits_in_a_text_format_chosen_by_the_repository(
         tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch, edit_format: str) -> None:
     with ScriptedServer() as model:
-        for name, value in {"BASE_URL": model.url, "MODEL": MODEL, "API_KEY": API_KEY,
-                            "EDIT_FORMAT": "diff", "MAX_RETRIES": "0"}.items():
-            monkeypatch.setenv(f"STEPWISE_LLM_{name}", value)
+        serve_model(monkeypatch, model, EDIT_FORMAT="diff", MAX_RETRIES="0")
         files = sample_files(config=config_text(batches_per_milestone=1,
                                                 llm={"edit_format": edit_format}))
         if edit_format == "whole":
@@ -87,13 +79,8 @@ def test_a_server_job_edits_in_a_text_format_chosen_by_the_repository(
                            for path, args in ((AREA, "2, 3"), (PERIMETER, "4, 4, 4")))
         model.add(Reply(text + f"SUMMARY {AREA}: new_sum\nSUMMARY {PERIMETER}: new_sum\n"))
         with open_world(tmp_path, redis_url, files=files) as world:
-            number = world.gh.add_issue(REPO, "Use new_sum()", issue_markdown(
-                recipe="llm", replace=None, instructions=INSTRUCTIONS,
-                paths=["calc/alpha/*.py"]).split("\n", 1)[1], user="maria")
-            world.send("issues.labeled", issue_number=number, sender="maria")
-            world.work()
-            world.comment("/stepwise approve", by="maria", on=number)
-            world.work()
+            number = world.gh.add_issue(REPO, "Use new_sum()", llm_issue_text(), user="maria")
+            world.label_and_approve(number)
             batch = world.job(number).batch(1)
     assert batch.status is BatchStatus.COMPLETED, batch.attempts
     assert batch.file_summaries == {AREA: "new_sum", PERIMETER: "new_sum"}

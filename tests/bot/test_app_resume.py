@@ -19,10 +19,7 @@ def app_comments(world: World, number: int) -> list[str]:
 
 
 def at_first_milestone(world: World) -> None:
-    world.send("issues.labeled", issue_number=1, sender="maria")
-    world.work()
-    world.comment("/stepwise approve", by="maria")
-    world.work()
+    world.label_and_approve()
     assert world.job().gate.kind is Gate.MILESTONE
 
 

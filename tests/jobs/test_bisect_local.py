@@ -12,6 +12,7 @@ import pytest
 
 from jobs.adapters.workspace import Repository
 from jobs.basics import markdown_safe as md
+from jobs.features.bisect.record import bisect_of
 from jobs.kernel.gates import Verb
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
@@ -63,7 +64,7 @@ def test_a_culprit_in_a_batch_of_six_is_set_aside_and_the_rest_committed(tmp_pat
     assert first.status is BatchStatus.COMPLETED
     assert first.files == [f for f in ALL_SIX if f != module_path(3)]
     assert culprit.number == 2 and culprit.files == [module_path(3)]
-    assert culprit.split_from == 1 and culprit.split_kind == "culprit"
+    assert bisect_of(culprit).split_from == 1 and bisect_of(culprit).split_kind == "culprit"
     # The culprit alone at its gate, with its own evidence; not retried.
     assert job.gate is not None and job.gate.kind is Gate.FAILURE and job.gate.batch == 2
     assert "set aside from batch 1" in job.gate.reason
@@ -80,7 +81,7 @@ def test_a_culprit_in_a_batch_of_six_is_set_aside_and_the_rest_committed(tmp_pat
     assert "OLD_NAME" in branch_file(repo, job, module_path(3))
     # baseline + the whole batch once + its failing tests on the batch and on the parent (the
     # edit's: jobs/decisions/blame.py) + the bisection + the culprit alone: within 2·log2(6)
-    state = first.split
+    state = bisect_of(first).split
     assert state is not None and state.finished and not state.gave_up
     assert len(state.results) - 1 <= 6  # 2·log2(6) ≈ 5.2 extra runs for the one culprit
     assert sandbox.validations == 1 + 2 + len(state.results) + 1
@@ -102,7 +103,7 @@ def test_an_interaction_of_two_files_is_set_aside_together(tmp_path: Path) -> No
     assert code == 4
     first, pair = job.batches
     assert pair.files == [module_path(1), module_path(4)]
-    assert pair.split_kind == "interaction"
+    assert bisect_of(pair).split_kind == "interaction"
     assert first.status is BatchStatus.COMPLETED
     assert first.files == [module_path(i) for i in (0, 2, 3, 5)]
     assert job.gate is not None and job.gate.batch == 2
@@ -119,13 +120,13 @@ def test_an_interaction_of_three_files_is_set_aside_with_all_three(tmp_path: Pat
     assert code == 4
     first, together = job.batches
     three = [module_path(i) for i in (0, 3, 6)]
-    assert together.files == three and together.split_kind == "interaction"
+    assert together.files == three and bisect_of(together).split_kind == "interaction"
     assert first.status is BatchStatus.COMPLETED
     assert first.files == [module_path(i) for i in (1, 2, 4, 5, 7)]
     assert job.gate is not None and job.gate.batch == 2
     assert all(f"`{path}`" in job.gate.reason for path in three)
     assert "pass alone and fail validation together" in job.gate.reason
-    state = first.split
+    state = bisect_of(first).split
     assert state is not None
     # rules.py `_fewest`: 2·m·log2(k/m) + 2·m for m = 3 of k = 8, plus the confirmation and
     # the rest validated for the commit
@@ -139,10 +140,10 @@ def test_every_good_file_is_committed_before_the_first_gate(tmp_path: Path) -> N
     job, _, code = run(repo, CountingSandbox())
 
     assert code == 4
-    planned = [b for b in job.batches if b.split_from is None]
+    planned = [b for b in job.batches if bisect_of(b).split_from is None]
     assert [b.status for b in planned] == [BatchStatus.COMPLETED] * 2
     assert sum(len(b.files) for b in planned) == 10
-    assert [(b.number, b.files) for b in job.batches if b.split_from] == \
+    assert [(b.number, b.files) for b in job.batches if bisect_of(b).split_from] == \
         [(3, [module_path(2)]), (4, [module_path(9)])]
     assert job.gate is not None and job.gate.batch == 3
     # `skip` at the culprit's gate goes on to the next culprit's gate; the numbers hold.
@@ -161,14 +162,14 @@ def test_a_crash_in_the_middle_resumes_without_validating_decided_halves(
     with pytest.raises(Killed):
         run(repo, broken)
     job = LocalSession(repo, NUMBER, sink=Recorder()).store.load(NUMBER)
-    assert job is not None and job.batches[0].split is not None
-    decided = len(job.batches[0].split.results)
+    assert job is not None and bisect_of(job.batches[0]).split is not None
+    decided = len(bisect_of(job.batches[0]).split.results)
     assert decided == 2  # the whole batch and one half are in the record
 
     resumed = CountingSandbox()
     job, _, code = run(repo, resumed)
     assert code == 4 and job.batches[0].status is BatchStatus.COMPLETED
-    state = job.batches[0].split
+    state = bisect_of(job.batches[0]).split
     assert state is not None and job.batches[1].files == [module_path(4)]
     # After the resume: only the subsets not decided before (the killed one among them), and
     # the culprit's own batch; no subset validated twice.
@@ -183,11 +184,11 @@ def test_batch_size_auto_grows_while_batches_pass_and_shrinks_after_a_split(
     job, sink, code = run(repo, CountingSandbox())
 
     assert code == 4
-    planned = [b for b in job.batches if b.split_from is None]
+    planned = [b for b in job.batches if bisect_of(b).split_from is None]
     # 2 passes, 4 is split (module 3 set aside), then 2 again and 4 for the last 4 files.
-    assert [b.auto_size for b in planned] == [2, 4, 2, 4]
+    assert [bisect_of(b).auto_size for b in planned] == [2, 4, 2, 4]
     assert [b.number for b in job.batches] == [1, 2, 3, 4, 5]
-    assert job.batch(5).files == [module_path(3)] and job.batch(5).split_from == 2
+    assert job.batch(5).files == [module_path(3)] and bisect_of(job.batch(5)).split_from == 2
     assert job.gate is not None and job.gate.batch == 5
     assert "batch size auto" in sink.texts(Publication.PLAN)[-1]
     assert "Batch sizes chosen (auto): 2, 4, 2, 4" in sink.texts(Publication.PROGRESS)[-1]
@@ -204,21 +205,21 @@ def test_the_dateutil_shaped_job_sets_aside_only_the_re_export(tmp_path: Path) -
     outcome = session.run(f401_repos.f401_issue(), yes=True)
     job = session.store.load(f401_repos.NUMBER)
     assert job is not None and outcome.exit_code == 4
-    split = next(b for b in job.batches if b.split is not None)
-    assert split.split is not None and len(split.split.files) == 5
+    split = next(b for b in job.batches if bisect_of(b).split is not None)
+    assert bisect_of(split).split is not None and len(bisect_of(split).split.files) == 5
     # 5 files (more than 4): halves, every part whole (unittest names no failing tests):
     # [2 | 3], then [1 | 2], then [1 | 1], then the four good files to be committed
-    assert not split.split.alone and len(split.split.results) - 1 == 7
-    assert not any(r.focus for r in split.split.results)
+    assert not bisect_of(split).split.alone and len(bisect_of(split).split.results) - 1 == 7
+    assert not any(r.focus for r in bisect_of(split).split.results)
     # baseline, 4 batches, the failure check's 2 re-runs, the split's 7, the culprit alone
     assert sandbox.validations == 1 + 4 + 2 + 7 + 1
     assert split.status is BatchStatus.COMPLETED and len(split.files) == 4
-    [alone] = [b for b in job.batches if b.split_from is not None]
+    [alone] = [b for b in job.batches if bisect_of(b).split_from is not None]
     assert alone.files == [f401_repos.CULPRIT] and job.gate is not None
     assert job.gate.batch == alone.number and job.gate.report is not None
     evidence = str(job.gate.report.evidence)
     assert "test_imports" in evidence and "test_tz" not in evidence
-    planned = [b for b in job.batches if b.split_from is None]
+    planned = [b for b in job.batches if bisect_of(b).split_from is None]
     assert all(b.status is BatchStatus.COMPLETED for b in planned)
     assert sum(len(b.files) for b in planned) == len(f401_repos.MODULES) - 1
 
@@ -237,8 +238,8 @@ def test_a_batch_of_three_tries_each_file_on_its_failing_test_then_runs_the_rest
     first, culprit = job.batches
     assert first.status is BatchStatus.COMPLETED
     assert first.files == [module_path(0), module_path(2)]
-    assert culprit.files == [module_path(1)] and culprit.split_kind == "culprit"
-    state = first.split
+    assert culprit.files == [module_path(1)] and bisect_of(culprit).split_kind == "culprit"
+    state = bisect_of(first).split
     assert state is not None and state.alone
     test_id = "tests/test_modules.py::ModuleTests::test_mod_01_keeps_its_old_name"
     assert [(r.files, r.passed, r.focus[-1:]) for r in state.results] == [

@@ -12,6 +12,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from jobs.features.bisect.record import bisect_of
 from jobs.kernel.model import Gate
 from tests.kit.local_e2e import (
     CliResult,
@@ -147,7 +148,7 @@ def test_a_test_the_edit_breaks_is_the_edits(tmp_path: Path) -> None:
 
     job = load_job(repo, 1)
     failed = job.batch(2)  # score.py and total.py: split after the check, total.py set aside
-    assert failed.split is not None and failed.split.set_aside == ["calc/beta/total.py"]
+    assert bisect_of(failed).split is not None and bisect_of(failed).split.set_aside == ["calc/beta/total.py"]
     check = failed.attempts[0].failure_check
     assert check is not None and check.cause == "edit"
     assert check.tests == ["tests/test_calc.py::CalcTests::test_total"]
@@ -183,7 +184,7 @@ def test_a_failure_the_parent_shares_is_not_the_edits(tmp_path: Path) -> None:
             f"{job.base_sha[:7]} too, without the batch's edit (a pre-existing failure)")
     assert job.gate.reason == said
     assert read(said) in read(done.text)
-    assert [b.split for b in job.batches] == [None] * len(job.batches)  # no culprit search
+    assert [bisect_of(b).split for b in job.batches] == [None] * len(job.batches)  # no culprit search
     assert "validating halves" not in done.text and "split:" not in done.text
     # The batch's evidence at the gate names whose failure it was.
     assert read(f"attempt 1: `tests/test_dependency.py::test_dependency_value` fails on the "
@@ -220,7 +221,7 @@ def test_an_environment_that_changed_after_a_reused_baseline_is_not_blamed_on_th
     assert job.gate is not None and job.gate.reason == said
     assert read(said) in read(done.text)
     assert first.consecutive_failures == 0
-    assert all(b.split is None for b in job.batches)
+    assert all(bisect_of(b).split is None for b in job.batches)
     assert "validating halves" not in done.text and "split:" not in done.text
     # The recorded baseline is dropped: the next job runs it and the plan says it fails.
     third = run(repo, 3, env)

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import SecretStr
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
@@ -20,6 +21,9 @@ API_KEY = "sk-test-NEVER-LOG-7f3a9c1e5b2d8a4f"
 MODEL = "scripted-model"
 INSTRUCTIONS = "Call legacy.new_sum() instead of the deprecated legacy.old_sum()."
 ALPHA = ("calc/alpha/area.py", "calc/alpha/perimeter.py")
+# The issue's spec for the llm recipe on ALPHA's folder (a test overrides what it is about).
+LLM_SPEC: dict[str, Any] = {"recipe": "llm", "replace": None, "instructions": INSTRUCTIONS,
+                            "paths": ["calc/alpha/*.py"]}
 
 
 def settings(server: ScriptedServer, **overrides: Any) -> LlmSettings:
@@ -36,10 +40,20 @@ def llm_session(repo: Path, server: ScriptedServer, sink: Recorder | None = None
 
 
 def llm_issue(**spec: Any) -> IssueTask:
-    values: dict[str, Any] = {"recipe": "llm", "replace": None, "instructions": INSTRUCTIONS,
-                              "paths": ["calc/alpha/*.py"]}
-    values.update(spec)
-    return parse_issue_file(issue_markdown(**values))
+    return parse_issue_file(issue_markdown(**{**LLM_SPEC, **spec}))
+
+
+def llm_issue_text(**spec: Any) -> str:
+    """The body of an llm issue (its spec block; the title line cut) for the fake GitHub."""
+    return issue_markdown(**{**LLM_SPEC, **spec}).split("\n", 1)[1]
+
+
+def serve_model(monkeypatch: pytest.MonkeyPatch, model: ScriptedServer, **settings: str) -> None:
+    """The server's STEPWISE_LLM_* settings for the scripted model `model` (its URL, MODEL and
+    API_KEY, then `settings`: EDIT_FORMAT="tools", ...)."""
+    for name, value in {"BASE_URL": model.url, "MODEL": MODEL, "API_KEY": API_KEY,
+                        **settings}.items():
+        monkeypatch.setenv(f"STEPWISE_LLM_{name}", value)
 
 
 def head_text(repo: Path, path: str) -> str:

@@ -9,11 +9,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import httpx
 
+from tests.kit.github import FakeGitHub
 from tests.kit.redis_server import free_port
 
 STEPWISE = Path(sys.executable).parent / "stepwise"
@@ -25,6 +26,28 @@ def base_env(redis_url: str, workdir: Path, **settings: str) -> dict[str, str]:
     return {**os.environ, "STEPWISE_REDIS_URL": redis_url, "STEPWISE_WEBHOOK_SECRET": SECRET,
             "STEPWISE_WORKDIR": str(workdir), "STEPWISE_LOG_FORMAT": "json",
             "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", **settings}
+
+
+def app_env(redis_url: str, workdir: Path, gh: FakeGitHub, **settings: str) -> dict[str, str]:
+    """`base_env` for the App installed on the fake GitHub `gh` (its id, key and API URL)."""
+    return base_env(redis_url, workdir, STEPWISE_APP_ID=str(gh.app_id),
+                    STEPWISE_PRIVATE_KEY=gh.private_key_pem, STEPWISE_GITHUB_API_URL=gh.base_url,
+                    **settings)
+
+
+def wait_answering(url: str, process: subprocess.Popen[bytes], log: Path, what: str, *,
+                   ok: Callable[[httpx.Response], bool] = lambda _: True,
+                   timeout: float = 60) -> None:
+    """Until `url`/healthz answers (and `ok` holds of the answer); a process that exits or a
+    timeout fails naming `what`, with the tail of its log."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(httpx.HTTPError):
+            if ok(httpx.get(f"{url}/healthz", timeout=2)):
+                return
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{what} did not start:\n{log.read_text()[-3000:]}")
+        time.sleep(0.1)
 
 
 def stop(process: subprocess.Popen[bytes], *, timeout: float = 15) -> None:
@@ -53,14 +76,7 @@ def stepwise_serve(env: dict[str, str], log: Path, *, args: Sequence[str] = (),
         process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                httpx.get(f"{url}/healthz", timeout=2)
-                break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"stepwise serve did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.1)
+        wait_answering(url, process, log, "stepwise serve")
         yield url
     finally:
         stop(process)

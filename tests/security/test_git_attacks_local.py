@@ -16,6 +16,7 @@ import pytest
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
 from jobs.adapters.sandbox import BubblewrapSandbox
+from jobs.features.environments.record import environment_of
 from jobs.inputs.spec import parse_issue_file
 from jobs.kernel.job import Job
 from jobs.kernel.model import JobStatus
@@ -88,7 +89,7 @@ def evidence_text(job: Job) -> str:
     """Every command's output: setup's (in the environment's record), the baseline's, the
     attempts'. A `.git` that setup planted stays in the scratch tree setup ran in: the
     environment keeps what git does not track but never a `.git`, so validation sees none."""
-    tails = [c.output_tail for c in job.environment.setup] if job.environment else []
+    tails = [c.output_tail for c in environment_of(job).setup] if environment_of(job) else []
     tails += [c.output_tail for c in job.baseline]
     tails += [c.output_tail for b in job.batches for a in b.attempts for c in a.commands]
     return "\n".join(tails)

@@ -25,6 +25,7 @@ from bot.server.worker import install_handlers
 from bot.settings import Settings
 from bot.web.app import create_app
 from jobs.adapters.sandbox import BubblewrapSandbox
+from jobs.features.environments.record import environment_of
 from jobs.kernel.job import Job
 from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import NAME, OWNER, REPO, SECRET, World, served
@@ -125,7 +126,7 @@ def test_planted_git_metadata_never_reaches_the_key_or_other_clones(app: App,
     assert job.status is JobStatus.COMPLETED, (job.status, job.error, job.gate)
     tails = [c.output_tail for b in job.batches for a in b.attempts for c in a.commands]
     tails += [c.output_tail for c in job.baseline]
-    tails += [c.output_tail for c in job.environment.setup] if job.environment else []
+    tails += [c.output_tail for c in environment_of(job).setup] if environment_of(job) else []
     assert any("PLANTED" in t or "SEEN .git dir" in t for t in tails), tails
     branch = app.gh.read_file(app.gh.repos[REPO], "src/app.py", ref=job.branch) or ""
     assert "NEW_NAME" in branch

@@ -15,6 +15,7 @@ import yaml
 
 from jobs.adapters import sandbox_hardening as seccomp
 from jobs.adapters.sandbox import BubblewrapSandbox, SandboxPolicy
+from jobs.features.environments.record import environment_of
 from jobs.inputs.spec import parse_issue_file
 from jobs.kernel.model import JobStatus
 from tests.kit.local_e2e import session
@@ -127,9 +128,9 @@ def test_each_stage_gets_the_denied_calls_refused(outside_tmp: Path) -> None:
     outcome = local.run(parse_issue_file(ISSUE), yes=True)
     job = local.load()
     assert job.status is JobStatus.COMPLETED, outcome.message
-    assert job.environment is not None and job.environment.setup
+    assert environment_of(job) is not None and environment_of(job).setup
     codemod, validation = job.batches[0].attempts[-1].commands
-    seen = {**rows(job.environment.setup[0].output_tail), **rows(codemod.output_tail),
+    seen = {**rows(environment_of(job).setup[0].output_tail), **rows(codemod.output_tail),
             **rows(validation.output_tail)}
     assert seen == EXPECTED
 

@@ -9,7 +9,6 @@ from bot.server.campaigns.tasks import campaign_edited, campaign_labeled, steer_
 from bot.server.plug import ServerPlug
 
 PLUG = ServerPlug(
-    "campaigns",
     labeled=campaign_labeled,
     issue_closed=campaign_closed,
     issue_reopened=campaign_reopened,

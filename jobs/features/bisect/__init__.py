@@ -8,8 +8,9 @@ them (strategy.py); a culprit's own batch runs those tests first too (focus_firs
 The passing files are committed as the batch (trailer `Stepwise-Split: <files set aside>`);
 each culprit becomes a batch of its own, numbered after the last batch, that goes to the
 `failure` gate alone; files that fail only together (two or more) are narrowed to just those
-files and set aside together as an interaction. Every validated subset is kept in the record
-(`Batch.split`), so a crash resumes the bisection without validating a decided subset again.
+files and set aside together as an interaction. Every validated subset is kept in the batch's
+record (its part, record.py), so a crash resumes the bisection without validating a decided
+subset again.
 With `ci.wait: per_batch`, a red required check on a multi-file batch's commit splits it the
 same way: first without the files the failing checks' annotations name, each candidate
 validated locally and then by CI (by_ci.py).
@@ -18,6 +19,9 @@ validated locally and then by CI (by_ci.py).
 up to `batch_size_max`: before each planned batch starts, the planned batches not started yet
 are regrouped (numbers of started batches never change).
 
+- record.py: its part of a batch's record (`Batch.parts["bisect"]`: the split, where a
+  set-aside batch came from, the `auto` size), read from the batch's former fields too, and
+  the figures others read of it (`SET_ASIDE_FROM`, `SPLIT_VALIDATIONS`).
 - rules.py: the bisection as a pure function of the decided results.
 - strategy.py: how a batch is split, from its size and its validation's measured cost (pure).
 - focus_first.py: a set-aside batch validated on its failing tests first (its `validation`

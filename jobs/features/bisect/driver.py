@@ -23,7 +23,15 @@ from jobs.engine.batch_run import record
 from jobs.engine.context import JobContext
 from jobs.features.bisect import by_ci
 from jobs.features.bisect.candidates import candidate_tree
-from jobs.features.bisect.notes import set_aside_into, set_aside_words
+from jobs.features.bisect.notes import cause_words, set_aside_into, set_aside_words
+from jobs.features.bisect.record import (
+    BatchSplit,
+    SplitCause,
+    SplitState,
+    SubsetResult,
+    bisect_of,
+    bisect_part,
+)
 from jobs.features.bisect.resize import resize_before
 from jobs.features.bisect.rules import (
     Decided,
@@ -39,8 +47,7 @@ from jobs.inputs.spec import DoneWhen
 from jobs.kernel import trailers
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, Gate
-from jobs.kernel.records import Attempt, CiWait, CommandEvidence
-from jobs.kernel.split_record import SplitCause, SplitState, SubsetResult, cause_words
+from jobs.kernel.records import Attempt, CommandEvidence
 from jobs.notes.progress import files_label, render_card
 from jobs.ports import CiFailure, Publication
 
@@ -73,7 +80,7 @@ class BisectHooks:
 
     # -- the engine's hooks -----------------------------------------------------------------
     def before_batch(self, engine: JobContext, batch: Batch) -> bool:
-        state = batch.split
+        state = bisect_of(batch).split
         if state is not None and batch.status is BatchStatus.FAILED and not state.gave_up \
                 and not state.committed:
             self._bisect(engine, batch)  # a crash or a stop left it unfinished: resume it
@@ -85,12 +92,12 @@ class BisectHooks:
         job = engine.job
         code = outcome.error.code if outcome.error else ""
         deterministic = rules_for(job.spec.recipe).deterministic
-        if batch.split_from is not None:
+        if bisect_of(batch).split_from is not None:
             if not deterministic or code != "validation_failed":
                 return False  # a model may do better on the file alone: its attempts go on
             return self._set_aside_failed(engine, batch, outcome.error)
         if not self.enabled or len(batch.files) < 2 or code != "validation_failed" \
-                or outcome.tree is None or batch.split is not None \
+                or outcome.tree is None or bisect_of(batch).split is not None \
                 or any(command.timed_out for command in attempt.commands):
             return False  # a timeout is not bisected: each half could take as long again
         if not deterministic and batch.consecutive_failures < job.config.max_failed_attempts:
@@ -99,20 +106,20 @@ class BisectHooks:
         self._bisect(engine, batch)
         return True
 
-    def batch_failed_ci(self, engine: JobContext, batch: Batch, wait: CiWait,
+    def batch_failed_ci(self, engine: JobContext, batch: Batch, sha: str,
                         failures: Sequence[CiFailure], error: ErrorInfo) -> bool:
         job = engine.job
         deterministic = rules_for(job.spec.recipe).deterministic
-        if batch.split_from is not None:
+        if bisect_of(batch).split_from is not None:
             return deterministic and self._set_aside_failed(engine, batch, error)
-        if not self.enabled or len(batch.files) < 2 or batch.split is not None:
+        if not self.enabled or len(batch.files) < 2 or bisect_of(batch).split is not None:
             return False
         if not deterministic and batch.consecutive_failures < job.config.max_failed_attempts:
             return False
-        state = by_ci.ci_split_state(engine, batch, wait, failures)
+        state = by_ci.ci_split_state(engine, batch, sha, failures)
         if state is None:
             return False
-        batch.split = state
+        bisect_part(batch).split = state
         named = f"; first without {md.codes(state.named)}, which its annotations name" \
             if state.named else ""
         engine.event("split", f"batch {batch.number}: splitting after {state.reason}{named}",
@@ -123,11 +130,11 @@ class BisectHooks:
         self._bisect(engine, batch)
         return True
 
-    def candidate_checked(self, engine: JobContext, batch: Batch, wait: CiWait,
+    def candidate_checked(self, engine: JobContext, batch: Batch, sha: str,
                           verdict: CiVerdict) -> bool:
-        if self.ci is None or not by_ci.is_candidate(batch, wait):
+        if self.ci is None or not by_ci.is_candidate(batch, sha):
             return False
-        result = by_ci.candidate_result(self.ci, engine, batch, wait, verdict)
+        result = by_ci.candidate_result(self.ci, engine, batch, sha, verdict)
         if result is not None:
             self._keep(engine, batch, result)
             self._bisect(engine, batch)
@@ -137,7 +144,7 @@ class BisectHooks:
                           report: ErrorInfo | None) -> bool:
         """A set-aside batch failed again (deterministic edits): its own `failure` gate."""
         engine.open(Gate.FAILURE, SET_ASIDE_REASON.format(
-            number=batch.number, source=batch.split_from,
+            number=batch.number, source=bisect_of(batch).split_from,
             why=set_aside_words(engine.job, batch)),
             batch=batch.number, report=report, touched=[batch.number])
         return True
@@ -167,7 +174,7 @@ class BisectHooks:
             state.results.append(SubsetResult(files=list(batch.files), passed=False, tree=tree,
                                               failed_command=str(evidence.get("command", "")),
                                               refocus=list(plan.focus)))
-        batch.split = state
+        bisect_part(batch).split = state
         how = f" ({state.how})" if state.how else ""
         engine.event("split", f"batch {batch.number}: splitting after {reason}{how}",
                      batch.number)
@@ -176,7 +183,7 @@ class BisectHooks:
                        f"validating parts of its edit to find the files that fail{how}")
 
     def _bisect(self, engine: JobContext, batch: Batch) -> None:
-        state = batch.split
+        state = bisect_of(batch).split
         assert state is not None
         fixed = {p for c in state.causes if c.kind == "targets_remain" for p in c.files}
         files = [path for path in state.files if path not in fixed]
@@ -208,7 +215,7 @@ class BisectHooks:
             self._keep(engine, batch, result)
 
     def _keep(self, engine: JobContext, batch: Batch, result: SubsetResult) -> None:
-        state = batch.split
+        state = bisect_of(batch).split
         assert state is not None
         state.results.append(result)
         verdict = "passed" if result.passed else f"failed (`{result.failed_command}`)"
@@ -238,7 +245,7 @@ class BisectHooks:
         runner.validated.pop(tree, None)
         # Under the validation hooks, as the batch's (its tests' report, its changed lines'
         # coverage): the part that lands has the evidence any batch has.
-        batch = next(b for b in job.batches if b.split is state)
+        batch = next(b for b in job.batches if bisect_of(b).split is state)
         last, before = batch.last_attempt, runner.current
         runner.current = (batch, last) if last is not None else None
         try:
@@ -256,7 +263,7 @@ class BisectHooks:
                             commands=evidence if failure is None else [], refocus=refocus)
 
     def _give_up(self, engine: JobContext, batch: Batch, why: str) -> None:
-        state = batch.split
+        state = bisect_of(batch).split
         assert state is not None
         state.finished, state.gave_up = True, why
         last = batch.last_attempt
@@ -266,7 +273,7 @@ class BisectHooks:
 
     def _finish(self, engine: JobContext, batch: Batch, decided: Decided) -> None:
         job = engine.job
-        state = batch.split
+        state = bisect_of(batch).split
         assert state is not None
         if not state.finished:
             state.causes += [SplitCause(files=list(c.files), kind="interaction"
@@ -274,11 +281,12 @@ class BisectHooks:
                              for c in decided.causes]
             state.finished = True
         if not set_aside_into(job, batch):  # the set-aside batches exist before the commit
-            milestone = max(b.milestone for b in job.batches if b.split_from is None)
+            milestone = max(b.milestone for b in job.batches if bisect_of(b).split_from is None)
             for cause in state.causes:
+                set_aside = BatchSplit(split_from=batch.number, split_kind=cause.kind)
                 job.batches.append(Batch(number=len(job.batches) + 1, milestone=milestone,
-                                         files=list(cause.files), split_from=batch.number,
-                                         split_kind=cause.kind))
+                                         files=list(cause.files),
+                                         parts={BatchSplit.PART: set_aside}))
         batch.files = list(decided.passing)
         moved = ", ".join(state.set_aside)
         engine.event("split", f"batch {batch.number} split: set aside {moved}", batch.number)
@@ -303,7 +311,7 @@ class BisectHooks:
 
     def _commit(self, engine: JobContext, batch: Batch, passing: list[str]) -> None:
         job, runner = engine.job, engine.runner
-        state = batch.split
+        state = bisect_of(batch).split
         assert state is not None
         validated = state.result_of(passing)
         tree = candidate_tree(runner.worktree, job.head_sha, state.edited_tree, passing)

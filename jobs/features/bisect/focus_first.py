@@ -16,6 +16,7 @@ from jobs.engine.validation_hooks import (
     ValidationRequest,
     ValidationResult,
 )
+from jobs.features.bisect.record import bisect_of
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.records import Attempt
 
@@ -23,8 +24,8 @@ from jobs.kernel.records import Attempt
 def set_aside_focus(job: Job, batch: Batch) -> tuple[int, list[str]] | None:
     """Which validation command (its index) and the focused command it failed with when the
     split validated `batch`'s files alone on the failing tests; None otherwise."""
-    source = next((b for b in job.batches if b.number == batch.split_from), None)
-    state = source.split if source is not None else None
+    source = next((b for b in job.batches if b.number == bisect_of(batch).split_from), None)
+    state = bisect_of(source).split if source is not None else None
     if state is None:
         return None
     files = frozenset(batch.files)
@@ -43,7 +44,7 @@ def focus_first(job: Job, batch: Batch, attempt: Attempt, under_test: TreeUnderT
                 request: ValidationRequest, run: RunValidation) -> ValidationResult:
     """Around a batch's validation (`Feature.validation`): a set-aside batch's failing tests
     first, the whole validation only when they pass."""
-    found = set_aside_focus(job, batch) if batch.split_from is not None else None
+    found = set_aside_focus(job, batch) if bisect_of(batch).split_from is not None else None
     if found is None:
         return run(request)
     index, focus = found

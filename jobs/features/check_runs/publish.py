@@ -83,8 +83,9 @@ def job_check_state(job: Job, voice: Voice = LOCAL) -> tuple[JobCheckState, str,
         choices = gate_choices(job, job.gate)
         return (JobCheckState.AT_GATE, f"Waiting at gate `{job.gate.kind}`: {job.gate.reason}",
                 f"{voice.typed(choices.usage)}\t{choices.meaning}")
-    if job.ci_wait is not None:
-        return JobCheckState.WORKING, job.ci_wait.progress or "waiting for CI", ""
+    awaited = job.awaited()
+    if awaited is not None:
+        return JobCheckState.WORKING, awaited.says, ""
     return JobCheckState.WORKING, f"Stepwise #{job.number} is working ({job.status})", ""
 
 

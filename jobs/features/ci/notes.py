@@ -1,8 +1,8 @@
 """What people see of the repository's CI (pure): the plan's CI line, the card's CI state per
 milestone and per batch, the `ci_failed` gate's report, and the change note's CI section.
 
-The engine records what CI said (`Job.ci_wait` while it waits; once it decided,
-`Job.ci_results` for a milestone's head and `Batch.ci_results` for a batch's commit);
+The feature records what CI said in its part of the record (record.py: the wait while it waits;
+once it decided, the job's results for a milestone's head and the batch's for a batch's commit);
 everything here renders those records, so the card, `status`, the milestone report and the
 note always agree.
 """
@@ -15,9 +15,9 @@ from typing import Protocol
 from jobs.basics import markdown_safe as md
 from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.decisions.ci import CheckObservation, CiState, CiVerdict
+from jobs.features.ci.record import AWAITING_CI, CiCheck, CiResult, CiWait, all_results, ci, results_of
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus
-from jobs.kernel.records import CiCheck, CiResult, CiWait
 from jobs.notes.annotations import Annotation
 from jobs.notes.note_parts import short
 
@@ -76,7 +76,7 @@ def plan_ci_lines(job: Job) -> list[str]:
 
 
 def latest_result(job: Job, scope: str, number: int) -> CiResult | None:
-    results = job.ci_results_of(scope, number)
+    results = results_of(job, scope, number)
     return results[-1] if results else None
 
 
@@ -96,14 +96,15 @@ def waiting_line(wait: CiWait) -> str:
 
 def card_ci_lines(job: Job) -> list[str]:
     """The card's CI state, shown under the status line while the job waits for CI."""
-    if job.ci_wait is None or job.gate is not None:
+    wait = ci(job).wait
+    if wait is None or job.gate is not None:
         return []
-    return ["", waiting_line(job.ci_wait)]
+    return ["", waiting_line(wait)]
 
 
 def milestone_ci_lines(job: Job, milestone: int) -> list[str]:
     """A milestone's CI line in the card (and so in the milestone report): each check."""
-    wait = job.ci_wait
+    wait = ci(job).wait
     if wait is not None and wait.scope == "milestone" and wait.number == milestone and \
             job.gate is None:
         return [f"- CI: {wait.progress or 'waiting for CI'} on `{short(wait.sha)}`"]
@@ -113,8 +114,8 @@ def milestone_ci_lines(job: Job, milestone: int) -> list[str]:
 
 def batch_ci_words(job: Job, batch: Batch) -> str:
     """" — CI passed" after a batch line, for `ci.wait: per_batch`."""
-    wait = job.ci_wait
-    if batch.status is BatchStatus.AWAITING_CI and wait is not None and \
+    wait = ci(job).wait
+    if batch.status == AWAITING_CI and wait is not None and \
             wait.scope == "batch" and wait.number == batch.number:
         return f" — {wait.progress or 'waiting for CI'}"
     result = latest_result(job, "batch", batch.number)
@@ -188,15 +189,6 @@ def attempt_failure(wait: CiWait, verdict: CiVerdict, failures: Sequence[Failure
         hint="the next attempt must also pass these checks",
         evidence={"output_tail": "\n\n".join(part for part in (found, tails) if part)[-4000:],
                   "checks": [c.name for c in verdict.failing], "sha": wait.sha})
-
-
-def all_results(job: Job) -> list[CiResult]:
-    """Every CI result of the job, milestone by milestone, each after its batches' own."""
-    results: list[CiResult] = []
-    for milestone in range(1, job.milestone_count + 1):
-        results += [r for b in job.milestone_batches(milestone) for r in b.ci_results]
-        results += job.ci_results_of("milestone", milestone)
-    return results
 
 
 def note_ci_lines(job: Job) -> list[str]:

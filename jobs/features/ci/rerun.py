@@ -7,7 +7,7 @@ from __future__ import annotations
 from jobs.decisions.ci import CheckObservation, CiVerdict
 from jobs.engine.context import JobContext
 from jobs.features.ci.port import ci_of
-from jobs.kernel.records import CiWait
+from jobs.features.ci.record import CiWait, results_of
 
 RERUN_REFUSED = (
     "`retry` could not re-run every failed check of {what}:\n{lines}\n\n"
@@ -24,7 +24,7 @@ def rerun_failed(engine: JobContext, wait: CiWait, verdict: CiVerdict, what: str
     refused = ci_of(engine).rerun_checks(job, wait.sha, again) if again else []
     not_rerun = {(r.check.name, r.check.run_id) for r in refused}
     rerun = [c for c in again if (c.name, c.run_id) not in not_rerun]
-    for result in job.ci_results_of(wait.scope, wait.number):
+    for result in results_of(job, wait.scope, wait.number):
         if result.sha == wait.sha and rerun:
             result.retried = True
     wait.rerun, wait.since = False, engine.now()

@@ -1,7 +1,7 @@
 """Waiting for the repository's CI (server mode): starting a wait on a pushed commit, the hooks
 the loop calls at its named points (jobs/features/ci/wiring.py) and what the verdict does.
 
-A job that waits for CI stays `running` with `job.ci_wait` set and holds no worker: each later
+A job that waits for CI stays `running` with `ci(job).wait` set and holds no worker: each later
 step (queued by a CI webhook on `ci_wait.sha`, or by the reconciler) is the safe-point hook,
 which reads the forge's report, computes the verdict (rules.py) and either keeps waiting, goes
 on, opens `ci_failed`, or (`ci.wait: per_batch`) withdraws the red candidate as a failed
@@ -19,12 +19,22 @@ from jobs.engine.context import JobContext, Outcome, outcome_of
 from jobs.features.ci.notes import checks_of, failure_report, scope_words
 from jobs.features.ci.parts import CI_FAILED
 from jobs.features.ci.port import ci_of
+from jobs.features.ci.record import (
+    AWAITING_CI,
+    CiResult,
+    CiWait,
+    awaiting_ci,
+    ci,
+    ci_batch,
+    results_of,
+    start_wait,
+    waiting_for_ci,
+)
 from jobs.features.ci.rerun import rerun_failed
 from jobs.features.ci.rules import WORKFLOWS_DIR, CiRequirement, ci_verdict, expects_ci
 from jobs.features.ci.withdraw import Held, withdraw_failed, withdraw_skipped
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus, JobStatus
-from jobs.kernel.records import CiResult, CiWait
 from jobs.notes.note_parts import short
 from jobs.notes.progress import render_card
 from jobs.ports import CiReport, Publication
@@ -45,11 +55,20 @@ def begin(engine: JobContext, *, scope: Scope, number: int, sha: str) -> bool:
     # The same commit again (a deterministic batch redone after its withdrawal): the runs that
     # rejected it before are not its verdict now; the runs its new push starts are.
     seen_before = any(r.sha == sha and r.state != CiState.PASSED
-                      for r in job.ci_results_of(scope, number))
+                      for r in results_of(job, scope, number))
     stale = [f"{o.name}#{o.run_id}" for o in report.observed if o.run_id] if seen_before else []
-    job.ci_wait = CiWait(sha=sha, since=engine.now(), scope=scope, number=number,
-                         rerun_of=stale)
+    start_wait(job, CiWait(sha=sha, since=engine.now(), scope=scope, number=number,
+                           rerun_of=stale))
     engine.event("ci", f"waiting for CI on {short(sha)} ({scope_words(scope, number)})")
+    return True
+
+
+def begin_candidate(engine: JobContext, batch: Batch, sha: str) -> bool:
+    """A split's candidate commit of `batch` (jobs/features/bisect/by_ci.py): wait for CI on
+    it, the batch `awaiting_ci` meanwhile; False when this forge has no CI."""
+    if not begin(engine, scope="batch", number=batch.number, sha=sha):
+        return False
+    batch.set_status(awaiting_ci())
     return True
 
 
@@ -77,7 +96,7 @@ def _has_ci(engine: JobContext, report: CiReport, sha: str) -> bool:
 def active(job: Job) -> bool:
     """A job waiting for CI, or one that will (server mode, `ci.wait` not `off`); a local job
     or one with `ci.wait: off` runs none of the hooks."""
-    return job.ci_wait is not None or (job.config.ci.waits and
+    return ci(job).wait is not None or (job.config.ci.waits and
                                        job.server.installation_id is not None)
 
 
@@ -98,7 +117,7 @@ def before_milestone_end(engine: JobContext, milestone: int) -> Outcome | None:
 def settled(job: Job, milestone: int) -> bool:
     """The milestone's head (as it is now) passed CI, or its failure was accepted."""
     return any(r.sha == job.head_sha and (r.state == CiState.PASSED or r.accepted)
-               for r in job.ci_results_of("milestone", milestone))
+               for r in results_of(job, "milestone", milestone))
 
 
 def after_push(engine: JobContext, batch: Batch) -> None:
@@ -107,7 +126,7 @@ def after_push(engine: JobContext, batch: Batch) -> None:
     if engine.job.config.ci.wait == "per_batch" and \
             begin(engine, scope="batch", number=batch.number, sha=batch.commit or
                   engine.job.head_sha):
-        batch.set_status(BatchStatus.AWAITING_CI)
+        batch.set_status(awaiting_ci())
 
 
 def adopted(engine: JobContext, batch: Batch, sha: str) -> BatchStatus | None:
@@ -117,22 +136,22 @@ def adopted(engine: JobContext, batch: Batch, sha: str) -> BatchStatus | None:
     if engine.job.config.ci.wait == "per_batch" and sha == engine.services.repository.\
             branch_head(engine.job.branch) and \
             begin(engine, scope="batch", number=batch.number, sha=sha):
-        return BatchStatus.AWAITING_CI
+        return awaiting_ci()
     return None
 
 
 def after_revert(engine: JobContext) -> None:
     """`revert K` at the ci_failed gate, or while a milestone waits for CI: the gate closes and
     the job waits for CI on the new head (same milestone or batch)."""
-    job, wait = engine.job, engine.job.ci_wait
+    job, wait = engine.job, ci(engine.job).wait
     at_gate = job.gate is not None and job.gate.kind == CI_FAILED
-    if wait is None or not (at_gate or job.waiting_for_ci):
+    if wait is None or not (at_gate or waiting_for_ci(job)):
         return
     if at_gate:
         job.gate = None
         job.set_status(JobStatus.RUNNING)
-    job.ci_wait = CiWait(sha=job.head_sha, since=engine.now(), scope=wait.scope,
-                         number=wait.number)
+    start_wait(job, CiWait(sha=job.head_sha, since=engine.now(), scope=wait.scope,
+                           number=wait.number))
     engine.event("ci", f"reverted {'at ci_failed' if at_gate else 'while waiting for CI'}: "
                  f"waiting for CI on {short(job.head_sha)}")
     engine.save()
@@ -140,7 +159,7 @@ def after_revert(engine: JobContext) -> None:
 
 def at_safe_point(engine: JobContext) -> Outcome | bool:
     """While waiting for CI, its verdict is the step."""
-    if engine.job.ci_wait is None:
+    if ci(engine.job).wait is None:
         return False
     return check(engine) or True
 
@@ -163,7 +182,7 @@ def verdict_of(engine: JobContext, wait: CiWait, report: CiReport) -> CiVerdict:
 
 
 def waiting(engine: JobContext) -> Outcome:
-    wait = engine.job.ci_wait
+    wait = ci(engine.job).wait
     progress = wait.progress if wait is not None and wait.progress else "waiting for CI"
     return Outcome(engine.job.status, 0, progress)
 
@@ -172,20 +191,20 @@ def check(engine: JobContext) -> Outcome | None:
     """One look at CI for the job's wait. An outcome: stop this step (still waiting, or a gate
     opened); None: the wait is over and the loop goes on."""
     job = engine.job
-    wait = job.ci_wait
+    wait = ci(job).wait
     assert wait is not None
     forge = ci_of(engine)
     if wait.scope == "batch":
         batch = next((b for b in job.batches if b.number == wait.number), None)
         if batch is not None and batch.status is BatchStatus.SKIPPED:
             return _after_withdrawal(engine, withdraw_skipped(engine, wait))  # `skip` at ci_failed
-        if batch is None or batch.status is not BatchStatus.AWAITING_CI:  # re-planned away
-            job.ci_wait = None
+        if batch is None or batch.status != AWAITING_CI:  # re-planned away
+            ci(job).wait = None
             engine.save()
             return None
     report = forge.ci_report(job, wait.sha)
     if report is None:  # the forge has no CI any more (a server job resumed locally)
-        job.ci_wait = None
+        ci(job).wait = None
         if wait.scope == "batch":
             job.batch(wait.number).set_status(BatchStatus.COMPLETED)
         engine.save()
@@ -206,7 +225,7 @@ def check(engine: JobContext) -> Outcome | None:
         _note_progress(engine, wait, verdict)
         return waiting(engine)
     if wait.scope == "batch" and any(
-            hooks.candidate_checked(engine, job.batch(wait.number), wait, verdict)
+            hooks.candidate_checked(engine, job.batch(wait.number), wait.sha, verdict)
             for hooks in engine.batch_hooks()):
         return after_feature(engine)  # a split's candidate (jobs/features/bisect)
     _record(engine, wait, verdict)
@@ -230,7 +249,7 @@ def outcome(engine: JobContext) -> Outcome:
 def after_feature(engine: JobContext) -> Outcome | None:
     """A feature took CI's verdict over: wait again, stop at the gate it opened, or go on."""
     job = engine.job
-    if job.ci_wait is not None:
+    if ci(job).wait is not None:
         return waiting(engine)
     return outcome(engine) if job.gate is not None else None
 
@@ -252,7 +271,7 @@ def _note_progress(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> None
 
 def _record(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> None:
     job = engine.job
-    kept = job.batch(wait.number).ci_results if wait.scope == "batch" else job.ci_results
+    kept = ci_batch(job.batch(wait.number)).results if wait.scope == "batch" else ci(job).results
     kept.append(CiResult(
         scope=wait.scope, number=wait.number, sha=wait.sha, state=str(verdict.state),
         at=engine.now(), checks=checks_of(verdict), required_from=str(verdict.required_from)))
@@ -264,11 +283,11 @@ def _record(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> None:
 
 def _passed(engine: JobContext, wait: CiWait) -> None:
     job = engine.job
-    job.ci_wait = None
+    ci(job).wait = None
     touched: list[int] = []
     if wait.scope == "batch":
         batch = job.batch(wait.number)
-        if batch.status is BatchStatus.AWAITING_CI:
+        if batch.status == AWAITING_CI:
             batch.set_status(BatchStatus.COMPLETED)
         touched = [batch.number]
     engine.save(touched=touched)

@@ -15,9 +15,9 @@ from jobs.decisions.ci import CiVerdict
 from jobs.engine.context import JobContext
 from jobs.features.ci.notes import attempt_failure, checks_of
 from jobs.features.ci.port import ci_of
+from jobs.features.ci.record import CiWait, CiWithdrawal, ci, ci_batch
 from jobs.kernel.job import Batch
 from jobs.kernel.model import BatchStatus, Gate
-from jobs.kernel.records import CiWait
 from jobs.notes.note_parts import short
 from jobs.notes.progress import render_card
 from jobs.ports import Publication
@@ -37,16 +37,17 @@ def withdraw_failed(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> Hel
     attempt = batch.last_attempt
     if attempt is not None:
         attempt.outcome, attempt.error = "ci_failed", error
-        attempt.ci_checks = [c for c in checks_of(verdict) if c.conclusion not in
-                             (None, "success", "neutral", "skipped")]
-    job.ci_wait = None
+        ci_batch(batch).withdrawn.append(CiWithdrawal(attempt=attempt.number, checks=[
+            c for c in checks_of(verdict)
+            if c.conclusion not in (None, "success", "neutral", "skipped")]))
+    ci(job).wait = None
     batch.consecutive_failures += 1
     batch.set_status(BatchStatus.FAILED)
-    if not take_back(engine, wait, batch):
+    if not take_back(engine, wait.sha, batch):
         return "gate"
     engine.event("attempt", f"batch {batch.number} attempt {attempt.number if attempt else '?'} "
                  f"withdrawn: {verdict.progress()}", batch.number)
-    if any(hooks.batch_failed_ci(engine, batch, wait, failures, error)
+    if any(hooks.batch_failed_ci(engine, batch, wait.sha, failures, error)
            for hooks in engine.batch_hooks()):
         return "feature"  # a multi-file batch is split (jobs/features/bisect)
     if batch.consecutive_failures >= job.config.max_failed_attempts:
@@ -63,29 +64,30 @@ def withdraw_failed(engine: JobContext, wait: CiWait, verdict: CiVerdict) -> Hel
 
 def withdraw_skipped(engine: JobContext, wait: CiWait) -> Held:
     """`skip` at ci_failed (per_batch): take the skipped batch's commit back."""
-    engine.job.ci_wait = None
-    if not take_back(engine, wait, engine.job.batch(wait.number)):
+    ci(engine.job).wait = None
+    if not take_back(engine, wait.sha, engine.job.batch(wait.number)):
         return "gate"
     engine.save()
     return None
 
 
-def take_back(engine: JobContext, wait: CiWait, batch: Batch) -> bool:
-    """Withdraw the candidate (`wait.sha`); False when the branch moved on top of it (then no
-    rewrite, and the human_commit gate is open)."""
+def take_back(engine: JobContext, sha: str, batch: Batch) -> bool:
+    """End the wait and withdraw the candidate `sha`; False when the branch moved on top of it
+    (then no rewrite, and the human_commit gate is open)."""
+    ci(engine.job).wait = None
     job, repo = engine.job, engine.services.repository
-    parent = repo.resolve(f"{wait.sha}^") or job.base_sha
+    parent = repo.resolve(f"{sha}^") or job.base_sha
     why = "was skipped" if batch.status is BatchStatus.SKIPPED else "failed CI"
     try:
         if repo.branch_head(job.branch) != parent:  # else withdrawn before a worker died
-            repo.withdraw(job.branch, wait.sha, parent)
+            repo.withdraw(job.branch, sha, parent)
     except WithdrawRefusedError as exc:
-        engine.open(Gate.HUMAN_COMMIT, f"batch {batch.number}'s commit `{short(wait.sha)}` {why} "
+        engine.open(Gate.HUMAN_COMMIT, f"batch {batch.number}'s commit `{short(sha)}` {why} "
                     f"and was to be withdrawn, but {exc.message}; approve to continue on top "
                     "of the pushed commits", touched=[batch.number])
         return False
     job.head_sha = parent
     batch.commit, batch.leftovers = None, []
-    engine.event("withdraw", f"batch {batch.number}: {short(wait.sha)} withdrawn, "
+    engine.event("withdraw", f"batch {batch.number}: {short(sha)} withdrawn, "
                  f"`{job.branch}` back at {short(parent)}", batch.number)
     return True

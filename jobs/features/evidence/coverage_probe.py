@@ -31,6 +31,7 @@ from jobs.features.evidence.coverage_starter import CONFIG
 from jobs.features.evidence.coverage_subsets import keep_subset
 from jobs.features.evidence.record import put_batch_facet
 from jobs.inputs.programs import program_name
+from jobs.kernel.feature_parts import SPLIT_VALIDATIONS, batch_figures
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.records import Attempt
 
@@ -139,8 +140,8 @@ def probe(job: Job, batch: Batch, attempt: Attempt, under_test: TreeUnderTest,
                                              roots=roots, skipped=skipped)
             measured.tree = under_test.tree
             put_batch_facet(batch, FACET, measured)
-            if batch.split is not None:  # a subset of a split batch: kept until one lands
-                keep_subset(batch, measured)
+            if SPLIT_VALIDATIONS in batch_figures(batch):  # a split batch's subset: kept
+                keep_subset(batch, measured)  # until one lands
         else:  # a failed run is no evidence of what the tests run (an earlier attempt's goes)
             put_batch_facet(batch, FACET, None)
     return result

@@ -11,7 +11,13 @@ from statistics import median
 from pydantic import BaseModel
 
 from jobs.inputs.recipes import rules_for
-from jobs.kernel.feature_parts import MODEL_TOKENS_IN, MODEL_TOKENS_OUT, figures
+from jobs.kernel.feature_parts import (
+    MODEL_TOKENS_IN,
+    MODEL_TOKENS_OUT,
+    SPLIT_VALIDATIONS,
+    batch_figures,
+    figures,
+)
 from jobs.kernel.job import Job
 
 FACET = "forecast"  # Job.parts["evidence"]["forecast"]: the forecast as the plan stated it
@@ -98,7 +104,7 @@ def actual(job: Job) -> Actual | None:
     if not attempts:
         return None
     runs = sum(1 for a in attempts if any(c.argv in validate for c in a.commands))
-    runs += sum(len(b.split.results) for b in job.batches if b.split is not None)
+    runs += int(sum(batch_figures(b).get(SPLIT_VALIDATIONS, 0) for b in job.batches))
     ends = [a.finished_at for a in attempts if a.finished_at is not None]
     wall = (max(ends) - min(a.started_at for a in attempts)).total_seconds() if ends else 0.0
     return Actual(runs=runs, wall_s=round(wall, 1), tokens=model_tokens(job))

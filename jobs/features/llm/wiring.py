@@ -19,7 +19,7 @@ from jobs.inputs.config import RepoConfig
 from jobs.inputs.spec import Recipe, TaskSpec
 from jobs.kernel.feature_parts import FeatureParts
 from jobs.kernel.job import Batch, Job
-from jobs.kernel.records import Attempt, CiWait
+from jobs.kernel.records import Attempt
 from jobs.ports import CiFailure
 
 
@@ -35,11 +35,11 @@ class BudgetHooks:
                      outcome: AttemptOutcome) -> bool:
         return False
 
-    def batch_failed_ci(self, engine: JobContext, batch: Batch, wait: CiWait,
+    def batch_failed_ci(self, engine: JobContext, batch: Batch, sha: str,
                         failures: Sequence[CiFailure], error: ErrorInfo) -> bool:
         return False
 
-    def candidate_checked(self, engine: JobContext, batch: Batch, wait: CiWait,
+    def candidate_checked(self, engine: JobContext, batch: Batch, sha: str,
                           verdict: CiVerdict) -> bool:
         return False
 

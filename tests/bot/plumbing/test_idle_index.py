@@ -15,9 +15,10 @@ from bot.plumbing import idle_index
 from bot.plumbing.keys import idle_key
 from bot.plumbing.redis_store import RedisStore
 from bot.server.reconciler import MAX_JOBS_PER_PASS, reconcile
+from jobs.features.ci.record import CiWait, ci
 from jobs.kernel.job import Job, OpenGate
 from jobs.kernel.model import Gate, JobStatus
-from jobs.kernel.records import CiWait, OutboxEntry
+from jobs.kernel.records import OutboxEntry
 from tests.bot.conftest import REPO, World, open_world
 from tests.kit.records import T0, make_job
 
@@ -47,7 +48,7 @@ def test_each_save_puts_a_job_in_the_sets_its_status_and_outbox_say(client: redi
     ended = make_job(number=3, status=JobStatus.COMPLETED)
     store.save(owed(ended))
     waiting_ci = make_job(number=4, status=JobStatus.RUNNING)
-    waiting_ci.ci_wait = CiWait(sha="1" * 40, since=T0, scope="milestone", number=1)
+    ci(waiting_ci).wait = CiWait(sha="1" * 40, since=T0, scope="milestone", number=1)
     store.save(owed(waiting_ci))
     running = store.save(owed(make_job(number=5, status=JobStatus.RUNNING)))  # a step publishes
     assert sets(client) == {"owing": {unshown.id, ended.id, waiting_ci.id},

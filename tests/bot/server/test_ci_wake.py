@@ -17,9 +17,9 @@ from bot.plumbing.leases import Lease
 from bot.plumbing.queue import queue
 from bot.server.ci_events import on_ci_event
 from bot.server.reconciler import reconcile
+from jobs.features.ci.record import CiWait, ci
 from jobs.kernel.job import Job
 from jobs.kernel.model import JobStatus
-from jobs.kernel.records import CiWait
 from tests.bot.conftest import REPO, SECRET, World, open_world
 from tests.kit.github_ci import CiPlayer
 from tests.kit.github_ci_model import AppRef
@@ -44,7 +44,7 @@ def waiting_job(world: World, sha: str, number: int = 1, *, minutes_ago: int = 0
     job.repo = REPO
     job.server.installation_id = 1
     since = world.ctx.clock() - timedelta(minutes=minutes_ago)
-    job.ci_wait = CiWait(sha=sha, since=since, scope="batch", number=1,
+    ci(job).wait = CiWait(sha=sha, since=since, scope="batch", number=1,
                          checked_at=since if checked else None)
     world.ctx.store.save(job)
     return job
@@ -72,14 +72,14 @@ def test_the_store_keeps_the_index_in_step_with_ci_wait(world: World) -> None:
     job = waiting_job(world, first)
     members = world.redis.smembers
     assert members(ci_key(REPO, first)) == {job.id.encode()}
-    assert job.ci_wait is not None
-    job.ci_wait = job.ci_wait.model_copy(update={"sha": second})
+    assert ci(job).wait is not None
+    ci(job).wait = ci(job).wait.model_copy(update={"sha": second})
     world.ctx.store.save(job)
     assert members(ci_key(REPO, first)) == set() and members(ci_key(REPO, second)) == {job.id.encode()}
-    job.ci_wait = job.ci_wait.model_copy(update={"progress": "waiting for CI: 1 of 2 checks done"})
+    ci(job).wait = ci(job).wait.model_copy(update={"progress": "waiting for CI: 1 of 2 checks done"})
     world.ctx.store.save(job)  # same sha: the index is left as it is
     assert members(ci_key(REPO, second)) == {job.id.encode()}
-    job.ci_wait = None
+    ci(job).wait = None
     world.ctx.store.save(job)
     assert members(ci_key(REPO, second)) == set()
 

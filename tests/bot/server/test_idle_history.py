@@ -14,7 +14,7 @@ import redis
 from tests.kit.github import FakeGitHub
 from tests.kit.history import keep_ended_jobs
 from tests.kit.redis_server import running_redis
-from tests.kit.stepwise_procs import base_env, stepwise_worker, stop
+from tests.kit.stepwise_procs import app_env, stepwise_worker, stop
 
 INTERVAL_S = 1
 WINDOW_S = 6.0
@@ -22,10 +22,8 @@ WINDOW_S = 6.0
 
 def idle_commands(url: str, gh: FakeGitHub, work: Path) -> int:
     """Redis commands an idle worker sends in WINDOW_S, after its first passes."""
-    env = base_env(url, work, STEPWISE_APP_ID=str(gh.app_id),
-                   STEPWISE_PRIVATE_KEY=gh.private_key_pem, STEPWISE_GITHUB_API_URL=gh.base_url,
-                   STEPWISE_REAP_INTERVAL_S=str(INTERVAL_S),
-                   STEPWISE_RECONCILE_INTERVAL_S=str(INTERVAL_S))
+    env = app_env(url, work, gh, STEPWISE_REAP_INTERVAL_S=str(INTERVAL_S),
+                  STEPWISE_RECONCILE_INTERVAL_S=str(INTERVAL_S))
     client = redis.Redis.from_url(url)
     worker = stepwise_worker(env, work.parent / f"{work.name}.log")
     try:

@@ -17,16 +17,15 @@ import redis
 from bot.plumbing.redis_store import RedisStore
 from bot.server.redeliveries import ask_again_after_s, failed_guids
 from jobs.kernel.model import Gate
-from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE, sample_repo
-from tests.kit.chaos.settings import SHORT
+from tests.kit.chaos.settings import MAINTAINER, SHORT
 from tests.kit.github import FakeGitHub
 from tests.kit.github_hooks import HookDelivery
+from tests.kit.maintainer import maintained_repo
 from tests.kit.redis_server import free_port, running_redis
-from tests.kit.stepwise_procs import SECRET, base_env, stepwise_serve, stepwise_worker, stop
+from tests.kit.stepwise_procs import SECRET, app_env, stepwise_serve, stepwise_worker, stop
 from tests.kit.webhooks import make_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(240)]
-MAINTAINER = "maria"
 
 
 def test_a_delivery_still_failing_is_asked_again_at_the_next_pass_then_less_often() -> None:
@@ -51,14 +50,9 @@ def test_failed_guids_are_those_no_attempt_of_which_succeeded() -> None:
 
 def test_deliveries_refused_during_a_web_restart_are_redelivered(tmp_path: Path) -> None:
     with running_redis() as url, FakeGitHub(root=tmp_path / "github") as gh:
-        env = base_env(url, tmp_path / "work", STEPWISE_APP_ID=str(gh.app_id),
-                       STEPWISE_PRIVATE_KEY=gh.private_key_pem,
-                       STEPWISE_GITHUB_API_URL=gh.base_url, **SHORT)
+        env = app_env(url, tmp_path / "work", gh, **SHORT)
         store = RedisStore(redis.Redis.from_url(url))
-        repo = gh.add_repo("octo-org", "restarted", sample_repo(files=2,
-                                                                require_plan_approval=True))
-        gh.add_issue(repo, ISSUE_TITLE, ISSUE_BODY, user=MAINTAINER, labels=["stepwise"])
-        gh.set_permission(repo, MAINTAINER, "maintain")
+        repo = maintained_repo(gh, "restarted", require_plan_approval=True)
         port = free_port()
         gh.hooks.target, gh.hooks.secret = f"http://127.0.0.1:{port}", SECRET
         worker = stepwise_worker(env, tmp_path / "worker.log")

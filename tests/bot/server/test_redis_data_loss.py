@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -20,63 +19,15 @@ from rq import Worker
 from bot.plumbing.queue import queue
 from bot.plumbing.redis_store import RedisStore
 from bot.server.recovery import LOST_MARKER
-from jobs.kernel.job import Job
 from jobs.kernel.model import Gate, JobStatus
-from tests.kit.chaos.killing import wait_past_second_of
-from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE, sample_repo
 from tests.kit.chaos.settings import SHORT
 from tests.kit.github import FakeGitHub
-from tests.kit.github_model import FakeRepo
+from tests.kit.maintainer import approve, label, maintained_repo, wait_job
 from tests.kit.redis_server import running_redis
-from tests.kit.stepwise_procs import (
-    SECRET,
-    STEPWISE,
-    base_env,
-    stepwise_serve,
-    stepwise_worker,
-    stop,
-)
-from tests.kit.webhooks import deliver, make_event
+from tests.kit.stepwise_procs import STEPWISE, app_env, stepwise_serve, stepwise_worker, stop
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(360)]
-MAINTAINER = "maria"
 RELABEL = "Remove the `stepwise` label and add it again to start the job over"
-
-
-def new_repo(gh: FakeGitHub, name: str, **options: object) -> FakeRepo:
-    repo = gh.add_repo("octo-org", name, sample_repo(files=4, **options))  # type: ignore[arg-type]
-    gh.add_issue(repo, ISSUE_TITLE, ISSUE_BODY, user=MAINTAINER, labels=["stepwise"])
-    gh.set_permission(repo, MAINTAINER, "maintain")
-    return repo
-
-
-def label(web: str, repo: FakeRepo) -> None:
-    payload = make_event("issues.labeled", repo=repo, issue_number=1, sender=MAINTAINER,
-                         label="stepwise")
-    assert deliver(web, "issues", payload, secret=SECRET,
-                   delivery_id=f"label-{repo.name}").status_code == 202
-
-
-def approve(web: str, gh: FakeGitHub, repo: FakeRepo, job: Job) -> None:
-    assert job.gate is not None
-    wait_past_second_of(job.gate.opened_at)
-    posted = gh.add_comment(repo, 1, "/stepwise approve", user=MAINTAINER)
-    payload = make_event("issue_comment.created", repo=repo, issue_number=1,
-                         comment_body="/stepwise approve", comment_user=MAINTAINER,
-                         sender=MAINTAINER, comment_id=posted.id)
-    payload["comment"]["created_at"] = posted.created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert deliver(web, "issue_comment", payload, secret=SECRET,
-                   delivery_id=f"approve-{posted.id}").status_code == 202
-
-
-def wait_job(store: RedisStore, repo: FakeRepo, ok: object, what: str, log: Path) -> Job:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        job = store.find(repo.full_name, 1)
-        if job is not None and ok(job):  # type: ignore[operator]
-            return job
-        time.sleep(0.3)
-    raise AssertionError(f"{repo.name}: {what}\n{log.read_text()[-4000:]}")
 
 
 def workers_metric(web: str) -> int:
@@ -87,14 +38,12 @@ def workers_metric(web: str) -> int:
 
 def test_a_redis_that_lost_its_data_is_rebuilt_from_github(tmp_path: Path) -> None:
     with running_redis() as url, FakeGitHub(root=tmp_path / "github") as gh:
-        env = base_env(url, tmp_path / "work", STEPWISE_APP_ID=str(gh.app_id),
-                       STEPWISE_PRIVATE_KEY=gh.private_key_pem,
-                       STEPWISE_GITHUB_API_URL=gh.base_url, **SHORT)
+        env = app_env(url, tmp_path / "work", gh, **SHORT)
         connection = redis.Redis.from_url(url)
         store = RedisStore(connection)
         log = tmp_path / "worker.log"
-        milestones = new_repo(gh, "milestones", batches_per_milestone=2)
-        planned = new_repo(gh, "planned", require_plan_approval=True)
+        milestones = maintained_repo(gh, "milestones", files=4, batches_per_milestone=2)
+        planned = maintained_repo(gh, "planned", files=4, require_plan_approval=True)
         with stepwise_serve(env, tmp_path / "web.log") as web:
             worker = stepwise_worker(env, log)
             try:

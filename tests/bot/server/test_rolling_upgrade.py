@@ -31,17 +31,14 @@ from bot.plumbing.queue import queue
 from bot.plumbing.redis_store import RedisStore
 from jobs.kernel.job import Job
 from jobs.kernel.model import Gate, JobStatus
-from tests.kit.chaos.killing import wait_past_second_of
-from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE, sample_repo
 from tests.kit.chaos.settings import SHORT
 from tests.kit.github import FakeGitHub
 from tests.kit.github_model import FakeRepo
+from tests.kit.maintainer import approve, label, maintained_repo
 from tests.kit.previous_release import OLD_STEPWISE, previous_release_tree
 from tests.kit.redis_server import running_redis
-from tests.kit.stepwise_procs import SECRET, base_env, stepwise_serve, stepwise_worker, stop
-from tests.kit.webhooks import deliver, make_event
+from tests.kit.stepwise_procs import app_env, stepwise_serve, stepwise_worker, stop
 
-MAINTAINER = "maria"
 SETTLE_S = 120.0
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(420)]
@@ -55,26 +52,6 @@ def previous_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def old_env(env: dict[str, str], tree: Path) -> dict[str, str]:
     return {**env, "PYTHONPATH": str(tree)}
-
-
-def deliver_label(web: str, repo: FakeRepo) -> None:
-    payload = make_event("issues.labeled", repo=repo, issue_number=1, sender=MAINTAINER,
-                         label="stepwise")
-    response = deliver(web, "issues", payload, secret=SECRET, delivery_id=f"label-{repo.name}")
-    assert response.status_code == 202, response.text
-
-
-def approve(web: str, gh: FakeGitHub, repo: FakeRepo, job: Job) -> None:
-    assert job.gate is not None
-    wait_past_second_of(job.gate.opened_at)
-    posted = gh.add_comment(repo, 1, "/stepwise approve", user=MAINTAINER)
-    payload = make_event("issue_comment.created", repo=repo, issue_number=1,
-                         comment_body="/stepwise approve", comment_user=MAINTAINER,
-                         sender=MAINTAINER, comment_id=posted.id)
-    payload["comment"]["created_at"] = posted.created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
-    response = deliver(web, "issue_comment", payload, secret=SECRET,
-                       delivery_id=f"approve-{repo.name}")
-    assert response.status_code == 202, response.text
 
 
 def wait_for(store: RedisStore, repo: FakeRepo, *, gate: Gate | None = None,
@@ -99,17 +76,8 @@ def wait_for(store: RedisStore, repo: FakeRepo, *, gate: Gate | None = None,
 @pytest.fixture
 def installation(tmp_path: Path) -> Iterator[tuple[FakeGitHub, str, dict[str, str]]]:
     with running_redis() as url, FakeGitHub(root=tmp_path / "github") as gh:
-        env = base_env(url, tmp_path / "work", STEPWISE_APP_ID=str(gh.app_id),
-                       STEPWISE_PRIVATE_KEY=gh.private_key_pem,
-                       STEPWISE_GITHUB_API_URL=gh.base_url, **SHORT)
+        env = app_env(url, tmp_path / "work", gh, **SHORT)
         yield gh, url, env
-
-
-def new_repo(gh: FakeGitHub, name: str) -> FakeRepo:
-    repo = gh.add_repo("octo-org", name, sample_repo(files=2, require_plan_approval=True))
-    gh.add_issue(repo, ISSUE_TITLE, ISSUE_BODY, user=MAINTAINER)
-    gh.set_permission(repo, MAINTAINER, "maintain")
-    return repo
 
 
 def test_tasks_queued_by_either_version_run_on_the_other(
@@ -121,13 +89,14 @@ def test_tasks_queued_by_either_version_run_on_the_other(
     old = old_env(env, previous_release)
     logs = [tmp_path / n for n in ("old-web.log", "old-worker.log", "new-web.log",
                                    "new-worker.log")]
-    first, second = new_repo(gh, "first"), new_repo(gh, "second")
+    first, second = [maintained_repo(gh, name, labels=(), require_plan_approval=True)
+                     for name in ("first", "second")]
 
     # 1. The previous release runs; its approve waits in the queue with no worker running.
     with stepwise_serve(old, logs[0], command=OLD_STEPWISE, cwd=previous_release) as old_web:
         worker = stepwise_worker(old, logs[1], command=OLD_STEPWISE, cwd=previous_release)
         try:
-            deliver_label(old_web, first)
+            label(old_web, first)
             at_plan = wait_for(store, first, gate=Gate.PLAN, logs=logs)
         finally:
             stop(worker)
@@ -139,7 +108,7 @@ def test_tasks_queued_by_either_version_run_on_the_other(
         worker = stepwise_worker(env, logs[3])
         try:
             wait_for(store, first, status=JobStatus.COMPLETED, logs=logs)
-            deliver_label(new_web, second)
+            label(new_web, second)
             at_plan = wait_for(store, second, gate=Gate.PLAN, logs=logs)
         finally:
             stop(worker)

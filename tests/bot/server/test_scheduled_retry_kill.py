@@ -24,18 +24,14 @@ from bot.plumbing.queue import queue
 from bot.plumbing.redis_store import RedisStore
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, Gate
-from tests.kit.chaos.killing import wait_past_second_of
-from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE, sample_repo
 from tests.kit.chaos.settings import SCHEDULER_LOCK, SHORT
 from tests.kit.github import FakeGitHub
 from tests.kit.github_git import git_text
-from tests.kit.github_model import FakeRepo
+from tests.kit.maintainer import approve, label, maintained_repo
 from tests.kit.redis_server import running_redis
-from tests.kit.stepwise_procs import SECRET, base_env, stepwise_serve, stepwise_worker, stop
-from tests.kit.webhooks import deliver, make_event
+from tests.kit.stepwise_procs import app_env, stepwise_serve, stepwise_worker, stop
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300)]
-MAINTAINER = "maria"
 BACKOFF_S = 6  # long enough to kill the worker while the retry waits
 
 
@@ -50,28 +46,14 @@ def wait_for(what: str, ok: object, logs: list[Path], timeout: float = 120) -> o
     raise AssertionError(f"{what}\n{tails}")
 
 
-def command(web: str, gh: FakeGitHub, repo: FakeRepo, body: str) -> None:
-    posted = gh.add_comment(repo, 1, body, user=MAINTAINER)
-    payload = make_event("issue_comment.created", repo=repo, issue_number=1, comment_body=body,
-                         comment_user=MAINTAINER, sender=MAINTAINER, comment_id=posted.id)
-    payload["comment"]["created_at"] = posted.created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert deliver(web, "issue_comment", payload, secret=SECRET,
-                   delivery_id=f"comment-{posted.id}").status_code == 202
-
-
 def test_a_scheduled_retry_runs_once_after_the_scheduler_s_worker_is_killed(
         tmp_path: Path) -> None:
     with running_redis() as url, FakeGitHub(root=tmp_path / "github") as gh:
-        env = base_env(url, tmp_path / "work", STEPWISE_APP_ID=str(gh.app_id),
-                       STEPWISE_PRIVATE_KEY=gh.private_key_pem,
-                       STEPWISE_GITHUB_API_URL=gh.base_url,
-                       **{**SHORT, "STEPWISE_BACKOFF_S": json.dumps([BACKOFF_S] * 3)})
+        env = app_env(url, tmp_path / "work", gh,
+                      **{**SHORT, "STEPWISE_BACKOFF_S": json.dumps([BACKOFF_S] * 3)})
         connection = redis.Redis.from_url(url)
         store = RedisStore(connection)
-        repo = gh.add_repo("octo-org", "retried", sample_repo(files=2,
-                                                              require_plan_approval=True))
-        gh.add_issue(repo, ISSUE_TITLE, ISSUE_BODY, user=MAINTAINER, labels=["stepwise"])
-        gh.set_permission(repo, MAINTAINER, "maintain")
+        repo = maintained_repo(gh, "retried", require_plan_approval=True)
         first, second = tmp_path / "worker-1.log", tmp_path / "worker-2.log"
         logs = [first, second]
 
@@ -81,17 +63,14 @@ def test_a_scheduled_retry_runs_once_after_the_scheduler_s_worker_is_killed(
         with stepwise_serve(env, tmp_path / "web.log") as web:
             worker = stepwise_worker(env, first)
             try:
-                assert deliver(web, "issues", make_event(
-                    "issues.labeled", repo=repo, issue_number=1, sender=MAINTAINER,
-                    label="stepwise"), secret=SECRET, delivery_id="label").status_code == 202
+                label(web, repo)
                 planned = wait_for("the plan gate", lambda: (j := job()) is not None and
                                    j.gate is not None and j.gate.kind is Gate.PLAN and j, logs)
                 assert isinstance(planned, Job) and planned.gate is not None
-                wait_past_second_of(planned.gate.opened_at)
                 # GitHub answers 502 to the step's first call (and to the call's own retries):
                 # a transient fault, so the step backs off and its retry waits in RQ.
                 gh.fail("GET", rf"^/repos/{repo.full_name}$", 502, times=20)
-                command(web, gh, repo, "/stepwise approve")
+                approve(web, gh, repo, planned)
                 registry = ScheduledJobRegistry(queue=queue(connection))  # type: ignore[no-untyped-call]
 
                 def scheduled() -> str | None:

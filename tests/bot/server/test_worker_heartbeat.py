@@ -20,7 +20,7 @@ from rq import Queue
 from bot.plumbing.worker_beats import BEAT_TTL_S, live_workers
 from tests.kit.github import FakeGitHub
 from tests.kit.redis_server import running_redis
-from tests.kit.stepwise_procs import STEPWISE, base_env, stepwise_serve, stepwise_worker, stop
+from tests.kit.stepwise_procs import STEPWISE, app_env, stepwise_serve, stepwise_worker, stop
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(240)]
 DROPS_WITHIN_S = 60.0
@@ -47,9 +47,7 @@ def check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 def test_a_sigkilled_busy_worker_drops_out_within_a_minute(tmp_path: Path) -> None:
     with running_redis() as url, FakeGitHub(root=tmp_path / "github") as gh:
-        env = base_env(url, tmp_path / "work", STEPWISE_APP_ID=str(gh.app_id),
-                       STEPWISE_PRIVATE_KEY=gh.private_key_pem,
-                       STEPWISE_GITHUB_API_URL=gh.base_url)
+        env = app_env(url, tmp_path / "work", gh)
         connection = redis.Redis.from_url(url)
         with stepwise_serve(env, tmp_path / "web.log") as web:
             workers = [stepwise_worker(env, tmp_path / f"worker-{n}.log") for n in (1, 2)]

@@ -8,9 +8,16 @@ from fastapi.testclient import TestClient
 
 from bot.observability import metrics
 from bot.plumbing.redis_store import RedisStore
+from jobs.features.ci.record import (
+    CiCheck,
+    CiResult,
+    CiWait,
+    awaiting_ci,
+    ci,
+    ci_batch,
+    start_wait,
+)
 from jobs.kernel.job import Job
-from jobs.kernel.model import BatchStatus
-from jobs.kernel.records import CiCheck, CiResult, CiWait
 from tests.bot.taskcenter.conftest import START, build
 from tests.bot.taskcenter.test_metrics import stored
 
@@ -22,12 +29,12 @@ RED = CiCheck(name="tests", status="completed", conclusion="failure",
 def waiting_job() -> Job:
     job = build("running", 0)
     job.id, job.number = "99-c1c1c1c1c1c1", 99  # beside the seeded jobs
-    job.ci_results = [CiResult(scope="milestone", number=1, sha="b" * 40, state="failed", at=START,
+    ci(job).results = [CiResult(scope="milestone", number=1, sha="b" * 40, state="failed", at=START,
                                checks=[RED], accepted=True)]
-    job.batch(3).status = BatchStatus.AWAITING_CI
-    job.batch(1).ci_results = [CiResult(scope="batch", number=1, sha="d" * 40, state="passed",
+    job.batch(3).status = awaiting_ci()
+    ci_batch(job.batch(1)).results = [CiResult(scope="batch", number=1, sha="d" * 40, state="passed",
                                         at=START)]
-    job.ci_wait = CiWait(sha=SHA, since=START, scope="milestone", number=2,
+    ci(job).wait = CiWait(sha=SHA, since=START, scope="milestone", number=2,
                          progress="waiting for CI: 1 of 2 checks done",
                          checks=[CiCheck(name="lint", status="completed", conclusion="success"),
                                  CiCheck(name="tests", status="in_progress",
@@ -48,7 +55,7 @@ def test_the_job_page_shows_the_wait_and_every_verdict_with_links(
     assert "javascript:" not in section  # only https links are links
     assert "failed — accepted with approve" in section
     assert "<td>batch 1</td><td><code>ddddddd</code></td>" in section
-    assert "1 awaiting CI)" in html
+    assert "1 awaiting_ci)" in html
     assert '<a href="https://github.com/acme/api/actions/runs/7" rel="noopener noreferrer">' \
         in section
 
@@ -57,18 +64,18 @@ def test_ci_waits_and_outcomes_are_counted_once_each(connection: redis.Redis) ->
     connection.flushdb()
     job = build("running", 0)
     metrics.observe(connection, job)
-    job.ci_wait = CiWait(sha=SHA, since=START, scope="batch", number=2)
+    start_wait(job, CiWait(sha=SHA, since=START, scope="batch", number=2))
     metrics.observe(connection, job)
     metrics.observe(connection, job)  # the same wait
-    job.ci_wait = None
-    job.batch(2).ci_results.append(CiResult(scope="batch", number=2, sha=SHA, state="failed",
+    ci(job).wait = None
+    ci_batch(job.batch(2)).results.append(CiResult(scope="batch", number=2, sha=SHA, state="failed",
                                             at=START))
     metrics.observe(connection, job)
-    job.ci_wait = CiWait(sha=SHA, since=START, scope="milestone", number=1)
-    job.ci_results.append(CiResult(scope="milestone", number=1, sha=SHA, state="timed_out",
+    start_wait(job, CiWait(sha=SHA, since=START, scope="milestone", number=1))
+    ci(job).results.append(CiResult(scope="milestone", number=1, sha=SHA, state="timed_out",
                                    at=START))
     metrics.observe(connection, job)
-    job.ci_results[-1].accepted = True
+    ci(job).results[-1].accepted = True
     metrics.observe(connection, job)
     metrics.observe(connection, job)
     tally = stored(connection)

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from bot.github.conversation import closing_head
 from bot.plumbing.redis_store import RedisStore
+from jobs.features.bisect.record import bisect_part
 from jobs.kernel.human_commits import HumanCommit
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, JobStatus
@@ -42,7 +43,7 @@ def job_with(statuses: list[tuple[BatchStatus, int]], *, status: JobStatus, numb
             batch.leftovers = list(reverted_leftovers)
         batches.append(batch)
     if split_from is not None:  # the last batch is a culprit set aside from an earlier batch
-        batches[-1].split_from = split_from
+        bisect_part(batches[-1]).split_from = split_from
     job = make_job(batches=batches, status=status, number=number)
     job.created_at, job.updated_at = START, START + timedelta(minutes=5)
     job.final_review = FinalReview(merged_with_base="c" * 40, ok=True,

@@ -23,22 +23,27 @@ import pytest
 import redis
 
 from bot.plumbing.redis_store import RedisStore
-from jobs.kernel.job import Job
 from jobs.kernel.model import Gate
 from tests.kit.chaos.killing import wait_past_second_of
-from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE, sample_repo
-from tests.kit.chaos.settings import SHORT
+from tests.kit.chaos.settings import MAINTAINER, SHORT
 from tests.kit.github import FakeGitHub
 from tests.kit.github_hooks import HookDelivery
 from tests.kit.github_model import FakeRepo
+from tests.kit.maintainer import comment_event, maintained_repo, wait_job
 from tests.kit.redis_server import free_port, running_redis
-from tests.kit.stepwise_procs import SECRET, base_env, stepwise_serve, stepwise_worker, stop
+from tests.kit.stepwise_procs import (
+    SECRET,
+    app_env,
+    stepwise_serve,
+    stepwise_worker,
+    stop,
+    wait_answering,
+)
 from tests.kit.webhooks import make_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300)]
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ROOT / "deploy" / "haproxy" / "haproxy.cfg"
-MAINTAINER = "maria"
 STATUS_EVERY_S = 0.15
 
 
@@ -55,14 +60,8 @@ def balancer(bind: int, web_ports: tuple[int, int], log: Path) -> Iterator[str]:
                                    stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{bind}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                    break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"haproxy did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.1)
+        wait_answering(url, process, log, "haproxy", ok=lambda r: r.status_code == 200,
+                       timeout=30)
         yield url
     finally:
         stop(process)
@@ -71,20 +70,7 @@ def balancer(bind: int, web_ports: tuple[int, int], log: Path) -> Iterator[str]:
 def comment(gh: FakeGitHub, repo: FakeRepo, body: str) -> tuple[int, HookDelivery]:
     """A maintainer's comment and GitHub's delivery of it: (the comment's id, the delivery)."""
     posted = gh.add_comment(repo, 1, body, user=MAINTAINER)
-    payload = make_event("issue_comment.created", repo=repo, issue_number=1, comment_body=body,
-                         comment_user=MAINTAINER, sender=MAINTAINER, comment_id=posted.id)
-    payload["comment"]["created_at"] = posted.created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return posted.id, gh.hooks.send("issue_comment", payload)
-
-
-def wait_job(store: RedisStore, repo: FakeRepo, ok: object, what: str, log: Path) -> Job:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        job = store.find(repo.full_name, 1)
-        if job is not None and ok(job):  # type: ignore[operator]
-            return job
-        time.sleep(0.3)
-    raise AssertionError(f"{what}\n{log.read_text()[-4000:]}")
+    return posted.id, gh.hooks.send("issue_comment", comment_event(repo, posted))
 
 
 def refuses(port: int) -> bool:
@@ -98,14 +84,9 @@ def refuses(port: int) -> bool:
 def test_a_delivery_during_one_web_process_restart_is_answered_by_the_other(
         tmp_path: Path) -> None:
     with running_redis() as url, FakeGitHub(root=tmp_path / "github") as gh:
-        env = base_env(url, tmp_path / "work", STEPWISE_APP_ID=str(gh.app_id),
-                       STEPWISE_PRIVATE_KEY=gh.private_key_pem,
-                       STEPWISE_GITHUB_API_URL=gh.base_url, **SHORT)
+        env = app_env(url, tmp_path / "work", gh, **SHORT)
         store = RedisStore(redis.Redis.from_url(url))
-        repo = gh.add_repo("octo-org", "replicas", sample_repo(files=2,
-                                                               require_plan_approval=True))
-        gh.add_issue(repo, ISSUE_TITLE, ISSUE_BODY, user=MAINTAINER, labels=["stepwise"])
-        gh.set_permission(repo, MAINTAINER, "maintain")
+        repo = maintained_repo(gh, "replicas", require_plan_approval=True)
         web_1, web_2 = free_port(), free_port()
         worker_log, proxy_log = tmp_path / "worker.log", tmp_path / "haproxy.log"
         worker = stepwise_worker(env, worker_log)

@@ -15,7 +15,7 @@ from jobs.kernel import outbox
 from jobs.kernel.gates import RefusedError, Verb
 from jobs.kernel.job import Job
 from jobs.kernel.model import Gate, JobStatus
-from jobs.kernel.records import CiWait
+from jobs.kernel.record_parts import Awaited, RecordPart
 from jobs.local import LocalSession
 from tests.jobs.kernel.test_gates import gated_job
 from tests.kit.records import T0, make_job
@@ -57,6 +57,10 @@ def test_instruct_keeps_the_stripped_text_and_counts_the_standing_instructions()
     assert job.instructions == ["keep the names"] and wiring.effects == ["save:awaiting_human"]
     with pytest.raises(RefusedError, match="needs the instruction text"):
         usecases.instruct(wiring, job, "   ")
+    for placeholder in ("TEXT", "<text>"):  # a printed `instruct … TEXT` pasted unedited
+        with pytest.raises(RefusedError, match="not its placeholder"):
+            usecases.instruct(wiring, job, placeholder)
+    assert job.instructions == ["keep the names"]
 
 
 @pytest.mark.parametrize("status", [JobStatus.COMPLETED, JobStatus.CANCELLED, JobStatus.FAILED])
@@ -124,12 +128,21 @@ def test_status_at_a_gate_whose_comment_is_not_on_github_says_it_waits_to_be_pub
     assert "waiting to be published" in owed.message and shown.message in owed.message
 
 
-def test_status_of_a_job_waiting_for_ci_and_of_ended_jobs() -> None:
+class Outside(RecordPart):
+    """A feature's part that holds the job waiting outside (as CI's does), for the test."""
+
+    sha: str = ""
+
+    def awaited(self) -> Awaited | None:
+        return Awaited(self.sha, T0, "waiting for CI: 1 of 3 checks done") if self.sha else None
+
+
+def test_status_of_a_job_waiting_outside_and_of_ended_jobs() -> None:
     job = make_job(status=JobStatus.RUNNING)
-    job.ci_wait = CiWait(sha="c" * 40, since=T0, scope="batch", number=1,
-                         progress="waiting for CI: 1 of 3 checks done")
+    job.parts["outside"] = Outside(sha="c" * 40)
     assert usecases.status(job) == usecases.StatusReport(
-        usecases.Progress.WAITING_FOR_CI, 0, "waiting for CI: 1 of 3 checks done")
+        usecases.Progress.WAITING_OUTSIDE, 0, "waiting for CI: 1 of 3 checks done")
+    assert not job.is_active and job.waiting_outside
     codes = {status: usecases.status(make_job(status=status)).exit_code
              for status in (JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED,
                             JobStatus.CANCEL_REQUESTED)}

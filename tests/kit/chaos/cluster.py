@@ -10,7 +10,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC
 from pathlib import Path
 from typing import Any, cast
 
@@ -29,7 +28,6 @@ from jobs.kernel.job import Job
 from tests.kit.chaos.github import ChaosGitHub
 from tests.kit.chaos.killing import parent_of
 from tests.kit.chaos.redis_proc import RedisServer
-from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE, sample_repo
 from tests.kit.chaos.settings import (
     FILES,
     MAINTAINER,
@@ -42,6 +40,7 @@ from tests.kit.chaos.settings import (
 )
 from tests.kit.chaos.workers import WorkerProc, Workers
 from tests.kit.github_model import FakeRepo
+from tests.kit.maintainer import comment_event, maintained_repo
 from tests.kit.redis_server import free_port
 from tests.kit.webhooks import deliver, make_event
 
@@ -79,12 +78,10 @@ class Cluster:
     def new_repo(self, label: str, *, require_plan_approval: bool = False,
                  batches_per_milestone: int | None = None) -> FakeRepo:
         self.repos += 1
-        repo = self.gh.add_repo(OWNER, f"{label}-{self.repos:02d}", sample_repo(
-            files=self.files, require_plan_approval=require_plan_approval,
-            batches_per_milestone=batches_per_milestone))
-        self.gh.add_issue(repo, ISSUE_TITLE, ISSUE_BODY, user=MAINTAINER)
-        self.gh.set_permission(repo, MAINTAINER, "maintain")
-        return repo
+        return maintained_repo(self.gh, f"{label}-{self.repos:02d}", owner=OWNER,
+                               files=self.files, labels=(),
+                               require_plan_approval=require_plan_approval,
+                               batches_per_milestone=batches_per_milestone)
 
     def post(self, event: str, payload: dict[str, Any], *, delivery_id: str,
              copies: int = 1) -> list[int]:
@@ -121,11 +118,7 @@ class Cluster:
         """A maintainer comments; the event is delivered `copies` times at once under one delivery
         id, then again under `redeliveries` more ids (the same comment seen again)."""
         posted = self.gh.add_comment(repo, number, body, user=MAINTAINER)
-        payload = make_event("issue_comment.created", repo=repo, issue_number=number,
-                             comment_body=body, comment_user=MAINTAINER, sender=MAINTAINER,
-                             comment_id=posted.id)
-        payload["comment"]["created_at"] = posted.created_at.astimezone(UTC).strftime(
-            "%Y-%m-%dT%H:%M:%SZ")
+        payload = comment_event(repo, posted, number=number)
         for round_ in range(1 + redeliveries):
             self.post("issue_comment", payload, delivery_id=f"comment-{posted.id}-{round_}",
                       copies=copies)

@@ -15,12 +15,13 @@ from jobs.features.base_moves.merge import follows_a_base
 from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT, PARTS
 from jobs.features.base_moves.record import BaseConflict, BaseMerge, moves
 from jobs.features.base_moves.wiring import FEATURE
+from jobs.features.ci.record import CiResult, ci
 from jobs.inputs.config import load_config
 from jobs.kernel.feature_parts import FailureRow, FeatureParts, install_parts
 from jobs.kernel.gates import Verb, apply_verb, gate_choices, open_gate
 from jobs.kernel.job import Job, OpenGate
 from jobs.kernel.model import GATES, Acceptance, Gate, JobStatus
-from jobs.kernel.records import CiResult, LeftOut
+from jobs.kernel.records import LeftOut
 from jobs.notes.change_note import render_note
 from jobs.notes.progress import render_card
 from tests.kit.records import make_batch, make_job
@@ -79,7 +80,7 @@ def test_the_base_merges_section_stays_between_the_left_out_files_and_the_ci() -
     job = job_on()
     job.left_out = [LeftOut(path="setup.py", rule="protected_paths")]
     moves(job).merges = [BaseMerge(base_sha=BASE, commit="e" * 40, at=T0)]
-    job.ci_results = [CiResult(scope="milestone", number=1, sha="f" * 40, state="passed", at=T0)]
+    ci(job).results = [CiResult(scope="milestone", number=1, sha="f" * 40, state="passed", at=T0)]
     note = render_note(job, now=T0)
     assert (note.index("## Left out") < note.index("## Base merges")
             < note.index("## The repository's CI") < note.index("## Leftovers for a human"))

@@ -8,11 +8,11 @@ from __future__ import annotations
 from jobs.composition import FEATURES
 from jobs.features.base_moves.record import BaseMerge
 from jobs.features.bisect.notes import PARTS
+from jobs.features.bisect.record import SplitCause, SplitState, SubsetResult
+from jobs.features.ci.record import CiBatch, CiResult
 from jobs.kernel.feature_parts import INSTALLED
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, JobStatus
-from jobs.kernel.records import CiResult
-from jobs.kernel.split_record import SplitCause, SplitState, SubsetResult
 from jobs.notes.change_note import render_note
 from jobs.notes.progress import render_card
 from tests.kit.records import T0, make_batch, make_job
@@ -25,8 +25,8 @@ def split_job() -> Job:
                        causes=[SplitCause(files=["b.py"], kind="culprit")],
                        finished=True, committed=True)
     first = make_batch(1, files=["a.py"], status=BatchStatus.COMPLETED, commit="c" * 40,
-                       split=split, ci_results=[CiResult(scope="batch", number=1, sha="c" * 40,
-                                                         state="passed", at=T0)])
+                       split=split, parts={CiBatch.PART: CiBatch(results=[CiResult(
+                           scope="batch", number=1, sha="c" * 40, state="passed", at=T0)])})
     aside = make_batch(2, files=["b.py"], status=BatchStatus.FAILED, split_from=1,
                        split_kind="culprit")
     merge = BaseMerge(base_sha="d" * 40, commit="e" * 40, at=T0)

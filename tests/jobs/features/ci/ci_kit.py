@@ -17,6 +17,7 @@ from jobs.engine.context import Outcome, Services
 from jobs.engine.engine import Engine
 from jobs.engine.start import create_job
 from jobs.features.check_runs.wiring import FEATURE as CHECK_RUNS
+from jobs.features.ci.record import ci
 from jobs.inputs.spec import IssueTask
 from jobs.kernel.job import Job
 from jobs.recipes.llm_settings import LlmSettings
@@ -61,7 +62,7 @@ class CiRig:
         return git(self.repo, "rev-parse", f"refs/heads/{self.job.branch}")
 
     def waiting_sha(self) -> str:
-        wait = self.job.ci_wait
+        wait = ci(self.job).wait
         assert wait is not None, f"the job does not wait for CI ({self.job.status})"
         return wait.sha
 

@@ -5,6 +5,7 @@ the change note, and its `active` guard keeps a job without CI out of every hook
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,15 +14,18 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import pytest
+
 from jobs.composition import FEATURES
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.record import AWAITING_CI, CiResult, CiWait, awaiting_ci, ci
 from jobs.features.ci.wait import active
 from jobs.features.ci.wiring import FEATURE
-from jobs.kernel.job import Job
-from jobs.kernel.model import GATES, BatchStatus, JobStatus
-from jobs.kernel.records import CiResult, CiWait
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import BATCH_TRANSITIONS, GATES, BatchStatus, JobStatus
 from jobs.local import LocalSession
 from jobs.notes.change_note import render_note
+from jobs.notes.progress import status_mark
 from tests.jobs.features.ci.test_ci_gate import at_ci_failed
 from tests.kit.local_e2e import NUMBER, Recorder, build_sample, issue, load_job
 from tests.kit.records import T0, make_batch, make_job
@@ -54,7 +58,7 @@ def test_active_only_for_a_job_that_waits_for_ci_or_will() -> None:
     server.config = server.config.model_copy(update={
         "ci": server.config.ci.model_copy(update={"wait": "off"})})
     assert not active(server)
-    local.ci_wait = CiWait(sha="c" * 40, since=T0, scope="milestone", number=1)
+    ci(local).wait = CiWait(sha="c" * 40, since=T0, scope="milestone", number=1)
     assert active(local)  # a server job resumed locally still settles its wait
 
 
@@ -62,10 +66,10 @@ def test_the_ci_section_stays_after_the_model_usage_and_before_the_final_review(
     batch = make_batch(1, status=BatchStatus.COMPLETED, files=["a.py"])
     batch.commit = "1" * 40
     job = make_job(batches=[batch], status=JobStatus.COMPLETED)
-    job.ci_results = [CiResult(scope="milestone", number=1, sha="1" * 40, state="passed", at=T0)]
+    ci(job).results = [CiResult(scope="milestone", number=1, sha="1" * 40, state="passed", at=T0)]
     note = render_note(job, now=T0 + timedelta(minutes=1))
-    ci = note.index("## The repository's CI")
-    assert note.index("## Batches") < ci < note.index("## Leftovers for a human to confirm")
+    section = note.index("## The repository's CI")
+    assert note.index("## Batches") < section < note.index("## Leftovers for a human to confirm")
     assert "- Milestone 1: CI on `1111111` passed: no checks reported" in note
 
 
@@ -91,7 +95,25 @@ def test_a_local_job_crosses_none_of_the_ci_hooks(tmp_path: Path) -> None:
         outcome = LocalSession(repo, NUMBER, sink=Recorder()).run(issue(), yes=True)
     assert outcome.status is JobStatus.COMPLETED and load_job(repo).status is JobStatus.COMPLETED
     modules = {module for module, _ in called}
-    assert modules <= {"wait.py", "notes.py"}, called
+    assert modules <= {"wait.py", "notes.py", "record.py"}, called  # record.py: reading its part
     assert {name for module, name in called if module == "wait.py"} == {"active"}
     # The plan says local mode has no CI; the card and the note have nothing to add.
     assert ("notes.py", "plan_ci_lines") in called
+
+
+@pytest.mark.parametrize("current", [BatchStatus.PENDING, BatchStatus.IN_PROGRESS,
+                                     BatchStatus.FAILED])
+def test_awaiting_ci_is_entered_as_design_says(current: BatchStatus) -> None:
+    """pushed (`in_progress`), or adopted from the branch (`pending`, `failed`)."""
+    assert awaiting_ci() in BATCH_TRANSITIONS[current]
+
+
+def test_awaiting_ci_is_left_as_design_says_and_stored_as_its_word() -> None:
+    """Green completes it, red withdraws it (failed; pending without an attempt), `skip` at
+    ci_failed skips it; the record keeps the word `awaiting_ci`, the card marks it ⧗."""
+    assert BATCH_TRANSITIONS[awaiting_ci()] == {BatchStatus.COMPLETED, BatchStatus.FAILED,
+                                                BatchStatus.PENDING, BatchStatus.SKIPPED}
+    batch = make_batch(1, status=awaiting_ci())
+    assert json.loads(batch.model_dump_json())["status"] == AWAITING_CI
+    assert Batch.model_validate_json(batch.model_dump_json()).status is awaiting_ci()
+    assert status_mark(batch.status) == "⧗"

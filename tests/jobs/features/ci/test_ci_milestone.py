@@ -10,6 +10,7 @@ import pytest
 
 from jobs.engine.revert import revert_batch
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.record import ci, waiting_for_ci
 from jobs.kernel.gates import RefusedError, Verb, apply_verb
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.notes.annotations import Annotation
@@ -23,14 +24,14 @@ TESTS_URL = "https://ci.example/runs/1"
 AREA = "calc/alpha/area.py"  # batch 1's file
 
 
-def waiting_at_milestone_1(tmp_path: Path, **ci: object) -> CiRig:
-    ci_rig = rig(tmp_path, ci={"checks": ["tests"], **ci})
+def waiting_at_milestone_1(tmp_path: Path, **config: object) -> CiRig:
+    ci_rig = rig(tmp_path, ci={"checks": ["tests"], **config})
     outcome = ci_rig.run(yes=True)  # plan approved, batches 1 and 2 committed
     assert (outcome.status, outcome.exit_code) == (JobStatus.RUNNING, 0)
     job = ci_rig.job
-    assert job.ci_wait is not None and job.waiting_for_ci and not job.is_active
-    assert (job.ci_wait.scope, job.ci_wait.number) == ("milestone", 1)
-    assert job.ci_wait.sha == job.head_sha == ci_rig.head()
+    assert ci(job).wait is not None and waiting_for_ci(job) and not job.is_active
+    assert (ci(job).wait.scope, ci(job).wait.number) == ("milestone", 1)
+    assert ci(job).wait.sha == job.head_sha == ci_rig.head()
     assert [b.status for b in job.batches] == [BatchStatus.COMPLETED, BatchStatus.COMPLETED,
                                                BatchStatus.PENDING]
     assert job.gate is None
@@ -42,7 +43,7 @@ def test_a_repository_without_ci_is_not_waited_for(tmp_path: Path) -> None:
     outcome = ci_rig.run(yes=True)
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
-    assert job.ci_wait is None and job.ci_results == []
+    assert ci(job).wait is None and ci(job).results == []
     assert any(e.kind == "ci" and "no CI in this repository" in e.message for e in job.events)
 
 
@@ -50,7 +51,7 @@ def test_checks_on_the_base_head_mean_the_repository_has_ci(tmp_path: Path) -> N
     ci_rig = rig(tmp_path, workflows=False)  # no workflow files, but an outside CI app
     ci_rig.forge.report_check(ci_rig.job.base_sha, "ci/circleci: test")
     ci_rig.run(yes=True)
-    assert ci_rig.job.waiting_for_ci
+    assert waiting_for_ci(ci_rig.job)
 
 
 def test_a_workflows_directory_without_workflows_still_asks_the_base_head(tmp_path: Path) -> None:
@@ -58,7 +59,7 @@ def test_a_workflows_directory_without_workflows_still_asks_the_base_head(tmp_pa
     ci_rig = rig(tmp_path, workflows=False, extra_files=files)
     ci_rig.forge.report_check(ci_rig.job.base_sha, "ci/circleci: test")
     ci_rig.run(yes=True)
-    assert ci_rig.job.waiting_for_ci
+    assert waiting_for_ci(ci_rig.job)
 
 
 def test_a_revert_while_the_milestone_waits_for_ci_waits_on_the_new_head(tmp_path: Path) -> None:
@@ -67,12 +68,12 @@ def test_a_revert_while_the_milestone_waits_for_ci_waits_on_the_new_head(tmp_pat
     message = revert_batch(ci_rig.engine(), 2)
     job = ci_rig.job
     assert "reverted" in message and job.batch(2).status is BatchStatus.REVERTED
-    assert job.waiting_for_ci and job.gate is None
+    assert waiting_for_ci(job) and job.gate is None
     new_head = ci_rig.waiting_sha()
     assert new_head != sha and new_head == job.head_sha == ci_rig.head()
     ci_rig.forge.report_check(sha, "tests")  # the old head's checks are no verdict any more
     ci_rig.run(max_steps=1)
-    assert ci_rig.job.waiting_for_ci and ci_rig.job.gate is None
+    assert waiting_for_ci(ci_rig.job) and ci_rig.job.gate is None
     ci_rig.forge.report_check(new_head, "tests")
     ci_rig.run()
     assert ci_rig.job.gate is not None and ci_rig.job.gate.kind is Gate.MILESTONE
@@ -81,8 +82,8 @@ def test_a_revert_while_the_milestone_waits_for_ci_waits_on_the_new_head(tmp_pat
 def test_a_batch_candidate_waiting_for_ci_refuses_a_revert(tmp_path: Path) -> None:
     ci_rig = rig(tmp_path, ci={"wait": "per_batch", "checks": ["tests"]})
     ci_rig.run(yes=True)
-    assert ci_rig.job.waiting_for_ci and ci_rig.job.ci_wait is not None
-    assert ci_rig.job.ci_wait.scope == "batch"
+    assert waiting_for_ci(ci_rig.job) and ci(ci_rig.job).wait is not None
+    assert ci(ci_rig.job).wait.scope == "batch"
     with pytest.raises(RefusedError, match="only while it waits"):
         revert_batch(ci_rig.engine(), 1)
 
@@ -104,8 +105,8 @@ def test_green_milestone_opens_the_gate_with_each_check_and_the_job_completes(
     ci_rig.forge.report_check(sha, "lint")
     outcome = ci_rig.run(max_steps=1)  # a CI webhook's step
     job = ci_rig.job
-    assert outcome.exit_code == 0 and job.waiting_for_ci
-    assert job.ci_wait is not None and job.ci_wait.progress == "waiting for CI: 1 of 2 checks done"
+    assert outcome.exit_code == 0 and waiting_for_ci(job)
+    assert ci(job).wait is not None and ci(job).wait.progress == "waiting for CI: 1 of 2 checks done"
     assert "waiting for CI: 1 of 2 checks done" in render_card(job)
     assert "waiting for CI: 1 of 2 checks done" in ci_rig.forge.published(Publication.PROGRESS)[-1]
 
@@ -113,7 +114,7 @@ def test_green_milestone_opens_the_gate_with_each_check_and_the_job_completes(
     outcome = ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE and outcome.exit_code == 3
-    assert job.ci_wait is None
+    assert ci(job).wait is None
     report = ci_rig.forge.published(Publication.MILESTONE_REPORT)[-1]
     assert f"CI on `{sha[:7]}` passed" in report
     assert "`tests` success (details: `https://ci.example/tests/2`)" in report
@@ -123,12 +124,12 @@ def test_green_milestone_opens_the_gate_with_each_check_and_the_job_completes(
     ci_rig.services.store.save(job)
     ci_rig.run()  # batch 3, then the last milestone's head waits before the final review
     last = ci_rig.waiting_sha()
-    assert ci_rig.job.ci_wait is not None and ci_rig.job.ci_wait.number == 2
+    assert ci(ci_rig.job).wait is not None and ci(ci_rig.job).wait.number == 2
     ci_rig.forge.report_check(last, "tests")
     outcome = ci_rig.run()
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
-    assert [(r.number, r.state) for r in job.ci_results] == [(1, "passed"), (2, "passed")]
+    assert [(r.number, r.state) for r in ci(job).results] == [(1, "passed"), (2, "passed")]
     note = render_note(job, now=ci_rig.clock(), voice=ci_rig.services.voice)
     assert "## The repository's CI" in note and f"CI on `{last[:7]}` passed" in note
     # Stepwise's own check runs: one per batch commit, and the job's, success at the end.
@@ -160,7 +161,7 @@ def test_red_milestone_names_the_batch_then_revert_waits_again_and_green_passes(
     message = revert_batch(ci_rig.engine(), 1)
     job = ci_rig.job
     assert "reverted" in message and job.batch(1).status is BatchStatus.REVERTED
-    assert job.gate is None and job.status is JobStatus.RUNNING and job.waiting_for_ci
+    assert job.gate is None and job.status is JobStatus.RUNNING and waiting_for_ci(job)
     new_head = ci_rig.waiting_sha()
     assert new_head != sha and new_head == job.head_sha == ci_rig.head()
 
@@ -168,7 +169,7 @@ def test_red_milestone_names_the_batch_then_revert_waits_again_and_green_passes(
     outcome = ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE
-    assert [(r.sha, r.state) for r in job.ci_results] == [(sha, "failed"), (new_head, "passed")]
+    assert [(r.sha, r.state) for r in ci(job).results] == [(sha, "failed"), (new_head, "passed")]
 
 
 def test_retry_at_ci_failed_re_runs_the_failed_checks_and_waits_for_the_new_run(
@@ -182,12 +183,12 @@ def test_retry_at_ci_failed_re_runs_the_failed_checks_and_waits_for_the_new_run(
     ci_rig.services.store.save(job)
     outcome = ci_rig.run()
     assert ci_rig.forge.reruns == [(sha, ("tests",))]
-    assert outcome.exit_code == 0 and ci_rig.job.waiting_for_ci  # the old red run is not it
+    assert outcome.exit_code == 0 and waiting_for_ci(ci_rig.job)  # the old red run is not it
     ci_rig.forge.report_check(sha, "tests")  # the re-run, green
     ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE
-    assert job.ci_results[0].retried and job.ci_results[-1].state == "passed"
+    assert ci(job).results[0].retried and ci(job).results[-1].state == "passed"
 
 
 def test_approve_at_ci_failed_accepts_it_and_the_note_names_it(tmp_path: Path) -> None:
@@ -196,7 +197,7 @@ def test_approve_at_ci_failed_accepts_it_and_the_note_names_it(tmp_path: Path) -
     ci_rig.run()
     job = ci_rig.job
     assert "accepted as it is" in apply_verb(job, Verb.APPROVE)
-    assert job.ci_wait is None and job.ci_results[-1].accepted
+    assert ci(job).wait is None and ci(job).results[-1].accepted
     ci_rig.services.store.save(job)
     ci_rig.run()
     job = ci_rig.job
@@ -212,7 +213,7 @@ def test_a_check_that_never_finishes_opens_ci_failed_after_the_timeout(tmp_path:
     sha = ci_rig.waiting_sha()
     ci_rig.forge.report_check(sha, "tests", "in_progress", None)
     ci_rig.clock.pass_minutes(29)
-    assert ci_rig.run().exit_code == 0 and ci_rig.job.waiting_for_ci
+    assert ci_rig.run().exit_code == 0 and waiting_for_ci(ci_rig.job)
     ci_rig.clock.pass_minutes(2)
     outcome = ci_rig.run()
     job = ci_rig.job
@@ -220,7 +221,7 @@ def test_a_check_that_never_finishes_opens_ci_failed_after_the_timeout(tmp_path:
     assert "CI timed out waiting for `tests`" in job.gate.reason
     assert job.gate.report is not None and job.gate.report.code == "ci_timed_out"
     assert "after 30 min" in job.gate.report.message
-    assert job.ci_results[-1].state == "timed_out"
+    assert ci(job).results[-1].state == "timed_out"
 
 
 def test_a_required_check_that_never_appears_times_out_too(tmp_path: Path) -> None:
@@ -239,19 +240,19 @@ def test_the_base_branch_required_checks_are_required_when_ci_checks_is_empty(
     ci_rig.run(yes=True)
     sha = ci_rig.waiting_sha()
     ci_rig.forge.report_check(sha, "docs", conclusion="failure")  # not required: ignored
-    assert ci_rig.run().exit_code == 0 and ci_rig.job.waiting_for_ci
+    assert ci_rig.run().exit_code == 0 and waiting_for_ci(ci_rig.job)
     ci_rig.forge.report_check(sha, "build")
     ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind is Gate.MILESTONE
-    assert job.ci_results[-1].required_from == "the base branch's required checks"
+    assert ci(job).results[-1].required_from == "the base branch's required checks"
 
 
 def test_cancel_while_waiting_for_ci_ends_the_job(tmp_path: Path) -> None:
     ci_rig = waiting_at_milestone_1(tmp_path)
     job = ci_rig.job
     apply_verb(job, Verb.CANCEL)
-    assert job.status is JobStatus.CANCEL_REQUESTED and job.ci_wait is None and job.is_active
+    assert job.status is JobStatus.CANCEL_REQUESTED and ci(job).wait is None and job.is_active
     ci_rig.services.store.save(job)
     outcome = ci_rig.run()
     assert (outcome.status, outcome.exit_code) == (JobStatus.CANCELLED, 5)
@@ -266,8 +267,8 @@ def test_per_milestone_notes_are_pushed_before_ci_so_the_gate_s_head_is_what_ci_
     ci_rig.services.store.save(job)
     ci_rig.run()
     job = ci_rig.job
-    assert job.ci_wait is not None and job.ci_wait.scope == "milestone"
-    assert job.ci_wait.sha == job.head_sha == job.note_commit  # the note went first
+    assert ci(job).wait is not None and ci(job).wait.scope == "milestone"
+    assert ci(job).wait.sha == job.head_sha == job.note_commit  # the note went first
     ci_rig.forge.report_check(job.head_sha, "tests")
     ci_rig.run()
     job = ci_rig.job

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.record import AWAITING_CI, ci, ci_batch, waiting_for_ci, withdrawn_checks
 from jobs.kernel.gates import Verb, apply_verb
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.notes.annotations import Annotation
@@ -25,10 +26,10 @@ def waiting_on_batch_1(tmp_path: Path, **config: object) -> CiRig:
     outcome = ci_rig.run(yes=True)
     job = ci_rig.job
     first = job.batch(1)
-    assert outcome.exit_code == 0 and job.waiting_for_ci and not job.is_active
-    assert first.status is BatchStatus.AWAITING_CI and first.commit == ci_rig.head()
-    assert job.ci_wait is not None and (job.ci_wait.scope, job.ci_wait.number) == ("batch", 1)
-    assert job.ci_wait.sha == first.commit
+    assert outcome.exit_code == 0 and waiting_for_ci(job) and not job.is_active
+    assert first.status == AWAITING_CI and first.commit == ci_rig.head()
+    assert ci(job).wait is not None and (ci(job).wait.scope, ci(job).wait.number) == ("batch", 1)
+    assert ci(job).wait.sha == first.commit
     assert job.batch(2).status is BatchStatus.PENDING  # nothing goes on before its verdict
     assert "batch 1: awaiting_ci" in render_card(job)
     return ci_rig
@@ -55,23 +56,24 @@ def test_red_check_withdraws_the_candidate_and_the_second_attempt_passes(
     first = job.batch(1)
     assert ci_rig.head() == parent == job.head_sha  # the branch is back at the parent
     assert first.status is BatchStatus.FAILED and first.commit is None
-    assert first.consecutive_failures == 1 and job.ci_wait is None and job.is_active
+    assert first.consecutive_failures == 1 and ci(job).wait is None and job.is_active
     attempt = first.attempts[-1]
-    assert attempt.outcome == "ci_failed" and [c.name for c in attempt.ci_checks] == ["tests"]
+    assert attempt.outcome == "ci_failed"
+    assert [c.name for c in withdrawn_checks(first, attempt.number)] == ["tests"]
     assert attempt.error is not None and "`tests`" in attempt.error.message
     assert f"{TOTAL}:3: NameError" in attempt.error.evidence["output_tail"]  # the next is told
-    assert first.ci_results[-1].state == "failed" and job.ci_results == []  # kept on the batch
+    assert ci_batch(first).results[-1].state == "failed" and ci(job).results == []  # kept on the batch
 
     ci_rig.run()  # attempt 2 is pushed and waits for its own checks
     job = ci_rig.job
-    assert len(job.batch(1).attempts) == 2 and job.batch(1).status is BatchStatus.AWAITING_CI
-    while job.waiting_for_ci:  # green from here on, for each candidate in turn
+    assert len(job.batch(1).attempts) == 2 and job.batch(1).status == AWAITING_CI
+    while waiting_for_ci(job):  # green from here on, for each candidate in turn
         ci_rig.forge.report_check(ci_rig.waiting_sha(), "tests")
         ci_rig.run()
         job = ci_rig.job
     assert job.status is JobStatus.COMPLETED
     assert all(b.status is BatchStatus.COMPLETED for b in job.batches)
-    assert [r.state for r in job.batch(1).ci_results] == ["failed", "passed"]
+    assert [r.state for r in ci_batch(job.batch(1)).results] == ["failed", "passed"]
     assert "CI passed" in render_card(job)
 
 
@@ -103,7 +105,7 @@ def test_a_human_commit_on_top_of_the_candidate_is_never_rewritten(tmp_path: Pat
     git(ci_rig.repo, "merge-base", "--is-ancestor", candidate, human)  # still in its history
     assert job.gate is not None and job.gate.kind is Gate.HUMAN_COMMIT and outcome.exit_code == 4
     assert "is no longer at" in job.gate.reason and "batch 1" in job.gate.reason
-    assert job.batch(1).status is BatchStatus.FAILED and job.ci_wait is None
+    assert job.batch(1).status is BatchStatus.FAILED and ci(job).wait is None
 
 
 def test_a_candidate_adopted_after_a_crash_waits_for_its_checks(tmp_path: Path) -> None:
@@ -114,15 +116,15 @@ def test_a_candidate_adopted_after_a_crash_waits_for_its_checks(tmp_path: Path) 
     first = job.batch(1)
     first.status, first.commit, first.consecutive_failures = BatchStatus.IN_PROGRESS, None, 0
     first.attempts[-1].outcome, first.attempts[-1].finished_at = "running", None
-    job.head_sha, job.ci_wait = job.base_sha, None
+    job.head_sha, ci(job).wait = job.base_sha, None
     ci_rig.services.store.save(job)
 
     outcome = ci_rig.run()
     job = ci_rig.job
     first = job.batch(1)
-    assert outcome.exit_code == 0 and job.waiting_for_ci
-    assert first.status is BatchStatus.AWAITING_CI and first.adopted  # a candidate, not done
-    assert first.commit == candidate and job.ci_wait is not None and job.ci_wait.sha == candidate
+    assert outcome.exit_code == 0 and waiting_for_ci(job)
+    assert first.status == AWAITING_CI and first.adopted  # a candidate, not done
+    assert first.commit == candidate and ci(job).wait is not None and ci(job).wait.sha == candidate
     assert len(first.attempts) == 1  # not redone
     ci_rig.forge.report_check(candidate, "tests")
     ci_rig.run(max_steps=1)
@@ -134,8 +136,8 @@ def test_ci_wait_off_never_waits(tmp_path: Path) -> None:
     outcome = ci_rig.run(yes=True)
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
-    assert job.ci_results == [] and job.ci_wait is None
-    assert all(b.ci_results == [] for b in job.batches)
+    assert ci(job).results == [] and ci(job).wait is None
+    assert all(ci_batch(b).results == [] for b in job.batches)
     assert "- CI: not waited for (`ci.wait: off`)" in ci_rig.forge.published(Publication.PLAN)[0]
     assert ci_rig.forge.check_runs[f"{job.id}:job"].conclusion == "success"
 
@@ -145,8 +147,8 @@ def test_local_mode_never_waits_and_the_plan_says_ci_is_not_used(tmp_path: Path)
     outcome = ci_rig.run(yes=True)
     job = ci_rig.job
     assert (outcome.status, outcome.exit_code) == (JobStatus.COMPLETED, 0)
-    assert job.ci_results == [] and all(b.status is BatchStatus.COMPLETED and not b.ci_results
-                                        for b in job.batches)
+    assert ci(job).results == [] and all(
+        b.status is BatchStatus.COMPLETED and not ci_batch(b).results for b in job.batches)
     plan = ci_rig.forge.published(Publication.PLAN)[0]
     assert "CI is not used in local mode (`ci.wait: per_batch` applies to server mode only)" \
         in plan
@@ -168,7 +170,7 @@ def test_a_batch_whose_checks_time_out_can_be_skipped_and_is_withdrawn(tmp_path:
     outcome = ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind == CI_FAILED and outcome.exit_code == 4
-    assert job.gate.batch == 1 and job.batch(1).status is BatchStatus.AWAITING_CI
+    assert job.gate.batch == 1 and job.batch(1).status == AWAITING_CI
     assert ci_rig.head() == candidate  # a timeout withdraws nothing by itself
 
     apply_verb(job, Verb.SKIP, reason="the runner pool is down")
@@ -176,7 +178,7 @@ def test_a_batch_whose_checks_time_out_can_be_skipped_and_is_withdrawn(tmp_path:
     ci_rig.run(max_steps=1)
     job = ci_rig.job
     assert job.batch(1).status is BatchStatus.SKIPPED and job.batch(1).commit is None
-    assert ci_rig.head() == job.base_sha == job.head_sha and job.ci_wait is None
+    assert ci_rig.head() == job.base_sha == job.head_sha and ci(job).wait is None
 
 
 def test_approve_at_a_batch_ci_failed_completes_it_and_goes_on(tmp_path: Path) -> None:
@@ -190,7 +192,7 @@ def test_approve_at_a_batch_ci_failed_completes_it_and_goes_on(tmp_path: Path) -
     ci_rig.run()
     job = ci_rig.job
     assert job.batch(1).status is BatchStatus.COMPLETED and job.batch(1).commit == candidate
-    assert job.batch(2).status is BatchStatus.AWAITING_CI  # the next batch, on top
+    assert job.batch(2).status == AWAITING_CI  # the next batch, on top
     assert "CI timed out (accepted)" in render_card(job)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jobs.features.bisect.record import bisect_of
 from jobs.features.evidence.coverage_texts import record_of
 from jobs.features.evidence.integrity_parts import batch_tests
 from jobs.features.evidence.shapes_texts import shapes_of
@@ -29,7 +30,7 @@ def test_the_part_of_a_split_batch_that_lands_carries_its_evidence(tmp_path: Pat
     repo = build(tmp_path / "repo", 6, culprits=[3])
     job = run(repo).load()
     first, culprit = job.batches
-    assert first.status is BatchStatus.COMPLETED and first.split is not None
+    assert first.status is BatchStatus.COMPLETED and bisect_of(first).split is not None
     assert culprit.files == [module_path(3)]
     record = record_of(first)
     assert record is not None and record.measured, record

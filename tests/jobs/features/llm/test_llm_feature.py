@@ -9,12 +9,13 @@ from datetime import timedelta
 from pathlib import Path
 
 from jobs.features.base_moves.record import BaseMerge, moves
+from jobs.features.ci.record import CiResult, ci
 from jobs.features.llm.usage import usage
 from jobs.features.llm.wiring import FEATURE
 from jobs.inputs.spec import parse_issue_file
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, JobStatus
-from jobs.kernel.records import Attempt, CiResult, ModelCall
+from jobs.kernel.records import Attempt, ModelCall
 from jobs.notes.change_note import render_note
 from tests.kit.crossed import called_under, run_crossing
 from tests.kit.llm import INSTRUCTIONS
@@ -58,7 +59,7 @@ def test_the_model_usage_sits_after_the_base_merges_and_before_the_ci_section() 
     spent = usage(job)
     spent.calls, spent.tokens_in, spent.tokens_out, spent.budget_grants = 1, 1200, 300, 1
     moves(job).merges = [BaseMerge(base_sha="2" * 40, commit="3" * 40, at=T0)]
-    job.ci_results = [CiResult(scope="milestone", number=1, sha="1" * 40, state="passed", at=T0)]
+    ci(job).results = [CiResult(scope="milestone", number=1, sha="1" * 40, state="passed", at=T0)]
     note = render_note(job, now=T0 + timedelta(minutes=1))
     at = note.index("## Model usage")
     assert note.index("## Base merges") < at < note.index("## The repository's CI")

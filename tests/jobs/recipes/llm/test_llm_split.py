@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from bot.demo.scripted_llm import Reply, ScriptedServer
+from jobs.features.bisect.record import bisect_of
 from jobs.kernel.model import BatchStatus, Gate
 from tests.kit.llm import ALPHA, answer, fixed, head_text, llm_issue, llm_session, unified
 from tests.kit.local_e2e import assert_exit, branch_commits, build_sample, load_job, show
@@ -59,15 +60,16 @@ def test_an_llm_batch_is_split_after_its_attempts(tmp_path: Path,
     assert all(a.error is not None and a.error.code == "validation_failed" for a in failed)
     # Then the split: the good file committed as batch 1, with the trailer naming the other.
     assert first.status is BatchStatus.COMPLETED and first.files == [AREA]
-    assert first.split is not None and first.split.finished and not first.split.gave_up
+    state = bisect_of(first).split
+    assert state is not None and state.finished and not state.gave_up
     commits = [c for c in branch_commits(repo, job) if "Stepwise-Batch" in c.trailers]
     assert commits[0].trailers["Stepwise-Batch"] == "1"
     assert commits[0].trailers["Stepwise-Split"] == PERIMETER
     assert show(repo, job.head_sha, AREA) + "\n" == fixed(head_text(repo, AREA))
     assert "old_sum(4, 4, 4)" in show(repo, job.head_sha, PERIMETER)  # not committed
     # The culprit alone: its own model attempts, then its own gate.
-    assert alone.files == [PERIMETER] and alone.split_from == 1
-    assert alone.split_kind == "culprit"
+    assert alone.files == [PERIMETER] and bisect_of(alone).split_from == 1
+    assert bisect_of(alone).split_kind == "culprit"
     assert len(alone.attempts) == job.config.max_failed_attempts
     assert job.gate is not None and job.gate.kind is Gate.FAILURE and job.gate.batch == 2
     assert job.gate.report is not None and "perimeter" in str(job.gate.report.evidence)

@@ -1,11 +1,19 @@
-"""The record part of split batches (bisection): which subsets of a failed batch were validated
-with which result, what was set aside, and why (pydantic, no I/O). The rules that read and
-extend it live in jobs/features/bisect/."""
+"""The bisect feature's part of a batch's record (pure): `Batch.parts["bisect"]`, read with
+`BatchSplit` (installed through notes.py's `PARTS`, so a stored record is checked against it):
+the bisection of a failed batch (which subsets were validated with which result, what was set
+aside and why), where a set-aside batch came from, and the size `batch_size: auto` chose. Records
+written before the part existed kept these as the batch's fields `split`, `split_from`,
+`split_kind` and `auto_size`; `FORMER_BATCH_FIELDS` reads them into it. Others read it by
+figure (`batch_figures`: `SET_ASIDE_FROM`, `SPLIT_VALIDATIONS`, jobs/kernel/feature_parts.py),
+never this model."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
+from jobs.kernel.feature_parts import SET_ASIDE_FROM, SPLIT_VALIDATIONS
+from jobs.kernel.job import Batch
+from jobs.kernel.record_parts import RecordPart
 from jobs.kernel.records import CommandEvidence, Record
 
 # culprit: fails alone; interaction: passes alone, fails with the other files named;
@@ -44,7 +52,7 @@ class SplitState(Record):
     edited_tree: str  # the failing attempt's tree: each subset takes its files from it
     reason: str  # why it was split: the failure of the whole batch
     alone: bool = False  # each file validated alone first (a small batch), else halves
-    how: str = ""  # how it was split, in words (the plan: jobs/features/bisect/strategy.py)
+    how: str = ""  # how it was split, in words (the plan: strategy.py)
     results: list[SubsetResult] = []
     causes: list[SplitCause] = []  # decided once the bisection ends
     finished: bool = False
@@ -69,13 +77,40 @@ class SplitState(Record):
                      if frozenset(r.files) == wanted and not r.focus), None)
 
 
-def cause_words(kind: str, files: list[str], *, by_ci: bool = False) -> str:
-    """How the card, the gate and the note name one set-aside group of files (`by_ci`: a red
-    CI check split the batch, so CI is what these files fail, not the local validation)."""
-    named = ", ".join(f"`{path}`" for path in files)
-    judge = "CI" if by_ci else "validation"
-    if kind == "interaction":
-        return f"{named} pass alone and fail {judge} together (an interaction)"
-    if kind == "targets_remain":
-        return f"{named}: `find` matches remain after the edit"
-    return f"{named} fails {judge} alone"
+class BatchSplit(RecordPart):
+    """What bisect knows of one batch."""
+
+    PART: ClassVar[str] = "bisect"
+
+    split: SplitState | None = None  # the bisection of this failed batch
+    split_from: int | None = None  # set aside from that batch's split
+    split_kind: CauseKind | None = None  # why it was set aside
+    auto_size: int = 0  # `batch_size: auto`: the size chosen when it started
+
+
+# The batch's fields before they moved here -> the part's fields (jobs/kernel/record_upgrades.py).
+FORMER_BATCH_FIELDS = {"split": "split", "split_from": "split_from", "split_kind": "split_kind",
+                       "auto_size": "auto_size"}
+
+
+def bisect_part(batch: Batch) -> BatchSplit:
+    """The batch's part of bisect, to change (put there, empty, when it has none)."""
+    return batch.part(BatchSplit)
+
+
+def bisect_of(batch: Batch) -> BatchSplit:
+    """The batch's part of bisect, to read (an empty one, not kept, when it has none)."""
+    found = batch.parts.get(BatchSplit.PART)
+    return found if isinstance(found, BatchSplit) else BatchSplit()
+
+
+def batch_figures(batch: Batch) -> dict[str, float]:
+    """What others read of a batch's split by figure name: the batch it was set aside from, the
+    subsets of its edit validated so far (absent when it was not split)."""
+    part = bisect_of(batch)
+    figures: dict[str, float] = {}
+    if part.split_from is not None:
+        figures[SET_ASIDE_FROM] = part.split_from
+    if part.split is not None:
+        figures[SPLIT_VALIDATIONS] = len(part.split.results)
+    return figures
