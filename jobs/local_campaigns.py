@@ -18,6 +18,7 @@ from pathlib import Path
 from jobs.adapters.store import FileStore
 from jobs.adapters.workspace import Repository
 from jobs.basics.errors import BadInputError, StepwiseError
+from jobs.basics.voice import shell_template
 from jobs.engine import usecases
 from jobs.engine.scope_preview import preview_scope
 from jobs.engine.start import local_base
@@ -287,8 +288,10 @@ def _exit_code(campaign: Campaign) -> int:
 
 
 def steer_command(issue_file: Path, words: str) -> str:
-    """The campaign command that says `words`, quoted for a POSIX shell: it runs as printed."""
-    return f"stepwise campaign --issue {shlex.quote(str(issue_file))} --command {shlex.quote(words)}"
+    """The campaign command that says `words`, quoted for a POSIX shell: it runs as printed
+    (a placeholder written as the CLI writes it: `skip REPO REASON`)."""
+    return (f"stepwise campaign --issue {shlex.quote(str(issue_file))} "
+            f"--command {shlex.quote(shell_template(words))}")
 
 
 def run_campaign(issue_file: Path, repo_dirs: Sequence[Path], *, command: str | None = None,

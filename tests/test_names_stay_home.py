@@ -1,19 +1,18 @@
 """Names stay home: each feature and each recipe owns its identifiers (its part of the record and
-the models in its folder, its config keys, its gate kinds and causes of `failure`, its error
-codes, its texts: the change note's sections it writes and its texts modules' words), and they
-appear nowhere in jobs/ or bot/ outside its own folder and jobs/composition.py,
-except the entries of ALLOWED below, each with its reason. A mode-level feature (campaigns) is
-also at home in its modules in the hosts, all that its Removal (scripts/removal_drill.py)
-deletes. Held like the Redis keys' home (tests/bot/plumbing/test_keys.py) and the trailers'
-(tests/jobs/kernel/test_trailers.py).
+the models in its folder, its config keys, its gate kinds, causes of `failure` and batch
+statuses, its error codes, its texts: the change note's sections it writes and its texts
+modules' words), and they appear nowhere in jobs/ or bot/ outside its own folder and
+jobs/composition.py, except the entries of ALLOWED below, each with its reason. A mode-level
+feature (campaigns) is also at home in its modules in the hosts, all that its Removal
+(scripts/removal_drill.py) deletes. Held like the Redis keys' home (tests/bot/plumbing/test_keys.py)
+and the trailers' (tests/jobs/kernel/test_trailers.py).
 
 The identifiers are collected from what each one registers (its `FeatureParts`: gate rows,
-failure causes, record part, former fields, config keys; a recipe's rules) and from its folder's
-source (the pydantic models it defines, the error codes it raises, its `## ` sections and the
-constants of texts.py and *_texts.py; a mode-level feature's enums too), not listed by hand. A
-use is a string literal equal to the name, or a Python name, attribute, keyword or import of it;
-the task center's templates are read too. The batch statuses are one state machine in the
-kernel; BATCH_STATUS_OWNERS says whose each is.
+failure causes, batch statuses, record part, former fields, config keys; a recipe's rules) and
+from its folder's source (the pydantic models it defines, the error codes it raises, its `## `
+sections and the constants of texts.py and *_texts.py; a mode-level feature's enums too), not
+listed by hand. A use is a string literal equal to the name, or a Python name, attribute,
+keyword or import of it; the task center's templates are read too.
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ from pydantic import BaseModel
 
 from jobs.composition import BUILT_IN, FEATURES, install
 from jobs.kernel.feature_parts import FeatureParts
-from jobs.kernel.model import BatchStatus
 from tests.kit.spelled import spelled_strings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,6 +159,7 @@ def _feature_names(name: str, parts: FeatureParts | None) -> list[tuple[str, str
     if parts is not None:
         owned += [(row.kind, "gate kind") for row in parts.gates]
         owned += [(row.cause, "cause of failure") for row in parts.failure_causes]
+        owned += [(row.word, "batch status") for row in parts.batch_statuses]
         owned += [(key, "config key") for key in parts.config_keys]
         for model, former in ((parts.job_part, parts.former_fields),
                               (parts.batch_part, parts.former_batch_fields)):
@@ -213,8 +212,8 @@ def owned_names() -> list[Owned]:
 # as a Python name (a model), as a config key (text, or `config.<key>`) or as a field of the
 # record (text, or `job.<field>`).
 TEXT, NAME, CONFIG, FIELD = "text", "name", "config", "field"
-HOW = {"gate kind": TEXT, "cause of failure": TEXT, "error code": TEXT, "record part": TEXT,
-       "config key": CONFIG, "record model": NAME, "former record field": FIELD,
+HOW = {"gate kind": TEXT, "cause of failure": TEXT, "batch status": TEXT, "error code": TEXT,
+       "record part": TEXT, "config key": CONFIG, "record model": NAME, "former record field": FIELD,
        "spec options model": NAME, "note section": TEXT, "text": TEXT}
 RECORDS = {"job", "stored", "record", "before", "batch"}  # what the code calls a record
 
@@ -319,28 +318,9 @@ def test_each_feature_and_recipe_owns_names() -> None:
             ("ci", "record model", "CiBatch"), ("ci", "record model", "CiWait"),
             ("ci", "record model", "CiResult"), ("ci", "record model", "CiCheck"),
             ("ci", "record model", "CiWithdrawal"), ("ci", "former record field", "ci_wait"),
-            ("ci", "former record field", "ci_results"),
+            ("ci", "former record field", "ci_results"), ("ci", "batch status", "awaiting_ci"),
             ("campaigns", "record model", "Campaign"), ("campaigns", "record model", "RepoState"),
             ("campaigns", "error code", "campaign_busy")} <= owned
-
-
-# Each batch status (jobs/kernel/model.py BatchStatus) -> whose it is. The statuses are one state
-# machine (its transition table and DESIGN.md's diagram), so they stay in the kernel's enum; a
-# feature's status is named here, and its names' home is that feature's to hold.
-BATCH_STATUS_OWNERS = {
-    "pending": "kernel", "in_progress": "kernel", "completed": "kernel", "failed": "kernel",
-    "skipped": "kernel", "reverted": "kernel",  # every batch, whatever features are installed
-    "awaiting_ci": "ci",  # pushed, waiting for the repository's CI (`ci.wait: per_batch`)
-}
-
-
-def test_every_batch_status_has_one_owner_and_split_batches_add_none() -> None:
-    """A new batch status is given an owner here; bisect, environments and evidence keep their
-    state in their parts of the record (a split batch is `failed` while it is bisected)."""
-    assert set(BATCH_STATUS_OWNERS) == {status.value for status in BatchStatus}
-    owners = set(BATCH_STATUS_OWNERS.values()) - {"kernel"}
-    assert owners <= {feature.name for feature in FEATURES}
-    assert not owners & {"bisect", "environments", "evidence"}
 
 
 def test_names_stay_home() -> None:

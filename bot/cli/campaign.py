@@ -19,8 +19,8 @@ def campaign(
     repos: Annotated[list[Path] | None, typer.Argument(
         help="The checkouts to run over (needed to start; later runs remember them).")] = None,
     command: Annotated[str | None, typer.Option(
-        "--command", help="Steer it: approve <repo>|all, retry-failed, skip <repo> <reason>, "
-        "pause, resume, cancel, add <dir>.")] = None,
+        "--command", help="Steer it: approve REPO|all, retry-failed, skip REPO REASON, "
+        "pause, resume, cancel, add DIR.")] = None,
     yes: Annotated[bool, typer.Option(
         "--yes", help="Approve the campaign's plan gate (`approve all` at the preview), as "
         "`run --yes` passes a job's.")] = False,

@@ -16,6 +16,7 @@ from rich.text import Text
 from bot.observability.logs import setup_logging
 from jobs.adapters.store import BusyError
 from jobs.basics.errors import BadInputError, StepwiseError
+from jobs.basics.markdown_safe import CELL_BREAK
 from jobs.basics.voice import LOCAL
 from jobs.engine.engine import Outcome
 from jobs.ports import Publication
@@ -30,6 +31,7 @@ errors = Console(stderr=True, highlight=False)
 COMMAND_PREFIX = "stepwise "
 WIDE = 4096  # the width Markdown is laid out at: wider than any line Stepwise writes
 
+_CELL_EDGE = re.compile(r"(?<!\\)\|")  # a table cell's edge (an escaped `\|` is text)
 _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")  # a Markdown backslash escape
 _BARE_UNDERSCORE = re.compile(r"(?<!\\)_")  # not escaped already
 _TICK = "\x00"  # an escaped backtick while the line is split at code spans
@@ -85,6 +87,18 @@ def plain(text: str, style: str = "") -> Text:
     return out
 
 
+def cell_rows(row: str) -> list[str]:
+    """A table row whose cells hold line breaks (CELL_BREAK), which a terminal's table cannot
+    show, as one row per line, the other cells empty below the first: each command in a cell
+    stands whole on a row of its own."""
+    if CELL_BREAK not in row or not row.lstrip().startswith("|"):
+        return [row]
+    cells = [cell.split(CELL_BREAK) for cell in _CELL_EDGE.split(row.strip())[1:-1]]
+    depth = max(len(lines) for lines in cells)
+    return ["|" + "|".join(lines[n] if n < len(lines) else " " for lines in cells) + "|"
+            for n in range(depth)]
+
+
 def verbatim(text: str) -> Markdown:
     """Markdown in which names print verbatim: `__init__.py` outside a code span is not bold."""
     lines, fenced = [], False
@@ -97,6 +111,8 @@ def verbatim(text: str) -> Markdown:
                             for index, part in enumerate(parts))
             if not line.lstrip().startswith("|"):  # a table cell keeps its commands
                 line = "  \n".join(commands_apart(line))  # hard breaks around each command
+            else:
+                line = "\n".join(cell_rows(line))
         lines.append(line)
     return Markdown("\n".join(lines))
 

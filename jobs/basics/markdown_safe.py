@@ -27,6 +27,9 @@ from collections.abc import Iterable
 
 ZWJ = "\u200d"  # zero-width joiner: invisible, and it breaks GitHub's mention/reference patterns
 NEWLINE_MARK = " ⏎ "
+# A line break inside a table cell (GitHub renders it; the CLI shows each line as a row of its
+# own, bot/cli/output.py): the only markup Stepwise writes there, never from untrusted text.
+CELL_BREAK = "<br>"
 _BACKTICK_RUN = re.compile(r"`+")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # Punctuation that can open or close a construct inline (emphasis, strikethrough, links and

@@ -4,6 +4,11 @@ On GitHub every command is a comment, `/stepwise <verb> [argument]` (the server 
 voice from the command registry, bot/commands/registry.py); locally it is the CLI,
 `stepwise <verb> --repo PATH [--number N] [argument]`, which works exactly as printed.
 
+A usage line's placeholder is written `<reason>` (DESIGN.md's comment commands); the CLI's
+voice writes it `REASON`, as the CLI's own synopsis does (`shell_template`): pasted into a
+shell, `<reason>` is a redirection, while `REASON` is a word, plainly a template, that the
+command it fills refuses unedited (`is_placeholder`).
+
 Text stored in the job record (a hint, a reason) cannot know which surface will show it, so it
 names a command with `cmd("revert", "3")`, a token each renderer writes in its own voice with
 `Voice.speak`. Renderers call `Voice.code` for the commands they name themselves.
@@ -23,6 +28,21 @@ TOKEN_VERBS = ("approve", "retry", "skip", "cancel", "revert", "instruct", "stat
 _ARGUMENT = r"[\w <>.,:/-]*"
 _TOKEN = re.compile(r"\{\{(" + "|".join(re.escape(v) for v in TOKEN_VERBS)
                     + rf")(?: ({_ARGUMENT}))?\}}\}}")
+
+
+_PLACEHOLDER = re.compile(r"<([a-z][a-z/_-]*)>")
+
+
+def shell_template(words: str) -> str:
+    """A usage line's `<placeholder>`s as the CLI writes them (`skip <reason>` -> `skip
+    REASON`, `approve <owner/repo>` -> `approve OWNER/REPO`): nothing a shell misreads."""
+    return _PLACEHOLDER.sub(lambda match: match.group(1).upper(), words)
+
+
+def is_placeholder(text: str, name: str) -> bool:
+    """Whether `text` is still the placeholder `name` of a usage line, in either voice
+    (`<reason>` or `REASON`): a command pasted without filling it in."""
+    return text.strip() in (f"<{name}>", name.upper())
 
 
 def shell_words(*words: str) -> str:
@@ -52,8 +72,10 @@ class Voice:
     verbs: frozenset[str] = frozenset(TOKEN_VERBS)  # the verbs this surface has
 
     def command(self, verb: str, argument: str = "") -> str:
-        """The command as typed, e.g. `/stepwise revert 3` or `stepwise revert --repo . 3`."""
-        words = [f"{self.prefix}{verb}", self.options, argument]
+        """The command as typed, e.g. `/stepwise revert 3` or `stepwise revert --repo . 3`
+        (a placeholder as this surface writes it: `<batch>` on GitHub, `BATCH` in a shell)."""
+        words = [f"{self.prefix}{verb}", self.options,
+                 argument if self.on_github else shell_template(argument)]
         return " ".join(word for word in words if word)
 
     def code(self, verb: str, argument: str = "") -> str:

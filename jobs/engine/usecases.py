@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from jobs.basics.voice import LOCAL, Voice
+from jobs.basics.voice import LOCAL, Voice, is_placeholder
 from jobs.engine.context import outcome_of
 from jobs.inputs.config import RepoConfig
 from jobs.kernel.gates import RefusedError, Verb, apply_verb
@@ -66,9 +66,10 @@ def reload_config(wiring: Wiring, job: Job, config: RepoConfig, *,
 def instruct(wiring: Wiring, job: Job, text: str) -> str:
     """Add a standing instruction for the later batches; refused on a job that has ended."""
     text = text.strip()
-    if not text:
-        raise RefusedError("`instruct` needs the instruction text",
-                           hint="e.g. {{instruct keep the public names}}")
+    if not text or is_placeholder(text, "text"):
+        raise RefusedError("`instruct` needs the instruction text" + (
+            f", not its placeholder `{text}`" if text else ""),
+            hint="e.g. {{instruct keep the public names}}")
     if job.is_terminal:
         raise RefusedError(f"the job is already {job.status}", hint=INSTRUCT_HINT)
     job.instructions.append(text)

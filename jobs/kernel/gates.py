@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from jobs.basics.errors import BadInputError, ErrorInfo, RetryClass
-from jobs.basics.voice import Voice, cmd
+from jobs.basics.voice import Voice, cmd, is_placeholder
 from jobs.inputs.config import RepoConfig
 from jobs.inputs.recipes import rules_for
 from jobs.kernel.feature_parts import config_reloaded
@@ -87,6 +87,9 @@ def apply_verb(job: Job, verb: Verb, *, reason: str = "", gate_id: str | None = 
         )
     if verb is Verb.SKIP and not reason.strip():
         raise RefusedError("`skip` needs a reason", hint=f"e.g. {cmd('skip', 'generated code')}")
+    if verb is Verb.SKIP and is_placeholder(reason, "reason"):
+        raise RefusedError(f"`skip` was given its placeholder `{reason.strip()}`, not a reason",
+                           hint=f"write why in its place, e.g. {cmd('skip', 'generated code')}")
     if verb is Verb.SKIP and gate.batch is None:
         raise RefusedError(f"the `{gate.kind}` gate is not about one batch, so there is "
                            "nothing to skip", hint=f"use {cmd('approve')} or {cmd('cancel')}")
@@ -129,7 +132,7 @@ def skip_files(job: Job, batch: Batch, files: Sequence[str], reason: str) -> str
     kept = [path for path in batch.files if path not in set(files)]
     if not kept:
         raise RefusedError(f"that is every file of batch {batch.number}",
-                           hint="skip the whole batch: `skip <reason>` without --files")
+                           hint=f"skip the whole batch: {cmd('skip', '<reason>')} without --files")
     batch.files = kept
     batch.consecutive_failures = 0
     if batch.status is not BatchStatus.PENDING:

@@ -98,8 +98,9 @@ def test_a_campaign_runs_through_the_app(tmp_path: Path, redis_url: str) -> None
         # (its tracking issue: its only batch failed, so it has no pull request).
         assert world.gh.pull_for(f"{OWNER}/svc-b", "stepwise/issue-1") is None
         web = world.gh.base_url.replace("/api/v3", "").rstrip("/")
-        assert ("`/stepwise retry` or `/stepwise approve` or `/stepwise skip <reason>` on "
-                f"[octo-org/svc-b\\#\u200b1]({web}/{OWNER}/svc-b/issues/1) |") in page, page
+        assert (f"on [octo-org/svc-b\\#\u200b1]({web}/{OWNER}/svc-b/issues/1):<br>"
+                "`/stepwise retry`<br>`/stepwise approve`<br>`/stepwise skip <reason>` |"
+                ) in page, page  # each command whole on a line of its own in the cell
         assert "more than `halt_when_failing` 40%" in page  # code spans render as code
         assert "/stepwise status on" not in page
         svc_a = world.gh.repos[f"{OWNER}/svc-a"]

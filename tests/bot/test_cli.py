@@ -164,7 +164,7 @@ def test_failure_gate_prints_the_report_and_the_commands(at_failure_gate: Path) 
     # The card is rendered as markdown, so the commands show without their backticks.
     # A replace batch fails the same way again: the gate recommends skip, not retry (issue 26).
     assert re.search(rf"To leave batch 4 out, with the reason:\n *stepwise skip --repo "
-                     rf"{re.escape(str(at_failure_gate))} --number {N} <reason>\n", done.out), \
+                     rf"{re.escape(str(at_failure_gate))} --number {N} REASON\n", done.out), \
         done.out  # each command on a line of its own (issue 41.3)
     assert "A retry would make the same edit and fail the same way" in done.out
 

@@ -1,11 +1,13 @@
 """Every command Stepwise prints runs as printed (issue 41.3), collected from real runs of the
 CLI at an 80-column terminal, from checkouts whose paths hold spaces and outgrow the line: the
 plan gate, a failure gate, `status`, `jobs`, the campaign preview and its gates, and the
-campaign's dashboard file. Each command found is read back as a POSIX shell would
-(`shlex.split`) and parsed by the real CLI (click, as `stepwise` would, without running it):
-none is a usage error (exit 2); each stands on a line of its own (or whole in one table cell),
-never wrapped or cut; the plan gate's `approve`
-is pasted into a real shell and runs."""
+campaign's dashboard file. Each command found is read back as a POSIX shell would: no word of
+it is a shell operator (a `<reason>` placeholder is a redirection), and `shlex.split` then the
+real CLI (click, as `stepwise` would, without running it) parse it: none is a usage error
+(exit 2) once its CAPITALS placeholders are filled in; each stands on a line of its own (or
+alone on a table row), never wrapped or cut; the plan gate's `approve` is pasted into a real
+shell and runs, and the failure gate's `skip … REASON`, pasted unedited, is refused and
+changes nothing."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ WIDTH = {"COLUMNS": "80"}
 VERBS = ("run", "approve", "retry", "skip", "cancel", "revert", "instruct", "status", "jobs",
          "campaign", "llm-report")
 MENTION = re.compile(r"(?<![\w/.-])stepwise (?:" + "|".join(VERBS) + r")\b")
-CELL_END = re.compile(r"\s{2,}| or (?=stepwise )|$")
+CELL_END = re.compile(r"\s{2,}|$")
 
 
 def commands_in(output: str) -> list[str]:
@@ -42,21 +44,31 @@ def commands_in(output: str) -> list[str]:
                 found.append(line[start:].strip())
                 continue
             before = line[:start]
-            assert before.endswith(("  ", " or ")), f"a command inside a sentence: {line!r}"
+            assert before.endswith("  "), f"a command inside a sentence: {line!r}"
             end = CELL_END.search(line, mention.end())
             found.append(line[start:end.start() if end else len(line)].strip())
     return found
 
 
-# What a person types in place of a template's placeholder (`skip … <reason>`).
-FILLED = {"<reason>": "a reason", "<batch>": "2", "<repo>": "one repo", "<dir>": "."}
+# What a person types in place of a template's placeholder (`skip … REASON`).
+FILLED = {"REASON": "a reason", "BATCH": "2", "TEXT": "keep the names", "REPO": "one repo",
+          "DIR": "."}
+PLACEHOLDER = re.compile(r"\b(?:" + "|".join(FILLED) + r")\b")
+
+
+def shell_operators(command: str) -> list[str]:
+    """What a POSIX shell reads as an operator in `command`, outside quotes (`<reason>` is a
+    redirection from the file `reason>`)."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    return [token for token in lexer if token and not token.strip("();<>|&")]
 
 
 def parse(command: str) -> None:
     """Parse `command` as the shell and then `stepwise` would, without running it (a
     placeholder filled in as a person would)."""
-    words = [FILLED.get(word, word) for word in shlex.split(command)]
-    words = [re.sub(r"<\w+>", lambda m: FILLED[m.group(0)], word) for word in words]
+    assert shell_operators(command) == [], f"a shell misreads {command!r}"
+    words = [PLACEHOLDER.sub(lambda m: FILLED[m.group(0)], word) for word in shlex.split(command)]
     assert words[0] == "stepwise", command
     group = typer.main.get_command(app)
     assert isinstance(group, TyperGroup)
@@ -101,7 +113,7 @@ def test_every_printed_command_parses_and_stands_whole(tmp_path: Path) -> None:
     expected = {  # one of each surface, exactly as printed
         "plan gate": f"stepwise approve --repo {quoted} --number {NUMBER}",
         "status": f"stepwise cancel --repo {quoted} --number {NUMBER}",
-        "failure gate": f"stepwise skip --repo {shlex.quote(str(broken))} --number 3 <reason>",
+        "failure gate": f"stepwise skip --repo {shlex.quote(str(broken))} --number 3 REASON",
         "jobs": f"stepwise run --repo {shlex.quote(str(empty))} --issue FILE.md",
         "campaign preview": f"stepwise campaign --issue {plan_file} --command 'approve all'",
         "campaign gates": f"stepwise campaign --issue {plan_file} --command retry-failed",
@@ -121,6 +133,26 @@ def test_every_printed_command_parses_and_stands_whole(tmp_path: Path) -> None:
                          check=False, timeout=120, cwd=tmp_path)
     assert ran.returncode == 3, (status, ran.stdout, ran.stderr)
     assert "Waiting at gate milestone" in ran.stdout
+    # The failure gate's `skip` pasted without filling in its REASON: refused, nothing skipped.
+    template = expected["failure gate"]
+    ran = subprocess.run(["sh", "-c", template], capture_output=True, text=True, env=shell_env,
+                         check=False, timeout=120, cwd=tmp_path)
+    assert ran.returncode == 2, (template, ran.stdout, ran.stderr)
+    assert "`skip` was given its placeholder `REASON`, not a reason" in ran.stderr, ran.stderr
+    after = cli("status", "--repo", broken, "--number", "3", env=WIDTH)
+    assert after.code == 4 and "Waiting at gate failure" in after.out, after.text
+
+
+def test_a_placeholder_a_shell_would_misread_is_caught() -> None:
+    # The check itself: `<reason>` unquoted is a redirection; quoted, or in capitals, it is not.
+    try:
+        parse("stepwise skip --repo . --number 3 <reason>")
+    except AssertionError as error:
+        assert "a shell misreads" in str(error)
+    else:
+        raise AssertionError("an unquoted <reason> parsed")
+    parse("stepwise skip --repo . --number 3 REASON")
+    parse("stepwise campaign --issue plan.md --command 'skip REPO REASON'")
 
 
 def test_a_usage_error_is_caught() -> None:

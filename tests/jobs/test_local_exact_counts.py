@@ -72,4 +72,4 @@ def test_a_command_job_counts_and_says_only_what_happened(tmp_path: Path) -> Non
 
     # The committed note names no path of this machine; its command runs from the checkout.
     assert str(repo) not in note and str(tmp_path) not in note
-    assert f"(`stepwise revert --repo . --number {NUMBER} <batch>`)" in note
+    assert f"(`stepwise revert --repo . --number {NUMBER} BATCH`)" in note

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from jobs.basics.markdown_safe import CELL_BREAK
 from jobs.features.campaigns.record import Campaign, CampaignStatus, RepoEntry, RepoState
 from jobs.features.campaigns.shapes import dashboard_lines as shape_lines
 
@@ -75,13 +76,16 @@ def _link(text: str, url: str) -> str:
 
 
 def _answers(entry: RepoEntry) -> str:
+    """Each command that answers the repository's gate whole on a line of its own in the cell
+    (`<br>`; a terminal shows each line as a row of its own, bot/cli/output.py), after where it
+    is said."""
     commands = entry.answers or ([entry.answer] if entry.answer else [])
     if not commands:
         return ""
-    said = " or ".join(code(command) for command in commands)
-    if not entry.where:
-        return said
-    return f"{said} on {_link(entry.where, entry.pull or entry.link)}"
+    lines = [code(command) for command in commands]
+    if entry.where:
+        lines.insert(0, f"on {_link(entry.where, entry.pull or entry.link)}:")
+    return CELL_BREAK.join(lines)
 
 
 def _row(entry: RepoEntry) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-FACET = "coverage"
+FACET = "coverage"  # the facet's name (its record: `BatchEvidence.coverage`)
 SUBSETS_KEPT = 32  # while a batch is split: the passing subsets' records kept, by tree
 
 

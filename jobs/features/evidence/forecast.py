@@ -20,7 +20,7 @@ from jobs.kernel.feature_parts import (
 )
 from jobs.kernel.job import Job
 
-FACET = "forecast"
+FACET = "forecast"  # the facet's name (its record: `JobEvidence.forecast`)
 TOKENS_PER_BYTE = 0.25  # a file's bytes as tokens, read once and written once, when unmeasured
 LLM_ROUNDS = 3  # the prompt, the file read and the edit written: an unmeasured batch's rounds
 

@@ -13,7 +13,7 @@ from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus
 from jobs.notes.shape_lines import summary_lines
 
-FACET = "shapes"
+FACET = "shapes"  # the facet's name (its record: `BatchEvidence.shapes`)
 # Gates whose approval of a batch is a person's look at its hunks (tests_weakened: item 1).
 LOOKED_AT = (UNCOVERED_CHANGE, "tests_weakened")
 BATCH_SHAPES, MILESTONE_SHAPES = 5, 10  # shapes listed; the rest are counted

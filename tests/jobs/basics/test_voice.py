@@ -10,7 +10,14 @@ import pytest
 from bot.commands.registry import COMMANDS
 from bot.commands.registry import voice as server_voice
 from jobs.basics.errors import ErrorInfo, RetryClass
-from jobs.basics.voice import TOKEN_VERBS, Voice, cmd, local_voice
+from jobs.basics.voice import (
+    TOKEN_VERBS,
+    Voice,
+    cmd,
+    is_placeholder,
+    local_voice,
+    shell_template,
+)
 from jobs.decisions.verdicts import review_gate_report
 from jobs.engine.baseline import baseline_report
 from jobs.features.ci.parts import CI_FAILED
@@ -89,6 +96,18 @@ def test_every_gate_in_the_local_voice_has_no_github_wording(job: Job) -> None:
     assert "{{" not in text and "`/stepwise" not in text, text[text.find("{{") - 200:]
     commands = re.findall(rf"`stepwise ({VERBS})([^`]*)`", text)
     assert commands and all(rest.startswith(" --repo /src/app --number 7") for _, rest in commands)
+    assert not any(re.search(r"[<>]", rest) for _, rest in commands), commands  # no redirection
+
+
+def test_a_placeholder_is_written_in_capitals_in_a_shell_and_as_designed_on_github() -> None:
+    local = local_voice("--repo /src/app --number 7")
+    assert local.typed("skip <reason>") == "stepwise skip --repo /src/app --number 7 REASON"
+    assert local.speak(f"undo it ({cmd('revert', '<batch>')})") == \
+        "undo it (`stepwise revert --repo /src/app --number 7 BATCH`)"
+    assert shell_template("skip <owner/repo> <reason>") == "skip OWNER/REPO REASON"
+    assert server_voice().typed("skip <reason>") == "/stepwise skip <reason>"  # DESIGN.md's
+    assert is_placeholder(" REASON ", "reason") and is_placeholder("<reason>", "reason")
+    assert not is_placeholder("the reason", "reason") and not is_placeholder("Reason", "reason")
 
 
 def test_the_server_voice_is_the_registry_s() -> None:

@@ -57,6 +57,10 @@ def test_instruct_keeps_the_stripped_text_and_counts_the_standing_instructions()
     assert job.instructions == ["keep the names"] and wiring.effects == ["save:awaiting_human"]
     with pytest.raises(RefusedError, match="needs the instruction text"):
         usecases.instruct(wiring, job, "   ")
+    for placeholder in ("TEXT", "<text>"):  # a printed `instruct … TEXT` pasted unedited
+        with pytest.raises(RefusedError, match="not its placeholder"):
+            usecases.instruct(wiring, job, placeholder)
+    assert job.instructions == ["keep the names"]
 
 
 @pytest.mark.parametrize("status", [JobStatus.COMPLETED, JobStatus.CANCELLED, JobStatus.FAILED])

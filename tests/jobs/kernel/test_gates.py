@@ -199,6 +199,15 @@ def test_skip_needs_a_reason(reason: str) -> None:
     assert snapshot(job) == before
 
 
+@pytest.mark.parametrize("reason", ["REASON", "<reason>", " REASON "])
+def test_skip_refuses_its_placeholder_pasted_unedited(reason: str) -> None:
+    job = gated_job(Gate.FAILURE)
+    before = snapshot(job)
+    with pytest.raises(RefusedError, match="was given its placeholder"):
+        apply_verb(job, Verb.SKIP, reason=reason)
+    assert snapshot(job) == before
+
+
 def test_skip_without_a_batch_is_refused() -> None:
     job = make_job(status=JobStatus.RUNNING, batches=[make_batch(1)])
     open_gate(job, Gate.SCOPE, reason="out of scope", now=T0)  # about no batch

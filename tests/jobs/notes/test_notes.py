@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from jobs.basics.errors import ErrorInfo, RetryClass
-from jobs.basics.voice import Voice
+from jobs.basics.voice import Voice, shell_template
 from jobs.kernel.gates import gate_choices, open_gate
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import GATES, BatchStatus, Gate, JobStatus
@@ -130,7 +130,7 @@ def test_card_at_the_failure_gate_of_a_deterministic_recipe_offers_skip_not_retr
     open_gate(job, Gate.FAILURE, reason="batch 5 failed 2 times in a row", now=T0, batch=5,
               report=report)
     card = render_card(job)
-    assert "To leave batch 5 out, with the reason: `stepwise skip <reason>`" in card
+    assert "To leave batch 5 out, with the reason: `stepwise skip REASON`" in card
     assert "A retry would make the same edit and fail the same way" in card
     assert "`stepwise retry`" not in card and "`stepwise approve`" not in card
     assert "Error `validation_failed` (needs_human): `python -m pytest -q` exited 1" in card
@@ -145,10 +145,13 @@ def test_every_gate_prompt_names_its_command(kind: str) -> None:
     prompt = gate_prompt(job)
     assert job.gate is not None
     choices = gate_choices(job, job.gate)
-    assert f"To {choices.meaning}: `stepwise {choices.usage}`" in prompt
+    assert f"To {choices.meaning}: `stepwise {shell_template(choices.usage)}`" in prompt
     for other in choices.others:
-        assert f"`stepwise {other}`" in prompt
+        assert f"`stepwise {shell_template(other)}`" in prompt  # `skip REASON`, never `<reason>`
+    assert "<" not in prompt
     on_github = gate_prompt(job, voice=Voice(prefix="/stepwise ", on_github=True))
+    for other in choices.others:  # GitHub keeps DESIGN.md's comment forms: `skip <reason>`
+        assert f"`/stepwise {other}`" in on_github
     assert on_github.count("`/stepwise ") == 1 + len(choices.others) + choices.why.count("{{")
 
 
@@ -250,7 +253,7 @@ def test_note_contents() -> None:
     assert "## Goal\n\nReplace print with logging\n" in note
     assert "## Not doing\n\n- refactor unrelated code\n- touch the tests\n" in note
     assert "## Standing instructions\n\n- keep log levels\n" in note
-    assert note.endswith("Undo any batch by reverting its commit (`stepwise revert <batch>`).\n")
+    assert note.endswith("Undo any batch by reverting its commit (`stepwise revert BATCH`).\n")
 
 
 def test_note_lists_every_batch_with_files_commit_and_validation() -> None:
