@@ -2,7 +2,9 @@
 feature and the `command` and `llm` recipes out of a copy of the tree, one at a time, and what
 is left must still type-check, keep the import contracts and pass the kernel, engine, decisions
 and notes tests and the local end-to-end test; the removals known not to pass yet (its
-`BLOCKED`, each with why) must still fail, so the list is kept true."""
+`BLOCKED`, each with why) must still fail, so the list is kept true. And the one exception of
+the modes' import contract (a mode-level feature's own modules in the hosts may import it) is
+held to what that feature's Removal deletes."""
 
 from __future__ import annotations
 

@@ -26,8 +26,8 @@ from jobs.kernel.model import (
     FINISHED_BATCH_STATUSES,
     GATES,
     TERMINAL_JOB_STATUSES,
-    BatchStatus,
     JobStatus,
+    batch_statuses,
 )
 from jobs.kernel.record_upgrades import without_gate_once_ended
 
@@ -222,24 +222,31 @@ def list_heads(connection: redis.Redis, cache: HeadCache, filters: Filters, *,
 
 # -- progress from the record -------------------------------------------------------------------
 class BatchCounts(BaseModel):
-    """Counts of the recorded batches by status; `done` = completed + skipped + reverted."""
+    """Counts of the recorded batches by status; `done` = completed + skipped + reverted. An
+    installed feature's status is counted under its word too (CI: `awaiting_ci`), an extra
+    field: `features()` lists those."""
+
+    model_config = ConfigDict(extra="allow")
 
     total: int = 0
     done: int = 0
     pending: int = 0
     in_progress: int = 0
-    awaiting_ci: int = 0  # pushed, waiting for the repository's CI (`ci.wait: per_batch`)
     completed: int = 0
     failed: int = 0
     skipped: int = 0
     reverted: int = 0
+
+    def features(self) -> dict[str, int]:
+        """The installed features' statuses and their counts (`awaiting_ci`: 1)."""
+        return {word: int(count) for word, count in (self.model_extra or {}).items()}
 
 
 def batch_counts(batches: Sequence[Batch]) -> BatchCounts:
     tally = Counter(b.status for b in batches)
     return BatchCounts(total=len(batches),
                        done=sum(tally[s] for s in FINISHED_BATCH_STATUSES),
-                       **{s.value: tally[s] for s in BatchStatus})
+                       **{s.value: tally[s] for s in batch_statuses()})
 
 
 def load_jobs(store: RedisStore, heads: list[JobHead]) -> list[Job]:

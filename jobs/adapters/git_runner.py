@@ -96,6 +96,7 @@ def git_session(args: Sequence[str], *, cwd: Path,
     return subprocess.Popen(
         git_argv(args, git_dir=git_dir), cwd=cwd, stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env(cwd=cwd),
+        bufsize=1 << 16,  # answers of many files are read in large pieces
     )
 
 

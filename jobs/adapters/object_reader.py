@@ -14,6 +14,7 @@ the question is asked of a one-shot `git cat-file` instead, and later ones too.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ class ObjectReader:
     def __init__(self, *, cwd: Path, git_dir: Path) -> None:
         self._cwd, self._git_dir = cwd, git_dir
         self._process: subprocess.Popen[bytes] | None = None
+        self._owner = os.getpid()  # a forked child never writes to its parent's process
         self._gone = False  # it could not start or died: one-shot from now on
         self._lock = threading.Lock()
         self.started = 0  # processes started (tests count them)
@@ -106,6 +108,9 @@ class ObjectReader:
         return answers
 
     def _running(self) -> subprocess.Popen[bytes]:
+        if self._owner != os.getpid():  # forked: the process and its pipes are the parent's
+            self._stop()
+            self._owner = os.getpid()
         if self._process is None or self._process.poll() is not None:
             self._stop()
             try:
@@ -118,7 +123,7 @@ class ObjectReader:
 
     def _stop(self) -> None:
         process, self._process = self._process, None
-        if process is not None:
+        if process is not None and self._owner == os.getpid():  # a forked child only lets go
             end_session(process)
 
     def _one_shot(self, command: str, names: list[str]) -> list[Found | None]:

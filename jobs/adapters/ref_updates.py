@@ -12,6 +12,7 @@ moved the branch), with git's own message.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from pathlib import Path
@@ -28,6 +29,7 @@ class RefUpdater:
     def __init__(self, *, cwd: Path, git_dir: Path, objects: ObjectReader) -> None:
         self._cwd, self._git_dir, self._objects = cwd, git_dir, objects
         self._process: subprocess.Popen[bytes] | None = None
+        self._owner = os.getpid()  # a forked child never writes to its parent's process
         self._lock = threading.Lock()
         self.started = 0  # processes started (tests count them)
 
@@ -62,6 +64,9 @@ class RefUpdater:
             return False
 
     def _running(self) -> subprocess.Popen[bytes] | None:
+        if self._owner != os.getpid():  # forked: the process and its pipes are the parent's
+            self._stop()
+            self._owner = os.getpid()
         if self._process is None or self._process.poll() is not None:
             self._stop()
             try:
@@ -74,5 +79,5 @@ class RefUpdater:
 
     def _stop(self) -> None:
         process, self._process = self._process, None
-        if process is not None:
+        if process is not None and self._owner == os.getpid():  # a forked child only lets go
             end_session(process)

@@ -97,6 +97,11 @@ def written_through(private: Path, why: str = "") -> None:
     apart is dropped, so the files alone are what the next command sees."""
     forget(private)
     drop(private)
+    unavailable(why)
+
+
+def unavailable(why: str) -> None:
+    """Say once per reason (and process) why commands write into the worktree."""
     if why and why not in _said:
         _said.append(why)
         log.warning("sandboxed commands write into the job's worktree (%s); each restore "

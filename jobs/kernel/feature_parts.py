@@ -1,11 +1,12 @@
 """What a feature adds to the pure rooms: its part of the record, its gate rows, its causes of
-the `failure` gate, its commits on the job branch, its sections of the change note and its lines
-in the plan and the progress card.
+the `failure` gate, its batch statuses, its commits on the job branch, its sections of the
+change note and its lines in the plan and the progress card.
 
 A feature's folder (jobs/features/<name>/) builds one `FeatureParts`; the composition roots
 (jobs/local.py, bot/server/context.py, the CLI) install them with `install_parts` before a
 record is read, as they install the recipes, so a record that names a feature's gate (or cause)
-reads back. A new gate is one `GateRow`; a new cause of `failure` one `FailureRow`; a new note
+reads back. A new gate is one `GateRow`; a new cause of `failure` one `FailureRow`; a batch status of its
+own one `BatchStatusRow` (jobs/kernel/model.py); a new note
 section one `NoteSection`; lines in the plan or the card are one `CardSection`; its data is a
 `RecordPart` model (jobs/kernel/record_parts.py) given as `job_part` or `batch_part`, with the
 record's fields it replaced as `former_fields` (and `upgrade_batch` for what a field-for-field
@@ -23,7 +24,15 @@ from typing import Any
 
 from jobs.kernel.gate_passes import FAILURE_PASSES, PASSES, PassRow
 from jobs.kernel.job import Batch, Job
-from jobs.kernel.model import FAILURE_CAUSES, GATES, GateRule
+from jobs.kernel.model import (
+    FAILURE_CAUSES,
+    GATES,
+    BatchStatusRow,
+    GateRule,
+    add_batch_status,
+    batch_statuses,
+    remove_batch_status,
+)
 from jobs.kernel.record_parts import (
     BATCH_PARTS,
     BATCH_UPGRADES,
@@ -123,6 +132,7 @@ class FeatureParts:
     name: str
     gates: tuple[GateRow, ...] = ()
     failure_causes: tuple[FailureRow, ...] = ()
+    batch_statuses: tuple[BatchStatusRow, ...] = ()  # its own batch statuses (CI: awaiting_ci)
     note_sections: tuple[NoteSection, ...] = ()
     card_sections: tuple[CardSection, ...] = ()
     job_part: type[RecordPart] | None = None  # `Job.parts[job_part.PART]`
@@ -185,7 +195,13 @@ def install_parts(parts: Iterable[FeatureParts]) -> None:
             if cause.cause in FAILURE_CAUSES:
                 raise ValueError(f"feature {part.name!r}: failure cause {cause.cause!r} is taken "
                                  "by another; give the feature's cause a name of its own")
+        for status in part.batch_statuses:
+            if status.word in {s.value for s in batch_statuses()}:
+                raise ValueError(f"feature {part.name!r}: batch status {status.word!r} is taken; "
+                                 "give the feature's status a word of its own")
         _check_record_part(part)
+        for status in part.batch_statuses:
+            add_batch_status(status)
         for row in part.gates:
             GATES[row.kind], PASSES[row.kind] = row.rule, row.passing
         for cause in part.failure_causes:
@@ -225,6 +241,8 @@ def uninstall_parts(name: str) -> None:
     for cause in part.failure_causes if part is not None else ():
         FAILURE_CAUSES.discard(cause.cause)
         FAILURE_PASSES.pop(cause.cause, None)
+    for status in part.batch_statuses if part is not None else ():
+        remove_batch_status(status.word)
     if part is None:
         return
     for models, formers, model in ((JOB_PARTS, FORMER_JOB_FIELDS, part.job_part),

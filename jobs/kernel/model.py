@@ -2,6 +2,14 @@
 `transition()` that applies them, and the gate table (when each gate opens, what passes it, the
 other choices, its exit code, who may answer). The records they govern are in jobs/kernel/job.py.
 
+A feature adds batch statuses of its own the way it adds gates (jobs/kernel/feature_parts.py
+`BatchStatusRow`; CI: `awaiting_ci`, a pushed batch whose commit waits for CI's verdict): the
+word is the feature's, stored and shown as it is, and becomes a member of `BatchStatus` with its
+edges in BATCH_TRANSITIONS when the feature is installed (`add_batch_status`). That is smaller
+than a generic kernel status with a feature's word on top, which would have changed the stored
+records' word or put CI's word back in the kernel; the kernel reads a feature's status only
+through its row (`feature_status`: it is not done yet; whether its commit passed locally).
+
 The tables below and the Mermaid diagrams in docs/reference/state-machine.md change together.
 """
 
@@ -31,11 +39,33 @@ class JobStatus(StrEnum):
 class BatchStatus(StrEnum):
     PENDING = "pending"
     IN_PROGRESS = "in_progress"
-    AWAITING_CI = "awaiting_ci"  # pushed; completed once its commit's required CI checks pass
     COMPLETED = "completed"
     FAILED = "failed"
     SKIPPED = "skipped"
     REVERTED = "reverted"
+
+    @classmethod
+    def _missing_(cls, value: object) -> BatchStatus | None:
+        """An installed feature's status (`add_batch_status`), read from a record or a word."""
+        return _FEATURE_MEMBERS.get(value) if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class BatchStatusRow:
+    """A feature's batch status: its word (stored and shown), the statuses a batch enters it
+    from and may leave it for, its mark on the card, and whether its commit passed the batch's
+    own validation (a pushed batch waiting for an outside verdict: bisect's sizing counts it)."""
+
+    word: str
+    entered_from: frozenset[BatchStatus]
+    leaves_to: frozenset[BatchStatus]
+    mark: str
+    validated: bool = False
+
+
+# The installed features' batch statuses by word, and their members of BatchStatus.
+FEATURE_BATCH_STATUSES: dict[str, BatchStatusRow] = {}
+_FEATURE_MEMBERS: dict[str, BatchStatus] = {}
 
 
 class Gate(StrEnum):
@@ -98,12 +128,9 @@ JOB_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
 
 _B = BatchStatus
 BATCH_TRANSITIONS: dict[BatchStatus, frozenset[BatchStatus]] = {
-    _B.PENDING: frozenset({_B.IN_PROGRESS, _B.COMPLETED, _B.SKIPPED, _B.AWAITING_CI}),
-    _B.IN_PROGRESS: frozenset({_B.PENDING, _B.COMPLETED, _B.FAILED, _B.SKIPPED, _B.AWAITING_CI}),
-    # per_batch CI: green completes it; red withdraws the candidate (a failed attempt, or
-    # pending when it went back without one); skipped at the ci_failed gate
-    _B.AWAITING_CI: frozenset({_B.COMPLETED, _B.FAILED, _B.PENDING, _B.SKIPPED}),
-    _B.FAILED: frozenset({_B.IN_PROGRESS, _B.PENDING, _B.SKIPPED, _B.COMPLETED, _B.AWAITING_CI}),
+    _B.PENDING: frozenset({_B.IN_PROGRESS, _B.COMPLETED, _B.SKIPPED}),
+    _B.IN_PROGRESS: frozenset({_B.PENDING, _B.COMPLETED, _B.FAILED, _B.SKIPPED}),
+    _B.FAILED: frozenset({_B.IN_PROGRESS, _B.PENDING, _B.SKIPPED, _B.COMPLETED}),
     # a commit left the branch (a rewrite the human accepted): the batch is done again
     _B.COMPLETED: frozenset({_B.REVERTED, _B.PENDING}),
     _B.SKIPPED: frozenset(),
@@ -114,6 +141,43 @@ TERMINAL_JOB_STATUSES = frozenset({_J.COMPLETED, _J.CANCELLED, _J.FAILED})
 # Active: a worker has something to do (every status but the terminal ones and a gate).
 ACTIVE_JOB_STATUSES = frozenset(set(JobStatus) - TERMINAL_JOB_STATUSES - {_J.AWAITING_HUMAN})
 FINISHED_BATCH_STATUSES = frozenset({_B.COMPLETED, _B.SKIPPED, _B.REVERTED})
+
+
+def add_batch_status(row: BatchStatusRow) -> BatchStatus:
+    """Make `row.word` a batch status, with its edges (jobs/kernel/feature_parts.py
+    `install_parts` calls it); a word a status has already is refused (ValueError)."""
+    if row.word in {s.value for s in batch_statuses()}:
+        raise ValueError(f"batch status {row.word!r} is taken; give the feature's status a "
+                         "word of its own")
+    member = str.__new__(BatchStatus, row.word)
+    member._name_, member._value_ = row.word.upper(), row.word
+    _FEATURE_MEMBERS[row.word] = member
+    FEATURE_BATCH_STATUSES[row.word] = row
+    BATCH_TRANSITIONS[member] = row.leaves_to
+    for status in row.entered_from:
+        BATCH_TRANSITIONS[status] = BATCH_TRANSITIONS[status] | {member}
+    return member
+
+
+def remove_batch_status(word: str) -> None:
+    """Take a feature's batch status out again (uninstalling it)."""
+    row = FEATURE_BATCH_STATUSES.pop(word, None)
+    member = _FEATURE_MEMBERS.pop(word, None)
+    if row is None or member is None:
+        return
+    BATCH_TRANSITIONS.pop(member, None)
+    for status in row.entered_from:
+        BATCH_TRANSITIONS[status] = BATCH_TRANSITIONS[status] - {member}
+
+
+def batch_statuses() -> list[BatchStatus]:
+    """Every batch status: the built-in ones, then the installed features'."""
+    return [*BatchStatus, *_FEATURE_MEMBERS.values()]
+
+
+def feature_status(status: BatchStatus) -> BatchStatusRow | None:
+    """The row of a feature's batch status (None for a built-in one)."""
+    return FEATURE_BATCH_STATUSES.get(status.value)
 
 
 @dataclass(frozen=True)

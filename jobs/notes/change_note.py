@@ -13,7 +13,7 @@ from jobs.inputs.programs import split_command
 from jobs.kernel.feature_parts import NoteSlot, note_sections
 from jobs.kernel.human_commits import commits_by_people_lines
 from jobs.kernel.job import Batch, Job
-from jobs.kernel.model import BatchStatus, JobStatus
+from jobs.kernel.model import BatchStatus, JobStatus, feature_status
 from jobs.kernel.plan_history import history_lines
 from jobs.notes.note_parts import (
     batch_commands,
@@ -85,9 +85,9 @@ def render_note(job: Job, *, now: datetime, voice: Voice = LOCAL) -> str:
     lines += [*(f"- {item.words()}" for item in counted.undone),
               *(f"- {md.code(item)}" for item in counted.leftovers)] or ["- none"]
     if job.status is JobStatus.CANCELLED:
-        undone = [b.number for b in job.batches if b.status in (BatchStatus.PENDING,
-                                                               BatchStatus.FAILED,
-                                                               BatchStatus.AWAITING_CI)]
+        # a feature's status (CI's `awaiting_ci`: pushed, its verdict not in) is not done
+        undone = [b.number for b in job.batches if b.status in (
+            BatchStatus.PENDING, BatchStatus.FAILED) or feature_status(b.status) is not None]
         lines += ["", "## Cancelled", "",
                   f"The job was cancelled; batches not done: {', '.join(map(str, undone)) or 'none'}."]
     lines += ["", "Undo any batch by reverting its commit ({{revert <batch>}})."]

@@ -10,7 +10,7 @@ from jobs.basics import markdown_safe as md
 from jobs.decisions.network_failure import NetworkCause, network_cause
 from jobs.inputs.batch_sizes import batch_size_limit, is_auto
 from jobs.kernel.job import Batch, Job
-from jobs.kernel.model import BatchStatus
+from jobs.kernel.model import BatchStatus, batch_statuses
 from jobs.kernel.records import CommandEvidence
 from jobs.notes.annotations import annotations_from_output, choose_tail
 
@@ -109,7 +109,7 @@ def target_key(item: str) -> tuple[str, int, str]:
 
 def kept_label(kept: Sequence[Batch]) -> str:
     tally = Counter(b.status for b in kept)
-    counts = ", ".join(f"{tally[status]} {status}" for status in BatchStatus if tally[status])
+    counts = ", ".join(f"{tally[status]} {status}" for status in batch_statuses() if tally[status])
     files = sum(len(b.files) for b in kept)
     return f"{plural(len(kept), 'batch')} ({counts}; {plural(files, 'file')})"
 

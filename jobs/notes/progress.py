@@ -23,7 +23,7 @@ from jobs.kernel.feature_parts import (
 from jobs.kernel.gates import gate_choices
 from jobs.kernel.git_versions import version_lines
 from jobs.kernel.job import Batch, Job
-from jobs.kernel.model import BatchStatus, Gate, JobStatus
+from jobs.kernel.model import BatchStatus, Gate, JobStatus, batch_statuses, feature_status
 from jobs.kernel.outbox import refused_note, waiting_note
 from jobs.notes.note_parts import (
     artifact_lines,
@@ -46,12 +46,17 @@ FINISHED = frozenset({BatchStatus.COMPLETED, BatchStatus.SKIPPED, BatchStatus.RE
 STATUS_MARKS = {
     BatchStatus.PENDING: "·",
     BatchStatus.IN_PROGRESS: "…",
-    BatchStatus.AWAITING_CI: "⧗",
     BatchStatus.COMPLETED: "✓",
     BatchStatus.FAILED: "✗",
     BatchStatus.SKIPPED: "↷",
     BatchStatus.REVERTED: "↺",
 }
+
+def status_mark(status: BatchStatus) -> str:
+    """A batch's mark on the card (a feature's status brings its own: CI's `awaiting_ci` ⧗)."""
+    row = feature_status(status)
+    return row.mark if row is not None else STATUS_MARKS[status]
+
 
 RATE_LIMIT_WAIT = "Waiting for GitHub's rate limit until"
 
@@ -270,7 +275,7 @@ def _finished(batches: Sequence[Batch]) -> bool:
 
 def _counts(batches: Sequence[Batch]) -> str:
     tally = Counter(b.status for b in batches)
-    return ", ".join(f"{tally[status]} {status}" for status in BatchStatus if tally[status])
+    return ", ".join(f"{tally[status]} {status}" for status in batch_statuses() if tally[status])
 
 
 def focus_milestone(job: Job) -> int | None:
@@ -349,7 +354,7 @@ def render_card(job: Job, *, fold_finished: bool = True, voice: Voice = LOCAL,
         counts = f"{sum(b.status is BatchStatus.COMPLETED for b in batches)}/{len(batches)}"
         lines.append(f"\nMilestone {milestone} ({counts} completed)\n")
         if show:
-            lines.extend(f"- {STATUS_MARKS[b.status]} {batch_line(b, link)}"
+            lines.extend(f"- {status_mark(b.status)} {batch_line(b, link)}"
                          f"{card_batch_words(job, b)}"
                          for b in batches)
         lines += card_milestone_lines(job, milestone)

@@ -14,7 +14,7 @@ from jobs.basics import markdown_safe as md
 from jobs.decisions.verdicts import undone_files
 from jobs.kernel.feature_parts import SET_ASIDE_FROM, batch_figures
 from jobs.kernel.job import Job
-from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus, JobStatus
+from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus, JobStatus, batch_statuses
 from jobs.notes.note_parts import plural, target_key
 
 NOTHING_TO_CHANGE = "nothing to change"
@@ -98,8 +98,8 @@ class Tally:
 
 def tally(job: Job) -> Tally:
     """Count `job`'s batches and files (a pure function of the record)."""
-    counts = {status: 0 for status in BatchStatus}
-    files = {status: 0 for status in BatchStatus}
+    counts = {status: 0 for status in batch_statuses()}
+    files = {status: 0 for status in batch_statuses()}
     unchanged = split_off = 0
     for batch in job.batches:
         counts[batch.status] += 1

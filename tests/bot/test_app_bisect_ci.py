@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from jobs.features.bisect.record import bisect_of
+from jobs.features.ci.record import AWAITING_CI
 from jobs.features.ci.record import ci as ci_part
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import approved, player
@@ -76,7 +77,7 @@ class PlantedCi:
 def start(world: World, *, annotate: bool) -> PlantedCi:
     job = approved(world)
     first = job.batch(1).files
-    assert len(first) >= 2 and job.batch(1).status is BatchStatus.AWAITING_CI
+    assert len(first) >= 2 and job.batch(1).status == AWAITING_CI
     planted = first[1]
     ci = PlantedCi(world, player(world), planted, annotate)
     ci.play()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.record import AWAITING_CI
 from jobs.features.ci.record import ci as ci_part
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import (
@@ -133,7 +134,7 @@ def test_per_batch_a_red_check_withdraws_the_candidate_and_the_second_attempt_is
     job = approved(world)
     candidate = waited_sha(job)
     base = job.base_sha
-    assert job.batch(1).status is BatchStatus.AWAITING_CI
+    assert job.batch(1).status == AWAITING_CI
     assert world.gh.branch_head(world.repo, job.branch) == candidate
     ci.report(candidate, "tests", "failure", annotations=[("calc/alpha/sums.py", 1, "boom")])
     world.work()
@@ -146,7 +147,7 @@ def test_per_batch_a_red_check_withdraws_the_candidate_and_the_second_attempt_is
     assert forced == [{"sha": base, "force": True}]
     # The one rewrite: the branch went back to the candidate's parent (the base), and the
     # second attempt sits on it: the red commit is not under it.
-    assert job.batch(1).status is BatchStatus.AWAITING_CI and len(job.batch(1).attempts) == 2
+    assert job.batch(1).status == AWAITING_CI and len(job.batch(1).attempts) == 2
     second = waited_sha(job)
     history = [c.sha for c in world.gh.commits(world.repo, job.branch)]
     assert history[0] == second and history[1] == base
@@ -155,7 +156,7 @@ def test_per_batch_a_red_check_withdraws_the_candidate_and_the_second_attempt_is
     world.work()
     job = world.job()
     assert job.batch(1).status is BatchStatus.COMPLETED
-    assert job.batch(2).status is BatchStatus.AWAITING_CI
+    assert job.batch(2).status == AWAITING_CI
 
 
 @pytest.mark.ci_config({"wait": "per_batch"})

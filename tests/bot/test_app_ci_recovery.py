@@ -18,10 +18,12 @@ from bot.plumbing.queue import queue
 from bot.server import reaper
 from bot.server.reconciler import reconcile
 from jobs.features.ci.parts import CI_FAILED
+from jobs.features.ci.record import AWAITING_CI
 from jobs.features.ci.record import ci as ci_part
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import approved, ci_world, player, pull_number, waited_sha
 from tests.bot.conftest import SECRET, World
+from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.kit.local_e2e import STEPWISE
 from tests.kit.waiting import ShiftedClock, wait_until
 
@@ -113,7 +115,8 @@ def test_a_worker_killed_between_push_and_record_adopts_the_candidate_and_waits_
     env = {**os.environ, "STEPWISE_APP_ID": str(world.gh.app_id),
            "STEPWISE_PRIVATE_KEY": world.gh.private_key_pem, "STEPWISE_WEBHOOK_SECRET": SECRET,
            "STEPWISE_REDIS_URL": redis_url, "STEPWISE_GITHUB_API_URL": world.gh.base_url,
-           "STEPWISE_WORKDIR": str(tmp_path / "work"), "STEPWISE_LEASE_TTL_S": "2"}
+           "STEPWISE_WORKDIR": str(tmp_path / "work"), "STEPWISE_LEASE_TTL_S": "2",
+           "STEPWISE_GITHUB_WRITE_BURST": str(WORLD_WRITE_BURST)}
     worker = subprocess.Popen([str(STEPWISE), "worker", "--burst"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
@@ -138,7 +141,7 @@ def test_a_worker_killed_between_push_and_record_adopts_the_candidate_and_waits_
     world.work()
     job = world.job()
     assert waited_sha(job) == pushed and job.batch(1).commit == pushed
-    assert job.batch(1).status is BatchStatus.AWAITING_CI  # a candidate, not completed
+    assert job.batch(1).status == AWAITING_CI  # a candidate, not completed
     assert sum("batch 1/" in s for s in world.gh.git_log(world.repo, job.branch)) == 1
     ci.report(pushed, "tests", "success")
     world.work()

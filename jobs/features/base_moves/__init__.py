@@ -40,5 +40,6 @@ Modules:
 - parts.py: the part's registration, the merge commits' kind, the `conflict` gate's row, the
   note and card sections (`PARTS`).
 - merge.py: the engine side: the facts from git, the merge, the replay, the gates.
+- port.py: the one question it asks of the forge (is the base branch strict?), through CI's port.
 - wiring.py: `FEATURE`, the line of jobs/composition.py, with its `active` guard.
 """

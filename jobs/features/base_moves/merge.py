@@ -15,6 +15,7 @@ from jobs.decisions.guard import check_diff
 from jobs.engine.attempt import guard_policy
 from jobs.engine.context import JobContext
 from jobs.features.base_moves.parts import BASE_MERGE, CONFLICT
+from jobs.features.base_moves.port import requires_up_to_date
 from jobs.features.base_moves.record import BaseConflict, BaseMerge, ReplayedBatch, moves
 from jobs.features.base_moves.rules import (
     BaseAction,
@@ -71,7 +72,7 @@ def update_from_base(engine: JobContext) -> bool:
     facts = BaseFacts(base_sha=base, contained=False, conflicts=preview.conflicts,
                       absent_at_base=absent_paths(repo, base, preview.conflicts),
                       strict=preview.clean and job.config.update_from_base == "conflicted"
-                      and _strict(engine))
+                      and requires_up_to_date(engine))
     decision = decide_base_update(job, facts)
     if decision.action is BaseAction.NOTHING:
         if decision.reason and not (moves(job).checked or "").startswith(f"{base}.."):
@@ -114,11 +115,6 @@ def _checked(engine: JobContext, base: str) -> bool:
     part = moves(job)
     part.checked, part.moved_at = _pair(base, job.head_sha), None
     return False
-
-
-def _strict(engine: JobContext) -> bool:
-    report = engine.services.forge.ci_report(engine.job, engine.job.head_sha)
-    return bool(report and report.strict)
 
 
 def _forget_unlanded(engine: JobContext) -> None:

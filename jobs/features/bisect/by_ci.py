@@ -10,7 +10,7 @@ verdict is recorded like a local result, the candidate is withdrawn, and the bis
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Protocol
 
 from jobs.basics import markdown_safe as md
 from jobs.decisions.ci import CiState, CiVerdict
@@ -27,9 +27,9 @@ class CiCandidates(Protocol):
     """What a split asks of CI, given by the CI feature (jobs/features/ci/wiring.py
     `CANDIDATES`; jobs/composition.py wires it in, so neither feature imports the other)."""
 
-    def begin(self, engine: JobContext, *, scope: Literal["milestone", "batch"], number: int,
-              sha: str) -> bool:
-        """Wait for CI on `sha`; False when this repository has no CI."""
+    def begin(self, engine: JobContext, batch: Batch, sha: str) -> bool:
+        """Wait for CI on `batch`'s candidate `sha` (the batch waits with it, in CI's own
+        status); False when this repository has no CI."""
         ...
 
     def take_back(self, engine: JobContext, sha: str, batch: Batch) -> bool:
@@ -76,12 +76,11 @@ def push_candidate(ci: CiCandidates, engine: JobContext, batch: Batch,
     local = engine.runner.worktree.commit_tree(result.tree, job.head_sha, message)
     sha = repo.advance_branch(job.branch, local, job.head_sha)
     state.candidate, state.candidate_sha = result, sha
-    if not ci.begin(engine, scope="batch", number=batch.number, sha=sha):
+    if not ci.begin(engine, batch, sha):
         repo.withdraw(job.branch, sha, job.head_sha)
         state.candidate, state.candidate_sha = None, ""
         return False
     job.head_sha = sha
-    batch.set_status(BatchStatus.AWAITING_CI)
     engine.event("split", f"batch {batch.number}: {len(result.files)} of {len(state.files)} "
                  f"files passed locally; waiting for CI on {short(sha)}", batch.number)
     engine.save(touched=[batch.number])

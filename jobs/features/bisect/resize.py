@@ -12,14 +12,15 @@ from jobs.features.bisect.record import bisect_of, bisect_part
 from jobs.features.bisect.sizing import milestones_from, next_size, regroup
 from jobs.inputs.batch_sizes import batch_size_limit, is_auto
 from jobs.kernel.job import Batch, Job
-from jobs.kernel.model import BatchStatus
+from jobs.kernel.model import BatchStatus, feature_status
 
 
 def outcome_of(batch: Batch) -> bool | None:
     """How a started planned batch counts for the size: passed, failed (or split), neither."""
     if bisect_of(batch).split is not None or batch.status is BatchStatus.FAILED:
         return False
-    if batch.status in (BatchStatus.COMPLETED, BatchStatus.AWAITING_CI, BatchStatus.REVERTED):
+    held = feature_status(batch.status)  # CI's `awaiting_ci`: pushed after passing validation
+    if batch.status in (BatchStatus.COMPLETED, BatchStatus.REVERTED) or (held and held.validated):
         return True
     return None
 

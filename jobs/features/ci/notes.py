@@ -15,7 +15,7 @@ from typing import Protocol
 from jobs.basics import markdown_safe as md
 from jobs.basics.errors import ErrorInfo, RetryClass
 from jobs.decisions.ci import CheckObservation, CiState, CiVerdict
-from jobs.features.ci.record import CiCheck, CiResult, CiWait, all_results, ci, results_of
+from jobs.features.ci.record import AWAITING_CI, CiCheck, CiResult, CiWait, all_results, ci, results_of
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus
 from jobs.notes.annotations import Annotation
@@ -115,7 +115,7 @@ def milestone_ci_lines(job: Job, milestone: int) -> list[str]:
 def batch_ci_words(job: Job, batch: Batch) -> str:
     """" — CI passed" after a batch line, for `ci.wait: per_batch`."""
     wait = ci(job).wait
-    if batch.status is BatchStatus.AWAITING_CI and wait is not None and \
+    if batch.status == AWAITING_CI and wait is not None and \
             wait.scope == "batch" and wait.number == batch.number:
         return f" — {wait.progress or 'waiting for CI'}"
     result = latest_result(job, "batch", batch.number)

@@ -12,6 +12,8 @@ from jobs.features.ci.notes import (
     plan_ci_lines,
 )
 from jobs.features.ci.record import (
+    AWAITING_CI,
+    AWAITING_CI_ROW,
     FORMER_BATCH_FIELDS,
     FORMER_FIELDS,
     CiBatch,
@@ -46,7 +48,7 @@ def passing(job: Job, _gate: OpenGate, verb: Verb, _batch: Batch | None) -> str:
             break
     if wait.scope == "batch":
         waited = job.batch(wait.number)
-        if waited.status is BatchStatus.AWAITING_CI:
+        if waited.status == AWAITING_CI:
             waited.set_status(BatchStatus.COMPLETED)
     part.wait = None
     return f"the CI failure of {what} is accepted as it is (named in the note)"
@@ -63,6 +65,7 @@ GATE = GateRow(
 PARTS = FeatureParts(
     name="ci",
     gates=(GATE,),
+    batch_statuses=(AWAITING_CI_ROW,),  # per_batch: a pushed batch waiting for CI's verdict
     config_keys=("ci",),
     job_part=CiJob,
     batch_part=CiBatch,

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from jobs.kernel.feature_parts import OUTSIDE_VERDICTS, OUTSIDE_WAITS
 from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import BatchStatus, BatchStatusRow
 from jobs.kernel.record_parts import Awaited, RecordPart
 from jobs.kernel.records import Record
 
@@ -99,6 +100,24 @@ class CiBatch(RecordPart):
 
     results: list[CiResult] = []
     withdrawn: list[CiWithdrawal] = []  # the attempts whose commit a red check withdrew
+
+
+# per_batch: a pushed batch whose commit waits for CI's verdict (DESIGN.md's batch status): it
+# enters from `in_progress` (pushed) or, adopted from the branch, from `pending` or `failed`;
+# green completes it, red withdraws the candidate (a failed attempt, or pending when it went
+# back without one), `skip` at ci_failed skips it. Its commit passed the batch's validation.
+AWAITING_CI = "awaiting_ci"
+AWAITING_CI_ROW = BatchStatusRow(
+    AWAITING_CI,
+    entered_from=frozenset({BatchStatus.PENDING, BatchStatus.IN_PROGRESS, BatchStatus.FAILED}),
+    leaves_to=frozenset({BatchStatus.COMPLETED, BatchStatus.FAILED, BatchStatus.PENDING,
+                         BatchStatus.SKIPPED}),
+    mark="⧗", validated=True)
+
+
+def awaiting_ci() -> BatchStatus:
+    """The status `awaiting_ci` (a member of BatchStatus once CI is installed)."""
+    return BatchStatus(AWAITING_CI)
 
 
 # The job's (a batch's) fields before they moved here -> the part's fields

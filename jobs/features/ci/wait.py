@@ -2,7 +2,7 @@
 the loop calls at its named points (jobs/features/ci/wiring.py) and what the verdict does.
 
 A job that waits for CI stays `running` with `ci(job).wait` set and holds no worker: each later
-step (queued by a CI webhook on `ci_wait.sha`, or by the reconciler) is the safe-point hook,
+step (queued by a CI webhook on the wait's commit, or by the reconciler) is the safe-point hook,
 which reads the forge's report, computes the verdict (rules.py) and either keeps waiting, goes
 on, opens `ci_failed`, or (`ci.wait: per_batch`) withdraws the red candidate as a failed
 attempt (withdraw.py). Local mode has no CI (`forge.ci_report` is None): nothing here waits
@@ -19,7 +19,17 @@ from jobs.engine.context import JobContext, Outcome, outcome_of
 from jobs.features.ci.notes import checks_of, failure_report, scope_words
 from jobs.features.ci.parts import CI_FAILED
 from jobs.features.ci.port import ci_of
-from jobs.features.ci.record import CiResult, CiWait, ci, ci_batch, results_of, start_wait, waiting_for_ci
+from jobs.features.ci.record import (
+    AWAITING_CI,
+    CiResult,
+    CiWait,
+    awaiting_ci,
+    ci,
+    ci_batch,
+    results_of,
+    start_wait,
+    waiting_for_ci,
+)
 from jobs.features.ci.rerun import rerun_failed
 from jobs.features.ci.rules import WORKFLOWS_DIR, CiRequirement, ci_verdict, expects_ci
 from jobs.features.ci.withdraw import Held, withdraw_failed, withdraw_skipped
@@ -50,6 +60,15 @@ def begin(engine: JobContext, *, scope: Scope, number: int, sha: str) -> bool:
     start_wait(job, CiWait(sha=sha, since=engine.now(), scope=scope, number=number,
                            rerun_of=stale))
     engine.event("ci", f"waiting for CI on {short(sha)} ({scope_words(scope, number)})")
+    return True
+
+
+def begin_candidate(engine: JobContext, batch: Batch, sha: str) -> bool:
+    """A split's candidate commit of `batch` (jobs/features/bisect/by_ci.py): wait for CI on
+    it, the batch `awaiting_ci` meanwhile; False when this forge has no CI."""
+    if not begin(engine, scope="batch", number=batch.number, sha=sha):
+        return False
+    batch.set_status(awaiting_ci())
     return True
 
 
@@ -107,7 +126,7 @@ def after_push(engine: JobContext, batch: Batch) -> None:
     if engine.job.config.ci.wait == "per_batch" and \
             begin(engine, scope="batch", number=batch.number, sha=batch.commit or
                   engine.job.head_sha):
-        batch.set_status(BatchStatus.AWAITING_CI)
+        batch.set_status(awaiting_ci())
 
 
 def adopted(engine: JobContext, batch: Batch, sha: str) -> BatchStatus | None:
@@ -117,7 +136,7 @@ def adopted(engine: JobContext, batch: Batch, sha: str) -> BatchStatus | None:
     if engine.job.config.ci.wait == "per_batch" and sha == engine.services.repository.\
             branch_head(engine.job.branch) and \
             begin(engine, scope="batch", number=batch.number, sha=sha):
-        return BatchStatus.AWAITING_CI
+        return awaiting_ci()
     return None
 
 
@@ -179,7 +198,7 @@ def check(engine: JobContext) -> Outcome | None:
         batch = next((b for b in job.batches if b.number == wait.number), None)
         if batch is not None and batch.status is BatchStatus.SKIPPED:
             return _after_withdrawal(engine, withdraw_skipped(engine, wait))  # `skip` at ci_failed
-        if batch is None or batch.status is not BatchStatus.AWAITING_CI:  # re-planned away
+        if batch is None or batch.status != AWAITING_CI:  # re-planned away
             ci(job).wait = None
             engine.save()
             return None
@@ -268,7 +287,7 @@ def _passed(engine: JobContext, wait: CiWait) -> None:
     touched: list[int] = []
     if wait.scope == "batch":
         batch = job.batch(wait.number)
-        if batch.status is BatchStatus.AWAITING_CI:
+        if batch.status == AWAITING_CI:
             batch.set_status(BatchStatus.COMPLETED)
         touched = [batch.number]
     engine.save(touched=touched)

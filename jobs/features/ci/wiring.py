@@ -19,9 +19,10 @@ FEATURE = Feature(
 
 class Candidates:
     """What a split asks of CI (jobs/features/bisect/by_ci.py `CiCandidates`): wait for CI on
-    a candidate commit, take a judged candidate back off the branch."""
+    a candidate commit (the batch `awaiting_ci` meanwhile), take a judged candidate back off
+    the branch."""
 
-    begin = staticmethod(wait.begin)
+    begin = staticmethod(wait.begin_candidate)
     take_back = staticmethod(withdraw.take_back)
 
 

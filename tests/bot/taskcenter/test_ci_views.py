@@ -8,9 +8,16 @@ from fastapi.testclient import TestClient
 
 from bot.observability import metrics
 from bot.plumbing.redis_store import RedisStore
-from jobs.features.ci.record import CiCheck, CiResult, CiWait, ci, ci_batch, start_wait
+from jobs.features.ci.record import (
+    CiCheck,
+    CiResult,
+    CiWait,
+    awaiting_ci,
+    ci,
+    ci_batch,
+    start_wait,
+)
 from jobs.kernel.job import Job
-from jobs.kernel.model import BatchStatus
 from tests.bot.taskcenter.conftest import START, build
 from tests.bot.taskcenter.test_metrics import stored
 
@@ -24,7 +31,7 @@ def waiting_job() -> Job:
     job.id, job.number = "99-c1c1c1c1c1c1", 99  # beside the seeded jobs
     ci(job).results = [CiResult(scope="milestone", number=1, sha="b" * 40, state="failed", at=START,
                                checks=[RED], accepted=True)]
-    job.batch(3).status = BatchStatus.AWAITING_CI
+    job.batch(3).status = awaiting_ci()
     ci_batch(job.batch(1)).results = [CiResult(scope="batch", number=1, sha="d" * 40, state="passed",
                                         at=START)]
     ci(job).wait = CiWait(sha=SHA, since=START, scope="milestone", number=2,
@@ -48,7 +55,7 @@ def test_the_job_page_shows_the_wait_and_every_verdict_with_links(
     assert "javascript:" not in section  # only https links are links
     assert "failed — accepted with approve" in section
     assert "<td>batch 1</td><td><code>ddddddd</code></td>" in section
-    assert "1 awaiting CI)" in html
+    assert "1 awaiting_ci)" in html
     assert '<a href="https://github.com/acme/api/actions/runs/7" rel="noopener noreferrer">' \
         in section
 

@@ -4,6 +4,7 @@ commit), and a process that dies or cannot start leaves the answers to a one-sho
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -95,4 +96,19 @@ def test_a_name_with_a_line_break_is_never_sent(repo: Path) -> None:
     assert repository.resolve("main\nrefs/heads/main") is None
     with pytest.raises(ValueError, match="line break"):
         repository.objects.info("HEAD\n")
+    repository.close()
+
+
+def test_a_forked_child_starts_its_own_process(repo: Path) -> None:
+    """A worker that forks (a work-horse) never writes to its parent's reader: the child asks
+    its own, and the parent's still answers it."""
+    repository = Repository(repo)
+    head = repository.branch_head("main")
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only when its answer is right and came from its own git
+        ok = repository.branch_head("main") == head and repository.objects.started == 2
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert repository.branch_head("main") == head and repository.objects.started == 1
     repository.close()

@@ -5,11 +5,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import ValidationError
 
 from jobs.basics.errors import StateError
 from jobs.basics.voice import LOCAL
+from jobs.kernel.feature_parts import FeatureParts, install_parts, installed
 from jobs.kernel.job import Batch, Job, OpenGate
 from jobs.kernel.model import (
     BATCH_TRANSITIONS,
@@ -19,9 +22,12 @@ from jobs.kernel.model import (
     TERMINAL_JOB_STATUSES,
     Acceptance,
     BatchStatus,
+    BatchStatusRow,
     Gate,
     JobStatus,
     Verb,
+    batch_statuses,
+    feature_status,
     transition,
 )
 from jobs.kernel.records import Attempt, CommandEvidence, PendingIssue, PullRequest, ServerState, Target
@@ -42,7 +48,7 @@ ILLEGAL_BATCH = sorted(
 
 def test_tables_cover_every_status() -> None:
     assert set(JOB_TRANSITIONS) == set(JobStatus)
-    assert set(BATCH_TRANSITIONS) == set(BatchStatus)
+    assert set(BATCH_TRANSITIONS) == set(batch_statuses())
 
 
 @pytest.mark.parametrize(
@@ -74,12 +80,6 @@ def test_design_job_transitions_are_legal(current: JobStatus, new: JobStatus) ->
         (BatchStatus.PENDING, BatchStatus.IN_PROGRESS),
         (BatchStatus.IN_PROGRESS, BatchStatus.COMPLETED),
         (BatchStatus.IN_PROGRESS, BatchStatus.FAILED),
-        # per_batch CI: pushed, then completed on green, withdrawn (failed) on red
-        (BatchStatus.IN_PROGRESS, BatchStatus.AWAITING_CI),
-        (BatchStatus.AWAITING_CI, BatchStatus.COMPLETED),
-        (BatchStatus.AWAITING_CI, BatchStatus.FAILED),
-        (BatchStatus.AWAITING_CI, BatchStatus.PENDING),
-        (BatchStatus.AWAITING_CI, BatchStatus.SKIPPED),
         (BatchStatus.IN_PROGRESS, BatchStatus.SKIPPED),
         (BatchStatus.COMPLETED, BatchStatus.REVERTED),
         # not in DESIGN's list: `approve` at human_commit after a rewrite that dropped its commit
@@ -343,3 +343,27 @@ def test_a_record_that_kept_its_campaign_in_the_server_part_reads_it_on_the_job(
     assert job.part_of == "octo-org/widgets#2"
     assert "part_of" not in job.server.model_dump()
     assert Job.model_validate_json(job.model_dump_json()).part_of == "octo-org/widgets#2"
+
+
+HELD = BatchStatusRow("awaiting_toy", entered_from=frozenset({BatchStatus.IN_PROGRESS}),
+                      leaves_to=frozenset({BatchStatus.COMPLETED}), mark="?", validated=True)
+
+
+def test_a_feature_adds_a_batch_status_with_its_edges_and_takes_it_back() -> None:
+    with installed(FeatureParts("toy", batch_statuses=(HELD,))):
+        held = BatchStatus("awaiting_toy")
+        assert held in batch_statuses() and feature_status(held) == HELD
+        batch = Batch(number=1, milestone=1, files=["a.py"], status=BatchStatus.IN_PROGRESS)
+        batch.set_status(held)
+        again = Batch.model_validate_json(batch.model_dump_json())  # stored as its word
+        assert again.status is held and json.loads(batch.model_dump_json())["status"] == \
+            "awaiting_toy"
+        with pytest.raises(StateError, match="illegal batch transition"):
+            again.set_status(BatchStatus.PENDING)
+        again.set_status(BatchStatus.COMPLETED)
+        with pytest.raises(ValueError, match="taken"):
+            install_parts([FeatureParts("copy", batch_statuses=(HELD,))])
+    assert "awaiting_toy" not in {s.value for s in batch_statuses()}
+    assert all(held not in targets for targets in BATCH_TRANSITIONS.values())
+    with pytest.raises(ValidationError):
+        Batch.model_validate({"number": 1, "milestone": 1, "files": [], "status": "awaiting_toy"})

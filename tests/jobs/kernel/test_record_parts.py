@@ -1,20 +1,23 @@
 """A feature's part of the job record (jobs/kernel/record_parts.py): registered through its
 `FeatureParts`, read back typed from a stored document, refused when it does not fit its model,
 kept as written when no installed feature claims it, not written while empty, and filled from
-the record's former fields in a document of an earlier release."""
+the record's former fields in a document of an earlier release; a part that awaits something
+outside holds the job with no worker."""
 
 from __future__ import annotations
 
 import json
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from pydantic import Field, ValidationError
 
 from jobs.kernel.feature_parts import FeatureParts, install_parts, installed
 from jobs.kernel.job import Batch, Job
-from jobs.kernel.record_parts import RecordPart
-from tests.kit.records import make_job
+from jobs.kernel.model import JobStatus
+from jobs.kernel.record_parts import Awaited, RecordPart, awaited_in
+from jobs.kernel.records import Attempt
+from tests.kit.records import T0, make_job
 
 
 class Tally(RecordPart):
@@ -100,3 +103,53 @@ def test_two_features_cannot_claim_one_part_key() -> None:
 def test_former_fields_need_a_part_to_go_to() -> None:
     with pytest.raises(ValueError, match="no part of the record"):
         install_parts([FeatureParts("lost", former_fields={"x": "y"})])
+
+
+class Outside(RecordPart):
+    """A part that holds the job waiting outside (as CI's wait does)."""
+
+    PART: ClassVar[str] = "outside"
+
+    sha: str = ""
+
+    def awaited(self) -> Awaited | None:
+        return Awaited(self.sha, T0, f"waiting on {self.sha[:7]}") if self.sha else None
+
+    def stop_waiting(self) -> None:
+        self.sha = ""
+
+
+def _attempt_notes(doc: dict[str, Any]) -> dict[str, Any]:
+    """An earlier release kept a `note` on each attempt: read into the batch's part."""
+    attempts = [dict(a) for a in doc.get("attempts", [])]
+    notes = [a.pop("note") for a in attempts if isinstance(a, dict) and "note" in a]
+    if not notes:
+        return doc
+    return {**doc, "attempts": attempts, "parts": {**doc.get("parts", {}),
+                                                   "tally_marks": {"marks": notes}}}
+
+
+OUTSIDE = FeatureParts("outside", job_part=Outside, batch_part=Marks,
+                       upgrade_batch=_attempt_notes)
+
+
+def test_a_part_that_awaits_something_outside_holds_the_job_without_a_worker() -> None:
+    with installed(OUTSIDE):
+        job = make_job(status=JobStatus.RUNNING)
+        assert job.is_active and job.awaited() is None and not job.waiting_outside
+        job.part(Outside).sha = "c" * 40
+        assert not job.is_active and job.waiting_outside
+        assert job.awaited() == Awaited("c" * 40, T0, "waiting on ccccccc")
+        document = json.loads(job.model_dump_json())
+        assert awaited_in(document) == job.awaited()  # read from the stored document
+        job.stop_waiting()
+        assert job.is_active and awaited_in(json.loads(job.model_dump_json())) is None
+
+
+def test_a_feature_reads_what_field_names_cannot_say_from_an_earlier_batch_document() -> None:
+    with installed(OUTSIDE):
+        batch = json.loads(Batch(number=1, milestone=1, files=["a.py"], attempts=[
+            Attempt(number=1, started_at=T0)]).model_dump_json())
+        batch["attempts"][0]["note"] = 5
+        read = Batch.model_validate(batch)
+        assert read.part(Marks).marks == [5]

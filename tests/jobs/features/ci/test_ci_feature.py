@@ -5,6 +5,7 @@ the change note, and its `active` guard keeps a job without CI out of every hook
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,15 +14,18 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import pytest
+
 from jobs.composition import FEATURES
 from jobs.features.ci.parts import CI_FAILED
-from jobs.features.ci.record import CiResult, CiWait, ci
+from jobs.features.ci.record import AWAITING_CI, CiResult, CiWait, awaiting_ci, ci
 from jobs.features.ci.wait import active
 from jobs.features.ci.wiring import FEATURE
-from jobs.kernel.job import Job
-from jobs.kernel.model import GATES, BatchStatus, JobStatus
+from jobs.kernel.job import Batch, Job
+from jobs.kernel.model import BATCH_TRANSITIONS, GATES, BatchStatus, JobStatus
 from jobs.local import LocalSession
 from jobs.notes.change_note import render_note
+from jobs.notes.progress import status_mark
 from tests.jobs.features.ci.test_ci_gate import at_ci_failed
 from tests.kit.local_e2e import NUMBER, Recorder, build_sample, issue, load_job
 from tests.kit.records import T0, make_batch, make_job
@@ -95,3 +99,21 @@ def test_a_local_job_crosses_none_of_the_ci_hooks(tmp_path: Path) -> None:
     assert {name for module, name in called if module == "wait.py"} == {"active"}
     # The plan says local mode has no CI; the card and the note have nothing to add.
     assert ("notes.py", "plan_ci_lines") in called
+
+
+@pytest.mark.parametrize("current", [BatchStatus.PENDING, BatchStatus.IN_PROGRESS,
+                                     BatchStatus.FAILED])
+def test_awaiting_ci_is_entered_as_design_says(current: BatchStatus) -> None:
+    """pushed (`in_progress`), or adopted from the branch (`pending`, `failed`)."""
+    assert awaiting_ci() in BATCH_TRANSITIONS[current]
+
+
+def test_awaiting_ci_is_left_as_design_says_and_stored_as_its_word() -> None:
+    """Green completes it, red withdraws it (failed; pending without an attempt), `skip` at
+    ci_failed skips it; the record keeps the word `awaiting_ci`, the card marks it ⧗."""
+    assert BATCH_TRANSITIONS[awaiting_ci()] == {BatchStatus.COMPLETED, BatchStatus.FAILED,
+                                                BatchStatus.PENDING, BatchStatus.SKIPPED}
+    batch = make_batch(1, status=awaiting_ci())
+    assert json.loads(batch.model_dump_json())["status"] == AWAITING_CI
+    assert Batch.model_validate_json(batch.model_dump_json()).status is awaiting_ci()
+    assert status_mark(batch.status) == "⧗"

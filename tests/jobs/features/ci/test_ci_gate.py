@@ -10,7 +10,7 @@ import pytest
 from jobs.decisions.ci import CheckObservation
 from jobs.features.ci.notes import batches_named, failure_report, plan_ci_lines
 from jobs.features.ci.parts import CI_FAILED
-from jobs.features.ci.record import CiResult, CiWait, ci, ci_batch, waiting_for_ci
+from jobs.features.ci.record import CiResult, CiWait, awaiting_ci, ci, ci_batch, waiting_for_ci
 from jobs.features.ci.rules import CiRequirement, ci_verdict
 from jobs.inputs.config import load_config
 from jobs.kernel.gates import RefusedError, Verb, apply_verb, open_gate
@@ -27,7 +27,7 @@ SHA = "c" * 40
 def at_ci_failed(scope: str = "milestone") -> Job:
     batches = [make_batch(1, status=BatchStatus.COMPLETED, files=["a.py"]),
                make_batch(2, status=BatchStatus.COMPLETED if scope == "milestone"
-                          else BatchStatus.AWAITING_CI, files=["b.py"])]
+                          else awaiting_ci(), files=["b.py"])]
     batches[0].commit, batches[1].commit = "1" * 40, SHA
     job = make_job(batches=batches, status=JobStatus.RUNNING)
     number = 1 if scope == "milestone" else 2

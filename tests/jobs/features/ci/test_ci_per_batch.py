@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.features.ci.parts import CI_FAILED
-from jobs.features.ci.record import ci, ci_batch, waiting_for_ci, withdrawn_checks
+from jobs.features.ci.record import AWAITING_CI, ci, ci_batch, waiting_for_ci, withdrawn_checks
 from jobs.kernel.gates import Verb, apply_verb
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.notes.annotations import Annotation
@@ -27,7 +27,7 @@ def waiting_on_batch_1(tmp_path: Path, **config: object) -> CiRig:
     job = ci_rig.job
     first = job.batch(1)
     assert outcome.exit_code == 0 and waiting_for_ci(job) and not job.is_active
-    assert first.status is BatchStatus.AWAITING_CI and first.commit == ci_rig.head()
+    assert first.status == AWAITING_CI and first.commit == ci_rig.head()
     assert ci(job).wait is not None and (ci(job).wait.scope, ci(job).wait.number) == ("batch", 1)
     assert ci(job).wait.sha == first.commit
     assert job.batch(2).status is BatchStatus.PENDING  # nothing goes on before its verdict
@@ -66,7 +66,7 @@ def test_red_check_withdraws_the_candidate_and_the_second_attempt_passes(
 
     ci_rig.run()  # attempt 2 is pushed and waits for its own checks
     job = ci_rig.job
-    assert len(job.batch(1).attempts) == 2 and job.batch(1).status is BatchStatus.AWAITING_CI
+    assert len(job.batch(1).attempts) == 2 and job.batch(1).status == AWAITING_CI
     while waiting_for_ci(job):  # green from here on, for each candidate in turn
         ci_rig.forge.report_check(ci_rig.waiting_sha(), "tests")
         ci_rig.run()
@@ -123,7 +123,7 @@ def test_a_candidate_adopted_after_a_crash_waits_for_its_checks(tmp_path: Path) 
     job = ci_rig.job
     first = job.batch(1)
     assert outcome.exit_code == 0 and waiting_for_ci(job)
-    assert first.status is BatchStatus.AWAITING_CI and first.adopted  # a candidate, not done
+    assert first.status == AWAITING_CI and first.adopted  # a candidate, not done
     assert first.commit == candidate and ci(job).wait is not None and ci(job).wait.sha == candidate
     assert len(first.attempts) == 1  # not redone
     ci_rig.forge.report_check(candidate, "tests")
@@ -170,7 +170,7 @@ def test_a_batch_whose_checks_time_out_can_be_skipped_and_is_withdrawn(tmp_path:
     outcome = ci_rig.run()
     job = ci_rig.job
     assert job.gate is not None and job.gate.kind == CI_FAILED and outcome.exit_code == 4
-    assert job.gate.batch == 1 and job.batch(1).status is BatchStatus.AWAITING_CI
+    assert job.gate.batch == 1 and job.batch(1).status == AWAITING_CI
     assert ci_rig.head() == candidate  # a timeout withdraws nothing by itself
 
     apply_verb(job, Verb.SKIP, reason="the runner pool is down")
@@ -192,7 +192,7 @@ def test_approve_at_a_batch_ci_failed_completes_it_and_goes_on(tmp_path: Path) -
     ci_rig.run()
     job = ci_rig.job
     assert job.batch(1).status is BatchStatus.COMPLETED and job.batch(1).commit == candidate
-    assert job.batch(2).status is BatchStatus.AWAITING_CI  # the next batch, on top
+    assert job.batch(2).status == AWAITING_CI  # the next batch, on top
     assert "CI timed out (accepted)" in render_card(job)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.demo.scripted_llm import ScriptedServer
-from jobs.kernel.model import BatchStatus
+from jobs.features.ci.record import AWAITING_CI
 from jobs.notes.annotations import Annotation
 from jobs.ports import CiFailure
 from tests.jobs.features.ci.ci_kit import rig
@@ -28,7 +28,7 @@ def test_the_next_attempt_is_told_why_ci_withdrew_the_last(tmp_path: Path,
     server.add(good_reply(ci_rig.repo))
     ci_rig.run()
     job = ci_rig.job
-    assert len(job.batch(1).attempts) == 2 and job.batch(1).status is BatchStatus.AWAITING_CI
+    assert len(job.batch(1).attempts) == 2 and job.batch(1).status == AWAITING_CI
     told = "\n".join(str(m["content"]) for m in server.requests[-1].messages)
     assert "the repository's CI failed on the commit" in told and "`tests`" in told
     assert f"{ALPHA[0]}:5: TypeError: new_sum() got 3 arguments" in told
