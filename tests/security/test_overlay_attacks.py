@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from jobs.adapters import sandbox as sb
-from jobs.adapters import sandbox_view, scratch
+from jobs.adapters import sandbox_view
 from jobs.adapters.sandbox import BubblewrapSandbox, SandboxPolicy
 from jobs.adapters.workspace import Repository
 from jobs.adapters.worktree import Worktree
