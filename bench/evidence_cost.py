@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 os.environ["STEPWISE_STORE_CHECK"] = "0"
 
 from jobs.composition import FEATURES  # noqa: E402
-from jobs.features.evidence.forecast import FACET, Forecast, actual  # noqa: E402
-from jobs.features.evidence.record import job_facet  # noqa: E402
+from jobs.features.evidence.forecast import actual  # noqa: E402
+from jobs.features.evidence.record import job_evidence  # noqa: E402
 from jobs.inputs.spec import parse_issue_file  # noqa: E402
 from jobs.kernel.job import Job  # noqa: E402
 from jobs.local import LocalSession  # noqa: E402
@@ -169,7 +169,7 @@ def measure(args: argparse.Namespace, python: str) -> None:
                     continue
                 second, _ = run_job(repo, 2, evidence=True)  # the same work, after the first
                 for label, measured in (("first", job), ("second", second)):
-                    stated, done = job_facet(measured, FACET, Forecast), actual(measured)
+                    stated, done = job_evidence(measured).forecast, actual(measured)
                     assert stated is not None and done is not None
                     errors[f"runs_{label}"].append(error(stated.runs, done.runs))
                     errors[f"wall_{label}"].append(error(stated.wall_s, done.wall_s))

@@ -1,6 +1,7 @@
 """Names stay home: each feature and each recipe owns its identifiers (its part of the record and
 the models in its folder, its config keys, its gate kinds, causes of `failure` and batch
-statuses, its error codes), and they appear nowhere in jobs/ or bot/ outside its own folder and
+statuses, its error codes, its texts: the change note's sections it writes and its texts
+modules' words), and they appear nowhere in jobs/ or bot/ outside its own folder and
 jobs/composition.py, except the entries of ALLOWED below, each with its reason. A mode-level
 feature (campaigns) is also at home in its modules in the hosts, all that its Removal
 (scripts/removal_drill.py) deletes. Held like the Redis keys' home (tests/bot/plumbing/test_keys.py)
@@ -8,10 +9,10 @@ and the trailers' (tests/jobs/kernel/test_trailers.py).
 
 The identifiers are collected from what each one registers (its `FeatureParts`: gate rows,
 failure causes, batch statuses, record part, former fields, config keys; a recipe's rules) and
-from its folder's source (the pydantic models it defines, the error codes it raises; a
-mode-level feature's enums too), not listed by hand. A use is a string literal equal to the
-name, or a Python name, attribute, keyword or import of it; the task center's templates are
-read too.
+from its folder's source (the pydantic models it defines, the error codes it raises, its `## `
+sections and the constants of texts.py and *_texts.py; a mode-level feature's enums too), not
+listed by hand. A use is a string literal equal to the name, or a Python name, attribute,
+keyword or import of it; the task center's templates are read too.
 """
 
 from __future__ import annotations
@@ -70,8 +71,16 @@ ALLOWED: dict[tuple[str, str, str], str] = {
                                                               "sections go), not the config key",
     ("evidence", "evidence", "jobs/decisions/edit_shapes.py"): "a campaign sums its jobs' edit "
         "shapes from evidence's part (features are independent: campaigns cannot import it)",
+    ("evidence", "shapes", "jobs/decisions/edit_shapes.py"): "the facet of evidence's part that "
+                                                             "sum reads",
     ("llm", "llm", "jobs/inputs/config.py"): "the config's `llm:` block (RepoConfig), not the "
                                              "record part of the same name",
+    ("evidence", "evidence", "jobs/inputs/config.py"): "the config's `evidence:` block "
+                                                       "(RepoConfig), not the record part",
+    ("evidence", "evidence", "jobs/inputs/evidence_config.py"): "the same block, named in its "
+                                                                "own errors",
+    ("evidence", "evidence", "bot/taskcenter/templates/_evidence.html"): "the style of a table "
+        "of commands' evidence (CommandEvidence, the kernel's), not the feature's part",
     ("environments", "environment", "jobs/kernel/records.py"): "the failure check's cause "
         "`environment` (a validation that fails for the environment, not the edit)",
     ("environments", "environment", "jobs/decisions/blame.py"): "the same cause, where it is "
@@ -129,9 +138,24 @@ def _types_in(annotation: object) -> list[object]:
     return [annotation, *(held for arg in get_args(annotation) for held in _types_in(arg))]
 
 
+def _texts(home: Path) -> list[tuple[str, str]]:
+    """Its words: the change note's sections it writes (`## Base merges`) and the constants of
+    its texts modules (texts.py, *_texts.py: `SECTION = "Evidence"`, a facet's name, ...)."""
+    owned = []
+    for path, source in _folder_sources((home,)):
+        tree = ast.parse(source)
+        owned += [(text, "note section") for _, text in spelled_strings(tree, docstrings=False)
+                  if text.startswith("## ") and text[3:].replace("{}", "").strip()]
+        if path.name == "texts.py" or path.name.endswith("_texts.py"):
+            owned += [(node.value.value, "text") for node in tree.body
+                      if isinstance(node, ast.Assign | ast.AnnAssign)
+                      and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
+    return owned
+
+
 def _feature_names(name: str, parts: FeatureParts | None) -> list[tuple[str, str]]:
     home = ROOT / "jobs" / "features" / name
-    owned = [(code, "error code") for code in _error_codes((home,))]
+    owned = [(code, "error code") for code in _error_codes((home,))] + _texts(home)
     if parts is not None:
         owned += [(row.kind, "gate kind") for row in parts.gates]
         owned += [(row.cause, "cause of failure") for row in parts.failure_causes]
@@ -190,7 +214,7 @@ def owned_names() -> list[Owned]:
 TEXT, NAME, CONFIG, FIELD = "text", "name", "config", "field"
 HOW = {"gate kind": TEXT, "cause of failure": TEXT, "batch status": TEXT, "error code": TEXT,
        "record part": TEXT, "config key": CONFIG, "record model": NAME, "former record field": FIELD,
-       "spec options model": NAME}
+       "spec options model": NAME, "note section": TEXT, "text": TEXT}
 RECORDS = {"job", "stored", "record", "before", "batch"}  # what the code calls a record
 
 
@@ -285,6 +309,11 @@ def test_each_feature_and_recipe_owns_names() -> None:
             ("bisect", "record model", "BatchSplit"), ("bisect", "record model", "SplitState"),
             ("bisect", "record model", "SubsetResult"), ("bisect", "record part", "bisect"),
             ("bisect", "former record field", "split_from"),
+            ("evidence", "record part", "evidence"), ("evidence", "record model", "BatchEvidence"),
+            ("evidence", "record model", "JobEvidence"), ("evidence", "record model", "BatchTests"),
+            ("evidence", "record model", "CoverageRecord"), ("evidence", "text", "Evidence"),
+            ("bisect", "note section", "## Split batches"),
+            ("base_moves", "note section", "## Base merges"),
             ("ci", "record part", "ci"), ("ci", "record model", "CiJob"),
             ("ci", "record model", "CiBatch"), ("ci", "record model", "CiWait"),
             ("ci", "record model", "CiResult"), ("ci", "record model", "CiCheck"),
@@ -317,10 +346,12 @@ def test_every_allowlist_entry_is_still_needed() -> None:
     ('"""Docstrings may say base_moves, BaseMoves, update_from_base."""\n', []),
     ("base_moves = 1\nevent.update_from_base = 2\n", []),  # a Python name is not the text
     ('sha, rest = record.base_merges("\\0", 1)\n', []),  # a method called, not a field read
+    ('lines += ["", "## Base merges", ""]\n', ["## Base merges"]),  # a feature's note section
 ])
 def test_the_scan_sees_literals_names_config_reads_and_imports_but_not_docstrings(
         source: str, hits: list[str]) -> None:
     items = [("base_moves", "record part"), ("BaseMoves", "record model"),
-             ("base_merges", "former record field"), ("update_from_base", "config key")]
+             ("base_merges", "former record field"), ("update_from_base", "config key"),
+             ("## Base merges", "note section")]
     used = _uses(source)
     assert [name for name, what in items if name in used[HOW[what]]] == hits

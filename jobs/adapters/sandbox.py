@@ -279,7 +279,6 @@ class BubblewrapSandbox:
                            output_tail=f"{why}\n{result.output_tail.splitlines()[0]}")
         return result
 
-
     def keeps_apart(self, cwd: Path, policy: SandboxPolicy,
                     writable: Sequence[Path]) -> Path | None:
         """The private git directory that keeps this command's writes apart from the job's
@@ -380,7 +379,10 @@ def reset_sandbox_caches() -> None:
 def make_sandbox(*, require_isolation: bool) -> Sandbox:
     """BubblewrapSandbox when usable; else PlainSandbox if allowed (warning once), else raise."""
     if bubblewrap_available():
-        return BubblewrapSandbox()
+        box = BubblewrapSandbox()
+        # Probed here, once per process: a server's worker forks a process per step from it.
+        scratch.unavailable(_overlay_refusal(box.bwrap))
+        return box
     if require_isolation and os.environ.get("STEPWISE_ALLOW_UNSANDBOXED") != "1":
         raise _unavailable("bubblewrap is unusable; server mode runs repo code only sandboxed")
     if not _warned:

@@ -62,10 +62,6 @@ class BatchStatusRow:
     mark: str
     validated: bool = False
 
-    @property
-    def status(self) -> BatchStatus:
-        return BatchStatus(self.word)
-
 
 # The installed features' batch statuses by word, and their members of BatchStatus.
 FEATURE_BATCH_STATUSES: dict[str, BatchStatusRow] = {}

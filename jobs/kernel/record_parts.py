@@ -103,9 +103,19 @@ def part_in(parts: dict[str, Any], model: type[P]) -> P:
     return made
 
 
+def part_read(parts: Mapping[str, Any], model: type[P]) -> P:
+    """The `model` part of `parts` to read: an empty one, not put there, when it is missing (a
+    reader changes nothing in the record)."""
+    found = parts.get(model.PART)
+    if isinstance(found, model):
+        return found
+    return model.model_validate(found.model_dump() if isinstance(found, BaseModel)
+                                else found or {})
+
+
 def raw_part(parts: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """A part kept as a plain mapping (a feature that reads it key by key, as evidence does its
-    facets), as a dict: {} when there is none."""
+    """A part as a plain mapping, for a module that may not import the feature's model (a pure
+    room reading one key of it), as a dict: {} when there is none."""
     found = parts.get(name)
     if isinstance(found, BaseModel):
         return found.model_dump(mode="json")

@@ -27,6 +27,7 @@ from jobs.composition import with_feature
 from jobs.features.bisect.wiring import bisect_feature
 from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
 from tests.kit.github import FakeGitHub
+from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.redis_server import free_port
 from tests.kit.waiting import wait_for_next_second
@@ -176,7 +177,8 @@ def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] 
         options: dict[str, Any] = {
             "app_id": gh.app_id, "private_key": gh.private_key_pem, "webhook_secret": SECRET,
             "redis_url": redis_url, "github_api_url": gh.base_url,
-            "workdir": tmp_path / "work", "app_slug": "stepwise", **settings,
+            "workdir": tmp_path / "work", "app_slug": "stepwise",
+            "github_write_burst": WORLD_WRITE_BURST, **settings,
         }
         config = Settings(**options)
         ctx = ServerContext.from_settings(config, connection=connection,

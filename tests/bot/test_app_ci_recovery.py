@@ -23,6 +23,7 @@ from jobs.features.ci.record import ci as ci_part
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.ci_world import approved, ci_world, player, pull_number, waited_sha
 from tests.bot.conftest import SECRET, World
+from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.kit.local_e2e import STEPWISE
 from tests.kit.waiting import ShiftedClock, wait_until
 
@@ -114,7 +115,8 @@ def test_a_worker_killed_between_push_and_record_adopts_the_candidate_and_waits_
     env = {**os.environ, "STEPWISE_APP_ID": str(world.gh.app_id),
            "STEPWISE_PRIVATE_KEY": world.gh.private_key_pem, "STEPWISE_WEBHOOK_SECRET": SECRET,
            "STEPWISE_REDIS_URL": redis_url, "STEPWISE_GITHUB_API_URL": world.gh.base_url,
-           "STEPWISE_WORKDIR": str(tmp_path / "work"), "STEPWISE_LEASE_TTL_S": "2"}
+           "STEPWISE_WORKDIR": str(tmp_path / "work"), "STEPWISE_LEASE_TTL_S": "2",
+           "STEPWISE_GITHUB_WRITE_BURST": str(WORLD_WRITE_BURST)}
     worker = subprocess.Popen([str(STEPWISE), "worker", "--burst"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 
 from tests.kit.github import FakeGitHub
+from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.kit.redis_server import free_port
 
 STEPWISE = Path(sys.executable).parent / "stepwise"
@@ -22,9 +23,11 @@ SECRET = "ops-webhook-s3cret"
 
 
 def base_env(redis_url: str, workdir: Path, **settings: str) -> dict[str, str]:
-    """The environment of a web app and workers on `redis_url` (JSON logs; loopback unproxied)."""
+    """The environment of a web app and workers on `redis_url` (JSON logs; loopback unproxied;
+    a test world's write burst, tests/kit/github_rate_limits.py)."""
     return {**os.environ, "STEPWISE_REDIS_URL": redis_url, "STEPWISE_WEBHOOK_SECRET": SECRET,
             "STEPWISE_WORKDIR": str(workdir), "STEPWISE_LOG_FORMAT": "json",
+            "STEPWISE_GITHUB_WRITE_BURST": str(WORLD_WRITE_BURST),
             "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", **settings}
 
 

@@ -24,6 +24,7 @@ from bot.web.app import create_app
 from jobs.adapters.sandbox import BubblewrapSandbox, reset_sandbox_caches
 from tests.bot.conftest import NAME, OWNER, REPO, SECRET, World, served, world
 from tests.kit.github import FakeGitHub
+from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.security import hostile
 
 __all__ = ["HostileServer", "hostile_server", "outside_tmp", "world"]
@@ -87,7 +88,8 @@ def hostile_server(outside_tmp: Path, tmp_path: Path, redis_url: str,
             gh.set_permission(REPO, "maria", "maintain")
             settings = Settings(app_id=gh.app_id, private_key_path=key, webhook_secret=SECRET,
                                 redis_url=redis_url, github_api_url=gh.base_url,
-                                workdir=workdir, app_slug="stepwise")
+                                workdir=workdir, app_slug="stepwise",
+                                github_write_burst=WORLD_WRITE_BURST)
             ctx = ServerContext.from_settings(settings, connection=connection,
                                               sandbox=BubblewrapSandbox())
             install_handlers(handlers(ctx))

@@ -30,6 +30,7 @@ from jobs.kernel.job import Job
 from jobs.kernel.model import Gate, JobStatus
 from tests.bot.conftest import NAME, OWNER, REPO, SECRET, World, served
 from tests.kit.github import FakeGitHub
+from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.security import git_attacks as attacks
 from tests.security import hostile
 
@@ -67,7 +68,7 @@ def app(outside_tmp: Path, tmp_path: Path, redis_url: str) -> Iterator[App]:
         key.write_text(gh.private_key_pem)
         settings = Settings(app_id=gh.app_id, private_key_path=key, webhook_secret=SECRET,
                             redis_url=redis_url, github_api_url=gh.base_url, workdir=workdir,
-                            app_slug="stepwise")
+                            app_slug="stepwise", github_write_burst=WORLD_WRITE_BURST)
         targets = attacks.Targets(markers=markers, key=key, other=other,
                                   objects=workdir / "repos" / OWNER / f"{NAME}.git" / "objects")
         yield App(outside_tmp, gh, settings, connection, targets, outside)

@@ -13,7 +13,7 @@ from typing import ClassVar, Literal
 
 from jobs.kernel.feature_parts import SET_ASIDE_FROM, SPLIT_VALIDATIONS
 from jobs.kernel.job import Batch
-from jobs.kernel.record_parts import RecordPart
+from jobs.kernel.record_parts import RecordPart, part_read
 from jobs.kernel.records import CommandEvidence, Record
 
 # culprit: fails alone; interaction: passes alone, fails with the other files named;
@@ -100,8 +100,7 @@ def bisect_part(batch: Batch) -> BatchSplit:
 
 def bisect_of(batch: Batch) -> BatchSplit:
     """The batch's part of bisect, to read (an empty one, not kept, when it has none)."""
-    found = batch.parts.get(BatchSplit.PART)
-    return found if isinstance(found, BatchSplit) else BatchSplit()
+    return part_read(batch.parts, BatchSplit)
 
 
 def batch_figures(batch: Batch) -> dict[str, float]:

@@ -2,7 +2,7 @@
 the loop calls at its named points (jobs/features/ci/wiring.py) and what the verdict does.
 
 A job that waits for CI stays `running` with `ci(job).wait` set and holds no worker: each later
-step (queued by a CI webhook on `ci_wait.sha`, or by the reconciler) is the safe-point hook,
+step (queued by a CI webhook on the wait's commit, or by the reconciler) is the safe-point hook,
 which reads the forge's report, computes the verdict (rules.py) and either keeps waiting, goes
 on, opens `ci_failed`, or (`ci.wait: per_batch`) withdraws the red candidate as a failed
 attempt (withdraw.py). Local mode has no CI (`forge.ci_report` is None): nothing here waits

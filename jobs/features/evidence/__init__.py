@@ -8,7 +8,7 @@ Contract:
   jobs/inputs/evidence_config.py because `RepoConfig` types them.
 - Record: the feature's part of each batch, `Batch.parts["evidence"]`, one key per facet
   (`coverage`, `shapes`, ...), and of the job, `Job.parts["evidence"]` (the forecast, the shapes
-  approved at gates); record.py reads and writes them with each facet's model.
+  approved at gates); record.py types them (`BatchEvidence`, `JobEvidence`: a field per facet).
 - Gates: `uncovered_change` (coverage.py's facet, exit code 4): the tests ran fewer of the
   batch's changed lines than `evidence.min_changed_coverage`; `approve` commits it, `retry`,
   `skip`, `cancel`. Each facet brings its own rows.
@@ -25,7 +25,7 @@ How a facet plugs in (one line each, no edit of the shared files):
   the card's words, the milestone's, the plan's and the job's lines, its annotations, its gates;
 - its hooks: a `FacetHooks` (hooks.py) added to `HOOKS` in wiring.py: a probe around the
   validation, a verdict before the commit;
-- its record: a model stored with `put_batch_facet(batch, "<facet>", model)` (record.py).
+- its record: a field of `BatchEvidence` or `JobEvidence` (record.py), typed by its model.
 
 Modules:
 - record.py: the feature's part of the record, read and written per facet (pure).

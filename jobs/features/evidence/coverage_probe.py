@@ -26,10 +26,10 @@ from jobs.engine.validation_hooks import (
 )
 from jobs.features.evidence import coverage_read
 from jobs.features.evidence.changed_lines import changed_lines
-from jobs.features.evidence.coverage_record import FACET, not_measured
+from jobs.features.evidence.coverage_record import not_measured
 from jobs.features.evidence.coverage_starter import CONFIG
 from jobs.features.evidence.coverage_subsets import keep_subset
-from jobs.features.evidence.record import put_batch_facet
+from jobs.features.evidence.record import BatchEvidence
 from jobs.inputs.programs import program_name
 from jobs.kernel.feature_parts import SPLIT_VALIDATIONS, batch_figures
 from jobs.kernel.job import Batch, Job
@@ -90,11 +90,11 @@ def probe(job: Job, batch: Batch, attempt: Attempt, under_test: TreeUnderTest,
           request: ValidationRequest, run: RunValidation) -> ValidationResult:
     """Run the validation under coverage where it can be measured, and record the result."""
     if job.config.evidence.coverage == "off":
-        put_batch_facet(batch, FACET, not_measured("`evidence.coverage` is `off`"))
+        batch.part(BatchEvidence).coverage = not_measured("`evidence.coverage` is `off`")
         return run(request)
     changed = changed_lines(under_test.diff)
     if not changed:
-        put_batch_facet(batch, FACET, None)
+        batch.part(BatchEvidence).coverage = None
         return run(request)
     suffixes = {PurePosixPath(path).suffix.lower() for path in changed}
     python = bool(suffixes & coverage_read.PYTHON_SUFFIXES)
@@ -139,9 +139,9 @@ def probe(job: Job, batch: Batch, attempt: Attempt, under_test: TreeUnderTest,
             measured = coverage_read.measure(changed=changed, texts=texts, reports=reports,
                                              roots=roots, skipped=skipped)
             measured.tree = under_test.tree
-            put_batch_facet(batch, FACET, measured)
+            batch.part(BatchEvidence).coverage = measured
             if SPLIT_VALIDATIONS in batch_figures(batch):  # a split batch's subset: kept
                 keep_subset(batch, measured)  # until one lands
         else:  # a failed run is no evidence of what the tests run (an earlier attempt's goes)
-            put_batch_facet(batch, FACET, None)
+            batch.part(BatchEvidence).coverage = None
     return result

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-FACET = "coverage"
-SUBSETS = "coverage_subsets"  # while a batch is split: each passing subset's record, by tree
-SUBSETS_KEPT = 32
+FACET = "coverage"  # the facet's name (its record: `BatchEvidence.coverage`)
+SUBSETS_KEPT = 32  # while a batch is split: the passing subsets' records kept, by tree
 
 
 class SubsetCoverage(BaseModel):

@@ -6,7 +6,7 @@ gate `uncovered_change`."""
 from __future__ import annotations
 
 from jobs.features.evidence.coverage_record import FACET, CoverageRecord, nothing_to_measure
-from jobs.features.evidence.record import batch_facet
+from jobs.features.evidence.record import batch_evidence
 from jobs.features.evidence.texts import FacetTexts, listed, share
 from jobs.kernel.feature_parts import GateRow, LineMark
 from jobs.kernel.gate_passes import PassRow
@@ -22,7 +22,7 @@ ANNOTATION_TITLE = "changed line not run by the tests"
 
 
 def record_of(batch: Batch) -> CoverageRecord | None:
-    return batch_facet(batch, FACET, CoverageRecord)
+    return batch_evidence(batch).coverage
 
 
 def below(job: Job, record: CoverageRecord) -> bool:

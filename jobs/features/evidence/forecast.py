@@ -20,8 +20,7 @@ from jobs.kernel.feature_parts import (
 )
 from jobs.kernel.job import Job
 
-FACET = "forecast"  # Job.parts["evidence"]["forecast"]: the forecast as the plan stated it
-HISTORY = "history"  # Job.parts["evidence"]["history"]: what earlier jobs measured
+FACET = "forecast"  # the facet's name (its record: `JobEvidence.forecast`)
 TOKENS_PER_BYTE = 0.25  # a file's bytes as tokens, read once and written once, when unmeasured
 LLM_ROUNDS = 3  # the prompt, the file read and the edit written: an unmeasured batch's rounds
 

@@ -13,15 +13,12 @@ from pydantic import ValidationError
 
 from jobs.engine.context import JobContext
 from jobs.features.evidence.forecast import (
-    FACET,
-    HISTORY,
-    Forecast,
     History,
     Measured,
     actual,
     forecast,
 )
-from jobs.features.evidence.record import job_facet, put_job_facet
+from jobs.features.evidence.record import JobEvidence, job_evidence
 from jobs.inputs.recipes import rules_for
 from jobs.kernel.model import JobStatus
 
@@ -50,17 +47,18 @@ def planned(engine: JobContext) -> None:
     if rules_for(job.spec.recipe).uses_model:
         texts = engine.services.repository.read_texts(job.head_sha, job.scope_files[:2000])
         size = sum(len(text.encode()) for text in texts.values() if text)
-    put_job_facet(job, HISTORY, History(jobs=read_history(history_path(engine)), scope_bytes=size))
-    put_job_facet(job, FACET, None)
+    part = job.part(JobEvidence)
+    part.history = History(jobs=read_history(history_path(engine)), scope_bytes=size)
+    part.forecast = None
 
 
 def fix_forecast(engine: JobContext) -> None:
     """At the first safe point after approval: the forecast is the one the plan stated."""
     job = engine.job
-    if job.approved_digest and job_facet(job, FACET, Forecast) is None:
-        stated = forecast(job, job_facet(job, HISTORY, History) or History())
+    if job.approved_digest and job_evidence(job).forecast is None:
+        stated = forecast(job, job_evidence(job).history or History())
         if stated is not None:
-            put_job_facet(job, FACET, stated)
+            job.part(JobEvidence).forecast = stated
 
 
 def at_end(engine: JobContext) -> None:

@@ -34,7 +34,6 @@ from jobs.features.evidence.integrity_argv import Instrumented, ReportKind, inst
 from jobs.features.evidence.integrity_parts import (
     FINDINGS_KEPT,
     TESTS_WEAKENED,
-    BatchTests,
     batch_tests,
     gate_reason,
     model_feedback,
@@ -50,6 +49,7 @@ from jobs.features.evidence.integrity_reports import (
     parse_summary,
 )
 from jobs.features.evidence.integrity_shapes import FileChange
+from jobs.features.evidence.record import BatchTests
 from jobs.inputs.caps import FileTooLargeError
 from jobs.inputs.recipes import rules_for
 from jobs.kernel.job import Batch, Job

@@ -10,43 +10,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from pydantic import Field
-
 from jobs.features.evidence.integrity_shapes import MAX_FINDINGS, Finding
-from jobs.features.evidence.record import batch_facet, put_batch_facet
+from jobs.features.evidence.record import BatchEvidence, BatchTests, batch_evidence
 from jobs.features.evidence.texts import FacetTexts
 from jobs.kernel.feature_parts import GateRow
 from jobs.kernel.gate_passes import PassRow
 from jobs.kernel.job import Batch, Job, OpenGate
 from jobs.kernel.model import GateRule, Verb
-from jobs.kernel.records import Record
 
 TESTS_WEAKENED: Final = "tests_weakened"  # the gate's kind, as records store it
-FACET: Final = "tests"  # the facet's key in the batch's evidence record
+FACET: Final = "tests"  # the facet's name (its record: `BatchEvidence.tests`)
 FINDINGS_KEPT = 20  # per batch in the record; the rest are counted
 GATE_HEAD = "the tests check less after this batch ({count}):"
 FOR_MODEL = ("you weakened {tests}: restore {them} and fix the code instead (Stepwise stops a "
              "batch that makes the tests check less at the `tests_weakened` gate)")
 
 
-class BatchTests(Record):
-    """One batch's tests before and after, and what made them check less."""
-
-    before: str = "not measured"  # "12 collected, 12 passed" or "not measured (why)"
-    after: str = "not measured"
-    findings: list[str] = Field(default_factory=list)  # Finding.line(), FINDINGS_KEPT at most
-    more: int = 0  # findings left out of `findings`
-    told_model: bool = False  # recipe llm: the finding went back to the model once
-    accepted_by: str = ""  # who passed the gate with `approve`
-    accepted: list[str] = Field(default_factory=list)  # what they accepted
-
-
 def batch_tests(batch: Batch) -> BatchTests | None:
-    return batch_facet(batch, FACET, BatchTests)
+    return batch_evidence(batch).tests
 
 
 def put_batch_tests(batch: Batch, tests: BatchTests) -> None:
-    put_batch_facet(batch, FACET, tests)
+    batch.part(BatchEvidence).tests = tests
 
 
 def plural(count: int, noun: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from jobs.basics import markdown_safe as md
 from jobs.features.evidence.facets import FACETS
+from jobs.features.evidence.record import BatchEvidence, JobEvidence
 from jobs.features.evidence.texts import SECTION
 from jobs.kernel.feature_parts import CardSection, FeatureParts, LineMark, NoteSection, NoteSlot
 from jobs.kernel.job import Batch, Job
@@ -82,6 +83,8 @@ PARTS = FeatureParts(
     gates=tuple(row for facet in FACETS for row in facet.gates),
     note_sections=(NoteSection(NoteSlot.EVIDENCE, note_lines),),
     config_keys=("evidence",),
+    job_part=JobEvidence,
+    batch_part=BatchEvidence,
     card_sections=(CardSection(plan=plan_lines, batch=card_words, milestone=card_milestone_lines,
                                gate=gate_lines, check_batch=batch_lines, check_job=job_lines,
                                marks_batch=marks, marks_job=all_marks),),

@@ -1,52 +1,101 @@
-"""The evidence feature's part of the record (pure): `Batch.parts["evidence"]` and
-`Job.parts["evidence"]`, one key per facet, each read back with the facet's pydantic model."""
+"""The evidence feature's part of the record (pure): `Batch.parts["evidence"]` (`BatchEvidence`)
+and `Job.parts["evidence"]` (`JobEvidence`), one field per facet, each typed by the facet's
+model; installed through parts.py, so a stored record is read with them. The stored shape is a
+map of facet keys (`{"coverage": {...}, "shapes": {...}}`), as before these models: a facet
+this version cannot read (written by another version) reads as not recorded, and a key no facet
+has is dropped, so a record of another version still loads.
+
+A new facet that keeps a record adds its field here (one line, like its texts in facets.py).
+Read a part with `batch_evidence`/`job_evidence` (nothing is added to the record); change it
+with `batch.part(BatchEvidence)`/`job.part(JobEvidence)`, then save the batch as touched."""
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 
+from jobs.decisions.edit_shapes import ShapeSummary
+from jobs.features.evidence.coverage_record import CoverageRecord, SubsetCoverage
+from jobs.features.evidence.forecast import Forecast, History
 from jobs.kernel.job import Batch, Job
-from jobs.kernel.record_parts import raw_part
-
-PART = "evidence"
-Model = TypeVar("Model", bound=BaseModel)
+from jobs.kernel.record_parts import RecordPart, part_read
+from jobs.kernel.records import Record
 
 
-def batch_facet(batch: Batch, facet: str, model: type[Model]) -> Model | None:
-    """The facet's record of `batch` (None when it has none, or one this version cannot read)."""
-    return _read(raw_part(batch.parts, PART).get(facet), model)
+class BatchTests(Record):
+    """One batch's tests before and after, and what made them check less."""
+
+    before: str = "not measured"  # "12 collected, 12 passed" or "not measured (why)"
+    after: str = "not measured"
+    findings: list[str] = Field(default_factory=list)  # Finding.line(), FINDINGS_KEPT at most
+    more: int = 0  # findings left out of `findings`
+    told_model: bool = False  # recipe llm: the finding went back to the model once
+    accepted_by: str = ""  # who passed the gate with `approve`
+    accepted: list[str] = Field(default_factory=list)  # what they accepted
 
 
-def put_batch_facet(batch: Batch, facet: str, value: BaseModel | None) -> None:
-    """Record (None: forget) the facet's part of `batch`; the batch must be saved as touched."""
-    part = raw_part(batch.parts, PART)
-    if value is None:
-        part.pop(facet, None)
-    else:
-        part[facet] = value.model_dump(mode="json")
-    batch.parts = {**batch.parts, PART: part}
+class DryRun(BaseModel):
+    """The plan's dry run: which batch's files it edited and the shapes it made."""
+
+    batch: int
+    files: int
+    shapes: ShapeSummary
 
 
-def job_facet(job: Job, facet: str, model: type[Model]) -> Model | None:
-    return _read(raw_part(job.parts, PART).get(facet), model)
+class AutoPassed(BaseModel):
+    milestones: list[int] = []
 
 
-def put_job_facet(job: Job, facet: str, value: BaseModel | None) -> None:
-    part = raw_part(job.parts, PART)
-    if value is None:
-        part.pop(facet, None)
-    else:
-        part[facet] = value.model_dump(mode="json")
-    job.parts = {**job.parts, PART: part}
+class _Facets(RecordPart):
+    """A map of facets, each typed: a key no facet has is dropped, a facet that does not fit its
+    model (another version's) reads as not recorded."""
+
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+    @field_validator("*", mode="wrap")
+    @classmethod
+    def _readable(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            return None
 
 
-def _read(data: object, model: type[Model]) -> Model | None:
-    if data is None:
-        return None
-    try:
-        return model.model_validate(data)
-    except ValidationError:  # a part written by another version: shown as not recorded
-        return None
+class BatchEvidence(_Facets):
+    """The facets' records of one batch."""
 
+    PART: ClassVar[str] = "evidence"
+
+    coverage: CoverageRecord | None = None  # the changed lines its tests ran (coverage facet)
+    coverage_subsets: SubsetCoverage | None = None  # while it is split: each passing subset's
+    tests: BatchTests | None = None  # its tests before and after (the integrity facet)
+    shapes: ShapeSummary | None = None  # the kinds of edit it made
+
+
+class JobEvidence(_Facets):
+    """The facets' records of the job."""
+
+    PART: ClassVar[str] = "evidence"
+
+    history: History | None = None  # what earlier jobs on the repository measured
+    forecast: Forecast | None = None  # the forecast as the plan stated it
+    preview: DryRun | None = None  # the plan's dry run (edit shapes)
+    auto_passed: AutoPassed | None = None  # milestones that passed their gate on their own
+
+
+def batch_evidence(batch: Batch) -> BatchEvidence:
+    """The facets' records of `batch`, to read (empty when it has none)."""
+    return part_read(batch.parts, BatchEvidence)
+
+
+def job_evidence(job: Job) -> JobEvidence:
+    """The facets' records of `job`, to read (empty when it has none)."""
+    return part_read(job.parts, JobEvidence)

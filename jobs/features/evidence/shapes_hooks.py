@@ -9,16 +9,8 @@ from jobs.engine.attempt_outcome import AttemptOutcome
 from jobs.engine.context import JobContext, Outcome
 from jobs.engine.validation_hooks import TreeUnderTest
 from jobs.features.evidence.facets import FACETS
-from jobs.features.evidence.record import put_batch_facet, put_job_facet
-from jobs.features.evidence.shapes_texts import (
-    AUTO,
-    FACET,
-    PASSED_ON_ITS_OWN,
-    PREVIEW,
-    AutoPassed,
-    Preview,
-    auto_passed,
-)
+from jobs.features.evidence.record import AutoPassed, BatchEvidence, DryRun, JobEvidence
+from jobs.features.evidence.shapes_texts import PASSED_ON_ITS_OWN, auto_passed
 from jobs.inputs.recipes import rules_for
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import FINISHED_BATCH_STATUSES
@@ -30,7 +22,7 @@ from jobs.recipes import EditError, EditRequest
 def record_shapes(job: Job, batch: Batch, attempt: Attempt,
                   under_test: TreeUnderTest) -> AttemptOutcome | None:
     """Record the shapes of the tree about to be committed; never stops it."""
-    put_batch_facet(batch, FACET, summarize(under_test.diff))
+    batch.part(BatchEvidence).shapes = summarize(under_test.diff)
     return None
 
 
@@ -58,8 +50,8 @@ def dry_run(engine: JobContext) -> None:
         return  # the batch will fail the same way, with its report, when it runs
     finally:
         worktree.reset(job.head_sha)
-    put_job_facet(job, PREVIEW, Preview(batch=pending.number, files=len(pending.files),
-                                        shapes=summarize(diff)))
+    job.part(JobEvidence).preview = DryRun(batch=pending.number, files=len(pending.files),
+                                           shapes=summarize(diff))
 
 
 def holds_of(job: Job, milestone: int) -> list[str]:
@@ -79,7 +71,7 @@ def pass_known_milestone(engine: JobContext, milestone: int) -> Outcome | None:
             holds_of(job, milestone):
         return None
     job.approved_milestones.append(milestone)
-    put_job_facet(job, AUTO, AutoPassed(milestones=[*auto_passed(job), milestone]))
+    job.part(JobEvidence).auto_passed = AutoPassed(milestones=[*auto_passed(job), milestone])
     said = f"milestone {milestone} {PASSED_ON_ITS_OWN}"
     engine.event("gate", said)
     engine.save(touched=())

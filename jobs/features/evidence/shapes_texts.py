@@ -5,19 +5,15 @@ person approved at a gate; and why a milestone can or cannot pass its gate on it
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from jobs.decisions.edit_shapes import ShapeSummary, sum_summaries
 from jobs.features.evidence.coverage_texts import UNCOVERED_CHANGE
-from jobs.features.evidence.record import batch_facet, job_facet
+from jobs.features.evidence.record import batch_evidence, job_evidence
 from jobs.features.evidence.texts import FacetTexts
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import BatchStatus
 from jobs.notes.shape_lines import summary_lines
 
-FACET = "shapes"  # Batch.parts["evidence"]["shapes"]: a ShapeSummary
-PREVIEW = "preview"  # Job.parts["evidence"]["preview"]: the plan's dry run
-AUTO = "auto_passed"  # Job.parts["evidence"]["auto_passed"]: milestones passed on their own
+FACET = "shapes"  # the facet's name (its record: `BatchEvidence.shapes`)
 # Gates whose approval of a batch is a person's look at its hunks (tests_weakened: item 1).
 LOOKED_AT = (UNCOVERED_CHANGE, "tests_weakened")
 BATCH_SHAPES, MILESTONE_SHAPES = 5, 10  # shapes listed; the rest are counted
@@ -26,20 +22,8 @@ PASSED_ON_ITS_OWN = ("passed its gate on its own (`gates.auto_approve_known_shap
                      "test was weakened")
 
 
-class Preview(BaseModel):
-    """The plan's dry run: which batch's files it edited and the shapes it made."""
-
-    batch: int
-    files: int
-    shapes: ShapeSummary
-
-
-class AutoPassed(BaseModel):
-    milestones: list[int] = []
-
-
 def shapes_of(batch: Batch) -> ShapeSummary | None:
-    return batch_facet(batch, FACET, ShapeSummary)
+    return batch_evidence(batch).shapes
 
 
 def approved_keys(job: Job) -> set[str]:
@@ -48,7 +32,7 @@ def approved_keys(job: Job) -> set[str]:
     milestone, and batches passed at a gate that shows their hunks (`uncovered_change`,
     `tests_weakened`)."""
     keys: set[str] = set()
-    preview = job_facet(job, PREVIEW, Preview)
+    preview = job_evidence(job).preview
     if preview is not None and job.approved_digest and job.config.require_plan_approval and \
             not passed_by_yes(job, "plan-"):
         keys |= preview.shapes.keys()
@@ -91,7 +75,7 @@ def unknown_hunks(job: Job, milestone: int) -> int:
 
 
 def auto_passed(job: Job) -> list[int]:
-    found = job_facet(job, AUTO, AutoPassed)
+    found = job_evidence(job).auto_passed
     return found.milestones if found is not None else []
 
 
@@ -119,7 +103,7 @@ def job_lines(job: Job) -> list[str]:
 
 
 def plan_lines(job: Job) -> list[str]:
-    preview = job_facet(job, PREVIEW, Preview)
+    preview = job_evidence(job).preview
     if preview is None:
         return []
     title = f"edit shapes of a dry run of batch {preview.batch} ({preview.files} files)"

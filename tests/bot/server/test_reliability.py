@@ -19,6 +19,7 @@ from bot.plumbing.queue import queue
 from bot.server import reaper, steps
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from tests.bot.conftest import ISSUE_BODY, REPO, SECRET, World, open_world
+from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.waiting import ShiftedClock, process_running, wait_until
 
@@ -83,7 +84,8 @@ def test_a_worker_killed_mid_validation_is_recovered_without_a_duplicate(
                "STEPWISE_PRIVATE_KEY": world.gh.private_key_pem,
                "STEPWISE_WEBHOOK_SECRET": SECRET, "STEPWISE_REDIS_URL": redis_url,
                "STEPWISE_GITHUB_API_URL": world.gh.base_url,
-               "STEPWISE_WORKDIR": str(tmp_path / "work"), "STEPWISE_LEASE_TTL_S": "2"}
+               "STEPWISE_WORKDIR": str(tmp_path / "work"), "STEPWISE_LEASE_TTL_S": "2",
+               "STEPWISE_GITHUB_WRITE_BURST": str(WORLD_WRITE_BURST)}
         worker = subprocess.Popen([str(STEPWISE), "worker", "--burst"], env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   start_new_session=True)

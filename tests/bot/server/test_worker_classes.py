@@ -20,6 +20,7 @@ from jobs.basics.errors import BadInputError
 from jobs.kernel.model import JobStatus
 from tests.bot.conftest import SECRET, World, open_world
 from tests.bot.server.test_reliability import approved
+from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.records import make_batch, make_job
 
@@ -51,7 +52,8 @@ def run_job_with(world: World, tmp_path: Path, redis_url: str, *extra: str) -> i
     env = {**os.environ, "STEPWISE_APP_ID": str(world.gh.app_id),
            "STEPWISE_PRIVATE_KEY": world.gh.private_key_pem, "STEPWISE_WEBHOOK_SECRET": SECRET,
            "STEPWISE_REDIS_URL": redis_url, "STEPWISE_GITHUB_API_URL": world.gh.base_url,
-           "STEPWISE_WORKDIR": str(tmp_path / "work")}
+           "STEPWISE_WORKDIR": str(tmp_path / "work"),
+           "STEPWISE_GITHUB_WRITE_BURST": str(WORLD_WRITE_BURST)}
     before = len(world.gh.requests_to("POST", TOKENS))
     subprocess.run([str(STEPWISE), "worker", "--burst", *extra], env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300,

@@ -23,6 +23,7 @@ from bot.plumbing.queue import enqueue, queue
 from tests.kit.chaos.redis_proc import RedisServer
 from tests.kit.github import FakeGitHub
 from tests.kit.github_auth import generate_app_key
+from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.kit.waiting import wait_until
 
 STEPWISE = Path(sys.executable).parent / "stepwise"
@@ -44,6 +45,7 @@ def worker_env(gh: FakeGitHub, redis_url: str, workdir: Path, **extra: str) -> d
     return {**env, "STEPWISE_APP_ID": str(gh.app_id), "STEPWISE_PRIVATE_KEY": gh.private_key_pem,
             "STEPWISE_REDIS_URL": redis_url, "STEPWISE_GITHUB_API_URL": gh.base_url,
             "STEPWISE_WORKDIR": str(workdir), "STEPWISE_ALLOW_UNSANDBOXED": "true",
+            "STEPWISE_GITHUB_WRITE_BURST": str(WORLD_WRITE_BURST),
             "STEPWISE_DEQUEUE_TIMEOUT_S": str(DEQUEUE_TIMEOUT_S),
             # Ordinary calls give up after 1 s: the blocking wait must not use that timeout.
             "STEPWISE_REDIS_SOCKET_TIMEOUT_S": "1", **extra}

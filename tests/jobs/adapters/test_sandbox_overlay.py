@@ -221,3 +221,21 @@ def test_a_directory_a_command_left_unwritable_is_dropped(kept: Worktree,
 def test_a_directory_that_is_no_job_worktree_has_no_record(tmp_path: Path) -> None:
     assert scratch.private_of(tmp_path) is None
     assert not scratch.carried(Path("/srv/a,b")) and scratch.carried(tmp_path)
+
+
+@needs_overlay
+def test_where_the_overlay_cannot_be_used_commands_write_through_and_it_is_said_once(
+        repo_path: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    sb.reset_sandbox_caches()
+    odd = Repository(repo_path).open_worktree(tmp_path / "a,b" / "job", head(repo_path))
+    (odd.path / "src/app.py").write_text("print('edit')\n")
+    odd.stage_files(["src/app.py"])
+    for name in ("one", "two"):
+        result = BubblewrapSandbox().run(py(f"open('{name}.txt','w').write('x')"), cwd=odd.path,
+                                         policy=policy())
+        assert result.exit_code == 0, result.output_tail
+    assert (odd.path / "one.txt").exists() and scratch.read(odd.private) is None
+    said = [r.getMessage() for r in caplog.records if "write into the job's worktree" in r.message]
+    assert len(said) == 1 and "an overlay cannot take the worktree's path" in said[0]
+    odd.reset(head(repo_path))
+    assert not (odd.path / "one.txt").exists()

@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.features.evidence.forecast import (
-    FACET,
-    Forecast,
     History,
     Measured,
     actual,
@@ -16,7 +14,7 @@ from jobs.features.evidence.forecast import (
     split_budget,
 )
 from jobs.features.evidence.forecast_store import read_history
-from jobs.features.evidence.record import job_facet
+from jobs.features.evidence.record import job_evidence
 from jobs.inputs.spec import parse_issue_file
 from jobs.kernel.model import JobStatus
 from jobs.local import LocalSession
@@ -35,7 +33,7 @@ def test_the_plan_states_the_forecast_and_the_note_sets_it_against_the_actual(
     assert f"- forecast: 3 validation runs (one a batch; at most {budget} with every retry " \
         "`max_failed_attempts` allows and the splits of failing batches), about " in plan
     assert "from the baseline run" in plan and "earlier job" not in plan
-    stated = job_facet(job, FACET, Forecast)
+    stated = job_evidence(job).forecast
     assert stated is not None and stated.runs == 3
     done = actual(job)
     assert done is not None and done.runs == 3

@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from jobs.features.evidence.integrity_parts import BatchTests, put_batch_tests
+from jobs.features.evidence.integrity_parts import put_batch_tests
+from jobs.features.evidence.record import BatchTests
 from jobs.features.evidence.shapes_hooks import holds_of
 from jobs.kernel.model import BatchStatus
 from tests.kit.records import make_batch, make_job

@@ -4,26 +4,30 @@ lines are the same in the gate, the check runs and the note's `## Evidence`."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
 
 from jobs.adapters.store import FileStore
 from jobs.basics.errors import ConfigError
+from jobs.decisions.edit_shapes import ShapeSummary
 from jobs.features.evidence import parts
-from jobs.features.evidence.record import batch_facet, job_facet, put_batch_facet, put_job_facet
+from jobs.features.evidence.coverage_record import CoverageRecord
+from jobs.features.evidence.record import (
+    AutoPassed,
+    BatchEvidence,
+    JobEvidence,
+    batch_evidence,
+    job_evidence,
+)
 from jobs.features.evidence.texts import FacetTexts, listed, share
 from jobs.inputs.config import load_config
 from jobs.kernel.job import Batch, Job, OpenGate
 from jobs.kernel.model import Gate
 from jobs.local import LocalSession
 from tests.kit.local_e2e import NUMBER, Recorder, build_sample, issue, load_job
-
-
-class Seen(BaseModel):
-    said: str
 
 
 def test_the_evidence_and_gates_blocks_read_with_their_defaults() -> None:
@@ -49,19 +53,38 @@ def test_a_bad_evidence_or_gates_block_is_refused_by_name(text: str, named: str)
     assert named in str(refused.value)
 
 
-def test_a_facet_s_part_of_a_batch_survives_the_store(tmp_path: Path) -> None:
+def test_a_facet_s_part_of_a_batch_survives_the_store_typed_in_its_stored_shape(
+        tmp_path: Path) -> None:
     repo = build_sample(tmp_path / "repo")
     LocalSession(repo, NUMBER, sink=Recorder()).run(issue(), yes=True)
     job = load_job(repo)
-    put_batch_facet(job.batches[0], "seen", Seen(said="batch"))
-    put_job_facet(job, "seen", Seen(said="job"))
+    first, last = job.batches[0], job.batches[-1]
+    first.part(BatchEvidence).coverage = CoverageRecord(measured=False, why="seen")
+    job.part(JobEvidence).auto_passed = AutoPassed(milestones=[1])
     store = FileStore(repo / ".git" / "stepwise")
     store.save(job)
+    stored = json.loads((store.batch_path(job.number, first.number)).read_text(encoding="utf-8"))
+    assert stored["parts"]["evidence"]["coverage"]["why"] == "seen"  # a map of facet keys
     again = store.load(job.number)
     assert again is not None
-    assert batch_facet(again.batches[0], "seen", Seen) == Seen(said="batch")
-    assert job_facet(again, "seen", Seen) == Seen(said="job")
-    assert batch_facet(again.batches[-1], "seen", Seen) is None if len(again.batches) > 1 else True
+    assert isinstance(again.batches[0].parts[BatchEvidence.PART], BatchEvidence)
+    assert batch_evidence(again.batches[0]).coverage == CoverageRecord(measured=False, why="seen")
+    assert job_evidence(again).auto_passed == AutoPassed(milestones=[1])
+    assert batch_evidence(again.batches[-1]).coverage == batch_evidence(last).coverage
+
+
+def test_a_facet_another_version_wrote_reads_as_not_recorded_and_the_record_loads() -> None:
+    """A facet that does not fit this version's model, and a facet key this version has not,
+    leave the record readable: the one reads as not recorded, the other is dropped."""
+    batch = Batch.model_validate({
+        "number": 1, "milestone": 1, "files": ["a.py"],
+        "parts": {"evidence": {"coverage": {"measured": "sometimes"}, "from_a_newer_one": {},
+                               "shapes": ShapeSummary(hunks=2).model_dump(mode="json")}}})
+    found = batch_evidence(batch)
+    assert found.coverage is None and found.shapes == ShapeSummary(hunks=2)
+    assert "from_a_newer_one" not in batch.model_dump(mode="json")["parts"]["evidence"]
+    bare = Batch(number=2, milestone=1, files=["b.py"])
+    assert batch_evidence(bare).coverage is None and bare.parts == {}  # reading adds nothing
 
 
 def test_a_facet_s_lines_read_the_same_in_the_gate_the_check_run_and_the_note(
