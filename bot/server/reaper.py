@@ -60,26 +60,30 @@ def _reap(ctx: ServerContext) -> list[str]:
 
 def run_reaper(ctx: ServerContext, stop: threading.Event) -> None:
     """Every worker reaps in a thread of its own, so recovery never waits for RQ's scheduler
-    (whose lock a dead worker may hold for a while); the reconciler's passes run here too."""
-    from bot.server.reconciler import reconcile_round
+    (whose lock a dead worker may hold for a while); the reconciler's passes are queued here
+    too: a worker that queued one tries again one interval later, one that found the round
+    taken tries the moment it ends (`next_round_in`)."""
+    from bot.server.reconciler import next_round_in, reconcile_round
 
     reap_every, reconcile_every = ctx.settings.reap_interval_s, ctx.settings.reconcile_interval_s
     next_reconcile = time.monotonic()  # the worker reaped once as it started
     next_reap = next_reconcile + reap_every
     while not stop.wait(max(0.0, min(next_reap, next_reconcile) - time.monotonic())):
         now = time.monotonic()
-        for due, name, action in ((next_reap, "reaper", reap),
-                                  (next_reconcile, "reconciler", reconcile_round)):
-            if due > now:
-                continue
-            try:
-                action(ctx)
-            except Exception:  # a round must never take the worker down
-                log.exception("%s round failed", name)
         if next_reap <= now:
+            try:
+                reap(ctx)
+            except Exception:  # a round must never take the worker down
+                log.exception("reaper round failed")
             next_reap = now + reap_every
         if next_reconcile <= now:
-            next_reconcile = now + reconcile_every
+            wait = float(reconcile_every)
+            try:
+                if not reconcile_round(ctx):
+                    wait = next_round_in(ctx.redis, reconcile_every)
+            except Exception:  # a round must never take the worker down
+                log.exception("reconciler round failed")
+            next_reconcile = time.monotonic() + wait
 
 
 def requeue_abandoned_events(ctx: ServerContext) -> None:

@@ -319,3 +319,13 @@ def reconcile_round(ctx: ServerContext) -> bool:
     with traced(None, "reconciler"):
         enqueue(ctx.redis, "reconcile", {}, retry=False, job_id=reconcile_task_id())
     return True
+
+
+def next_round_in(redis: Redis, interval_s: float) -> float:
+    """Seconds until a pass may be queued again (the round another worker queued ends): the
+    reaper tries then, so passes start one interval apart, never two (a worker trying every
+    interval on its own clock would just miss the round's end half the time)."""
+    left_ms = redis.pttl(RECONCILE_ROUND)
+    if isinstance(left_ms, int) and left_ms >= 0:
+        return left_ms / 1000
+    return 0.0 if left_ms == -2 else float(interval_s)  # -2: no round now; -1: no end (never)

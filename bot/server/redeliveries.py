@@ -50,8 +50,12 @@ def ask_again_after_s(asks: int, interval_s: float) -> int:
 
 
 def redeliver_failed(ctx: ServerContext) -> list[str]:
-    """Ask GitHub again for the failed deliveries; returns their guids."""
-    if not ctx.redis.set(REDELIVER_ROUND, "1", nx=True, ex=ctx.settings.reconcile_interval_s):
+    """Ask GitHub again for the failed deliveries, at most once per pass of the reconciler;
+    returns their guids. The round ends a second before the next pass (one interval later) can
+    come, as `ask_again_after_s`'s waits do: a round of exactly one interval outlived the next
+    pass whenever that pass reached here sooner, and the deliveries waited two intervals."""
+    round_s = max(1, ctx.settings.reconcile_interval_s - 1)
+    if not ctx.redis.set(REDELIVER_ROUND, "1", nx=True, ex=round_s):
         return []
     app = ctx.github
     rest = app.rest(app._app)

@@ -279,7 +279,6 @@ class BubblewrapSandbox:
                            output_tail=f"{why}\n{result.output_tail.splitlines()[0]}")
         return result
 
-
     def keeps_apart(self, cwd: Path, policy: SandboxPolicy,
                     writable: Sequence[Path]) -> Path | None:
         """The private git directory that keeps this command's writes apart from the job's

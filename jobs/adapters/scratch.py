@@ -84,9 +84,13 @@ def drop(private: Path) -> bool:
     except OSError:
         wrote = True
     shutil.rmtree(root, ignore_errors=True)
-    if root.exists():  # a directory left without write permission (overlayfs's work/work)
-        for directory, _dirs, _files in os.walk(root):  # never into a link
-            os.chmod(directory, 0o700)  # Stepwise's own, about to be removed
+    if os.path.lexists(root):  # directories left without permissions (overlayfs's work/work)
+        os.chmod(root, 0o700)
+        for directory, names, _files in os.walk(root):  # top-down: opened before descending
+            for name in names:
+                path = os.path.join(directory, name)
+                if not os.path.islink(path):  # never through a link
+                    os.chmod(path, 0o700)
         shutil.rmtree(root)
     return wrote
 

@@ -13,7 +13,7 @@ import pytest
 
 from jobs.kernel.model import Gate, JobStatus
 from tests.kit.local_e2e import STEPWISE, build_sample, cli, config_text, load_job, write_issue
-from tests.kit.repos import commit_all
+from tests.kit.repos import commit_all, validation_wrote
 
 # Blocks until a deadline written beside it: the first run is interrupted while it waits, the
 # resumed one waits out the rest and passes.
@@ -36,9 +36,9 @@ def test_ctrl_c_says_where_the_job_stands_and_approve_resumes_it(tmp_path: Path)
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
     first = subprocess.Popen([str(STEPWISE), "run", "--repo", str(repo), "--issue", str(issue)],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    marker = repo / ".git/stepwise/worktrees/issue-1/validation-started"
+    worktree = repo / ".git/stepwise/worktrees/issue-1"
     deadline = time.monotonic() + 60
-    while not marker.exists():
+    while not validation_wrote(worktree, "validation-started"):
         assert first.poll() is None, first.communicate()
         assert time.monotonic() < deadline, "the validation never started"
         time.sleep(0.05)

@@ -34,7 +34,7 @@ from tests.kit.local_e2e import (
     show,
     write_issue,
 )
-from tests.kit.repos import commit_all, git
+from tests.kit.repos import commit_all, git, validation_wrote
 
 N = str(NUMBER)
 BLOCKING_CHECK = '''from pathlib import Path
@@ -45,11 +45,13 @@ time.sleep(3600)  # the program under test: it hangs until killed
 '''
 
 
-def wait_for(path: Path, process: subprocess.Popen[str], timeout: float = 60) -> None:
+def wait_for(worktree: Path, rel: str, process: subprocess.Popen[str],
+             timeout: float = 60) -> None:
+    """Until the validation running in `worktree` has written `rel`."""
     deadline = time.monotonic() + timeout
-    while not path.exists():
+    while not validation_wrote(worktree, rel):
         assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, f"{path} never appeared"
+        assert time.monotonic() < deadline, f"{rel} never appeared in {worktree}"
         time.sleep(0.05)
 
 
@@ -67,7 +69,7 @@ def test_a_busy_job_exits_6_and_a_killed_one_shows_interrupted_with_how_to_resum
                               str(issue_file), "--number", N], start_new_session=True,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        wait_for(repo / f".git/stepwise/worktrees/issue-{N}/validation-started", first)
+        wait_for(repo / f".git/stepwise/worktrees/issue-{N}", "validation-started", first)
         second = cli("run", "--repo", repo, "--issue", issue_file, "--number", N)
         assert second.code == 6, second.text
         assert f"busy: job #{N} is busy: another stepwise process (pid {first.pid})" in second.err

@@ -56,3 +56,11 @@ def commit_all(repo: Path, message: str) -> str:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)
     return git(repo, "rev-parse", "HEAD")
+
+
+def validation_wrote(worktree: Path, rel: str) -> bool:
+    """Whether a sandboxed validation command has written `rel` in the job's `worktree`: into
+    the files themselves, or into the overlay that keeps its writes apart from them
+    (`<worktree>.git/scratch/upper`, jobs/adapters/scratch.py)."""
+    upper = worktree.with_name(f"{worktree.name}.git") / "scratch" / "upper"
+    return (worktree / rel).exists() or (upper / rel).exists()

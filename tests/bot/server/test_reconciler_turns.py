@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 import redis
 
 from bot.plumbing.idle_index import owes
-from bot.server.reconciler import take_turns
+from bot.plumbing.keys import RECONCILE_ROUND
+from bot.server.reconciler import next_round_in, take_turns
 from jobs.adapters.codec import document
 from jobs.kernel.job import OpenGate
 from jobs.kernel.model import Gate, JobStatus
@@ -43,6 +44,18 @@ def test_kinds_have_their_own_turns_and_nothing_is_taken_for_nothing(client: red
     assert take_turns(client, "waiting", ids, 0) == []
     assert take_turns(client, "waiting", [], 5) == []
     assert take_turns(client, "owing", ids, 2) == ["c", "a"]
+
+
+def test_a_worker_that_finds_the_round_taken_tries_again_when_the_round_ends(
+        client: redis.Redis) -> None:
+    """Passes start one interval apart: a worker whose try finds the round taken tries again
+    when it ends, not on its own clock one interval later (the next pass up to two intervals
+    after the last: a gate left unshown waited 7.3 s against a 5 s interval)."""
+    assert next_round_in(client, 20) == 0.0  # no round now: at once
+    client.set(RECONCILE_ROUND, "1", px=1500)
+    assert 0 < next_round_in(client, 20) <= 1.5  # when the round another worker queued ends
+    client.persist(RECONCILE_ROUND)
+    assert next_round_in(client, 20) == 20  # a round without an end (never set so): an interval
 
 
 def test_a_pass_that_stops_early_moves_the_turn_only_past_what_it_read(

@@ -53,8 +53,9 @@ at a gate after the timeout, 120 s, or at a gate whose comment never appeared), 
 to recover (from the kill or the Redis restart to the job's next recorded progress: one more
 finished batch, a gate or the end), the median time to finish against the no-fault control,
 and the slowest gate: from its opening to its comment appearing on GitHub.
-Exit status: 0 when no scenario has a duplicate, a lost batch, a stuck job or a gate shown later
-than one reconciler interval, and every faulted scenario finishes within 3x its control.
+Exit status: 0 when no scenario has a duplicate, a lost batch, a stuck job or a gate its step
+left unpublished that no reconciler pass took up within one interval, and every faulted
+scenario finishes within 3x its control.
 
 The package, one module per job: `settings.py` (names, timings, limits), `sample.py` (the
 sample repository and issue), `redis_proc.py` (a restartable redis-server), `github.py` (the

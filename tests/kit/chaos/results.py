@@ -75,8 +75,9 @@ class ScenarioResult:
 
     @property
     def ok(self) -> bool:
-        """0 duplicates, 0 lost, 0 stuck, every gate shown within one reconciler interval,
-        and a faulted scenario finishing within 3× its no-fault control."""
+        """0 duplicates, 0 lost, 0 stuck, every gate its step left unpublished taken up by a
+        reconciler pass within one interval, and a faulted scenario finishing within 3× its
+        no-fault control."""
         slow = self.ratio is not None and self.name != "baseline" and self.ratio > MAX_SLOWDOWN
         return self.duplicates == 0 and self.lost == 0 and self.stuck == 0 and \
             self.late == 0 and not slow

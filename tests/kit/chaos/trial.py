@@ -33,7 +33,10 @@ class Trial:
     notes: list[str] = field(default_factory=list)
     shown_s: list[float] = field(default_factory=list)  # each gate: opening to its comment
     unseen: list[str] = field(default_factory=list)  # gates whose comment never appeared
-    late: int = 0  # gates shown later than one reconciler interval after they opened
+    # each gate whose step left its comment unpublished: seconds until a reconciler pass took
+    # it up (tests/kit/chaos/watch.py follow_owed)
+    taken_up_s: list[float] = field(default_factory=list)
+    late: int = 0  # of those, gates a pass took up later than one reconciler interval
 
     @property
     def completed(self) -> bool:
@@ -42,7 +45,9 @@ class Trial:
     def line(self) -> str:
         recover = ",".join(f"{r:.1f}" for r in self.recover_s) or "-"
         extra = (f" gates-shown-in={','.join(f'{g:.1f}' for g in self.shown_s)}s"
-                 if self.shown_s else "") + (f" UNSEEN={self.unseen}" if self.unseen else "") + \
+                 if self.shown_s else "") + (
+            f" owed-gates-taken-up-in={','.join(f'{g:.1f}' for g in self.taken_up_s)}s"
+            if self.taken_up_s else "") + (f" UNSEEN={self.unseen}" if self.unseen else "") + \
                 (f" other-dups={self.other_duplicates}" if self.other_duplicates else "") + \
                 (f" LOST={self.lost}" if self.lost else "") + (" STUCK" if self.stuck else "")
         notes = f" [{'; '.join(self.notes)}]" if self.notes else ""

@@ -11,7 +11,12 @@ from dataclasses import dataclass
 
 import redis
 
+from bot.github.limited import LimitedUntil
+from bot.plumbing.keys import github_limited_key
+from bot.plumbing.leases import lease_holder
 from bot.plumbing.redis_store import RedisStore
+from bot.server.steps import RECONCILER
+from jobs.kernel import outbox
 from jobs.kernel.job import Job
 from jobs.kernel.model import BatchStatus, JobStatus
 from tests.kit.chaos.cluster import Cluster
@@ -71,6 +76,42 @@ class Watch:
 
 
 OnGate = Callable[[Job, int], bool]
+TICK_S = 0.1  # how often the maintainer looks (so a moment is seen up to this late)
+
+
+@dataclass
+class Owed:
+    """A gate whose comment its step left unpublished: when the step let the job go (epoch
+    seconds) and how often the comment had been tried then."""
+
+    left_at: float
+    tries: int
+
+
+def follow_owed(cluster: Cluster, job: Job, owed: dict[str, Owed],
+                taken_up: dict[str, float], *, shown: bool) -> None:
+    """For the open gate: note when its step let the job go with the comment unpublished (its
+    lease free, the gate not `shown`), then when a reconciler pass takes it up (the pass holds
+    the lease, a try more failed, or the comment is `shown`). `taken_up[gate id]`: seconds
+    from the later of the step letting go and the end of GitHub's rate limit on the
+    installation (no pass sends anything before, bot/github/limited.py) to the pass."""
+    gate = job.gate
+    if gate is None or gate.id in taken_up or (shown and gate.id not in owed):
+        return
+    entry = outbox.gate_waiting(job)
+    tries = entry.tries if entry is not None else 0
+    try:
+        holder = lease_holder(cluster.redis, job.id)
+        limited = LimitedUntil(cluster.redis, key=github_limited_key).until(
+            str(job.server.installation_id))
+    except redis.RedisError:
+        return
+    now = time.time()
+    if gate.id not in owed:
+        if holder is None:
+            owed[gate.id] = Owed(now, tries)
+    elif shown or holder == RECONCILER or tries > owed[gate.id].tries:
+        taken_up[gate.id] = max(0.0, now - max(owed[gate.id].left_at, limited))
 
 
 def gate_visible(repo: FakeRepo, job: Job) -> bool:
@@ -86,16 +127,19 @@ def gate_visible(repo: FakeRepo, job: Job) -> bool:
 
 def wait_until_settled(cluster: Cluster, repo: FakeRepo, *, timeout: float,
                        on_gate: OnGate | None = None, tick: Callable[[], None] | None = None,
-                       answer_within_s: float = 20.0,
-                       shown: dict[str, float] | None = None) -> Job | None:
+                       answer_within_s: float = 20.0, shown: dict[str, float] | None = None,
+                       taken_up: dict[str, float] | None = None) -> Job | None:
     """Wait until the job ends, or stops at a gate nobody answers. `on_gate(job, answers so
     far)` may answer the open gate (returns True when it commented); a gate still open
     `answer_within_s` after an answer is offered to it again. With `shown`, a gate is offered
     only once its comment exists on GitHub, and `shown[gate id]` records the seconds from its
-    opening to its comment appearing (a gate never shown is missing there)."""
+    opening to its comment appearing (a gate never shown is missing there); with `taken_up`
+    too, a gate whose step left its comment unpublished records how long it waited for a
+    reconciler pass (`follow_owed`)."""
     deadline = time.monotonic() + timeout
     answered: dict[str, float] = {}
     answers: Counter[str] = Counter()
+    owed: dict[str, Owed] = {}
     while time.monotonic() < deadline:
         if tick is not None:
             tick()
@@ -107,8 +151,10 @@ def wait_until_settled(cluster: Cluster, repo: FakeRepo, *, timeout: float,
             if shown is not None:
                 if gate not in shown and gate_visible(repo, job):
                     shown[gate] = max(0.0, time.time() - job.gate.opened_at.timestamp())
+                if taken_up is not None:
+                    follow_owed(cluster, job, owed, taken_up, shown=gate in shown)
                 if gate not in shown:
-                    time.sleep(0.1)  # nothing on GitHub yet: the maintainer sees nothing
+                    time.sleep(TICK_S)  # nothing on GitHub yet: the maintainer sees nothing
                     continue
             if gate not in answered or time.monotonic() - answered[gate] > answer_within_s:
                 if on_gate is None or not on_gate(job, answers[gate]):
