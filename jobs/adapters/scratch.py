@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 from pathlib import Path
+
+from jobs.adapters import tree_fd
 
 log = logging.getLogger(__name__)
 
@@ -90,15 +91,11 @@ def drop(private: Path) -> bool:
         wrote = any(os.scandir(root / "upper"))
     except OSError:
         wrote = True
-    shutil.rmtree(root, ignore_errors=True)
-    if os.path.lexists(root):  # directories left without permissions (overlayfs's work/work)
-        os.chmod(root, 0o700)
-        for directory, names, _files in os.walk(root):  # top-down: opened before descending
-            for name in names:
-                path = os.path.join(directory, name)
-                if not os.path.islink(path):  # never through a link
-                    os.chmod(path, 0o700)
-        shutil.rmtree(root)
+    parent = os.open(private, tree_fd.DIR_FLAGS)  # Stepwise's own: the sandbox never sees it
+    try:  # at any depth, whatever the modes a command left (jobs/adapters/tree_fd.py)
+        tree_fd.remove_tree(parent, SCRATCH)
+    finally:
+        os.close(parent)
     return wrote
 
 
