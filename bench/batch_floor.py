@@ -8,8 +8,9 @@ a worktree that does per file what a careful person would: `sed` the call, `pyth
 the real CLI: `stepwise run --yes` (one batch per file, validation `python -c pass`, no plan
 approval), once with `evidence.coverage: off` (the engine's own cost) and once with the
 default `auto` (what changed-line coverage adds to a trivial suite). Prints the median seconds
-of each, the ratio to the floor (target: engine <= 1.5x) and Stepwise's own milliseconds per
-batch over the floor.
+of each, the ratio to the floor (target: engine <= 1.5x), Stepwise's own milliseconds per
+batch over the floor, the CPU seconds of each process tree and the machine's load (on a shared
+machine the wall clock moves with the load; the CPU and the counts below do not).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -72,18 +74,23 @@ def make_repo(where: Path, batches: int, coverage: str) -> Path:
     return repo
 
 
-def timed(command: list[str], cwd: Path) -> float:
+def timed(command: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall seconds of `command`, and the CPU seconds of its whole process tree (what the load
+    of the machine does not inflate)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, env=GIT_ENV, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command[:3])} exited {done.returncode}:\n{done.stdout[-2000:]}"
                          f"{done.stderr[-2000:]}")
-    return elapsed
+    return elapsed, cpu
 
 
-def one_round(batches: int) -> dict[str, float]:
-    figures = {}
+def one_round(batches: int) -> dict[str, tuple[float, float]]:
+    figures: dict[str, tuple[float, float]] = {}
     for name in ("floor", "engine", "engine+coverage"):
         with tempfile.TemporaryDirectory(prefix="stepwise-floor-") as tmp:
             repo = make_repo(Path(tmp), batches, "auto" if name == "engine+coverage" else "off")
@@ -122,15 +129,17 @@ def main(argv: list[str] | None = None) -> None:
     if not STEPWISE.exists() or shutil.which("git") is None:
         raise SystemExit(f"needs git and the stepwise CLI beside this Python ({STEPWISE})")
     rounds = [one_round(args.batches) for _ in range(args.runs)]
-    floor = statistics.median(r["floor"] for r in rounds)
+    floor = statistics.median(r["floor"][0] for r in rounds)
     print(f"{args.batches} one-file batches, validation `python -c pass`, {args.runs} runs "
-          "(medians; alternating)")
-    print(f"  shell floor (sed, python, git add, git commit): {floor:6.2f} s")
+          f"(medians; alternating; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(f"  shell floor (sed, python, git add, git commit): {floor:6.2f} s, CPU "
+          f"{statistics.median(r['floor'][1] for r in rounds):5.2f} s")
     for name in ("engine", "engine+coverage"):
-        median = statistics.median(r[name] for r in rounds)
+        median = statistics.median(r[name][0] for r in rounds)
+        cpu = statistics.median(r[name][1] for r in rounds)
         own_ms = (median - floor) / args.batches * 1000
         print(f"  stepwise run --yes ({name:15}):   {median:6.2f} s  = {median / floor:4.2f}x the "
-              f"floor, {own_ms:5.0f} ms a batch over it")
+              f"floor, {own_ms:5.0f} ms a batch over it; CPU of its process tree {cpu:5.2f} s")
     counts = counted(args.batches)
     if counts is None:
         print("  (strace not installed: git processes and saves not counted)")

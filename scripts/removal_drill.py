@@ -5,8 +5,9 @@ decisions and notes tests and the local end-to-end test.
 
 For each removal the tree (the files git tracks or would track, as they are now) is copied into
 a temporary directory with mypy's cache (so mypy checks only what changed), the removal's
-paths are deleted and its composition lines taken out, then the checks run there, one removal
-after the other. `./scripts/test` runs it (tests/test_removal_drill.py); by hand:
+paths are deleted and its composition lines taken out, then the checks run there; one removal
+per core at once (`--jobs`). `./scripts/test` runs it (tests/test_removal_drill.py, one test per
+removal, each with `--jobs 1`: the suite's other workers keep the cores busy); by hand:
 
     .venv/bin/python scripts/removal_drill.py            # every removal
     .venv/bin/python scripts/removal_drill.py ci llm     # some of them

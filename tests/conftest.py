@@ -1,6 +1,6 @@
 """Shared fixtures: temporary git repositories built from a dict of files and a real redis-server;
 every test that uses the server is marked `integration`, every test of the pure rooms alone `pure`
-(tests/kit/pure_tests.py)."""
+(tests/kit/pure_tests.py); under pytest-xdist the files of slow tests are queued first."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def github_openapi_check() -> Iterator[None]:
                     + "\n".join(unique[:20]), pytrace=False)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     from tests.kit.pure_tests import is_pure_test
 
     for item in items:
@@ -75,3 +75,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         parameters = getattr(getattr(item, "callspec", None), "params", {})
         if is_pure_test(Path(str(item.fspath)), tuple(set(fixtures) - set(parameters))):
             item.add_marker(pytest.mark.pure)
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: its order is the run's queue
+        items[:] = slow_files_first(items)
+
+
+def slow_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The files holding a `slow` test first, then the others, each part with the files of most
+    tests first, every file's tests kept together and in order. scripts/test hands files to the
+    workers in this order (`--dist loadfile --no-loadscope-reorder`), so a file that takes
+    minutes starts with the run instead of ending it on one worker while the others idle."""
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def weight(tests: list[pytest.Item]) -> tuple[bool, int]:
+        return not any(test.get_closest_marker("slow") for test in tests), -len(tests)
+
+    return [item for tests in sorted(files.values(), key=weight) for item in tests]

@@ -32,6 +32,8 @@ COMMAND_PREFIX = "stepwise "
 WIDE = 4096  # the width Markdown is laid out at: wider than any line Stepwise writes
 
 _CELL_EDGE = re.compile(r"(?<!\\)\|")  # a table cell's edge (an escaped `\|` is text)
+# A line break in a cell, outside its code spans (an even number of backticks follows it).
+_CELL_LINE = re.compile(re.escape(CELL_BREAK) + r"(?=(?:[^`]*`[^`]*`)*[^`]*$)")
 _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")  # a Markdown backslash escape
 _BARE_UNDERSCORE = re.compile(r"(?<!\\)_")  # not escaped already
 _TICK = "\x00"  # an escaped backtick while the line is split at code spans
@@ -93,7 +95,7 @@ def cell_rows(row: str) -> list[str]:
     stands whole on a row of its own."""
     if CELL_BREAK not in row or not row.lstrip().startswith("|"):
         return [row]
-    cells = [cell.split(CELL_BREAK) for cell in _CELL_EDGE.split(row.strip())[1:-1]]
+    cells = [_CELL_LINE.split(cell) for cell in _CELL_EDGE.split(row.strip())[1:-1]]
     depth = max(len(lines) for lines in cells)
     return ["|" + "|".join(lines[n] if n < len(lines) else " " for lines in cells) + "|"
             for n in range(depth)]

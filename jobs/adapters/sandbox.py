@@ -194,7 +194,8 @@ class BubblewrapSandbox:
         real_cwd = cwd.resolve()
         cmd = []
         if apart is not None:
-            cmd += scratch.launcher(_unshare(), real_cwd, apart)
+            cmd += scratch.launcher(_host_program("unshare") or "/usr/bin/unshare",
+                                    _host_program("mount") or "/usr/bin/mount", real_cwd, apart)
         cmd += [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         # pid 1 is bubblewrap's init, outside the seccomp filter: /proc/1/mem would reach it.
         cmd += ["--tmpfs", "/proc/1", "--remount-ro", "/proc/1"]
@@ -261,7 +262,9 @@ class BubblewrapSandbox:
                                egress_socket=proxy.socket_path if proxy else None,
                                seccomp_fd=program, seen=seen, apart=apart)
             try:
-                result = execute(argv, cmd, cwd=cwd, env=env, timeout=policy.timeout,
+                # bubblewrap sets the command's environment itself (--clearenv, --setenv)
+                launched = env if apart is None else scratch.LAUNCH_ENV
+                result = execute(argv, cmd, cwd=cwd, env=launched, timeout=policy.timeout,
                                   isolated=True, should_stop=policy.should_stop,
                                   pass_fds=() if program is None else (program,))
             finally:
@@ -299,8 +302,13 @@ class BubblewrapSandbox:
         return private
 
 
-def _unshare() -> str:
-    return shutil.which("unshare") or "unshare"
+def _host_program(name: str) -> str | None:
+    """`name` on the absolute entries of the worker's own PATH: the launcher runs it outside
+    the sandbox, in the worktree, where a relative entry would name the repository's files."""
+    found = shutil.which(name, path=os.pathsep.join(
+        entry for entry in (os.environ.get("PATH") or os.defpath).split(os.pathsep)
+        if os.path.isabs(entry)))
+    return os.path.abspath(found) if found is not None else None
 
 
 @functools.cache
@@ -308,7 +316,7 @@ def _overlay_refusal(bwrap: str) -> str:
     """'' when a command's writes can be kept in an overlay here (`unshare` and `mount` from
     util-linux, and a kernel that mounts overlayfs in an unprivileged user namespace: Linux
     5.11+), else why not. Probed once per bwrap path with a real write."""
-    if shutil.which("unshare") is None or shutil.which("mount") is None:
+    if _host_program("unshare") is None or _host_program("mount") is None:
         return "unshare or mount (util-linux) is not installed"
     pol, env = SandboxPolicy(allow_commands=("sh",)), {"PATH": "/usr/bin:/bin"}
     with tempfile.TemporaryDirectory(prefix="stepwise-overlay-probe-") as folder:
@@ -324,7 +332,7 @@ def _overlay_refusal(bwrap: str) -> str:
             cwd=lower, policy=pol, env=env, apart=private)
         try:
             done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=10)
+                                  timeout=10, env=scratch.LAUNCH_ENV)
         except (OSError, subprocess.SubprocessError) as exc:
             return f"the overlay probe did not run: {exc}"
         upper = private / scratch.SCRATCH / "upper"

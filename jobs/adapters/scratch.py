@@ -34,12 +34,18 @@ WRITTEN = b"written"
 # Characters the overlay's mount options cannot carry in a path (they separate options and
 # layers); a worktree whose path has one writes through.
 UNCARRIED = (",", ":", "\\", "\n")
-# Mounts the overlay in a mount namespace of its own, then runs bubblewrap in it: $1-$4 are the
-# lower, upper, work and merged directories, the rest is bubblewrap's argv.
+# Mounts the overlay in a mount namespace of its own, then runs bubblewrap in it: $1 is `mount`
+# by its absolute path, $2-$5 the lower, upper, work and merged directories, the rest is
+# bubblewrap's argv. This runs outside the sandbox, as the worker with the host's files
+# writable, in the worktree: it looks nothing up on a PATH (the command's names the sandbox's own
+# places, /tmp/stepwise/repo/.venv/bin first, which on the host are any local user's to make; a
+# relative entry would name the repository's files) and runs with LAUNCH_ENV, not the command's
+# environment (a shell reads BASH_ENV or ENV from it).
 # `userxattr`: overlayfs keeps its whiteouts' and opaque directories' marks in user.* attributes,
 # which a user namespace may set (without it, removing a directory of the worktree fails).
-MOUNT_SCRIPT = ('mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" '
-                '"$4" || exit 125; shift 4; exec "$@"')
+MOUNT_SCRIPT = ('"$1" -t overlay overlay -o "lowerdir=$2,upperdir=$3,workdir=$4,userxattr" '
+                '"$5" || exit 125; shift 5; exec "$@"')
+LAUNCH_ENV = {"PATH": "/usr/bin:/bin"}
 _said: list[str] = []  # the reason writes go through, once logged
 
 
@@ -67,11 +73,12 @@ def layers(private: Path) -> tuple[Path, Path, Path]:
     return found  # type: ignore[return-value]
 
 
-def launcher(unshare: str, lower: Path, private: Path) -> list[str]:
-    """The argv prefix that mounts the overlay over `lower` and runs what follows in it."""
+def launcher(unshare: str, mount: str, lower: Path, private: Path) -> list[str]:
+    """The argv prefix that mounts the overlay over `lower` and runs what follows in it
+    (`unshare` and `mount` by absolute paths; run it with LAUNCH_ENV)."""
     upper, work, merged = layers(private)
     return [unshare, "--user", "--map-root-user", "--mount", "--", "/bin/sh", "-c", MOUNT_SCRIPT,
-            "sh", str(lower), str(upper), str(work), str(merged)]
+            "sh", mount, str(lower), str(upper), str(work), str(merged)]
 
 
 def drop(private: Path) -> bool:

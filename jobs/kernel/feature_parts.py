@@ -10,7 +10,10 @@ own one `BatchStatusRow` (jobs/kernel/model.py); a new note
 section one `NoteSection`; lines in the plan or the card are one `CardSection`; its data is a
 `RecordPart` model (jobs/kernel/record_parts.py) given as `job_part` or `batch_part`, with the
 record's fields it replaced as `former_fields` (and `upgrade_batch` for what a field-for-field
-mapping cannot say); commits it lands are one `CommitKind`.
+mapping cannot say); commits it lands are one `CommitKind`. Others read its data only as
+figures by name (`figures`, `batch_figures`: a split batch's, model tokens); what the kernel and
+the engine ask of it besides is a hook (`baseline_inputs`: its share of a baseline's key;
+`config_reloaded`: the config was read again at the plan gate).
 """
 
 from __future__ import annotations

@@ -17,11 +17,13 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
 import typer
 from typer._click.exceptions import UsageError
 from typer.core import TyperGroup
 
 from bot.cli.main import app
+from bot.cli.output import cell_rows
 from jobs.local_campaigns import default_state_dir
 from tests.jobs.features.campaigns.test_local_campaign import checkout
 from tests.jobs.features.campaigns.test_local_campaign import issue as campaign_issue
@@ -143,23 +145,25 @@ def test_every_printed_command_parses_and_stands_whole(tmp_path: Path) -> None:
     assert after.code == 4 and "Waiting at gate failure" in after.out, after.text
 
 
-def test_a_placeholder_a_shell_would_misread_is_caught() -> None:
-    # The check itself: `<reason>` unquoted is a redirection; quoted, or in capitals, it is not.
-    try:
-        parse("stepwise skip --repo . --number 3 <reason>")
-    except AssertionError as error:
-        assert "a shell misreads" in str(error)
-    else:
-        raise AssertionError("an unquoted <reason> parsed")
+@pytest.mark.parametrize(("command", "caught"), [
+    # an unquoted path with a space is what pasting used to hit
+    ("stepwise approve --repo /tmp/my repo --number 7", "is a usage error"),
+    # an unquoted `<reason>` is a redirection from the file `reason>`
+    ("stepwise skip --repo . --number 3 <reason>", "a shell misreads"),
+    ("stepwise skip --repo . --number 3 REASON | tee log", "a shell misreads")])
+def test_the_check_catches_what_a_paste_would_hit(command: str, caught: str) -> None:
+    with pytest.raises(AssertionError, match=caught):
+        parse(command)
+
+
+def test_capitals_and_quoted_placeholders_pass_the_check() -> None:
     parse("stepwise skip --repo . --number 3 REASON")
     parse("stepwise campaign --issue plan.md --command 'skip REPO REASON'")
 
 
-def test_a_usage_error_is_caught() -> None:
-    # The check itself: an unquoted path with a space is what pasting used to hit.
-    try:
-        parse("stepwise approve --repo /tmp/my repo --number 7")
-    except AssertionError as error:
-        assert "is a usage error" in str(error)
-    else:
-        raise AssertionError("an unquoted path with a space parsed")
+def test_each_line_of_a_table_cell_prints_as_a_row_of_its_own() -> None:
+    # A terminal's table cannot break a line in a cell: the dashboard's `<br>` between two
+    # answers becomes a second row, so each command stands whole (a code span keeps its text).
+    rows = cell_rows("| two | `echo <br>` | `stepwise retry`<br>`stepwise approve` |")
+    assert rows == ["| two | `echo <br>` | `stepwise retry`|", "| | |`stepwise approve` |"]
+    assert cell_rows("| one | `stepwise retry` |") == ["| one | `stepwise retry` |"]

@@ -15,21 +15,21 @@ from bot.plumbing.redis_store import RedisStore
 from jobs.kernel.job import Job
 from tests.kit.chaos.killing import wait_past_second_of
 from tests.kit.chaos.sample import ISSUE_BODY, ISSUE_TITLE, sample_repo
-from tests.kit.chaos.settings import MAINTAINER
+from tests.kit.chaos.settings import MAINTAINER, OWNER
 from tests.kit.github import FakeGitHub
 from tests.kit.github_model import Comment, FakeRepo
 from tests.kit.stepwise_procs import SECRET
 from tests.kit.webhooks import deliver, make_event
 
-OWNER = "octo-org"
 WAIT_S = 120.0
 
 
-def maintained_repo(gh: FakeGitHub, name: str, *, owner: str = OWNER, files: int = 2,
+def maintained_repo(gh: FakeGitHub, name: str, *, files: int = 2,
                     labels: Sequence[str] = ("stepwise",), require_plan_approval: bool = False,
                     batches_per_milestone: int | None = None) -> FakeRepo:
-    """The sample repository with its issue #1 (carrying `labels`) and MAINTAINER maintaining."""
-    repo = gh.add_repo(owner, name, sample_repo(files=files,
+    """The sample repository OWNER/`name` with its issue #1 (carrying `labels`) and MAINTAINER
+    maintaining."""
+    repo = gh.add_repo(OWNER, name, sample_repo(files=files,
                                                 require_plan_approval=require_plan_approval,
                                                 batches_per_milestone=batches_per_milestone))
     gh.add_issue(repo, ISSUE_TITLE, ISSUE_BODY, user=MAINTAINER, labels=list(labels))

@@ -1,5 +1,5 @@
 """The environments feature's part of the job record (pure): `Job.parts["environments"]`, what
-`setup` built for the job, read with `EnvironmentRecord` (installed through texts.py's `PARTS`,
+`setup` built for the job, read with `EnvironmentRecord` (installed through parts.py's `PARTS`,
 so a stored record is checked against it). Records written before the part existed kept it as
 the job's field `environment`; `FORMER_FIELDS` reads that into the part. Others reach it through
 the feature's hooks (`baseline_inputs`, `config_reloaded`), never this model."""

@@ -31,7 +31,6 @@ from tests.kit.chaos.redis_proc import RedisServer
 from tests.kit.chaos.settings import (
     FILES,
     MAINTAINER,
-    OWNER,
     RECONCILE_INTERVAL_S,
     SCHEDULER_LOCK,
     SECRET,
@@ -78,8 +77,7 @@ class Cluster:
     def new_repo(self, label: str, *, require_plan_approval: bool = False,
                  batches_per_milestone: int | None = None) -> FakeRepo:
         self.repos += 1
-        return maintained_repo(self.gh, f"{label}-{self.repos:02d}", owner=OWNER,
-                               files=self.files, labels=(),
+        return maintained_repo(self.gh, f"{label}-{self.repos:02d}", files=self.files, labels=(),
                                require_plan_approval=require_plan_approval,
                                batches_per_milestone=batches_per_milestone)
 
