@@ -87,30 +87,50 @@ def git_process(args: Sequence[str], *, cwd: Path, git_dir: Path | None = None,
     )
 
 
-def git_session(args: Sequence[str], *, cwd: Path,
-                git_dir: Path | None = None) -> subprocess.Popen[bytes]:
-    """Start a long-lived git (`cat-file --batch-command`, jobs/adapters/object_reader.py;
-    `update-ref --stdin`, jobs/adapters/ref_updates.py): the
-    same argv and environment as every call, its stdin and stdout pipes for requests and
-    answers, its stderr dropped (a failure shows as the answers ending)."""
-    return subprocess.Popen(
-        git_argv(args, git_dir=git_dir), cwd=cwd, stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env(cwd=cwd),
-        bufsize=1 << 16,  # answers of many files are read in large pieces
-    )
+class GitSession:
+    """One long-lived git (`cat-file --batch-command`, jobs/adapters/object_reader.py;
+    `update-ref --stdin`, jobs/adapters/ref_updates.py): the same argv and environment as
+    every call, its stdin and stdout pipes for requests and answers, its stderr dropped (a
+    failure shows as the answers ending). Started on first use and again after it ended; a
+    forked child never writes to its parent's process, it starts its own."""
 
+    def __init__(self, args: Sequence[str], *, cwd: Path, git_dir: Path) -> None:
+        self._argv = git_argv(args, git_dir=git_dir)
+        self._cwd = cwd
+        self._process: subprocess.Popen[bytes] | None = None
+        self._owner = os.getpid()
+        self.started = 0  # processes started (tests count them)
 
-def end_session(process: subprocess.Popen[bytes]) -> None:
-    """End a long-lived git: its pipes closed (it ends on its own), killed if it lingers."""
-    for pipe in (process.stdin, process.stdout):
-        if pipe is not None:
-            with contextlib.suppress(OSError):
-                pipe.close()
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    def process(self) -> subprocess.Popen[bytes]:
+        """The running process (OSError when it cannot be started)."""
+        if self._owner != os.getpid():  # forked: the process and its pipes are the parent's
+            self.stop()
+            self._owner = os.getpid()
+        if self._process is None or self._process.poll() is not None:
+            self.stop()
+            self._process = subprocess.Popen(
+                self._argv, cwd=self._cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, env=git_env(cwd=self._cwd),
+                bufsize=1 << 16,  # answers of many files are read in large pieces
+            )
+            self.started += 1
+        return self._process
+
+    def stop(self) -> None:
+        """End the process: its pipes closed (it ends on its own), killed if it lingers; a
+        forked child only lets go of its parent's."""
+        process, self._process = self._process, None
+        if process is None or self._owner != os.getpid():
+            return
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def run_git(args: Sequence[str], *, cwd: Path, git_dir: Path | None = None,

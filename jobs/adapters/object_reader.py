@@ -8,19 +8,18 @@ order. It is started on the first question, with the same hardened argv and envi
 every git call (jobs/adapters/git_runner.py), and closed with the job (`close`); each answer
 reads the repository as it is at that moment (git reads a ref's file, and looks for a pack it
 has not seen, at every request), so a branch moved by someone else between two questions is
-seen. When the process cannot be started (a git before 2.36 has no `--batch-command`) or dies,
-the question is asked of a one-shot `git cat-file` instead, and later ones too.
+seen. A process that ended between two questions is started again; when it cannot start (a
+git before 2.36 has no `--batch-command`) or dies while answering, the question is asked of a
+one-shot `git cat-file` instead, and later ones too.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.adapters.git_runner import end_session, git_process, git_session
+from jobs.adapters.git_runner import GitSession, git_process
 from jobs.basics.errors import WorkspaceError
 
 COMMAND = ["cat-file", "--batch-command"]  # git 2.36 or newer
@@ -46,11 +45,9 @@ class ObjectReader:
 
     def __init__(self, *, cwd: Path, git_dir: Path) -> None:
         self._cwd, self._git_dir = cwd, git_dir
-        self._process: subprocess.Popen[bytes] | None = None
-        self._owner = os.getpid()  # a forked child never writes to its parent's process
+        self.session = GitSession(COMMAND, cwd=cwd, git_dir=git_dir)
         self._gone = False  # it could not start or died: one-shot from now on
         self._lock = threading.Lock()
-        self.started = 0  # processes started (tests count them)
 
     def info(self, name: str) -> Found | None:
         return self._ask("info", [name])[0]
@@ -63,7 +60,7 @@ class ObjectReader:
     def close(self) -> None:
         """End the process (a later question starts another)."""
         with self._lock:
-            self._stop()
+            self.session.stop()
 
     @staticmethod
     def askable(name: str) -> bool:
@@ -80,12 +77,15 @@ class ObjectReader:
                     return [found for chunk in _chunks(lines)
                             for found in self._request(command, chunk)]
                 except ReaderGoneError:
-                    self._stop()
+                    self.session.stop()
                     self._gone = True
         return self._one_shot(command, names)
 
     def _request(self, command: str, lines: list[bytes]) -> list[Found | None]:
-        process = self._running()
+        try:
+            process = self.session.process()
+        except OSError as exc:
+            raise ReaderGoneError from exc
         assert process.stdin is not None and process.stdout is not None
         answers: list[Found | None] = []
         try:
@@ -106,25 +106,6 @@ class ObjectReader:
         except (OSError, ValueError) as exc:  # a broken pipe, a closed file
             raise ReaderGoneError from exc
         return answers
-
-    def _running(self) -> subprocess.Popen[bytes]:
-        if self._owner != os.getpid():  # forked: the process and its pipes are the parent's
-            self._stop()
-            self._owner = os.getpid()
-        if self._process is None or self._process.poll() is not None:
-            self._stop()
-            try:
-                self._process = git_session(COMMAND, cwd=self._cwd,
-                                            git_dir=self._git_dir)
-            except OSError as exc:
-                raise ReaderGoneError from exc
-            self.started += 1
-        return self._process
-
-    def _stop(self) -> None:
-        process, self._process = self._process, None
-        if process is not None and self._owner == os.getpid():  # a forked child only lets go
-            end_session(process)
 
     def _one_shot(self, command: str, names: list[str]) -> list[Found | None]:
         """The same questions of one `git cat-file --batch` (or `--batch-check`) process."""

@@ -12,12 +12,10 @@ moved the branch), with git's own message.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import threading
 from pathlib import Path
 
-from jobs.adapters.git_runner import end_session, git_session, run_git
+from jobs.adapters.git_runner import GitSession, run_git
 from jobs.adapters.object_reader import ObjectReader
 
 ANSWERS = (b"start: ok\n", b"prepare: ok\n", b"commit: ok\n")
@@ -28,10 +26,8 @@ class RefUpdater:
 
     def __init__(self, *, cwd: Path, git_dir: Path, objects: ObjectReader) -> None:
         self._cwd, self._git_dir, self._objects = cwd, git_dir, objects
-        self._process: subprocess.Popen[bytes] | None = None
-        self._owner = os.getpid()  # a forked child never writes to its parent's process
+        self.session = GitSession(["update-ref", "--stdin"], cwd=cwd, git_dir=git_dir)
         self._lock = threading.Lock()
-        self.started = 0  # processes started (tests count them)
 
     def update(self, ref: str, new: str, old: str) -> None:
         """Move `ref` from `old` to `new`; WorkspaceError (git's message) when it is not at
@@ -41,7 +37,7 @@ class RefUpdater:
         with self._lock:
             if self._transaction(ref, new, old):
                 return
-            self._stop()
+            self.session.stop()
         now = self._objects.info(f"{ref}^{{commit}}")
         if now is not None and now.oid == new:  # done before the process went
             return
@@ -49,12 +45,15 @@ class RefUpdater:
 
     def close(self) -> None:
         with self._lock:
-            self._stop()
+            self.session.stop()
 
     def _transaction(self, ref: str, new: str, old: str) -> bool:
         """True when git answered the whole transaction with ok."""
-        process = self._running()
-        if process is None or process.stdin is None or process.stdout is None:
+        try:
+            process = self.session.process()
+        except OSError:
+            return False
+        if process.stdin is None or process.stdout is None:
             return False
         try:
             process.stdin.write(f"start\nupdate {ref} {new} {old}\nprepare\ncommit\n".encode())
@@ -62,22 +61,3 @@ class RefUpdater:
             return all(process.stdout.readline() == answer for answer in ANSWERS)
         except (OSError, ValueError):  # a broken pipe, a closed file
             return False
-
-    def _running(self) -> subprocess.Popen[bytes] | None:
-        if self._owner != os.getpid():  # forked: the process and its pipes are the parent's
-            self._stop()
-            self._owner = os.getpid()
-        if self._process is None or self._process.poll() is not None:
-            self._stop()
-            try:
-                self._process = git_session(["update-ref", "--stdin"], cwd=self._cwd,
-                                            git_dir=self._git_dir)
-            except OSError:
-                return None
-            self.started += 1
-        return self._process
-
-    def _stop(self) -> None:
-        process, self._process = self._process, None
-        if process is not None and self._owner == os.getpid():  # a forked child only lets go
-            end_session(process)

@@ -123,14 +123,8 @@ def forget(private: Path) -> None:
 def read(private: Path) -> set[str] | None:
     """The paths Stepwise wrote since the files were last exactly the index's, when only
     those (None: unknown, or a restore with nothing declared since)."""
-    try:
-        data = (private / RECORD).read_bytes()
-    except OSError:
-        return None
-    kind, _, rest = data.partition(b"\n")
-    if kind != WRITTEN:
-        return None
-    return {os.fsdecode(name) for name in rest.split(b"\0") if name}
+    found = _load(private)
+    return found[1] if found is not None and found[0] == WRITTEN else None
 
 
 def exact(private: Path) -> None:
@@ -141,16 +135,23 @@ def exact(private: Path) -> None:
 def add(private: Path, paths: set[str]) -> None:
     """Stepwise wrote `paths` and nothing else since the last record (kept only while the
     record is there: once lost, it stays lost until the next restore)."""
+    found = _load(private)
+    if found is None:
+        forget(private)
+        return
+    _keep(private, WRITTEN, found[1] | paths)
+
+
+def _load(private: Path) -> tuple[bytes, set[str]] | None:
+    """The record's kind and paths; None when there is none (or not one of ours)."""
     try:
         data = (private / RECORD).read_bytes()
     except OSError:
-        return
+        return None
     kind, _, rest = data.partition(b"\n")
     if kind not in (EXACT, WRITTEN):
-        forget(private)
-        return
-    known = {os.fsdecode(name) for name in rest.split(b"\0") if name}
-    _keep(private, WRITTEN, known | paths)
+        return None
+    return kind, {os.fsdecode(name) for name in rest.split(b"\0") if name}
 
 
 def _keep(private: Path, kind: bytes, paths: set[str]) -> None:

@@ -29,13 +29,14 @@ def test_one_process_answers_refs_trees_and_files(repo: Path) -> None:
     assert repository.tree_of(head) == git(repo, "rev-parse", "HEAD^{tree}")
     assert repository.read_texts(head, ["a.txt", "b.bin", "dir/c.py", "missing", "dir"]) == {
         "a.txt": "hello\n", "b.bin": None, "dir/c.py": "c\n", "missing": None, "dir": None}
-    assert repository.objects.started == 1
+    assert repository.objects.session.started == 1
     repository.close()
 
 
 def test_it_sees_a_branch_moved_and_a_commit_made_by_another_process(repo: Path) -> None:
     repository = Repository(repo)
     before = repository.branch_head("main")
+    assert before is not None
     git(repo, "commit", "-q", "--allow-empty", "-m", "a person's commit")
     after = git(repo, "rev-parse", "HEAD")
     assert after != before
@@ -45,7 +46,7 @@ def test_it_sees_a_branch_moved_and_a_commit_made_by_another_process(repo: Path)
     git(repo, "pack-refs", "--all")  # a ref only in packed-refs now
     git(repo, "update-ref", "refs/heads/made-later", before)
     assert repository.branch_head("made-later") == before
-    assert repository.objects.started == 1
+    assert repository.objects.session.started == 1
     repository.close()
 
 
@@ -66,12 +67,12 @@ def test_many_large_files_are_read_without_either_side_waiting(repo: Path) -> No
 def test_a_process_that_dies_is_started_again_between_questions(repo: Path) -> None:
     repository = Repository(repo)
     head = repository.branch_head("main")
-    process = repository.objects._process
+    process = repository.objects.session._process
     assert process is not None
     process.kill()
     process.wait()
     assert repository.branch_head("main") == head
-    assert repository.objects.started == 2
+    assert repository.objects.session.started == 2
     repository.close()
 
 
@@ -87,7 +88,7 @@ def test_without_the_long_lived_process_one_shot_git_answers(
     assert reader.info("refs/heads/nothing^{commit}") is None
     texts = reader.contents([f"{head}:a.txt", f"{head}:missing", f"{head}:dir/c.py"])
     assert [t.data if t else None for t in texts] == [b"hello\n", None, b"c\n"]
-    assert reader.started == 1 and reader._process is None  # tried once, then one-shot
+    assert reader.session.started == 1 and reader.session._process is None  # tried once, then one-shot
     reader.close()
 
 
@@ -106,9 +107,9 @@ def test_a_forked_child_starts_its_own_process(repo: Path) -> None:
     head = repository.branch_head("main")
     pid = os.fork()
     if pid == 0:  # the child: exit 0 only when its answer is right and came from its own git
-        ok = repository.branch_head("main") == head and repository.objects.started == 2
+        ok = repository.branch_head("main") == head and repository.objects.session.started == 2
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert repository.branch_head("main") == head and repository.objects.started == 1
+    assert repository.branch_head("main") == head and repository.objects.session.started == 1
     repository.close()

@@ -32,7 +32,7 @@ def test_moves_go_through_one_process(repo: Path) -> None:
         assert repository.advance_branch("job", new, head) == new
         assert git(repo, "rev-parse", "job") == new
         head = new
-    assert repository.refs.started == 1
+    assert repository.refs.session.started == 1
     repository.close()
 
 
@@ -56,7 +56,7 @@ def test_a_process_that_died_is_replaced(repo: Path) -> None:
     repository = Repository(repo)
     head = git(repo, "rev-parse", "job")
     repository.advance_branch("job", first := commit_on(repo, head, "batch 1"), head)
-    process = repository.refs._process
+    process = repository.refs.session._process
     assert process is not None
     process.kill()
     process.wait()
