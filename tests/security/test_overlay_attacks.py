@@ -25,6 +25,9 @@ from jobs.adapters import sandbox_view, scratch
 from jobs.adapters.sandbox import BubblewrapSandbox, SandboxPolicy
 from jobs.adapters.workspace import Repository
 from jobs.adapters.worktree import Worktree
+from jobs.inputs.spec import TaskSpec
+from jobs.recipes.base import EditError, EditRequest
+from jobs.recipes.replace import ReplaceEditor
 from tests.jobs.adapters.test_worktree_reset import manifest
 from tests.kit.repos import git, make_repo
 from tests.security import hostile
@@ -354,3 +357,97 @@ def test_a_tree_deeper_than_a_path_is_dropped_and_never_seen_again(job: Job,
     assert job.run(DEEP, writes_through=through).strip() == "deep"
     job.worktree.remove()  # the fixture's removal, at the chain's depth
     assert not job.worktree.path.exists() and not job.worktree.private.exists()
+
+
+# -- the kernel's surface, under the overlay's user namespace -----------------------------------
+SURFACE = ("import ctypes, os\n"
+           "libc = ctypes.CDLL(None, use_errno=True)\n"
+           "for name, call in (('user', lambda: libc.unshare(0x10000000)),\n"
+           "                   ('mount-ns', lambda: libc.unshare(0x00020000)),\n"
+           "                   ('remount', lambda: libc.mount(b'none', b'/tmp/stepwise/repo', None,"
+           " 0x20 | 0x1000, None)),\n"
+           "                   ('umount', lambda: libc.umount2(b'/tmp/stepwise/repo', 2))):\n"
+           "    print(name, call())\n"
+           "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('Cap')])\n")
+
+
+def test_under_the_overlay_the_command_holds_no_capability_and_makes_no_namespace(
+        job: Job) -> None:
+    """The launcher is root in a user namespace of its own (to mount the overlay); bubblewrap,
+    started by it, must still give the command no capability, no namespace and no mount."""
+    said = job.run(SURFACE)
+    for name in ("user", "mount-ns", "remount", "umount"):
+        assert f"{name} -1" in said, said
+    assert "['0000000000000000', '0000000000000000', '0000000000000000', '0000000000000000'," \
+        in said, said
+
+
+# -- Stepwise's record of its own writes: where it is wrong, the whole tree is proven ----------
+def test_after_a_crash_the_kept_worktree_shows_no_command_what_an_earlier_one_wrote(
+        job: Job) -> None:
+    """A worker that died leaves the scratch and the record on disk: here a batch was staged
+    and validated, reset, and the next attempt's editor had written a file when the process
+    died, before staging it. The next process opens the kept worktree: no command may be shown
+    the validation's writes, and the undeclared edit must go (nothing was declared since the
+    last reset, so the whole tree is proven)."""
+    (job.worktree.path / "src/app.py").write_text("print('batch')\n")
+    job.worktree.stage_files(["src/app.py"])
+    job.run("open('README.md', 'w').write('validation'); open('left.txt', 'w').write('l')")
+    job.worktree.reset(job.head)  # the batch failed
+    job.run("open('README.md', 'w').write('again'); open('left.txt', 'w').write('l')")
+    (job.worktree.path / "src/deep/other.py").write_text("OTHER = 'undeclared'\n")
+    # ... the process dies here; another opens the same worktree, kept:
+    again = Repository(job.origin).open_worktree(job.worktree.path, job.head, keep=True)
+    seen = BubblewrapSandbox().run(
+        ["python3", "-c", "import os; print(open('README.md').read(), os.path.exists('left.txt'))"],
+        cwd=again.path, policy=job.policy())
+    assert seen.output_tail.split() == ["#", "demo", "False"], seen.output_tail
+    assert manifest(again.path) == job.fresh(job.head)
+
+
+def test_an_edit_that_failed_halfway_is_undone_by_the_next_reset(outside_tmp: Path) -> None:
+    """`replace` writes a file, then fails on the next one (not UTF-8) before anything is
+    staged: nothing was declared since the last reset, so that reset proves the whole tree."""
+    job = make_job(outside_tmp, FILES | {"src/deep/mod.py": b"VALUE = '\xff'\n"})
+    where = job.worktree.path
+    spec = TaskSpec(recipe="replace", paths=["src/**"], find=["print"], replace="log")
+    with pytest.raises(EditError, match="UTF-8"):
+        ReplaceEditor().apply(EditRequest(worktree=where, files=("src/app.py", "src/deep/mod.py"),
+                                          spec=spec, goal="g"))
+    assert (where / "src/app.py").read_text() == "log('hi')\n"  # written before the failure
+    job.worktree.reset(job.head)
+    assert manifest(where) == job.fresh(job.head)
+    job.worktree.remove()
+
+
+def test_a_staging_that_fails_halfway_still_has_its_paths_put_back(
+        job: Job, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record names the paths before they are staged: a staging that fails on the way (the
+    disk full when its blob is written) leaves them to the next reset."""
+    where = job.worktree.path
+    (where / "src/app.py").write_text("print('new bytes, a new blob')\n")
+
+    def disk_full(changes: object) -> dict[str, str]:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(job.worktree, "_write_blobs", disk_full)
+    with pytest.raises(OSError):
+        job.worktree.stage_files(["src/app.py"])
+    monkeypatch.undo()
+    job.worktree.reset(job.head)
+    assert manifest(where) == job.fresh(job.head)
+
+
+def test_a_codemod_after_a_validation_sees_none_of_its_writes_and_the_reset_proves_all(
+        job: Job) -> None:
+    where = job.worktree.path
+    job.run("open('src/app.py', 'w').write('poisoned'); open('left.txt', 'w').write('l')")
+    codemod = job.run("import os; print(open('src/app.py').read().strip(), "
+                      "os.path.exists('left.txt')); open('made.txt', 'w').write('m')",
+                      writes_through=True)
+    assert codemod.split() == ["print('hi')", "False"]
+    assert (where / "made.txt").exists() and scratch.read(job.worktree.private) is None
+    job.worktree.stage_files(["src/app.py"])  # cannot vouch for the codemod's writes
+    job.run("open('after.txt', 'w').write('a')")
+    job.worktree.reset(job.head)
+    assert manifest(where) == job.fresh(job.head)
