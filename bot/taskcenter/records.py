@@ -23,6 +23,7 @@ from bot.plumbing.keys import JOBS, job_key
 from bot.plumbing.redis_store import RedisStore
 from jobs.kernel.job import Batch, Job
 from jobs.kernel.model import (
+    FEATURE_BATCH_STATUSES,
     FINISHED_BATCH_STATUSES,
     GATES,
     TERMINAL_JOB_STATUSES,
@@ -224,7 +225,7 @@ def list_heads(connection: redis.Redis, cache: HeadCache, filters: Filters, *,
 class BatchCounts(BaseModel):
     """Counts of the recorded batches by status; `done` = completed + skipped + reverted. An
     installed feature's status is counted under its word too (CI: `awaiting_ci`), an extra
-    field: `features()` lists those."""
+    field: `features()` lists those under the words a page shows."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -238,8 +239,14 @@ class BatchCounts(BaseModel):
     reverted: int = 0
 
     def features(self) -> dict[str, int]:
-        """The installed features' statuses and their counts (`awaiting_ci`: 1)."""
-        return {word: int(count) for word, count in (self.model_extra or {}).items()}
+        """The installed features' statuses, by the words their row shows a count under, and
+        their counts ("awaiting CI": 1)."""
+        return {_shown(word): int(count) for word, count in (self.model_extra or {}).items()}
+
+
+def _shown(word: str) -> str:
+    row = FEATURE_BATCH_STATUSES.get(word)
+    return row.shown if row is not None else word
 
 
 def batch_counts(batches: Sequence[Batch]) -> BatchCounts:

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 from pathlib import Path
+
+from jobs.adapters import tree_fd
 
 log = logging.getLogger(__name__)
 
@@ -90,15 +91,11 @@ def drop(private: Path) -> bool:
         wrote = any(os.scandir(root / "upper"))
     except OSError:
         wrote = True
-    shutil.rmtree(root, ignore_errors=True)
-    if os.path.lexists(root):  # directories left without permissions (overlayfs's work/work)
-        os.chmod(root, 0o700)
-        for directory, names, _files in os.walk(root):  # top-down: opened before descending
-            for name in names:
-                path = os.path.join(directory, name)
-                if not os.path.islink(path):  # never through a link
-                    os.chmod(path, 0o700)
-        shutil.rmtree(root)
+    parent = os.open(private, tree_fd.DIR_FLAGS)  # Stepwise's own: the sandbox never sees it
+    try:  # at any depth, whatever the modes a command left (jobs/adapters/tree_fd.py)
+        tree_fd.remove_tree(parent, SCRATCH)
+    finally:
+        os.close(parent)
     return wrote
 
 
@@ -126,14 +123,8 @@ def forget(private: Path) -> None:
 def read(private: Path) -> set[str] | None:
     """The paths Stepwise wrote since the files were last exactly the index's, when only
     those (None: unknown, or a restore with nothing declared since)."""
-    try:
-        data = (private / RECORD).read_bytes()
-    except OSError:
-        return None
-    kind, _, rest = data.partition(b"\n")
-    if kind != WRITTEN:
-        return None
-    return {os.fsdecode(name) for name in rest.split(b"\0") if name}
+    found = _load(private)
+    return found[1] if found is not None and found[0] == WRITTEN else None
 
 
 def exact(private: Path) -> None:
@@ -144,16 +135,23 @@ def exact(private: Path) -> None:
 def add(private: Path, paths: set[str]) -> None:
     """Stepwise wrote `paths` and nothing else since the last record (kept only while the
     record is there: once lost, it stays lost until the next restore)."""
+    found = _load(private)
+    if found is None:
+        forget(private)
+        return
+    _keep(private, WRITTEN, found[1] | paths)
+
+
+def _load(private: Path) -> tuple[bytes, set[str]] | None:
+    """The record's kind and paths; None when there is none (or not one of ours)."""
     try:
         data = (private / RECORD).read_bytes()
     except OSError:
-        return
+        return None
     kind, _, rest = data.partition(b"\n")
     if kind not in (EXACT, WRITTEN):
-        forget(private)
-        return
-    known = {os.fsdecode(name) for name in rest.split(b"\0") if name}
-    _keep(private, WRITTEN, known | paths)
+        return None
+    return kind, {os.fsdecode(name) for name in rest.split(b"\0") if name}
 
 
 def _keep(private: Path, kind: bytes, paths: set[str]) -> None:

@@ -52,15 +52,23 @@ class BatchStatus(StrEnum):
 
 @dataclass(frozen=True)
 class BatchStatusRow:
-    """A feature's batch status: its word (stored and shown), the statuses a batch enters it
-    from and may leave it for, its mark on the card, and whether its commit passed the batch's
-    own validation (a pushed batch waiting for an outside verdict: bisect's sizing counts it)."""
+    """A feature's batch status: its word (stored, and shown where a status is named), the
+    statuses a batch enters it from and may leave it for, its mark on the card, whether its
+    commit passed the batch's own validation (a pushed batch waiting for an outside verdict:
+    bisect's sizing counts it), and the words a count of such batches is shown under in prose
+    ("1 awaiting CI"; the word when none are given)."""
 
     word: str
     entered_from: frozenset[BatchStatus]
     leaves_to: frozenset[BatchStatus]
     mark: str
     validated: bool = False
+    counted_as: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The words a count of this status is shown under ("awaiting CI")."""
+        return self.counted_as or self.word
 
 
 # The installed features' batch statuses by word, and their members of BatchStatus.

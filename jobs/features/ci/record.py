@@ -112,7 +112,7 @@ AWAITING_CI_ROW = BatchStatusRow(
     entered_from=frozenset({BatchStatus.PENDING, BatchStatus.IN_PROGRESS, BatchStatus.FAILED}),
     leaves_to=frozenset({BatchStatus.COMPLETED, BatchStatus.FAILED, BatchStatus.PENDING,
                          BatchStatus.SKIPPED}),
-    mark="⧗", validated=True)
+    mark="⧗", validated=True, counted_as="awaiting CI")
 
 
 def awaiting_ci() -> BatchStatus:

@@ -8,9 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.features.check_runs import publish as ci_checks
+from jobs.features.ci.record import ci
 from jobs.kernel.gates import Verb, apply_verb
 from jobs.kernel.model import JobStatus
 from jobs.kernel.records import Attempt, CommandEvidence
+from jobs.notes.check_runs import JobCheckState
 from tests.jobs.features.ci.ci_kit import rig
 
 MYPY_OUT = 'calc/alpha/area.py:3: error: Name "new_sum" is not defined  [name-defined]\n' \
@@ -53,7 +55,14 @@ def test_the_job_check_follows_the_job_and_is_sent_on_change_only(tmp_path: Path
     key = f"{job.id}:job"
     run = ci_rig.forge.check_runs[key]
     assert (run.status, run.conclusion) == ("in_progress", None)
-    assert run.head_sha == ci_rig.job.head_sha and "waiting for CI" in run.title
+    assert run.head_sha == ci_rig.job.head_sha
+    assert run.title == "waiting for CI: no check has started yet"  # the wait's own line
+    quiet = ci_rig.job.model_copy(deep=True)  # a wait without its line yet names the commit
+    wait = ci(quiet).wait
+    assert wait is not None
+    wait.progress = ""
+    assert ci_checks.job_check_state(quiet) == (
+        JobCheckState.WORKING, f"job is waiting for CI on {wait.sha[:7]}", "")
     ci_rig.forge.check_runs.clear()
     ci_rig.run()  # nothing changed: the same run is not sent again
     assert ci_rig.forge.check_runs == {}
