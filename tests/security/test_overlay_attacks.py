@@ -150,7 +150,8 @@ worktree, private = sys.argv[1], sys.argv[2]
 info = open("/proc/self/mountinfo").read()
 found = dict(re.findall(r"(lowerdir|upperdir|workdir)=([^,\s]+)", info))
 targets = {"lower": found.get("lowerdir", worktree), "upper": found.get("upperdir", ""),
-           "work": found.get("workdir", ""), "worktree": worktree, "private": private}
+           "work": found.get("workdir", ""), "worktree": worktree, "private": private,
+           "merged": os.path.join(private, "scratch", "merged")}
 def attempt(name, action):
     try:
         action()
@@ -188,6 +189,7 @@ def test_the_real_worktree_and_its_private_directory_are_out_of_reach(job: Job,
     said = dict(line.split(" ", 1) for line in result.output_tail.splitlines() if " " in line)
     assert said["cwd"] == "done"  # /proc/self/cwd is the overlay's view, kept apart
     for name in ("write-lower", "write-upper", "write-work", "write-worktree", "write-private",
+                 "write-merged",
                  "tracked", "index", "record", "head", "link", "rename-out", "root"):
         assert said[name].startswith("refused"), (name, result.output_tail)
     after = manifest(job.workdir)
