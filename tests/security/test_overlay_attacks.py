@@ -316,6 +316,22 @@ def test_a_daemon_left_behind_is_gone_with_the_command_and_writes_nothing_later(
     assert manifest(job.worktree.path) == expected
 
 
+def test_a_command_killed_at_its_timeout_takes_its_daemon_and_its_overlay_with_it(
+        job: Job) -> None:
+    tag = f"stepwise-overlay-timeout-{os.getpid()}"
+    stalls = DAEMON.replace('print("parent exits", os.path.exists("started")); sys.exit(0)',
+                            'print("stalling", os.path.exists("started"), flush=True); '
+                            'time.sleep(600)')
+    policy = SandboxPolicy(allow_commands=("python3",), timeout=3, hidden_paths=(job.workdir,))
+    result = BubblewrapSandbox().run(["python3", "-c", stalls, tag], cwd=job.worktree.path,
+                                     policy=policy)
+    assert result.timed_out and "stalling True" in result.output_tail, result.output_tail
+    assert hostile.processes_with(tag) == []
+    assert manifest(job.worktree.path) == job.fresh(job.head)  # before any reset, too
+    job.worktree.reset(job.head)
+    assert not (job.worktree.private / scratch.SCRATCH).exists()
+
+
 # -- the overlay assumed, the mount failing: nothing runs ---------------------------------------
 def test_when_the_mount_fails_at_run_time_the_command_never_runs(job: Job) -> None:
     """The probe said the overlay works; this mount fails (a work directory on another file
