@@ -20,8 +20,10 @@ bubblewrap, and where the overlay is unavailable: that is said once in the log.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import stat
 from pathlib import Path
 
 from jobs.adapters import tree_fd
@@ -47,6 +49,7 @@ UNCARRIED = (",", ":", "\\", "\n")
 MOUNT_SCRIPT = ('"$1" -t overlay overlay -o "lowerdir=$2,upperdir=$3,workdir=$4,userxattr" '
                 '"$5" || exit 125; shift 5; exec "$@"')
 LAUNCH_ENV = {"PATH": "/usr/bin:/bin"}
+OPAQUE = "user.overlay.opaque"  # overlayfs's mark (userxattr) of a directory that hides the lower
 _said: list[str] = []  # the reason writes go through, once logged
 
 
@@ -80,6 +83,35 @@ def launcher(unshare: str, mount: str, lower: Path, private: Path) -> list[str]:
     upper, work, merged = layers(private)
     return [unshare, "--user", "--map-root-user", "--mount", "--", "/bin/sh", "-c", MOUNT_SCRIPT,
             "sh", mount, str(lower), str(upper), str(work), str(merged)]
+
+
+def shown_root(worktree: Path, rel: str) -> Path:
+    """Where to read `rel` as the last sandboxed command left it (a report it was told to write
+    in the repository): the overlay's upper directory when that command wrote it, removed it or
+    hid it (an opaque directory on the way), else the worktree itself. Read it from there
+    without following a link (jobs/adapters/safe_paths.py): a removal there is a special file."""
+    private = private_of(worktree)
+    upper = private / SCRATCH / "upper" if private is not None else None
+    if upper is None or upper.is_symlink() or not upper.is_dir():
+        return worktree
+    parts = tree_fd.components(rel)
+    fd = tree_fd.open_root(upper)
+    try:
+        for index, part in enumerate(parts):
+            info = tree_fd.lstat_at(fd, part)
+            if info is None:
+                return worktree
+            if index == len(parts) - 1 or not stat.S_ISDIR(info.st_mode):
+                return upper
+            child = os.open(part, tree_fd.DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+            with contextlib.suppress(OSError):  # the directory replaced the worktree's
+                if os.getxattr(fd, OPAQUE) == b"y":
+                    return upper
+        return upper
+    finally:
+        os.close(fd)
 
 
 def drop(private: Path) -> bool:

@@ -469,3 +469,34 @@ def test_a_codemod_after_a_validation_sees_none_of_its_writes_and_the_reset_prov
     job.run("open('after.txt', 'w').write('a')")
     job.worktree.reset(job.head)
     assert manifest(where) == job.fresh(job.head)
+
+
+# -- what Stepwise reads of a command's output in the repository --------------------------------
+COMMITTED_REPORT = (b'<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="9">'
+                    + b'<testcase classname="t" name="fake"/>' * 9 + b"</testsuite></testsuites>")
+LEAVES = {"written": "open('out/junit.xml', 'wb').write(bytes.fromhex({report!r}))",
+          "removed": "import os; os.unlink('out/junit.xml')",
+          "hidden": "import os, shutil; shutil.rmtree('out'); os.mkdir('out')"}
+
+
+@pytest.mark.parametrize("left", sorted(LEAVES))
+def test_a_report_the_repository_names_is_read_as_the_command_left_it(outside_tmp: Path,
+                                                                      left: str) -> None:
+    """`pytest --junitxml=out/junit.xml` writes its report apart, in the overlay: the evidence
+    must read that one (or none, when the command removed or hid it), never the committed
+    file with its own figures."""
+    from jobs.kernel.records import CommandEvidence
+    from jobs.features.evidence.integrity_hooks import RunReports, load_run
+    from tests.jobs.features.evidence.test_integrity_reports import JUNIT
+
+    job = make_job(outside_tmp, FILES | {"out/junit.xml": COMMITTED_REPORT})
+    reports = RunReports(outside_tmp / "runs", "t1", job.worktree.path)
+    argv = ["pytest", "--junitxml=out/junit.xml"]
+    assert reports.argv(0, argv) == argv  # the repository's own report, in the repository
+    job.run(LEAVES[left].format(report=JUNIT.hex()))
+    reports.finish([CommandEvidence(argv=argv, exit_code=0, duration_s=0.1, output_tail="")])
+    run = load_run(outside_tmp / "runs", "t1")
+    assert run is not None
+    figures = (run.collected, run.passed)
+    assert figures == ((4, 2) if left == "written" else (0, 0)), run
+    job.worktree.remove()
