@@ -25,10 +25,13 @@ from jobs.adapters import sandbox_view, scratch
 from jobs.adapters.sandbox import BubblewrapSandbox, SandboxPolicy
 from jobs.adapters.workspace import Repository
 from jobs.adapters.worktree import Worktree
+from jobs.features.evidence.integrity_hooks import RunReports, load_run
 from jobs.inputs.spec import TaskSpec
+from jobs.kernel.records import CommandEvidence
 from jobs.recipes.base import EditError, EditRequest
 from jobs.recipes.replace import ReplaceEditor
 from tests.jobs.adapters.test_worktree_reset import manifest
+from tests.jobs.features.evidence.test_integrity_reports import JUNIT
 from tests.kit.repos import git, make_repo
 from tests.security import hostile
 
@@ -485,10 +488,6 @@ def test_a_report_the_repository_names_is_read_as_the_command_left_it(outside_tm
     """`pytest --junitxml=out/junit.xml` writes its report apart, in the overlay: the evidence
     must read that one (or none, when the command removed or hid it), never the committed
     file with its own figures."""
-    from jobs.kernel.records import CommandEvidence
-    from jobs.features.evidence.integrity_hooks import RunReports, load_run
-    from tests.jobs.features.evidence.test_integrity_reports import JUNIT
-
     job = make_job(outside_tmp, FILES | {"out/junit.xml": COMMITTED_REPORT})
     reports = RunReports(outside_tmp / "runs", "t1", job.worktree.path)
     argv = ["pytest", "--junitxml=out/junit.xml"]
