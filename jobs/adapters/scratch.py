@@ -20,10 +20,13 @@ bubblewrap, and where the overlay is unavailable: that is said once in the log.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-import shutil
+import stat
 from pathlib import Path
+
+from jobs.adapters import tree_fd
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +49,7 @@ UNCARRIED = (",", ":", "\\", "\n")
 MOUNT_SCRIPT = ('"$1" -t overlay overlay -o "lowerdir=$2,upperdir=$3,workdir=$4,userxattr" '
                 '"$5" || exit 125; shift 5; exec "$@"')
 LAUNCH_ENV = {"PATH": "/usr/bin:/bin"}
+OPAQUE = "user.overlay.opaque"  # overlayfs's mark (userxattr) of a directory that hides the lower
 _said: list[str] = []  # the reason writes go through, once logged
 
 
@@ -81,6 +85,35 @@ def launcher(unshare: str, mount: str, lower: Path, private: Path) -> list[str]:
             "sh", mount, str(lower), str(upper), str(work), str(merged)]
 
 
+def shown_root(worktree: Path, rel: str) -> Path:
+    """Where to read `rel` as the last sandboxed command left it (a report it was told to write
+    in the repository): the overlay's upper directory when that command wrote it, removed it or
+    hid it (an opaque directory on the way), else the worktree itself. Read it from there
+    without following a link (jobs/adapters/safe_paths.py): a removal there is a special file."""
+    private = private_of(worktree)
+    upper = private / SCRATCH / "upper" if private is not None else None
+    if upper is None or upper.is_symlink() or not upper.is_dir():
+        return worktree
+    parts = tree_fd.components(rel)
+    fd = tree_fd.open_root(upper)
+    try:
+        for index, part in enumerate(parts):
+            info = tree_fd.lstat_at(fd, part)
+            if info is None:
+                return worktree
+            if index == len(parts) - 1 or not stat.S_ISDIR(info.st_mode):
+                return upper
+            child = os.open(part, tree_fd.DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+            with contextlib.suppress(OSError):  # the directory replaced the worktree's
+                if os.getxattr(fd, OPAQUE) == b"y":
+                    return upper
+        return upper
+    finally:
+        os.close(fd)
+
+
 def drop(private: Path) -> bool:
     """Throw the overlay's directories away; True when a command had written anything."""
     root = private / SCRATCH
@@ -90,15 +123,11 @@ def drop(private: Path) -> bool:
         wrote = any(os.scandir(root / "upper"))
     except OSError:
         wrote = True
-    shutil.rmtree(root, ignore_errors=True)
-    if os.path.lexists(root):  # directories left without permissions (overlayfs's work/work)
-        os.chmod(root, 0o700)
-        for directory, names, _files in os.walk(root):  # top-down: opened before descending
-            for name in names:
-                path = os.path.join(directory, name)
-                if not os.path.islink(path):  # never through a link
-                    os.chmod(path, 0o700)
-        shutil.rmtree(root)
+    parent = os.open(private, tree_fd.DIR_FLAGS)  # Stepwise's own: the sandbox never sees it
+    try:  # at any depth, whatever the modes a command left (jobs/adapters/tree_fd.py)
+        tree_fd.remove_tree(parent, SCRATCH)
+    finally:
+        os.close(parent)
     return wrote
 
 
@@ -126,14 +155,8 @@ def forget(private: Path) -> None:
 def read(private: Path) -> set[str] | None:
     """The paths Stepwise wrote since the files were last exactly the index's, when only
     those (None: unknown, or a restore with nothing declared since)."""
-    try:
-        data = (private / RECORD).read_bytes()
-    except OSError:
-        return None
-    kind, _, rest = data.partition(b"\n")
-    if kind != WRITTEN:
-        return None
-    return {os.fsdecode(name) for name in rest.split(b"\0") if name}
+    found = _load(private)
+    return found[1] if found is not None and found[0] == WRITTEN else None
 
 
 def exact(private: Path) -> None:
@@ -144,16 +167,23 @@ def exact(private: Path) -> None:
 def add(private: Path, paths: set[str]) -> None:
     """Stepwise wrote `paths` and nothing else since the last record (kept only while the
     record is there: once lost, it stays lost until the next restore)."""
+    found = _load(private)
+    if found is None:
+        forget(private)
+        return
+    _keep(private, WRITTEN, found[1] | paths)
+
+
+def _load(private: Path) -> tuple[bytes, set[str]] | None:
+    """The record's kind and paths; None when there is none (or not one of ours)."""
     try:
         data = (private / RECORD).read_bytes()
     except OSError:
-        return
+        return None
     kind, _, rest = data.partition(b"\n")
     if kind not in (EXACT, WRITTEN):
-        forget(private)
-        return
-    known = {os.fsdecode(name) for name in rest.split(b"\0") if name}
-    _keep(private, WRITTEN, known | paths)
+        return None
+    return kind, {os.fsdecode(name) for name in rest.split(b"\0") if name}
 
 
 def _keep(private: Path, kind: bytes, paths: set[str]) -> None:

@@ -6,15 +6,17 @@ operation here opens the tree's root, then each component with `O_NOFOLLOW | O_D
 relative to the previous one (`openat`), and acts on the last name relative to its parent's
 descriptor (`unlinkat`, `rmdir` with `dir_fd`, `readlinkat`, `fstatat` without following).
 A link or a non-directory anywhere on the way makes the operation a no-op (removals) or a
-`TreeEscape` (reads), never a step outside the tree. Whole directories are removed with
-`shutil.rmtree(dir_fd=...)`, which walks by descriptors too and refuses to enter a link.
+`TreeEscape` (reads), never a step outside the tree. Whole directories are removed by
+`remove_tree`, which walks by descriptors too, never enters a link, and goes to any depth: a
+command can leave a chain of directories deeper than PATH_MAX and than Python 3.11's stack,
+which `shutil.rmtree` (recursive) fails on with a RecursionError.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import shutil
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
@@ -83,12 +85,71 @@ def remove(root: Path, rel: str) -> bool:
             if info is None:
                 return False
             if stat.S_ISDIR(info.st_mode):
-                shutil.rmtree(parts[-1], dir_fd=parent)
+                remove_tree(parent, parts[-1])
             else:
                 os.unlink(parts[-1], dir_fd=parent)
     except (FileNotFoundError, TreeEscape):
         return False
     return True
+
+
+def remove_tree(parent: int, name: str) -> None:
+    """Delete the directory `name` in `parent` and everything in it, never through a link, at
+    any depth: a loop holding one descriptor, climbing back by `..`, with the names still to
+    remove kept per level. Each directory is made readable and writable first (the caller's to
+    delete: overlayfs's `work/work`, a directory a command left at mode 0)."""
+    fd = _opened_for_removal(parent, name)
+    pending = _clear(fd)
+    levels: list[tuple[str, list[str]]] = []  # each open level: its name, its parent's rest
+    try:
+        while True:
+            if pending:
+                child = pending.pop()
+                deeper = _opened_for_removal(fd, child)
+                os.close(fd)
+                fd = deeper
+                levels.append((child, pending))
+                pending = _clear(fd)
+                continue
+            if not levels:
+                break
+            child, pending = levels.pop()
+            up = os.open("..", DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = up
+            os.rmdir(child, dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=parent)
+
+
+def _opened_for_removal(parent: int, name: str) -> int:
+    try:
+        fd = os.open(name, DIR_FLAGS, dir_fd=parent)
+    except PermissionError:  # a directory (a link fails with ELOOP): make it readable
+        os.chmod(name, 0o700, dir_fd=parent)
+        fd = os.open(name, DIR_FLAGS, dir_fd=parent)
+    os.fchmod(fd, 0o700)  # and writable, so that its entries can go
+    return fd
+
+
+def _clear(fd: int) -> list[str]:
+    """Remove every entry of the directory `fd` but the directories that are not empty; their
+    names."""
+    with os.scandir(fd) as entries:
+        listed = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+    left = []
+    for name, is_dir in listed:
+        if not is_dir:
+            os.unlink(name, dir_fd=fd)
+            continue
+        try:
+            os.rmdir(name, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            left.append(name)
+    return left
 
 
 def remove_if_empty(root: Path, rel: str) -> bool:

@@ -9,7 +9,7 @@ Stepwise recorded its own writes (jobs/adapters/scratch.py), a reset checks only
 
 from __future__ import annotations
 
-import shutil
+import contextlib
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -152,8 +152,8 @@ class Worktree:
             except (WorkspaceError, OSError):
                 written = None
         if written is None:
-            walked = clean_worktree(self._files, self.private)
-            try:
+            try:  # a tree too deep for a path string (ENAMETOOLONG) starts from nothing too
+                walked = clean_worktree(self._files, self.private)
                 self._restore_changed(tree)
             except (WorkspaceError, OSError):
                 self.restore_everything(tree)
@@ -412,5 +412,6 @@ class Worktree:
         self.pending = None
         self.index.forget()
         scratch.drop(self.private)
-        for path in (self._files, self.private):
-            shutil.rmtree(path, ignore_errors=True)
+        for path in (self._files, self.private):  # at any depth a command left (tree_fd.py)
+            with contextlib.suppress(OSError):
+                remove_entry(path)

@@ -12,6 +12,7 @@ from difflib import get_close_matches
 from enum import StrEnum
 
 from jobs.basics.errors import BadInputError
+from jobs.basics.voice import is_placeholder
 from jobs.features.campaigns.record import (
     OPEN_STATES,
     TROUBLED_STATES,
@@ -84,9 +85,10 @@ def parse_command(text: str) -> CampaignCommand:
     if not needs_target and rest:
         raise BadInputError(f"`{verb}` takes no argument", hint=USAGE, code="bad_command")
     reason = rest[1].strip() if len(rest) > 1 else ""
-    if verb is CampaignVerb.SKIP and not reason:
-        raise BadInputError("`skip` needs a reason after the repository",
-                            hint="e.g. `skip acme/api archived next month`", code="bad_command")
+    if verb is CampaignVerb.SKIP and (not reason or is_placeholder(reason, "reason")):
+        raise BadInputError("`skip` needs a reason after the repository" + (
+            f", not its placeholder `{reason}`" if reason else ""),
+            hint="e.g. `skip acme/api archived next month`", code="bad_command")
     if verb is not CampaignVerb.SKIP and reason:
         raise BadInputError(f"`{verb}` takes one repository", hint=USAGE, code="bad_command")
     return CampaignCommand(verb, rest[0] if rest else "", reason)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from jobs.adapters import scratch
 from jobs.adapters.safe_paths import UnsafePathError, read_regular
 from jobs.basics.errors import RetryClass
 from jobs.engine.attempt import AttemptOutcome, Result
@@ -110,8 +111,9 @@ class RunReports:
         plan = self.plans.get(index)
         if plan is None or plan.kind is None:
             return parse_summary(item.output_tail)
-        root, rel = (self.worktree, plan.report) if plan.in_repository \
-            else (self.folder, Path(plan.report).name)
+        # A report in the repository is where the command left it: validation writes apart.
+        root, rel = (scratch.shown_root(self.worktree, plan.report), plan.report) \
+            if plan.in_repository else (self.folder, Path(plan.report).name)
         try:
             data = read_regular(root, rel, limit=REPORT_BYTES)
         except FileTooLargeError:

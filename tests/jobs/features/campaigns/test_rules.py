@@ -86,6 +86,8 @@ def test_the_halt_fires_past_the_threshold_and_resume_acknowledges() -> None:
 @pytest.mark.parametrize(("text", "error"), [
     ("", "empty"), ("approve", "needs a repository"), ("pause now", "takes no argument"),
     ("skip acme/a", "needs a reason"), ("aprove all", "did you mean `approve`"),
+    ("skip acme/a REASON", "not its placeholder `REASON`"),
+    ("skip acme/a <reason>", "not its placeholder `<reason>`"),
     ("approve acme/a acme/b", "takes one repository"), ("retry", "did you mean `retry-failed`"),
 ])
 def test_commands_refuse_near_misses(text: str, error: str) -> None:
