@@ -32,6 +32,7 @@ from jobs.kernel.feature_parts import (
     OUTSIDE_VERDICTS,
     OUTSIDE_WAITS,
     figures,
+    former_figures,
 )
 from jobs.kernel.job import Job
 from jobs.kernel.model import FINISHED_BATCH_STATUSES, BatchStatus
@@ -176,8 +177,26 @@ def seen_of(job: Job) -> Seen:
     )
 
 
+def seen_before(raw: bytes | str | None, job: Job) -> Seen:
+    """What was seen of `job` before (nothing on its first observation). A note the previous
+    release wrote has no `verdicts`: it kept what it had counted of the waits and verdicts in
+    fields of its own, which the features read (`former_figures`), so what was counted before
+    an upgrade is not counted again after it."""
+    if not raw:
+        return Seen()
+    note = json.loads(raw)
+    seen = Seen.model_validate(note)
+    if "verdicts" not in note:
+        seen.verdicts = _outside(former_figures(job, note))
+    return seen
+
+
 def _verdicts(job: Job) -> dict[str, float]:
-    return {name: value for name, value in figures(job).items()
+    return _outside(figures(job))
+
+
+def _outside(given: dict[str, float]) -> dict[str, float]:
+    return {name: value for name, value in given.items()
             if name.startswith((f"{OUTSIDE_WAITS}:", f"{OUTSIDE_VERDICTS}:"))}
 
 
@@ -239,8 +258,7 @@ def observe(connection: redis.Redis, job: Job) -> None:
     changed it: a step, a command, a revert). Call it while holding the job's lease."""
     key = seen_key(job.id)
     try:
-        raw = connection.get(key)
-        before = Seen.model_validate_json(raw) if raw else Seen()
+        before = seen_before(connection.get(key), job)
         items = observations(before, job)
         pipe = connection.pipeline(transaction=True)
         pipe.set(key, seen_of(job).model_dump_json(), ex=SEEN_TTL_S)

@@ -153,6 +153,11 @@ class FeatureParts:
     # and a batch's (`batch_figures`)
     figures: Callable[[Job], Mapping[str, float]] | None = None
     batch_figures: Callable[[Batch], Mapping[str, float]] | None = None
+    # Of those, the ones an observer of the previous release (the metrics) had counted of the
+    # job, read from its note of what it saw as that release wrote it (CI: how many results of
+    # each list): where that release counted the feature's data from the record's former
+    # fields, so the first observation after an upgrade counts nothing twice
+    former_figures: Callable[[Job, Mapping[str, Any]], Mapping[str, float]] | None = None
     # What a baseline's result depends on besides the tree and the commands (environments: the
     # environment's key), by name: part of the key a recorded baseline is reused under
     baseline_inputs: Callable[[Job], Mapping[str, str]] | None = None
@@ -356,3 +361,11 @@ def figures(job: Job) -> dict[str, float]:
     """The installed features' figures of `job` (a figure no feature gives is absent)."""
     return {name: value for part in INSTALLED.values() if part.figures is not None
             for name, value in part.figures(job).items()}
+
+
+def former_figures(job: Job, note: Mapping[str, Any]) -> dict[str, float]:
+    """The installed features' figures of `job` that the previous release's observer had
+    counted, by its `note` of what it saw (`FeatureParts.former_figures`; none of a feature
+    that gives no such reading)."""
+    return {name: value for part in INSTALLED.values() if part.former_figures is not None
+            for name, value in part.former_figures(job, note).items()}

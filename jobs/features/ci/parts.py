@@ -20,6 +20,7 @@ from jobs.features.ci.record import (
     CiJob,
     ci,
     ci_figures,
+    ci_former_figures,
     results_of,
     upgrade_batch,
 )
@@ -73,6 +74,7 @@ PARTS = FeatureParts(
     former_batch_fields=FORMER_BATCH_FIELDS,
     upgrade_batch=upgrade_batch,
     figures=ci_figures,  # the waits begun and the verdicts, which the metrics count
+    former_figures=ci_former_figures,  # the verdicts the previous release's metrics counted
     note_sections=(NoteSection(NoteSlot.EVIDENCE, note_ci_lines),),
     card_sections=(CardSection(plan=plan_ci_lines, status=card_ci_lines, batch=batch_ci_words,
                                milestone=milestone_ci_lines),),

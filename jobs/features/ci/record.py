@@ -13,6 +13,7 @@ wakes the job when a check on that commit reports. Everything else here is CI's 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, ClassVar, Literal
 
@@ -202,6 +203,26 @@ def ci_figures(job: Job) -> dict[str, float]:
         for outcome in (result.state[:20], "accepted") if result.accepted else (result.state[:20],):
             key = f"{OUTSIDE_VERDICTS}:{result.scope}:{outcome}"
             found[key] = found.get(key, 0.0) + 1.0
+    return found
+
+
+def ci_former_figures(job: Job, note: Mapping[str, Any]) -> dict[str, float]:
+    """The verdicts the previous release's metrics had counted of `job`, from its note of what
+    it saw: `ci_results` and `ci_accepted`, how many results of each list it had counted (the
+    job's under "milestone", each batch's under its number) and how many of them accepted,
+    counted as `ci_figures` counts them. No wait is among them: a record of that release reads
+    into a part whose `waited` is empty, so the waits it counted are not counted again."""
+    seen, accepted = note.get("ci_results") or {}, note.get("ci_accepted") or {}
+    lists = {"milestone": ci(job).results,
+             **{str(batch.number): ci_batch(batch).results for batch in job.batches}}
+    found: dict[str, float] = {}
+    for key, results in lists.items():
+        counted = [(r, r.state[:20]) for r in results[:int(seen.get(key, 0))]]
+        counted += [(r, "accepted") for r in [r for r in results if r.accepted]
+                    [:int(accepted.get(key, 0))]]
+        for result, outcome in counted:
+            name = f"{OUTSIDE_VERDICTS}:{result.scope}:{outcome}"
+            found[name] = found.get(name, 0.0) + 1.0
     return found
 
 
