@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from bot.plumbing import campaign_store
-from jobs.features.campaigns.record import RepoState
+from jobs.features.campaigns.record import CampaignStatus, RepoState
 from tests.bot.conftest import OWNER, REPO, World, open_world
 from tests.bot.test_app_campaigns import CAMPAIGN, add_service, dashboard, settle
 from tests.kit.campaign_repos import CONFIG, service_files
+from tests.kit.local_e2e import config_text
 
 SECRET_FILE = "app/settings.py"
 
@@ -200,3 +201,28 @@ def test_an_owner_allowlist_of_control_repositories_holds(tmp_path: Path,
                    for b in world.bodies(2))
         assert campaign_store.find(world.redis, REPO, 2) is None
         assert (world.gh.repos[REPO].issues[2].body or "") == CAMPAIGN
+
+
+# (from tests/security/test_approver_ids.py: `approvers` name accounts, not logins)
+def test_a_campaign_s_approvers_are_matched_by_account_too(tmp_path: Path, redis_url: str) -> None:
+    with open_world(tmp_path, redis_url) as world:
+        add_service(world, "svc-a")
+        world.gh.push_files(REPO, world.repo.default_branch, {
+            ".github/stepwise.yml": config_text(batches_per_milestone=1, approvers=["ana"])},
+            "config")
+        world.gh.set_permission(REPO, "ana", "write")
+        world.gh.add_issue(REPO, "Move every service to new()", CAMPAIGN, user="ana")
+        world.send("issues.labeled", issue_number=2, label="stepwise-campaign", sender="ana")
+        world.work()
+        doc = campaign_store.find(world.redis, REPO, 2)
+        assert doc is not None and doc.approver_ids == {"ana": world.gh.user_id("ana")}
+        world.gh.rename_user("ana", "ana-renamed")
+        world.comment("/stepwise campaign cancel", by="ana", on=2)  # a new account on the login
+        world.work()
+        assert campaign_store.find(world.redis, REPO, 2).campaign.status is not \
+            CampaignStatus.CANCELLED
+        assert any("belonged to another GitHub account" in b for b in world.bodies(2))
+        world.comment("/stepwise campaign cancel", by="ana-renamed", on=2)
+        world.work()
+        assert campaign_store.find(world.redis, REPO, 2).campaign.status is \
+            CampaignStatus.CANCELLED

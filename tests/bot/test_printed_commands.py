@@ -1,10 +1,10 @@
 """Every command Stepwise prints runs as printed (issue 41.3), collected from real runs of the
 CLI at an 80-column terminal, from checkouts whose paths hold spaces and outgrow the line: the
-plan gate, a failure gate, `status`, `jobs`, the campaign preview and its gates, and the
-campaign's dashboard file. Each command found is read back as a POSIX shell would: no word of
-it is a shell operator (a `<reason>` placeholder is a redirection), and `shlex.split` then the
-real CLI (click, as `stepwise` would, without running it) parse it: none is a usage error
-(exit 2) once its CAPITALS placeholders are filled in; each stands on a line of its own (or
+plan gate, a failure gate, `status` and `jobs` (a feature's own surfaces are checked in its
+tests, with `each_parses_and_stands_whole`). Each command found is read back as a POSIX shell
+would: no word of it is a shell operator (a `<reason>` placeholder is a redirection), and
+`shlex.split` then the real CLI (click, as `stepwise` would, without running it) parse it: none
+is a usage error (exit 2) once its CAPITALS placeholders are filled in; each stands on a line of its own (or
 alone on a table row), never wrapped or cut; the plan gate's `approve` is pasted into a real
 shell and runs, and the failure gate's `skip … REASON`, pasted unedited, is refused and
 changes nothing."""
@@ -24,14 +24,11 @@ from typer.core import TyperGroup
 
 from bot.cli.main import app
 from bot.cli.output import cell_rows
-from jobs.local_campaigns import default_state_dir
-from tests.jobs.features.campaigns.test_local_campaign import checkout
-from tests.jobs.features.campaigns.test_local_campaign import issue as campaign_issue
 from tests.kit.local_e2e import NUMBER, STEPWISE, build_sample, cli, write_issue
 
 WIDTH = {"COLUMNS": "80"}
-VERBS = ("run", "approve", "retry", "skip", "cancel", "revert", "instruct", "status", "jobs",
-         "campaign", "llm-report")
+# The CLI's subcommands as installed (a feature's own go with it).
+VERBS = tuple(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
 MENTION = re.compile(r"(?<![\w/.-])stepwise (?:" + "|".join(VERBS) + r")\b")
 CELL_END = re.compile(r"\s{2,}|$")
 
@@ -83,8 +80,21 @@ def parse(command: str) -> None:
             raise AssertionError(f"{command!r} is a usage error: {error}") from None
 
 
+def each_parses_and_stands_whole(outputs: dict[str, str], expected: dict[str, str]) -> None:
+    """Each surface's output holds its expected command, and every command in it parses."""
+    for surface, output in outputs.items():
+        commands = commands_in(output)
+        assert expected[surface] in commands, (surface, commands, output)
+        for command in commands:
+            parse(command)
+
+
+# Checkouts with spaces in their paths, longer than a terminal line.
+PLACE = "checkouts whose paths are longer than an eighty-column terminal line"
+
+
 def test_every_printed_command_parses_and_stands_whole(tmp_path: Path) -> None:
-    place = tmp_path / "checkouts whose paths are longer than an eighty-column terminal line"
+    place = tmp_path / PLACE
     outputs: dict[str, str] = {}
     repo = build_sample(place / "a repo")
     issue = write_issue(tmp_path / "issue.md")
@@ -99,17 +109,6 @@ def test_every_printed_command_parses_and_stands_whole(tmp_path: Path) -> None:
     empty = build_sample(place / "no jobs")
     outputs["jobs"] = cli("jobs", "--repo", empty, env=WIDTH).out
 
-    fleet = [checkout(place, "one repo"), checkout(place, "two repo", broken=True)]
-    plan_file = campaign_issue(tmp_path, "canary: 2\n  wave: 2")
-    preview = cli("campaign", "--issue", plan_file, *fleet, env=WIDTH)
-    assert preview.code == 3, preview.text
-    outputs["campaign preview"] = preview.out
-    started = cli("campaign", "--issue", plan_file, "--command", "approve all", env=WIDTH)
-    assert started.code == 4, started.text
-    outputs["campaign gates"] = started.out
-    dashboard = (default_state_dir(plan_file) / "dashboard.md").read_text()
-    outputs["dashboard file"] = "\n".join(
-        f"  {span}" for span in re.findall(r"`([^`]+)`", dashboard) if MENTION.match(span))
 
     quoted = shlex.quote(str(repo))
     expected = {  # one of each surface, exactly as printed
@@ -117,15 +116,8 @@ def test_every_printed_command_parses_and_stands_whole(tmp_path: Path) -> None:
         "status": f"stepwise cancel --repo {quoted} --number {NUMBER}",
         "failure gate": f"stepwise skip --repo {shlex.quote(str(broken))} --number 3 REASON",
         "jobs": f"stepwise run --repo {shlex.quote(str(empty))} --issue FILE.md",
-        "campaign preview": f"stepwise campaign --issue {plan_file} --command 'approve all'",
-        "campaign gates": f"stepwise campaign --issue {plan_file} --command retry-failed",
-        "dashboard file": f"stepwise retry --repo {shlex.quote(str(fleet[1]))} --number 1",
     }
-    for surface, output in outputs.items():
-        commands = commands_in(output)
-        assert expected[surface] in commands, (surface, commands, output)
-        for command in commands:
-            parse(command)
+    each_parses_and_stands_whole(outputs, expected)
     # Pasted into a real shell as printed, the plan gate's `approve` runs the first milestone
     # (exit 3: the job waits at the milestone gate).
     status = expected["plan gate"]
@@ -158,7 +150,7 @@ def test_the_check_catches_what_a_paste_would_hit(command: str, caught: str) -> 
 
 def test_capitals_and_quoted_placeholders_pass_the_check() -> None:
     parse("stepwise skip --repo . --number 3 REASON")
-    parse("stepwise campaign --issue plan.md --command 'skip REPO REASON'")
+    parse("stepwise skip --repo . --number 3 'REASON, in words'")
 
 
 def test_each_line_of_a_table_cell_prints_as_a_row_of_its_own() -> None:

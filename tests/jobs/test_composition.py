@@ -31,12 +31,22 @@ ROOT = Path(__file__).resolve().parents[2]
 # What a pure room may never load: the libraries of the outside world (the stdlib's
 # `subprocess` included: a pure module runs no program).
 IO_LIBRARIES = ("subprocess", "redis", "rq", "openai", "githubkit", "httpx")
+
+
+def installed(names: tuple[str, ...]) -> tuple[str, ...]:
+    """`names` without a removed feature's (its folder under jobs/features gone, as
+    scripts/removal_drill.py removes it): the rooms outside jobs/features are always there."""
+    return tuple(name for name in names if not name.startswith("jobs.features.")
+                 or (ROOT / "jobs" / "features" / name.split(".")[2]).is_dir())
+
+
 # The pure rooms: every module under these packages, and these modules.
-PURE_PACKAGES = ("jobs.basics", "jobs.inputs", "jobs.kernel", "jobs.decisions", "jobs.notes",
-                 "jobs.features.campaigns")
-PURE_MODULES = ("jobs.ports", "jobs.features.bisect.rules", "jobs.features.bisect.sizing",
-                "jobs.features.llm.budget", "jobs.features.llm.note", "jobs.features.llm.statistics",
-                "jobs.features.llm.usage")
+PURE_PACKAGES = installed(("jobs.basics", "jobs.inputs", "jobs.kernel", "jobs.decisions",
+                           "jobs.notes", "jobs.features.campaigns"))
+PURE_MODULES = installed((
+    "jobs.ports", "jobs.features.bisect.rules", "jobs.features.bisect.sizing",
+    "jobs.features.llm.budget", "jobs.features.llm.note", "jobs.features.llm.statistics",
+    "jobs.features.llm.usage"))
 RUNS_PROGRAMS = re.compile(r"^\s*(?:import|from)\s+(?:subprocess|os\.spawn)\b", re.MULTILINE)
 BUILT_IN_NAMES = sorted(recipe.rules.name for recipe in BUILT_IN)
 

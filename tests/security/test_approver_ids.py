@@ -5,16 +5,11 @@ real HTTP, Redis, RQ and the fake GitHub, which renames accounts as GitHub does.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from bot.authz import decide
-from bot.plumbing import campaign_store
-from jobs.features.campaigns.record import CampaignStatus
 from jobs.kernel.model import Gate
-from tests.bot.conftest import REPO, World, open_world
-from tests.bot.test_app_campaigns import CAMPAIGN, add_service
+from tests.bot.conftest import REPO, World
 from tests.kit.local_e2e import config_text
 
 
@@ -83,27 +78,3 @@ def test_an_approver_whose_access_was_lowered_steers_no_more(role: str) -> None:
     assert not decision.allowed
     assert "needs write, maintain or admin permission, for `approvers` too" in decision.reason
     assert "@ana is on the approvers list" in decision.reason
-
-
-def test_a_campaign_s_approvers_are_matched_by_account_too(tmp_path: Path, redis_url: str) -> None:
-    with open_world(tmp_path, redis_url) as world:
-        add_service(world, "svc-a")
-        world.gh.push_files(REPO, world.repo.default_branch, {
-            ".github/stepwise.yml": config_text(batches_per_milestone=1, approvers=["ana"])},
-            "config")
-        world.gh.set_permission(REPO, "ana", "write")
-        world.gh.add_issue(REPO, "Move every service to new()", CAMPAIGN, user="ana")
-        world.send("issues.labeled", issue_number=2, label="stepwise-campaign", sender="ana")
-        world.work()
-        doc = campaign_store.find(world.redis, REPO, 2)
-        assert doc is not None and doc.approver_ids == {"ana": world.gh.user_id("ana")}
-        world.gh.rename_user("ana", "ana-renamed")
-        world.comment("/stepwise campaign cancel", by="ana", on=2)  # a new account on the login
-        world.work()
-        assert campaign_store.find(world.redis, REPO, 2).campaign.status is not \
-            CampaignStatus.CANCELLED
-        assert any("belonged to another GitHub account" in b for b in world.bodies(2))
-        world.comment("/stepwise campaign cancel", by="ana-renamed", on=2)
-        world.work()
-        assert campaign_store.find(world.redis, REPO, 2).campaign.status is \
-            CampaignStatus.CANCELLED
