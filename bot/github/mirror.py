@@ -9,13 +9,13 @@ tip while the branch is at its exact sha). Credentials go to git per call as an
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.github.clone_use import locked
 from bot.github.git_data import WORKFLOWS_REFUSED, refusal
+from jobs.adapters import tree_fd
 from jobs.adapters.workspace import Repository, WithdrawRefusedError, run_git
 from jobs.basics.errors import RetryClass, WorkspaceError
 
@@ -139,10 +139,10 @@ def open_mirror(workdir: Path, full_name: str, clone_url: str, *, auth: AuthArgs
     try:
         with locked(lock):
             if not _usable(path):  # absent, or left half-cloned by a worker that died
-                shutil.rmtree(path, ignore_errors=True)
+                tree_fd.discard(path)  # with the job worktrees kept inside
                 path.parent.mkdir(parents=True, exist_ok=True)
                 partial = path.with_name(f"{path.name}.partial-{os.getpid()}")
-                shutil.rmtree(partial, ignore_errors=True)
+                tree_fd.discard(partial)
                 run_git([*credentials, "clone", "--quiet", "--bare", "--no-tags", clone_url,
                          str(partial)], cwd=path.parent)
                 os.replace(partial, path)  # a clone appears whole or not at all

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
 from bot.github import clone_use
+from jobs.adapters import tree_fd
 
 log = logging.getLogger(__name__)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -48,10 +48,7 @@ def delete(paths: Iterable[Path], *, why: str) -> list[Path]:
     for path in paths:
         if not path.exists() and not path.is_symlink():
             continue
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
+        tree_fd.discard(path)  # a clone holds job worktrees a repository shaped, any depth
         gone.append(path)
     if gone:
         log.info("files of an uninstalled repository deleted", extra={

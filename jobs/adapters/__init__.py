@@ -14,6 +14,8 @@
   `git_identity.py` (who local commits are made as, found as `git commit` finds it).
 - files: `safe_paths.py` (files opened without following links), `tree_fd.py` (host-side work
   on sandbox-written trees from directory descriptors, never by path).
+- programs: `host_programs.py` (Stepwise's own git, bwrap, unshare and mount, found only on
+  the absolute entries of the worker's PATH).
 - the sandbox: `sandbox.py` (bubblewrap) with `sandbox_process.py` (the process group, timeout,
   and its output read from a pipe, only its head and tail kept), `sandbox_view.py` (the fixed
   repository path, environment binds), `sandbox_reach.py` (what is bound back from the places

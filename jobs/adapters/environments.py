@@ -139,12 +139,12 @@ class EnvironmentCache:
         with open(self.root / f".lock-{key}", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             staging = self.root / f".build-{key}-{os.getpid()}"
-            shutil.rmtree(staging, ignore_errors=True)
+            tree_fd.discard(staging)
             (staging / "tree").mkdir(parents=True)
             try:
                 yield staging
             finally:
-                shutil.rmtree(staging, ignore_errors=True)
+                tree_fd.discard(staging)
 
     def commit(self, key: str, staging: Path, *, entries: Sequence[str],
                setup_evidence: Sequence[dict[str, object]],
@@ -158,7 +158,7 @@ class EnvironmentCache:
             "setup_evidence": list(setup_evidence), "inputs": dict(inputs or {})})
         final = self.root / key
         if final.exists():
-            shutil.rmtree(final)
+            tree_fd.remove(self.root, key)
         staging.rename(final)
         self.failure_path(key).unlink(missing_ok=True)
         self.evict(keep=key)
@@ -191,7 +191,7 @@ class EnvironmentCache:
         if caches.is_symlink():
             caches.unlink()
         if caches.is_dir() and tree_size(caches) > self.limit_bytes // 4:
-            shutil.rmtree(caches, ignore_errors=True)
+            tree_fd.discard(caches)
         caches.mkdir(exist_ok=True)
         return caches
 
@@ -221,7 +221,7 @@ class EnvironmentCache:
                 break
             if key == keep:
                 continue
-            shutil.rmtree(self.root / key, ignore_errors=True)
+            tree_fd.discard(self.root / key)
             total -= size
             evicted.append(key)
         return evicted

@@ -16,6 +16,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from jobs.adapters.host_programs import host_path
 from jobs.basics.errors import WorkspaceError
 
 # `-c` settings given before every git command. Each one closes a way for a repository's
@@ -50,13 +51,17 @@ _DROPPED_PREFIXES = ("GIT_", "STEPWISE_")
 
 
 def git_env(*, cwd: Path | None = None, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of a git call: the worker's, without GIT_*/STEPWISE_*, plus fixed keys.
+    """The environment of a git call: the worker's, without GIT_*/STEPWISE_* and without
+    PATH's relative entries, plus fixed keys.
 
     GIT_CEILING_DIRECTORIES stops discovery at `cwd` for the few calls that look for a
     repository at all (the user's own checkout, once, when a job starts)."""
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(_DROPPED_PREFIXES)}
     env.update(_FIXED_ENV)
+    # git is found on this PATH, and so are the programs git starts: never through a relative
+    # entry, which would name the worktree's own files (jobs/adapters/host_programs.py)
+    env["PATH"] = host_path()
     if cwd is not None:
         env["GIT_CEILING_DIRECTORIES"] = str(Path(cwd).resolve().parent)
     env.update(extra or {})

@@ -12,7 +12,6 @@ import contextlib
 import functools
 import logging
 import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,6 +23,7 @@ from jobs.adapters import sandbox_reach as reach
 from jobs.adapters import sandbox_view as view
 from jobs.adapters import scratch
 from jobs.adapters.egress import EgressProxy, EgressRecord
+from jobs.adapters.host_programs import host_program
 from jobs.adapters.sandbox_process import (
     TAIL_LINE_CHARS,
     TAIL_LINES,
@@ -174,7 +174,7 @@ class BubblewrapSandbox:
     isolated = True
 
     def __init__(self, bwrap: str | None = None) -> None:
-        found = bwrap or shutil.which("bwrap")
+        found = bwrap or host_program("bwrap")
         if found is None:
             raise _unavailable("bubblewrap (bwrap) is not installed")
         self.bwrap = found
@@ -194,8 +194,8 @@ class BubblewrapSandbox:
         real_cwd = cwd.resolve()
         cmd = []
         if apart is not None:
-            cmd += scratch.launcher(_host_program("unshare") or "/usr/bin/unshare",
-                                    _host_program("mount") or "/usr/bin/mount", real_cwd, apart)
+            cmd += scratch.launcher(host_program("unshare") or "/usr/bin/unshare",
+                                    host_program("mount") or "/usr/bin/mount", real_cwd, apart)
         cmd += [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         # pid 1 is bubblewrap's init, outside the seccomp filter: /proc/1/mem would reach it.
         cmd += ["--tmpfs", "/proc/1", "--remount-ro", "/proc/1"]
@@ -302,21 +302,12 @@ class BubblewrapSandbox:
         return private
 
 
-def _host_program(name: str) -> str | None:
-    """`name` on the absolute entries of the worker's own PATH: the launcher runs it outside
-    the sandbox, in the worktree, where a relative entry would name the repository's files."""
-    found = shutil.which(name, path=os.pathsep.join(
-        entry for entry in (os.environ.get("PATH") or os.defpath).split(os.pathsep)
-        if os.path.isabs(entry)))
-    return os.path.abspath(found) if found is not None else None
-
-
 @functools.cache
 def _overlay_refusal(bwrap: str) -> str:
     """'' when a command's writes can be kept in an overlay here (`unshare` and `mount` from
     util-linux, and a kernel that mounts overlayfs in an unprivileged user namespace: Linux
     5.11+), else why not. Probed once per bwrap path with a real write."""
-    if _host_program("unshare") is None or _host_program("mount") is None:
+    if host_program("unshare") is None or host_program("mount") is None:
         return "unshare or mount (util-linux) is not installed"
     pol, env = SandboxPolicy(allow_commands=("sh",)), {"PATH": "/usr/bin:/bin"}
     with tempfile.TemporaryDirectory(prefix="stepwise-overlay-probe-") as folder:
@@ -371,7 +362,7 @@ def _probe(bwrap: str) -> bool:
 
 def bubblewrap_available() -> bool:
     """`bwrap` is on PATH and a probe sandbox runs (the probe is cached per bwrap path)."""
-    bwrap = shutil.which("bwrap")
+    bwrap = host_program("bwrap")
     return bwrap is not None and _probe(bwrap)
 
 

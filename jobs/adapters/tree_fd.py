@@ -93,6 +93,14 @@ def remove(root: Path, rel: str) -> bool:
     return True
 
 
+def discard(path: Path) -> None:
+    """Delete `path` (a whole directory, a file or a link) if it is there, as `remove` does,
+    leaving what cannot be deleted: where `shutil.rmtree(ignore_errors=True)` was used on a tree a
+    repository shaped (it recurses, and a deep chain of directories stops it)."""
+    with contextlib.suppress(OSError):
+        remove(path.parent, path.name)
+
+
 def remove_tree(parent: int, name: str) -> None:
     """Delete the directory `name` in `parent` and everything in it, never through a link, at
     any depth: a loop holding one descriptor, climbing back by `..`, with the names still to

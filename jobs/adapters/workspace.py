@@ -9,12 +9,12 @@ read by Stepwise itself (regular files only) and written with `hash-object --no-
 
 from __future__ import annotations
 
-import shutil
 import weakref
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs.adapters import tree_fd
 from jobs.adapters.git_identity import commit_identity, no_identity_error
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.index_state import KnownTrees
@@ -330,10 +330,8 @@ class Repository:
         private = path.with_name(f"{path.name}.git")
         if keep and self.holds_worktree(path):
             return Worktree(self, path, private, reset_to=sha)
-        for stale in (path, private):
-            if stale.is_symlink() or stale.is_file():
-                stale.unlink()
-            shutil.rmtree(stale, ignore_errors=True)
+        for stale in (path, private):  # a repository's tree, any depth: never recursion
+            tree_fd.discard(stale)
         self.git("worktree", "prune", check=False)  # registrations of the old layout
         path.mkdir(parents=True)
         private.mkdir()

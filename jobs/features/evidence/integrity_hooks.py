@@ -10,15 +10,13 @@ baseline's from its summary lines) and stops a batch that makes the tests check 
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from jobs.adapters import scratch
+from jobs.adapters import scratch, tree_fd
 from jobs.adapters.safe_paths import UnsafePathError, read_regular
 from jobs.basics.errors import RetryClass
 from jobs.engine.attempt import AttemptOutcome, Result
@@ -132,8 +130,7 @@ class RunReports:
                 not_measured("no validation command reported tests")
             store_run(self.store, self.tree, run)
         finally:
-            with contextlib.suppress(OSError):
-                shutil.rmtree(self.folder)
+            tree_fd.discard(self.folder)  # the commands wrote in it: any shape, any depth
         return reports
 
     def failed_tests(self, index: int, report: RunReport | None, seen_at: Path) -> list[str]:
