@@ -83,9 +83,7 @@ REMOVALS: tuple[Removal, ...] = (
         "tests/bot/test_app_campaign_pacing.py", "tests/bot/test_app_campaign_shapes.py",
         "tests/bot/plumbing/test_campaign_store.py", "tests/bot/taskcenter/test_campaign_pages.py",
         "tests/bot/github/test_campaign_calls.py", "tests/bot/commands/test_campaign_verb.py",
-        "tests/bot/test_printed_campaign_commands.py",
-        # the steer path's entries, each tried on a job its campaign started
-        "tests/bot/test_one_steer_path.py"),
+        "tests/bot/test_printed_campaign_commands.py", "tests/bot/test_campaign_steer_path.py"),
         {"bot/server/plugs.py": (r"from bot\.server\.campaigns\.plug import PLUG as CAMPAIGNS",
                                  r"    CAMPAIGNS,.*"),
          "bot/commands/registry.py": (r"    campaign,", r"    campaign\.SPEC,"),
