@@ -6,7 +6,10 @@ directories deeper than PATH_MAX and than Python's stack, which `shutil.rmtree` 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from bot.server import uninstall_files
 from jobs.adapters import tree_fd
@@ -14,6 +17,15 @@ from jobs.adapters.workspace import Repository
 from tests.kit.repos import git, make_repo
 
 DEPTH = 3_000
+
+
+@pytest.fixture(autouse=True)
+def no_chain_left(tmp_path: Path) -> Iterator[None]:
+    """Whatever the test leaves goes without recursion: pytest's own clean-up of old temporary
+    folders is `shutil.rmtree` (a chain left by a failure would break every later session)."""
+    yield
+    for entry in list(tmp_path.iterdir()):
+        tree_fd.discard(entry)
 
 
 def deep_chain(where: Path, depth: int = DEPTH) -> None:
