@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
@@ -30,8 +30,8 @@ class UnsafePathError(StepwiseError):
     code = "unsafe_path"
     retry_class = RetryClass.NEEDS_HUMAN
 
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"refused `{path}`: {reason}", hint=UNSAFE_HINT,
+    def __init__(self, path: str, reason: str, *, hint: str = UNSAFE_HINT) -> None:
+        super().__init__(f"refused `{path}`: {reason}", hint=hint,
                          evidence={"path": path, "reason": reason})
         self.path = path
         self.reason = reason
@@ -163,6 +163,40 @@ def write_regular(root: Path, rel: str, data: bytes) -> None:
     """Replace the contents of the existing regular file `rel` (its mode is kept)."""
     fd = _open_regular(root, rel, os.O_WRONLY)
     with os.fdopen(fd, "wb") as handle:
+        handle.truncate(0)
+        handle.write(data)
+
+
+def put_regular(root: Path, rel: str, data: bytes) -> None:
+    """Write the regular file `rel` under `root`, made (0644) with its missing directories if
+    absent, never through a link: a parent or the file that is a link or not what it should be
+    is an UnsafePathError (a file Stepwise itself writes outside the sandbox: the change note)."""
+    parts = _parts(rel)
+    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)  # the root itself may sit under a link
+    try:
+        for index, part in enumerate(parts[:-1]):
+            with suppress(FileExistsError):
+                os.mkdir(part, 0o755, dir_fd=fd)
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError:  # ELOOP or ENOTDIR: a symlink or a file where a directory was
+                raise UnsafePathError(rel, f"its parent `{'/'.join(parts[:index + 1])}` is a "
+                                      "symlink or not a directory") from None
+            os.close(fd)
+            fd = child
+        try:
+            file = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | _FILE_FLAGS, 0o644, dir_fd=fd)
+        except OSError:
+            mode = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False).st_mode
+            raise UnsafePathError(rel, _describe(mode)) from None
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(os.fstat(file).st_mode):
+        mode = os.fstat(file).st_mode
+        os.close(file)
+        raise UnsafePathError(rel, _describe(mode))
+    os.set_blocking(file, True)
+    with os.fdopen(file, "wb") as handle:
         handle.truncate(0)
         handle.write(data)
 

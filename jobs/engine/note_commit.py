@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from jobs.adapters.safe_paths import UnsafePathError, put_regular
 from jobs.basics.voice import local_voice
 from jobs.engine.context import JobContext
 from jobs.kernel import trailers
 from jobs.notes.change_note import render_note
+
+NOTE_HINT = ("the change note goes to `notes_dir` (.github/stepwise.yml, default "
+             "docs/agent-changes), which the job's head holds as a link or a file: replace it "
+             "with a directory or set `notes_dir` to another one, then run the job again")
 
 
 def note_at_head(engine: JobContext, label: str) -> bool:
@@ -29,12 +34,14 @@ def commit_note(engine: JobContext, label: str) -> str | None:
         return None
     worktree = engine.worktree
     worktree.reset(job.head_sha)
-    path = worktree.path / job.note_path
-    path.parent.mkdir(parents=True, exist_ok=True)
     voice = engine.services.voice
     if not voice.on_github:  # committed: the checkout's path on this machine is nobody else's
         voice = local_voice(f"--repo . --number {job.number}")
-    path.write_text(render_note(job, now=engine.now(), voice=voice), encoding="utf-8")
+    try:  # outside the sandbox, in the repository's tree: a link is refused, never followed
+        put_regular(worktree.path, job.note_path,
+                    render_note(job, now=engine.now(), voice=voice).encode("utf-8"))
+    except UnsafePathError as exc:
+        raise UnsafePathError(exc.path, exc.reason, hint=NOTE_HINT) from None
     worktree.stage_files([job.note_path])
     tree = worktree.write_tree()
     if tree == worktree.head_tree():
