@@ -197,12 +197,18 @@ def all_results(job: Job) -> list[CiResult]:
 def ci_figures(job: Job) -> dict[str, float]:
     """The totals the metrics count (jobs/kernel/feature_parts.py `OUTSIDE_WAITS`,
     `OUTSIDE_VERDICTS`): the waits begun by scope, the verdicts by scope and outcome."""
-    found: dict[str, float] = {f"{OUTSIDE_WAITS}:{scope}": float(count)
-                               for scope, count in ci(job).waited.items()}
-    for result in all_results(job):
-        for outcome in (result.state[:20], "accepted") if result.accepted else (result.state[:20],):
-            key = f"{OUTSIDE_VERDICTS}:{result.scope}:{outcome}"
-            found[key] = found.get(key, 0.0) + 1.0
+    waits = {f"{OUTSIDE_WAITS}:{scope}": float(count) for scope, count in ci(job).waited.items()}
+    results = all_results(job)
+    return {**waits, **_verdict_totals([(r, r.state[:20]) for r in results]
+                                       + [(r, "accepted") for r in results if r.accepted])}
+
+
+def _verdict_totals(verdicts: list[tuple[CiResult, str]]) -> dict[str, float]:
+    """How many of `verdicts` (a result and the outcome it counts as) fall under each name."""
+    found: dict[str, float] = {}
+    for result, outcome in verdicts:
+        name = f"{OUTSIDE_VERDICTS}:{result.scope}:{outcome}"
+        found[name] = found.get(name, 0.0) + 1.0
     return found
 
 
@@ -215,15 +221,12 @@ def ci_former_figures(job: Job, note: Mapping[str, Any]) -> dict[str, float]:
     seen, accepted = note.get("ci_results") or {}, note.get("ci_accepted") or {}
     lists = {"milestone": ci(job).results,
              **{str(batch.number): ci_batch(batch).results for batch in job.batches}}
-    found: dict[str, float] = {}
+    counted: list[tuple[CiResult, str]] = []
     for key, results in lists.items():
-        counted = [(r, r.state[:20]) for r in results[:int(seen.get(key, 0))]]
+        counted += [(r, r.state[:20]) for r in results[:int(seen.get(key, 0))]]
         counted += [(r, "accepted") for r in [r for r in results if r.accepted]
                     [:int(accepted.get(key, 0))]]
-        for result, outcome in counted:
-            name = f"{OUTSIDE_VERDICTS}:{result.scope}:{outcome}"
-            found[name] = found.get(name, 0.0) + 1.0
-    return found
+    return _verdict_totals(counted)
 
 
 def withdrawn_checks(batch: Batch, attempt: int) -> list[CiCheck]:
