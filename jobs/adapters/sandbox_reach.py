@@ -254,14 +254,29 @@ def _link_targets(folder: Path, places: Places) -> list[Path]:
         stamp = folder.stat().st_mtime_ns
     except OSError:
         return []
-    found: list[Path] = []
+    return [target for real, target in _unseen_links(folder, stamp, places.hidden,
+                                                     places.untrusted)
+            if not _under(real, places.shown)]
+
+
+@functools.lru_cache(maxsize=256)
+def _unseen_links(folder: Path, stamp: int, hidden: tuple[Path, ...],
+                  untrusted: tuple[Path, ...]) -> tuple[tuple[Path, Path], ...]:
+    """(real path, where following it leads) of each link in `folder` the sandbox would not
+    show, as of the folder's modification time `stamp` (as `_links` is): a job asks it with the
+    same folders for every command, and /usr/bin's hundreds of links made it most of the
+    engine's own CPU a batch. The writable paths a command is shown (new for each command)
+    are left out of the key and applied by `_link_targets`; the repository's places are in it,
+    so a repository's links are never followed."""
+    places = Places(hidden, untrusted, ())
+    found: list[tuple[Path, Path]] = []
     for link, real in _links(folder, stamp):
         if unseen_reason(real, places) is None:
             continue
         target, stopped = follow(link, places)
         if stopped is None and target.exists():
-            found.append(target)
-    return found
+            found.append((real, target))
+    return tuple(found)
 
 
 @functools.lru_cache(maxsize=256)
