@@ -30,16 +30,13 @@ from jobs.inputs.spec import TaskSpec
 from jobs.kernel.records import CommandEvidence
 from jobs.recipes.base import EditError, EditRequest
 from jobs.recipes.replace import ReplaceEditor
+from tests.jobs.adapters.sandbox_kit import needs_overlay
 from tests.jobs.adapters.test_worktree_reset import manifest
 from tests.jobs.features.evidence.test_integrity_reports import JUNIT
 from tests.kit.repos import git, make_repo
 from tests.security import hostile
 
-OVERLAY_OK = sb.bubblewrap_available() and not sb._overlay_refusal(BubblewrapSandbox().bwrap)
-if os.environ.get("CI") == "true" and not OVERLAY_OK:
-    raise RuntimeError("an overlay in a user namespace must work in CI (Linux 5.11+, util-linux)")
-pytestmark = [hostile.needs_bwrap,
-              pytest.mark.skipif(not OVERLAY_OK, reason="no overlay in a user namespace here")]
+pytestmark = [hostile.needs_bwrap, needs_overlay]
 
 FILES: dict[str, str | bytes] = {
     "README.md": "# demo\n",

@@ -19,6 +19,11 @@ BWRAP_OK = sb.bubblewrap_available()
 if IN_CI and not BWRAP_OK:
     raise RuntimeError("bubblewrap must be installed and usable in CI (apt-get install bubblewrap)")
 needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason="bubblewrap (bwrap) is not usable here")
+# Validation's writes kept apart (jobs/adapters/scratch.py): an overlay in a user namespace.
+OVERLAY_OK = BWRAP_OK and not sb._overlay_refusal(sb.BubblewrapSandbox().bwrap)
+if IN_CI and not OVERLAY_OK:
+    raise RuntimeError("an overlay in a user namespace must work in CI (Linux 5.11+, util-linux)")
+needs_overlay = pytest.mark.skipif(not OVERLAY_OK, reason="no overlay in a user namespace here")
 
 
 def py(code: str, *args: str) -> list[str]:
