@@ -20,6 +20,7 @@ from jobs.adapters.blob_writer import write_blobs
 from jobs.adapters.git_identity import signed_off
 from jobs.adapters.git_runner import git_process, run_git
 from jobs.adapters.index_state import IndexState, found_renames, parse_patch_with_raw
+from jobs.adapters.safe_paths import put_regular
 from jobs.adapters.staging import (
     Change,
     clean_private,
@@ -317,6 +318,12 @@ class Worktree:
         headers; undecodable bytes survive as surrogates instead of failing the read.
         """
         return self._staged()[1]
+
+    def put_file(self, path: str, data: bytes) -> None:
+        """Write Stepwise's own file `path` (made with its missing folders), never through a
+        link: a parent or the file that is a link or not what it should be is refused
+        (safe_paths.put_regular; the change note is written outside the sandbox)."""
+        put_regular(self.path, path, data)
 
     def staged_paths(self) -> list[str]:
         """Every path the staged change touches (both sides of a rename), sorted."""

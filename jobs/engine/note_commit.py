@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobs.adapters.safe_paths import UnsafePathError, put_regular
+from jobs.basics.errors import StepwiseError
 from jobs.basics.voice import local_voice
 from jobs.engine.context import JobContext
 from jobs.kernel import trailers
@@ -38,10 +38,12 @@ def commit_note(engine: JobContext, label: str) -> str | None:
     if not voice.on_github:  # committed: the checkout's path on this machine is nobody else's
         voice = local_voice(f"--repo . --number {job.number}")
     try:  # outside the sandbox, in the repository's tree: a link is refused, never followed
-        put_regular(worktree.path, job.note_path,
-                    render_note(job, now=engine.now(), voice=voice).encode("utf-8"))
-    except UnsafePathError as exc:
-        raise UnsafePathError(exc.path, exc.reason, hint=NOTE_HINT) from None
+        worktree.put_file(job.note_path,
+                          render_note(job, now=engine.now(), voice=voice).encode("utf-8"))
+    except StepwiseError as exc:
+        if exc.code == "unsafe_path":
+            exc.hint = NOTE_HINT
+        raise
     worktree.stage_files([job.note_path])
     tree = worktree.write_tree()
     if tree == worktree.head_tree():
