@@ -6,12 +6,14 @@ import contextlib
 import copy
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.observability.jsonlog import json_uvicorn_config, use_json_lines
 from bot.observability.outages import RepeatFilter, StderrToLog
-from bot.settings import Settings
 from jobs.basics.redact import RedactingFilter, register_secret
+
+if TYPE_CHECKING:  # the CLI logs before (and often without) reading the App's settings
+    from bot.settings import Settings
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _FILTER = RedactingFilter()

@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-import coverage
-
 from jobs.decisions.guard import is_test_path
 from jobs.engine.validation_hooks import (
     RunValidation,
@@ -76,6 +74,8 @@ def measured_commands(argvs: tuple[tuple[str, ...], ...]) -> list[int]:
 def _coverage_package(work: Path) -> Path:
     """A folder holding coverage.py for interpreters without it: the worker's own, linked, or
     copied when it lives under /tmp (the sandbox's /tmp is private)."""
+    import coverage  # here, not at the top: a run with coverage off never pays its import
+
     package = Path(coverage.__file__).resolve().parent
     holder = work / "lib"
     holder.mkdir()

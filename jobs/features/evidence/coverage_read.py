@@ -13,8 +13,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from coverage.parser import PythonParser
-
 from jobs.decisions.guard import is_test_path
 from jobs.features.evidence.coverage_record import (
     NOT_CODE,
@@ -137,6 +135,8 @@ class Tally:
 
 
 def _python(tally: Tally, path: str, text: str, changed: list[int], ran: set[int]) -> None:
+    from coverage.parser import PythonParser  # here: a run with coverage off never imports it
+
     parser = PythonParser(text=text, filename=path, exclude=PRAGMA)
     try:
         parser.parse_source()
