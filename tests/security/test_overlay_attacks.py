@@ -30,7 +30,7 @@ from jobs.inputs.spec import TaskSpec
 from jobs.kernel.records import CommandEvidence
 from jobs.recipes.base import EditError, EditRequest
 from jobs.recipes.replace import ReplaceEditor
-from tests.jobs.adapters.sandbox_kit import needs_overlay
+from tests.jobs.adapters.sandbox_kit import ATTEMPT, needs_overlay
 from tests.jobs.adapters.test_worktree_reset import manifest
 from tests.jobs.features.evidence.test_integrity_reports import JUNIT
 from tests.kit.repos import git, make_repo
@@ -144,20 +144,14 @@ def test_no_program_of_the_launcher_is_found_where_others_can_put_one(
 
 # -- what the command can reach: nothing of the real worktree or its private directory ---------
 # Reads the overlay's layers from /proc/self/mountinfo and tries every way to the real files.
-REACH = r"""
-import os, re, sys
+REACH = ATTEMPT + r"""
+import re
 worktree, private = sys.argv[1], sys.argv[2]
 info = open("/proc/self/mountinfo").read()
 found = dict(re.findall(r"(lowerdir|upperdir|workdir)=([^,\s]+)", info))
 targets = {"lower": found.get("lowerdir", worktree), "upper": found.get("upperdir", ""),
            "work": found.get("workdir", ""), "worktree": worktree, "private": private,
            "merged": os.path.join(private, "scratch", "merged")}
-def attempt(name, action):
-    try:
-        action()
-        print(name, "done")
-    except OSError as exc:
-        print(name, "refused", exc.errno)
 for name, where in sorted(targets.items()):
     attempt(f"write-{name}", lambda: open(os.path.join(where, "planted.txt"), "w").write("x"))
 attempt("tracked", lambda: open(os.path.join(worktree, "src/app.py"), "a").write("#\n"))

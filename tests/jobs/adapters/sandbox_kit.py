@@ -26,6 +26,19 @@ if IN_CI and not OVERLAY_OK:
 needs_overlay = pytest.mark.skipif(not OVERLAY_OK, reason="no overlay in a user namespace here")
 
 
+# The start of a hostile snippet: `attempt(name, action)` prints "<name> done" or
+# "<name> refused <errno>", so a failing test says which write got through.
+ATTEMPT = """
+import os, sys
+def attempt(name, action):
+    try:
+        action()
+        print(name, "done")
+    except OSError as exc:
+        print(name, "refused", exc.errno)
+"""
+
+
 def py(code: str, *args: str) -> list[str]:
     return ["python3", "-c", code, *args]
 

@@ -17,7 +17,7 @@ from jobs.adapters.sandbox import BubblewrapSandbox, PlainSandbox, SandboxPolicy
 from jobs.adapters.workspace import Repository
 from jobs.adapters.worktree import Worktree
 from tests.conftest import RepoFactory
-from tests.jobs.adapters.sandbox_kit import needs_bwrap, needs_overlay, py
+from tests.jobs.adapters.sandbox_kit import ATTEMPT, needs_bwrap, needs_overlay, py
 from tests.jobs.adapters.test_worktree_reset import FILES, fresh, head, manifest
 from tests.kit.repos import git
 
@@ -26,15 +26,8 @@ pytestmark = needs_bwrap
 
 # Everything a hostile validation command may try on the files it is shown; each line prints
 # what happened, so a failure says which write got through.
-HOSTILE = r"""
-import os, sys
+HOSTILE = ATTEMPT + r"""
 host = sys.argv[1]
-def attempt(name, action):
-    try:
-        action()
-        print(name, "done")
-    except OSError as exc:
-        print(name, "refused", exc.errno)
 def keep_mtime():
     before = os.stat("src/app.py")
     open("src/app.py", "w").write("print('HI')\n")
