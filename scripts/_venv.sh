@@ -34,6 +34,10 @@ if [ "$HAVE" != "$WANT" ] && [ "$HAVE" != "$HASH[dev]" ]; then
         || true; } >&2
   echo "$WANT" > "$STAMP"
 fi
+# The project's own bytecode, as an installed package carries it (pip compiles at install, the
+# Docker image too): with PYTHONDONTWRITEBYTECODE set, an editable checkout would otherwise
+# compile its ~600 modules again at every `stepwise` start (0.2 s each). Up-to-date files are skipped.
+"$VENV/bin/python" -m compileall -q "$ROOT/bot" "$ROOT/jobs" >/dev/null || true
 # Programs the project runs (python, stepwise) resolve to the virtualenv first.
 export PATH="$VENV/bin:$PATH"
 export VIRTUAL_ENV="$VENV"
