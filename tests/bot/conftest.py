@@ -14,7 +14,6 @@ import pytest
 import redis
 import uvicorn
 from fastapi import FastAPI
-from rq import SimpleWorker
 
 from bot.plumbing.queue import queue
 from bot.server.context import ServerContext
@@ -26,6 +25,7 @@ from jobs.adapters.sandbox import make_sandbox
 from jobs.composition import with_feature
 from jobs.features.bisect.wiring import bisect_feature
 from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
+from tests.kit.burst_worker import BurstWorker
 from tests.kit.github import FakeGitHub
 from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.kit.local_e2e import config_text, sample_files
@@ -143,8 +143,8 @@ class World:
         self.work()
 
     def work(self, max_jobs: int | None = None) -> None:
-        SimpleWorker([queue(self.redis)], connection=self.redis).work(burst=True,
-                                                                      max_jobs=max_jobs)
+        BurstWorker([queue(self.redis)], connection=self.redis).work(burst=True,
+                                                                     max_jobs=max_jobs)
 
     def job(self, number: int = 1) -> Any:
         job = self.ctx.store.find(REPO, number)
