@@ -7,8 +7,9 @@
   worktree, kept between steps) with
   `worktree_restore.py` (its reset at the cost of what changed) and `dir_scan.py` (the walk for
   planted `.git`, specials and empty directories, rereading only changed directories),
-  `staging.py` (what a command left, read as data) with `blob_writer.py` (its blobs written as
-  loose objects), `index_state.py` (what the private index holds) and `known_commits.py` (the
+  `staging.py` (what a command left, read as data) with `object_writer.py` (its blobs written as
+  loose objects) and `tree_writer.py` (the staged tree built from the base's, no `write-tree`),
+  `index_state.py` (what the private index holds) and `known_commits.py` (the
   commits this process wrote: their trees, their ancestry), `merging.py` (the base
   merged in the object store: `git merge-tree`, the merge commit),
   `git_identity.py` (who local commits are made as, found as `git commit` finds it).

@@ -10,16 +10,54 @@ paths and the text). The index file's stat data is kept with what is known: an i
 changed in any other way is not trusted, and git is asked as before. What the index holds
 is also kept in the private git directory (`index.known`, beside the index and as far out
 of reach), so the next step, in another process, trusts it on the same terms.
+
+What this process staged is known with each entry's mode and blob id (so the tree is built
+without `git write-tree`, jobs/adapters/tree_writer.py), and with the stat data the staged
+files had when Stepwise read them (`vouched`): a reset to the tree written from them finds
+those files as they were staged, by their stat data alone, and asks git nothing.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
+
+from jobs.adapters import tree_fd
 
 Stamp = tuple[int, int, int, int]
+FileStamp = tuple[int, int, int, int, int] | None  # a file's inode, size, times, mode; None: absent
+Entry = tuple[str, str]  # a staged path's mode and blob id
 RECORD_NAME = "index.known"
+
+
+def file_stamp(root: Path, rel: str) -> FileStamp | Literal[False]:
+    """What a change to the file at `rel` (its bytes, its mode, the file itself) would change,
+    looked at without following a link on the way; False when that cannot be said (a link or
+    a file where a directory should be)."""
+    parts = tree_fd.components(rel)
+    try:
+        with tree_fd.directory(root, parts[:-1], rel=rel) as parent:
+            info = tree_fd.lstat_at(parent, parts[-1])
+    except FileNotFoundError:
+        return None
+    except OSError:  # TreeEscape among them
+        return False
+    if info is None:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_mode)
+
+
+def stamps_of(root: Path, paths: Iterable[str]) -> dict[str, FileStamp]:
+    """The stamps of `paths` as they are now (those that can be stamped)."""
+    stamps: dict[str, FileStamp] = {}
+    for path in paths:
+        stamp = file_stamp(root, path)
+        if stamp is not False:
+            stamps[path] = stamp
+    return stamps
 
 
 def stamp_of(index: Path) -> Stamp | None:
@@ -42,6 +80,10 @@ class IndexState:
     staged_read: tuple[list[str], str] | None = None  # the staged paths and diff, once read
     # (head, tree, diff): the staged diff read just before `tree` was written from it
     written_diff: tuple[str, str, str] | None = None
+    entries: dict[str, Entry | None] = field(default_factory=dict)  # `staged`'s index entries
+    # The staged files' stamps as Stepwise read them, kept while the index holds what they
+    # became (through `write-tree` and the commit of it) and dropped by any other change.
+    vouched: dict[str, FileStamp] = field(default_factory=dict)
 
     @classmethod
     def load(cls, index: Path) -> IndexState:
@@ -56,9 +98,12 @@ class IndexState:
             state.base, state.stamp = base, stamp
         return state
 
-    def known(self, base: str) -> None:
-        """The index now holds exactly `base` (written by Stepwise's own git call)."""
-        self.base, self.staged, self.staged_read = base, {}, None
+    def known(self, base: str, *, written: bool = False) -> None:
+        """The index now holds exactly `base` (written by Stepwise's own git call); `written`:
+        `base` is the tree just written from it, so the staged files still vouch for it."""
+        self.base, self.staged, self.staged_read, self.entries = base, {}, None, {}
+        if not written:
+            self.vouched = {}
         self.stamp = stamp_of(self.index)
         self._keep()
 
@@ -77,8 +122,11 @@ class IndexState:
                            encoding="ascii")
         partial.replace(record)
 
-    def changed(self, staged: dict[str, bytes | None]) -> None:
+    def changed(self, staged: dict[str, bytes | None], entries: dict[str, Entry | None],
+                vouched: dict[str, FileStamp]) -> None:
         self.staged.update(staged)
+        self.entries.update(entries)
+        self.vouched.update(vouched)
         self.staged_read = None
         self.stamp = stamp_of(self.index)
         (self.index.parent / RECORD_NAME).unlink(missing_ok=True)  # holds more than a base
@@ -86,6 +134,7 @@ class IndexState:
     def forget(self) -> None:
         (self.index.parent / RECORD_NAME).unlink(missing_ok=True)
         self.base, self.staged, self.staged_read, self.stamp = None, {}, None, None
+        self.entries, self.vouched = {}, {}
 
     def holds(self, base: str) -> bool:
         """Whether the index holds exactly `base`, as far as Stepwise's own writes say."""
@@ -95,6 +144,13 @@ class IndexState:
     def trusted(self) -> bool:
         return self.base is not None and self.stamp is not None \
             and self.stamp == stamp_of(self.index)
+
+    def vouches_for(self, files: Path, paths: set[str]) -> bool:
+        """Whether each of `paths` is still the file Stepwise staged (the same stamp): then,
+        while the index holds what was staged, each file holds its index entry."""
+        return bool(paths) and all(path in self.vouched and
+                                   file_stamp(files, path) == self.vouched[path]
+                                   for path in paths)
 
 
 def parse_patch_with_raw(out: bytes) -> tuple[list[str], bytes]:

@@ -236,6 +236,11 @@ class Repository:
                                  hint="check that the path is a git repository in a clean state")
         return found.oid
 
+    def tree_object(self, tree: str) -> bytes | None:
+        """The raw bytes of the tree object `tree`; None when it is no tree here."""
+        found = self.objects.contents([tree])[0]
+        return found.data if found is not None and found.type == "tree" else None
+
     def _read_one(self, sha: str, path: str) -> str | None:
         code, data, _ = self._process(["cat-file", "blob", f"{sha}:{path}"])
         return _decode_text(data) if code == 0 else None

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Protocol
 
 from jobs.adapters import dir_scan, scratch, tree_fd
-from jobs.adapters.blob_writer import write_blobs
 from jobs.adapters.git_identity import signed_off
 from jobs.adapters.git_runner import git_process, run_git
-from jobs.adapters.index_state import IndexState, found_renames, parse_patch_with_raw
+from jobs.adapters.index_state import IndexState, found_renames, parse_patch_with_raw, stamps_of
+from jobs.adapters.object_writer import write_blobs, write_object
 from jobs.adapters.safe_paths import put_regular
 from jobs.adapters.staging import (
     Change,
@@ -29,6 +29,7 @@ from jobs.adapters.staging import (
     index_info,
     remove_entry,
 )
+from jobs.adapters.tree_writer import build_tree
 from jobs.adapters.worktree_restore import (
     STATUS_ARGS,
     STRICT_STAT,
@@ -48,6 +49,10 @@ class ObjectStore(Protocol):
     the trees and commits it wrote, remembered so a later step need not ask git."""
 
     git_dir: Path
+
+    def tree_of(self, commit: str) -> str: ...
+
+    def tree_object(self, tree: str) -> bytes | None: ...
 
     def remember_tree(self, tree: str, base: str, staged: dict[str, bytes | None]) -> None: ...
 
@@ -187,6 +192,8 @@ class Worktree:
         files). A file that already holds `tree`'s bytes and mode (a batch's edit, reset to
         its own commit) is left; another is checked out again with its stat data in the
         index (`-u`), or removed when `tree` lacks it."""
+        if self.index.holds(tree) and self.index.vouches_for(self._files, written):
+            return  # each is the file Stepwise staged into `tree`, untouched since
         paths = sorted(set(self._fix_index(tree)) | written)
         if not paths:
             return
@@ -263,8 +270,9 @@ class Worktree:
         changes = collect_changes(self.path, paths)
         if not changes:
             return
-        blobs = self._write_blobs([c for c in changes if c.data is not None])
         trusted = self.index.trusted()
+        stamps = stamps_of(self._files, (change.path for change in changes)) if trusted else {}
+        blobs = self._write_blobs([c for c in changes if c.data is not None])
         self.index.staged_read = None
         code, _, err = self._process(["update-index", "-z", "--index-info"],
                                      index_info(changes, blobs))
@@ -272,7 +280,11 @@ class Worktree:
             self.index.forget()
             raise WorkspaceError(f"git update-index failed: {err[-500:]}")
         if trusted:
-            self.index.changed({change.path: change.data for change in changes})
+            self.index.changed(
+                {change.path: change.data for change in changes},
+                {change.path: None if change.data is None else (change.mode, blobs[change.path])
+                 for change in changes},
+                stamps)
         else:
             self.index.forget()
 
@@ -289,7 +301,7 @@ class Worktree:
         """Each change's content as a blob (no filters, no attributes): path -> object id.
 
         The bytes are the ones Stepwise read, written as loose objects by Stepwise itself
-        (jobs/adapters/blob_writer.py); where it cannot (not SHA-1 object names), several go
+        (jobs/adapters/object_writer.py); where it cannot (not SHA-1 object names), several go
         through copies in a private temporary directory so that one git process writes them."""
         if not changes:
             return {}
@@ -347,20 +359,33 @@ class Worktree:
         return read
 
     def write_tree(self) -> str:
-        """The index as a tree; a tree written from a known index is told to the repository
+        """The index as a tree; a tree written from a known index is built by Stepwise from its
+        base and the staged entries (jobs/adapters/tree_writer.py), and told to the repository
         with the bytes that differ from its base, so reading its files needs no git call."""
         known = self.index.trusted()
         base, staged, read = self.index.base, dict(self.index.staged), self.index.staged_read
-        tree = self._git("write-tree").strip()  # may write the index (its cache tree)
+        tree = self._built_tree(base) if known and base is not None else None
+        if tree is None:
+            tree = self._git("write-tree").strip()  # may write the index (its cache tree)
         if known and base is not None:
             self.repository.remember_tree(tree, base, staged)
-            self.index.known(tree)
+            self.index.known(tree, written=True)
             if read is not None:
                 self.index.written_diff = (self._head, tree, read[1])
                 self.written_paths = (self._head, tree, list(read[0]))
         else:
             self.index.forget()
         return tree
+
+    def _built_tree(self, base: str) -> str | None:
+        """The tree `git write-tree` would write from the index (its `base` and the entries
+        staged since), written by Stepwise; None when git must write it."""
+        entries, objects = self.index.entries, self.repository.git_dir / "objects"
+        if len(self._head) != 40 or entries.keys() != self.index.staged.keys() \
+                or objects.is_symlink() or not objects.is_dir():
+            return None
+        return build_tree(self.repository.tree_of(base), entries, self.repository.tree_object,
+                          lambda body: write_object(objects, b"tree", body))
 
     def diff_written(self, parent: str, tree: str) -> str | None:
         """The diff from `parent` to `tree` as `git diff --no-renames` prints it, when it is the

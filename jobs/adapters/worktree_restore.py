@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from jobs.adapters import tree_fd
-from jobs.adapters.blob_writer import blob_id
+from jobs.adapters.object_writer import blob_id
 from jobs.basics.errors import WorkspaceError
 
 # Every stat field is compared and no index entry may skip the check (docs/security.md).

@@ -118,8 +118,9 @@ def test_a_validation_command_writes_apart_and_the_reset_checks_only_what_stepwi
 @needs_overlay
 def test_the_reset_after_a_batch_leaves_every_untouched_file_unread(
         kept: Worktree, repo_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The batch's own file already holds its commit's bytes: no checkout, no index write; the
-    index's stat data of every other file stays valid, so git compares them by stat alone."""
+    """The batch's own file is still the one Stepwise staged into its commit (the same stat
+    data): no git at all, no checkout, no index write; the index's stat data of every other
+    file stays valid, so git compares them by stat alone."""
     where, sha = kept.path, head(repo_path)
     (where / "src/app.py").write_text("print('changed')\n")
     kept.stage_files(["src/app.py"])
@@ -128,10 +129,39 @@ def test_the_reset_after_a_batch_leaves_every_untouched_file_unread(
     stamp = index.stat().st_mtime_ns
     calls = GitCalls(kept, monkeypatch)
     kept.reset(commit)
-    assert calls.seen == ["ls-tree"] and index.stat().st_mtime_ns == stamp
+    assert calls.seen == [] and index.stat().st_mtime_ns == stamp
     private = [f"--git-dir={kept.private}", f"--work-tree={where}"]
     assert git(repo_path, *private, "diff-files", "--name-only") in ("", "src/app.py")
     assert git(repo_path, *private, "status", "--porcelain") == ""
+
+
+@needs_overlay
+@pytest.mark.parametrize("behind_its_back", ["rewritten", "mode", "removed", "replaced"])
+def test_a_staged_file_changed_after_staging_is_put_back_by_the_reset(
+        kept: Worktree, repo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        behind_its_back: str) -> None:
+    """The staged file's stat data vouches for it only while it is the file Stepwise read: one
+    changed in any way since (same size, another mode, gone, another file in its place) is
+    checked against the commit and checked out again."""
+    where, sha = kept.path, head(repo_path)
+    target = where / "src/app.py"
+    target.write_text("print('changed')\n")
+    kept.stage_files(["src/app.py"])
+    commit = kept.commit_tree(kept.write_tree(), sha, "batch")
+    if behind_its_back == "rewritten":
+        target.write_text("print('CHANGED')\n")  # the same size
+    elif behind_its_back == "mode":
+        target.chmod(0o755)
+    elif behind_its_back == "removed":
+        target.unlink()
+    else:
+        target.unlink()
+        target.write_text("print('changed')\n")  # the same bytes, another file
+    calls = GitCalls(kept, monkeypatch)
+    kept.reset(commit)
+    assert calls.seen[:1] == ["ls-tree"]
+    assert target.read_text() == "print('changed')\n" and not target.stat().st_mode & 0o111
+    assert manifest(where) == fresh(Repository(repo_path), commit, tmp_path / "fresh")
 
 
 @needs_overlay

@@ -1,12 +1,14 @@
-"""Blobs written by Stepwise itself, as git writes loose objects: no `hash-object` process.
+"""Objects written by Stepwise itself, as git writes loose objects: no `hash-object` or
+`write-tree` process.
 
 The bytes staged from a worktree are Stepwise's own reads (jobs/adapters/staging.py), so
 writing them needs no filter, attribute or configuration: the object id is the SHA-1 of
 `blob <size>\\0<bytes>`, and the object is that text compressed with zlib, under
 `objects/<2 hex>/<38 hex>` of the repository's common directory, made read-only and moved
 into place with a hard link (an object already there is kept and only touched, as git
-does, so a prune does not take it before the tree that names it exists). Repositories that
-do not use SHA-1 object names get None, and the caller asks git.
+does, so a prune does not take it before the tree that names it exists). Trees built by
+jobs/adapters/tree_writer.py are written the same way (`tree <size>\\0<entries>`).
+Repositories that do not use SHA-1 object names get None, and the caller asks git.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ def write_blobs(objects: Path, blobs: Sequence[bytes], *, sha1: bool) -> list[st
     object names are not SHA-1 (`sha1` False) or `objects` is not a real directory."""
     if not sha1 or objects.is_symlink() or not objects.is_dir():
         return None
-    return [_write(objects, data) for data in blobs]
+    return [write_object(objects, b"blob", data) for data in blobs]
 
 
 def blob_id(data: bytes, *, sha1: bool = True) -> str:
@@ -35,9 +37,11 @@ def blob_id(data: bytes, *, sha1: bool = True) -> str:
     return digest(raw, usedforsecurity=False).hexdigest()
 
 
-def _write(objects: Path, data: bytes) -> str:
-    raw = b"blob %d\0" % len(data) + data
-    oid = blob_id(data)
+def write_object(objects: Path, kind: bytes, body: bytes) -> str:
+    """Write `body` as a SHA-1 object of `kind` (b"blob", b"tree") under `objects` (a real
+    directory, checked by the caller); its object id."""
+    raw = kind + b" %d\0" % len(body) + body
+    oid = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
     folder = objects / oid[:2]
     final = folder / oid[2:]
     if final.is_file():

@@ -1,11 +1,11 @@
-"""Blobs written by Stepwise itself are the objects git would write: same ids, readable, sound."""
+"""Objects written by Stepwise itself are the objects git would write: same ids, readable, sound."""
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
 
-from jobs.adapters.blob_writer import write_blobs
+from jobs.adapters.object_writer import write_blobs
 from tests.conftest import RepoFactory
 from tests.kit.repos import git
 
