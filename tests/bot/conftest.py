@@ -29,6 +29,7 @@ from tests.kit.burst_worker import BurstWorker
 from tests.kit.github import FakeGitHub
 from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.kit.local_e2e import config_text, sample_files
+from tests.kit.loopback import TLS
 from tests.kit.redis_server import free_port
 from tests.kit.waiting import wait_for_next_second
 from tests.kit.webhooks import deliver, make_event
@@ -90,7 +91,7 @@ class World:
             payload["comment"]["created_at"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
             # GitHub's timestamps are to the second: a gate this comment opens is stamped later.
             wait_for_next_second(created, self.ctx.clock)
-        with httpx.Client(base_url=self.url, trust_env=False) as client:
+        with httpx.Client(base_url=self.url, trust_env=False, verify=TLS) as client:
             return deliver(client, event.split(".")[0], payload, secret=SECRET,
                            delivery_id=delivery_id)
 
@@ -121,7 +122,7 @@ class World:
                 self._account_ids(value)
 
     def post(self, event: str, body: bytes, **options: Any) -> httpx.Response:
-        with httpx.Client(base_url=self.url, trust_env=False) as client:
+        with httpx.Client(base_url=self.url, trust_env=False, verify=TLS) as client:
             return deliver(client, event, body, secret=options.pop("secret", SECRET), **options)
 
     def queued(self) -> int:
