@@ -1,7 +1,11 @@
 """The App's webhook deliveries as the fake GitHub makes and logs them: `send` POSTs a signed
 delivery to the App's webhook URL (`target`) as GitHub does and records the attempt (status
 code 0 and `failed to connect` when nothing answers, as GitHub's delivery log shows), for
-`GET /app/hook/deliveries` and its redelivery, `POST /app/hook/deliveries/{id}/attempts`."""
+`GET /app/hook/deliveries` and its redelivery, `POST /app/hook/deliveries/{id}/attempts`.
+
+GitHub's log lists an attempt once it has ended, with the answer's status code and duration; an
+attempt still waiting for its answer is not in it (listed as a failure, it would be redelivered
+while the first attempt is still going to succeed)."""
 
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+
+from tests.kit.loopback import TLS
 
 
 @dataclass
@@ -32,6 +38,7 @@ class HookDelivery:
     status_code: int = 0
     status: str = "failed to connect"
     duration: float = 0.0
+    ended: bool = False  # the attempt has its answer (or gave up): GitHub's log lists it
 
     def item(self) -> dict[str, Any]:
         return {"id": self.id, "guid": self.guid, "event": self.event, "action": self.action,
@@ -65,7 +72,7 @@ class HookLog:
         started = time.monotonic()
         try:
             answer = httpx.post(f"{self.target}/webhooks/github", content=body, timeout=10,
-                                trust_env=False, headers={
+                                trust_env=False, verify=TLS, headers={
                                     "X-GitHub-Event": event, "X-GitHub-Delivery": delivery.guid,
                                     "X-Hub-Signature-256": signature,
                                     "Content-Type": "application/json"})
@@ -73,6 +80,7 @@ class HookLog:
         except httpx.HTTPError:
             delivery.status_code, delivery.status = 0, "failed to connect"
         delivery.duration = round(time.monotonic() - started, 3)
+        delivery.ended = True
         return delivery
 
     def redeliver(self, delivery_id: int) -> bool:

@@ -31,13 +31,14 @@ def listed(call: Call, installation: dict[str, Any]) -> dict[str, Any]:
 
 @route("GET", r"/app/hook/deliveries", auth="jwt", permissions=JWT_ONLY)
 def list_hook_deliveries(call: Call) -> Reply:
-    """Newest first, `per_page` at most 100; `status` filters by `status_code` range as GitHub
+    """The attempts that have ended (an attempt waiting for its answer is not listed yet),
+    newest first, `per_page` at most 100; `status` filters by `status_code` range as GitHub
     does (success: 200-399, failure: 400-599; a connection failure, code 0, is in neither)."""
     per_page = max(1, min(100, int(call.query.get("per_page", 30))))
     wanted = call.query.get("status")
-    found = [d for d in reversed(call.state.hooks.deliveries)
-             if wanted is None or (wanted == "success" and 200 <= d.status_code < 400)
-             or (wanted == "failure" and 400 <= d.status_code < 600)]
+    found = [d for d in reversed(call.state.hooks.deliveries) if d.ended and (
+        wanted is None or (wanted == "success" and 200 <= d.status_code < 400)
+        or (wanted == "failure" and 400 <= d.status_code < 600))]
     return Reply(200, [d.item() for d in found[:per_page]])
 
 

@@ -67,6 +67,18 @@ def balancer(bind: int, web_ports: tuple[int, int], log: Path) -> Iterator[str]:
         stop(process)
 
 
+def in_rotation(proxy: str, proxy_log: Path, server: str) -> None:
+    """Until the balancer sends requests to `server` (its health check, every `inter` 2 s, saw
+    it answer): /healthz through the balancer, round robin, until one went to it. A process
+    started after the balancer is out of rotation until then, and stopping it sooner tests
+    nothing (no delivery goes to it, none is redispatched)."""
+    deadline = time.monotonic() + 30
+    while f" webhooks web/{server} " not in proxy_log.read_text():
+        assert time.monotonic() < deadline, proxy_log.read_text()
+        httpx.get(f"{proxy}/healthz", timeout=5)
+        time.sleep(0.1)
+
+
 def comment(gh: FakeGitHub, repo: FakeRepo, body: str) -> tuple[int, HookDelivery]:
     """A maintainer's comment and GitHub's delivery of it: (the comment's id, the delivery)."""
     posted = gh.add_comment(repo, 1, body, user=MAINTAINER)
@@ -95,6 +107,7 @@ def test_a_delivery_during_one_web_process_restart_is_answered_by_the_other(
             with stepwise_serve(env, tmp_path / "web-2.log", port=web_2), \
                     balancer(free_port(), (web_1, web_2), proxy_log) as proxy:
                 first.enter_context(stepwise_serve(env, tmp_path / "web-1.log", port=web_1))
+                in_rotation(proxy, proxy_log, "web-1")
                 gh.hooks.target, gh.hooks.secret = proxy, SECRET
                 labeled = gh.hooks.send("issues", make_event(
                     "issues.labeled", repo=repo, issue_number=1, sender=MAINTAINER,
