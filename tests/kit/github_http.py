@@ -5,6 +5,7 @@ itself fails."""
 from __future__ import annotations
 
 import json
+import sys
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 class RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 30
+    answered = 0  # requests answered on this connection
 
     def _serve(self) -> None:
         fake: FakeGitHub = self.server.fake  # type: ignore[attr-defined]
@@ -32,11 +34,22 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
+        self.answered += 1
 
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = do_HEAD = _serve
 
     def log_message(self, format: str, *args: Any) -> None:
-        return
+        return  # the requests served are in FakeGitHub.requests
+
+    def log_error(self, format: str, *args: Any) -> None:
+        """A connection the fake hangs up on without answering (no request within `timeout`) or
+        answers with a protocol error is said on stderr, beside the failing test: a client's
+        "server disconnected" then comes with its reason. A kept-alive connection closed after
+        `timeout` idle, as GitHub's servers close them too, is not an error."""
+        if self.answered and format.startswith("Request timed out"):
+            return
+        print(f"fake GitHub, connection from {self.client_address}: {format % args}",
+              file=sys.stderr, flush=True)
 
 
 def read_body(handler: BaseHTTPRequestHandler, headers: dict[str, str]) -> bytes:
