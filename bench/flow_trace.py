@@ -123,7 +123,6 @@ replace: 'new_sum('
 def approve_flow() -> Trace:
     import httpx
     import redis
-    from rq import SimpleWorker
 
     from bot.plumbing.queue import queue
     from bot.server.context import ServerContext
@@ -132,6 +131,7 @@ def approve_flow() -> Trace:
     from bot.settings import Settings
     from bot.web.app import create_app
     from jobs.adapters.sandbox import make_sandbox
+    from tests.kit.burst_worker import BurstWorker
     from tests.kit.chaos.cluster import served
     from tests.kit.github import FakeGitHub
     from tests.kit.local_e2e import config_text, sample_files
@@ -153,7 +153,7 @@ def approve_flow() -> Trace:
         install_handlers(handlers(ctx))
 
         def work() -> None:
-            SimpleWorker([queue(connection)], connection=connection).work(burst=True)
+            BurstWorker([queue(connection)], connection=connection).work(burst=True)
 
         with served(create_app(settings, connection)) as web, \
                 httpx.Client(base_url=web, trust_env=False) as client:

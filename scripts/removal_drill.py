@@ -4,7 +4,8 @@ type-checks (mypy), keeps the import contracts (lint-imports) and passes the ker
 decisions and notes tests and the local end-to-end test.
 
 For each removal the tree (the files git tracks or would track, as they are now) is copied into
-a temporary directory with mypy's cache (so mypy checks only what changed), the removal's
+a temporary directory with mypy's cache (so mypy checks only what changed; the drill waits for
+the run scripts/test makes in the background, STEPWISE_MYPY_PENDING), the removal's
 paths are deleted and its composition lines taken out, then the checks run there; one removal
 per core at once (`--jobs`). `./scripts/test` runs it (tests/test_removal_drill.py, one test per
 removal, each with `--jobs 1`: the suite's other workers keep the cores busy); by hand:
@@ -116,12 +117,29 @@ def tracked_files() -> list[str]:
             if name and (ROOT / name).is_file() and not (ROOT / name).is_symlink()]
 
 
+MYPY_WAIT_S = 900
+
+
+def wait_for_mypy() -> None:
+    """scripts/test runs mypy on the tree in the background (STEPWISE_MYPY_PENDING names the file
+    it writes when that run ends): its cache is copied once it is whole."""
+    pending = os.environ.get("STEPWISE_MYPY_PENDING")
+    deadline = time.monotonic() + MYPY_WAIT_S
+    while pending and not Path(pending).exists():
+        if time.monotonic() > deadline:
+            say(f"mypy's run (STEPWISE_MYPY_PENDING={pending}) did not end in {MYPY_WAIT_S} s: "
+                "drilling without its cache")
+            return
+        time.sleep(0.2)
+
+
 def copy_tree(into: Path, files: list[str]) -> None:
     for name in files:
         target = into / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, target)  # mtimes kept: mypy's cache stays valid
     (into / ".venv").symlink_to(ROOT / ".venv")  # tests run the `stepwise` command it holds
+    wait_for_mypy()
     if (ROOT / ".mypy_cache").is_dir():
         shutil.copytree(ROOT / ".mypy_cache", into / ".mypy_cache", symlinks=True)
 

@@ -14,7 +14,6 @@ import pytest
 import redis
 import uvicorn
 from fastapi import FastAPI
-from rq import SimpleWorker
 
 from bot.plumbing.queue import queue
 from bot.server.context import ServerContext
@@ -26,9 +25,11 @@ from jobs.adapters.sandbox import make_sandbox
 from jobs.composition import with_feature
 from jobs.features.bisect.wiring import bisect_feature
 from jobs.features.ci.wiring import CANDIDATES as CI_CANDIDATES
+from tests.kit.burst_worker import BurstWorker
 from tests.kit.github import FakeGitHub
 from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.kit.local_e2e import config_text, sample_files
+from tests.kit.loopback import TLS
 from tests.kit.redis_server import free_port
 from tests.kit.waiting import wait_for_next_second
 from tests.kit.webhooks import deliver, make_event
@@ -90,7 +91,7 @@ class World:
             payload["comment"]["created_at"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
             # GitHub's timestamps are to the second: a gate this comment opens is stamped later.
             wait_for_next_second(created, self.ctx.clock)
-        with httpx.Client(base_url=self.url, trust_env=False) as client:
+        with httpx.Client(base_url=self.url, trust_env=False, verify=TLS) as client:
             return deliver(client, event.split(".")[0], payload, secret=SECRET,
                            delivery_id=delivery_id)
 
@@ -121,7 +122,7 @@ class World:
                 self._account_ids(value)
 
     def post(self, event: str, body: bytes, **options: Any) -> httpx.Response:
-        with httpx.Client(base_url=self.url, trust_env=False) as client:
+        with httpx.Client(base_url=self.url, trust_env=False, verify=TLS) as client:
             return deliver(client, event, body, secret=options.pop("secret", SECRET), **options)
 
     def queued(self) -> int:
@@ -143,8 +144,8 @@ class World:
         self.work()
 
     def work(self, max_jobs: int | None = None) -> None:
-        SimpleWorker([queue(self.redis)], connection=self.redis).work(burst=True,
-                                                                      max_jobs=max_jobs)
+        BurstWorker([queue(self.redis)], connection=self.redis).work(burst=True,
+                                                                     max_jobs=max_jobs)
 
     def job(self, number: int = 1) -> Any:
         job = self.ctx.store.find(REPO, number)

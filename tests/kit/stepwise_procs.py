@@ -16,6 +16,7 @@ import httpx
 
 from tests.kit.github import FakeGitHub
 from tests.kit.github_rate_limits import WORLD_WRITE_BURST
+from tests.kit.loopback import TLS
 from tests.kit.redis_server import free_port
 
 STEPWISE = Path(sys.executable).parent / "stepwise"
@@ -46,7 +47,7 @@ def wait_answering(url: str, process: subprocess.Popen[bytes], log: Path, what: 
     deadline = time.monotonic() + timeout
     while True:
         with contextlib.suppress(httpx.HTTPError):
-            if ok(httpx.get(f"{url}/healthz", timeout=2)):
+            if ok(httpx.get(f"{url}/healthz", timeout=2, verify=TLS)):
                 return
         if process.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"{what} did not start:\n{log.read_text()[-3000:]}")

@@ -24,6 +24,7 @@ from urllib.parse import urlencode, urlsplit
 import httpx
 
 from tests.kit.github_model import FakeRepo
+from tests.kit.loopback import TLS
 
 PAYLOADS = Path(__file__).parent / "payloads"
 WEBHOOK_PATH = "/webhooks/github"
@@ -271,5 +272,6 @@ def deliver(
         del headers["X-Hub-Signature"], headers["X-Hub-Signature-256"]
     if isinstance(target, str):
         url = target if urlsplit(target).path not in ("", "/") else target.rstrip("/") + path
-        return httpx.post(url, content=body, headers=headers, trust_env=False, timeout=30)
+        return httpx.post(url, content=body, headers=headers, trust_env=False, timeout=30,
+                          verify=TLS)
     return target.post(path, content=body, headers=headers)

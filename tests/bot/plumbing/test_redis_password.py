@@ -10,11 +10,12 @@ from collections.abc import Iterator
 import pytest
 from redis import Redis
 from redis.exceptions import AuthenticationError, ResponseError
-from rq import Queue, SimpleWorker
+from rq import Queue
 
 from bot.observability.logs import install_filter
 from bot.plumbing.redis_store import RedisStore
 from jobs.basics.redact import redact
+from tests.kit.burst_worker import BurstWorker
 from tests.kit.records import make_job
 from tests.kit.redis_server import running_redis
 
@@ -37,7 +38,7 @@ def test_the_store_and_rq_work_with_credentials_in_the_url(locked_redis: str) ->
     assert loaded is not None and loaded.id == job.id
     queue = Queue("stepwise-test", connection=connection)
     done = queue.enqueue(len, "four")
-    SimpleWorker([queue], connection=connection).work(burst=True)
+    BurstWorker([queue], connection=connection).work(burst=True)
     assert done.refresh() is None and done.return_value() == 4
 
 

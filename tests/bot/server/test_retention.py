@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import redis
 from fastapi.testclient import TestClient
-from rq import SimpleWorker
 
 from bot.plumbing import pruned as pruned_marks
 from bot.plumbing.keys import (
@@ -48,6 +47,7 @@ from jobs.kernel.job import Job, OpenGate
 from jobs.kernel.model import BatchStatus, Gate, JobStatus
 from jobs.kernel.records import Event, OutboxEntry, PullRequest
 from tests.bot.conftest import open_world
+from tests.kit.burst_worker import BurstWorker
 from tests.kit.github_auth import shared_app_key
 from tests.kit.records import make_batch, make_job
 from tests.kit.redis_server import free_port
@@ -171,7 +171,7 @@ def test_the_worker_prunes_and_the_task_center_api_and_status_say_so(
                                       sandbox=make_sandbox(require_isolation=False))
     install_handlers(handlers(ctx))
     assert reconcile_round(ctx)  # as a worker's reaper thread queues the pass
-    SimpleWorker([queue(client)], connection=client).work(burst=True)
+    BurstWorker([queue(client)], connection=client).work(burst=True)
     old = jobs["old"]
     assert client.get(job_key(old.id)) is None and client.exists(pruned_key(old.id))
     said = "ended (completed) on"

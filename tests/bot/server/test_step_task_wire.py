@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from rq import Queue, SimpleWorker
+from rq import Queue
 from rq.registry import FailedJobRegistry
 
 from bot.plumbing.keys import step_task_id
@@ -18,6 +18,7 @@ from bot.plumbing.queue import ENTRY_POINTS, PERFORM, STEP_TASK, queue
 from bot.server import worker
 from jobs.kernel.model import Gate
 from tests.bot.conftest import open_world
+from tests.kit.burst_worker import BurstWorker
 
 
 def test_the_function_rq_stores_is_the_workers_perform() -> None:
@@ -58,8 +59,8 @@ def test_every_entry_point_name_a_release_queued_runs_on_this_worker(
         queue(world.redis).empty()
         Queue("stepwise", connection=world.redis).enqueue(
             entry_point, "advance", {"job_id": job.id}, job_id=f"advance-{job.id}-{job.version}")
-        SimpleWorker([queue(world.redis)], connection=world.redis,
-                     job_class=worker.StableJob).work(burst=True)
+        BurstWorker([queue(world.redis)], connection=world.redis,
+                    job_class=worker.StableJob).work(burst=True)
         assert FailedJobRegistry(queue=queue(world.redis)).count == 0
         assert world.job().gate is not None and world.job().gate.kind is Gate.PLAN
 
@@ -71,5 +72,5 @@ def test_a_worker_started_by_run_worker_resolves_entry_points(redis_url: str) ->
     worker.install_handlers({"probe": ran.append})
     Queue("stepwise", connection=connection).enqueue("jobs.worker.perform", "probe", {"n": 1})
     assert worker.run_worker(lambda: redis.Redis.from_url(redis_url), burst=True,
-                             worker_class=SimpleWorker)
+                             worker_class=BurstWorker)
     assert ran == [{"n": 1}]
