@@ -1,6 +1,6 @@
 """The loopback HTTP side of the fake GitHub: the request handler that reads each request (chunked
 bodies included) and hands it to FakeGitHub.handle, answering 500 with the reason when the fake
-itself fails."""
+itself fails, and closing the connection unanswered when a test injected a hang-up (HANG_UP)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import json
 import sys
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
+
+from tests.kit.github_injection import HANG_UP
 
 if TYPE_CHECKING:
     from tests.kit.github import FakeGitHub
@@ -27,6 +29,9 @@ class RequestHandler(BaseHTTPRequestHandler):
         except Exception as error:  # a bug in the fake: answer 500 with the reason rather than hang up
             status, out_headers = 500, {"Content-Type": "application/json"}
             data = json.dumps({"message": f"fake GitHub error: {error!r}"}).encode()
+        if status == HANG_UP:  # an injected fault: no answer, the connection dropped
+            self.close_connection = True
+            return
         self.send_response(status)
         for key, value in out_headers.items():
             self.send_header(key, value)
