@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from bot.cli.output import console, guarded, plain, print_markdown
-from jobs.local_campaigns import run_campaign
 
 
 def campaign(
@@ -34,6 +33,8 @@ def campaign(
     repositories), 4 halted or a repository needs a human, 5 cancelled, 2 bad input.
     """
     def action() -> None:
+        from jobs.local_campaigns import run_campaign  # only this command runs campaigns
+
         result = run_campaign(issue, repos or [], command=command, yes=yes,
                               state_dir=state)
         for line in result.said:

@@ -33,10 +33,19 @@ def milestone_lines(job: Job, milestone: int) -> list[str]:
 
 
 def card_milestone_lines(job: Job, milestone: int) -> list[str]:
-    """Under a milestone's batches on the card, unless its gate is open (the prompt says it)."""
+    """Under a milestone's batches on the card, unless its gate is open (the prompt says it):
+    a list of its own after a blank line (a line right after the batches' list would be read
+    as the last batch's, on GitHub and in the terminal alike)."""
     if job.gate is not None and job.gate.milestone == milestone:
         return []
-    return milestone_lines(job, milestone)
+    section = milestone_section(job, milestone)
+    return ["", *section] if section else []
+
+
+def milestone_section(job: Job, milestone: int) -> list[str]:
+    lines = milestone_lines(job, milestone)
+    return [f"{SECTION} of milestone {milestone}:", *[f"- {line}" for line in lines]] \
+        if lines else []
 
 
 def card_words(job: Job, batch: Batch) -> str:
@@ -72,9 +81,7 @@ def gate_lines(job: Job) -> list[str]:
         return [f"{SECTION} of batch {gate.batch}:", *[f"- {line}" for line in lines]] \
             if lines else []
     if gate.milestone is not None:
-        lines = milestone_lines(job, gate.milestone)
-        return [f"{SECTION} of milestone {gate.milestone}:", *[f"- {line}" for line in lines]] \
-            if lines else []
+        return milestone_section(job, gate.milestone)
     return []
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from markdown_it import MarkdownIt
+
 from jobs.decisions.edit_shapes import job_shapes, normalise, sum_summaries, summarize
 from jobs.kernel.model import Gate, JobStatus, Verb
 from jobs.local import LocalSession
@@ -92,6 +94,13 @@ def test_the_plan_and_milestone_gates_show_the_shapes_outliers_first(tmp_path: P
     assert "3 edit shapes (1 to review first)" in card
 
 
+def list_items(markdown: str) -> list[str]:
+    """The text of each list item's first paragraph (code spans without their backticks)."""
+    tokens = MarkdownIt("commonmark").parse(markdown)
+    return [next(t for t in tokens[index:] if t.type == "inline").content.replace("`", "")
+            for index, token in enumerate(tokens) if token.type == "list_item_open"]
+
+
 def test_known_shapes_pass_a_milestone_on_its_own_and_a_new_shape_stops_it(
         tmp_path: Path) -> None:
     repo = shapes_repo(tmp_path / "repo", outlier_in=5,
@@ -106,6 +115,11 @@ def test_known_shapes_pass_a_milestone_on_its_own_and_a_new_shape_stops_it(
     assert "not passed on its own: 1 hunks have shapes no gate approved yet" in stopped.message
     card = render_card(job, fold_finished=False)
     assert "milestone 1 passed its gate on its own (`gates.auto_approve_known_shapes`)" in card
+    # Read as GitHub reads Markdown: the milestone's evidence is a list of its own, not words
+    # run into the last batch's line.
+    items = list_items(card)
+    assert any(item.startswith("milestone 1 passed its gate on its own") for item in items)
+    assert not any(item.startswith("✓ batch") and "edit shapes:" in item for item in items)
     _, done = local.verb(Verb.APPROVE)
     job = load_job(repo)
     assert done.status is JobStatus.COMPLETED
