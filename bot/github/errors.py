@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+import httpx
 from githubkit.exception import (
     GitHubException,
     RateLimitExceeded,
@@ -244,10 +245,20 @@ def classify(exc: Exception) -> ForgeError:
     if isinstance(exc, RequestError) and isinstance(exc.exc, (RequestFailed, ForgeError)):
         return classify(exc.exc)  # a token mint inside another call, or a spent write budget
     if isinstance(exc, RequestError):
-        return ForgeError(f"could not reach GitHub: {type(exc.exc).__name__}",
-                          code="github_unreachable", retry_class=RetryClass.AUTO_RETRY,
-                          hint="the step will be retried")
+        return ForgeError(transport_failure(exc.exc), code="github_unreachable",
+                          retry_class=RetryClass.AUTO_RETRY, hint="the step will be retried")
     return ForgeError(str(exc), code="github_error")
+
+
+def transport_failure(cause: BaseException) -> str:
+    """What went wrong on the way, with the transport's own reason: GitHub could not be reached
+    (no connection), or the connection was lost before its answer came (a request that may
+    have been done, as with a 502). The reason names no URL (credentials travel in headers)."""
+    reason = " ".join(str(cause).split())[:200]
+    what = f"{type(cause).__name__} ({reason})" if reason else type(cause).__name__
+    if isinstance(cause, httpx.ConnectError | httpx.ConnectTimeout):
+        return f"could not reach GitHub: {what}"
+    return f"GitHub's answer was lost with its connection: {what}"
 
 
 def refused(exc: ForgeError) -> bool:

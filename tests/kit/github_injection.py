@@ -14,6 +14,7 @@ from typing import Any
 from tests.kit.github_api import Reply
 from tests.kit.github_faults import Failure, Hold
 
+HANG_UP = 0  # `fail` status: no answer, the connection closed (recorded with status 0)
 SECONDARY_RATE_LIMIT_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
 )
@@ -30,7 +31,9 @@ class FaultInjection:
              headers: dict[str, str] | None = None, body: Any = None, after: bool = False) -> None:
         """Answer the next `times` requests matching `method` (or '*') and re.search(path_regex, path).
         With `after=True` each request is applied first and then answered with the failure, as when
-        GitHub makes a comment or a pull request and its answer is lost ("done, then 502")."""
+        GitHub makes a comment or a pull request and its answer is lost ("done, then 502").
+        Status HANG_UP answers nothing: the connection is closed, as when GitHub's front end drops
+        it (the client sees "server disconnected")."""
         failure = Failure(method.upper(), re.compile(path_regex), status, times, dict(headers or {}), body,
                           after)
         self.failures.append(failure)
@@ -73,6 +76,8 @@ class FaultInjection:
             if failure.after == after and failure.times > 0 and failure.method in ("*", method) \
                     and failure.pattern.search(path):
                 failure.times -= 1
+                if failure.status == HANG_UP:
+                    return Reply(HANG_UP, b"")
                 body = failure.body if failure.body is not None else {"message": _reason(failure.status)}
                 return Reply(failure.status, body, dict(failure.headers))
         return None

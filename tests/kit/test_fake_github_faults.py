@@ -4,6 +4,7 @@ client: a failing token mint, a failing route, a secondary rate limit, a random 
 from __future__ import annotations
 
 import contextlib
+import socket
 from datetime import timedelta
 from typing import Any
 
@@ -39,3 +40,16 @@ def test_injected_errors(gh: FakeGitHub, client: GitHub[Any]) -> None:
     statuses = [r.status for r in gh.requests[-20:]]  # a 304: the client's cache revalidated (ETag)
     answered = statuses.count(200) + statuses.count(304)
     assert {200, 304, 502, 503} >= set(statuses) and 3 < answered < 17
+
+
+def test_the_fake_says_why_it_refuses_a_request(
+        gh: FakeGitHub, capfd: pytest.CaptureFixture[str]) -> None:
+    """The fake never hangs up or refuses in silence: what it could not read is said on stderr,
+    so a client's "server disconnected" or 400 comes with its reason in the test's output."""
+    port = int(gh.web_url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"BREW /pot HTTP/1.1\r\nHost: github\r\n\r\n")  # no such method
+        answer = sock.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 501 "), answer
+    said = capfd.readouterr().err
+    assert "fake GitHub, connection from ('127.0.0.1'," in said and "'BREW'" in said, said

@@ -21,6 +21,7 @@ from jobs.notes.annotations import Annotation
 from jobs.notes.check_runs import CheckRunDraft, JobCheckState, batch_check, job_check
 from tests.kit.github import FakeGitHub
 from tests.kit.github_ci import OTHER_CI, CiPlayer
+from tests.kit.github_injection import HANG_UP
 from tests.kit.records import make_job
 
 OWNER, NAME = "octo", "widgets"
@@ -225,6 +226,25 @@ def test_a_502_leaves_the_run_owed_and_delivering_it_later_publishes_it_once(
     assert forge.deliver_all(job) == 0
     (run,) = gh.repos[REPO].ci.runs_on(sha)
     assert (run.name, run.status) == ("Stepwise", "in_progress")
+
+
+def test_a_run_made_but_its_answer_lost_with_the_connection_is_owed_and_published_once(
+        gh: FakeGitHub, client: Installation, sha: str, job: Job) -> None:
+    """GitHub made the run and its front end dropped the connection before the answer ("done,
+    then hung up": the client sees "server disconnected"): the run is owed, filed as a lost
+    answer, and delivering it later finds the run by its external id instead of making another."""
+    forge = GitHubForge(client, REPO)
+    gh.fail("POST", r"/check-runs$", HANG_UP, after=True)
+    forge.publish_check_run(job, _draft(job, sha))
+    owed = outbox.entry(job, f"{outbox.CHECK_PREFIX}{job.id}:job")
+    assert owed is not None and owed.tries == 1
+    assert owed.last_error.startswith("github_unreachable: GitHub's answer was lost with its "
+                                      "connection: RemoteProtocolError"), owed.last_error
+    assert [r.status for r in gh.requests_to("POST", r"/check-runs$")] == [HANG_UP]
+    assert forge.deliver_all(job) == 0
+    (run,) = gh.repos[REPO].ci.runs_on(sha)
+    assert (run.name, run.status) == ("Stepwise", "in_progress")
+    assert len(gh.requests_to("POST", r"/check-runs$")) == 1  # found, not made again
 
 
 def test_on_github_enterprise_server_the_same_calls_work(tmp_path: Path, job: Job) -> None:

@@ -1,5 +1,6 @@
 """How failed GitHub calls are classified (bot/github/errors.py): status codes, a repository
-that is gone, rate limits, failed token mints and an unreachable GitHub."""
+that is gone, rate limits, failed token mints, an unreachable GitHub and a connection it
+dropped."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from bot.github.client import Installation
 from jobs.basics.errors import RetryClass
 from tests.bot.github.client_kit import BRANCH, NAME, OWNER, REPO, forge_error
 from tests.kit.github import FakeGitHub
+from tests.kit.github_injection import HANG_UP
 from tests.kit.redis_server import free_port
 
 # --- errors ---------------------------------------------------------------------------------------
@@ -97,3 +99,16 @@ def test_unreachable_github_is_transient(gh: FakeGitHub) -> None:
                     base_url=f"http://127.0.0.1:{free_port()}/", timeout=2)
     error = forge_error(lambda: app.token(1))
     assert (error.code, error.retry_class) == ("github_unreachable", RetryClass.AUTO_RETRY)
+    assert error.message.startswith("could not reach GitHub: ConnectError (") and \
+        "refused" in error.message, error.message
+
+
+def test_a_connection_dropped_before_the_answer_is_transient_and_says_so(
+        gh: FakeGitHub, inst: Installation) -> None:
+    """GitHub's front end may drop a connection before answering: the call is retried later
+    like an unreachable GitHub, and the message says the answer was lost and why."""
+    gh.fail("GET", rf"^/repos/{OWNER}/{NAME}$", HANG_UP)
+    error = forge_error(lambda: inst.repo(OWNER, NAME))
+    assert (error.code, error.retry_class) == ("github_unreachable", RetryClass.AUTO_RETRY)
+    assert error.message == ("GitHub's answer was lost with its connection: RemoteProtocolError "
+                             "(Server disconnected without sending a response.)")
