@@ -49,6 +49,7 @@ UNCARRIED = (",", ":", "\\", "\n")
 MOUNT_SCRIPT = ('"$1" -t overlay overlay -o "lowerdir=$2,upperdir=$3,workdir=$4,userxattr" '
                 '"$5" || exit 125; shift 5; exec "$@"')
 LAUNCH_ENV = {"PATH": "/usr/bin:/bin"}
+MOUNT_MARKS = {"user.overlay.uuid"}  # what the kernel marks an upper directory with at mount
 OPAQUE = "user.overlay.opaque"  # overlayfs's mark (userxattr) of a directory that hides the lower
 _said: list[str] = []  # the reason writes go through, once logged
 
@@ -112,6 +113,36 @@ def shown_root(worktree: Path, rel: str) -> Path:
         return upper
     finally:
         os.close(fd)
+
+
+def clear(private: Path) -> bool:
+    """Throw away what commands wrote apart (True when they wrote anything): the overlay's
+    directories go, unless its upper directory is exactly as it was made (no entry, no mark,
+    its mode as made), which leaves nothing to throw away and the directories to the next
+    command (a batch whose validation writes nothing pays no removal and no new directories)."""
+    root = private / SCRATCH
+    if not root.is_dir() or root.is_symlink():
+        return False
+    if untouched(root / "upper", root / "merged"):
+        return False
+    return drop(private)
+
+
+def untouched(upper: Path, made_alike: Path) -> bool:
+    """Whether `upper` holds nothing a command could have left: no entry, no extended attribute
+    but the mark the kernel itself puts on it at mount (overlayfs refuses its marks to what
+    runs on the overlay), and the mode of `made_alike`, a directory made with it and never
+    written (a command that changed the repository root's mode changed upper's)."""
+    try:
+        info, alike = upper.lstat(), made_alike.lstat()
+        if not stat.S_ISDIR(info.st_mode) or info.st_mode != alike.st_mode:
+            return False
+        with os.scandir(upper) as entries:
+            if any(True for _ in entries):
+                return False
+        return set(os.listxattr(upper, follow_symlinks=False)) <= MOUNT_MARKS
+    except OSError:
+        return False
 
 
 def drop(private: Path) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.adapters import dir_scan, index_state, tree_fd
+from jobs.adapters import dir_scan, index_state, scratch, tree_fd
 from jobs.adapters.safe_paths import Kind, UnsafePathError, kind_of, read_regular
 from jobs.inputs import caps
 
@@ -23,7 +23,7 @@ _MODES = {Kind.REGULAR: "100644", Kind.EXECUTABLE: "100755", Kind.SYMLINK: "1200
 # What a job's private git directory keeps between steps; anything else (a revert's state,
 # MERGE_MSG, ...) is left over from a command that stopped half way.
 _PRIVATE_KEEP = frozenset({"HEAD", "commondir", "index", dir_scan.RECORD_NAME,
-                           index_state.RECORD_NAME})
+                           index_state.RECORD_NAME, scratch.SCRATCH, scratch.RECORD})
 
 
 @dataclass(frozen=True)

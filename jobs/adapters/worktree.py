@@ -150,7 +150,7 @@ class Worktree:
         self._settle()
         written = scratch.read(self.private)
         scratch.forget(self.private)  # until this restore ends, nothing is known
-        scratch.drop(self.private)
+        scratch.clear(self.private)
         if written is not None:
             try:
                 clean_private(self.private)
@@ -265,7 +265,7 @@ class Worktree:
     def stage(self, paths: Sequence[str]) -> None:
         """Stage `paths` as the files hold them. What sandboxed commands wrote apart goes
         first: the next command sees the staged files, and a `setup` runs again."""
-        if scratch.drop(self.private):
+        if scratch.clear(self.private):
             self.resets += 1
         changes = collect_changes(self.path, paths)
         if not changes:

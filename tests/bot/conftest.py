@@ -15,6 +15,7 @@ import redis
 import uvicorn
 from fastapi import FastAPI
 
+from bot.github.write_budget import WriteBudget
 from bot.plumbing.queue import queue
 from bot.server.context import ServerContext
 from bot.server.handlers import handlers
@@ -31,7 +32,7 @@ from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.loopback import TLS
 from tests.kit.redis_server import free_port
-from tests.kit.waiting import wait_for_next_second
+from tests.kit.waiting import ShiftedClock, pass_the_second, pass_time
 from tests.kit.webhooks import deliver, make_event
 
 SECRET = "webhook-s3cret"
@@ -90,7 +91,7 @@ class World:
             created = self.ctx.clock().replace(microsecond=0)  # the app's clock: a test may shift it
             payload["comment"]["created_at"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
             # GitHub's timestamps are to the second: a gate this comment opens is stamped later.
-            wait_for_next_second(created, self.ctx.clock)
+            pass_the_second(created, self.ctx.clock)
         with httpx.Client(base_url=self.url, trust_env=False, verify=TLS) as client:
             return deliver(client, event.split(".")[0], payload, secret=SECRET,
                            delivery_id=delivery_id)
@@ -186,6 +187,17 @@ def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] 
                                           sandbox=make_sandbox(require_isolation=True))
         ctx.features = with_feature(ctx.features,
                                     bisect_feature(ci=CI_CANDIDATES, enabled=split_batches))
+        # One clock for the app and the fake GitHub (a test that sets ctx.clock sets both): a
+        # comment moves it into the next second (World.send) instead of waiting for that second.
+        ctx.clock = ShiftedClock()
+        gh.clock = lambda: ctx.clock().replace(microsecond=0)
+        # The App's write spacing (bot/github/write_budget.py) keeps that time too: the fake
+        # counts GitHub's writes a minute on it, so a long story is spaced as in production
+        # without sleeping through the spacing.
+        budget = ctx.github.budget
+        assert isinstance(budget, WriteBudget)
+        budget.clock = lambda: ctx.clock().timestamp()
+        budget.sleep = lambda seconds: pass_time(ctx.clock, seconds)
         install_handlers(handlers(ctx))
         with served(create_app(config, connection)) as url:
             yield World(gh, url, connection, ctx)

@@ -1,5 +1,6 @@
 """Waiting on events instead of fixed sleeps: a condition polled until a deadline, a process
-seen by its command line, the wall clock's next second, and a clock a test moves forward."""
+seen by its command line, a clock's next second or some seconds on it, and a clock a test moves
+forward."""
 
 from __future__ import annotations
 
@@ -39,11 +40,25 @@ def wall_clock() -> datetime:
     return datetime.now(UTC)
 
 
-def wait_for_next_second(stamp: datetime, clock: Callable[[], datetime] = wall_clock) -> None:
-    """Wait until `clock` is in a later second than `stamp` (which is to the second, as GitHub's
-    timestamps are): whatever happens from now on is stamped strictly after it."""
+def pass_the_second(stamp: datetime, clock: Callable[[], datetime] = wall_clock) -> None:
+    """Bring `clock` into a later second than `stamp` (which is to the second, as GitHub's
+    timestamps are): whatever happens from now on is stamped strictly after it. A ShiftedClock
+    is moved there; any other clock is waited for (half a second on average)."""
+    if isinstance(clock, ShiftedClock):
+        now = clock()
+        if now.replace(microsecond=0) <= stamp:
+            clock.advance((stamp + timedelta(seconds=1) - now).total_seconds())
+        return
     wait_until(lambda: clock().replace(microsecond=0) > stamp, timeout=2.0, interval=0.01,
                what="the next second")
+
+
+def pass_time(clock: Callable[[], datetime], seconds: float) -> None:
+    """Let `seconds` pass on `clock`: a ShiftedClock is moved on, any other clock slept through."""
+    if isinstance(clock, ShiftedClock):
+        clock.advance(seconds)
+    else:
+        time.sleep(seconds)
 
 
 class ShiftedClock:

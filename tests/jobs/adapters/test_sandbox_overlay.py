@@ -236,6 +236,45 @@ def test_a_directory_a_command_left_unwritable_is_dropped(kept: Worktree,
     assert not (kept.private / scratch.SCRATCH).exists() and not (where / "locked").exists()
 
 
+@needs_overlay
+def test_a_command_that_wrote_nothing_leaves_its_layers_to_the_next_one(
+        kept: Worktree, repo_path: Path) -> None:
+    where, layers = kept.path, kept.private / scratch.SCRATCH
+    assert BubblewrapSandbox().run(py("open('README.md').read()"), cwd=where,
+                                   policy=policy()).exit_code == 0
+    made = {name: (layers / name).lstat().st_ino for name in ("upper", "work", "merged")}
+    resets = kept.resets
+    (where / "src/app.py").write_text("print('edit')\n")
+    kept.stage_files(["src/app.py"])
+    assert kept.resets == resets  # nothing was written apart: a setup's outputs are not lost
+    assert {name: (layers / name).lstat().st_ino for name in made} == made  # kept, not remade
+    result = BubblewrapSandbox().run(py("open('later.txt','w').write('l')"), cwd=where,
+                                     policy=policy())
+    assert result.exit_code == 0 and not (where / "later.txt").exists()  # still apart
+    kept.reset(head(repo_path))
+    assert not layers.exists() and not (where / "later.txt").exists()
+
+
+@needs_overlay
+@pytest.mark.parametrize("left", ["os.chmod('.', 0o700)",
+                                  "open('new', 'w').write('n'); os.remove('new')"])
+def test_layers_a_command_changed_without_leaving_an_entry_are_dropped(
+        kept: Worktree, repo_path: Path, left: str) -> None:
+    """The repository root's mode lives on the upper directory itself, and a file made and
+    removed leaves none: neither may reach the next command."""
+    where, layers = kept.path, kept.private / scratch.SCRATCH
+    mode = stat.S_IMODE(where.stat().st_mode)
+    assert BubblewrapSandbox().run(py(f"import os; {left}"), cwd=where,
+                                   policy=policy()).exit_code == 0
+    kept.reset(head(repo_path))
+    if "chmod" in left:
+        assert not layers.exists()
+    seen = BubblewrapSandbox().run(
+        py("import os, stat; print(oct(stat.S_IMODE(os.stat('.').st_mode)), "
+           "os.path.exists('new'))"), cwd=where, policy=policy())
+    assert seen.output_tail.split() == [oct(mode), "False"]
+
+
 def test_a_directory_that_is_no_job_worktree_has_no_record(tmp_path: Path) -> None:
     assert scratch.private_of(tmp_path) is None
     assert not scratch.carried(Path("/srv/a,b")) and scratch.carried(tmp_path)
