@@ -7,7 +7,9 @@ a worktree that does per file what a careful person would: `sed` the call, `pyth
 `git add`, `git commit` with a trailer. Against it, in the same run and alternating with it,
 the real CLI: `stepwise run --yes` (one batch per file, validation `python -c pass`, no plan
 approval), once with `evidence.coverage: off` (the engine's own cost) and once with the
-default `auto` (what changed-line coverage adds to a trivial suite). Prints the median seconds
+default `auto` (what changed-line coverage adds to a trivial suite). Both run this Python as
+`python` (its folder first on PATH), so the floor is what the issue measured, not a version
+manager's shim. Prints the median seconds
 of each, the ratio to the floor (target: engine <= 1.5x), Stepwise's own milliseconds per
 batch over the floor, the CPU seconds of each process tree and the machine's load (on a shared
 machine the wall clock moves with the load; the CPU and the counts below do not).
@@ -29,8 +31,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPWISE = Path(sys.executable).with_name("stepwise")
-GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid",
-           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.invalid"}
+# Both sides run the same `python`: this benchmark's own interpreter, found first on PATH by the
+# shell loop and by the sandbox alike (a version manager's shim, e.g. pyenv's, takes ~100 ms a
+# launch and would hide Stepwise's own cost behind a slower floor).
+PATH = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)])
+GIT_ENV = {**os.environ, "PATH": PATH, "GIT_AUTHOR_NAME": "b",
+           "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@example.invalid"}
 ISSUE = """# Rename old_call to new_call
 
 ```stepwise
@@ -130,8 +137,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"needs git and the stepwise CLI beside this Python ({STEPWISE})")
     rounds = [one_round(args.batches) for _ in range(args.runs)]
     floor = statistics.median(r["floor"][0] for r in rounds)
+    launch = statistics.median(timed(["python", "-c", "pass"], ROOT)[0] for _ in range(9))
     print(f"{args.batches} one-file batches, validation `python -c pass`, {args.runs} runs "
           f"(medians; alternating; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(f"  `python` is {shutil.which('python', path=PATH)}: {launch * 1000:.0f} ms a launch")
     print(f"  shell floor (sed, python, git add, git commit): {floor:6.2f} s, CPU "
           f"{statistics.median(r['floor'][1] for r in rounds):5.2f} s")
     for name in ("engine", "engine+coverage"):

@@ -253,7 +253,8 @@ def classify(exc: Exception) -> ForgeError:
 def transport_failure(cause: BaseException) -> str:
     """What went wrong on the way, with the transport's own reason: GitHub could not be reached
     (no connection), or the connection was lost before its answer came (a request that may
-    have been done, as with a 502). The reason names no URL (credentials travel in headers)."""
+    have been done, as with a 502). The reason carries no credential: the App's token travels
+    in a header, never in the URL."""
     reason = " ".join(str(cause).split())[:200]
     what = f"{type(cause).__name__} ({reason})" if reason else type(cause).__name__
     if isinstance(cause, httpx.ConnectError | httpx.ConnectTimeout):

@@ -15,6 +15,7 @@ import redis
 import uvicorn
 from fastapi import FastAPI
 
+from bot.github.write_budget import WriteBudget
 from bot.plumbing.queue import queue
 from bot.server.context import ServerContext
 from bot.server.handlers import handlers
@@ -31,7 +32,7 @@ from tests.kit.github_rate_limits import WORLD_WRITE_BURST
 from tests.kit.local_e2e import config_text, sample_files
 from tests.kit.loopback import TLS
 from tests.kit.redis_server import free_port
-from tests.kit.waiting import ShiftedClock, pass_the_second
+from tests.kit.waiting import ShiftedClock, pass_the_second, pass_time
 from tests.kit.webhooks import deliver, make_event
 
 SECRET = "webhook-s3cret"
@@ -190,6 +191,13 @@ def open_world(tmp_path: Path, redis_url: str, *, files: dict[str, str | bytes] 
         # comment moves it into the next second (World.send) instead of waiting for that second.
         ctx.clock = ShiftedClock()
         gh.clock = lambda: ctx.clock().replace(microsecond=0)
+        # The App's write spacing (bot/github/write_budget.py) keeps that time too: the fake
+        # counts GitHub's writes a minute on it, so a long story is spaced as in production
+        # without sleeping through the spacing.
+        budget = ctx.github.budget
+        assert isinstance(budget, WriteBudget)
+        budget.clock = lambda: ctx.clock().timestamp()
+        budget.sleep = lambda seconds: pass_time(ctx.clock, seconds)
         install_handlers(handlers(ctx))
         with served(create_app(config, connection)) as url:
             yield World(gh, url, connection, ctx)

@@ -1,15 +1,14 @@
 """Hundreds of repositories within GitHub's limits (issue 46, item 5), through signed webhooks
 into the app against the fake GitHub: when the App's write budget (GitHub's content-creation
 limit, bot/github/write_budget.py) has no room, the repositories left of a wave stay approved,
-marked paced, and the dashboard says why; none fails, and a later pass starts them. The budget's
-own clock (WriteBudget's `clock`) is moved forward where the budget would refill, instead of
-the test sleeping through minutes of it."""
+marked paced, and the dashboard says why; none fails, and a later pass starts them. The world's
+clock, which the budget keeps, is moved forward where the budget would refill, instead of the
+test sleeping through minutes of it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bot.github.write_budget import WriteBudget
 from bot.plumbing import campaign_store
 from bot.server.campaigns.tasks import tick_all
 from jobs.features.campaigns.port import PACED, PACED_ROW
@@ -24,9 +23,8 @@ def test_a_spent_write_budget_paces_the_wave_instead_of_failing_it(tmp_path: Pat
     # A budget of 3 writes at once, then one every 20 s: the wave of 5 cannot all start now.
     with open_world(tmp_path, redis_url, github_writes_per_minute=6,
                     github_write_burst=3) as world:
-        budget, clock = world.ctx.github.budget, ShiftedClock()
-        assert isinstance(budget, WriteBudget)
-        budget.clock = lambda: clock().timestamp()
+        clock = world.ctx.clock  # the write budget's too (tests/bot/conftest.py open_world)
+        assert isinstance(clock, ShiftedClock)
         for index in range(5):
             add_service(world, f"svc-{index}")
         body = CAMPAIGN.replace("canary: 2", "canary: 0").replace("wave: 2", "wave: 5")

@@ -1,5 +1,6 @@
 """Waiting on events instead of fixed sleeps: a condition polled until a deadline, a process
-seen by its command line, a clock's next second, and a clock a test moves forward."""
+seen by its command line, a clock's next second or some seconds on it, and a clock a test moves
+forward."""
 
 from __future__ import annotations
 
@@ -50,6 +51,14 @@ def pass_the_second(stamp: datetime, clock: Callable[[], datetime] = wall_clock)
         return
     wait_until(lambda: clock().replace(microsecond=0) > stamp, timeout=2.0, interval=0.01,
                what="the next second")
+
+
+def pass_time(clock: Callable[[], datetime], seconds: float) -> None:
+    """Let `seconds` pass on `clock`: a ShiftedClock is moved on, any other clock slept through."""
+    if isinstance(clock, ShiftedClock):
+        clock.advance(seconds)
+    else:
+        time.sleep(seconds)
 
 
 class ShiftedClock:
