@@ -15,12 +15,9 @@ sandbox. The clock starts when the M signed `issues.labeled` deliveries are post
 served app (no worker running yet), the workers start right after, and the clock stops when
 every job's record says `completed`; each phase is bounded (--timeout) and stops by itself.
 
-GitHub's content-creation limit (80 writes a minute, 500 an hour per installation, which the
-fake enforces and the App's write budget keeps) is raised to WRITES_PER_MINUTE/WRITES_PER_HOUR
-in both: at 80 a minute the installation, not the workers, set the pace (8 jobs of 3 batches
-write ~200 times), and a step whose write waits longer than a worker sleeps in place is re-queued
-for later, which a `--burst` worker does not wait for (it left 7 of 8 jobs `running`, 2026-12-08).
-bench.api_writes measures the writes against GitHub's own limits.
+GitHub's content-creation limit is raised in the fake and in the App's write budget
+(bench._common.lift_write_limits): at 80 writes a minute the installation, not the workers, set
+the pace (8 jobs of 3 batches write about 200 times).
 
 Prints per phase: wall time, jobs/min, batches/s, the RQ tasks run, the validation time inside
 (the sleeps), the machine-wide CPU busy share, and the throughput ratio 2 workers / 1 worker
@@ -41,7 +38,7 @@ import redis
 import yaml
 from rq.registry import FailedJobRegistry, FinishedJobRegistry, ScheduledJobRegistry
 
-from bench._common import STEPWISE, machine_facts, stepwise_env, stop
+from bench._common import STEPWISE, lift_write_limits, machine_facts, stepwise_env, stop
 from bot.observability.metrics import VALIDATION_SECONDS
 from bot.plumbing.queue import queue
 from bot.plumbing.redis_store import RedisStore
@@ -61,9 +58,6 @@ SECRET = "bench-scale-s3cret"
 TARGET_RATIO = 1.8
 TERMINAL = frozenset({JobStatus.COMPLETED, JobStatus.CANCELLED, JobStatus.FAILED})
 POLL_S = 0.2  # how often the job records are read (the wall time's resolution)
-WRITES_PER_MINUTE = 10_000  # GitHub's secondary limits raised (see the docstring): the
-WRITES_PER_HOUR = 100_000  # most the App's settings accept
-WRITE_BURST = 1_000
 
 
 def sample_repo(batches: int, sleep_s: float) -> dict[str, str | bytes]:
@@ -239,13 +233,10 @@ def run_all(base: Path, jobs: int, batches: int, sleep_s: float, timeout_s: floa
     phases = []
     with running_redis() as redis_url, FakeGitHub(root=base / "github") as gh:
         connection = redis.Redis.from_url(redis_url)
-        gh.rate_limits.writes_per_minute = WRITES_PER_MINUTE
-        gh.rate_limits.writes_per_hour = WRITES_PER_HOUR
+        limits = lift_write_limits(gh)
         env = stepwise_env(app_id=gh.app_id, private_key=gh.private_key_pem,
                            webhook_secret=SECRET, redis_url=redis_url,
-                           github_api_url=gh.base_url, workdir=base / "work",
-                           github_writes_per_minute=WRITES_PER_MINUTE,
-                           github_writes_per_hour=WRITES_PER_HOUR, github_write_burst=WRITE_BURST)
+                           github_api_url=gh.base_url, workdir=base / "work", **limits)
         settings = Settings(app_id=gh.app_id, private_key=gh.private_key_pem,
                             webhook_secret=SECRET, redis_url=redis_url,
                             github_api_url=gh.base_url, workdir=base / "work")
