@@ -5,11 +5,11 @@
 It sends `count` signed `issue_comment.created` deliveries (each its own X-GitHub-Delivery
 id and its own comment id, as GitHub's traffic has: the app refuses a body it has seen before
 under another id as a replay; the comment `/stepwise status` passes the app's filters and is
-enqueued) evenly over
-`seconds`, open loop: request i is due at start + i/rate, all due times fixed in advance, so a
-slow server does not lower the offered rate; latency is measured from the due time to the end
-of the response (a late send counts against the server: no coordinated omission). Each
-request has GitHub's 10 s timeout and the run is cut CUT_S after its last request was due.
+enqueued) evenly over `seconds`, open loop: request i is due at start + i/rate, all due times
+fixed in advance, so a slow server does not lower the offered rate; latency is measured from the
+due time to the end of the response (a late send counts against the server: no coordinated
+omission). Each request has GitHub's 10 s timeout and the run is cut CUT_S after its last
+request was due.
 It prints one JSON line: what was sent, answered and accepted, and every latency.
 
 Its own process, so that the server under test and the generator do not share an interpreter
