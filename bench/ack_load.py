@@ -3,11 +3,13 @@
     .venv/bin/python -m bench.ack_load --url URL --count N --seconds S [--expect-queued]
 
 It sends `count` signed `issue_comment.created` deliveries (each its own X-GitHub-Delivery
-id, the body `/stepwise status`, which passes the app's filters and is enqueued) evenly over
-`seconds`, open loop: request i is due at start + i/rate, all due times fixed in advance, so a
-slow server does not lower the offered rate; latency is measured from the due time to the end
-of the response (a late send counts against the server: no coordinated omission). Each
-request has GitHub's 10 s timeout and the run is cut CUT_S after its last request was due.
+id and its own comment id, as GitHub's traffic has: the app refuses a body it has seen before
+under another id as a replay; the comment `/stepwise status` passes the app's filters and is
+enqueued) evenly over `seconds`, open loop: request i is due at start + i/rate, all due times
+fixed in advance, so a slow server does not lower the offered rate; latency is measured from the
+due time to the end of the response (a late send counts against the server: no coordinated
+omission). Each request has GitHub's 10 s timeout and the run is cut CUT_S after its last
+request was due.
 It prints one JSON line: what was sent, answered and accepted, and every latency.
 
 Its own process, so that the server under test and the generator do not share an interpreter
@@ -73,10 +75,18 @@ class Run:
         return percentile(self.latencies_ms, 99)
 
 
-def delivery_body() -> bytes:
+def delivery_bodies(count: int) -> list[bytes]:
+    """`count` bodies of one comment event, each with a comment id of its own: distinct
+    deliveries carry distinct bodies (a repeated body is refused as a replay, issue 40). The ids
+    start at a random point, so runs against one Redis (warm-up, then each rate) never repeat."""
     payload = make_event("issue_comment.created", repo=REPO, issue_number=1,
                          comment_body="/stepwise status", comment_user="maria", sender="maria")
-    return json.dumps(payload).encode()
+    first = 10**9 + uuid.uuid4().int % 10**12
+    bodies = []
+    for index in range(count):
+        payload["comment"]["id"] = first + index
+        bodies.append(json.dumps(payload).encode())
+    return bodies
 
 
 def headers_for(delivery_id: str, signature: str) -> dict[str, str]:
@@ -159,10 +169,9 @@ async def load(url: str, run: Run, *, count: int, seconds: float, expect_queued:
     """Send `count` requests evenly over `seconds` (open loop) and record the answers."""
     loop = asyncio.get_running_loop()
     client: RawClient | HttpxClient = (RawClient if client_kind == "raw" else HttpxClient)(url)
-    body = delivery_body()
-    signature = sign(SECRET, body)
     ids = [f"bench-{uuid.uuid4()}" for _ in range(count)]
-    prepared = [client.encode(headers_for(delivery, signature), body) for delivery in ids]
+    prepared = [client.encode(headers_for(delivery, sign(SECRET, body)), body)
+                for delivery, body in zip(ids, delivery_bodies(count), strict=True)]
     interval = seconds / count
 
     async def send(delivery: str, data: object, due: float) -> None:

@@ -21,6 +21,7 @@ holds back four good files of its batch today.
 from __future__ import annotations
 
 import argparse
+import re
 import tempfile
 import time
 from dataclasses import dataclass
@@ -59,9 +60,15 @@ def committed_files(session: LocalSession, number: int) -> int:
     return sum(len(b.changed_files) for b in job.batches if b.status is BatchStatus.COMPLETED)
 
 
+def folder(name: str) -> str:
+    """A directory name for the row `name` without its commas, spaces and brackets: an overlay
+    cannot take a path with a comma, so a row's worktree would fall back to writing through."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
+
+
 def run_job(name: str, root: Path, files: int, culprits: list[int],
             pairs: list[tuple[int, int]], *, split: bool, **config: Any) -> Figures:
-    repo = build(root / name, files, culprits, pairs, **config)
+    repo = build(root / folder(name), files, culprits, pairs, **config)
     return run_task(name, repo, NUMBER, rename_issue(), files - len(culprits) - 2 * len(pairs),
                     split=split)
 
@@ -69,7 +76,7 @@ def run_job(name: str, root: Path, files: int, culprits: list[int],
 def run_dateutil_shape(name: str, root: Path, *, split: bool, **config: Any) -> Figures:
     """dateutil's pyupgrade + F401 job, generated (tests/kit/f401_repos.py): one file of 17
     breaks exactly tests/test_imports.py."""
-    repo = f401_repos.build(root / name, **config)
+    repo = f401_repos.build(root / folder(name), **config)
     return run_task(name, repo, f401_repos.NUMBER, f401_repos.f401_issue(),
                     len(f401_repos.MODULES) - 1, split=split)
 

@@ -116,12 +116,14 @@ def main() -> None:
         env_repo = build(Path(tmp) / "env", args.batches, environment=True)
         plain_repo = build(Path(tmp) / "plain", args.batches, environment=False)
         first, first_wall = run_job(env_repo, 1)
-        assert first.environment is not None and not first.environment.from_cache
-        setup_s = sum(c.duration_s for c in first.environment.setup)
+        built = environment_of(first)
+        assert built is not None and not built.from_cache
+        setup_s = sum(c.duration_s for c in built.setup)
         cached, plain, cached_wall, plain_wall = [], [], [], []
         for run in range(args.runs):
             job, wall = run_job(env_repo, 2 + run)
-            assert environment_of(job) is not None and environment_of(job).from_cache
+            reused = environment_of(job)
+            assert reused is not None and reused.from_cache
             cached.append(per_batch(job))
             cached_wall.append(wall)
             job, wall = run_job(plain_repo, 1 + run)

@@ -39,7 +39,7 @@ from pathlib import Path
 import redis
 import yaml
 
-from bench._common import STEPWISE, machine_facts, stepwise_env, stop
+from bench._common import STEPWISE, lift_write_limits, machine_facts, stepwise_env, stop
 from bench.cpu_account import Cpu, Meter, ceiling
 from bench.scale_out import MAINTAINER, SECRET, TERMINAL, cpu_busy, sample_repo
 from bot.plumbing.redis_store import RedisStore
@@ -232,7 +232,8 @@ def main() -> None:
             values = dict(app_id=gh.app_id, private_key=gh.private_key_pem,
                           webhook_secret=SECRET, redis_url=redis_url,
                           github_api_url=gh.base_url, workdir=base / "work",
-                          max_running_per_installation=options.per_installation)
+                          max_running_per_installation=options.per_installation,
+                          **lift_write_limits(gh))
             env = stepwise_env(**values)
             # The validation's `python` is the real interpreter, not a version manager's shim
             # (a pyenv shim is a bash script costing about 0.2 s of CPU a run).

@@ -30,7 +30,7 @@ from pathlib import Path
 import redis
 import yaml
 
-from bench._common import STEPWISE, machine_facts, stepwise_env, stop
+from bench._common import STEPWISE, lift_write_limits, machine_facts, stepwise_env, stop
 from bench.big_repo import grow_branch
 from bench.scale_out import MAINTAINER, OWNER, SECRET, TERMINAL, cpu_busy, sample_repo
 from bot.plumbing.redis_store import RedisStore
@@ -146,7 +146,8 @@ def main() -> None:
             connection = redis.Redis.from_url(redis_url)
             values = dict(app_id=gh.app_id, private_key=gh.private_key_pem,
                           webhook_secret=SECRET, redis_url=redis_url,
-                          github_api_url=gh.base_url, workdir=base / "work")
+                          github_api_url=gh.base_url, workdir=base / "work",
+                          **lift_write_limits(gh))
             env = stepwise_env(**values)
             settings = Settings(**values)  # type: ignore[arg-type]
             with served(create_app(settings, redis.Redis.from_url(redis_url))) as url:

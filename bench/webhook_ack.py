@@ -29,7 +29,7 @@ from pathlib import Path
 import redis
 
 from bench._common import machine_facts
-from bench.ack_load import Run, delivery_body
+from bench.ack_load import Run, delivery_bodies
 from bench.ack_servers import check_nothing_lost, measure, targets, warm_up
 from tests.kit.redis_server import running_redis
 
@@ -65,7 +65,7 @@ def run_all(work: Path, rates: list[int], seconds: float, repeat: int, client_ki
     with running_redis() as redis_url:
         connection = redis.Redis.from_url(redis_url)
         with targets(work, redis_url, app_workers=app_workers) as servers:
-            print(f"payload {len(delivery_body())} bytes; {seconds:g} s per run; client "
+            print(f"payload {len(delivery_bodies(1)[0])} bytes; {seconds:g} s per run; client "
                   f"{client_kind}; `stepwise serve`, the bare app and the load generator each "
                   "in its own process; latency from each request's due time", flush=True)
             runs: list[Run] = []

@@ -51,7 +51,7 @@ def assert_clean(result: ScenarioResult) -> None:
     assert result.duplicates == 0, report
     assert result.lost == 0, report
     assert result.stuck == 0, report
-    assert result.late == 0, report  # every owed gate taken up within one reconciler interval
+    assert result.late == 0, report  # every owed gate taken up by the first pass after
 
 
 @pytest.fixture(scope="module")

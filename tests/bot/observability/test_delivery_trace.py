@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,7 +75,7 @@ def test_steps_a_reconciler_pass_set_going_say_so_and_name_no_delivery(
         world.ctx.clock = clock = ShiftedClock()
         world.send("issues.labeled", issue_number=1, sender="maria", delivery_id="dlv-label-2")
         world.work()
-        time.sleep(1.01)  # GitHub's timestamps have one-second resolution
+        clock.advance(1.01)  # GitHub's timestamps have one-second resolution
         world.gh.add_comment(world.repo, 1, "/stepwise approve", user="maria")  # no webhook
         clock.advance(120)  # past the grace a webhook still on its way gets
         assert reconcile_round(world.ctx)  # queues the pass as the reaper's thread does

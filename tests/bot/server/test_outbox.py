@@ -22,6 +22,7 @@ from jobs.kernel.outbox import WAITING, gate_key
 from jobs.notes.progress import render_card
 from tests.bot.conftest import World, open_world
 from tests.kit.github import FakeGitHub
+from tests.kit.waiting import pass_time
 
 FAST = (0.01, 0.01, 0.01)  # call-level waits, shortened
 OWNER, NAME = "octo", "widgets"
@@ -96,7 +97,7 @@ def test_the_reconciler_handles_a_command_whose_webhook_was_lost(fast_world: Wor
     world.send("issues.labeled", issue_number=1, sender="maria")
     world.work()
     gate = world.job().gate
-    time.sleep(1.01)  # GitHub's timestamps have one-second resolution
+    pass_time(world.ctx.clock, 1.01)  # GitHub's timestamps have one-second resolution
     world.gh.add_comment(world.repo, 1, "/stepwise approve", user="maria")  # no webhook comes
     assert reconcile(world.ctx).commands == []  # its webhook may still be on its way
     assert reconcile(world.ctx, comment_grace_s=0).commands  # read back, queued as an event

@@ -36,7 +36,7 @@ class Trial:
     # each gate whose step left its comment unpublished: seconds until a reconciler pass took
     # it up (tests/kit/chaos/watch.py follow_owed)
     taken_up_s: list[float] = field(default_factory=list)
-    late: int = 0  # of those, gates a pass took up later than one reconciler interval
+    late: int = 0  # of those, gates a whole pass ran past (started after, ended without them)
 
     @property
     def completed(self) -> bool:
