@@ -8,9 +8,10 @@ GitHub's time, and a person who authored the local commit is credited by a `Co-a
 trailer instead.
 
 The local objects are the truth: the tree GitHub builds must have the local tree's sha (else
-nothing is moved and the job stops with a clear error). Only blobs that none of the parents
-holds are uploaded, so a large batch costs one call per new file content and a base merge
-none for what the base brought.
+nothing is moved and the job stops with a clear error). Only contents the parents do not hold
+at the changed paths are uploaded (looked up at those paths, not in a listing of the whole
+tree: a step costs the same in a repository of any size), so a large batch costs one call per
+new file content and a base merge none for what the base brought.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ class ApiCommits:
         changes = tree_changes(repo, base, commit.tree)
         if not changes:
             return base
-        have = known_blobs(repo, commit.parents)
+        have = known_blobs(repo, commit.parents, changes)
         upload = sorted({c.sha for c in changes
                          if c.kind == "blob" and c.sha is not None and c.sha not in have})
         too_large = oversized_blobs(repo, changes, upload)

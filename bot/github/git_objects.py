@@ -31,6 +31,7 @@ class TreeChange:
     path: str
     mode: str
     sha: str | None  # None: deleted
+    old_sha: str | None = None  # what the path held before (None: it is new)
 
     @property
     def kind(self) -> str:
@@ -82,21 +83,30 @@ def tree_changes(repo: Repository, old_tree: str, new_tree: str) -> list[TreeCha
     for meta, path in zip(fields[0::2], fields[1::2], strict=False):
         if not meta.startswith(":"):
             continue
-        old_mode, new_mode, _old_sha, new_sha, status = meta[1:].split()
+        old_mode, new_mode, old_sha, new_sha, status = meta[1:].split()
         deleted = status.startswith("D")  # GitHub deletes a path given `sha: null` and its mode
         changes.append(TreeChange(path=path, mode=old_mode if deleted else new_mode,
-                                  sha=None if deleted else new_sha))
+                                  sha=None if deleted else new_sha,
+                                  old_sha=None if status.startswith("A") else old_sha))
     return changes
 
 
-def known_blobs(repo: Repository, commits: Sequence[str]) -> set[str]:
-    """Every blob sha the trees of `commits` hold (GitHub has them already)."""
-    found: set[str] = set()
-    for commit in commits:
-        for line in repo.git("ls-tree", "-r", "-z", commit).split("\0"):
-            meta = line.partition("\t")[0].split()
-            if len(meta) == 3 and meta[1] == "blob":
-                found.add(meta[2])
+def known_blobs(repo: Repository, commits: Sequence[str],
+                changes: Sequence[TreeChange]) -> set[str]:
+    """The changed contents GitHub has already, read at the changed paths only (not a listing
+    of the parents' whole trees): what the first parent held at a path the change replaces
+    or removes (a file moved there, or put back), and what any parent holds at the very path
+    (a base merge brings the base's files). A content a parent holds only at another,
+    unchanged path (a copy) is not found and is sent again, which GitHub takes as the same
+    blob."""
+    found = {c.old_sha for c in changes if c.old_sha is not None and c.kind == "blob"}
+    wanted = [c for c in changes if c.kind == "blob" and c.sha is not None
+              and c.sha not in found]
+    names = [f"{commit}:{c.path}" for commit in commits[1:] for c in wanted
+             if repo.objects.askable(c.path)]
+    for answer in repo.objects.info_of(names):
+        if answer is not None and answer.type == "blob":
+            found.add(answer.oid)
     return found
 
 

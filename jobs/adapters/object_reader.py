@@ -52,6 +52,10 @@ class ObjectReader:
     def info(self, name: str) -> Found | None:
         return self._ask("info", [name])[0]
 
+    def info_of(self, names: list[str]) -> list[Found | None]:
+        """Each name's id and type, in order (one request for them all)."""
+        return self._ask("info", names) if names else []
+
     def contents(self, names: list[str]) -> list[Found | None]:
         """Each name's object with its bytes, in order (written in chunks that fit the pipe,
         so neither side waits for the other)."""

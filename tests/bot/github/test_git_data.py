@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,7 +83,7 @@ def test_a_batch_lands_as_a_verified_commit_with_the_validated_tree(gh: FakeGitH
     files: dict[str, bytes | None] = {f"src/m{i}.py": f"v = {i}\n".encode() for i in range(50)}
     files["README.md"] = None
     files["logo.bin"] = bytes(range(256))
-    files["src/copy.py"] = b"x = 1\n"  # the same content as src/a.py: GitHub has that blob
+    files["src/copy.py"] = b"x = 1\n"  # the content of src/a.py, which stays where it is
     local = commit_files(repo, base, files, "stepwise(#1): batch 1\n\nStepwise-Job: j1\n")
     landed = repo.advance_branch(BRANCH, local, base)
     assert landed != local  # GitHub's commit: signed, so a sha of its own
@@ -99,16 +100,47 @@ def test_a_batch_lands_as_a_verified_commit_with_the_validated_tree(gh: FakeGitH
     shown = gh.client().request("GET", f"/repos/{REPO}/git/commits/{landed}").json()
     assert shown["author"]["name"] == "stepwise[bot]" and shown["committer"]["name"] == "GitHub"
     assert verified(gh, landed) and not verified(gh, base)
-    # Text rides in the tree request; only the binary file is a blob of its own, and
-    # src/copy.py's content (GitHub has it) is sent by sha.
+    # Text rides in the tree request; only the binary file is a blob of its own. What GitHub
+    # has is looked up at the changed paths only, so a copy of a file that stays where it is
+    # rides in the tree request like any new text.
     assert [e for e in gh.effects if ":blob-created:" in e] == \
         [f"{REPO}:blob-created:{git(repo.root, 'rev-parse', f'{local}:logo.bin')[:7]}"]
     [tree] = [r.json for r in gh.requests_to("POST", r"/git/trees$")]
     sent = {e["path"]: e for e in tree["tree"]}
-    assert sent["src/copy.py"]["sha"] and "content" not in sent["src/copy.py"]
+    assert sent["src/copy.py"]["content"] == "x = 1\n"
     assert sent["src/m7.py"]["content"] == "v = 7\n" and sent["README.md"]["sha"] is None
     # a blob, the tree, the commit, and a ref update that finds no branch, then creates it
     assert repo.api is not None and repo.api.calls == 1 + 4
+
+
+def test_a_moved_file_is_sent_by_sha_and_no_step_lists_the_whole_tree(
+        gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GitHub has the content of a file moved or put back (the parent held it at the path the
+    change removes or replaces): it is named by sha, and a step reads the changed paths only,
+    never a listing of the repository's whole tree (a step costs the same at any size)."""
+    repo = api_mirror(gh, tmp_path / "work")
+    base = repo.branch_head("main")
+    assert base is not None
+    art = bytes(range(256)) * 4
+    first = repo.advance_branch(BRANCH, commit_files(repo, base, {"logo.bin": art}, "add\n"),
+                                base)
+    listings: list[list[str]] = []
+    real_git = type(repo).git
+
+    def watched(self: MirroredRepository, *args: str, **kwargs: Any) -> str:
+        if "ls-tree" in args and "-r" in args:
+            listings.append(list(args))
+        return real_git(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(repo), "git", watched)
+    before = len(gh.effects)
+    moved = commit_files(repo, first, {"logo.bin": None, "art/logo.bin": art}, "move\n")
+    repo.advance_branch(BRANCH, moved, first)
+    assert not [e for e in gh.effects[before:] if ":blob-created:" in e]
+    [_, tree] = [r.json for r in gh.requests_to("POST", r"/git/trees$")]
+    sent = {e["path"]: e for e in tree["tree"]}
+    assert sent["art/logo.bin"]["sha"] == git(repo.root, "rev-parse", f"{moved}:art/logo.bin")
+    assert listings == []
 
 
 def test_a_commit_the_app_authored_names_no_co_author(gh: FakeGitHub, tmp_path: Path) -> None:
