@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markdown import Markdown
 
-from bot.cli.output import console, finish, guarded, show
+from bot.cli.output import console, finish, guarded, plain, print_markdown, show
 from bot.demo.demo import prepare_demo
 from jobs.adapters.workspace import Repository
+from jobs.basics.voice import shell_words
 from jobs.engine.engine import Outcome
 from jobs.local import LocalSession, read_issue
 from jobs.recipes.llm_settings import LlmSettings
@@ -43,9 +43,10 @@ def _show_note(repo: Path, outcome: Outcome, llm: LlmSettings | None = None) -> 
     job = LocalSession(repo, 1, sink=show, llm=llm).load()
     if outcome.exit_code == 0:
         text = Repository(repo).git("show", f"{job.branch}:{job.note_path}")
-        console.print(Markdown(text))
-        console.print(f"Change note: [bold]{Path(job.note_path).name}[/] on branch "
-                      f"[bold]{job.branch}[/]; see `git -C {repo} log --oneline {job.branch}`")
+        print_markdown(text)  # as every command's output: no command wrapped at the edge
+        look = shell_words("git", "-C", str(repo), "log", "--oneline", job.branch)
+        console.print(plain(f"Change note: `{Path(job.note_path).name}` on branch "
+                            f"`{job.branch}`; see `{look}`"), soft_wrap=True)
     transcripts = [a.transcript for b in job.batches for a in b.attempts if a.transcript]
     if transcripts:
         console.print("Model transcripts (every request, answer and piece of feedback):")

@@ -1,13 +1,13 @@
 """Every command Stepwise prints runs as printed (issue 41.3), collected from real runs of the
 CLI at an 80-column terminal, from checkouts whose paths hold spaces and outgrow the line: the
-plan gate, a failure gate, `status` and `jobs` (a feature's own surfaces are checked in its
-tests, with `each_parses_and_stands_whole`). Each command found is read back as a POSIX shell
-would: no word of it is a shell operator (a `<reason>` placeholder is a redirection), and
-`shlex.split` then the real CLI (click, as `stepwise` would, without running it) parse it: none
-is a usage error (exit 2) once its CAPITALS placeholders are filled in; each stands on a line of its own (or
-alone on a table row), never wrapped or cut; the plan gate's `approve` is pasted into a real
-shell and runs, and the failure gate's `skip … REASON`, pasted unedited, is refused and
-changes nothing."""
+plan gate, a failure gate, `status`, `jobs` and the demo's change note (a feature's own
+surfaces are checked in its tests, with `each_parses_and_stands_whole`). Each command found is
+read back as a POSIX shell would: no word of it is a shell operator (a `<reason>` placeholder
+is a redirection), and `shlex.split` then the real CLI (click, as `stepwise` would, without
+running it) parse it: none is a usage error (exit 2) once its CAPITALS placeholders are filled
+in; each stands on a line of its own (or alone on a table row), never wrapped or cut; the plan
+gate's `approve` is pasted into a real shell and runs, and the failure gate's `skip … REASON`,
+pasted unedited, is refused and changes nothing."""
 
 from __future__ import annotations
 
@@ -108,6 +108,9 @@ def test_every_printed_command_parses_and_stands_whole(tmp_path: Path) -> None:
     outputs["failure gate"] = failed.out
     empty = build_sample(place / "no jobs")
     outputs["jobs"] = cli("jobs", "--repo", empty, env=WIDTH).out
+    demo = cli("demo", "--dir", place / "demo", env=WIDTH)
+    assert demo.code == 0, demo.text
+    outputs["demo"] = demo.out  # the change note it prints, and where to read the branch
 
 
     quoted = shlex.quote(str(repo))
@@ -116,6 +119,7 @@ def test_every_printed_command_parses_and_stands_whole(tmp_path: Path) -> None:
         "status": f"stepwise cancel --repo {quoted} --number {NUMBER}",
         "failure gate": f"stepwise skip --repo {shlex.quote(str(broken))} --number 3 REASON",
         "jobs": f"stepwise run --repo {shlex.quote(str(empty))} --issue FILE.md",
+        "demo": "stepwise revert --repo . --number 1 BATCH",
     }
     each_parses_and_stands_whole(outputs, expected)
     # Pasted into a real shell as printed, the plan gate's `approve` runs the first milestone
