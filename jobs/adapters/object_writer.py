@@ -32,15 +32,19 @@ def write_blobs(objects: Path, blobs: Sequence[bytes], *, sha1: bool) -> list[st
 
 def blob_id(data: bytes, *, sha1: bool = True) -> str:
     """The object id git gives `data` as a blob (SHA-1, or SHA-256 where `sha1` is False)."""
-    raw = b"blob %d\0" % len(data) + data
     digest = hashlib.sha1 if sha1 else hashlib.sha256
-    return digest(raw, usedforsecurity=False).hexdigest()
+    return digest(_raw(b"blob", data), usedforsecurity=False).hexdigest()
+
+
+def _raw(kind: bytes, body: bytes) -> bytes:
+    """The bytes git hashes and stores for an object: its header, then its body."""
+    return kind + b" %d\0" % len(body) + body
 
 
 def write_object(objects: Path, kind: bytes, body: bytes) -> str:
     """Write `body` as a SHA-1 object of `kind` (b"blob", b"tree") under `objects` (a real
     directory, checked by the caller); its object id."""
-    raw = kind + b" %d\0" % len(body) + body
+    raw = _raw(kind, body)
     oid = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
     folder = objects / oid[:2]
     final = folder / oid[2:]

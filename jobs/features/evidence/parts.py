@@ -43,9 +43,12 @@ def card_milestone_lines(job: Job, milestone: int) -> list[str]:
 
 
 def milestone_section(job: Job, milestone: int) -> list[str]:
-    lines = milestone_lines(job, milestone)
-    return [f"{SECTION} of milestone {milestone}:", *[f"- {line}" for line in lines]] \
-        if lines else []
+    return titled(f"{SECTION} of milestone {milestone}:", milestone_lines(job, milestone))
+
+
+def titled(title: str, lines: list[str]) -> list[str]:
+    """`lines` as a list under `title`; nothing when there are none."""
+    return [title, *[f"- {line}" for line in lines]] if lines else []
 
 
 def card_words(job: Job, batch: Batch) -> str:
@@ -77,9 +80,7 @@ def gate_lines(job: Job) -> list[str]:
     if gate is None:
         return []
     if gate.batch is not None:
-        lines = batch_lines(job, job.batch(gate.batch))
-        return [f"{SECTION} of batch {gate.batch}:", *[f"- {line}" for line in lines]] \
-            if lines else []
+        return titled(f"{SECTION} of batch {gate.batch}:", batch_lines(job, job.batch(gate.batch)))
     if gate.milestone is not None:
         return milestone_section(job, gate.milestone)
     return []
